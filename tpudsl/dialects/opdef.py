@@ -1,0 +1,259 @@
+"""Data-driven op definitions: one `OpSpec` row per op becomes an xDSL IRDL operation.
+
+An op of the Top (and later Tpu) dialect is described once, as data:
+
+    OpSpec("top.Conv", operands=("input", "filter", "bias?"),
+           attrs={"kernel_shape": A("i64[]", REQUIRED), "group": A("i64", 1), ...},
+           shape=conv_shape)
+
+* operands: a name per operand; `name?` is an operand that may be `none` (TPU-MLIR passes a
+  `top.None` value for absent optional operands), `name*` is variadic (at most one per op).
+* results: likewise; `output` by default.
+* attrs: kind and default (see `attrs.py`); `REQUIRED` attributes must be present.
+* shape: the shape rule `(in_shapes, attrs) -> [out_shape, ...]`. `in_shapes[i]` is a tuple of
+  ints, or None for a `none` operand. It raises `ShapeError` on inconsistent input; the verifier
+  and `--shape-infer` both use it, so the rule is the single source of truth for result shapes.
+* check: extra verification `(in_shapes, attrs) -> None` raising ShapeError (optional).
+
+The generated class keeps every attribute in the discardable dictionary (as TPU-MLIR prints
+them, in `{...}`), so unknown attributes from newer TPU-MLIR files survive a round trip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects.builtin import NoneType, TensorType, UnrankedTensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tpudsl.dialects.attrs import from_attr, matches
+
+Shape = tuple[int, ...]
+REQUIRED: Any = object()
+
+
+class ShapeError(Exception):
+    """An op's operands, attributes or result types contradict each other."""
+
+
+@dataclass(frozen=True)
+class A:
+    """Attribute spec: its kind and its default (None: optional without default)."""
+
+    kind: str
+    default: Any = None
+
+
+ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape]]
+CheckRule = Callable[[Sequence[Shape | None], "AttrView"], None]
+
+
+@dataclass
+class OpSpec:
+    name: str
+    operands: tuple[str, ...] = ("input",)
+    results: tuple[str, ...] = ("output",)
+    attrs: dict[str, A] = field(default_factory=dict)
+    shape: ShapeRule | None = None
+    check: CheckRule | None = None
+    summary: str = ""
+
+
+class AttrView(Mapping[str, Any]):
+    """Python values of an op's attributes, with the spec's defaults filled in."""
+
+    __slots__ = ("_attrs", "_spec")
+
+    def __init__(self, attributes: Mapping[str, Attribute], spec: OpSpec):
+        self._attrs = attributes
+        self._spec = spec
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._attrs:
+            return from_attr(self._attrs[key])
+        if key in self._spec.attrs:
+            default = self._spec.attrs[key].default
+            if default is REQUIRED:
+                raise KeyError(key)
+            return default
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from dict.fromkeys([*self._spec.attrs, *self._attrs])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            value = self[key]
+        except KeyError:
+            return default
+        return default if value is None else value
+
+
+# The table of every defined op, keyed by its full name ("top.Conv").
+SPECS: dict[str, OpSpec] = {}
+
+_TensorLike = base(TensorType) | base(UnrankedTensorType)
+_TensorOrNone = _TensorLike | base(NoneType)
+
+
+def operand_shape(value: SSAValue) -> Shape | None:
+    """The static shape of a value, or None when it is `none` or unranked."""
+    t = value.type
+    if isinstance(t, TensorType):
+        return tuple(t.get_shape())
+    return None
+
+
+def loc_name(op: Operation) -> str:
+    """The user-visible name of an op: the string of its NameLoc, or '' when it has none."""
+    loc = op.location
+    desc = getattr(loc, "desc", None)
+    if desc is not None:
+        return desc.data
+    return ""
+
+
+def infer_shapes(op: Operation, spec: OpSpec) -> list[Shape] | None:
+    """Result shapes by the op's shape rule; None when some needed operand shape is unknown."""
+    if spec.shape is None:
+        return None
+    shapes: list[Shape | None] = []
+    for value in op.operands:
+        if isinstance(value.type, UnrankedTensorType):
+            return None
+        shapes.append(operand_shape(value))
+    return [tuple(s) for s in spec.shape(shapes, AttrView(op.attributes, spec))]
+
+
+def _verify(op: Operation) -> None:
+    spec = SPECS[op.name]
+    where = f"'{op.name}' op" + (f' "{loc_name(op)}"' if loc_name(op) else "")
+    for key, a in spec.attrs.items():
+        attr = op.attributes.get(key)
+        if attr is None:
+            if a.default is REQUIRED:
+                raise VerifyException(f"{where} requires attribute '{key}'")
+        elif not matches(a.kind, attr):
+            raise VerifyException(f"{where} attribute '{key}' should be {a.kind}, got {attr}")
+    for i, o in enumerate(spec.operands):
+        if not o.endswith(("?", "*")) and isinstance(op.operands[i].type, NoneType):
+            raise VerifyException(f"{where} operand '{o}' must be a tensor, got none")
+    try:
+        shapes = [operand_shape(v) for v in op.operands]
+        attrs = AttrView(op.attributes, spec)
+        if spec.check is not None and not any(
+            isinstance(v.type, UnrankedTensorType) for v in op.operands
+        ):
+            spec.check(shapes, attrs)
+        inferred = infer_shapes(op, spec)
+    except ShapeError as e:
+        raise VerifyException(f"{where} {e}") from None
+    if inferred is None:
+        return
+    if len(inferred) != len(op.results):
+        raise VerifyException(
+            f"{where} has {len(op.results)} results, its operands give {len(inferred)}"
+        )
+    for i, (res, want) in enumerate(zip(op.results, inferred, strict=True)):
+        if isinstance(res.type, TensorType) and tuple(res.type.get_shape()) != want:
+            shape = "x".join(map(str, want)) or "scalar"
+            raise VerifyException(
+                f"{where} result #{i} has type {res.type}, but its operands and attributes give shape {shape}"
+            )
+
+
+def _class_name(op_name: str) -> str:
+    dialect, mnemonic = op_name.split(".", 1)
+    return dialect.capitalize() + re.sub(r"\W", "_", mnemonic) + "Op"
+
+
+def define(spec: OpSpec) -> type[IRDLOperation]:
+    """Register `spec` in SPECS and build its IRDL operation class."""
+    if spec.name in SPECS:
+        raise ValueError(f"op {spec.name} defined twice")
+    SPECS[spec.name] = spec
+    body: dict[str, Any] = {"name": spec.name, "__doc__": spec.summary or spec.name}
+    for o in spec.operands:
+        if o.endswith("*"):
+            body[o[:-1]] = var_operand_def(_TensorOrNone)
+        elif o.endswith("?"):
+            body[o[:-1]] = operand_def(_TensorOrNone)
+        else:
+            body[o] = operand_def(_TensorLike | base(NoneType))
+    for r in spec.results:
+        if r.endswith("*"):
+            body[r[:-1]] = var_result_def(_TensorOrNone)
+        else:
+            body[r] = result_def(_TensorOrNone)
+    body["traits"] = traits_def(Pure())
+    body["verify_"] = _verify
+    cls = irdl_op_definition(type(_class_name(spec.name), (IRDLOperation,), body))
+    OP_CLASSES[spec.name] = cls
+    return cls
+
+
+OP_CLASSES: dict[str, type[IRDLOperation]] = {}
+
+
+def create(
+    name: str,
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    attrs: Mapping[str, Any] | None = None,
+    loc: str | Attribute | None = None,
+) -> Operation:
+    """Build op `name` from Python attribute values (converted by the spec's kinds).
+
+    `loc` is the op's user-visible name (a string becomes `loc("name")`)."""
+    from tpudsl.dialects.attrs import to_attr
+    from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
+
+    spec = SPECS[name]
+    attributes: dict[str, Attribute] = {}
+    for key, value in (attrs or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, Attribute):
+            attributes[key] = value
+        else:
+            kind = spec.attrs[key].kind if key in spec.attrs else _guess_kind(value)
+            attributes[key] = to_attr(kind, value)
+    location = NameLoc(StringAttr(loc), NoneAttr()) if isinstance(loc, str) else loc
+    return OP_CLASSES[name].create(
+        operands=list(operands),
+        result_types=list(result_types),
+        attributes=attributes,
+        location=location,  # type: ignore[arg-type]
+    )
+
+
+def _guess_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "i64"
+    if isinstance(value, float):
+        return "f64"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list | tuple):
+        return "f64[]" if any(isinstance(v, float) for v in value) else "i64[]"
+    raise TypeError(f"cannot store {value!r} as an attribute")
