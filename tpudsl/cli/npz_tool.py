@@ -1,0 +1,141 @@
+"""npz_tool: compare, dump and summarize .npz tensor files (TPU-MLIR's npz_tool.py).
+
+  npz_tool compare TARGET.npz REFERENCE.npz [--tolerance 0.99,0.99] [--excepts a,b] [-v|-vv]
+  npz_tool dump A.npz [NAME]
+  npz_tool stats A.npz
+
+compare exits with status 1 when any common tensor fails (see tpudsl/cli/compare.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import zipfile
+from collections.abc import Sequence
+
+import numpy as np
+
+from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
+from tpudsl.ir.diagnostics import TpudslError
+
+# Rows of a -vv dump: how many of the worst elements to show per failing tensor.
+WORST_ELEMENTS = 5
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    """All arrays of an .npz file, in file order; TpudslError when it is missing or not an npz."""
+    if os.path.isdir(path):
+        raise TpudslError("is a directory, expected an .npz file", file=path)
+    try:
+        if not zipfile.is_zipfile(path):
+            # is_zipfile answers False for a missing file too: open it to get the right message.
+            open(path, "rb").close()
+            raise TpudslError("not an .npz archive", file=path)
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except OSError as e:
+        raise TpudslError(e.strerror or str(e), file=path) from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise TpudslError(f"cannot read as .npz: {e}", file=path) from None
+
+
+def _split_names(text: str) -> list[str]:
+    return [n for n in (s.strip() for s in text.split(",")) if n and n != "-"]
+
+
+def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
+    """The largest absolute differences with their indices, for -vv."""
+    a = np.asarray(target, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64).reshape(a.shape)
+    diff = np.abs(a - b)
+    diff[np.isnan(diff)] = np.inf
+    order = np.argsort(diff, axis=None)[::-1][:WORST_ELEMENTS]
+    return [
+        f"    at {[int(j) for j in np.unravel_index(i, a.shape)]}: target {a.flat[i]:.7g} reference {b.flat[i]:.7g}"
+        for i in order
+    ]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    try:
+        tolerance = parse_tolerance(args.tolerance)
+    except ValueError as e:
+        raise TpudslError(str(e)) from None
+    target, reference = load_npz(args.target), load_npz(args.reference)
+    report = compare_dicts(target, reference, tolerance, _split_names(args.excepts))
+    for line in format_report(report, args.verbose, tolerance):
+        print(line)
+    if args.verbose >= 2:
+        for r in report.failed:
+            if target[r.name].size == reference[r.name].size and target[r.name].size:
+                print(f"worst elements of {r.name}:")
+                print("\n".join(_worst_elements(target[r.name], reference[r.name])))
+    return 0 if report.passed else 1
+
+
+def _describe(name: str, a: np.ndarray) -> str:
+    return f"{name}: shape {list(a.shape)} dtype {a.dtype}"
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    tensors = load_npz(args.file)
+    if args.name is not None:
+        if args.name not in tensors:
+            raise TpudslError(
+                f"no tensor '{args.name}'; it holds: " + ", ".join(tensors), file=args.file
+            )
+        print(_describe(args.name, tensors[args.name]))
+        with np.printoptions(threshold=sys.maxsize):
+            print(tensors[args.name])
+        return 0
+    for name, a in tensors.items():
+        print(_describe(name, a))
+        print(a)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    tensors = load_npz(args.file)
+    print(f"{'name':<40} {'shape':<20} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12} {'std':>12} nan inf")
+    for name, a in tensors.items():
+        shape = "x".join(map(str, a.shape)) or "scalar"
+        if a.dtype.kind in "biuf" and a.size:
+            v = a.astype(np.float64)
+            finite = v[np.isfinite(v)]
+            numbers = [finite.min(), finite.max(), finite.mean(), finite.std()] if finite.size else [np.nan] * 4
+            cells = " ".join(f"{x:>12.6g}" for x in numbers)
+            counts = f"{int(np.isnan(v).sum())} {int(np.isinf(v).sum())}"
+        else:
+            cells, counts = " ".join(f"{'-':>12}" for _ in range(4)), "- -"
+        print(f"{name:<40} {shape:<20} {str(a.dtype):<8} {cells} {counts}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="npz_tool", description="Compare, dump and summarize .npz tensor files.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{compare,dump,stats}")
+
+    compare = sub.add_parser("compare", help="compare two npz files tensor by tensor")
+    compare.add_argument("target", help="npz under test")
+    compare.add_argument("reference", help="reference npz")
+    compare.add_argument("--tolerance", default="0.99,0.99", help="minimum cosine,euclidean similarity (default 0.99,0.99)")
+    compare.add_argument("--excepts", "--except", default="", help="comma-separated tensor names to skip")
+    compare.add_argument("-v", "--verbose", action="count", default=0, help="-v: every tensor; -vv: worst elements of failures")
+    compare.set_defaults(run=cmd_compare)
+
+    dump = sub.add_parser("dump", help="print tensors (one in full when NAME is given)")
+    dump.add_argument("file")
+    dump.add_argument("name", nargs="?")
+    dump.set_defaults(run=cmd_dump)
+
+    stats = sub.add_parser("stats", help="shape, dtype, min, max, mean, std, NaN/inf counts per tensor")
+    stats.add_argument("file")
+    stats.set_defaults(run=cmd_stats)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
