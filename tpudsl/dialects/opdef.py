@@ -8,11 +8,14 @@ An op of the Top (and later Tpu) dialect is described once, as data:
 
 * operands: a name per operand; `name?` is an operand that may be `none` (TPU-MLIR passes a
   `top.None` value for absent optional operands), `name*` is variadic (at most one per op).
-* results: likewise; `output` by default.
-* attrs: kind and default (see `attrs.py`); `REQUIRED` attributes must be present.
+* results: likewise; `output` by default. `name?` is a result that may be `none` (unused).
+* attrs: kind and default (see `attrs.py`); `REQUIRED` attributes must be present; a string
+  attribute may list its allowed `choices`.
 * shape: the shape rule `(in_shapes, attrs) -> [out_shape, ...]`. `in_shapes[i]` is a tuple of
   ints, or None for a `none` operand. It raises `ShapeError` on inconsistent input; the verifier
   and `--shape-infer` both use it, so the rule is the single source of truth for result shapes.
+  An out_shape of None means "not computable from shapes and attributes" (e.g. a Reshape whose
+  shape comes from a tensor operand): the result type must then be given.
 * check: extra verification `(in_shapes, attrs) -> None` raising ShapeError (optional).
 
 The generated class keeps every attribute in the discardable dictionary (as TPU-MLIR prints
@@ -53,13 +56,15 @@ class ShapeError(Exception):
 
 @dataclass(frozen=True)
 class A:
-    """Attribute spec: its kind and its default (None: optional without default)."""
+    """Attribute spec: its kind, its default (None: optional without default) and, for string
+    enums, the allowed values."""
 
     kind: str
     default: Any = None
+    choices: tuple[str, ...] = ()
 
 
-ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape]]
+ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape | None]]
 CheckRule = Callable[[Sequence[Shape | None], "AttrView"], None]
 
 
@@ -131,53 +136,58 @@ def loc_name(op: Operation) -> str:
     return ""
 
 
-def infer_shapes(op: Operation, spec: OpSpec) -> list[Shape] | None:
-    """Result shapes by the op's shape rule; None when some needed operand shape is unknown."""
-    if spec.shape is None:
-        return None
-    shapes: list[Shape | None] = []
-    for value in op.operands:
-        if isinstance(value.type, UnrankedTensorType):
-            return None
-        shapes.append(operand_shape(value))
-    return [tuple(s) for s in spec.shape(shapes, AttrView(op.attributes, spec))]
+def describe(op: Operation) -> str:
+    """How messages name an op: `'top.Conv' op "conv1"` (the loc name, when it has one)."""
+    name = loc_name(op)
+    return f"'{op.name}' op" + (f' "{name}"' if name else "")
 
 
-def _verify(op: Operation) -> None:
-    spec = SPECS[op.name]
-    where = f"'{op.name}' op" + (f' "{loc_name(op)}"' if loc_name(op) else "")
+def check_attributes(op: Operation, spec: OpSpec) -> None:
+    """Required attributes are present and every known attribute has its kind (and choice)."""
     for key, a in spec.attrs.items():
         attr = op.attributes.get(key)
         if attr is None:
             if a.default is REQUIRED:
-                raise VerifyException(f"{where} requires attribute '{key}'")
+                raise ShapeError(f"requires attribute '{key}'")
         elif not matches(a.kind, attr):
-            raise VerifyException(f"{where} attribute '{key}' should be {a.kind}, got {attr}")
+            raise ShapeError(f"attribute '{key}' should be {a.kind}, got {attr}")
+        elif a.choices and from_attr(attr) not in a.choices:
+            raise ShapeError(f"attribute '{key}' is {from_attr(attr)!r}, expected one of {', '.join(a.choices)}")
     for i, o in enumerate(spec.operands):
-        if not o.endswith(("?", "*")) and isinstance(op.operands[i].type, NoneType):
-            raise VerifyException(f"{where} operand '{o}' must be a tensor, got none")
-    try:
-        shapes = [operand_shape(v) for v in op.operands]
-        attrs = AttrView(op.attributes, spec)
-        if spec.check is not None and not any(
-            isinstance(v.type, UnrankedTensorType) for v in op.operands
-        ):
-            spec.check(shapes, attrs)
-        inferred = infer_shapes(op, spec)
-    except ShapeError as e:
-        raise VerifyException(f"{where} {e}") from None
-    if inferred is None:
-        return
+        if not o.endswith(("?", "*")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
+            raise ShapeError(f"operand '{o}' must be a tensor, got none")
+
+
+def infer_shapes(op: Operation, spec: OpSpec) -> list[Shape | None] | None:
+    """Result shapes by the op's check and shape rule; None when the op has no rule or some
+    operand is unranked. Raises ShapeError when operands and attributes contradict each other."""
+    check_attributes(op, spec)
+    if spec.shape is None or any(isinstance(v.type, UnrankedTensorType) for v in op.operands):
+        return None
+    shapes = [operand_shape(v) for v in op.operands]
+    attrs = AttrView(op.attributes, spec)
+    if spec.check is not None:
+        spec.check(shapes, attrs)
+    inferred = [None if s is None else tuple(s) for s in spec.shape(shapes, attrs)]
     if len(inferred) != len(op.results):
-        raise VerifyException(
-            f"{where} has {len(op.results)} results, its operands give {len(inferred)}"
-        )
-    for i, (res, want) in enumerate(zip(op.results, inferred, strict=True)):
-        if isinstance(res.type, TensorType) and tuple(res.type.get_shape()) != want:
-            shape = "x".join(map(str, want)) or "scalar"
+        raise ShapeError(f"has {len(op.results)} results, its operands and attributes give {len(inferred)}")
+    return inferred
+
+
+def _verify(op: Operation) -> None:
+    try:
+        inferred = infer_shapes(op, SPECS[op.name])
+    except ShapeError as e:
+        raise VerifyException(f"{describe(op)} {e}") from None
+    for i, (res, want) in enumerate(zip(op.results, inferred or (), strict=False)):
+        if want is not None and isinstance(res.type, TensorType) and tuple(res.type.get_shape()) != want:
             raise VerifyException(
-                f"{where} result #{i} has type {res.type}, but its operands and attributes give shape {shape}"
+                f"{describe(op)} result #{i} has type {res.type}, but its operands and attributes give shape {fmt_shape(want)}"
             )
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
 
 
 def _class_name(op_name: str) -> str:
@@ -202,7 +212,7 @@ def define(spec: OpSpec) -> type[IRDLOperation]:
         if r.endswith("*"):
             body[r[:-1]] = var_result_def(_TensorOrNone)
         else:
-            body[r] = result_def(_TensorOrNone)
+            body[r.rstrip("?")] = result_def(_TensorOrNone)
     body["traits"] = traits_def(Pure())
     body["verify_"] = _verify
     cls = irdl_op_definition(type(_class_name(spec.name), (IRDLOperation,), body))

@@ -1,20 +1,78 @@
-"""Shape rules shared by several ops: `(in_shapes, attrs) -> [out_shape, ...]`.
+"""Shape rules of the Top ops: `(in_shapes, attrs) -> [out_shape, ...]`.
 
 Rules are plain functions of shapes and attribute values so that the verifier, `--shape-infer`,
-the frontend and tests all call the same code. They raise ShapeError on inconsistent input."""
+the frontend and tests all call the same code. They raise ShapeError (a sentence without the op
+name: the verifier prefixes it) on inconsistent input. An entry `None` in the returned list means
+"not computable from shapes and attributes": the result type must then be given (for example
+`top.Reshape` fed by a `shapeT` tensor instead of a `shape` attribute).
+
+Conventions (see docs/dialect.md): layouts are NCHW; `pads`/`paddings` hold all begins, then all
+ends; negative axes count from the end."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
+from tpudsl.dialects.opdef import fmt_shape as fmt
+
+Ins = Sequence[Shape | None]
 
 
-def same_as_first(ins: Sequence[Shape | None], a: AttrView) -> list[Shape]:
+def operand(ins: Ins, i: int, what: str) -> Shape:
+    """Shape of operand #i, which must be a ranked tensor."""
+    if i >= len(ins) or ins[i] is None:
+        raise ShapeError(f"operand #{i} ({what}) must be a tensor")
+    return ins[i]  # type: ignore[return-value]
+
+
+def need_rank(shape: Shape, ranks: Sequence[int] | range, what: str) -> None:
+    if len(shape) not in ranks:
+        want = f"{ranks.start} to {ranks.stop - 1}" if isinstance(ranks, range) else " or ".join(map(str, ranks))
+        raise ShapeError(f"{what} must have rank {want}, got {fmt(shape)}")
+
+
+def axis_in(axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` normalized to [0, rank); negative values count from the end."""
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def distinct_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
+    norm = [axis_in(x, rank, what) for x in axes]
+    if len(set(norm)) != len(norm):
+        raise ShapeError(f"{what} {list(axes)} repeat an axis")
+    return norm
+
+
+def int_list(a: AttrView, key: str, length: int, default: int) -> list[int]:
+    """List attribute `key` that must have `length` entries; missing means all `default`."""
+    values = a.get(key)
+    if values is None or values == []:
+        return [default] * length
+    if len(values) != length:
+        raise ShapeError(f"{key} has {len(values)} entries, expected {length}")
+    return list(values)
+
+
+def numel(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+def per_channel(ins: Ins, i: int, channels: int, what: str) -> None:
+    """Operand #i, if present, must hold one value per channel ([C] or [1,C,1,1]-like)."""
+    if i < len(ins) and ins[i] is not None and numel(ins[i]) != channels:  # type: ignore[arg-type]
+        raise ShapeError(f"{what} has shape {fmt(ins[i])}, expected {channels} values (one per channel)")  # type: ignore[arg-type]
+
+
+# ---- element-wise -------------------------------------------------------------------------
+
+
+def same_as_first(ins: Ins, a: AttrView) -> list[Shape]:
     """Element-wise unary ops: the result has the input's shape."""
-    if ins[0] is None:
-        raise ShapeError("operand #0 must be a tensor")
-    return [ins[0]]
+    return [operand(ins, 0, "input")]
 
 
 def broadcast(*shapes: Shape) -> Shape:
@@ -24,17 +82,487 @@ def broadcast(*shapes: Shape) -> Shape:
     for dims in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes], strict=True):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            raise ShapeError(
-                "operand shapes " + ", ".join("x".join(map(str, s)) or "scalar" for s in shapes)
-                + " do not broadcast"
-            )
+            raise ShapeError("operand shapes " + ", ".join(fmt(s) for s in shapes) + " do not broadcast")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 
 
-def broadcast_all(ins: Sequence[Shape | None], a: AttrView) -> list[Shape]:
-    """Element-wise n-ary ops (Add, Mul, Max, ...): broadcast of all tensor operands."""
+def broadcast_all(ins: Ins, a: AttrView) -> list[Shape]:
+    """Element-wise n-ary ops (Add, Mul, Max, Where, Compare...): broadcast of all tensor operands."""
     shapes = [s for s in ins if s is not None]
     if not shapes:
         raise ShapeError("needs at least one tensor operand")
     return [broadcast(*shapes)]
+
+
+def where(ins: Ins, a: AttrView) -> list[Shape]:
+    """Where(cond, tbrn?, fbrn?): a branch is `none` exactly when its *_is_const flag is set."""
+    for i, flag in ((1, "x_is_const"), (2, "y_is_const")):
+        present = i < len(ins) and ins[i] is not None
+        if present == bool(a.get(flag, False)):
+            raise ShapeError(f"operand #{i} must be {'none' if a.get(flag) else 'a tensor'} when {flag} is {bool(a.get(flag))}")
+    return broadcast_all(ins, a)
+
+
+def prelu(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    slope = operand(ins, 1, "slope")
+    channels = x[1] if len(x) > 1 else 1
+    if numel(slope) not in (1, channels):
+        raise ShapeError(f"slope has shape {fmt(slope)}, expected 1 or {channels} values")
+    return [x]
+
+
+def channel_affine(ins: Ins, a: AttrView) -> list[Shape]:
+    """Scale(input, scale, bias) and BatchNorm(input, mean, variance, gamma?, beta?): per-channel params."""
+    x = operand(ins, 0, "input")
+    if len(x) < 2:
+        raise ShapeError(f"input must have rank >= 2 (N, C, ...), got {fmt(x)}")
+    for i in range(1, len(ins)):
+        per_channel(ins, i, x[1], f"operand #{i}")
+    return [x]
+
+
+# ---- convolution and pooling --------------------------------------------------------------
+
+
+def _spatial(x: Shape, a: AttrView, what: str = "input") -> tuple[list[int], list[int], list[int], list[int]]:
+    """kernel_shape, strides, pads (begins then ends) and dilations, checked against input `x`."""
+    kernel = list(a["kernel_shape"])
+    k = len(kernel)
+    if not 1 <= k <= 3:
+        raise ShapeError(f"kernel_shape must have 1 to 3 entries, got {kernel}")
+    if len(x) != k + 2:
+        raise ShapeError(f"{what} must have rank {k + 2} for a {k}-D kernel_shape, got {fmt(x)}")
+    if any(v < 1 for v in kernel):
+        raise ShapeError(f"kernel_shape {kernel} must be positive")
+    strides = int_list(a, "strides", k, 1)
+    pads = int_list(a, "pads", 2 * k, 0)
+    dilations = int_list(a, "dilations", k, 1)
+    if any(v < 1 for v in strides + dilations):
+        raise ShapeError(f"strides {strides} and dilations {dilations} must be positive")
+    if any(v < 0 for v in pads):
+        raise ShapeError(f"pads {pads} must not be negative")
+    return kernel, strides, pads, dilations
+
+
+def _auto_pads(x: Shape, kernel: list[int], strides: list[int], dilations: list[int], mode: str) -> list[int] | None:
+    """Explicit pads for ONNX auto_pad SAME_UPPER/SAME_LOWER/VALID; None for NOTSET."""
+    if mode in ("", "NOTSET"):
+        return None
+    k = len(kernel)
+    if mode == "VALID":
+        return [0] * (2 * k)
+    if mode not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ShapeError(f"auto_pad {mode!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+    begins, ends = [], []
+    for size, kk, s, d in zip(x[2:], kernel, strides, dilations, strict=True):
+        total = max(0, (math.ceil(size / s) - 1) * s + d * (kk - 1) + 1 - size)
+        small, big = total // 2, total - total // 2
+        begins.append(small if mode == "SAME_UPPER" else big)
+        ends.append(big if mode == "SAME_UPPER" else small)
+    return begins + ends
+
+
+def _window_out(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil: bool, what: str) -> int:
+    span = size + pb + pe - d * (k - 1) - 1
+    if span < 0:
+        raise ShapeError(f"{what}: kernel {k} (dilation {d}) is larger than the padded input {size + pb + pe}")
+    out = (-(-span // s) if ceil else span // s) + 1
+    # ceil_mode: the last window must start inside the input or its begin padding (ONNX, PyTorch).
+    if ceil and (out - 1) * s >= size + pb:
+        out -= 1
+    return out
+
+
+def conv(ins: Ins, a: AttrView) -> list[Shape]:
+    """Conv(input [N,IC,*S], filter [OC,IC/g,*K], bias?) for 1-D, 2-D and 3-D kernels."""
+    x = operand(ins, 0, "input")
+    w = operand(ins, 1, "filter")
+    kernel, strides, pads, dilations = _spatial(x, a)
+    pads = _auto_pads(x, kernel, strides, dilations, a.get("auto_pad", "")) or pads
+    group = a.get("group", 1)
+    if len(w) != len(x):
+        raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
+    if list(w[2:]) != kernel:
+        raise ShapeError(f"filter {fmt(w)} does not match kernel_shape {kernel}")
+    if group < 1 or x[1] % group or w[0] % group:
+        raise ShapeError(f"group {group} must divide input channels {x[1]} and output channels {w[0]}")
+    if w[1] * group != x[1]:
+        raise ShapeError(f"input has {x[1]} channels but filter {fmt(w)} with group {group} expects {w[1] * group}")
+    per_channel(ins, 2, w[0], "bias")
+    k = len(kernel)
+    spatial = [
+        _window_out(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[k + i], False, "conv")
+        for i in range(k)
+    ]
+    return [(x[0], w[0], *spatial)]
+
+
+def deconv(ins: Ins, a: AttrView) -> list[Shape]:
+    """Deconv(input, filter, bias?): filter is [IC, OC/g, *K] (ONNX layout) unless
+    dynweight_reorderd, which means a Permute already made it [OC, IC/g, *K]."""
+    x = operand(ins, 0, "input")
+    w = operand(ins, 1, "filter")
+    kernel, strides, pads, dilations = _spatial(x, a)
+    group = a.get("group", 1)
+    k = len(kernel)
+    out_pad = int_list(a, "output_padding", k, 0)
+    if len(w) != len(x):
+        raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
+    if list(w[2:]) != kernel:
+        raise ShapeError(f"filter {fmt(w)} does not match kernel_shape {kernel}")
+    if group < 1 or x[1] % group:
+        raise ShapeError(f"group {group} must divide input channels {x[1]}")
+    if a.get("dynweight_reorderd", False):
+        oc, ic = w[0], w[1] * group
+        layout = "[oc, ic/g, *k] (dynweight_reorderd=true)"
+        if oc % group:
+            raise ShapeError(f"group {group} must divide output channels {oc}")
+    else:
+        ic, oc = w[0], w[1] * group
+        layout = "[ic, oc/g, *k] (dynweight_reorderd=false)"
+    if ic != x[1]:
+        raise ShapeError(f"input has {x[1]} channels but filter {fmt(w)} in layout {layout} expects {ic}")
+    per_channel(ins, 2, oc, "bias")
+    spatial = []
+    for i in range(k):
+        size = (x[2 + i] - 1) * strides[i] - pads[i] - pads[k + i] + dilations[i] * (kernel[i] - 1) + out_pad[i] + 1
+        if size < 1:
+            raise ShapeError(f"deconv output size {size} along spatial axis {i} is not positive")
+        spatial.append(size)
+    return [(x[0], oc, *spatial)]
+
+
+def pool(ins: Ins, a: AttrView) -> list[Shape]:
+    """MaxPool/AvgPool over [N, C, *S]; keepdims=false drops the spatial dims of a global pool."""
+    x = operand(ins, 0, "input")
+    kernel, strides, pads, _ = _spatial(x, a)
+    pads = _auto_pads(x, kernel, strides, [1] * len(kernel), a.get("auto_pad", "")) or pads
+    k = len(kernel)
+    ceil = bool(a.get("ceil_mode", False))
+    spatial = [_window_out(x[2 + i], kernel[i], strides[i], 1, pads[i], pads[k + i], ceil, "pool") for i in range(k)]
+    if not a.get("keepdims", True):
+        if any(s != 1 for s in spatial):
+            raise ShapeError(f"keepdims=false needs a global pool, but the output is {fmt((x[0], x[1], *spatial))}")
+        return [(x[0], x[1])]
+    return [(x[0], x[1], *spatial)]
+
+
+def adaptive_pool(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    size = list(a["output_size"])
+    if len(x) != len(size) + 2:
+        raise ShapeError(f"output_size {size} needs an input of rank {len(size) + 2}, got {fmt(x)}")
+    if any(v < 1 for v in size):
+        raise ShapeError(f"output_size {size} must be positive")
+    return [(x[0], x[1], *size)]
+
+
+# ---- matmul -------------------------------------------------------------------------------
+
+
+def matmul(ins: Ins, a: AttrView) -> list[Shape]:
+    """numpy.matmul shapes, after the optional transposes of the last two dims of each side."""
+    left = list(operand(ins, 0, "input"))
+    right = list(operand(ins, 1, "right"))
+    if a.get("hdim_is_batch", False):
+        raise ShapeError("hdim_is_batch=true is not supported")
+    if a.get("left_transpose", False) and len(left) >= 2:
+        left[-2], left[-1] = left[-1], left[-2]
+    if a.get("right_transpose", False) and len(right) >= 2:
+        right[-2], right[-1] = right[-1], right[-2]
+    if not left or not right:
+        raise ShapeError("matmul operands must have rank >= 1")
+    lvec, rvec = len(left) == 1, len(right) == 1
+    lm = [1, *left] if lvec else left
+    rm = [*right, 1] if rvec else right
+    if lm[-1] != rm[-2]:
+        raise ShapeError(f"contracting dims differ: input {fmt(left)} and right {fmt(right)} (after transposes)")
+    batch = list(broadcast(tuple(lm[:-2]), tuple(rm[:-2])))
+    out = batch + ([] if lvec else [lm[-2]]) + ([] if rvec else [rm[-1]])
+    if a.get("output_transpose", False):
+        if len(out) < 2:
+            raise ShapeError("output_transpose needs a result of rank >= 2")
+        out[-2], out[-1] = out[-1], out[-2]
+    if len(ins) > 2 and ins[2] is not None and broadcast(tuple(out), ins[2]) != tuple(out):
+        raise ShapeError(f"bias {fmt(ins[2])} does not broadcast to the result {fmt(out)}")
+    if not a.get("keep_dims", True) and len(out) > 2:
+        out = [numel(out[:-1]), out[-1]]
+    return [tuple(out)]
+
+
+# ---- shape manipulation -------------------------------------------------------------------
+
+
+def permute(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    order = list(a["order"])
+    if sorted(order) != list(range(len(x))):
+        raise ShapeError(f"order {order} is not a permutation of the {len(x)} input dims")
+    return [tuple(x[i] for i in order)]
+
+
+def transpose(ins: Ins, a: AttrView) -> list[Shape]:
+    x = list(operand(ins, 0, "input"))
+    d0, d1 = axis_in(a["dim0"], len(x), "dim0"), axis_in(a["dim1"], len(x), "dim1")
+    x[d0], x[d1] = x[d1], x[d0]
+    return [tuple(x)]
+
+
+def reshape(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """`shape` may hold one -1 (inferred) and 0s (copy the input dim), as ONNX Reshape.
+    Without `shape` (a shapeT operand instead), the result type carries the shape."""
+    x = operand(ins, 0, "input")
+    target = a.get("shape")
+    if target is None:
+        return [None]
+    out = [x[i] if d == 0 and i < len(x) else d for i, d in enumerate(target)]
+    if any(d == 0 for d in target[len(x):]):
+        raise ShapeError(f"shape {target} copies (0) a dim the input {fmt(x)} does not have")
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise ShapeError(f"shape {target} may hold at most one -1 and no other negative value")
+    if -1 in out:
+        known = numel(d for d in out if d != -1)
+        if known == 0 or numel(x) % known:
+            raise ShapeError(f"cannot reshape {fmt(x)} into {target}")
+        out[out.index(-1)] = numel(x) // known
+    if numel(out) != numel(x):
+        raise ShapeError(f"cannot reshape {fmt(x)} ({numel(x)} elements) into {fmt(out)}")
+    return [tuple(out)]
+
+
+def flatten(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    if not x:
+        return [(1,)]
+    start = axis_in(a.get("start_dim", 0), len(x), "start_dim")
+    end = axis_in(a.get("end_dim", -1), len(x), "end_dim")
+    if start > end:
+        raise ShapeError(f"start_dim {start} is after end_dim {end}")
+    return [(*x[:start], numel(x[start : end + 1]), *x[end + 1 :])]
+
+
+def squeeze(ins: Ins, a: AttrView) -> list[Shape]:
+    """Drops `axes` (each must be 1); empty `axes` drops every dim of size 1 (ONNX)."""
+    x = operand(ins, 0, "input")
+    axes = distinct_axes(a.get("axes", []), len(x))
+    for ax in axes:
+        if x[ax] != 1:
+            raise ShapeError(f"cannot squeeze axis {ax} of size {x[ax]} in {fmt(x)}")
+    drop = set(axes) if axes else {i for i, d in enumerate(x) if d == 1}
+    return [tuple(d for i, d in enumerate(x) if i not in drop)]
+
+
+def unsqueeze(ins: Ins, a: AttrView) -> list[Shape]:
+    """`axes` index the result (rank + len(axes)), as ONNX Unsqueeze."""
+    x = operand(ins, 0, "input")
+    axes = list(a["axes"])
+    rank = len(x) + len(axes)
+    new = set(distinct_axes(axes, rank))
+    rest = iter(x)
+    return [tuple(1 if i in new else next(rest) for i in range(rank))]
+
+
+def concat(ins: Ins, a: AttrView) -> list[Shape]:
+    shapes = [s for s in ins if s is not None]
+    if not shapes:
+        raise ShapeError("needs at least one tensor operand")
+    rank = len(shapes[0])
+    axis = axis_in(a.get("axis", 1), rank)
+    for s in shapes:
+        if len(s) != rank or any(d != e for i, (d, e) in enumerate(zip(s, shapes[0], strict=True)) if i != axis):
+            raise ShapeError(
+                f"operand shapes {', '.join(fmt(t) for t in shapes)} differ outside the concat axis {axis}"
+            )
+    return [(*shapes[0][:axis], sum(s[axis] for s in shapes), *shapes[0][axis + 1 :])]
+
+
+def slice_(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """offset/ends/steps per dim (`axes` empty) or per listed axis; ONNX clamping rules."""
+    x = operand(ins, 0, "input")
+    for i, name in ((1, "offsetT"), (2, "endsT"), (3, "stepsT")):
+        if i < len(ins) and ins[i] is not None:
+            return [None]  # the bounds come from a tensor: the result type must be given
+    axes = distinct_axes(a.get("axes", []), len(x)) or list(range(len(x)))
+    offset, ends = a.get("offset", []), a.get("ends", [])
+    steps = a.get("steps") or [1] * len(axes)
+    if not len(offset) == len(ends) == len(steps) == len(axes):
+        raise ShapeError(
+            f"offset {list(offset)}, ends {list(ends)} and steps {list(steps)} need {len(axes)} entries each"
+        )
+    out = list(x)
+    for ax, start, end, step in zip(axes, offset, ends, steps, strict=True):
+        dim = x[ax]
+        if step == 0:
+            raise ShapeError("steps must not be 0")
+        start = start + dim if start < 0 else start
+        end = end + dim if end < 0 else end
+        if step > 0:
+            start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        else:
+            start, end = min(max(start, -1), dim - 1), min(max(end, -1), dim - 1)
+        out[ax] = max(0, -(-(end - start) // step))
+    return [tuple(out)]
+
+
+def split(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    axis = axis_in(a.get("axis", 0), len(x))
+    num = a["num"]
+    sizes = a.get("split_size") or []
+    if num < 1:
+        raise ShapeError(f"num {num} must be positive")
+    if sizes:
+        if len(sizes) != num or sum(sizes) != x[axis] or min(sizes) < 0:
+            raise ShapeError(f"split_size {list(sizes)} must be {num} sizes summing to {x[axis]}")
+    else:
+        if x[axis] % num:
+            raise ShapeError(f"axis {axis} of size {x[axis]} does not split into {num} equal parts")
+        sizes = [x[axis] // num] * num
+    return [(*x[:axis], n, *x[axis + 1 :]) for n in sizes]
+
+
+def pad(ins: Ins, a: AttrView) -> list[Shape | None]:
+    x = operand(ins, 0, "input")
+    if len(ins) > 1 and ins[1] is not None and not a.get("paddings"):
+        return [None]
+    paddings = int_list(a, "paddings", 2 * len(x), 0)
+    out = tuple(d + b + e for d, b, e in zip(x, paddings[: len(x)], paddings[len(x) :], strict=True))
+    if any(d < 0 for d in out):
+        raise ShapeError(f"paddings {paddings} make a negative size from {fmt(x)}")
+    return [out]
+
+
+def tile(ins: Ins, a: AttrView) -> list[Shape | None]:
+    x = operand(ins, 0, "input")
+    reps = a.get("tile")
+    if not reps:
+        return [None]
+    if len(reps) != len(x) or min(reps) < 0:
+        raise ShapeError(f"tile {list(reps)} needs {len(x)} non-negative entries")
+    return [tuple(d * r for d, r in zip(x, reps, strict=True))]
+
+
+def expand(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """ONNX Expand: bidirectional broadcast of the input with `shape`."""
+    x = operand(ins, 0, "input")
+    target = a.get("shape")
+    if target is None:
+        return [None]
+    return [broadcast(x, tuple(target))]
+
+
+def gather(ins: Ins, a: AttrView) -> list[Shape]:
+    """input[:axis] + indices + input[axis+1:]; a rank-0 index, or a [1] index with keepdims=false,
+    removes the axis."""
+    x = operand(ins, 0, "input")
+    idx = operand(ins, 1, "indices")
+    axis = axis_in(a.get("axis", 0), len(x))
+    if not a.get("keepdims", True) and tuple(idx) == (1,):
+        idx = ()
+    return [(*x[:axis], *idx, *x[axis + 1 :])]
+
+
+def interp(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """[N, C, H, W] (or [N, C, W]) scaled by scale_h/scale_w (floor, as ONNX Resize). With a
+    target_shape operand the result type carries the size."""
+    x = operand(ins, 0, "input")
+    need_rank(x, (3, 4), "input")
+    if len(ins) > 1 and ins[1] is not None:
+        return [None]
+    sh, sw = a.get("scale_h", -1.0), a.get("scale_w", -1.0)
+    if sw <= 0 or (len(x) == 4 and sh <= 0):
+        raise ShapeError(f"scale_h {sh} and scale_w {sw} must be positive without a target_shape operand")
+    w = math.floor(x[-1] * sw)
+    h = math.floor(x[2] * sh) if len(x) == 4 else None
+    if w < 1 or (h is not None and h < 1):
+        raise ShapeError(f"scales {sh}, {sw} give an empty output from {fmt(x)}")
+    return [(*x[:2], h, w) if h is not None else (*x[:2], w)]
+
+
+def upsample(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    need_rank(x, (4,), "input")
+    sh, sw = a.get("scale_h", 2), a.get("scale_w", 2)
+    if sh < 1 or sw < 1:
+        raise ShapeError(f"scale_h {sh} and scale_w {sw} must be positive")
+    return [(x[0], x[1], x[2] * sh, x[3] * sw)]
+
+
+def depth2space(ins: Ins, a: AttrView) -> list[Shape]:
+    """DepthToSpace (is_inversed: SpaceToDepth) with NCHW or NHWC input and output."""
+    x = operand(ins, 0, "input")
+    need_rank(x, (4,), "input")
+    bh, bw = a["block_h"], a["block_w"]
+    if bh < 1 or bw < 1:
+        raise ShapeError(f"block_h {bh} and block_w {bw} must be positive")
+    n, c, h, w = x if a.get("in_is_NCHW", True) else (x[0], x[3], x[1], x[2])
+    if a.get("is_inversed", False):
+        if h % bh or w % bw:
+            raise ShapeError(f"spatial size {h}x{w} is not divisible by the block {bh}x{bw}")
+        c, h, w = c * bh * bw, h // bh, w // bw
+    else:
+        if c % (bh * bw):
+            raise ShapeError(f"{c} channels are not divisible by the block {bh}x{bw}")
+        c, h, w = c // (bh * bw), h * bh, w * bw
+    return [(n, c, h, w) if a.get("out_is_NCHW", True) else (n, h, w, c)]
+
+
+# ---- reductions and normalizations --------------------------------------------------------
+
+
+def reduce(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    axes = set(distinct_axes(a["axes"], len(x)))
+    if not axes:
+        raise ShapeError("axes must not be empty")
+    if a.get("keepdims", True):
+        return [tuple(1 if i in axes else d for i, d in enumerate(x))]
+    return [tuple(d for i, d in enumerate(x) if i not in axes)]
+
+
+def arg(ins: Ins, a: AttrView) -> list[Shape]:
+    """Arg (ArgMax/ArgMin): indices and values share the reduced shape."""
+    x = operand(ins, 0, "input")
+    axis = axis_in(a["axis"], len(x))
+    out = tuple(1 if i == axis else d for i, d in enumerate(x)) if a.get("keepdims", True) else x[:axis] + x[axis + 1 :]
+    return [out, out]
+
+
+def softmax(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    axis_in(a["axis"], len(x))
+    return [x]
+
+
+def layer_norm(ins: Ins, a: AttrView) -> list[Shape]:
+    """Normalizes input dims axis.. ; weight/bias (if present) hold one value per normalized element."""
+    x = operand(ins, 0, "input")
+    axis = axis_in(a["axis"], len(x))
+    normalized = x[axis:]
+    given = a.get("normalized_shape") or []
+    if given and tuple(given) != normalized:
+        raise ShapeError(f"normalized_shape {list(given)} is not the input's dims from axis {axis}: {fmt(normalized)}")
+    for i, what in ((1, "weight"), (2, "bias")):
+        per_channel(ins, i, numel(normalized), what)
+    return [x]
+
+
+def instance_norm(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    if len(x) < 3:
+        raise ShapeError(f"input must have rank >= 3 (N, C, spatial...), got {fmt(x)}")
+    per_channel(ins, 1, x[1], "weight")
+    per_channel(ins, 2, x[1], "bias")
+    return [x]
+
+
+def group_norm(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    groups = a["num_groups"]
+    if len(x) < 2 or groups < 1 or x[1] % groups:
+        raise ShapeError(f"num_groups {groups} must divide the {x[1] if len(x) > 1 else '?'} channels of {fmt(x)}")
+    per_channel(ins, 1, x[1], "weight")
+    per_channel(ins, 2, x[1], "bias")
+    return [x]

@@ -1,8 +1,9 @@
 """The Top dialect: framework-neutral float ops, as TPU-MLIR names them (TopOps.td).
 
 Every op is one `OpSpec` row (see opdef.py): operands, attributes with TPU-MLIR's names and
-defaults, and the shape rule. Families of ops that share a shape (unary element-wise, n-ary
-broadcasting) are generated from a list of names instead of written out one by one."""
+defaults, and the shape rule (shapes.py). Families of ops that share operands, attributes and
+shape rule (unary element-wise, n-ary broadcasting, `*Const` scalar ops, pools, norms) are
+generated from lists. Conventions are written down in docs/dialect.md."""
 
 from __future__ import annotations
 
@@ -11,38 +12,232 @@ from xdsl.ir import Dialect
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 
+# ---- attribute groups and string enums shared by several ops ---------------------------------
+
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
+ROUND_MODES = ("HalfAwayFromZero", "HalfUp", "HalfDown", "HalfToEven", "HalfToOdd", "HalfTowardsZero", "TowardsZero", "Up", "Down")
+ROUND = {"round_mode": A("str", "HalfAwayFromZero", ROUND_MODES)}
+COMPARE_MODES = ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "NotEqual", "And", "Not", "Xor")
+REDUCE_MODES = ("ReduceMin", "ReduceMax", "ReduceMean", "ReduceL2", "ReduceL1", "ReduceSum", "ReduceProd")
+AUTO_PAD = {"auto_pad": A("str", None, ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"))}
+WINDOW = {  # kernel geometry shared by Conv, Deconv and the pools; see shapes._spatial
+    "kernel_shape": A("i64[]", REQUIRED),
+    "strides": A("i64[]"),  # absent: all 1
+    "pads": A("i64[]"),  # all begins then all ends; absent: all 0
+}
+SCALAR = {"is_scalar": A("bool", False)}
+
+# ---- ops written out one by one -------------------------------------------------------------
 
 SPECS: list[OpSpec] = [
     OpSpec("top.None", operands=(), summary="placeholder value for an absent optional operand"),
-    OpSpec("top.Weight", operands=(), summary="constant tensor stored in the weight .npz under the op's loc name"),
+    OpSpec(
+        "top.Weight",
+        operands=(),
+        attrs={
+            "scale": A("f64[]"),
+            "store_mode": A("str", None, ("1N", "2N", "4N")),
+            "allow_split": A("i64[]"),
+            "do_compress": A("bool"),
+            "inline_bytes": A("str"),
+        },
+        summary="constant tensor stored in the weight .npz under the op's loc name",
+    ),
     OpSpec(
         "top.Input",
-        operands=("input",),
         attrs={
             "do_preprocess": A("bool", False),
-            "pixel_format": A("str"),
-            "channel_format": A("str"),
+            "pixel_format": A("str", None, ("rgb", "bgr", "gray", "rgba", "gbrg", "grbg", "bggr", "rggb")),
+            "channel_format": A("str", None, ("nhwc", "nchw")),
             "resize_dims": A("i64[]"),
             "keep_aspect_ratio": A("bool"),
             "keep_ratio_mode": A("str"),
             "pad_value": A("i64"),
-            "pad_type": A("str"),
+            "pad_type": A("str", None, ("normal", "center")),
             "scale": A("f64[]"),
             "mean": A("f64[]"),
+            "customization_format": A("str"),
+            "aligned": A("bool"),
         },
         shape=S.same_as_first,
+        summary="a model input, with optional preprocessing",
     ),
-    OpSpec("top.Relu", attrs={"relu_limit": A("f64", -1.0)}, shape=S.same_as_first),
+    OpSpec(
+        "top.Conv",
+        operands=("input", "filter", "bias?"),
+        attrs={
+            **WINDOW,
+            "group": A("i64", 1),
+            "dilations": A("i64[]"),
+            "inserts": A("i64[]"),
+            **RELU,
+            "dynweight_reorderd": A("bool", False),
+            "weight_is_coeff": A("i64", 1),
+            "do_winograd": A("bool"),
+            **AUTO_PAD,
+        },
+        shape=S.conv,
+        summary="1-D/2-D/3-D convolution; filter [oc, ic/group, *kernel]",
+    ),
+    OpSpec(
+        "top.Deconv",
+        operands=("input", "filter", "bias?"),
+        attrs={
+            **WINDOW,
+            "group": A("i64", 1),
+            "dilations": A("i64[]"),
+            "output_padding": A("i64[]"),
+            "dynweight_reorderd": A("bool", False),
+            **RELU,
+        },
+        shape=S.deconv,
+        summary="transposed convolution; filter [ic, oc/g, *k], or [oc, ic/g, *k] when dynweight_reorderd",
+    ),
+    OpSpec(
+        "top.MatMul",
+        operands=("input", "right", "bias?"),
+        attrs={
+            "right_transpose": A("bool", False),
+            "left_transpose": A("bool", False),
+            "output_transpose": A("bool", False),
+            "hdim_is_batch": A("bool", False),
+            "keep_dims": A("bool", True),
+            **RELU,
+        },
+        shape=S.matmul,
+        summary="numpy.matmul with optional transposes of the last two dims",
+    ),
+    OpSpec(
+        "top.BatchNorm",
+        operands=("input", "mean", "variance", "gamma?", "beta?"),
+        attrs={"epsilon": A("f64", 1e-5), **RELU},
+        shape=S.channel_affine,
+    ),
+    OpSpec("top.Scale", operands=("input", "scale", "bias"), attrs=dict(RELU), shape=S.channel_affine,
+           summary="input * scale + bias with per-channel scale and bias"),
+    OpSpec("top.PRelu", operands=("input", "slope"), shape=S.prelu),
+    OpSpec("top.Where", operands=("cond", "tbrn?", "fbrn?"),
+           attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),
+                  "x_const_val": A("f64", 0.0), "y_const_val": A("f64", 0.0)},
+           shape=S.where, summary="cond ? tbrn (or x_const_val) : fbrn (or y_const_val), broadcasting"),
+    OpSpec("top.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES)},
+           shape=S.broadcast_all),
+    OpSpec("top.Permute", attrs={"order": A("i64[]", REQUIRED)}, shape=S.permute),
+    OpSpec("top.Transpose", attrs={"dim0": A("i64", REQUIRED), "dim1": A("i64", REQUIRED)}, shape=S.transpose),
+    OpSpec("top.Reshape", operands=("input", "shapeT?"),
+           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1)}, shape=S.reshape),
+    OpSpec("top.Flatten", attrs={"start_dim": A("i64", 0), "end_dim": A("i64", -1)}, shape=S.flatten),
+    OpSpec("top.Squeeze", attrs={"axes": A("i64[]", REQUIRED), **SCALAR}, shape=S.squeeze),
+    OpSpec("top.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze),
+    OpSpec("top.Concat", operands=("inputs*",), attrs={"axis": A("i64", 1), **RELU, **ROUND}, shape=S.concat),
+    OpSpec("top.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?"),
+           attrs={"offset": A("i64[]"), "steps": A("i64[]"), "ends": A("i64[]"), "axes": A("i64[]"),
+                  "hasparamConvert_axes": A("i64[]")},
+           shape=S.slice_),
+    OpSpec("top.Split", results=("outputs*",),
+           attrs={"axis": A("i64", REQUIRED), "num": A("i64", REQUIRED), "split_size": A("i64[]")}, shape=S.split),
+    OpSpec("top.Pad", operands=("input", "paddingsT?"),
+           attrs={"paddings": A("i64[]"), "val": A("f64", 0.0),
+                  "mode": A("str", "constant", ("constant", "reflect", "symmetric", "edge"))},
+           shape=S.pad),
+    OpSpec("top.Tile", operands=("input", "tileT?"), attrs={"tile": A("i64[]")}, shape=S.tile),
+    OpSpec("top.Expand", operands=("input", "shapeT?"), attrs={"shape": A("i64[]")}, shape=S.expand),
+    OpSpec("top.Gather", operands=("input", "indices"),
+           attrs={"keepdims": A("bool", True), "axis": A("i64", 0), **SCALAR}, shape=S.gather),
+    OpSpec("top.Interp", operands=("input", "target_shape?"),
+           attrs={"mode": A("str", REQUIRED, ("nearest", "linear")),
+                  "coord_mode": A("str", REQUIRED, ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")),
+                  "scale_h": A("f64", -1.0), "scale_w": A("f64", -1.0)},
+           shape=S.interp),
+    OpSpec("top.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU},
+           shape=S.upsample, summary="nearest upsampling by integer factors"),
+    OpSpec("top.AdaptiveAvgPool", attrs={"output_size": A("i64[]", REQUIRED)}, shape=S.adaptive_pool),
+    OpSpec("top.Reduce", attrs={"axes": A("i64[]", REQUIRED), "keepdims": A("bool", REQUIRED),
+                                "mode": A("str", REQUIRED, REDUCE_MODES), **SCALAR}, shape=S.reduce),
+    OpSpec("top.Arg", results=("indices", "values?"),
+           attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED),
+                  "mode": A("str", REQUIRED, ("ArgMax", "ArgMin")), "select_last_index": A("bool", False)},
+           shape=S.arg),
+    OpSpec("top.Softmax", attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **ROUND},
+           shape=S.softmax),
+    OpSpec("top.LayerNorm", operands=("input", "weight?", "bias?"),
+           attrs={"normalized_shape": A("i64[]"), "axis": A("i64", REQUIRED), "eps": A("f64", REQUIRED)},
+           shape=S.layer_norm),
+    OpSpec("top.InstanceNorm", operands=("input", "weight?", "bias?"), attrs={"eps": A("f64", REQUIRED)},
+           shape=S.instance_norm),
+    OpSpec("top.GroupNorm", operands=("input", "weight?", "bias?"),
+           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=S.group_norm),
+    OpSpec("top.Depth2Space",
+           attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
+                  "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
+                  "swap_cr": A("bool", False)},
+           shape=S.depth2space),
 ]
 
-# Unary element-wise ops without attributes of their own.
-for _name in ("Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Erf", "SiLU", "Tanh", "Sigmoid"):
-    SPECS.append(OpSpec(f"top.{_name}", shape=S.same_as_first))
+# ---- families --------------------------------------------------------------------------------
 
-# n-ary broadcasting ops.
-for _name in ("Add", "Mul", "Min", "Max"):
-    SPECS.append(OpSpec(f"top.{_name}", operands=("inputs*",), attrs=dict(RELU), shape=S.broadcast_all))
+# Unary element-wise ops: (name, attributes). The result has the input's shape.
+UNARY: list[tuple[str, dict[str, A]]] = [
+    *((name, {}) for name in (
+        "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Erf", "SiLU", "Floor", "Ceil", "Round", "Sign", "Softsign",
+        "Softplus", "Sin", "Cos", "Sinh", "Cosh", "Tan", "Arctanh", "Arccos", "Mish", "HardSwish",
+    )),
+    ("Relu", {"relu_limit": A("f64", -1.0)}),
+    ("Tanh", dict(ROUND)),
+    ("Sigmoid", {"scale": A("f64", 1.0), "bias": A("f64", 0.0), "log": A("bool", False), **ROUND}),
+    ("LeakyRelu", {"alpha": A("f64", REQUIRED), **ROUND}),
+    ("Elu", {"alpha": A("f64", 1.0)}),
+    ("HardSigmoid", {"alpha": A("f64", 0.2), "beta": A("f64", 0.5)}),  # ONNX defaults
+    ("GELU", {"approx_mode": A("str", "normal", ("normal", "tanh", "sigm")), **ROUND}),
+    ("Swish", {"beta": A("f64", REQUIRED), **ROUND}),
+    ("Pow", {"exponent": A("f64", REQUIRED)}),
+    ("Clip", {"min": A("f64", REQUIRED), "max": A("f64", REQUIRED)}),
+    ("Cast", dict(ROUND)),  # the target element type is the result type's
+    ("Reciprocal", {"const_val": A("f64", 1.0), **RELU}),
+    ("CompareConst", {"mode": A("str", REQUIRED, COMPARE_MODES), "const_val": A("f64", REQUIRED),
+                      "inversed": A("bool", False), **SCALAR}),
+]
+
+# n-ary broadcasting ops over a variadic `inputs`.
+NARY: list[tuple[str, dict[str, A]]] = [
+    ("Add", {**RELU, "coeff": A("f64[]"), **SCALAR}),
+    ("Sub", {"is_reverse": A("bool", False), **RELU, "coeff": A("f64[]"), **SCALAR}),
+    ("Mul", {**RELU, **SCALAR}),
+    ("Div", {"is_reverse": A("bool", False), **RELU, **SCALAR}),
+    ("Min", {}),
+    ("Max", {}),
+]
+
+# Tensor-with-scalar ops: input (op) const_val; `is_reverse` means const_val (op) input.
+CONST: list[tuple[str, dict[str, A]]] = [
+    ("AddConst", dict(RELU)),
+    ("SubConst", {"is_reverse": A("bool", False), **RELU}),
+    ("MulConst", dict(RELU)),
+    ("DivConst", {"is_reverse": A("bool", False), **RELU}),
+    ("MinConst", {}),
+    ("MaxConst", {}),
+]
+
+POOL_ATTRS = {
+    **WINDOW,
+    "ceil_mode": A("bool"),
+    **AUTO_PAD,
+    "is_adaptive": A("bool", False),
+    "keepdims": A("bool", True),
+    "pad_value": A("i64", 0),
+    "count_include_pad": A("bool", False),
+    **RELU,
+    **ROUND,
+    "first_round_mode": A("str", "HalfAwayFromZero", ROUND_MODES),
+}
+
+SPECS += [OpSpec(f"top.{name}", attrs=attrs, shape=S.same_as_first) for name, attrs in UNARY]
+SPECS += [OpSpec(f"top.{name}", operands=("inputs*",), attrs=attrs, shape=S.broadcast_all) for name, attrs in NARY]
+SPECS += [
+    OpSpec(f"top.{name}", attrs={"const_val": A("f64", REQUIRED), **attrs, **SCALAR}, shape=S.same_as_first)
+    for name, attrs in CONST
+]
+SPECS += [OpSpec(f"top.{name}", attrs=dict(POOL_ATTRS), shape=S.pool) for name in ("MaxPool", "AvgPool")]
 
 OPS = [define(spec) for spec in SPECS]
 Top = Dialect("top", OPS, [])
