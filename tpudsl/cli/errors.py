@@ -1,0 +1,70 @@
+"""How every tpudsl command reports failure: one line on stderr, no traceback.
+
+    def main(argv=None):
+        return run_cli(_main, argv)
+
+Exit status: 0 success, 1 bad input or usage (TpudslError, OSError, argument errors),
+2 an internal error (a bug in tpudsl: the message says so; set TPUDSL_TRACEBACK=1 to see where).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from xdsl.utils.exceptions import DiagnosticException
+
+from tpudsl.ir.diagnostics import TpudslError
+
+EXIT_BAD_INPUT = 1
+EXIT_INTERNAL = 2
+
+
+class CliArgumentParser(argparse.ArgumentParser):
+    """argparse that reports usage errors as TpudslError (argparse itself prints usage and exits 2)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # `--canon` must not silently mean `--canonicalize`
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise TpudslError(f"{message} (see {self.prog} --help)")
+
+
+def os_error_message(e: OSError) -> str:
+    """`error: cannot open 'x.mlir': No such file or directory`."""
+    reason = e.strerror or str(e)
+    return f"error: cannot open '{e.filename}': {reason}" if e.filename else f"error: {reason}"
+
+
+def run_cli(main: Callable[[Sequence[str]], int | None], argv: Sequence[str] | None = None) -> NoReturn:
+    """Run `main(argv)` and exit with its status, turning errors into one line on stderr."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = main(args) or 0
+    except TpudslError as e:
+        status = _report(str(e), EXIT_BAD_INPUT)
+    except OSError as e:
+        status = _report(os_error_message(e), EXIT_BAD_INPUT)
+    except DiagnosticException as e:  # an xDSL pass rejected the input (PassFailedException, ...)
+        status = _report("error: " + " ".join(str(e).split()), EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        status = _report("error: interrupted", 130)
+    except Exception as e:
+        if os.environ.get("TPUDSL_TRACEBACK"):
+            raise
+        status = _report(
+            f"error: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+            "(please report; TPUDSL_TRACEBACK=1 shows where)",
+            EXIT_INTERNAL,
+        )
+    sys.stdout.flush()
+    sys.exit(status)
+
+
+def _report(message: str, status: int) -> int:
+    print(message, file=sys.stderr)
+    return status

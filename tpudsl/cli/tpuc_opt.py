@@ -1,0 +1,210 @@
+"""tpuc-opt: parse a .mlir file, run passes in the order given, print the result (like mlir-opt).
+
+    tpuc-opt in.mlir --shape-infer --canonicalize -o out.mlir
+    tpuc-opt in.mlir --codegen="model_file=x.bmodel embed_debug_info=true"
+    tpuc-opt in.mlir -p 'shape-infer,canonicalize'
+    tpuc-opt in.mlir --pass-pipeline='builtin.module(shape-infer,canonicalize)'
+
+Verification: the input is verified after parsing (passes may assume valid IR) and the result
+after the last pass. `--verify-each` also verifies after every pass, naming the pass that broke
+the IR. (mlir-opt verifies after each pass by default; we do not, because verifying a large
+module after each of a dozen passes costs more than the passes themselves.)
+
+tpuc-opt does not read the weight .npz: no registered pass needs weight data yet.
+See docs/tpuc-opt.md for every flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from xdsl.passes import ModulePass
+
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.pass_options import PassSpec, instantiate, option_fields, parse_options, parse_pipeline
+from tpudsl.dialects import make_context
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import verify_module, write_atomically
+from tpudsl.ir.parser import parse_module
+from tpudsl.ir.printer import print_module
+from tpudsl.passes import PASSES, PATTERN_LOG, pass_class, pass_summary
+
+SPLIT_MARKER = "// -----"
+_SPLIT_LINE = re.compile(r"^// -----.*$\n?", re.MULTILINE)
+_PIPELINE_FLAGS = ("-p", "--passes", "--pass-pipeline")
+
+_EPILOG = """passes, run in the order given (mix the forms freely):
+  --<pass>                  e.g. --shape-infer --canonicalize
+  --<pass>="k=v k2=v2"      MLIR-style options, e.g. --codegen="model_file=x.bmodel"
+  -p 'a,b{k=v}'             xDSL-style pipeline
+  --pass-pipeline='builtin.module(a,b{k=v})'
+  --list-passes shows the passes and their options."""
+
+
+def _argument_parser() -> CliArgumentParser:
+    p = CliArgumentParser(
+        prog="tpuc-opt",
+        description="Run tpudsl passes on an MLIR file.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or nothing: stdin)")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout); written only on success")
+    p.add_argument("--list-passes", action="store_true", help="list the passes with their options and exit")
+    p.add_argument("--verify-each", action="store_true", help="verify after every pass (default: input and result only)")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations (loc(\"name\"))")
+    p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept unknown ops and keep them as they are")
+    p.add_argument("--split-input-file", action="store_true", help=f"process each '{SPLIT_MARKER}' chunk on its own")
+    p.add_argument("--debug-only", default="", metavar="TYPES",
+                   help="comma-separated debug types; 'pattern-application' logs applied rewrite patterns to stderr")
+    p.add_argument("--mlir-disable-threading", action="store_true", help="accepted for TPU-MLIR scripts; tpuc-opt is single-threaded")
+    return p
+
+
+@dataclass
+class Options:
+    args: argparse.Namespace
+    passes: list[ModulePass]
+
+
+def _split_pass_flags(argv: Sequence[str], long_flags: set[str]) -> tuple[list[PassSpec], list[str]]:
+    """Take the pass flags out of argv (keeping their order); the rest goes to argparse.
+
+    Pass flags need their own scan because `--canonicalize in.mlir` must not read `in.mlir` as
+    options, and because -p and --<pass> interleave. Like LLVM, `-flag` means `--flag`."""
+    specs: list[PassSpec] = []
+    rest: list[str] = []
+    items = iter(argv)
+    for arg in items:
+        if arg.startswith("-") and not arg.startswith("--") and arg[1:].partition("=")[0] in long_flags | set(PASSES):
+            arg = "-" + arg
+        name, eq, value = arg.partition("=")
+        if name in _PIPELINE_FLAGS:
+            if not eq:
+                value = next(items, None)
+                if value is None:
+                    raise TpudslError(f"{name} needs a pipeline, e.g. {name} 'canonicalize,cse'")
+            specs.extend(parse_pipeline(value))
+        elif name.startswith("--") and name[2:] in PASSES:
+            specs.append(PassSpec(name[2:], parse_options(value) if eq else {}))
+        else:
+            rest.append(arg)
+    return specs, rest
+
+
+def _parse_args(argv: Sequence[str]) -> Options:
+    parser = _argument_parser()
+    long_flags = {s[2:] for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    specs, rest = _split_pass_flags(argv, long_flags)
+    args, unknown = parser.parse_known_args(rest)
+    for extra in unknown:
+        if extra.startswith("-"):
+            raise TpudslError(
+                f"unknown option or pass '{extra}'; known passes: {', '.join(sorted(PASSES))} (see tpuc-opt --help)"
+            )
+        raise TpudslError(f"unexpected argument '{extra}': tpuc-opt reads one input file")
+    return Options(args, [instantiate(pass_class(s.name), s) for s in specs])
+
+
+def _list_passes() -> str:
+    lines = []
+    for name in sorted(PASSES):
+        try:
+            cls = pass_class(name)
+        except TpudslError as e:
+            lines.append(f"  {name:24} (unavailable: {e.message})")
+            continue
+        lines.append(f"  {name:24} {pass_summary(name, cls)}".rstrip())
+        for option, ty in option_fields(cls).items():
+            default = getattr(cls, option, None)
+            lines.append(f"      {option}: {getattr(ty, '__name__', ty)} = {default!r}")
+    return "Available passes:\n" + "\n".join(lines) + "\n"
+
+
+def _read_input(name: str) -> tuple[str, str]:
+    """(display name, text) of the input; '-' is stdin."""
+    if name == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        return name, Path(name).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TpudslError(f"not UTF-8 text (byte {e.start})", name) from None
+
+
+def _chunks(text: str, split: bool) -> list[str]:
+    """The input, or its `// -----` chunks, each padded with newlines to keep its line numbers."""
+    if not split:
+        return [text]
+    chunks, start, line = [], 0, 0
+    for marker in _SPLIT_LINE.finditer(text):
+        chunks.append("\n" * line + text[start : marker.start()])
+        line = text.count("\n", 0, marker.end()) + (0 if marker.group().endswith("\n") else 1)
+        start = marker.end()
+    chunks.append("\n" * line + text[start:])
+    return chunks
+
+
+def _verify(module, filename: str, after: str | None) -> None:
+    try:
+        verify_module(module, filename)
+    except TpudslError as e:
+        if after is None:
+            raise
+        raise TpudslError(f"{e.message} (after {after})", e.file, e.line, e.col) from None
+
+
+def _process(text: str, filename: str, opts: Options) -> str:
+    args = opts.args
+    ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
+    module = parse_module(text, filename, ctx)
+    _verify(module, filename, None)
+    for p in opts.passes:
+        p.apply(ctx, module)
+        if args.verify_each:
+            _verify(module, filename, f"pass '{p.name}'")
+    if opts.passes and not args.verify_each:
+        _verify(module, filename, "the passes; --verify-each names the pass that broke it")
+    return print_module(module, debuginfo=args.mlir_print_debuginfo)
+
+
+def _run(argv: Sequence[str]) -> int:
+    opts = _parse_args(argv)
+    args = opts.args
+    if args.list_passes:
+        sys.stdout.write(_list_passes())
+        return 0
+    PATTERN_LOG.reset("pattern-application" in args.debug_only.split(","))
+    filename, text = _read_input(args.input)
+    outputs: list[str] = []
+    failed = False
+    for chunk in _chunks(text, args.split_input_file):
+        try:
+            outputs.append(_process(chunk, filename, opts))
+        except TpudslError as e:
+            if not args.split_input_file:
+                raise
+            print(e, file=sys.stderr)  # like mlir-opt: report every failing chunk, then fail
+            failed = True
+    if PATTERN_LOG.enabled:
+        print(PATTERN_LOG.summary(), file=sys.stderr)
+    if failed:
+        return 1
+    result = f"{SPLIT_MARKER}\n".join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+    else:
+        write_atomically(args.output, lambda f: f.write(result.encode()))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    run_cli(_run, argv)
+
+
+if __name__ == "__main__":
+    main()

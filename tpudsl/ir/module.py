@@ -1,0 +1,287 @@
+"""A Top/Tpu module together with its weights, and how both are read and written.
+
+TPU-MLIR keeps a model in two files: the .mlir text and a .npz named by the module attribute
+`module.weight_file`. Each `top.Weight` op's data is the npz entry named by the op's location
+(`loc("conv1_w")`). This module is the one place that knows that:
+
+    mod = load_module("resnet.mlir")          # checks every top.Weight against the npz
+    w = mod.weight_of(op)                     # the numpy array of a top.Weight
+    op = mod.add_weight("conv1_w_T", array)   # a new top.Weight (name made unique) + its data
+    save_module(mod, "out.mlir")              # out.mlir and its npz, each written atomically
+
+Paths in `module.weight_file` are relative to the .mlir's directory (TPU-MLIR resolves them
+against the working directory, which is the same directory in its scripts).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.parser import parse_module, position_of
+from tpudsl.ir.printer import print_module
+
+WEIGHT_OP = "top.Weight"
+
+
+@dataclass
+class TopModule:
+    """A parsed module, the arrays of its weights by name, and the .mlir it came from (if any)."""
+
+    module: ModuleOp
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    path: Path | None = None
+
+    def main_func(self) -> FuncOp:
+        for op in self.module.ops:
+            if isinstance(op, FuncOp) and op.sym_name.data == "main":
+                return op
+        raise TpudslError("module has no func.func @main", str(self.path) if self.path else None)
+
+    def weight_ops(self) -> list[Operation]:
+        return [op for op in self.module.walk() if op.name == WEIGHT_OP]
+
+    def weight_of(self, op: Operation) -> np.ndarray:
+        """The data of a `top.Weight` op."""
+        name = loc_name(op)
+        if name not in self.weights:
+            raise _op_error(op, f"weight '{name}' has no data", self.path)
+        return self.weights[name]
+
+    def add_weight(self, name: str, array: np.ndarray, before: Operation | None = None) -> Operation:
+        """A new `top.Weight` holding `array`, named `name` (or `name_1`, `name_2`, ... if taken).
+
+        It is inserted before `before`, or at the start of @main so that it dominates every use."""
+        unique = _unique_name(name, set(self.weights) | {loc_name(op) for op in self.weight_ops()})
+        op = create(WEIGHT_OP, [], [tensor_type_of(array)], loc=unique)
+        where = InsertPoint.before(before) if before is not None else InsertPoint.at_start(self.main_func().body.block)
+        Rewriter.insert_op(op, where)
+        self.weights[unique] = array
+        return op
+
+    def set_outputs(self, values: Sequence[SSAValue]) -> None:
+        """End @main with `func.return values` and make its signature match."""
+        main = self.main_func()
+        main.body.block.add_op(ReturnOp(*values))
+        main.update_function_type()
+
+    @property
+    def state(self) -> str:
+        return self._module_attr("module.state")
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self.module.attributes["module.state"] = StringAttr(value)
+
+    @property
+    def chip(self) -> str:
+        return self._module_attr("module.chip")
+
+    @chip.setter
+    def chip(self, value: str) -> None:
+        self.module.attributes["module.chip"] = StringAttr(value)
+
+    def _module_attr(self, key: str) -> str:
+        attr = self.module.attributes.get(key)
+        if not isinstance(attr, StringAttr):
+            raise TpudslError(f"module has no string attribute {key}", str(self.path) if self.path else None)
+        return attr.data
+
+
+def new_top_module(name: str, input_types: Sequence[Attribute], platform: str = "ONNX") -> TopModule:
+    """The skeleton a frontend fills: TPU-MLIR's module attributes and an empty `func.func @main`.
+
+    Add ops to `main_func().body.block` (its arguments are the inputs), then call `set_outputs`."""
+    module = ModuleOp([FuncOp("main", (list(input_types), []))])
+    module.attributes.update(
+        {
+            "module.chip": StringAttr("ALL"),
+            "module.name": StringAttr(name),
+            "module.platform": StringAttr(platform),
+            "module.state": StringAttr("TOP_F32"),
+            "module.weight_file": StringAttr(f"{name}_top_f32_all_weight.npz"),
+        }
+    )
+    return TopModule(module)
+
+
+def load_module(path: str | os.PathLike[str], ctx: Context | None = None) -> TopModule:
+    """Parse and verify a .mlir file and read the weights its `top.Weight` ops name."""
+    path = Path(path)
+    module = parse_module(path.read_text(), str(path), ctx or make_context())
+    verify_module(module, str(path))
+    mod = TopModule(module, path=path)
+    weight_ops = mod.weight_ops()
+    if weight_ops:
+        mod.weights = _read_weights(path, module, weight_ops)
+    return mod
+
+
+def save_module(mod: TopModule, path: str | os.PathLike[str], weight_path: str | os.PathLike[str] | None = None) -> None:
+    """Write the .mlir (with locations: they are the tensor names) and the npz of the weights it uses.
+
+    The npz goes to `weight_path`, or else to the module's `module.weight_file` next to `path`;
+    `module.weight_file` is set to it (relative to the .mlir's directory). Each file is written to a
+    temporary file and renamed, so an error never leaves a half-written file behind."""
+    path = Path(path)
+    if weight_path is None:
+        weight_path = path.parent / _weight_file_attr(mod.module, f"{path.stem}_weight.npz")
+    weight_path = Path(weight_path)
+    used = {loc_name(op): mod.weight_of(op) for op in mod.weight_ops()}
+    write_atomically(weight_path, lambda f: np.savez(f, **used))  # first: the .mlir must never name a missing npz
+    mod.module.attributes["module.weight_file"] = StringAttr(os.path.relpath(weight_path, path.parent))
+    text = print_module(mod.module, debuginfo=True)
+    write_atomically(path, lambda f: f.write(text.encode()))
+    mod.path = path
+
+
+def verify_module(module: ModuleOp, filename: str) -> None:
+    """Verify `module`; on failure a TpudslError at the position of the op that fails."""
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        failing = _first_failing_op(module)
+        if failing is None:
+            raise TpudslError(_one_line(str(e)), filename) from None
+        op, error = failing
+        raise _op_error(op, _one_line(str(error)), filename) from None
+
+
+def _first_failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:
+    # Verifying op by op is slower than one module.verify(), so it runs only after a failure.
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException as e:
+            return op, e
+    return None
+
+
+def _op_error(op: Operation, message: str, fallback_file: str | os.PathLike[str] | None) -> TpudslError:
+    prefix = f"'{op.name}' op"
+    if not message.startswith(prefix):
+        message = f"{prefix} {message}"
+    where = position_of(op)
+    if where is None:
+        return TpudslError(message, str(fallback_file) if fallback_file else None)
+    return TpudslError(message, *where)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
+    """Call `write(file)` on a temporary file next to `path`, then rename it to `path`.
+
+    The old `path` stays untouched when `write` raises; the new file gets the old file's
+    permissions (or the umask's default, not the 0600 of a temporary file)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _weight_file_attr(module: ModuleOp, default: str) -> str:
+    attr = module.attributes.get("module.weight_file")
+    return attr.data if isinstance(attr, StringAttr) else default
+
+
+def _read_weights(mlir_path: Path, module: ModuleOp, weight_ops: list[Operation]) -> dict[str, np.ndarray]:
+    name = _weight_file_attr(module, "")
+    if not name:
+        raise TpudslError("module has top.Weight ops but no module.weight_file attribute", str(mlir_path))
+    npz_path = mlir_path.parent / name
+    try:
+        with np.load(npz_path, allow_pickle=False) as npz:
+            weights = {key: npz[key] for key in npz.files}
+    except OSError as e:
+        raise TpudslError(f"cannot read weight file '{npz_path}': {e.strerror or e}", str(mlir_path)) from None
+    except ValueError as e:  # not an npz, or an entry that is not a plain array
+        raise TpudslError(f"cannot read weight file '{npz_path}': {e}", str(mlir_path)) from None
+    for op in weight_ops:
+        weight = loc_name(op)
+        if not weight:
+            raise _op_error(op, "has no name: its loc(\"...\") names its entry in the weight file", mlir_path)
+        if weight not in weights:
+            raise _op_error(op, f"weight '{weight}' is missing from '{npz_path}'", mlir_path)
+        want = tuple(op.results[0].type.get_shape()) if isinstance(op.results[0].type, TensorType) else None
+        if want is not None and weights[weight].shape != want:
+            got = "x".join(map(str, weights[weight].shape)) or "scalar"
+            raise _op_error(
+                op, f"weight '{weight}' has shape {got} in '{npz_path}', but its type is {op.results[0].type}", mlir_path
+            )
+    return weights
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 1
+    while f"{name}_{n}" in taken:
+        n += 1
+    return f"{name}_{n}"
+
+
+_ELEMENT_TYPES: dict[str, Callable[[], Attribute]] = {
+    "float32": Float32Type,
+    "float16": Float16Type,
+    "float64": Float64Type,
+    "bfloat16": BFloat16Type,
+    "bool": lambda: IntegerType(1),
+    "int8": lambda: IntegerType(8),
+    "int16": lambda: IntegerType(16),
+    "int32": lambda: IntegerType(32),
+    "int64": lambda: IntegerType(64),
+    "uint8": lambda: IntegerType(8, Signedness.UNSIGNED),
+    "uint16": lambda: IntegerType(16, Signedness.UNSIGNED),
+    "uint32": lambda: IntegerType(32, Signedness.UNSIGNED),
+}
+
+
+def tensor_type_of(array: np.ndarray) -> TensorType:
+    """The tensor type of a numpy array, as TPU-MLIR writes it (`tensor<4x3xf32>`, `tensor<8xui8>`)."""
+    make = _ELEMENT_TYPES.get(array.dtype.name)
+    if make is None:
+        raise TpudslError(f"weights of dtype {array.dtype} cannot be stored in a top.Weight")
+    return TensorType(make(), array.shape)
