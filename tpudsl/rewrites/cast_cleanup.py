@@ -1,0 +1,59 @@
+"""Cast cleanup: drop casts that cannot change a value.
+
+* Cast(x: A -> A) is x.
+* Cast(Cast(x: A -> B) -> A) is x when every value of A is exactly representable in B (the first
+  cast is exact, so the second gives x back): f16 -> f32 -> f16, bf16 -> f32 -> bf16.
+  f32 -> f16 -> f32 rounds (and overflows) in the middle, so that pair stays."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
+from xdsl.ir import Attribute, Operation
+from xdsl.pattern_rewriter import PatternRewriter
+
+from tpudsl.rewrites.pattern import TopPattern, producer
+
+# (exponent bits, mantissa bits) of the float types TPU-MLIR uses.
+_FLOAT_BITS: dict[type, tuple[int, int]] = {
+    Float16Type: (5, 10),
+    BFloat16Type: (8, 7),
+    Float32Type: (8, 23),
+    Float64Type: (11, 52),
+}
+
+
+def holds_exactly(narrow: Attribute, wide: Attribute) -> bool:
+    """Whether every value of float type `narrow` is a value of float type `wide` (False for
+    types not in the table, e.g. integers: their casts round or saturate)."""
+    if type(narrow) not in _FLOAT_BITS or type(wide) not in _FLOAT_BITS:
+        return False
+    (exp_n, man_n), (exp_w, man_w) = _FLOAT_BITS[type(narrow)], _FLOAT_BITS[type(wide)]
+    return exp_w >= exp_n and man_w >= man_n
+
+
+class RemoveNoopCast(TopPattern):
+    ops = ("top.Cast",)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.operands[0].type == op.results[0].type:
+            rewriter.replace(op, [], [op.operands[0]])
+
+
+class RemoveRoundTripCast(TopPattern):
+    ops = ("top.Cast",)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        inner = producer(op.operands[0], "top.Cast")
+        if inner is None:
+            return
+        source = inner.operands[0]
+        middle = op.operands[0].type
+        if (
+            source.type == op.results[0].type
+            and isinstance(source.type, TensorType) and isinstance(middle, TensorType)
+            and holds_exactly(source.type.element_type, middle.element_type)
+        ):
+            rewriter.replace(op, [], [source])
+
+
+PATTERNS = (RemoveNoopCast, RemoveRoundTripCast)

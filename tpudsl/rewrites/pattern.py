@@ -1,0 +1,135 @@
+"""The machinery every rewrite family shares: patterns keyed by op name, one greedy driver.
+
+A pattern is a `TopPattern`: it names the ops it matches (`ops = ("top.Cast",)`) and implements
+`match_and_rewrite(op, rewriter)` like any xDSL `RewritePattern`. `PatternTable` is the applier:
+it looks up the patterns of `op.name` in a dict (so a graph of n ops costs O(n) lookups, not
+O(n * patterns)), tries them in order and stops at the first that changed the IR. `apply_patterns`
+runs a table to a fixed point with xDSL's `PatternRewriteWalker`.
+
+xDSL's `GreedyRewritePatternApplier` erases every unused Pure op (`dce_enabled=True`), which would
+drop unused `top.Input`s; we do not use it. Dead-op removal is an ordinary pattern
+(`fold_constants.EraseDeadOp`) that knows which ops must stay.
+
+Patterns that read weight data (folding, Conv+BatchNorm, scalar weights) get it from `RewriteEnv`.
+When the module was loaded without its weight file, `RewriteEnv.weights` is None and those patterns
+do not fire (see docs/rewrites.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, NoneType, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from tpudsl.dialects.attrs import to_attr
+from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.passes import PATTERN_LOG
+
+
+class RewriteEnv:
+    """What patterns may need beyond the op: the weight arrays by loc name (None: not loaded)
+    and a `none` value to give ops an absent optional operand."""
+
+    def __init__(self, weights: dict[str, np.ndarray] | None):
+        self.weights = weights
+        self._nones: dict[Block, SSAValue] = {}
+
+    def array(self, value: SSAValue) -> np.ndarray | None:
+        """The constant data of `value` when a `top.Weight` with known data produces it."""
+        owner = value.owner
+        if self.weights is None or not isinstance(owner, Operation) or owner.name != "top.Weight":
+            return None
+        return self.weights.get(loc_name(owner))
+
+    def new_weight(self, name: str, array: np.ndarray, element_type: Attribute) -> Operation:
+        """A `top.Weight` op (not yet inserted) holding `array` under a fresh name derived from `name`."""
+        assert self.weights is not None, "only patterns with needs_weights create weights"
+        unique, n = name, 0
+        while unique in self.weights:
+            n += 1
+            unique = f"{name}_{n}"
+        self.weights[unique] = np.ascontiguousarray(array)
+        return create("top.Weight", [], [TensorType(element_type, array.shape)], loc=unique)
+
+    def none_value(self, block: Block, rewriter: PatternRewriter) -> SSAValue:
+        """The result of a `top.None` at the top of `block`, made once per block if there is none."""
+        cached = self._nones.get(block)
+        if cached is not None and cached.owner.parent is block:
+            return cached
+        found = next((op for op in block.ops if op.name == "top.None"), None)
+        if found is None:
+            found = create("top.None", [], [NoneType()], loc="none")
+            rewriter.insert(found, InsertPoint.at_start(block))
+        self._nones[block] = found.results[0]
+        return found.results[0]
+
+
+class TopPattern(RewritePattern):
+    """A rewrite pattern registered with the op names it matches."""
+
+    ops: ClassVar[tuple[str, ...]]
+    needs_weights: ClassVar[bool] = False
+
+    def __init__(self, env: RewriteEnv):
+        self.env = env
+
+
+class PatternTable(RewritePattern):
+    """Applies the first pattern registered for `op.name` that changes the IR, and counts it."""
+
+    def __init__(self, patterns: Iterable[TopPattern]):
+        self.by_op: dict[str, list[TopPattern]] = {}
+        for p in patterns:
+            for name in p.ops:
+                self.by_op.setdefault(name, []).append(p)
+        self.fired: Counter[str] = Counter()
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        for pattern in self.by_op.get(op.name, ()):
+            where = loc_name(op)  # read before the pattern may erase the op
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                self.fired[type(pattern).__name__] += 1
+                PATTERN_LOG.applied(type(pattern).__name__, where)  # --debug-only=pattern-application
+                return
+
+
+def apply_patterns(module: ModuleOp, pattern_types: Sequence[type[TopPattern]], env: RewriteEnv) -> Counter[str]:
+    """Run the patterns greedily to a fixed point; returns how often each one fired."""
+    usable = [p(env) for p in pattern_types if env.weights is not None or not p.needs_weights]
+    table = PatternTable(usable)
+    PatternRewriteWalker(table, apply_recursively=True).rewrite_module(module)
+    return table.fired
+
+
+# ----- small helpers the pattern families share -----------------------------------------------
+
+def attrs_of(op: Operation) -> AttrView:
+    """The op's attribute values with its spec's defaults."""
+    return AttrView(op.attributes, SPECS[op.name])
+
+
+def set_attr(op: Operation, key: str, value: object, rewriter: PatternRewriter) -> None:
+    """Set attribute `key` in place (converted by the op spec's kind) and tell the rewriter."""
+    op.attributes[key] = to_attr(SPECS[op.name].attrs[key].kind, value)
+    rewriter.notify_op_modified(op)
+
+
+def derived_loc(op: Operation, suffix: str) -> NameLoc:
+    """The location of an op a pattern creates for `op`: `<name>_<suffix>`."""
+    return NameLoc(StringAttr(f"{loc_name(op)}_{suffix}"), NoneAttr())
+
+
+def producer(value: SSAValue, name: str) -> Operation | None:
+    """The op producing `value` when it is an op called `name`."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and owner.name == name else None
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...] | None:
+    return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else None
