@@ -7,7 +7,9 @@ An op of the Top (and later Tpu) dialect is described once, as data:
            shape=conv_shape)
 
 * operands: a name per operand; `name?` is an operand that may be `none` (TPU-MLIR passes a
-  `top.None` value for absent optional operands), `name*` is variadic (at most one per op).
+  `top.None` value for absent optional operands; TableGen's AnyTensorOrNone), `[name]` is an
+  operand that may be left out (TableGen's Optional<AnyTensor>, at most one per op, last), and
+  `name*` is variadic (at most one per op).
 * results: likewise; `output` by default. `name?` is a result that may be `none` (unused).
 * attrs: kind and default (see `attrs.py`); `REQUIRED` attributes must be present; a string
   attribute may list its allowed `choices`.
@@ -36,6 +38,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -154,7 +157,7 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
         elif a.choices and from_attr(attr) not in a.choices:
             raise ShapeError(f"attribute '{key}' is {from_attr(attr)!r}, expected one of {', '.join(a.choices)}")
     for i, o in enumerate(spec.operands):
-        if not o.endswith(("?", "*")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
+        if not o.endswith(("?", "*", "]")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
             raise ShapeError(f"operand '{o}' must be a tensor, got none")
 
 
@@ -206,6 +209,8 @@ def define(spec: OpSpec) -> type[IRDLOperation]:
             body[o[:-1]] = var_operand_def(_TensorOrNone)
         elif o.endswith("?"):
             body[o[:-1]] = operand_def(_TensorOrNone)
+        elif o.startswith("["):
+            body[o[1:-1]] = opt_operand_def(_TensorOrNone)
         else:
             body[o] = operand_def(_TensorLike | base(NoneType))
     for r in spec.results:
