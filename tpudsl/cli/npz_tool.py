@@ -14,9 +14,11 @@ import os
 import sys
 import zipfile
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 
+from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -113,8 +115,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="npz_tool", description="Compare, dump and summarize .npz tensor files.")
+def build_parser() -> CliArgumentParser:
+    parser = CliArgumentParser(prog="npz_tool", description="Compare, dump and summarize .npz tensor files.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{compare,dump,stats}")
 
     compare = sub.add_parser("compare", help="compare two npz files tensor by tensor")
@@ -136,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     return args.run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_cli(run, argv)
