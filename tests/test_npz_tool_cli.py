@@ -1,0 +1,107 @@
+"""npz_tool as a command: exit codes, messages, dump and stats output."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+TOOL = os.path.join(os.path.dirname(__file__), "..", "tools", "npz_tool.py")
+
+
+def npz_tool(*args):
+    return subprocess.run([sys.executable, TOOL, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def assert_one_line_error(proc, *fragments):
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error: " in lines[0], proc.stderr
+    for f in fragments:
+        assert f in lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    paths = {}
+    for name, tensors in {
+        "ref": {"x": a, "y": a * 2},
+        "same": {"x": a.copy(), "y": a * 2},
+        "noisy": {"x": a + 0.004 * rng.standard_normal(a.shape).astype(np.float32), "y": a * 2},
+        "flipped": {"x": a, "y": -a * 2, "extra": a},
+    }.items():
+        paths[name] = tmp_path / f"{name}.npz"
+        np.savez(paths[name], **tensors)
+    return paths
+
+
+def test_compare_passes_and_fails_by_exit_code(files):
+    ok = npz_tool("compare", files["same"], files["ref"])
+    assert ok.returncode == 0 and ok.stdout.strip().endswith("npz compare PASSED.")
+    bad = npz_tool("compare", files["flipped"], files["ref"])
+    assert bad.returncode == 1 and bad.stdout.strip().endswith("npz compare FAILED.")
+    assert "NOT_SIMILAR" in bad.stdout and "only in target (1): extra" in bad.stdout
+
+
+def test_compare_tolerance_and_excepts(files):
+    # About 0.5% noise: euclidean similarity near 0.995, so 0.99,0.999 fails and 0.99,0.99 passes.
+    assert npz_tool("compare", files["noisy"], files["ref"], "--tolerance", "0.99,0.99").returncode == 0
+    strict = npz_tool("compare", files["noisy"], files["ref"], "--tolerance", "0.99,0.999")
+    assert strict.returncode == 1
+    assert npz_tool("compare", files["flipped"], files["ref"], "--excepts", "y").returncode == 0
+
+
+def test_compare_verbosity(files):
+    quiet = npz_tool("compare", files["same"], files["ref"]).stdout
+    assert "cosine" not in quiet and "2 compared: 2 EQUAL" in quiet  # no table without -v
+    assert "min_similarity = (1.000000, 1.000000, inf)" in quiet
+    v = npz_tool("compare", files["noisy"], files["ref"], "-v").stdout
+    assert any(line.startswith("x ") and "SIMILAR" in line for line in v.splitlines())
+    vv = npz_tool("compare", files["flipped"], files["ref"], "-vv").stdout
+    assert "worst elements of y:" in vv
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["compare", "{ref}", "{missing}"], ["missing.npz", "No such file"]),
+        (["compare", "{ref}", "{garbage}"], ["garbage.npz", "not an .npz"]),
+        (["compare", "{ref}", "{ref}", "--tolerance", "0.9"], ["tolerance"]),
+        (["compare", "{ref}"], ["reference"]),
+        (["dump", "{ref}", "nope"], ["no tensor 'nope'", "x, y"]),
+        (["stats", "{dir}"], ["directory"]),
+        (["frobnicate"], ["invalid choice"]),
+    ],
+)
+def test_bad_input_gives_one_line_error(files, tmp_path, args, fragments):
+    (tmp_path / "garbage.npz").write_text("not a zip")
+    names = {"ref": files["ref"], "missing": tmp_path / "missing.npz", "garbage": tmp_path / "garbage.npz", "dir": tmp_path}
+    assert_one_line_error(npz_tool(*[a.format(**names) for a in args]), *fragments)
+
+
+def test_dump_prints_full_tensor(tmp_path):
+    path = tmp_path / "d.npz"
+    values = np.arange(2000, dtype=np.int32)
+    np.savez(path, big=values, small=np.array([1.5, -2.0]))
+    one = npz_tool("dump", path, "big")
+    assert one.returncode == 0
+    assert one.stdout.splitlines()[0] == "big: shape [2000] dtype int32"
+    printed = [int(v) for v in one.stdout.split("\n", 1)[1].replace("[", " ").replace("]", " ").split()]
+    assert printed == list(range(2000))
+    every = npz_tool("dump", path).stdout
+    assert "small: shape [2] dtype float64" in every and "[ 1.5 -2. ]" in every
+
+
+def test_stats_values(tmp_path):
+    path = tmp_path / "s.npz"
+    np.savez(path, t=np.array([1.0, 2.0, 3.0, np.nan, np.inf]))
+    row = next(line for line in npz_tool("stats", path).stdout.splitlines() if line.startswith("t "))
+    cells = row.split()
+    # finite values 1, 2, 3: min 1, max 3, mean 2, population std sqrt(2/3); then nan and inf counts.
+    assert cells[1:3] == ["5", "float64"]
+    assert [float(c) for c in cells[3:7]] == pytest.approx([1, 3, 2, (2 / 3) ** 0.5], rel=1e-5)
+    assert cells[7:] == ["1", "1"]
