@@ -54,11 +54,11 @@ _XDSL_SUMMARIES = {
 
 
 def pass_summary(name: str, cls: type[ModulePass]) -> str:
-    """The first line of the pass's docstring (not the one dataclasses invent from the fields)."""
+    """The first line of the pass class's docstring, else of its module's (not the one dataclasses invent)."""
     doc = (cls.__doc__ or "").strip()
     if not doc or doc.startswith(cls.__name__ + "("):
-        return _XDSL_SUMMARIES.get(name, "")
-    return doc.splitlines()[0]
+        doc = (sys.modules[cls.__module__].__doc__ or "").strip()  # one pass per file: the file's doc
+    return doc.splitlines()[0] if doc else _XDSL_SUMMARIES.get(name, "")
 
 
 @dataclass

@@ -30,7 +30,7 @@ from tpudsl.cli.pass_options import PassSpec, instantiate, option_fields, parse_
 from tpudsl.dialects import make_context
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import verify_module, write_atomically
-from tpudsl.ir.parser import parse_module
+from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
 from tpudsl.passes import PASSES, PATTERN_LOG, pass_class, pass_summary
 
@@ -57,6 +57,7 @@ def _argument_parser() -> CliArgumentParser:
     p.add_argument("-o", "--output", default="-", help="output file (default: stdout); written only on success")
     p.add_argument("--list-passes", action="store_true", help="list the passes with their options and exit")
     p.add_argument("--verify-each", action="store_true", help="verify after every pass (default: input and result only)")
+    p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations (loc(\"name\"))")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept unknown ops and keep them as they are")
     p.add_argument("--split-input-file", action="store_true", help=f"process each '{SPLIT_MARKER}' chunk on its own")
@@ -158,13 +159,29 @@ def _verify(module, filename: str, after: str | None) -> None:
         raise TpudslError(f"{e.message} (after {after})", e.file, e.line, e.col) from None
 
 
+def _at_source(e: TpudslError, filename: str) -> TpudslError:
+    """A pass's error placed in the input: at the parsed position of the op it names (`e.op`,
+    a convention of tpudsl passes), else at the file."""
+    if e.line is not None:
+        return e
+    op = getattr(e, "op", None)
+    where = position_of(op) if op is not None else None
+    return TpudslError(e.message, *where) if where else TpudslError(e.message, e.file or filename)
+
+
 def _process(text: str, filename: str, opts: Options) -> str:
     args = opts.args
     ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
     module = parse_module(text, filename, ctx)
     _verify(module, filename, None)
     for p in opts.passes:
-        p.apply(ctx, module)
+        try:
+            p.apply(ctx, module)
+        except TpudslError as e:
+            raise _at_source(e, filename) from None
+        if args.mlir_print_ir_after_all:
+            header = f"// -----// IR Dump After {type(p).__name__} ({p.name}) //----- //"
+            print(header, print_module(module, debuginfo=args.mlir_print_debuginfo), sep="\n", end="", file=sys.stderr)
         if args.verify_each:
             _verify(module, filename, f"pass '{p.name}'")
     if opts.passes and not args.verify_each:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,9 @@ class TopModule:
     module: ModuleOp
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     path: Path | None = None
+
+    def __post_init__(self) -> None:
+        _TOP_MODULES[self.module] = weakref.ref(self)  # lets a ModulePass find the weights: top_module_of
 
     def main_func(self) -> FuncOp:
         for op in self.module.ops:
@@ -111,6 +115,17 @@ class TopModule:
         if not isinstance(attr, StringAttr):
             raise TpudslError(f"module has no string attribute {key}", str(self.path) if self.path else None)
         return attr.data
+
+
+# ModuleOp -> its TopModule. Weak both ways: the registry never keeps a module alive.
+_TOP_MODULES: weakref.WeakKeyDictionary[ModuleOp, weakref.ref[TopModule]] = weakref.WeakKeyDictionary()
+
+
+def top_module_of(module: ModuleOp) -> TopModule | None:
+    """The TopModule (with its weights) that holds `module`, if one does: how a ModulePass, which
+    only receives the ModuleOp, reads and adds weight data."""
+    ref = _TOP_MODULES.get(module)
+    return ref() if ref is not None else None
 
 
 def new_top_module(name: str, input_types: Sequence[Attribute], platform: str = "ONNX") -> TopModule:
@@ -200,8 +215,13 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     """Call `write(file)` on a temporary file next to `path`, then rename it to `path`.
 
     The old `path` stays untouched when `write` raises; the new file gets the old file's
-    permissions (or the umask's default, not the 0600 of a temporary file)."""
-    path = Path(path)
+    permissions (or the umask's default, not the 0600 of a temporary file). A symlink is
+    written through; a device or pipe (`-o /dev/null`) is written directly, never replaced."""
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            write(f)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

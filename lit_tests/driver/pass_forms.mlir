@@ -1,0 +1,25 @@
+// The same pipeline spelled in every accepted form gives the same result.
+// RUN: tpuc-opt %s --shape-infer --dce | filecheck %s
+// RUN: tpuc-opt %s -shape-infer -dce --mlir-disable-threading | filecheck %s
+// RUN: tpuc-opt %s -p shape-infer,dce | filecheck %s
+// RUN: tpuc-opt %s -p=shape-infer --passes dce | filecheck %s
+// RUN: tpuc-opt %s --pass-pipeline='builtin.module(shape-infer, dce)' | filecheck %s
+// RUN: tpuc-opt %s --pass-pipeline 'builtin.module(shape-infer)' --dce | filecheck %s
+// RUN: tpuc-opt --shape-infer=" " -p 'dce{}' - < %s | filecheck %s
+
+// Without passes the input is printed back, verified but unchanged.
+// RUN: tpuc-opt %s | filecheck %s --check-prefix=NONE
+
+// Without --mlir-print-debuginfo no locations are printed (like mlir-opt).
+// CHECK-NOT:   loc(
+// CHECK:       "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT:  "func.return"({{.*}}) : (tensor<1x4xf32>) -> ()
+// CHECK-NOT:   loc(
+
+// NONE-COUNT-2: "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
+
+func.func @main(%arg0: tensor<1x4xf32>) -> tensor<*xf32> {
+  %0 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("used")
+  %1 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("dead")
+  return %0 : tensor<*xf32>
+}
