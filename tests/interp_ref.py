@@ -1,0 +1,92 @@
+"""Shared helpers of the interpreter tests: the onnxruntime reference and kernel calls by op name.
+
+The reference is always a single-node ONNX model built with onnx.helper and run by onnxruntime;
+the test maps TPU-MLIR attributes to ONNX attributes itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+from tpudsl.dialects.attrs import to_attr
+from tpudsl.dialects.opdef import SPECS, AttrView
+from tpudsl.interp.kernel import KernelAttrs, run_kernel
+from tpudsl.interp.table import KERNELS
+
+RTOL, ATOL = 1e-4, 1e-5
+
+_ONNX_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
+               np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.int32): TensorProto.INT32}
+
+
+def ort_run(
+    op_type: str,
+    inputs: Sequence[np.ndarray | None],
+    attrs: Mapping[str, Any] | None = None,
+    n_outputs: int = 1,
+    opset: int = 17,
+    domain: str = "",
+) -> list[np.ndarray]:
+    """Run one ONNX node on `inputs` (None: an omitted optional input) with onnxruntime."""
+    names = [f"x{i}" if x is not None else "" for i, x in enumerate(inputs)]
+    graph_inputs = [
+        helper.make_tensor_value_info(n, _ONNX_TYPES[x.dtype], list(x.shape))
+        for n, x in zip(names, inputs, strict=True) if x is not None
+    ]
+    outs = [f"y{i}" for i in range(n_outputs)]
+    node = helper.make_node(op_type, names, outs, domain=domain, **(attrs or {}))
+    graph = helper.make_graph(
+        [node], "single", graph_inputs,
+        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outs],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = {n: x for n, x in zip(names, inputs, strict=True) if x is not None}
+    return sess.run(None, feed)
+
+
+def top_attrs(
+    op_name: str,
+    attrs: Mapping[str, Any],
+    out_shapes: Sequence[tuple[int, ...] | None] = (),
+    out_dtypes: Sequence[np.dtype | None] = (),
+) -> KernelAttrs:
+    """Attributes as the interpreter sees them. When the dialect defines `op_name`, the names must
+    be its attribute names and unset ones take the spec defaults (so the test checks both)."""
+    spec = SPECS.get(op_name)
+    if spec is None:
+        return KernelAttrs(dict(attrs), out_shapes, out_dtypes)
+    unknown = set(attrs) - set(spec.attrs)
+    assert not unknown, f"{op_name} has no attributes {sorted(unknown)} in the dialect"
+    converted = {k: to_attr(spec.attrs[k].kind, v) for k, v in attrs.items() if v is not None}
+    return KernelAttrs(AttrView(converted, spec), out_shapes, out_dtypes)
+
+
+def run_top(
+    op_name: str,
+    inputs: Sequence[np.ndarray | None],
+    attrs: Mapping[str, Any] | None = None,
+    out_shapes: Sequence[tuple[int, ...] | None] = (),
+    out_dtypes: Sequence[np.dtype | None] = (),
+) -> list[np.ndarray]:
+    """Run the interpreter kernel of `op_name` once (fused activation included)."""
+    return run_kernel(KERNELS[op_name], inputs, top_attrs(op_name, attrs or {}, out_shapes, out_dtypes))
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> None:
+    assert actual.shape == expected.shape, f"shape {actual.shape} != reference {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def rand(rng: np.random.Generator, *shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+    return rng.uniform(low, high, size=shape).astype(np.float32)

@@ -1,0 +1,92 @@
+"""What a kernel is, and the attribute view it reads.
+
+A kernel computes one op on numpy arrays: `run(inputs, attrs) -> array | [arrays]`.
+`inputs[i]` is the array of operand i, or None for a `none` operand (`top.None`).
+`attrs` (`KernelAttrs`) maps TPU-MLIR attribute names to Python values and also knows the
+result shapes and dtypes from the op's result types, because several TPU-MLIR kernels take
+their output shape from the IR (Reshape, MatMul keep_dims, Interp) rather than recomputing it.
+
+Some kernels can do work once, before inference, from operands that are `top.Weight`s
+(e.g. reshape a conv filter into GEMM layout). They provide `prepare(static, attrs) -> run`:
+`static[i]` is the weight array of operand i, or None when operand i is NOT a weight.
+A prepare function therefore cannot see a computed operand at all: TPU-MLIR's DragGAN port
+copied a dynamic Deconv filter during init, while it was still all zeros; here that bug
+cannot be written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Array = np.ndarray
+Inputs = Sequence[Array | None]
+Run = Callable[[Inputs, "KernelAttrs"], "Array | list[Array]"]
+Prepare = Callable[[Inputs, "KernelAttrs"], Run]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    run: Run
+    prepare: Prepare | None = None
+
+
+class KernelAttrs(Mapping[str, Any]):
+    """Attribute values (spec defaults filled in) plus the op's result shapes and dtypes.
+
+    `get(key, default)` returns `default` when the attribute is absent or None, so a kernel
+    keeps working on IR whose op spec lacks an optional attribute."""
+
+    __slots__ = ("_values", "out_shapes", "out_dtypes")
+
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        out_shapes: Sequence[tuple[int, ...] | None] = (),
+        out_dtypes: Sequence[np.dtype | None] = (),
+    ):
+        self._values = values
+        self.out_shapes = list(out_shapes)
+        self.out_dtypes = list(out_dtypes)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            value = self._values[key]
+        except KeyError:
+            return default
+        return default if value is None else value
+
+    def out_shape(self, i: int = 0) -> tuple[int, ...] | None:
+        return self.out_shapes[i] if i < len(self.out_shapes) else None
+
+    def out_dtype(self, i: int = 0) -> np.dtype | None:
+        return self.out_dtypes[i] if i < len(self.out_dtypes) else None
+
+
+def apply_fused_relu(y: Array, attrs: KernelAttrs) -> Array:
+    """TPU-MLIR's fused activation: `do_relu` clamps at 0, and at `relu_limit` when it is > 0."""
+    if not attrs.get("do_relu", False):
+        return y
+    limit = attrs.get("relu_limit", -1.0)
+    return np.clip(y, 0, limit) if limit > 0 else np.maximum(y, 0)
+
+
+def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
+    return [result] if isinstance(result, np.ndarray) else list(result)
+
+
+def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:
+    """Run `kernel` once (no preparation) and apply the fused activation."""
+    return [apply_fused_relu(y, attrs) for y in as_outputs(kernel.run(inputs, attrs))]

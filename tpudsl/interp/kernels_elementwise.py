@@ -1,0 +1,206 @@
+"""Element-wise kernels: unary math, activations, n-ary broadcasting, `*Const`, compare/where, cast.
+
+Most ops are one row of a table (op name -> numpy function) instead of a function each."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.mathfn import erf
+
+F32 = np.float32
+
+
+def _sigmoid(x: Array) -> Array:
+    # Split by sign so exp never overflows.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def _softplus(x: Array) -> Array:
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype)
+
+
+def _gelu(x: Array, a: KernelAttrs) -> Array:
+    mode = a.get("approx_mode", "normal")
+    if mode == "tanh":
+        return 0.5 * x * (1 + np.tanh(F32(np.sqrt(2 / np.pi)) * (x + F32(0.044715) * x**3)))
+    if mode == "sigm":
+        return x * _sigmoid(F32(1.702) * x)
+    return 0.5 * x * (1 + erf(x / F32(np.sqrt(2))))
+
+
+def _relu(x: Array, a: KernelAttrs) -> Array:
+    limit = a.get("relu_limit", -1.0)
+    return np.clip(x, 0, limit) if limit > 0 else np.maximum(x, 0)
+
+
+def _sigmoid_op(x: Array, a: KernelAttrs) -> Array:
+    y = _sigmoid(F32(a.get("scale", 1.0)) * x + F32(a.get("bias", 0.0)))
+    return np.log(y) if a.get("log", False) else y
+
+
+def _hardsigmoid(x: Array, a: KernelAttrs) -> Array:
+    return np.clip(F32(a.get("alpha", 0.2)) * x + F32(a.get("beta", 0.5)), 0, 1)
+
+
+def _elu(x: Array, a: KernelAttrs) -> Array:
+    alpha = F32(a.get("alpha", 1.0))
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+
+
+# Unary ops without attributes: op -> f(x).
+UNARY: dict[str, Callable[[Array], Array]] = {
+    "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt, "Abs": np.abs, "Erf": erf,
+    "Rsqrt": lambda x: 1 / np.sqrt(x), "Tanh": np.tanh,
+    "SiLU": lambda x: x * _sigmoid(x),
+    "HardSwish": lambda x: x * np.clip(x / F32(6) + F32(0.5), 0, 1),
+    "Mish": lambda x: x * np.tanh(_softplus(x)), "Softplus": _softplus,
+    "Softsign": lambda x: x / (1 + np.abs(x)), "Sign": np.sign,
+    "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
+    "Cos": np.cos, "Sin": np.sin, "Tan": np.tan, "Cosh": np.cosh, "Sinh": np.sinh,
+    "Arccos": np.arccos, "Arctanh": np.arctanh,
+}
+
+# Unary ops with attributes: op -> f(x, attrs).
+UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
+    "Relu": _relu,
+    "Sigmoid": _sigmoid_op,
+    "GELU": _gelu,
+    "Elu": _elu,
+    "HardSigmoid": _hardsigmoid,
+    "LeakyRelu": lambda x, a: np.where(x >= 0, x, F32(a.get("alpha", 0.01)) * x),
+    "Swish": lambda x, a: x * _sigmoid(F32(a.get("beta", 1.0)) * x),
+    "Pow": lambda x, a: np.power(x, F32(a["exponent"])),
+    "Pow2": lambda x, a: np.power(F32(a["const_val"]), x),
+    "LogB": lambda x, a: np.log(x) / F32(np.log(a["base"])),
+    "Reciprocal": lambda x, a: F32(a.get("const_val", 1.0)) / x,
+    "Clip": lambda x, a: np.clip(x, F32(a["min"]), F32(a["max"])),
+    "AddConst": lambda x, a: x + F32(a["const_val"]),
+    "MulConst": lambda x, a: x * F32(a["const_val"]),
+    "MinConst": lambda x, a: np.minimum(x, F32(a["const_val"])),
+    "MaxConst": lambda x, a: np.maximum(x, F32(a["const_val"])),
+    "SubConst": lambda x, a: (F32(a["const_val"]) - x) if a.get("is_reverse", False) else (x - F32(a["const_val"])),
+    "DivConst": lambda x, a: (F32(a["const_val"]) / x) if a.get("is_reverse", False) else (x / F32(a["const_val"])),
+}
+
+# n-ary broadcasting ops: op -> binary f, folded left to right over the operands.
+NARY: dict[str, Callable[[Array, Array], Array]] = {
+    "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
+    "Mod": np.mod, "Remainder": np.mod, "LogicalAnd": lambda x, y: np.logical_and(x, y),
+    "Div": np.divide,
+}
+
+COMPARE: dict[str, Callable[[Array, Array], Array]] = {
+    "Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater,
+    "GreaterOrEqual": np.greater_equal, "Less": np.less, "LessOrEqual": np.less_equal,
+    "And": lambda x, y: np.logical_and(x != 0, y != 0),
+    "Xor": lambda x, y: np.logical_xor(x != 0, y != 0),
+    "Not": lambda x, y: x == 0,
+}
+
+
+def _float_result(x: Array, a: KernelAttrs) -> Array:
+    """Element-wise results keep float32 unless the result type says otherwise (Compare -> f32 0/1)."""
+    dtype = a.out_dtype() or (x.dtype if x.dtype.kind == "f" else F32)
+    return np.asarray(x).astype(dtype, copy=False)
+
+
+def _tensors(ins: Inputs) -> list[Array]:
+    return [x for x in ins if x is not None]
+
+
+def _add(ins: Inputs, a: KernelAttrs) -> Array:
+    xs = _tensors(ins)
+    coeff = a.get("coeff") or [1.0] * len(xs)
+    terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
+    return functools.reduce(np.add, terms)
+
+
+def _sub(ins: Inputs, a: KernelAttrs) -> Array:
+    xs = _tensors(ins)
+    if a.get("is_reverse", False):
+        xs = xs[::-1]
+    coeff = a.get("coeff") or [1.0] * len(xs)
+    terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
+    return functools.reduce(np.subtract, terms)
+
+
+def _nary(f: Callable[[Array, Array], Array], reversible: bool = False):
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        xs = _tensors(ins)
+        if reversible and a.get("is_reverse", False):
+            xs = xs[::-1]
+        return _float_result(functools.reduce(f, xs), a)
+
+    return run
+
+
+def _compare(ins: Inputs, a: KernelAttrs) -> Array:
+    lhs, rhs = ins
+    return _float_result(COMPARE[a["mode"]](lhs, rhs), a)
+
+
+def _compare_const(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    c = np.asarray(a["const_val"], dtype=x.dtype)
+    lhs, rhs = (c, x) if a.get("inversed", False) else (x, c)
+    return _float_result(COMPARE[a["mode"]](lhs, rhs), a)
+
+
+def _where(ins: Inputs, a: KernelAttrs) -> Array:
+    cond, x, y = (list(ins) + [None, None])[:3]
+    if a.get("x_is_const", False) or x is None:
+        x = F32(a.get("x_const_val", 0.0))
+    if a.get("y_is_const", False) or y is None:
+        y = F32(a.get("y_const_val", 0.0))
+    return _float_result(np.where(cond != 0, x, y), a)
+
+
+def _masked_fill(ins: Inputs, a: KernelAttrs) -> Array:
+    cond, x = ins
+    mask = (cond == 0) if a.get("inversed", False) else (cond != 0)
+    return np.where(mask, F32(a["const_val"]), x).astype(x.dtype)
+
+
+def _prelu(ins: Inputs, a: KernelAttrs) -> Array:
+    x, slope = ins
+    # TPU-MLIR slopes are per channel ([C] or [1,C,1,...]); put the channel on axis 1.
+    if slope.ndim == 1 and x.ndim > 1 and slope.size == x.shape[1]:
+        slope = slope.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return np.where(x >= 0, x, x * slope)
+
+
+def _cast(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    dtype = a.out_dtype() or F32
+    if np.issubdtype(dtype, np.integer) and x.dtype.kind == "f":
+        x = np.trunc(x)  # ONNX Cast float -> int truncates toward zero
+    return x.astype(dtype)
+
+
+def _unary(f: Callable[[Array], Array]):
+    return lambda ins, a: f(ins[0])
+
+
+def _unary_attr(f: Callable[[Array, KernelAttrs], Array]):
+    return lambda ins, a: f(ins[0], a)
+
+
+KERNELS: dict[str, Kernel] = {
+    **{f"top.{n}": Kernel(_unary(f)) for n, f in UNARY.items()},
+    **{f"top.{n}": Kernel(_unary_attr(f)) for n, f in UNARY_ATTR.items()},
+    **{f"top.{n}": Kernel(_nary(f, reversible=n == "Div")) for n, f in NARY.items()},
+    "top.Add": Kernel(_add),
+    "top.Sub": Kernel(_sub),
+    "top.Compare": Kernel(_compare),
+    "top.CompareConst": Kernel(_compare_const),
+    "top.Where": Kernel(_where),
+    "top.MaskedFill": Kernel(_masked_fill),
+    "top.PRelu": Kernel(_prelu),
+    "top.Cast": Kernel(_cast),
+}

@@ -1,0 +1,172 @@
+"""Convolution, transposed convolution and matrix multiplication (1-D/2-D/3-D, NC* layout).
+
+Conv is im2col + one batched GEMM per group (np.matmul -> BLAS, float32 accumulation like
+onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a sum over
+kernel taps. Deconv is the adjoint: one GEMM gives every (output channel, tap) contribution of
+every input pixel, then a loop over taps scatter-adds them into the output (col2im).
+
+Filters are packed into GEMM layout by `_pack_*`; when the filter operand is a `top.Weight`, the
+packing happens once in `prepare`, otherwise on every call (the DragGAN lesson, see kernel.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
+from tpudsl.interp.windows import Geometry, conv_out_size, pad_spatial, tap_slices
+
+
+# ---- Conv ---------------------------------------------------------------------------------
+
+def _pack_conv_filter(w: Array, group: int) -> Array:
+    """[oc, ic/g, *k] -> [g, oc/g, ic/g * K], contiguous float32 (the GEMM left operand)."""
+    oc = w.shape[0]
+    return np.ascontiguousarray(w.reshape(group, oc // group, -1), dtype=np.float32)
+
+
+def _conv(x: Array, packed: Array, bias: Array | None, g: Geometry) -> Array:
+    n, c = x.shape[:2]
+    groups, oc_g, _ = packed.shape
+    xp = pad_spatial(x, g.pads_begin, g.pads_end)
+    out = tuple(
+        conv_out_size(x.shape[2 + i], k, s, d, pb, pe)
+        for i, (k, s, d, pb, pe) in enumerate(
+            zip(g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True)
+        )
+    )
+    spatial = int(np.prod(out))
+    taps = list(g.taps())
+    if c // groups == 1:
+        # Depthwise: output channel j of group gi reads only input channel gi.
+        y = np.zeros((n, groups, oc_g, spatial), np.float32)
+        w = packed.reshape(groups, oc_g, len(taps))
+        for t, tap in enumerate(taps):
+            window = xp[(slice(None), slice(None), *tap_slices(tap, g, out))].reshape(n, groups, 1, spatial)
+            y += window * w[None, :, :, t, None]
+    elif all(k == 1 for k in g.kernel):
+        window = xp[(slice(None), slice(None), *tap_slices((0,) * len(out), g, out))]
+        y = np.matmul(packed, window.reshape(n, groups, c // groups, spatial))
+    else:
+        col = np.empty((n, c, len(taps), *out), np.float32)
+        for t, tap in enumerate(taps):
+            col[:, :, t] = xp[(slice(None), slice(None), *tap_slices(tap, g, out))]
+        y = np.matmul(packed, col.reshape(n, groups, -1, spatial))
+    y = y.reshape(n, groups * oc_g, *out)
+    if bias is not None:
+        y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
+    return y
+
+
+def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
+    x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
+    g = Geometry.of(a, w.shape)
+    return _conv(x, _pack_conv_filter(w, g.group), bias, g)
+
+
+def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
+    w = static[1]
+    if w is None:  # computed filter: read it at inference time
+        return _conv_run
+    g = Geometry.of(a, w.shape)
+    packed = _pack_conv_filter(w, g.group)
+    return lambda ins, a: _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, g)
+
+
+# ---- Deconv -------------------------------------------------------------------------------
+
+def _pack_deconv_filter(w: Array, group: int, reordered: bool) -> Array:
+    """Filter -> [g, oc/g * K, ic/g] (the transposed-GEMM left operand).
+
+    `dynweight_reorderd` false: ONNX layout [ic, oc/g, *k]; true: [oc, ic/g, *k]."""
+    if reordered:
+        oc, ic_g = w.shape[:2]
+        w = w.reshape(group, oc // group, ic_g, -1).transpose(0, 1, 3, 2)
+        return np.ascontiguousarray(w.reshape(group, -1, ic_g), dtype=np.float32)
+    ic, oc_g = w.shape[:2]
+    w = w.reshape(group, ic // group, -1).transpose(0, 2, 1)
+    return np.ascontiguousarray(w, dtype=np.float32)
+
+
+def _deconv(x: Array, packed: Array, bias: Array | None, g: Geometry, output_padding) -> Array:
+    n, ic = x.shape[:2]
+    groups = packed.shape[0]
+    size = x.shape[2:]
+    k_total = int(np.prod(g.kernel))
+    oc = groups * packed.shape[1] // k_total
+    col = np.matmul(packed, x.reshape(n, groups, ic // groups, -1))
+    col = col.reshape(n, oc, k_total, *size)
+    full = tuple((s - 1) * st + (k - 1) * d + 1 for s, st, k, d in zip(size, g.strides, g.kernel, g.dilations, strict=True))
+    out = tuple(
+        f - pb - pe + op for f, pb, pe, op in zip(full, g.pads_begin, g.pads_end, output_padding, strict=True)
+    )
+    canvas = np.zeros((n, oc, *(max(f, pb + o) for f, pb, o in zip(full, g.pads_begin, out, strict=True))), np.float32)
+    for t, tap in enumerate(g.taps()):
+        canvas[(slice(None), slice(None), *tap_slices(tap, g, size))] += col[:, :, t]
+    y = canvas[(slice(None), slice(None), *(slice(pb, pb + o) for pb, o in zip(g.pads_begin, out, strict=True)))]
+    if bias is not None:
+        y = y + bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
+    return np.ascontiguousarray(y)
+
+
+def _deconv_args(w_shape: tuple[int, ...], a: KernelAttrs) -> tuple[Geometry, list[int], bool]:
+    g = Geometry.of(a, w_shape)
+    output_padding = list(a.get("output_padding") or [0] * len(g.kernel))
+    return g, output_padding, bool(a.get("dynweight_reorderd", False))
+
+
+def _deconv_run(ins: Inputs, a: KernelAttrs) -> Array:
+    x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
+    g, output_padding, reordered = _deconv_args(w.shape, a)
+    return _deconv(x, _pack_deconv_filter(w, g.group, reordered), bias, g, output_padding)
+
+
+def _deconv_prepare(static: Inputs, a: KernelAttrs) -> Run:
+    w = static[1]
+    if w is None:  # computed filter: read (and reorder) it at inference time
+        return _deconv_run
+    g, output_padding, reordered = _deconv_args(w.shape, a)
+    packed = _pack_deconv_filter(w, g.group, reordered)
+    return lambda ins, a: _deconv(ins[0], packed, ins[2] if len(ins) > 2 else None, g, output_padding)
+
+
+# ---- MatMul -------------------------------------------------------------------------------
+
+def _swap_last(x: Array) -> Array:
+    return np.swapaxes(x, -1, -2)
+
+
+def _matmul(x: Array, right: Array, bias: Array | None, a: KernelAttrs) -> Array:
+    if a.get("hdim_is_batch", False):
+        raise NotImplementedError("top.MatMul with hdim_is_batch=true")
+    if a.get("left_transpose", False):
+        x = _swap_last(x)
+    y = np.matmul(x, right)
+    if bias is not None:
+        y = y + bias.astype(y.dtype)
+    if a.get("output_transpose", False):
+        y = _swap_last(y)
+    shape = a.out_shape()
+    # keep_dims=false flattens the batch dims; the result type has the final shape.
+    return y.reshape(shape) if shape is not None and shape != y.shape else y
+
+
+def _matmul_right(right: Array, a: KernelAttrs) -> Array:
+    return _swap_last(right) if a.get("right_transpose", False) else right
+
+
+def _matmul_run(ins: Inputs, a: KernelAttrs) -> Array:
+    return _matmul(ins[0], _matmul_right(ins[1], a), ins[2] if len(ins) > 2 else None, a)
+
+
+def _matmul_prepare(static: Inputs, a: KernelAttrs) -> Run:
+    if static[1] is None:
+        return _matmul_run
+    right = np.ascontiguousarray(_matmul_right(static[1], a))
+    return lambda ins, a: _matmul(ins[0], right, ins[2] if len(ins) > 2 else None, a)
+
+
+KERNELS: dict[str, Kernel] = {
+    "top.Conv": Kernel(_conv_run, _conv_prepare),
+    "top.Deconv": Kernel(_deconv_run, _deconv_prepare),
+    "top.MatMul": Kernel(_matmul_run, _matmul_prepare),
+}

@@ -1,0 +1,91 @@
+"""Normalisation kernels: BatchNorm, Scale, LayerNorm, InstanceNorm, GroupNorm, RMSNorm, LRN.
+
+All share one step, `_normalize` over some axes; they differ in which axes and where the affine
+parameters broadcast. Per-channel parameters ([C] or [1,C,1,...]) are put on axis 1."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+
+
+def _per_channel(p: Array | None, ndim: int) -> Array | None:
+    return None if p is None else p.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _affine(y: Array, scale: Array | None, bias: Array | None) -> Array:
+    if scale is not None:
+        y = y * scale
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def _normalize(x: Array, axes: tuple[int, ...], eps: float) -> tuple[Array, Array, Array]:
+    """(x - mean) / sqrt(var + eps) over `axes`, with the mean and the reciprocal std."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    rstd = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + np.float32(eps))
+    return centered * rstd, mean, rstd
+
+
+def _batch_norm(ins: Inputs, a: KernelAttrs) -> Array:
+    x, mean, var = ins[:3]
+    gamma, beta = (list(ins[3:]) + [None, None])[:2]
+    n = x.ndim
+    y = (x - _per_channel(mean, n)) / np.sqrt(_per_channel(var, n) + np.float32(a.get("epsilon", 1e-5)))
+    return _affine(y, _per_channel(gamma, n), _per_channel(beta, n))
+
+
+def _scale(ins: Inputs, a: KernelAttrs) -> Array:
+    x, scale, bias = ins
+    return _affine(x, _per_channel(scale, x.ndim), _per_channel(bias, x.ndim))
+
+
+def _layer_norm(ins: Inputs, a: KernelAttrs) -> list[Array]:
+    x, weight, bias = (list(ins) + [None, None])[:3]
+    axis = a.get("axis", -1) % x.ndim
+    y, mean, rstd = _normalize(x, tuple(range(axis, x.ndim)), a.get("eps", 1e-5))
+    return [_affine(y, weight, bias), mean, rstd]
+
+
+def _instance_norm(ins: Inputs, a: KernelAttrs) -> Array:
+    x, weight, bias = (list(ins) + [None, None])[:3]
+    y, _, _ = _normalize(x, tuple(range(2, x.ndim)), a.get("eps", 1e-5))
+    return _affine(y, _per_channel(weight, x.ndim), _per_channel(bias, x.ndim))
+
+
+def _group_norm(ins: Inputs, a: KernelAttrs) -> Array:
+    x, weight, bias = (list(ins) + [None, None])[:3]
+    grouped = x.reshape(x.shape[0], int(a["num_groups"]), -1)
+    y, _, _ = _normalize(grouped, (2,), a.get("eps", 1e-5))
+    return _affine(y.reshape(x.shape), _per_channel(weight, x.ndim), _per_channel(bias, x.ndim))
+
+
+def _rms_norm(ins: Inputs, a: KernelAttrs) -> Array:
+    x, gamma = (list(ins) + [None])[:2]
+    y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + np.float32(a.get("eps", 1e-5)))
+    return _affine(y, gamma, None)
+
+
+def _lrn(ins: Inputs, a: KernelAttrs) -> Array:
+    """ONNX LRN: x / (bias + alpha/size * sum of squares over `size` neighbouring channels)^beta."""
+    x = ins[0]
+    size = int(a["size"])
+    before, after = (size - 1) // 2, size // 2
+    sq = np.pad(x * x, [(0, 0), (before, after)] + [(0, 0)] * (x.ndim - 2))
+    window_sum = sum(sq[:, i : i + x.shape[1]] for i in range(size))
+    alpha, beta, bias = (np.float32(a.get(k, d)) for k, d in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))
+    return x / (bias + alpha / size * window_sum) ** beta
+
+
+KERNELS: dict[str, Kernel] = {
+    "top.BatchNorm": Kernel(_batch_norm),
+    "top.Scale": Kernel(_scale),
+    "top.LayerNorm": Kernel(_layer_norm),
+    "top.InstanceNorm": Kernel(_instance_norm),
+    "top.GroupNorm": Kernel(_group_norm),
+    "top.RMSNorm": Kernel(_rms_norm),
+    "top.LRN": Kernel(_lrn),
+}

@@ -1,0 +1,197 @@
+"""Data-movement kernels: reshapes, permutes, concat/split/slice, pad, tile/expand, gather, depth2space.
+
+Pure reshapes (Reshape, Flatten, Squeeze, Unsqueeze, View) trust the result type when it is
+ranked, as TPU-MLIR's kernels do; the attributes are only the fallback for unranked results.
+Where TPU-MLIR lets a dynamic operand (`shapeT`, `offsetT`, ...) replace an attribute, the
+operand wins, and is read at inference time like every computed operand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+
+
+def _operand(ins: Inputs, i: int) -> list[int] | None:
+    """The values of optional operand i (a shape-like tensor), or None when it is absent."""
+    if i < len(ins) and ins[i] is not None:
+        return [int(v) for v in np.asarray(ins[i]).reshape(-1)]
+    return None
+
+
+def _onnx_shape(x: Array, shape: list[int]) -> tuple[int, ...]:
+    """ONNX Reshape targets: 0 copies the input dim, -1 is inferred."""
+    dims = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return tuple(dims)
+
+
+def _reshape(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    shape = _operand(ins, 1)
+    if shape is not None:
+        return x.reshape(_onnx_shape(x, shape))
+    if a.out_shape() is not None:
+        return x.reshape(a.out_shape())
+    return x.reshape(_onnx_shape(x, list(a["shape"])))
+
+
+def _flatten(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    start, end = a.get("start_dim", 0) % max(x.ndim, 1), a.get("end_dim", -1) % max(x.ndim, 1)
+    return x.reshape(x.shape[:start] + (-1,) + x.shape[end + 1 :])
+
+
+def _squeeze(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    axes = a.get("axes") or [i for i, d in enumerate(x.shape) if d == 1]
+    return np.squeeze(x, axis=tuple(ax % x.ndim for ax in axes))
+
+
+def _unsqueeze(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    axes = list(a["axes"])
+    rank = x.ndim + len(axes)
+    return x.reshape(_unsqueezed_shape(x.shape, sorted(ax % rank for ax in axes)))
+
+
+def _unsqueezed_shape(shape: tuple[int, ...], axes: list[int]) -> tuple[int, ...]:
+    dims = list(shape)
+    for ax in axes:
+        dims.insert(ax, 1)
+    return tuple(dims)
+
+
+def _concat(ins: Inputs, a: KernelAttrs) -> Array:
+    return np.concatenate([x for x in ins if x is not None], axis=a.get("axis", 1))
+
+
+def _split(ins: Inputs, a: KernelAttrs) -> list[Array]:
+    x = ins[0]
+    axis = a["axis"] % x.ndim
+    sizes = a.get("split_size")
+    if not sizes:
+        num = int(a["num"])
+        sizes = [x.shape[axis] // num] * num
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def _slice_bounds(size: int, start: int, end: int, step: int) -> slice:
+    """ONNX Slice clamping; unlike Python, an end of -1 with a negative step means 'past the front'."""
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    if step > 0:
+        return slice(min(max(start, 0), size), min(max(end, 0), size), step)
+    start = min(max(start, -1), size - 1)
+    end = min(max(end, -1), size - 1)
+    return slice(start, end if end >= 0 else None, step)
+
+
+def _slice(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    offset = _operand(ins, 1) or list(a.get("offset") or [])
+    ends = _operand(ins, 2) or list(a.get("ends") or [])
+    steps = _operand(ins, 3) or list(a.get("steps") or [1] * len(offset))
+    axes = list(a.get("axes") or [])
+    if not axes or len(offset) == x.ndim and len(axes) != len(offset):
+        axes = list(range(len(offset)))  # TPU-MLIR's full-rank offset/ends/steps
+    index = [slice(None)] * x.ndim
+    for ax, start, end, step in zip(axes, offset, ends, steps, strict=True):
+        ax %= x.ndim
+        index[ax] = _slice_bounds(x.shape[ax], start, end, step)
+    return x[tuple(index)]
+
+
+def _pad(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    pads = _operand(ins, 1) or list(a["paddings"])
+    begins, ends = pads[: x.ndim], pads[x.ndim :]
+    mode = a.get("mode", "constant")  # TPU-MLIR's mode names are numpy's: constant/reflect/symmetric/edge
+    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)]
+    extra = {"constant_values": np.float32(a.get("val", 0.0))} if mode == "constant" else {}
+    y = np.pad(x, widths, mode=mode, **extra)
+    # Negative pads crop (ONNX).
+    crop = tuple(slice(-min(b, 0), y.shape[i] + min(e, 0)) for i, (b, e) in enumerate(zip(begins, ends, strict=True)))
+    return y[crop]
+
+
+def _tile(ins: Inputs, a: KernelAttrs) -> Array:
+    reps = _operand(ins, 1) or list(a["tile"])
+    return np.tile(ins[0], reps)
+
+
+def _expand(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    shape = _operand(ins, 1) or list(a["shape"])
+    return np.ascontiguousarray(np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(shape))))
+
+
+def _gather(ins: Inputs, a: KernelAttrs) -> Array:
+    x, indices = ins
+    axis = a.get("axis", 0) % x.ndim
+    # Frontends store index tensors as float weights; negative indices count from the end.
+    idx = np.asarray(indices).astype(np.int64)
+    y = np.take(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)
+    shape = a.out_shape()
+    return y.reshape(shape) if shape is not None else y
+
+
+def _gather_elements(ins: Inputs, a: KernelAttrs) -> Array:
+    x, indices = ins
+    axis = a.get("axis", 2) % x.ndim
+    idx = np.asarray(indices).astype(np.int64)
+    return np.take_along_axis(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)
+
+
+def _depth2space(ins: Inputs, a: KernelAttrs) -> Array:
+    """NCHW depth-to-space (DCR or CRD) and its inverse, space-to-depth."""
+    x = ins[0]
+    if not a.get("in_is_NCHW", True) or not a.get("out_is_NCHW", True) or a.get("swap_cr", False):
+        raise NotImplementedError("top.Depth2Space: only NCHW without swap_cr")
+    bh, bw = int(a["block_h"]), int(a["block_w"])
+    crd = bool(a.get("is_CRD", False))
+    n, c, h, w = x.shape
+    if a.get("is_inversed", False):
+        y = x.reshape(n, c, h // bh, bh, w // bw, bw)
+        y = y.transpose(0, 1, 3, 5, 2, 4) if crd else y.transpose(0, 3, 5, 1, 2, 4)
+        return y.reshape(n, c * bh * bw, h // bh, w // bw)
+    c_out = c // (bh * bw)
+    if crd:
+        y = x.reshape(n, c_out, bh, bw, h, w).transpose(0, 1, 4, 2, 5, 3)
+    else:
+        y = x.reshape(n, bh, bw, c_out, h, w).transpose(0, 3, 4, 1, 5, 2)
+    return y.reshape(n, c_out, h * bh, w * bw)
+
+
+def _shuffle_channel(ins: Inputs, a: KernelAttrs) -> Array:
+    x = ins[0]
+    g = int(a["group"])
+    y = x.reshape(x.shape[0], g, x.shape[1] // g, *x.shape[2:]).swapaxes(1, 2)
+    return y.reshape(x.shape)
+
+
+def _trilu(ins: Inputs, a: KernelAttrs) -> Array:
+    k = int(a.get("diagonal", 0))
+    return np.triu(ins[0], k) if a.get("upper", True) else np.tril(ins[0], k)
+
+
+KERNELS: dict[str, Kernel] = {
+    "top.Reshape": Kernel(_reshape),
+    "top.View": Kernel(_reshape),
+    "top.Flatten": Kernel(_flatten),
+    "top.Squeeze": Kernel(_squeeze),
+    "top.Unsqueeze": Kernel(_unsqueeze),
+    "top.Permute": Kernel(lambda ins, a: np.ascontiguousarray(np.transpose(ins[0], a["order"]))),
+    "top.Transpose": Kernel(lambda ins, a: np.ascontiguousarray(np.swapaxes(ins[0], a["dim0"], a["dim1"]))),
+    "top.Reverse": Kernel(lambda ins, a: np.ascontiguousarray(np.flip(ins[0], axis=a["axis"]))),
+    "top.Concat": Kernel(_concat),
+    "top.Split": Kernel(_split),
+    "top.Slice": Kernel(_slice),
+    "top.Pad": Kernel(_pad),
+    "top.Tile": Kernel(_tile),
+    "top.Expand": Kernel(_expand),
+    "top.Gather": Kernel(_gather),
+    "top.GatherElements": Kernel(_gather_elements),
+    "top.Depth2Space": Kernel(_depth2space),
+    "top.ShuffleChannel": Kernel(_shuffle_channel),
+    "top.Trilu": Kernel(_trilu),
+}

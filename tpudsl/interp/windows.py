@@ -1,0 +1,57 @@
+"""Sliding-window geometry shared by conv, deconv and pooling (NC* layout, pads all begins then all ends)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, KernelAttrs
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Window geometry of a conv/deconv, with every list expanded to the spatial rank."""
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads_begin: tuple[int, ...]
+    pads_end: tuple[int, ...]
+    group: int
+
+    @staticmethod
+    def of(a: KernelAttrs, filter_shape: tuple[int, ...]) -> Geometry:
+        kernel = tuple(a.get("kernel_shape") or filter_shape[2:])
+        rank = len(kernel)
+        pads = list(a.get("pads") or [0] * (2 * rank))
+        return Geometry(
+            kernel=kernel,
+            strides=tuple(a.get("strides") or [1] * rank),
+            dilations=tuple(a.get("dilations") or [1] * rank),
+            pads_begin=tuple(pads[:rank]),
+            pads_end=tuple(pads[rank:]),
+            group=int(a.get("group", 1)),
+        )
+
+    def taps(self):
+        return itertools.product(*(range(k) for k in self.kernel))
+
+
+def pad_spatial(x: Array, begin: tuple[int, ...], end: tuple[int, ...], value: float = 0.0) -> Array:
+    if not any(begin) and not any(end):
+        return x
+    return np.pad(x, [(0, 0), (0, 0), *zip(begin, end, strict=True)], constant_values=value)
+
+
+def tap_slices(tap: tuple[int, ...], g: Geometry, out: tuple[int, ...]) -> tuple[slice, ...]:
+    """Where kernel tap `tap` reads (conv) or writes (deconv) for every output position."""
+    return tuple(
+        slice(t * d, t * d + (o - 1) * s + 1, s)
+        for t, d, o, s in zip(tap, g.dilations, out, g.strides, strict=True)
+    )
+
+
+def conv_out_size(size: int, k: int, s: int, d: int, pb: int, pe: int) -> int:
+    return (size + pb + pe - (k - 1) * d - 1) // s + 1
