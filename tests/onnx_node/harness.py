@@ -150,6 +150,7 @@ def onnxruntime_run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], thr
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, dict(feeds)), strict=True))
