@@ -28,8 +28,15 @@ def _load(module: str, cls: str) -> type[ModulePass]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "shape-infer": lambda: _load("tpudsl.rewrites.shape_infer", "ShapeInferPass"),
-    # xDSL's generic passes until the Top dialect has its own canonicalizer.
-    "canonicalize": lambda: _load("xdsl.transforms.canonicalize", "CanonicalizePass"),
+    "canonicalize": lambda: _load("tpudsl.rewrites.canonicalize", "CanonicalizePass"),
+    "reorder-dyn-weight": lambda: _load("tpudsl.rewrites.reorder_dyn_weight", "ReorderDynWeightPass"),
+    "cast-cleanup": lambda: _load("tpudsl.rewrites.cast_cleanup", "CastCleanupPass"),
+    "permute-reshape-cleanup": lambda: _load("tpudsl.rewrites.permute_reshape", "PermuteReshapeCleanupPass"),
+    "fuse-conv-bn": lambda: _load("tpudsl.rewrites.fuse_conv_bn", "FuseConvBnPass"),
+    "fuse-relu": lambda: _load("tpudsl.rewrites.fuse_relu", "FuseReluPass"),
+    "fuse-matmul-bias": lambda: _load("tpudsl.rewrites.fuse_matmul_bias", "FuseMatMulBiasPass"),
+    "scalar-to-const": lambda: _load("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass"),
+    "fold-constants": lambda: _load("tpudsl.rewrites.fold_constants", "FoldConstantsPass"),
     "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.rewrites.pattern import TopPattern, producer
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, erase_if_dead, producer
 
 # (exponent bits, mantissa bits) of the float types TPU-MLIR uses.
 _FLOAT_BITS: dict[type, tuple[int, int]] = {
@@ -54,6 +56,13 @@ class RemoveRoundTripCast(TopPattern):
             and holds_exactly(source.type.element_type, middle.element_type)
         ):
             rewriter.replace(op, [], [source])
+            erase_if_dead(rewriter, [inner.results[0]])
 
 
 PATTERNS = (RemoveNoopCast, RemoveRoundTripCast)
+
+
+@dataclass(frozen=True)
+class CastCleanupPass(PatternPass):
+    name = "cast-cleanup"
+    patterns = PATTERNS

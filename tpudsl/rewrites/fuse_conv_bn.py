@@ -13,12 +13,14 @@ is [oc, ic/g, *k] for every group count, so scaling along axis 0 is exact. Only 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create, loc_name
-from tpudsl.rewrites.pattern import TopPattern, attrs_of, producer
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer
 
 
 class _FoldIntoConv(TopPattern):
@@ -55,8 +57,10 @@ class _FoldIntoConv(TopPattern):
             "top.Conv", [conv.operands[0], w.results[0], b.results[0]], [op.results[0].type],
             {**conv.attributes, "do_relu": a["do_relu"], "relu_limit": a["relu_limit"]}, loc=op.location,
         )
+        orphans = [*conv.operands[1:], *op.operands[1:]]
         rewriter.replace(op, [w, b, fused])
         rewriter.erase(conv)
+        erase_if_dead(rewriter, orphans)
 
 
 def _is_none(value: SSAValue) -> bool:
@@ -88,3 +92,9 @@ class FuseConvScale(_FoldIntoConv):
 
 
 PATTERNS = (FuseConvBatchNorm, FuseConvScale)
+
+
+@dataclass(frozen=True)
+class FuseConvBnPass(PatternPass):
+    name = "fuse-conv-bn"
+    patterns = PATTERNS

@@ -7,6 +7,8 @@ takes the Add's name and its fused activation. A bias that is not already 1-D is
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 from xdsl.dialects.builtin import NoneType
@@ -14,7 +16,7 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create, loc_name
-from tpudsl.rewrites.pattern import TopPattern, attrs_of, producer, shape_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer, shape_of
 
 
 class FuseMatMulBias(TopPattern):
@@ -54,6 +56,13 @@ class FuseMatMulBias(TopPattern):
         )
         rewriter.replace(op, fused)
         rewriter.erase(matmul)
+        erase_if_dead(rewriter, [bias_value])
 
 
 PATTERNS = (FuseMatMulBias,)
+
+
+@dataclass(frozen=True)
+class FuseMatMulBiasPass(PatternPass):
+    name = "fuse-matmul-bias"
+    patterns = PATTERNS

@@ -7,10 +7,12 @@ must not already have a fused activation."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.rewrites.pattern import TopPattern, attrs_of, set_attr
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, set_attr
 
 FUSES_RELU = ("top.Conv", "top.MatMul", "top.Add")
 
@@ -47,3 +49,9 @@ class FuseRelu(TopPattern):
 
 
 PATTERNS = (FuseRelu,)
+
+
+@dataclass(frozen=True)
+class FuseReluPass(PatternPass):
+    name = "fuse-relu"
+    patterns = PATTERNS

@@ -18,26 +18,27 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, NoneType, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
-from xdsl.rewriter import InsertPoint
 
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.ir.module import top_module_of
 from tpudsl.passes import PATTERN_LOG
 
 
 class RewriteEnv:
-    """What patterns may need beyond the op: the weight arrays by loc name (None: not loaded)
-    and a `none` value to give ops an absent optional operand."""
+    """What patterns may need beyond the op: the weight arrays by loc name (None: not loaded)."""
 
     def __init__(self, weights: dict[str, np.ndarray] | None):
         self.weights = weights
-        self._nones: dict[Block, SSAValue] = {}
 
     def array(self, value: SSAValue) -> np.ndarray | None:
         """The constant data of `value` when a `top.Weight` with known data produces it."""
@@ -55,18 +56,6 @@ class RewriteEnv:
             unique = f"{name}_{n}"
         self.weights[unique] = np.ascontiguousarray(array)
         return create("top.Weight", [], [TensorType(element_type, array.shape)], loc=unique)
-
-    def none_value(self, block: Block, rewriter: PatternRewriter) -> SSAValue:
-        """The result of a `top.None` at the top of `block`, made once per block if there is none."""
-        cached = self._nones.get(block)
-        if cached is not None and cached.owner.parent is block:
-            return cached
-        found = next((op for op in block.ops if op.name == "top.None"), None)
-        if found is None:
-            found = create("top.None", [], [NoneType()], loc="none")
-            rewriter.insert(found, InsertPoint.at_start(block))
-        self._nones[block] = found.results[0]
-        return found.results[0]
 
 
 class TopPattern(RewritePattern):
@@ -107,11 +96,39 @@ def apply_patterns(module: ModuleOp, pattern_types: Sequence[type[TopPattern]], 
     return table.fired
 
 
+@dataclass(frozen=True)
+class PatternPass(ModulePass):
+    """A pass that runs a tuple of patterns to a fixed point. A family's pass is one subclass:
+
+        @dataclass(frozen=True)
+        class CastCleanupPass(PatternPass):
+            name = "cast-cleanup"
+            patterns = (RemoveNoopCast, RemoveRoundTripCast)
+    """
+
+    patterns: ClassVar[tuple[type[TopPattern], ...]]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        top = top_module_of(op)
+        apply_patterns(op, self.patterns, RewriteEnv(top.weights if top is not None else None))
+
+
 # ----- small helpers the pattern families share -----------------------------------------------
 
 def attrs_of(op: Operation) -> AttrView:
     """The op's attribute values with its spec's defaults."""
     return AttrView(op.attributes, SPECS[op.name])
+
+
+def erase_if_dead(rewriter: PatternRewriter, values: Iterable[SSAValue]) -> None:
+    """Erase the producers of `values` that a rewrite left without users (old weights, an inner
+    Cast or Permute), so that each family's pass cleans up after itself without a DCE pass."""
+    for value in values:
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.name != "top.Input" and owner.parent is not None and all(
+            r.first_use is None for r in owner.results
+        ):
+            rewriter.erase(owner)
 
 
 def set_attr(op: Operation, key: str, value: object, rewriter: PatternRewriter) -> None:

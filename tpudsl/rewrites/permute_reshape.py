@@ -11,12 +11,13 @@ a dim of the input, which changes meaning when the input changes."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import NoneType
-from xdsl.ir import Operation
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.pattern import TopPattern, attrs_of, producer, shape_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer, shape_of
 
 
 class RemoveIdentityPermute(TopPattern):
@@ -41,15 +42,15 @@ class ComposePermutes(TopPattern):
             {"order": [first[i] for i in second]}, loc=op.location,
         )
         rewriter.replace(op, composed)
+        erase_if_dead(rewriter, [inner.results[0]])
 
 
-def _static_reshape(op: Operation, source, rewriter: PatternRewriter, env) -> Operation | None:
+def _static_reshape(op: Operation, source: SSAValue) -> Operation | None:
     """A Reshape of `source` to `op`'s static result type, named like `op`; None if not static."""
     shape = shape_of(op.results[0])
     if shape is None:
         return None
-    none = env.none_value(op.parent, rewriter)
-    return create("top.Reshape", [source, none], [op.results[0].type], {"shape": list(shape)}, loc=op.location)
+    return create("top.Reshape", [source], [op.results[0].type], {"shape": list(shape)}, loc=op.location)
 
 
 class MergeReshapes(TopPattern):
@@ -57,11 +58,12 @@ class MergeReshapes(TopPattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         inner = producer(op.operands[0], "top.Reshape")
-        if inner is None or not isinstance(op.operands[1].type, NoneType):
+        if inner is None or len(op.operands) != 1:  # a shapeT operand decides the shape at run time
             return
-        merged = _static_reshape(op, inner.operands[0], rewriter, self.env)
+        merged = _static_reshape(op, inner.operands[0])
         if merged is not None:
             rewriter.replace(op, merged)
+            erase_if_dead(rewriter, [inner.results[0]])
 
 
 class RemoveSameShapeReshape(TopPattern):
@@ -76,9 +78,15 @@ class ShapeOpToReshape(TopPattern):
     ops = ("top.Squeeze", "top.Unsqueeze", "top.Flatten")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        reshape = _static_reshape(op, op.operands[0], rewriter, self.env)
+        reshape = _static_reshape(op, op.operands[0])
         if reshape is not None:
             rewriter.replace(op, reshape)
 
 
-PATTERNS = (RemoveIdentityPermute, ComposePermutes, MergeReshapes, RemoveSameShapeReshape, ShapeOpToReshape)
+PATTERNS = (RemoveIdentityPermute, ComposePermutes, RemoveSameShapeReshape, MergeReshapes, ShapeOpToReshape)
+
+
+@dataclass(frozen=True)
+class PermuteReshapeCleanupPass(PatternPass):
+    name = "permute-reshape-cleanup"
+    patterns = PATTERNS

@@ -14,13 +14,15 @@ A dynamic Conv filter needs nothing: its layout is already [oc, ic/g, kh, kw].""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.pattern import TopPattern, attrs_of, derived_loc, producer, set_attr, shape_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, derived_loc, producer, set_attr, shape_of
 
 
 def _swap_first_axes(rank: int) -> list[int]:
@@ -54,3 +56,9 @@ class ReorderDynWeight(TopPattern):
 
 
 PATTERNS = (ReorderDynWeight,)
+
+
+@dataclass(frozen=True)
+class ReorderDynWeightPass(PatternPass):
+    name = "reorder-dyn-weight"
+    patterns = PATTERNS

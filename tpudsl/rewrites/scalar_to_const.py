@@ -14,6 +14,8 @@ exact than one multiply."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 from collections.abc import Callable
 
@@ -21,7 +23,7 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.pattern import TopPattern, attrs_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead
 
 # (binary op, scalar comes first) -> (Const op, its const_val from the scalar c, extra attributes)
 TO_CONST: dict[tuple[str, bool], tuple[str, Callable[[float], float], dict[str, bool]]] = {
@@ -61,6 +63,13 @@ class ScalarWeightToConst(TopPattern):
                        {"const_val": value, **extra, "do_relu": a["do_relu"], "relu_limit": a["relu_limit"]},
                        loc=op.location)
         rewriter.replace(op, const)
+        erase_if_dead(rewriter, [c])
 
 
 PATTERNS = (ScalarWeightToConst,)
+
+
+@dataclass(frozen=True)
+class ScalarToConstPass(PatternPass):
+    name = "scalar-to-const"
+    patterns = PATTERNS
