@@ -1,0 +1,193 @@
+"""ONNX -> Top: walk the prepared graph and let the converter of each node emit Top ops.
+
+Names are the contract with every later tool (npz keys, calibration tables, `npz_tool compare`):
+- an op's location is the ONNX tensor name it computes, unchanged;
+- a graph input becomes `top.Input` located at the input's name;
+- a constant becomes `top.Weight` named after the initializer (or the folded tensor);
+- an op the converter adds on its own gets a name derived by suffix (`<output>_<what>`).
+Converters look operands up by tensor name and never care whether a name is a weight or a
+computed value: a Conv whose filter is computed upstream (DragGAN) converts like any other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
+from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
+from tpudsl.frontend.onnx_node import Node
+from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, new_top_module, verify_module
+from tpudsl.rewrites.shape_infer import ShapeInferPass, infer_op
+
+# How many node names an unsupported-op error lists per op type.
+_NAMES_SHOWN = 3
+
+
+class Converter:
+    """What a converter sees: tensors by name, their shapes and constant values, and `emit`."""
+
+    def __init__(self, graph: PreparedGraph, mod: TopModule):
+        self.graph = graph
+        self.mod = mod
+        self.block = mod.main_func().body.block
+        self.values: dict[str, SSAValue] = {}
+        self._none: SSAValue | None = None
+        self._names = {n for p in graph.nodes for n in [*p.input, *p.output]} | set(graph.inputs) | set(graph.consts)
+
+    # ---- reading the graph ----
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The value of a constant tensor (initializer or folded), or None if it is computed."""
+        return self.graph.consts.get(name) if name else None
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        if name in self.values and isinstance(self.values[name].type, TensorType):
+            return tuple(self.values[name].type.get_shape())
+        if name in self.graph.consts:
+            return tuple(self.graph.consts[name].shape)
+        if name in self.graph.shapes:
+            return self.graph.shapes[name]
+        raise TpudslError(f"the shape of tensor '{name}' is unknown after ONNX shape inference")
+
+    def value(self, name: str) -> SSAValue:
+        """The SSA value of tensor `name`: a computed value, or a `top.Weight` made on first use."""
+        if not name:
+            return self.none()
+        if name in self.values:
+            return self.values[name]
+        if name in self.graph.consts:
+            return self.weight(name, self.graph.consts[name])
+        raise TpudslError(f"tensor '{name}' is used before any node computes it")
+
+    def weight(self, name: str, array: np.ndarray) -> SSAValue:
+        """A `top.Weight` holding `array` (as float32: Top computes in float), placed before its first user."""
+        op = self.mod.add_weight(name, np.ascontiguousarray(array, dtype=np.float32))
+        op.detach()
+        self.block.add_op(op)
+        self.values[name] = op.results[0]
+        return op.results[0]
+
+    def none(self) -> SSAValue:
+        """The `top.None` value for absent optional operands (one per module)."""
+        if self._none is None:
+            op = create("top.None", [], [NoneType()], loc="none")
+            if self.block.first_op is None:
+                self.block.add_op(op)
+            else:
+                self.block.insert_op_before(op, self.block.first_op)
+            self._none = op.results[0]
+        return self._none
+
+    def derived(self, base: str, suffix: str) -> str:
+        """A new tensor name for an op the converter adds: `<base>_<suffix>`, unique in the graph."""
+        name, n = f"{base}_{suffix}", 1
+        while name in self._names:
+            name, n = f"{base}_{suffix}_{n}", n + 1
+        self._names.add(name)
+        return name
+
+    # ---- writing ops ----
+
+    def emit(self, op_name: str, operands: Sequence[str | SSAValue], loc: str,
+             attrs: Mapping[str, Any] | None = None, element_type: Attribute = f32) -> SSAValue:
+        """Append Top op `op_name` computing tensor `loc` (its location); return its result.
+
+        The result type comes from ONNX shape inference when `loc` is an ONNX tensor, otherwise
+        from the op's own shape rule; both must agree (infer_op raises if they do not)."""
+        ops = [v if isinstance(v, SSAValue) else self.value(v) for v in operands]
+        shape = self.graph.shapes.get(loc)
+        rtype = TensorType(element_type, shape) if shape is not None else UnrankedTensorType(element_type)
+        op = create(op_name, ops, [rtype], attrs or {}, loc=loc)
+        self.block.add_op(op)
+        infer_op(op)
+        self.values[loc] = op.results[0]
+        return op.results[0]
+
+    def alias(self, name: str, source: str) -> None:
+        """Tensor `name` is `source` (Identity, Dropout, Cast to float): no op is emitted."""
+        self.values[name] = self.value(source)
+
+
+def load_onnx(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelProto:
+    """The model itself, or the model read from a path (TpudslError when that fails)."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    path = os.fspath(model)
+    if not os.path.isfile(path):
+        raise TpudslError(f"cannot open '{path}': No such file")
+    try:
+        return onnx.load(path)
+    except (DecodeError, ValueError, RuntimeWarning) as e:
+        raise TpudslError(f"'{path}' is not a valid ONNX model: {e}") from None
+    except OSError as e:
+        raise TpudslError(f"cannot read '{path}': {e.strerror or e}") from None
+
+
+def check_supported(graph: PreparedGraph) -> None:
+    """One error naming every op type left after folding that has no converter."""
+    missing: dict[str, list[str]] = {}
+    for proto in graph.nodes:
+        if proto.domain not in ("", "ai.onnx") or proto.op_type not in CONVERTERS:
+            kind = proto.op_type if proto.domain in ("", "ai.onnx") else f"{proto.domain}.{proto.op_type}"
+            missing.setdefault(kind, []).append(proto.name or proto.output[0])
+    if not missing:
+        return
+    parts = []
+    for kind, names in missing.items():
+        shown = ", ".join(names[:_NAMES_SHOWN]) + (", ..." if len(names) > _NAMES_SHOWN else "")
+        parts.append(f"{kind} ({len(names)} node{'s' if len(names) > 1 else ''}: {shown})")
+    hints = [f"{kind}: {HINTS[kind]}" for kind in missing if kind in HINTS]
+    message = "unsupported ONNX ops: " + "; ".join(parts)
+    if hints:
+        message += "; hint: " + "; ".join(hints)
+    raise TpudslError(message)
+
+
+def convert_onnx(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    model_name: str,
+    input_shapes: Sequence[Sequence[int]] | None = None,
+    output_names: Sequence[str] | None = None,
+    preprocess: Mapping[str, Any] | None = None,
+) -> TopModule:
+    """Convert an ONNX model to a verified Top module (state TOP_F32) with its weights.
+
+    `preprocess`: `top.Input` attributes (see frontend/preprocess.py) set on every 4-D input."""
+    graph = prepare(load_onnx(model), input_shapes, output_names)
+    check_supported(graph)
+    input_types = [TensorType(Float32Type(), graph.shapes[name]) for name in graph.inputs]
+    mod = new_top_module(model_name, input_types)
+    conv = Converter(graph, mod)
+    for name, arg in zip(graph.inputs, conv.block.args, strict=True):
+        attrs = dict(preprocess) if preprocess and len(graph.shapes[name]) == 4 else {}
+        conv.emit("top.Input", [arg], name, attrs)
+    for proto in graph.nodes:
+        node = Node(proto, graph.opset)
+        CONVERTERS[node.op_type](node, conv)
+    mod.set_outputs([_output_value(conv, name) for name in graph.outputs])
+    ShapeInferPass().apply(None, mod.module)  # type: ignore[arg-type]  # the pass does not use the context
+    verify_module(mod.module, f"{model_name}.mlir")
+    return mod
+
+
+def _output_value(conv: Converter, name: str) -> SSAValue:
+    """The value of graph output `name`, computed by an op located at `name`.
+
+    An output that is an alias (Identity of another tensor) gets an identity Reshape so that
+    the output keeps its ONNX name in the module and in every npz."""
+    value = conv.value(name)
+    owner = value.owner
+    if isinstance(owner, Operation) and loc_name(owner) == name:
+        return value
+    return conv.emit("top.Reshape", [value], name, {"shape": list(conv.shape(name))})

@@ -1,0 +1,216 @@
+"""Converters of element-wise, comparison, reduction and softmax ONNX nodes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import IntegerType, Signedness
+
+from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
+
+if TYPE_CHECKING:
+    from tpudsl.frontend.onnx_import import Converter
+
+Convert = Callable[[Node, "Converter"], None]
+
+# The largest float32: Top attributes are finite numbers, and ONNX's "no bound" is +-inf.
+FLOAT_MAX = float(np.finfo(np.float32).max)
+
+
+def unary(top: str, **defaults: object) -> Convert:
+    """A one-to-one element-wise op; `defaults` are the ONNX defaults of its attributes, which
+    have the same names in ONNX and Top (alpha, beta)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        attrs = {key: n.attr(key, default) for key, default in defaults.items()}
+        c.emit(f"top.{top}", [n.input(0)], n.out, attrs)
+
+    return convert
+
+
+def gelu(n: Node, c: Converter) -> None:
+    mode = n.attr("approximate", "none")
+    if mode not in ("none", "tanh"):
+        raise n.error(f"approximate={mode!r} is not one of none, tanh")
+    c.emit("top.GELU", [n.input(0)], n.out, {"approx_mode": "normal" if mode == "none" else "tanh"})
+
+
+def neg(n: Node, c: Converter) -> None:
+    c.emit("top.MulConst", [n.input(0)], n.out, {"const_val": -1.0})
+
+
+def _scalar(c: Converter, name: str, other: str) -> float | None:
+    """The value of `name` if it is a one-element constant that does not widen `other`'s rank."""
+    value = c.const(name)
+    if value is None or value.size != 1 or value.ndim > len(c.shape(other)):
+        return None
+    return float(value.reshape(()))
+
+
+def binary(top: str, const_op: str, commutative: bool) -> Convert:
+    """Add/Sub/Mul/Div: `x op scalar` becomes `<op>Const` (is_reverse for `scalar op x`)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        a, b = n.input(0), n.input(1)
+        if (value := _scalar(c, b, a)) is not None:
+            c.emit(f"top.{const_op}", [a], n.out, {"const_val": value})
+        elif (value := _scalar(c, a, b)) is not None:
+            attrs = {} if commutative else {"is_reverse": True}
+            c.emit(f"top.{const_op}", [b], n.out, {"const_val": value, **attrs})
+        else:
+            c.emit(f"top.{top}", [a, b], n.out)
+
+    return convert
+
+
+def variadic(top: str, const_op: str | None) -> Convert:
+    """Min/Max/Sum over any number of inputs (one input: the identity)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        ins = [i for i in n.inputs if i]
+        if len(ins) == 1:
+            c.alias(n.out, ins[0])
+        elif const_op and len(ins) == 2 and (value := _scalar(c, ins[1], ins[0])) is not None:
+            c.emit(f"top.{const_op}", [ins[0]], n.out, {"const_val": value})
+        else:
+            c.emit(f"top.{top}", ins, n.out)
+
+    return convert
+
+
+def mean(n: Node, c: Converter) -> None:
+    ins = [i for i in n.inputs if i]
+    if len(ins) == 1:
+        c.alias(n.out, ins[0])
+        return
+    total = c.emit("top.Add", ins, c.derived(n.out, "sum"))
+    c.emit("top.MulConst", [total], n.out, {"const_val": 1.0 / len(ins)})
+
+
+def pow_(n: Node, c: Converter) -> None:
+    exponent = c.const(n.input(1))
+    if exponent is None or exponent.size != 1:
+        raise n.error("only a constant scalar exponent is supported")
+    c.emit("top.Pow", [n.input(0)], n.out, {"exponent": float(exponent.reshape(()))})
+
+
+def clip(n: Node, c: Converter) -> None:
+    """Clip: bounds are attributes before opset 11 and optional inputs from 11 on."""
+    if n.opset < 11:
+        low, high = n.attr("min", -FLOAT_MAX), n.attr("max", FLOAT_MAX)
+    else:
+        bounds = []
+        for i, default in ((1, -FLOAT_MAX), (2, FLOAT_MAX)):
+            if not n.input(i):
+                bounds.append(default)
+                continue
+            value = c.const(n.input(i))
+            if value is None:
+                raise n.error(f"bound '{n.input(i)}' is computed; only constant bounds are supported")
+            bounds.append(float(value.reshape(())))
+        low, high = bounds
+    c.emit("top.Clip", [n.input(0)], n.out, {"min": max(low, -FLOAT_MAX), "max": min(high, FLOAT_MAX)})
+
+
+_INT_TYPES = {
+    onnx.TensorProto.INT8: (8, Signedness.SIGNLESS),
+    onnx.TensorProto.INT16: (16, Signedness.SIGNLESS),
+    onnx.TensorProto.INT32: (32, Signedness.SIGNLESS),
+    onnx.TensorProto.INT64: (64, Signedness.SIGNLESS),
+    onnx.TensorProto.UINT8: (8, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT16: (16, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT32: (32, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT64: (64, Signedness.UNSIGNED),
+}
+
+
+def cast(n: Node, c: Converter) -> None:
+    """Top computes in float: a cast to a float type is the identity, to bool a `!= 0` test, and
+    to an integer type a `top.Cast` whose integer result type makes it truncate toward zero."""
+    if n.op_type == "CastLike":
+        to = c.graph.dtypes.get(n.input(1), onnx.TensorProto.FLOAT)
+    else:
+        to = n.attr("to")
+    if to == onnx.TensorProto.BOOL:
+        c.emit("top.CompareConst", [n.input(0)], n.out, {"mode": "NotEqual", "const_val": 0.0})
+    elif to in _INT_TYPES:
+        width, signedness = _INT_TYPES[to]
+        c.emit("top.Cast", [n.input(0)], n.out, {"round_mode": "TowardsZero"}, IntegerType(width, signedness))
+    else:
+        c.alias(n.out, n.input(0))
+
+
+def compare(mode: str) -> Convert:
+    """Comparisons and logical ops, with `<x> cmp scalar` as CompareConst (inversed: scalar first)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        a, b = n.input(0), n.input(1)
+        if (value := _scalar(c, b, a)) is not None:
+            c.emit("top.CompareConst", [a], n.out, {"mode": mode, "const_val": value})
+        elif (value := _scalar(c, a, b)) is not None:
+            c.emit("top.CompareConst", [b], n.out, {"mode": mode, "const_val": value, "inversed": True})
+        else:
+            c.emit("top.Compare", [a, b], n.out, {"mode": mode})
+
+    return convert
+
+
+def not_(n: Node, c: Converter) -> None:
+    c.emit("top.CompareConst", [n.input(0)], n.out, {"mode": "Not", "const_val": 0.0})
+
+
+def or_(n: Node, c: Converter) -> None:
+    # Booleans are 0/1 floats in Top, so `a or b` is their maximum.
+    c.emit("top.Max", [n.input(0), n.input(1)], n.out)
+
+
+def where(n: Node, c: Converter) -> None:
+    c.emit("top.Where", [n.input(0), n.input(1), n.input(2)], n.out)
+
+
+def reduce(mode: str) -> Convert:
+    """ReduceX: axes is an attribute before opset 18 (ReduceSum: 13) and an optional input after."""
+
+    def convert(n: Node, c: Converter) -> None:
+        rank = len(c.shape(n.input(0)))
+        axes_as_input = n.opset >= (13 if mode == "ReduceSum" else 18)
+        if axes_as_input and n.input(1):
+            value = c.const(n.input(1))
+            if value is None:
+                raise n.error(f"axes '{n.input(1)}' are computed; only constant axes are supported")
+            axes = [int(v) for v in value.reshape(-1)]
+        else:
+            axes = list(n.attr("axes", []))
+        if not axes:
+            if n.attr("noop_with_empty_axes", 0):
+                c.alias(n.out, n.input(0))
+                return
+            axes = list(range(rank))
+        keepdims = bool(n.attr("keepdims", 1))
+        c.emit("top.Reduce", [n.input(0)], n.out,
+               {"axes": sorted(norm_axes(axes, rank, n)), "keepdims": keepdims, "mode": mode})
+
+    return convert
+
+
+def softmax(n: Node, c: Converter) -> None:
+    """Softmax/LogSoftmax. Before opset 13 the input is coerced to 2-D at `axis` (default 1) and
+    normalized over all dims from `axis` on; from 13 on over `axis` (default -1) alone."""
+    log = n.op_type == "LogSoftmax"
+    shape = c.shape(n.input(0))
+    rank = len(shape)
+    if n.opset >= 13:
+        c.emit("top.Softmax", [n.input(0)], n.out, {"axis": norm_axis(n.attr("axis", -1), rank, n), "log": log})
+        return
+    axis = norm_axis(n.attr("axis", 1), rank, n) if rank else 0
+    if axis >= rank - 1:  # only the last dim is normalized: same as the modern form
+        c.emit("top.Softmax", [n.input(0)], n.out, {"axis": max(rank - 1, 0), "log": log})
+        return
+    flat = [math.prod(shape[:axis]), math.prod(shape[axis:])]
+    x = c.emit("top.Reshape", [n.input(0)], c.derived(n.out, "flatten"), {"shape": flat})
+    y = c.emit("top.Softmax", [x], c.derived(n.out, "softmax"), {"axis": 1, "log": log})
+    c.emit("top.Reshape", [y], n.out, {"shape": list(shape)})

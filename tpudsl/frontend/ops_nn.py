@@ -1,0 +1,202 @@
+"""Converters of convolution, matrix product, normalization and pooling ONNX nodes."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tpudsl.frontend.onnx_node import Node, norm_axis
+
+if TYPE_CHECKING:
+    from tpudsl.frontend.onnx_import import Converter
+
+
+def _window(n: Node, c: Converter, kernel: list[int]) -> dict[str, list[int]]:
+    """kernel_shape, strides, dilations and explicit pads (auto_pad resolved here, so that no
+    later phase has to know ONNX's SAME_UPPER/SAME_LOWER rules)."""
+    k = len(kernel)
+    strides = list(n.attr("strides", [1] * k))
+    dilations = list(n.attr("dilations", [1] * k))
+    pads = list(n.attr("pads", [0] * (2 * k)))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        spatial = c.shape(n.input(0))[2:]
+        begins, ends = [], []
+        for size, kk, s, d in zip(spatial, kernel, strides, dilations, strict=True):
+            total = max(0, (math.ceil(size / s) - 1) * s + d * (kk - 1) + 1 - size)
+            small, big = total // 2, total - total // 2
+            begins.append(small if auto_pad == "SAME_UPPER" else big)
+            ends.append(big if auto_pad == "SAME_UPPER" else small)
+        pads = begins + ends
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * k)
+    elif auto_pad != "NOTSET":
+        raise n.error(f"auto_pad {auto_pad!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+    return {"kernel_shape": kernel, "strides": strides, "pads": pads, "dilations": dilations}
+
+
+def conv(n: Node, c: Converter) -> None:
+    """Conv. The filter may be a weight or computed upstream (weight_is_coeff=0): it is looked up
+    by name like any operand."""
+    filter_shape = c.shape(n.input(1))
+    kernel = list(n.attr("kernel_shape", filter_shape[2:]))
+    attrs = {
+        **_window(n, c, kernel),
+        "group": n.attr("group", 1),
+        "weight_is_coeff": 1 if c.const(n.input(1)) is not None else 0,
+    }
+    c.emit("top.Conv", [n.input(0), n.input(1), n.input(2)], n.out, attrs)
+
+
+def conv_transpose(n: Node, c: Converter) -> None:
+    """ConvTranspose -> Deconv with the filter kept in ONNX layout [ic, oc/g, *k]
+    (dynweight_reorderd=false), whether it is a weight or computed upstream."""
+    x_shape, filter_shape = c.shape(n.input(0)), c.shape(n.input(1))
+    kernel = list(n.attr("kernel_shape", filter_shape[2:]))
+    k = len(kernel)
+    strides = list(n.attr("strides", [1] * k))
+    dilations = list(n.attr("dilations", [1] * k))
+    out_pad = list(n.attr("output_padding", [0] * k))
+    pads = list(n.attr("pads", [0] * (2 * k)))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    output_shape = n.attr("output_shape")
+    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        output_shape = [size * s for size, s in zip(x_shape[2:], strides, strict=True)]
+    if auto_pad == "VALID":
+        pads = [0] * (2 * k)
+    elif output_shape is not None:
+        # ONNX: total padding makes the output exactly `output_shape`; SAME_UPPER puts the odd
+        # pixel at the end, anything else at the beginning.
+        output_shape = list(output_shape)[-k:]
+        begins, ends = [], []
+        for i in range(k):
+            full = strides[i] * (x_shape[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1
+            total = full - output_shape[i]
+            if total < 0:
+                raise n.error(f"output_shape {output_shape} is larger than the full output {full}")
+            half = total // 2
+            begins.append(half if auto_pad == "SAME_UPPER" else total - half)
+            ends.append(total - half if auto_pad == "SAME_UPPER" else half)
+        pads = begins + ends
+    attrs = {
+        "kernel_shape": kernel,
+        "strides": strides,
+        "pads": pads,
+        "dilations": dilations,
+        "output_padding": out_pad,
+        "group": n.attr("group", 1),
+        "dynweight_reorderd": False,
+    }
+    c.emit("top.Deconv", [n.input(0), n.input(1), n.input(2)], n.out, attrs)
+
+
+def matmul(n: Node, c: Converter) -> None:
+    c.emit("top.MatMul", [n.input(0), n.input(1), ""], n.out)
+
+
+def gemm(n: Node, c: Converter) -> None:
+    """Gemm: alpha * A' @ B' + beta * C. transB is MatMul's right_transpose (weights keep their
+    names); transA is a Permute; a constant C is the MatMul bias (scaled by beta when needed)."""
+    a, b, bias_name = n.input(0), n.input(1), n.input(2)
+    alpha, beta = float(n.attr("alpha", 1.0)), float(n.attr("beta", 1.0))
+    if n.attr("transA", 0):
+        a = c.emit("top.Permute", [a], c.derived(n.out, "transA"), {"order": [1, 0]})
+    bias_const = c.const(bias_name) if bias_name else None
+    bias: str | object = ""
+    if bias_const is not None and alpha == 1.0:
+        bias = bias_name if beta == 1.0 else c.weight(c.derived(bias_name, "beta"), bias_const * np.float32(beta))
+    last = bias != "" or not bias_name
+    product = c.emit("top.MatMul", [a, b, bias], n.out if last and alpha == 1.0 else c.derived(n.out, "matmul"),
+                     {"right_transpose": bool(n.attr("transB", 0))})
+    if alpha != 1.0:
+        product = c.emit("top.MulConst", [product], n.out if last else c.derived(n.out, "alpha"), {"const_val": alpha})
+    if last:
+        return
+    if beta != 1.0:
+        if bias_const is not None:
+            term = c.weight(c.derived(bias_name, "beta"), bias_const * np.float32(beta))
+        else:
+            term = c.emit("top.MulConst", [bias_name], c.derived(n.out, "beta"), {"const_val": beta})
+        c.emit("top.Add", [product, term], n.out)
+    else:
+        c.emit("top.Add", [product, bias_name], n.out)
+
+
+def batch_norm(n: Node, c: Converter) -> None:
+    if len([o for o in n.outputs if o]) > 1:
+        raise n.error("training mode (running mean/var outputs) is not supported")
+    x, scale, bias, mean, var = (n.input(i) for i in range(5))
+    c.emit("top.BatchNorm", [x, mean, var, scale, bias], n.out, {"epsilon": n.attr("epsilon", 1e-5)})
+
+
+def layer_norm(n: Node, c: Converter) -> None:
+    if len([o for o in n.outputs if o]) > 1:
+        raise n.error("the Mean and InvStdDev outputs are not supported")
+    shape = c.shape(n.input(0))
+    axis = norm_axis(n.attr("axis", -1), len(shape), n)
+    attrs = {"axis": axis, "eps": n.attr("epsilon", 1e-5), "normalized_shape": list(shape[axis:])}
+    c.emit("top.LayerNorm", [n.input(0), n.input(1), n.input(2)], n.out, attrs)
+
+
+def instance_norm(n: Node, c: Converter) -> None:
+    c.emit("top.InstanceNorm", [n.input(0), n.input(1), n.input(2)], n.out, {"eps": n.attr("epsilon", 1e-5)})
+
+
+def group_norm(n: Node, c: Converter) -> None:
+    """GroupNormalization: opset 18 gives scale/bias per group, opset 21 per channel; Top wants
+    per channel, so opset-18 constants are repeated over each group's channels."""
+    groups = int(n.attr("num_groups"))
+    channels = c.shape(n.input(0))[1]
+    operands: list[object] = [n.input(0)]
+    for i in (1, 2):
+        value = c.const(n.input(i))
+        if n.opset >= 21 or channels == groups:
+            operands.append(n.input(i))
+        elif value is None:
+            raise n.error(f"per-group '{n.input(i)}' is computed; only constant per-group scale/bias are supported")
+        else:
+            operands.append(c.weight(c.derived(n.input(i), "per_channel"), np.repeat(value, channels // groups)))
+    c.emit("top.GroupNorm", operands, n.out, {"num_groups": groups, "eps": n.attr("epsilon", 1e-5)})
+
+
+def pool(top: str) -> object:
+    def convert(n: Node, c: Converter) -> None:
+        if len([o for o in n.outputs if o]) > 1:
+            raise n.error("the Indices output is not supported")
+        kernel = list(n.attr("kernel_shape"))
+        window = _window(n, c, kernel)
+        if any(d != 1 for d in window.pop("dilations")):
+            raise n.error(f"dilations {n.attr('dilations')} are not supported for pooling")
+        attrs = {**window, "ceil_mode": bool(n.attr("ceil_mode", 0))}
+        if top == "top.AvgPool":
+            attrs["count_include_pad"] = bool(n.attr("count_include_pad", 0))
+        c.emit(top, [n.input(0)], n.out, attrs)
+
+    return convert
+
+
+def global_pool(top: str) -> object:
+    def convert(n: Node, c: Converter) -> None:
+        spatial = list(c.shape(n.input(0))[2:])
+        c.emit(top, [n.input(0)], n.out, {"kernel_shape": spatial, "strides": [1] * len(spatial)})
+
+    return convert
+
+
+def depth_to_space(n: Node, c: Converter) -> None:
+    block = int(n.attr("blocksize"))
+    mode = n.attr("mode", "DCR")
+    attrs = {"block_h": block, "block_w": block, "is_CRD": mode == "CRD", "is_inversed": False}
+    c.emit("top.Depth2Space", [n.input(0)], n.out, attrs)
+
+
+def space_to_depth(n: Node, c: Converter) -> None:
+    block = int(n.attr("blocksize"))
+    attrs = {"block_h": block, "block_w": block, "is_CRD": False, "is_inversed": True}
+    c.emit("top.Depth2Space", [n.input(0)], n.out, attrs)
+
+
+def prelu(n: Node, c: Converter) -> None:
+    c.emit("top.PRelu", [n.input(0), n.input(1)], n.out)

@@ -1,0 +1,169 @@
+"""Converters of ONNX nodes that move data without computing on it: reshapes, slices, gathers...
+
+Shape-like operands (Reshape's shape, Slice's starts, Pad's pads, ...) must be constant: after
+folding they are, for any model whose input shapes are fixed. They become attributes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
+
+if TYPE_CHECKING:
+    from tpudsl.frontend.onnx_import import Converter
+
+
+def const_ints(n: Node, c: Converter, i: int, what: str) -> list[int] | None:
+    """Input #i as a list of ints (None when absent); an error when it is computed at run time."""
+    name = n.input(i)
+    if not name:
+        return None
+    value = c.const(name)
+    if value is None:
+        raise n.error(f"{what} '{name}' is computed from input values; only constant {what} is supported")
+    return [int(v) for v in value.reshape(-1)]
+
+
+def identity(n: Node, c: Converter) -> None:
+    """Identity and inference-mode Dropout: the output is the input, no op."""
+    if n.op_type == "Dropout" and len([o for o in n.outputs if o]) > 1:
+        raise n.error("the mask output is not supported")
+    c.alias(n.out, n.input(0))
+
+
+def reshape(n: Node, c: Converter) -> None:
+    """Reshape and Flatten: the target is the inferred output shape (0 and -1 already resolved)."""
+    if n.op_type == "Reshape":
+        const_ints(n, c, 1, "shape")
+    c.emit("top.Reshape", [n.input(0)], n.out, {"shape": list(c.shape(n.out))})
+
+
+def transpose(n: Node, c: Converter) -> None:
+    rank = len(c.shape(n.input(0)))
+    order = n.attr("perm", list(range(rank))[::-1])
+    c.emit("top.Permute", [n.input(0)], n.out, {"order": norm_axes(order, rank, n)})
+
+
+def _axes(n: Node, c: Converter) -> list[int] | None:
+    """Squeeze/Unsqueeze axes: an attribute before opset 13, an optional input from 13 on."""
+    return const_ints(n, c, 1, "axes") if n.opset >= 13 else n.attr("axes")
+
+
+def squeeze(n: Node, c: Converter) -> None:
+    shape = c.shape(n.input(0))
+    axes = _axes(n, c)
+    axes = norm_axes(axes, len(shape), n) if axes else [i for i, d in enumerate(shape) if d == 1]
+    c.emit("top.Squeeze", [n.input(0)], n.out, {"axes": sorted(axes)})
+
+
+def unsqueeze(n: Node, c: Converter) -> None:
+    axes = _axes(n, c) or []
+    rank = len(c.shape(n.input(0))) + len(axes)
+    c.emit("top.Unsqueeze", [n.input(0)], n.out, {"axes": sorted(norm_axes(axes, rank, n))})
+
+
+def concat(n: Node, c: Converter) -> None:
+    ins = [i for i in n.inputs if i]
+    axis = norm_axis(n.attr("axis", 1 if n.opset < 4 else 0), len(c.shape(ins[0])), n)
+    c.emit("top.Concat", ins, n.out, {"axis": axis})
+
+
+def _slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[int, int]:
+    """ONNX Slice clamping. With a negative step an end before index 0 is written -dim-1, so
+    that it stays "before 0" after the usual negative-index normalization (end + dim = -1)."""
+    start = start + dim if start < 0 else start
+    end = end + dim if end < 0 else end
+    if step > 0:
+        return min(max(start, 0), dim), min(max(end, 0), dim)
+    start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return start, (-dim - 1 if end == -1 else end)
+
+
+def slice_(n: Node, c: Converter) -> None:
+    """Slice: starts/ends/axes are attributes before opset 10 and inputs from 10 on. The Top op
+    gets offset/ends/steps for every dim, already clamped."""
+    shape = c.shape(n.input(0))
+    if n.opset < 10:
+        starts, ends, axes, steps = n.attr("starts"), n.attr("ends"), n.attr("axes"), None
+    else:
+        starts, ends = const_ints(n, c, 1, "starts"), const_ints(n, c, 2, "ends")
+        axes, steps = const_ints(n, c, 3, "axes"), const_ints(n, c, 4, "steps")
+    axes = norm_axes(axes if axes is not None else list(range(len(starts))), len(shape), n)
+    steps = steps or [1] * len(axes)
+    offset, stop, stride = [0] * len(shape), list(shape), [1] * len(shape)
+    for ax, start, end, step in zip(axes, starts, ends, steps, strict=True):
+        if step == 0:
+            raise n.error("steps must not be 0")
+        offset[ax], stop[ax] = _slice_bounds(shape[ax], start, end, step)
+        stride[ax] = step
+    c.emit("top.Slice", [n.input(0), "", "", ""], n.out, {"offset": offset, "ends": stop, "steps": stride})
+
+
+def split(n: Node, c: Converter) -> None:
+    """Split becomes one Slice per output, so that every output keeps its own ONNX name.
+    Sizes: `split` attribute (before 13), `split` input (13 on), or `num_outputs` (18 on)."""
+    shape = c.shape(n.input(0))
+    axis = norm_axis(n.attr("axis", 0), len(shape), n)
+    sizes = const_ints(n, c, 1, "split") if n.opset >= 13 else n.attr("split")
+    count = len(n.outputs)
+    if not sizes:
+        # Equal parts; with num_outputs (opset 18) the last part may be smaller.
+        part = -(-shape[axis] // count)
+        sizes = [min(part, shape[axis] - i * part) for i in range(count)]
+    if len(sizes) != count or sum(sizes) != shape[axis]:
+        raise n.error(f"split sizes {sizes} do not cut axis {axis} of size {shape[axis]} into {count} outputs")
+    start = 0
+    for out, size in zip(n.outputs, sizes, strict=True):
+        offset, ends = [0] * len(shape), list(shape)
+        offset[axis], ends[axis] = start, start + size
+        start += size
+        if out:
+            c.emit("top.Slice", [n.input(0), "", "", ""], out, {"offset": offset, "ends": ends, "steps": [1] * len(shape)})
+
+
+def pad(n: Node, c: Converter) -> None:
+    """Pad: pads/value are attributes before opset 11, inputs from 11 on (axes input from 18)."""
+    rank = len(c.shape(n.input(0)))
+    mode = n.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise n.error(f"mode {mode!r} is not supported (constant, reflect, edge are)")
+    if n.opset < 11:
+        pads, value = list(n.attr("pads" if n.opset >= 2 else "paddings")), float(n.attr("value", 0.0))
+    else:
+        pads = const_ints(n, c, 1, "pads")
+        value_array = c.const(n.input(2)) if n.input(2) else np.zeros(1)
+        if value_array is None:
+            raise n.error(f"constant_value '{n.input(2)}' is computed; only a constant value is supported")
+        value = float(value_array.reshape(-1)[0]) if value_array.size else 0.0
+        axes = const_ints(n, c, 3, "axes")
+        if axes is not None:
+            full = [0] * (2 * rank)
+            for j, ax in enumerate(norm_axes(axes, rank, n)):
+                full[ax], full[rank + ax] = pads[j], pads[len(axes) + j]
+            pads = full
+    if any(p < 0 for p in pads):
+        raise n.error(f"negative pads {pads} (cropping) are not supported")
+    c.emit("top.Pad", [n.input(0), ""], n.out, {"paddings": pads, "val": value, "mode": mode})
+
+
+def tile(n: Node, c: Converter) -> None:
+    c.emit("top.Tile", [n.input(0), ""], n.out, {"tile": const_ints(n, c, 1, "repeats")})
+
+
+def expand(n: Node, c: Converter) -> None:
+    const_ints(n, c, 1, "shape")
+    c.emit("top.Expand", [n.input(0), ""], n.out, {"shape": list(c.shape(n.out))})
+
+
+def gather(n: Node, c: Converter) -> None:
+    """Gather. Constant indices are made non-negative here (ONNX allows counting from the end)."""
+    shape = c.shape(n.input(0))
+    axis = norm_axis(n.attr("axis", 0), len(shape), n)
+    indices = c.const(n.input(1))
+    if indices is not None and (indices < 0).any():
+        fixed = np.where(indices < 0, indices + shape[axis], indices)
+        c.emit("top.Gather", [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
+        return
+    c.emit("top.Gather", [n.input(0), n.input(1)], n.out, {"axis": axis})
