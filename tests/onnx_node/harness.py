@@ -120,27 +120,23 @@ def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: st
 
 
 def canonicalize_pass() -> Any | None:
-    """The rewrite engineer's canonicalize pass, when it exists (tpudsl.passes registry)."""
+    """The class of the rewrite engineer's `canonicalize` pass, or None while it cannot be loaded."""
     try:
         passes = importlib.import_module("tpudsl.passes")
-    except ImportError:
+        return passes.pass_class("canonicalize")
+    except Exception:  # noqa: BLE001 - not written yet / not importable
         return None
-    table = getattr(passes, "PASSES", {})
-    factory = table.get("canonicalize") if hasattr(table, "get") else None
-    return factory
 
 
 def apply_canonicalize(top: Any) -> Any:
-    from xdsl.context import Context
+    """Run `canonicalize` on the module in place; returns `top`."""
+    from tpudsl.dialects import make_context
 
-    factory = canonicalize_pass()
-    if factory is None:
-        raise RuntimeError("tpudsl.passes has no 'canonicalize' pass")
-    pass_cls = factory() if callable(factory) else factory
-    p = pass_cls() if isinstance(pass_cls, type) else pass_cls
+    cls = canonicalize_pass()
+    if cls is None:
+        raise RuntimeError("tpudsl.passes has no loadable 'canonicalize' pass")
     module, _ = _top_module_parts(top)
-    ctx = Context(allow_unregistered=True)
-    p.apply(ctx, module)
+    cls().apply(make_context(), module)
     return top
 
 
