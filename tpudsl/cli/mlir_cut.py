@@ -1,0 +1,138 @@
+"""mlir_cut: keep the part of a Top module that computes some named tensors.
+
+  mlir_cut --mlir X.mlir --output_names a,b [--input_names c,d] [-o X_cut.mlir]
+
+The named output tensors become @main's results. Each named input tensor becomes a new
+function argument (through a `top.Input` located at its name) that replaces its producer, so
+a failing layer can be run alone on values dumped from the full model (model_runner
+--dump_all_tensors). Ops, arguments and weights no longer needed are removed; the cut module
+gets its own weight npz (`<output stem>_weight.npz`), so the original model's stays intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from xdsl.dialects.builtin import FusedLoc, NameLoc
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, load_module, save_module, verify_module
+
+# Ops whose results are not tensors a user can name.
+_UNNAMED_OPS = ("top.None", "func.return")
+
+
+def result_names(op: Operation) -> list[str]:
+    """The tensor name of each result: its NameLoc for one result; for several, the names of a
+    fused location (as TPU-MLIR writes multi-result ops), else `<name>_<i>`."""
+    if len(op.results) == 1:
+        return [loc_name(op)]
+    loc = op.location
+    if isinstance(loc, FusedLoc) and len(loc.locations.data) == len(op.results):
+        return [sub.name.data if isinstance(sub, NameLoc) else "" for sub in loc.locations.data]
+    base = loc_name(op)
+    return [f"{base}_{i}" if base else "" for i in range(len(op.results))]
+
+
+def named_tensors(mod: TopModule) -> dict[str, SSAValue]:
+    """Every named tensor of @main (first definition wins) by its name."""
+    tensors: dict[str, SSAValue] = {}
+    for op in mod.main_func().body.block.ops:
+        if op.name in _UNNAMED_OPS:
+            continue
+        for name, value in zip(result_names(op), op.results, strict=True):
+            if name:
+                tensors.setdefault(name, value)
+    return tensors
+
+
+def _check_known(output_names: Sequence[str], input_names: Sequence[str], tensors: dict[str, SSAValue]) -> None:
+    """One error naming every unknown tensor, outputs and inputs alike."""
+    parts = []
+    for what, names in (("output", output_names), ("input", input_names)):
+        unknown = [n for n in names if n not in tensors]
+        if unknown:
+            parts.append(f"{what} " + ", ".join(unknown))
+    if parts:
+        raise TpudslError("unknown tensor names: " + "; ".join(parts))
+
+
+def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequence[str] = ()) -> TopModule:
+    """Cut `mod` in place (see the module docstring) and return it."""
+    output_names = list(dict.fromkeys(output_names))
+    input_names = list(dict.fromkeys(input_names))
+    if not output_names:
+        raise TpudslError("no output names given")
+    tensors = named_tensors(mod)
+    _check_known(output_names, input_names, tensors)
+    main = mod.main_func()
+    block = main.body.block
+
+    for name in input_names:
+        old = tensors[name]
+        if old.owner is not None and getattr(old.owner, "name", "") == "top.Input":
+            continue  # already an input
+        arg = block.insert_arg(old.type, len(block.args))
+        new_input = create("top.Input", [arg], [old.type], loc=name)
+        block.insert_op_before(new_input, block.first_op)
+        old.replace_all_uses_with(new_input.results[0])
+        tensors[name] = new_input.results[0]
+
+    old_return = block.last_op
+    if isinstance(old_return, ReturnOp):
+        old_return.detach()
+        old_return.erase()
+    mod.set_outputs([tensors[n] for n in output_names])
+    _erase_dead_ops(mod)
+    for arg in [a for a in block.args if not a.uses]:
+        block.erase_arg(arg)
+    main.update_function_type()
+    used = {loc_name(op) for op in mod.weight_ops()}
+    mod.weights = {k: v for k, v in mod.weights.items() if k in used}
+    verify_module(mod.module, str(mod.path or "cut module"))
+    return mod
+
+
+def _erase_dead_ops(mod: TopModule) -> None:
+    """Erase ops whose results are unused, last op first so that chains die in one sweep."""
+    block = mod.main_func().body.block
+    for op in reversed(list(block.ops)):
+        if op is block.last_op:
+            continue  # func.return
+        if all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+
+
+def _split(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def build_parser() -> CliArgumentParser:
+    parser = CliArgumentParser(prog="mlir_cut", description="Cut a Top module to the part that computes the named tensors.")
+    parser.add_argument("--mlir", required=True, help="input .mlir (Top dialect)")
+    parser.add_argument("--output_names", required=True, help="comma-separated tensor names to make the outputs")
+    parser.add_argument("--input_names", default="", help="comma-separated tensor names to make new inputs")
+    parser.add_argument("-o", "--output", help="output .mlir (default: <mlir stem>_cut.mlir next to the input)")
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
+    source = Path(args.mlir)
+    output = Path(args.output) if args.output else source.with_name(f"{source.stem}_cut.mlir")
+    if output.resolve() == source.resolve():
+        raise TpudslError("the output would overwrite the input .mlir; choose another -o")
+    mod = cut_module(load_module(source), _split(args.output_names), _split(args.input_names))
+    save_module(mod, output, output.with_name(f"{output.stem}_weight.npz"))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_cli(run, argv)
