@@ -401,7 +401,7 @@ def slice_(ins: Ins, a: AttrView) -> list[Shape | None]:
         if step > 0:
             start, end = min(max(start, 0), dim), min(max(end, 0), dim)
         else:
-            start, end = min(max(start, -1), dim - 1), min(max(end, -1), dim - 1)
+            start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
         out[ax] = max(0, -(-(end - start) // step))
     return [tuple(out)]
 
