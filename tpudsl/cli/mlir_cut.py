@@ -15,29 +15,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from xdsl.dialects.builtin import FusedLoc, NameLoc
 from xdsl.dialects.func import ReturnOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, save_module, verify_module
 
 # Ops whose results are not tensors a user can name.
 _UNNAMED_OPS = ("top.None", "func.return")
-
-
-def result_names(op: Operation) -> list[str]:
-    """The tensor name of each result: its NameLoc for one result; for several, the names of a
-    fused location (as TPU-MLIR writes multi-result ops), else `<name>_<i>`."""
-    if len(op.results) == 1:
-        return [loc_name(op)]
-    loc = op.location
-    if isinstance(loc, FusedLoc) and len(loc.locations.data) == len(op.results):
-        return [sub.name.data if isinstance(sub, NameLoc) else "" for sub in loc.locations.data]
-    base = loc_name(op)
-    return [f"{base}_{i}" if base else "" for i in range(len(op.results))]
 
 
 def named_tensors(mod: TopModule) -> dict[str, SSAValue]:
@@ -74,13 +62,14 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     main = mod.main_func()
     block = main.body.block
 
+    first_op = block.first_op  # new inputs go before it, in the order given
     for name in input_names:
         old = tensors[name]
         if old.owner is not None and getattr(old.owner, "name", "") == "top.Input":
             continue  # already an input
         arg = block.insert_arg(old.type, len(block.args))
         new_input = create("top.Input", [arg], [old.type], loc=name)
-        block.insert_op_before(new_input, block.first_op)
+        block.insert_op_before(new_input, first_op)
         old.replace_all_uses_with(new_input.results[0])
         tensors[name] = new_input.results[0]
 
