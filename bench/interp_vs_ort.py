@@ -46,9 +46,8 @@ def main() -> int:
 
     import onnxruntime as ort
 
-    from models import resnet18
-    from onnx_node.harness import cosine, max_rel_err
-    from tpudsl.frontend import convert_onnx
+    from tests.models import resnet18
+    from onnx_node.harness import convert_onnx, cosine, max_rel_err
     from tpudsl.interp import ModuleInterpreter
 
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -56,7 +55,7 @@ def main() -> int:
     x = np.random.default_rng(0).standard_normal((1, 3, args.size, args.size)).astype(np.float32)
 
     t0 = time.perf_counter()
-    top = convert_onnx(model, "resnet18")
+    top = convert_onnx()(model, "resnet18")
     t_convert = time.perf_counter() - t0
     interp = ModuleInterpreter(top.module, top.weights)
     t0 = time.perf_counter()

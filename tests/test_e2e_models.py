@@ -19,7 +19,7 @@ import importlib
 import numpy as np
 import pytest
 
-from onnx_node.harness import apply_canonicalize, canonicalize_pass, cosine, max_rel_err, run_tpudsl
+from onnx_node.harness import apply_canonicalize, canonicalize_pass, convert_onnx, cosine, max_rel_err, run_tpudsl
 from tests.models import (
     east_decoder,
     mobilenetv2,
@@ -84,7 +84,6 @@ def _dynamic_deconvs(module) -> list:
     strict=True,
 )
 def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
-    from tpudsl.frontend import convert_onnx
     from tpudsl.interp import ModuleInterpreter
     from tpudsl.ir.printer import print_module
 
@@ -92,7 +91,7 @@ def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
     feeds = random_inputs(model, seed=2)
     want = onnx_inference(model, feeds)
 
-    top = convert_onnx(model, "stylegan2_block")
+    top = convert_onnx()(model, "stylegan2_block")
     deconvs = _dynamic_deconvs(top.module)
     assert deconvs, "the StyleGAN2 block should convert to a top.Deconv with a computed filter"
     apply_canonicalize(top)

@@ -53,6 +53,7 @@ PARAM_INPUTS: dict[str, tuple[int, ...]] = {
     "Trilu": (1,),
     "CenterCropPad": (1,),
     "Dropout": (1, 2),
+    "CastLike": (1,),  # only its element type matters
     # Normalisation statistics and affine parameters: always initializers in real models, and
     # TPU-MLIR folds them at conversion time.
     "BatchNormalization": (1, 2, 3, 4),
@@ -76,12 +77,14 @@ def supported_ops() -> set[str] | None:
 
 
 def fold_param_inputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> tuple[onnx.ModelProto, dict[str, Any]]:
-    """Move the PARAM_INPUTS positions of a single-node model from graph inputs to initializers."""
-    if len(model.graph.node) != 1:
-        return model, feeds
-    node = model.graph.node[0]
-    positions = PARAM_INPUTS.get(node.op_type, ())
-    names = {node.input[i] for i in positions if i < len(node.input) and node.input[i]}
+    """Move the PARAM_INPUTS positions of a single-node model, and graph inputs no node reads
+    (an expanded CastLike's `like`), from graph inputs to initializers."""
+    used = {i for n in model.graph.node for i in n.input}
+    names = {name for name in feeds if name not in used}
+    if len(model.graph.node) == 1:
+        node = model.graph.node[0]
+        positions = PARAM_INPUTS.get(node.op_type, ())
+        names |= {node.input[i] for i in positions if i < len(node.input) and node.input[i]}
     names &= set(feeds)
     if not names:
         return model, feeds
@@ -94,6 +97,15 @@ def fold_param_inputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> tuple[on
     return model, {k: v for k, v in feeds.items() if k not in names}
 
 
+def convert_onnx():
+    """The frontend's convert_onnx (exported by tpudsl.frontend, defined in frontend/onnx_import.py)."""
+    frontend = importlib.import_module("tpudsl.frontend")
+    fn = getattr(frontend, "convert_onnx", None)
+    if fn is None:
+        fn = importlib.import_module("tpudsl.frontend.onnx_import").convert_onnx
+    return fn
+
+
 def _top_module_parts(top: Any) -> tuple[Any, Any]:
     module = getattr(top, "module", top)
     weights = getattr(top, "weights", None)
@@ -103,10 +115,9 @@ def _top_module_parts(top: Any) -> tuple[Any, Any]:
 def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: str = "model",
                canonicalize: bool = False) -> dict[str, np.ndarray]:
     """convert_onnx + ModuleInterpreter.inference; outputs keyed by ONNX output name."""
-    from tpudsl.frontend import convert_onnx
     from tpudsl.interp import ModuleInterpreter
 
-    top = convert_onnx(model, name)
+    top = convert_onnx()(model, name)
     if canonicalize:
         top = apply_canonicalize(top)
     module, weights = _top_module_parts(top)
