@@ -26,6 +26,7 @@ from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
+from tpudsl.frontend.preprocess import Preprocess
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, new_top_module, verify_module
 from tpudsl.rewrites.shape_infer import ShapeInferPass, infer_op
@@ -72,7 +73,7 @@ class Converter:
 
     def weight(self, name: str, array: np.ndarray) -> SSAValue:
         """A `top.Weight` holding `array` (as float32: Top computes in float), placed before its first user."""
-        op = self.mod.add_weight(name, np.ascontiguousarray(array, dtype=np.float32))
+        op = self.mod.add_weight(name, np.array(array, dtype=np.float32, order="C"))  # keeps 0-d shapes
         op.detach()
         self.block.add_op(op)
         self.values[name] = op.results[0]
@@ -159,18 +160,19 @@ def convert_onnx(
     model_name: str,
     input_shapes: Sequence[Sequence[int]] | None = None,
     output_names: Sequence[str] | None = None,
-    preprocess: Mapping[str, Any] | None = None,
+    preprocess: Preprocess | None = None,
 ) -> TopModule:
     """Convert an ONNX model to a verified Top module (state TOP_F32) with its weights.
 
-    `preprocess`: `top.Input` attributes (see frontend/preprocess.py) set on every 4-D input."""
+    `preprocess` is recorded on every 4-D `top.Input` (see frontend/preprocess.py)."""
     graph = prepare(load_onnx(model), input_shapes, output_names)
     check_supported(graph)
     input_types = [TensorType(Float32Type(), graph.shapes[name]) for name in graph.inputs]
     mod = new_top_module(model_name, input_types)
     conv = Converter(graph, mod)
     for name, arg in zip(graph.inputs, conv.block.args, strict=True):
-        attrs = dict(preprocess) if preprocess and len(graph.shapes[name]) == 4 else {}
+        shape = graph.shapes[name]
+        attrs = preprocess.input_attrs(shape) if preprocess and len(shape) == 4 else {}
         conv.emit("top.Input", [arg], name, attrs)
     for proto in graph.nodes:
         node = Node(proto, graph.opset)

@@ -1,0 +1,216 @@
+"""Per-op ONNX -> Top conversion, checked against onnxruntime through the Top interpreter.
+
+Each case is one small graph; `ops` names Top ops the conversion must use, so that a case about
+one conversion form (say AddConst) cannot pass through another (Add with a weight)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from frontend_support import check, make_model, rand
+from onnx import TensorProto
+from onnx import helper as h
+
+
+@dataclass
+class Case:
+    id: str
+    nodes: list
+    inputs: dict
+    inits: dict = field(default_factory=dict)
+    opset: int = 13
+    ops: tuple = ()
+    outputs: tuple = ()
+    feed: dict | None = None
+    rtol: float = 1e-4
+    atol: float = 1e-5
+
+
+def node(op, ins, outs=("y",), **attrs):
+    return h.make_node(op, list(ins), list(outs), **attrs)
+
+
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+X4 = {"x": [2, 3, 5, 6]}
+X2 = {"x": [4, 6]}
+X3 = {"x": [2, 4, 6]}
+
+CASES = [
+    # ---- convolution, matmul, normalization ----
+    Case("conv_group_stride_dil", [node("Conv", "xwb", group=3, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 0, 2])],
+         {"x": [1, 6, 9, 9]}, {"w": rand(6, 2, 3, 3), "b": rand(6)}, ops=("top.Conv",)),
+    Case("conv_same_upper", [node("Conv", "xw", auto_pad="SAME_UPPER", strides=[2, 2])], {"x": [1, 2, 7, 8]},
+         {"w": rand(4, 2, 4, 3)}, opset=11, ops=("top.Conv",)),
+    Case("conv_same_lower", [node("Conv", "xw", auto_pad="SAME_LOWER", strides=[2, 2])], {"x": [1, 2, 7, 8]},
+         {"w": rand(4, 2, 4, 3)}, ops=("top.Conv",)),
+    Case("conv1d", [node("Conv", "xw", pads=[1, 1])], {"x": [1, 2, 10]}, {"w": rand(3, 2, 3)}, ops=("top.Conv",)),
+    Case("conv_transpose", [node("ConvTranspose", "xwb", strides=[2, 2], pads=[1, 0, 1, 0], output_padding=[1, 1])],
+         {"x": [1, 4, 5, 5]}, {"w": rand(4, 3, 3, 3), "b": rand(3)}, ops=("top.Deconv",)),
+    Case("conv_transpose_group_output_shape", [node("ConvTranspose", "xw", strides=[2, 2], group=2, output_shape=[10, 11])],
+         {"x": [1, 4, 5, 5]}, {"w": rand(4, 2, 3, 3)}, ops=("top.Deconv",)),
+    Case("conv_transpose_same_upper", [node("ConvTranspose", "xw", strides=[2, 2], auto_pad="SAME_UPPER")],
+         {"x": [1, 2, 4, 4]}, {"w": rand(2, 3, 3, 3)}, ops=("top.Deconv",)),
+    Case("matmul", [node("MatMul", "xw")], X3, {"w": rand(6, 5)}, ops=("top.MatMul",)),
+    Case("matmul_dynamic", [node("MatMul", "xz")], {"x": [2, 3, 4], "z": [2, 4, 5]}, ops=("top.MatMul",)),
+    Case("gemm_transB_bias", [node("Gemm", "xwc", transB=1)], X2, {"w": rand(5, 6), "c": rand(5)}, ops=("top.MatMul",)),
+    Case("gemm_alpha_beta_transA", [node("Gemm", "xwc", transA=1, alpha=0.5, beta=2.0)], {"x": [6, 4]},
+         {"w": rand(6, 5), "c": rand(4, 5)}),
+    Case("gemm_beta_only", [node("Gemm", "xwc", beta=3.0)], X2, {"w": rand(6, 5), "c": rand(1, 5)}),
+    Case("gemm_dynamic_c", [node("Gemm", "xwz", alpha=2.0, beta=0.5)], {"x": [4, 6], "z": [4, 5]}, {"w": rand(6, 5)}),
+    Case("batchnorm", [node("BatchNormalization", ["x", "s", "b", "m", "v"], epsilon=1e-3)], X4,
+         {"s": rand(3), "b": rand(3), "m": rand(3), "v": rand(3, low=0.5, high=2)}, ops=("top.BatchNorm",)),
+    Case("batchnorm_opset7", [node("BatchNormalization", ["x", "s", "b", "m", "v"])], X4,
+         {"s": rand(3), "b": rand(3), "m": rand(3), "v": rand(3, low=0.5, high=2)}, opset=7),
+    Case("layernorm", [node("LayerNormalization", "xsb", axis=-1, epsilon=1e-5)], X3, {"s": rand(6), "b": rand(6)},
+         opset=17, ops=("top.LayerNorm",)),
+    Case("layernorm_axis1", [node("LayerNormalization", "xs", axis=1)], X3, {"s": rand(4, 6)}, opset=17),
+    Case("instancenorm", [node("InstanceNormalization", "xsb", epsilon=1e-4)], X4, {"s": rand(3), "b": rand(3)},
+         ops=("top.InstanceNorm",)),
+    Case("groupnorm_21", [node("GroupNormalization", "xsb", num_groups=2)], {"x": [2, 4, 3, 3]},
+         {"s": rand(4), "b": rand(4)}, opset=21, ops=("top.GroupNorm",)),
+    Case("prelu", [node("PRelu", "xs")], X4, {"s": rand(3, 1, 1)}, ops=("top.PRelu",)),
+    # ---- pooling ----
+    Case("maxpool_ceil", [node("MaxPool", "x", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)], X4, ops=("top.MaxPool",)),
+    Case("maxpool_same", [node("MaxPool", "x", kernel_shape=[2, 3], auto_pad="SAME_UPPER", strides=[2, 2])], X4),
+    Case("avgpool_pads", [node("AveragePool", "x", kernel_shape=[3, 3], pads=[1, 1, 1, 1])], X4, ops=("top.AvgPool",)),
+    Case("avgpool_include_pad", [node("AveragePool", "x", kernel_shape=[3, 2], pads=[1, 0, 1, 1], count_include_pad=1)], X4),
+    Case("global_avgpool", [node("GlobalAveragePool", "x")], X4, ops=("top.AvgPool",)),
+    Case("global_maxpool", [node("GlobalMaxPool", "x")], X4, ops=("top.MaxPool",)),
+    # ---- element-wise ----
+    Case("add_broadcast", [node("Add", "xz")], {"x": [2, 3, 4], "z": [3, 1]}, ops=("top.Add",)),
+    Case("add_weight", [node("Add", "xw")], X3, {"w": rand(4, 6)}, ops=("top.Add",)),
+    Case("add_scalar", [node("Add", "xw")], X3, {"w": np.array(0.5, np.float32)}, ops=("top.AddConst",)),
+    Case("sub_scalar_reverse", [node("Sub", "wx")], X3, {"w": np.array([2.0], np.float32)}, ops=("top.SubConst",)),
+    Case("sub_scalar", [node("Sub", "xw")], X3, {"w": np.array([2.0], np.float32)}, ops=("top.SubConst",)),
+    Case("sub", [node("Sub", "xz")], {"x": [3, 4], "z": [4]}, ops=("top.Sub",)),
+    Case("mul_scalar", [node("Mul", "wx")], X3, {"w": np.array(3.0, np.float32)}, ops=("top.MulConst",)),
+    Case("div_scalar_reverse", [node("Div", "wx")], {"x": [3, 4]}, {"w": np.array(2.0, np.float32)},
+         ops=("top.DivConst",), feed={"x": rand(3, 4, low=0.5, high=2)}),
+    Case("div", [node("Div", "xz")], {"x": [3, 4], "z": [3, 4]}, ops=("top.Div",),
+         feed={"x": rand(3, 4), "z": rand(3, 4, low=0.5, high=2)}),
+    Case("scalar_widens_rank", [node("Add", "xw")], {"x": [4]}, {"w": np.ones((1, 1), np.float32)}, ops=("top.Add",)),
+    Case("min3", [node("Min", "xzw")], {"x": [3, 4], "z": [3, 4]}, {"w": rand(4)}, ops=("top.Min",)),
+    Case("max_const", [node("Max", "xw")], X2, {"w": np.array(0.1, np.float32)}, ops=("top.MaxConst",)),
+    Case("sum", [node("Sum", "xzx")], {"x": [3, 4], "z": [3, 4]}, ops=("top.Add",)),
+    Case("mean", [node("Mean", "xz")], {"x": [3, 4], "z": [4]}),
+    Case("neg", [node("Neg", "x")], X2, ops=("top.MulConst",)),
+    Case("pow_const", [node("Pow", "xw")], X2, {"w": np.array(3.0, np.float32)}, ops=("top.Pow",)),
+    Case("clip_opset6", [node("Clip", "x", min=-0.3, max=0.4)], X2, opset=6, ops=("top.Clip",)),
+    Case("clip_inputs", [node("Clip", "xab")], X2, {"a": np.array(-0.2, np.float32), "b": np.array(0.5, np.float32)},
+         opset=11, ops=("top.Clip",)),
+    Case("clip_min_only", [node("Clip", ["x", "a"])], X2, {"a": np.array(-0.2, np.float32)}, opset=13),
+    Case("clip_max_only", [node("Clip", ["x", "", "b"])], X2, {"b": np.array(0.2, np.float32)}, opset=13),
+    Case("relu", [node("Relu", "x")], X2, ops=("top.Relu",)),
+    Case("leakyrelu", [node("LeakyRelu", "x", alpha=0.2)], X2, ops=("top.LeakyRelu",)),
+    Case("leakyrelu_default", [node("LeakyRelu", "x")], X2),
+    Case("elu", [node("Elu", "x", alpha=0.7)], X2, ops=("top.Elu",)),
+    Case("hardsigmoid", [node("HardSigmoid", "x", alpha=0.3, beta=0.4)], {"x": [4, 6]}, ops=("top.HardSigmoid",),
+         feed={"x": rand(4, 6, low=-4, high=4)}),
+    Case("hardswish", [node("HardSwish", "x")], X2, opset=14, ops=("top.HardSwish",), feed={"x": rand(4, 6, low=-5, high=5)}),
+    Case("sigmoid", [node("Sigmoid", "x")], X2, ops=("top.Sigmoid",)),
+    Case("tanh", [node("Tanh", "x")], X2, ops=("top.Tanh",)),
+    Case("gelu", [node("Gelu", "x")], X2, opset=20, ops=("top.GELU",)),
+    Case("gelu_tanh", [node("Gelu", "x", approximate="tanh")], X2, opset=20, ops=("top.GELU",)),
+    Case("erf", [node("Erf", "x")], X2, ops=("top.Erf",)),
+    Case("exp", [node("Exp", "x")], X2, ops=("top.Exp",)),
+    Case("log", [node("Log", "x")], X2, ops=("top.Log",), feed={"x": rand(4, 6, low=0.1, high=3)}),
+    Case("sqrt", [node("Sqrt", "x")], X2, ops=("top.Sqrt",), feed={"x": rand(4, 6, low=0.1, high=3)}),
+    Case("reciprocal", [node("Reciprocal", "x")], X2, ops=("top.Reciprocal",), feed={"x": rand(4, 6, low=0.5, high=3)}),
+    Case("abs", [node("Abs", "x")], X2, ops=("top.Abs",)),
+    Case("softplus", [node("Softplus", "x")], X2, ops=("top.Softplus",)),
+    Case("floor_ceil_round", [node("Floor", "x", ["f"]), node("Ceil", "x", ["c"]), node("Round", "x", ["r"]),
+                              node("Sum", ["f", "c", "r"])], X2, feed={"x": rand(4, 6, low=-3, high=3)}),
+    Case("cast_int_truncates", [node("Cast", "x", to=TensorProto.INT32), node("Cast", "y", ["z"], to=TensorProto.FLOAT)],
+         X2, outputs=("z",), ops=("top.Cast",), feed={"x": rand(4, 6, low=-5, high=5)}),
+    Case("cast_float_is_identity", [node("Cast", "x", ["c"], to=TensorProto.FLOAT), node("Relu", "c")], X2),
+    # ---- comparisons and logic ----
+    Case("greater", [node("Greater", "xz", ["g"]), node("Cast", "g", to=TensorProto.FLOAT)], {"x": [3, 4], "z": [4]},
+         ops=("top.Compare",)),
+    Case("less_const", [node("Less", "xw", ["g"]), node("Cast", "g", to=TensorProto.FLOAT)], X2,
+         {"w": np.array(0.1, np.float32)}, ops=("top.CompareConst",)),
+    Case("less_const_inversed", [node("Less", "wx", ["g"]), node("Cast", "g", to=TensorProto.FLOAT)], X2,
+         {"w": np.array(0.1, np.float32)}, ops=("top.CompareConst",)),
+    Case("equal_or_not", [node("Equal", "xz", ["e"]), node("Greater", "xw", ["g"]), node("Or", "eg", ["o"]),
+                          node("Not", "o", ["n"]), node("Xor", "ng", ["a"]), node("Where", "axz")],
+         {"x": [3, 4], "z": [3, 4]}, {"w": np.array(0.0, np.float32)},
+         feed={"x": np.round(rand(3, 4, low=-2, high=2)), "z": np.round(rand(3, 4, low=-2, high=2))}),
+    Case("where_weights", [node("Greater", "xw", ["g"]), node("Where", "gxv")], X2,
+         {"w": np.array(0.0, np.float32), "v": rand(6)}, ops=("top.Where",)),
+    # ---- reductions, softmax ----
+    Case("reduce_mean", [node("ReduceMean", "x", axes=[1, -1], keepdims=1)], X4, ops=("top.Reduce",)),
+    Case("reduce_sum_input_axes", [node("ReduceSum", "xa", keepdims=0)], X4, {"a": i64(2)}, ops=("top.Reduce",)),
+    Case("reduce_sum_all", [node("ReduceSum", "x", keepdims=0)], X4),
+    Case("reduce_max_18", [node("ReduceMax", "xa", keepdims=0)], X4, {"a": i64(0, 3)}, opset=18),
+    Case("reduce_min", [node("ReduceMin", "x", axes=[2])], X4),
+    Case("reduce_prod", [node("ReduceProd", "x", axes=[3])], X4),
+    Case("reduce_l2", [node("ReduceL2", "x", axes=[1])], X4),
+    Case("reduce_l1_18", [node("ReduceL1", "xa")], X4, {"a": i64(1)}, opset=18),
+    Case("reduce_noop", [node("ReduceSum", "xa", noop_with_empty_axes=1), node("Relu", "y", ["z"])], X4,
+         {"a": np.zeros(0, np.int64)}, outputs=("z",)),
+    Case("softmax", [node("Softmax", "x", axis=1)], X3, ops=("top.Softmax",)),
+    Case("softmax_opset11_flattens", [node("Softmax", "x", axis=1)], X4, opset=11, ops=("top.Softmax", "top.Reshape")),
+    Case("softmax_opset11_default_axis", [node("Softmax", "x")], X3, opset=11),
+    Case("softmax_opset11_last", [node("Softmax", "x", axis=2)], X3, opset=11),
+    Case("logsoftmax", [node("LogSoftmax", "x", axis=-1)], X3),
+    Case("logsoftmax_opset9", [node("LogSoftmax", "x", axis=1)], X4, opset=9),
+    # ---- data movement ----
+    Case("transpose", [node("Transpose", "x", perm=[0, 2, 3, 1])], X4, ops=("top.Permute",)),
+    Case("transpose_default", [node("Transpose", "x")], X3, ops=("top.Permute",)),
+    Case("reshape_zero_minus1", [node("Reshape", "xs")], X4, {"s": i64(0, -1, 6)}, ops=("top.Reshape",)),
+    Case("flatten", [node("Flatten", "x", axis=2)], X4, ops=("top.Reshape",)),
+    Case("squeeze_attr", [node("Squeeze", "x", axes=[1])], {"x": [2, 1, 3]}, opset=11, ops=("top.Squeeze",)),
+    Case("squeeze_input", [node("Squeeze", "xa")], {"x": [2, 1, 3, 1]}, {"a": i64(-1)}, ops=("top.Squeeze",)),
+    Case("squeeze_all", [node("Squeeze", "x")], {"x": [1, 3, 1]}),
+    Case("unsqueeze_attr", [node("Unsqueeze", "x", axes=[0, -1])], X2, opset=11, ops=("top.Unsqueeze",)),
+    Case("unsqueeze_input", [node("Unsqueeze", "xa")], X2, {"a": i64(1, 3)}, ops=("top.Unsqueeze",)),
+    Case("concat", [node("Concat", "xwz", axis=-1)], {"x": [2, 3], "z": [2, 1]}, {"w": rand(2, 2)}, ops=("top.Concat",)),
+    Case("slice_attrs", [node("Slice", "x", starts=[1, -4], ends=[1000, -1], axes=[1, 3])], X4, opset=9, ops=("top.Slice",)),
+    Case("slice_inputs_steps", [node("Slice", "xseat")], X4,
+         {"s": i64(0, 5), "e": i64(3, 0), "a": i64(1, 3), "t": i64(2, -2)}, ops=("top.Slice",)),
+    Case("slice_negative_to_start", [node("Slice", "xseat")], X4,
+         {"s": i64(-1), "e": i64(-(2**63)), "a": i64(3), "t": i64(-1)}),
+    Case("slice_no_axes", [node("Slice", "xse")], X3, {"s": i64(1), "e": i64(2)}),
+    Case("split_attr", [node("Split", "x", ["a", "b"], axis=3, split=[2, 4])], X4, opset=11, outputs=("a", "b"),
+         ops=("top.Slice",)),
+    Case("split_input", [node("Split", "xs", ["a", "b", "c"], axis=1)], X4, {"s": i64(1, 1, 1)}, outputs=("a", "b", "c")),
+    Case("split_equal", [node("Split", "x", ["a", "b"], axis=0)], X4, outputs=("a", "b")),
+    Case("split_num_outputs", [node("Split", "x", ["a", "b", "c", "d"], axis=1, num_outputs=4)], {"x": [2, 7]},
+         opset=18, outputs=("a", "b", "c", "d")),
+    Case("pad_constant", [node("Pad", "xpv")], X4, {"p": i64(0, 0, 1, 2, 0, 0, 3, 0), "v": np.array(1.5, np.float32)},
+         ops=("top.Pad",)),
+    Case("pad_reflect", [node("Pad", "xp", mode="reflect")], X4, {"p": i64(0, 0, 2, 1, 0, 0, 1, 2)}, ops=("top.Pad",)),
+    Case("pad_edge_opset2", [node("Pad", "x", mode="edge", pads=[0, 0, 1, 1, 0, 0, 1, 1])], X4, opset=2),
+    Case("pad_axes_18", [node("Pad", ["x", "p", "", "a"])], X4, {"p": i64(1, 2, 3, 0), "a": i64(2, -1)}, opset=18),
+    Case("tile", [node("Tile", "xr")], X3, {"r": i64(1, 2, 3)}, ops=("top.Tile",)),
+    Case("expand", [node("Expand", "xs")], {"x": [3, 1]}, {"s": i64(2, 1, 4)}, ops=("top.Expand",)),
+    Case("gather_const_indices", [node("Gather", "xi", axis=1)], X3, {"i": i64(3, -1, 0)}, ops=("top.Gather",)),
+    Case("gather_scalar_index", [node("Gather", "xi", axis=0)], X3, {"i": np.array(1, np.int64)}, ops=("top.Gather",)),
+    Case("gather_2d_indices", [node("Gather", "xi", axis=2)], X3, {"i": np.array([[0, 5], [2, 2]], np.int64)}),
+    Case("depth_to_space_dcr", [node("DepthToSpace", "x", blocksize=2)], {"x": [1, 8, 2, 3]}, ops=("top.Depth2Space",)),
+    Case("depth_to_space_crd", [node("DepthToSpace", "x", blocksize=2, mode="CRD")], {"x": [1, 8, 2, 3]}),
+    Case("space_to_depth", [node("SpaceToDepth", "x", blocksize=2)], {"x": [1, 2, 4, 6]}, ops=("top.Depth2Space",)),
+    Case("identity_dropout", [node("Identity", "x", ["i"]), node("Dropout", "i", ["d"]), node("Relu", "d")], X2),
+    Case("dropout_opset7", [node("Dropout", "x", ["d"]), node("Relu", "d")], X2, opset=7),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_op_matches_onnxruntime(case: Case) -> None:
+    outputs = case.outputs or tuple(case.nodes[-1].output)
+    model = make_model(case.nodes, case.inputs, outputs, case.inits, case.opset)
+    feed = case.feed or {name: rand(*shape) for name, shape in case.inputs.items()}
+    check(model, feed, rtol=case.rtol, atol=case.atol, op_names=case.ops)
+
+
+def test_identity_output_keeps_its_name() -> None:
+    """An elided Identity that is a graph output still appears under its own name."""
+    model = make_model([node("Relu", "x", ["r"]), node("Identity", "r", ["out"])], X2, ["out"])
+    mod = check(model, {"x": rand(4, 6)})
+    from frontend_support import locs
+
+    assert {"x", "r", "out"} <= locs(mod)

@@ -1,0 +1,143 @@
+"""Image preprocessing, as TPU-MLIR's model_transform describes it on `top.Input`.
+
+The flags (--mean, --scale, --pixel_format, --channel_format, --resize_dims,
+--keep_aspect_ratio) are recorded on every 4-D `top.Input` so that a later phase can fuse
+them, and are applied here to image test inputs:
+
+    image (RGB) -> resize to resize_dims (keeping the aspect ratio: letterbox with pad_value)
+      -> center crop to the model's H x W -> channel order (bgr reverses RGB) -> layout
+      (nchw or nhwc) -> (x - mean) * scale per channel -> repeated over the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tpudsl.ir.diagnostics import TpudslError
+
+PIXEL_FORMATS = ("rgb", "bgr", "gray")
+CHANNEL_FORMATS = ("nchw", "nhwc")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".webp", ".tif", ".tiff")
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    mean: tuple[float, ...] = (0.0, 0.0, 0.0)
+    scale: tuple[float, ...] = (1.0, 1.0, 1.0)
+    pixel_format: str = "bgr"  # TPU-MLIR's default: OpenCV's channel order
+    channel_format: str = "nchw"
+    resize_dims: tuple[int, int] | None = None  # None: the model's H x W
+    keep_aspect_ratio: bool = False
+    pad_value: int = 0
+
+    def __post_init__(self) -> None:
+        if self.pixel_format not in PIXEL_FORMATS:
+            raise TpudslError(f"--pixel_format {self.pixel_format!r} is not one of {', '.join(PIXEL_FORMATS)}")
+        if self.channel_format not in CHANNEL_FORMATS:
+            raise TpudslError(f"--channel_format {self.channel_format!r} is not one of {', '.join(CHANNEL_FORMATS)}")
+        channels = 1 if self.pixel_format == "gray" else 3
+        for what, values in (("--mean", self.mean), ("--scale", self.scale)):
+            if len(values) not in (1, channels):
+                raise TpudslError(f"{what} has {len(values)} values; {self.pixel_format} images have {channels} channels")
+
+    @property
+    def channels(self) -> int:
+        return 1 if self.pixel_format == "gray" else 3
+
+    def input_attrs(self, input_shape: Sequence[int]) -> dict[str, Any]:
+        """The `top.Input` attributes that record this preprocessing for an input of `input_shape`."""
+        return {
+            "do_preprocess": True,
+            "pixel_format": self.pixel_format,
+            "channel_format": self.channel_format,
+            "resize_dims": list(self.resize_dims or self._model_hw(input_shape)),
+            "keep_aspect_ratio": self.keep_aspect_ratio,
+            "pad_value": self.pad_value,
+            "mean": [float(v) for v in self._per_channel(self.mean)],
+            "scale": [float(v) for v in self._per_channel(self.scale)],
+        }
+
+    def _per_channel(self, values: tuple[float, ...]) -> list[float]:
+        return list(values) * self.channels if len(values) == 1 else list(values)
+
+    def _model_hw(self, input_shape: Sequence[int]) -> tuple[int, int]:
+        if len(input_shape) != 4:
+            raise TpudslError(f"image preprocessing needs a 4-D input, the model's is {list(input_shape)}")
+        return tuple(input_shape[1:3]) if self.channel_format == "nhwc" else tuple(input_shape[2:4])  # type: ignore[return-value]
+
+    def load_image(self, path: str | Path, input_shape: Sequence[int]) -> np.ndarray:
+        """The preprocessed float32 tensor of `input_shape` for the image at `path`."""
+        h, w = self._model_hw(input_shape)
+        channel_axis = 3 if self.channel_format == "nhwc" else 1
+        if input_shape[channel_axis] != self.channels:
+            raise TpudslError(
+                f"a {self.pixel_format} image has {self.channels} channel(s), the model input {list(input_shape)} "
+                f"has {input_shape[channel_axis]} ({self.channel_format})"
+            )
+        pixels = self._resized(read_image(path, gray=self.pixel_format == "gray"), (h, w))
+        if self.pixel_format == "bgr":
+            pixels = pixels[:, :, ::-1]
+        mean = np.asarray(self._per_channel(self.mean), np.float32)
+        scale = np.asarray(self._per_channel(self.scale), np.float32)
+        x = (pixels - mean) * scale  # HWC
+        if self.channel_format == "nchw":
+            x = x.transpose(2, 0, 1)
+        return np.ascontiguousarray(np.repeat(x[None], input_shape[0], axis=0), dtype=np.float32)
+
+    def _resized(self, pixels: np.ndarray, model_hw: tuple[int, int]) -> np.ndarray:
+        rh, rw = self.resize_dims or model_hw
+        ih, iw = pixels.shape[:2]
+        if self.keep_aspect_ratio:
+            ratio = min(rh / ih, rw / iw)
+            nh, nw = max(1, int(ih * ratio)), max(1, int(iw * ratio))
+            canvas = np.full((rh, rw, pixels.shape[2]), float(self.pad_value), np.float32)
+            canvas[:nh, :nw] = resize_bilinear(pixels, nh, nw)
+            pixels = canvas
+        else:
+            pixels = resize_bilinear(pixels, rh, rw)
+        h, w = model_hw
+        if rh < h or rw < w:
+            raise TpudslError(f"--resize_dims {rh},{rw} is smaller than the model input {h}x{w}")
+        top, left = (rh - h) // 2, (rw - w) // 2
+        return pixels[top : top + h, left : left + w]
+
+
+def read_image(path: str | Path, gray: bool) -> np.ndarray:
+    """The image as float32 HWC (RGB, or one gray channel)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise TpudslError(f"reading image '{path}' needs Pillow (pip install Pillow), or give a .npy/.npz input") from None
+    try:
+        with Image.open(path) as img:
+            pixels = np.asarray(img.convert("L" if gray else "RGB"), dtype=np.float32)
+    except OSError as e:
+        raise TpudslError(f"cannot read image '{path}': {e}") from None
+    return pixels[:, :, None] if gray else pixels
+
+
+def resize_bilinear(pixels: np.ndarray, h: int, w: int) -> np.ndarray:
+    """HWC bilinear resize with half-pixel centers (OpenCV's INTER_LINEAR convention)."""
+    ih, iw = pixels.shape[:2]
+    if (ih, iw) == (h, w):
+        return pixels.astype(np.float32)
+
+    def coords(out_len: int, in_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = np.clip((np.arange(out_len) + 0.5) * in_len / out_len - 0.5, 0, in_len - 1)
+        lo = np.floor(x).astype(np.int64)
+        hi = np.minimum(lo + 1, in_len - 1)
+        return lo, hi, (x - lo).astype(np.float32)
+
+    y0, y1, fy = coords(h, ih)
+    x0, x1, fx = coords(w, iw)
+    rows = pixels[y0] * (1 - fy)[:, None, None] + pixels[y1] * fy[:, None, None]
+    return (rows[:, x0] * (1 - fx)[None, :, None] + rows[:, x1] * fx[None, :, None]).astype(np.float32)
+
+
+def is_image(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in IMAGE_SUFFIXES
