@@ -13,13 +13,14 @@
 // Without --mlir-print-debuginfo no locations are printed (like mlir-opt).
 // CHECK-NOT:   loc(
 // CHECK:       "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<1x4xf32>
-// CHECK-NEXT:  "func.return"({{.*}}) : (tensor<1x4xf32>) -> ()
+// CHECK-NEXT:  return {{.*}} : tensor<1x4xf32>
 // CHECK-NOT:   loc(
 
-// NONE-COUNT-2: "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
+// NONE: "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
+// NONE: "top.Abs"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
 
 func.func @main(%arg0: tensor<1x4xf32>) -> tensor<*xf32> {
   %0 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("used")
-  %1 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("dead")
+  %1 = "top.Abs"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("dead")
   return %0 : tensor<*xf32>
 }
