@@ -1,0 +1,159 @@
+"""mlir_cut: the cut module computes the same tensors as the full one, and nothing more."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import TensorType, f32
+
+import tpudsl.dialects.top  # noqa: F401  (registers the op specs that `create` reads)
+from tests.models import random_inputs, stylegan2_block
+from tpudsl.cli.mlir_cut import cut_module
+from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.frontend.onnx_import import convert_onnx
+from tpudsl.interp import ModuleInterpreter
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module, new_top_module, save_module
+
+TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools")
+
+
+def tool(name, *args):
+    return subprocess.run(
+        [sys.executable, os.path.join(TOOLS, f"{name}.py"), *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+
+
+def toy_module():
+    """x -> r1 = Relu -> e1 = Exp(r1); a1 = Add(r1, w); m1 = Mul(a1, e1, w2); return m1."""
+    t = TensorType(f32, [1, 4])
+    mod = new_top_module("toy", [t])
+    block = mod.main_func().body.block
+
+    def add(op):
+        block.add_op(op)
+        return op.results[0]
+
+    def weight(name, value):
+        op = mod.add_weight(name, np.full((1, 4), value, np.float32))
+        op.detach()
+        return add(op)
+
+    x = add(create("top.Input", [block.args[0]], [t], loc="x"))
+    r = add(create("top.Relu", [x], [t], loc="r1"))
+    e = add(create("top.Exp", [r], [t], loc="e1"))
+    a = add(create("top.Add", [r, weight("w", 1.0)], [t], loc="a1"))
+    mod.set_outputs([add(create("top.Mul", [a, e, weight("w2", 2.0)], [t], loc="m1"))])
+    return mod
+
+
+def op_names(mod):
+    return [loc_name(op) for op in mod.main_func().body.block.ops if op.name != "func.return"]
+
+
+def run(mod, inputs, keep_all=False):
+    interp = ModuleInterpreter(mod.module, mod.weights)
+    interp.init()
+    try:
+        return interp.inference(inputs, keep_all=keep_all)
+    finally:
+        interp.deinit()
+
+
+def test_cut_to_an_inner_tensor_drops_the_rest():
+    mod = cut_module(toy_module(), ["a1"])
+    assert op_names(mod) == ["x", "r1", "w", "a1"]
+    assert set(mod.weights) == {"w"}
+    x = np.array([[-1.0, 0.5, 2.0, -3.0]], np.float32)
+    np.testing.assert_array_equal(run(mod, {"x": x})["a1"], np.maximum(x, 0) + 1)
+
+
+def test_cut_with_a_new_input_replaces_its_producer():
+    mod = cut_module(toy_module(), ["m1", "e1"], ["r1"])
+    func = mod.main_func()
+    assert [str(t) for t in func.function_type.inputs.data] == ["tensor<1x4xf32>"]  # x is gone
+    assert "x" not in op_names(mod) and op_names(mod)[0] == "r1"
+    r = np.array([[0.0, 1.0, 2.0, 3.0]], np.float32)  # any values: no Relu runs on them any more
+    out = run(mod, {"r1": -r})
+    np.testing.assert_allclose(out["m1"], (-r + 1) * np.exp(-r) * 2, rtol=1e-6)
+    np.testing.assert_allclose(out["e1"], np.exp(-r), rtol=1e-6)
+
+
+def test_unknown_names_are_listed_in_one_error():
+    with pytest.raises(TpudslError, match=r"unknown tensor names: output zz, yy; input q$"):
+        cut_module(toy_module(), ["m1", "zz", "yy"], ["q"])
+    with pytest.raises(TpudslError, match="no output names"):
+        cut_module(toy_module(), [])
+
+
+@pytest.fixture(scope="module")
+def stylegan_files(tmp_path_factory):
+    """The StyleGAN2 block as .mlir + npz, its inputs, and every tensor of a full run."""
+    d = tmp_path_factory.mktemp("cut")
+    model = stylegan2_block()
+    inputs = random_inputs(model, seed=7)
+    save_module(convert_onnx(model, "sg"), d / "sg.mlir")
+    np.savez(d / "in.npz", **inputs)
+    proc = tool("model_runner", "--input", d / "in.npz", "--model", d / "sg.mlir", "--output", d / "all.npz", "--dump_all_tensors")
+    assert proc.returncode == 0, proc.stderr
+    with np.load(d / "all.npz") as f:
+        return d, {k: f[k] for k in f.files}
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_cut_as_in_the_draggan_debugging_session(stylegan_files):
+    # As in the DragGAN post: the conv with a computed filter, fed by its data input and filter.
+    d, full = stylegan_files
+    weights_before = sha(d / "sg_top_f32_all_weight.npz")
+    cut = d / "conv1_cut.mlir"
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv1.conv,features",
+                "--input_names", "conv0,conv1.filter", "-o", cut)
+    assert proc.returncode == 0, proc.stderr
+    assert sha(d / "sg_top_f32_all_weight.npz") == weights_before  # the full model still works
+    mod = load_module(cut)
+    # Only the constants of the kept ops remain, in the cut's own npz.
+    assert {"features.noise_const", "features.bias"} <= set(mod.weights)
+    assert all(name.startswith("features.") for name in mod.weights)
+    with np.load(d / "conv1_cut_weight.npz") as npz:
+        assert sorted(npz.files) == sorted(mod.weights)
+    assert not any(op.name == "top.ConvTranspose" or loc_name(op).startswith("torgb") for op in mod.module.walk())
+    np.savez(d / "cut_in.npz", **{"conv0": full["conv0"], "conv1.filter": full["conv1.filter"]})
+    proc = tool("model_runner", "--input", d / "cut_in.npz", "--model", cut, "--output", d / "cut_out.npz")
+    assert proc.returncode == 0, proc.stderr
+    with np.load(d / "cut_out.npz") as got:
+        assert got.files == ["conv1.conv", "features"]
+        for name in got.files:
+            np.testing.assert_array_equal(got[name], full[name])
+
+
+def test_cut_outputs_only_matches_the_full_run(stylegan_files, tmp_path):
+    d, full = stylegan_files
+    cut = tmp_path / "upsample.mlir"
+    assert tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv0.up,torgb.filter", "-o", cut).returncode == 0
+    mod = load_module(cut)
+    assert [str(t) for t in mod.main_func().function_type.inputs.data] == [
+        "tensor<1x8x8x8xf32>", "tensor<1x16xf32>"
+    ]
+    out = run(mod, {"x": full["x"], "ws": full["ws"]})
+    np.testing.assert_array_equal(out["conv0.up"], full["conv0.up"])
+    np.testing.assert_array_equal(out["torgb.filter"], full["torgb.filter"])
+    assert (tmp_path / "upsample_weight.npz").exists()
+
+
+def test_cli_errors(stylegan_files, tmp_path):
+    d, _ = stylegan_files
+    out = tmp_path / "cut.mlir"
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv0.up,nope", "--input_names", "gone", "-o", out)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "error: unknown tensor names: output nope; input gone"
+    assert not out.exists()
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "img", "-o", d / "sg.mlir")
+    assert proc.returncode == 1 and "overwrite the input" in proc.stderr
+    proc = tool("mlir_cut", "--mlir", tmp_path / "none.mlir", "--output_names", "img")
+    assert proc.returncode == 1 and "No such file" in proc.stderr and len(proc.stderr.splitlines()) == 1
