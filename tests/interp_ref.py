@@ -42,11 +42,10 @@ def ort_run(
     node = helper.make_node(op_type, names, outs, domain=domain, **(attrs or {}))
     graph = helper.make_graph(
         [node], "single", graph_inputs,
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outs],
+        [onnx.ValueInfoProto(name=o) for o in outs],  # types left to onnxruntime's inference
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset)])
     model.ir_version = 8
-    onnx.checker.check_model(model)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

@@ -175,6 +175,8 @@ def _trilu(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 KERNELS: dict[str, Kernel] = {
+    # TPU-MLIR's Input inference is a copy: preprocessing happens in the tools, before the model.
+    "top.Input": Kernel(lambda ins, a: ins[0]),
     "top.Reshape": Kernel(_reshape),
     "top.View": Kernel(_reshape),
     "top.Flatten": Kernel(_flatten),

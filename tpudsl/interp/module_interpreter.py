@@ -1,0 +1,305 @@
+"""Run a Top (later Tpu) module on numpy arrays, with TPU-MLIR's init / inference / deinit lifecycle.
+
+    m = ModuleInterpreter.from_file("resnet18.mlir")     # or ModuleInterpreter(module, weights)
+    m.init()                                             # plan once: kernels, weights, frees
+    outs = m.inference({"input": x})                     # {output loc name: array}
+    every = m.inference({"input": x}, keep_all=True)     # every tensor by loc name
+    m.deinit()
+
+`init` turns the ops of @main into a list of steps over numbered value slots: each step has its
+kernel (one dict lookup by op name), its attribute view, and the slots it frees afterwards (the
+values whose last user it is). Weights are loaded into their slots once. A kernel's `prepare`
+runs here and sees only the weight operands (see kernel.py); everything computed is read by
+`inference`. The kernel table is a parameter, so the Tpu dialect brings its own table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FusedLoc,
+    IntegerType,
+    ModuleOp,
+    NameLoc,
+    Signedness,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tpudsl.dialects.attrs import from_attr
+from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
+from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, apply_fused_relu, as_outputs
+from tpudsl.interp.table import KERNELS
+from tpudsl.ir.diagnostics import TpudslError
+
+WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
+
+_FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
+           BFloat16Type: np.float32}  # numpy has no bfloat16: compute those in float32
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype | None:
+    """The numpy dtype of an element type (i1 -> bool), or None when it has no numpy twin."""
+    if type(element_type) in _FLOATS:
+        return np.dtype(_FLOATS[type(element_type)])
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        return np.dtype(f"{'u' if unsigned else ''}int{width}")
+    return None
+
+
+def _static_shape(value: SSAValue) -> tuple[int, ...] | None:
+    t = value.type
+    if isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()):
+        return tuple(t.get_shape())
+    return None
+
+
+def _dtype(value: SSAValue) -> np.dtype | None:
+    t = value.type
+    return numpy_dtype(t.element_type) if isinstance(t, TensorType) else None
+
+
+def op_attrs(op: Operation) -> KernelAttrs:
+    """What a kernel reads: attribute values with spec defaults, result shapes and dtypes."""
+    spec = SPECS.get(op.name)
+    values: Mapping = (
+        AttrView(op.attributes, spec) if spec else {k: from_attr(v) for k, v in op.attributes.items()}
+    )
+    return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results])
+
+
+def result_names(op: Operation) -> list[str]:
+    """Loc names of an op's results: a fused loc names each result, else `name`, `name_1`, ..."""
+    loc = op.location
+    if isinstance(loc, FusedLoc) and len(loc.locations.data) == len(op.results):
+        names = [sub.desc.data if isinstance(sub, NameLoc) else "" for sub in loc.locations.data]
+        if all(names):
+            return names
+    name = loc_name(op) or f"{op.name}@{id(op):x}"
+    return [name if i == 0 else f"{name}_{i}" for i in range(len(op.results))]
+
+
+def _where(op: Operation) -> str:
+    name = loc_name(op)
+    return f"'{op.name}' op" + (f' "{name}"' if name else "")
+
+
+def _kernel(op: Operation, kernels: Mapping[str, Kernel]) -> Kernel:
+    kernel = kernels.get(op.name)
+    if kernel is None:
+        raise TpudslError(f"{_where(op)} has no interpreter kernel")
+    return kernel
+
+
+def evaluate_op(
+    op: Operation, operands: Sequence[Array | None], kernels: Mapping[str, Kernel] = KERNELS
+) -> list[Array]:
+    """Compute one op on given operand arrays (None for `none` operands), e.g. to fold constants."""
+    attrs = op_attrs(op)
+    outs = as_outputs(_kernel(op, kernels).run(list(operands), attrs))
+    return [_finish(y, attrs, i) for i, y in enumerate(outs[: len(op.results)])]
+
+
+def _finish(y: Array, attrs: KernelAttrs, i: int) -> Array:
+    """Fused activation, then the result type's dtype (kernels compute in float32)."""
+    y = apply_fused_relu(np.asarray(y), attrs)
+    dtype = attrs.out_dtype(i)
+    return y if dtype is None or y.dtype == dtype else y.astype(dtype)
+
+
+@dataclass
+class _Step:
+    op: Operation
+    run: Run
+    attrs: KernelAttrs
+    operands: tuple[int, ...]
+    results: tuple[int, ...]
+    frees: tuple[int, ...] = ()
+
+
+class ModuleInterpreter:
+    def __init__(
+        self,
+        module: ModuleOp | FuncOp,
+        weights: Mapping[str, np.ndarray] | None = None,
+        kernels: Mapping[str, Kernel] = KERNELS,
+    ):
+        self.module = module
+        self.weights = weights or {}
+        self.kernels = kernels
+        self._steps: list[_Step] | None = None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = KERNELS) -> ModuleInterpreter:
+        from tpudsl.ir.module import load_module
+
+        mod = load_module(path)
+        return cls(mod.module, mod.weights, kernels)
+
+    # ---- init ---------------------------------------------------------------------------
+
+    def init(self) -> None:
+        func = self._main()
+        slot: dict[SSAValue, int] = {}
+        self._constants: dict[int, Array | None] = {}
+        self._inputs: dict[str, tuple[int, SSAValue]] = {}
+        self._names: dict[int, str] = {}
+
+        def number(value: SSAValue) -> int:
+            return slot.setdefault(value, len(slot))
+
+        block = func.body.block
+        for i, arg in enumerate(block.args):
+            self._inputs[self._input_name(arg, i)] = (number(arg), arg)
+        steps: list[_Step] = []
+        returned: list[SSAValue] = []
+        for op in block.ops:
+            if op.name == RETURN:
+                returned = list(op.operands)
+            elif op.name in (WEIGHT, NONE):
+                self._constants[number(op.results[0])] = self._weight(op) if op.name == WEIGHT else None
+            else:
+                steps.append(self._plan(op, slot, number))
+        self._outputs = [(self._value_name(v, slot), slot[v]) for v in returned]
+        self._set_frees(steps, keep=set(self._constants) | {s for _, s in self._outputs})
+        self._steps = steps
+        self._n_slots = len(slot)
+
+    def _main(self) -> FuncOp:
+        if isinstance(self.module, FuncOp):
+            return self.module
+        funcs = [op for op in self.module.ops if isinstance(op, FuncOp)]
+        for f in funcs:
+            if f.sym_name.data == "main":
+                return f
+        if not funcs:
+            raise TpudslError("module has no func.func to interpret")
+        return funcs[0]
+
+    def _input_name(self, arg: SSAValue, index: int) -> str:
+        """The loc name of the top.Input reading block argument `arg`, else `arg<index>`."""
+        for use in arg.uses:
+            if use.operation.name == INPUT and loc_name(use.operation):
+                return loc_name(use.operation)
+        return f"arg{index}"
+
+    def _weight(self, op: Operation) -> Array:
+        name = loc_name(op)
+        if name not in self.weights:
+            raise TpudslError(f"{_where(op)} has no data in the weights")
+        array = np.asarray(self.weights[name])
+        dtype = _dtype(op.results[0])
+        return array.astype(dtype) if dtype is not None and array.dtype != dtype else array
+
+    def _plan(self, op: Operation, slot: dict[SSAValue, int], number) -> _Step:
+        kernel = _kernel(op, self.kernels)
+        attrs = op_attrs(op)
+        operands = tuple(slot[v] for v in op.operands)
+        results = tuple(number(r) for r in op.results)
+        for s, name in zip(results, result_names(op), strict=True):
+            self._names[s] = name
+        run = kernel.run
+        if kernel.prepare is not None:
+            # Only weights are visible to prepare; computed operands are None here.
+            static = [self._constants.get(s) if v.owner.name == WEIGHT else None
+                      for s, v in zip(operands, op.operands, strict=True)]
+            run = kernel.prepare(static, attrs)
+        return _Step(op, run, attrs, operands, results)
+
+    def _value_name(self, value: SSAValue, slot: dict[SSAValue, int]) -> str:
+        s = slot[value]
+        if s in self._names:
+            return self._names[s]
+        return next((n for n, (i, _) in self._inputs.items() if i == s), f"value{s}")
+
+    @staticmethod
+    def _set_frees(steps: list[_Step], keep: set[int]) -> None:
+        """Each step frees the values it is the last reader (or, if unread, the producer) of."""
+        last: dict[int, int] = {}
+        for i, step in enumerate(steps):
+            for s in step.results:
+                last[s] = i
+            for s in step.operands:
+                last[s] = i
+        frees: dict[int, list[int]] = {}
+        for s, i in last.items():
+            if s not in keep:
+                frees.setdefault(i, []).append(s)
+        for i, step in enumerate(steps):
+            step.frees = tuple(frees.get(i, ()))
+
+    # ---- inference ----------------------------------------------------------------------
+
+    def inference(
+        self, inputs: Mapping[str, np.ndarray], keep_all: bool = False, dump_all: bool = False
+    ) -> dict[str, np.ndarray]:
+        """Outputs by loc name; with keep_all (alias dump_all) every tensor of @main by loc name."""
+        if self._steps is None:
+            raise TpudslError("ModuleInterpreter.inference called before init()")
+        keep_all = keep_all or dump_all
+        values: list[Array | None] = [None] * self._n_slots
+        for s, array in self._constants.items():
+            values[s] = array
+        for name, array in self._read_inputs(inputs):
+            values[self._inputs[name][0]] = array
+        kept: dict[str, np.ndarray] = {}
+        if keep_all:
+            kept.update((name, values[s]) for name, (s, _) in self._inputs.items())
+        for step in self._steps:
+            try:
+                outs = as_outputs(step.run([values[s] for s in step.operands], step.attrs))
+            except TpudslError:
+                raise
+            except Exception as e:
+                raise TpudslError(f"{_where(step.op)} failed: {type(e).__name__}: {e}") from e
+            if len(outs) < len(step.results):
+                raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
+            for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
+                values[s] = _finish(y, step.attrs, i)
+            if keep_all:
+                kept.update((self._names[s], values[s]) for s in step.results)
+            else:
+                for s in step.frees:
+                    values[s] = None
+        outputs = {name: values[s] for name, s in self._outputs}
+        return {**kept, **outputs} if keep_all else outputs
+
+    def _read_inputs(self, inputs: Mapping[str, np.ndarray]):
+        missing = self._inputs.keys() - inputs.keys()
+        if missing:
+            raise TpudslError(
+                f"missing inputs {sorted(missing)}; the module's inputs are {list(self._inputs)}"
+            )
+        for name, (_, arg) in self._inputs.items():
+            array = np.asarray(inputs[name])
+            shape, dtype = _static_shape(arg), _dtype(arg)
+            if shape is not None and array.shape != shape:
+                raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
+            yield name, array if dtype is None or array.dtype == dtype else array.astype(dtype)
+
+    def deinit(self) -> None:
+        """Drop the plan and the loaded weights (init again to run again)."""
+        self._steps = None
+        self._constants = {}
+
+    # The names callers see, in order.
+    @property
+    def input_names(self) -> list[str]:
+        return list(self._inputs)
+
+    @property
+    def output_names(self) -> list[str]:
+        return [name for name, _ in self._outputs]
