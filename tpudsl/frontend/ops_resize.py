@@ -151,8 +151,8 @@ def _linear(n, c, in_shape, out_shape, factors, resized, coord) -> None:
     attrs = {"mode": "linear", "coord_mode": coord, "scale_w": float(factors[-1])}
     if rank == 4:
         attrs["scale_h"] = float(factors[2])
-    operands: list[object] = [n.input(0)]
+    target: object = ""
     floor_sizes = [math.floor(in_shape[ax] * float(factors[ax])) for ax in range(2, rank)]
     if floor_sizes != list(out_shape[2:]):
-        operands.append(c.weight(c.derived(n.out, "target_shape"), np.array(out_shape[2:], np.int64)))
-    c.emit("top.Interp", operands, n.out, attrs)
+        target = c.weight(c.derived(n.out, "target_shape"), np.array(out_shape[2:], np.int64))
+    c.emit("top.Interp", [n.input(0), target], n.out, attrs)

@@ -1,0 +1,115 @@
+"""Resize and Upsample in all their forms, against onnxruntime.
+
+Forms: Upsample-7 (scales attribute), Upsample-9 (scales input), Resize-10 (scales input),
+Resize-11/13 (roi, scales | sizes), Resize-18/19 (axes attribute); modes nearest and linear;
+coordinate modes align_corners, half_pixel, pytorch_half_pixel, asymmetric (and for nearest
+tf_half_pixel_for_nn, half_pixel_symmetric); the four nearest_mode rules; up- and downscaling."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from frontend_support import check, make_model, rand
+from onnx import helper as h
+
+X = {"x": [1, 2, 5, 6]}
+EMPTY = np.zeros(0, np.float32)
+
+
+def f32(*v):
+    return np.array(v, np.float32)
+
+
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+def resize(opset, inputs, inits, **attrs):
+    node = h.make_node("Resize", list(inputs), ["y"], **attrs)
+    return make_model([node], X, ["y"], inits, opset)
+
+
+def run(model, ops=()):
+    return check(model, {"x": rand(1, 2, 5, 6)}, op_names=ops)
+
+
+COORDS = ["align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"]
+NEAREST_MODES = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+SCALES = [f32(1, 1, 2, 3), f32(1, 1, 1.5, 0.5), f32(1, 1, 0.6, 1.7)]
+
+
+@pytest.mark.parametrize("coord", COORDS)
+@pytest.mark.parametrize("scales", SCALES, ids=["x2x3", "x1.5x0.5", "x0.6x1.7"])
+def test_linear_scales(coord, scales):
+    model = resize(13, ["x", "", "s"], {"s": scales}, mode="linear", coordinate_transformation_mode=coord)
+    run(model, ["top.Interp"])
+
+
+@pytest.mark.parametrize("coord", COORDS)
+@pytest.mark.parametrize("sizes", [i64(1, 2, 7, 14), i64(1, 2, 3, 4), i64(1, 2, 12, 5)], ids=["7x14", "3x4", "12x5"])
+def test_linear_sizes(coord, sizes):
+    """Sizes, not scales: the factor is out/in (7/5 is not a float32 number that floors back to 7)."""
+    model = resize(11, ["x", "r", "sc", "z"], {"r": EMPTY, "sc": EMPTY, "z": sizes}, mode="linear", coordinate_transformation_mode=coord)
+    run(model, ["top.Interp"])
+
+
+@pytest.mark.parametrize(("coord", "mode"), list(itertools.product([*COORDS, "tf_half_pixel_for_nn"], NEAREST_MODES)))
+@pytest.mark.parametrize("scales", SCALES, ids=["x2x3", "x1.5x0.5", "x0.6x1.7"])
+def test_nearest_scales(coord, mode, scales):
+    model = resize(13, ["x", "", "s"], {"s": scales}, mode="nearest", coordinate_transformation_mode=coord, nearest_mode=mode)
+    run(model)
+
+
+@pytest.mark.parametrize("mode", NEAREST_MODES)
+def test_nearest_sizes(mode):
+    model = resize(13, ["x", "", "", "z"], {"z": i64(1, 2, 9, 4)}, mode="nearest", nearest_mode=mode)
+    run(model, ["top.Gather"])
+
+
+def test_nearest_integer_asymmetric_floor_is_upsample():
+    model = resize(13, ["x", "", "s"], {"s": f32(1, 1, 2, 2)}, mode="nearest",
+                   coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    mod = run(model, ["top.Upsample"])
+    assert not any(op.name == "top.Gather" for op in mod.module.walk())
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [f32(1, 1, 2, 2), f32(1, 1, 0.5, 1.5)], ids=["up", "mixed"])
+def test_resize_opset10(mode, scales):
+    run(resize(10, ["x", "s"], {"s": scales}, mode=mode))
+
+
+@pytest.mark.parametrize("coord", ["half_pixel", "half_pixel_symmetric", "asymmetric"])
+def test_resize_opset19_axes(coord):
+    model = resize(19, ["x", "", "s"], {"s": f32(2.5, 0.5)}, axes=[2, 3], mode="nearest",
+                   coordinate_transformation_mode=coord)
+    run(model)
+
+
+def test_resize_opset18_axes_sizes_linear():
+    model = resize(18, ["x", "", "", "z"], {"z": i64(8, 9)}, axes=[-2, -1], mode="linear")
+    run(model, ["top.Interp"])
+
+
+@pytest.mark.parametrize("opset", [7, 8])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_attribute_scales(opset, mode):
+    node = h.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 3.0], mode=mode)
+    run(make_model([node], X, ["y"], opset=opset))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_input_scales(mode):
+    node = h.make_node("Upsample", ["x", "s"], ["y"], mode=mode)
+    run(make_model([node], X, ["y"], {"s": f32(1, 1, 2, 2)}, opset=9))
+
+
+def test_resize_cubic_is_a_clear_error():
+    from tpudsl.frontend.onnx_import import convert_onnx
+    from tpudsl.ir.diagnostics import TpudslError
+
+    model = resize(13, ["x", "", "s"], {"s": f32(1, 1, 2, 2)}, mode="cubic")
+    with pytest.raises(TpudslError, match="mode 'cubic' is not supported"):
+        convert_onnx(model, "m")
