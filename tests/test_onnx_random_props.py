@@ -6,8 +6,8 @@ Concat, Transpose, Reshape/Flatten/Squeeze, element-wise, Clip, Softmax, reducti
 random CNN-like graphs. onnxruntime (one thread) is the reference; each output must have the same
 shape, cosine >= 0.99999 and max relative error <= 1e-4 (max|a-b| / max(max|b|, 1e-6), see harness.py).
 
-Example budget: 1/8 of the active hypothesis profile's max_examples (at least 10) per test, so the
-CI profile (200) runs 25 models per op family; HYPOTHESIS_PROFILE=thorough runs 250.
+Example budget: 1/4 of the active hypothesis profile's max_examples (at least 10) per test, so the
+CI profile (200) runs 50 models per op family; HYPOTHESIS_PROFILE=thorough runs 500.
 Element-wise and reduction ops are drawn from those the frontend's CONVERTERS claims (their per-op
 coverage is the node tests' job); the other families fail outright when the frontend lacks them.
 """
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from onnx_node import random_models as R
 from onnx_node.harness import cosine, max_rel_err, run_tpudsl, supported_ops
 
-EXAMPLES = max(10, settings().max_examples // 8)
+EXAMPLES = max(10, settings().max_examples // 4)
 SUPPORTED = supported_ops()
 
 
