@@ -4,7 +4,7 @@
 // RUN: not tpuc-opt %s --shape-infer 2>&1 | filecheck %s -DFILE=%s
 
 // CHECK-NOT: Traceback
-// CHECK:     [[FILE]]:12:3: error: 'top.Add' op "sum" {{.*}}tensor<1x5xf32>{{.*}}1x4{{.*}}
+// CHECK:     [[FILE]]:12:8: error: 'top.Add' op "sum" {{.*}}tensor<1x5xf32>{{.*}}1x4{{.*}}
 // CHECK-NOT: {{.}}
 
 func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x5xf32> {

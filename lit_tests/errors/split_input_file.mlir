@@ -2,7 +2,7 @@
 // RUN: not tpuc-opt %s --split-input-file 2>&1 | filecheck %s -DFILE=%s
 
 // CHECK-NOT: Traceback
-// CHECK:     [[FILE]]:20:3: error: 'top.Relu' op "second"
+// CHECK:     [[FILE]]:20:8: error: 'top.Relu' op "second"
 // CHECK-NEXT: [[FILE]]:27:45: error:{{.*}}
 // CHECK-NOT: {{.}}
 
