@@ -13,6 +13,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+import tpudsl.dialects.top  # noqa: F401  (defines the Top ops, filling SPECS)
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.interp.kernel import KernelAttrs, run_kernel

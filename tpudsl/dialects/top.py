@@ -147,7 +147,9 @@ SPECS: list[OpSpec] = [
     OpSpec("top.Interp", operands=("input", "target_shape?"),
            attrs={"mode": A("str", REQUIRED, ("nearest", "linear")),
                   "coord_mode": A("str", REQUIRED, ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")),
-                  "scale_h": A("f64", -1.0), "scale_w": A("f64", -1.0)},
+                  "scale_h": A("f64", -1.0), "scale_w": A("f64", -1.0),
+                  # not in TopOps.td: ONNX Resize's rounding for mode=nearest; absent = floor (PyTorch)
+                  "nearest_mode": A("str", None, ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"))},
            shape=S.interp),
     OpSpec("top.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU},
            shape=S.upsample, summary="nearest upsampling by integer factors"),
