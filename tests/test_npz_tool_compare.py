@@ -177,3 +177,12 @@ def test_report_lines():
 def test_bad_tolerance_is_rejected(text):
     with pytest.raises(ValueError, match="tolerance"):
         C.parse_tolerance(text)
+
+
+def test_long_one_sided_lists_are_shortened_unless_verbose():
+    names = {f"t{i}": np.ones(1) for i in range(20)}
+    report = C.compare_dicts({"x": np.ones(1)}, {"x": np.ones(1), **names})
+    short = next(line for line in C.format_report(report) if line.startswith("only in reference"))
+    assert short == "only in reference (20): t0, t1, t2, t3, t4, t5, t6, t7, ... (12 more; -v lists all)"
+    full = next(line for line in C.format_report(report, verbose=1) if line.startswith("only in reference"))
+    assert full.endswith("t18, t19")

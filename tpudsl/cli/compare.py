@@ -220,6 +220,17 @@ def _num(x: float) -> str:
     return f"{x:.6f}" if abs(x) < 1e4 else f"{x:.4e}"
 
 
+# One-sided names shown without -v: comparing outputs against a dump of all tensors is common,
+# and a list of hundreds of names would bury the verdict.
+NAMES_SHOWN = 8
+
+
+def _name_list(names: Sequence[str], everything: bool) -> str:
+    if everything or len(names) <= NAMES_SHOWN:
+        return ", ".join(names)
+    return ", ".join(names[:NAMES_SHOWN]) + f", ... ({len(names) - NAMES_SHOWN} more; -v lists all)"
+
+
 def format_result(r: Result) -> str:
     """One table row: name, verdict, cosine, euclidean similarity, SQNR, max abs error, notes."""
     verdict = f"{r.verdict}(rtol=1e-{r.close_order})" if r.close_order else r.verdict
@@ -240,10 +251,9 @@ def format_report(report: Report, verbose: int = 0, tolerance: tuple[float, floa
     names, the minimum similarities and the PASSED/FAILED line."""
     rows = report.results if verbose >= 1 else report.failed
     lines = [TABLE_HEADER, *(format_result(r) for r in rows)] if rows else []
-    if report.only_in_target:
-        lines.append(f"only in target ({len(report.only_in_target)}): " + ", ".join(report.only_in_target))
-    if report.only_in_reference:
-        lines.append(f"only in reference ({len(report.only_in_reference)}): " + ", ".join(report.only_in_reference))
+    for where, names in (("target", report.only_in_target), ("reference", report.only_in_reference)):
+        if names:
+            lines.append(f"only in {where} ({len(names)}): " + _name_list(names, everything=verbose >= 1))
     if report.excepted and verbose >= 1:
         lines.append("excepted: " + ", ".join(report.excepted))
     counts = {v: 0 for v in (EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH)}
