@@ -65,7 +65,7 @@ def test_nearest_scales(coord, mode, scales):
 @pytest.mark.parametrize("mode", NEAREST_MODES)
 def test_nearest_sizes(mode):
     model = resize(13, ["x", "", "", "z"], {"z": i64(1, 2, 9, 4)}, mode="nearest", nearest_mode=mode)
-    run(model, ["top.Gather"])
+    run(model, ["top.Interp"])
 
 
 def test_nearest_integer_asymmetric_floor_is_upsample():
@@ -113,3 +113,19 @@ def test_resize_cubic_is_a_clear_error():
     model = resize(13, ["x", "", "s"], {"s": f32(1, 1, 2, 2)}, mode="cubic")
     with pytest.raises(TpudslError, match="mode 'cubic' is not supported"):
         convert_onnx(model, "m")
+
+
+@pytest.mark.parametrize(("coord", "scales"), [("half_pixel", f32(1, 2, 1.5, 1)), ("tf_half_pixel_for_nn", f32(1, 1, 2, 1.5))],
+                         ids=["channel_axis", "tf_coords"])
+def test_nearest_beyond_interp_uses_gathers(coord, scales):
+    model = resize(13, ["x", "", "s"], {"s": scales}, mode="nearest", coordinate_transformation_mode=coord)
+    mod = run(model, ["top.Gather"])
+    assert not any(op.name == "top.Interp" for op in mod.module.walk())
+
+
+def test_nearest_interp_records_nearest_mode():
+    model = resize(13, ["x", "", "s"], {"s": f32(1, 1, 1.5, 2.5)}, mode="nearest", nearest_mode="round_prefer_ceil")
+    mod = run(model, ["top.Interp"])
+    interp = next(op for op in mod.module.walk() if op.name == "top.Interp")
+    assert interp.attributes["nearest_mode"].data == "round_prefer_ceil"
+    assert interp.attributes["coord_mode"].data == "half_pixel"

@@ -7,10 +7,11 @@ the given factor in the coordinate transform and the output size is floor(in * s
 - linear: `top.Interp` with the coordinate mode and the factors (plus a `target_shape` weight
   when floor(in * factor) would not give the ONNX size, which float32 factors like 7/3 cause).
 - nearest, asymmetric coordinates, rounding down, integer factors: `top.Upsample`.
-- any other nearest resize: which input pixel each output pixel copies depends on the
-  coordinate mode and on nearest_mode's tie rule, so the converter computes the source index
-  of every output row and column (exactly as onnxruntime does, in float32) and emits one
-  `top.Gather` per resized axis. That is exact for every mode and needs no new Top op.
+- other nearest resizes of H/W: `top.Interp` with mode nearest and the ONNX `nearest_mode`.
+- nearest resizes Interp cannot express (tf_half_pixel_for_nn or half_pixel_symmetric
+  coordinates, resized N/C axes, legacy rounding that differs per axis): the converter computes
+  the source index of every output index (as onnxruntime does, in float32) and emits one
+  `top.Gather` per resized axis, which is exact for every mode.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from tpudsl.frontend.onnx_import import Converter
 
 F32 = np.float32
-LINEAR_COORD_MODES = ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")
+INTERP_COORD_MODES = ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")
 # Rounding of Upsample and opset-10 Resize in onnxruntime ("simple"): truncate when enlarging,
 # round up when shrinking.
 SIMPLE = "simple"
@@ -124,14 +125,24 @@ def resize(n: Node, c: Converter) -> None:
 
 
 def _nearest(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode) -> None:
-    integer = all(float(factors[ax]).is_integer() and factors[ax] >= 1 for ax in resized)
-    rounds_down = nearest_mode in ("floor", SIMPLE)  # only then is index = floor(x / k) for every k
-    if len(in_shape) == 4 and set(resized) <= {2, 3} and coord == "asymmetric" and rounds_down and integer:
-        c.emit("top.Upsample", [n.input(0)], n.out, {"scale_h": int(factors[2]), "scale_w": int(factors[3])})
-        return
     if not resized:
         c.alias(n.out, n.input(0))
         return
+    # SIMPLE rounds each axis by its own factor: down when enlarging, up when shrinking.
+    modes = {("ceil" if factors[ax] < 1 else "floor") if nearest_mode == SIMPLE else nearest_mode for ax in resized}
+    integer = all(float(factors[ax]).is_integer() and factors[ax] >= 1 for ax in resized)
+    spatial = len(in_shape) in (3, 4) and min(resized) >= 2
+    if len(in_shape) == 4 and spatial and coord == "asymmetric" and modes == {"floor"} and integer:
+        c.emit("top.Upsample", [n.input(0)], n.out, {"scale_h": int(factors[2]), "scale_w": int(factors[3])})
+    elif spatial and coord in INTERP_COORD_MODES and len(modes) == 1:
+        _interp(n, c, in_shape, out_shape, factors, {"mode": "nearest", "coord_mode": coord, "nearest_mode": modes.pop()})
+    else:
+        _gathers(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode)
+
+
+def _gathers(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode) -> None:
+    """Nearest resize Interp cannot express (other coordinate modes, other axes, a rounding
+    rule per axis): one Gather per resized axis with the source index of every output index."""
     value: object = n.input(0)
     for i, ax in enumerate(resized):
         index = nearest_indices(in_shape[ax], out_shape[ax], factors[ax], coord, nearest_mode)
@@ -144,11 +155,18 @@ def _linear(n, c, in_shape, out_shape, factors, resized, coord) -> None:
     rank = len(in_shape)
     if rank not in (3, 4) or any(ax < 2 for ax in resized):
         raise n.error(f"linear resize of axes {resized} of a rank-{rank} tensor is not supported (H and W of NCHW are)")
-    if coord not in LINEAR_COORD_MODES:
+    if coord not in INTERP_COORD_MODES:
         raise n.error(f"coordinate_transformation_mode {coord!r} is not supported for linear mode")
     if n.attr("antialias", 0) and any(factors[ax] < 1 for ax in resized):
         raise n.error("antialiased downscaling is not supported")
-    attrs = {"mode": "linear", "coord_mode": coord, "scale_w": float(factors[-1])}
+    _interp(n, c, in_shape, out_shape, factors, {"mode": "linear", "coord_mode": coord})
+
+
+def _interp(n, c, in_shape, out_shape, factors, attrs) -> None:
+    """top.Interp with the factors ONNX uses; a `target_shape` weight when floor(in * factor)
+    does not give the ONNX output size (float32 factors such as 7/5 round below)."""
+    rank = len(in_shape)
+    attrs = {**attrs, "scale_w": float(factors[-1])}
     if rank == 4:
         attrs["scale_h"] = float(factors[2])
     target: object = ""
