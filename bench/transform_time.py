@@ -1,0 +1,137 @@
+"""model_transform of the ResNet-18-shaped model, end to end.
+
+    .venv/bin/python bench/transform_time.py [--size 224] [--runs 3] [--no-write] [--profile]
+
+Writes tests/models resnet18 (width 64, 1000 classes) as an .onnx file, then runs the
+model_transform command in-process (`tpudsl.cli.model_transform.main(argv)`): ONNX import, shape
+inference, canonicalize, the .mlir and the weight .npz written. Reports the median of --runs calls
+(target <= 3 s), each into a fresh output directory, and one cold run in a subprocess
+(`python -m tpudsl.cli.model_transform`, Python start-up and imports included) for context.
+With --profile (or when the target is missed) it cProfiles one call and prints the top costs
+aggregated by tpudsl module, so the owner of the slow phase can be told.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+
+_common.pin_one_thread()
+_common.add_paths()
+
+import argparse  # noqa: E402
+import collections  # noqa: E402
+import cProfile  # noqa: E402
+import os  # noqa: E402
+import pstats  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import onnx  # noqa: E402
+
+
+def transform_argv(onnx_path: Path, out_dir: Path, size: int) -> list[str]:
+    return [
+        "--model_name", "resnet18",
+        "--model_def", str(onnx_path),
+        "--input_shapes", f"[[1,3,{size},{size}]]",
+        "--mlir", str(out_dir / "resnet18.mlir"),
+    ]
+
+
+def by_module(stats: pstats.Stats, top: int = 12) -> list[tuple[str, float]]:
+    """Self time (tottime) summed per source module (tpudsl.x.y, xdsl.z, numpy, onnx, ...)."""
+    acc: dict[str, float] = collections.defaultdict(float)
+    for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        name = filename
+        for marker in ("/tpudsl/", "/site-packages/"):
+            if marker in filename:
+                rest = filename.split(marker, 1)[1]
+                prefix = "tpudsl/" if marker == "/tpudsl/" else ""
+                parts = (prefix + rest).split("/")
+                name = "/".join(parts[:3]) if prefix else "/".join(parts[:2])
+                break
+        else:
+            name = "builtins/other" if filename.startswith("~") or "<" in filename else filename.rsplit("/", 1)[-1]
+        acc[name] += tottime
+    return sorted(acc.items(), key=lambda kv: -kv[1])[:top]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+
+    from tests.models import resnet18
+    from tpudsl.cli import model_transform
+
+    work = Path(tempfile.mkdtemp(prefix="transform_time_"))
+    onnx_path = work / "resnet18.onnx"
+    onnx.save(resnet18(input_size=args.size), onnx_path)
+
+    times = []
+    for i in range(args.runs):
+        out = work / f"run{i}"
+        out.mkdir()
+        t0 = time.perf_counter()
+        rc = model_transform.main(transform_argv(onnx_path, out, args.size))
+        times.append(time.perf_counter() - t0)
+        if rc not in (0, None):
+            print(f"model_transform exited with {rc}", file=sys.stderr)
+            return 1
+        written = sorted(p.name for p in out.iterdir())
+        if not any(n.endswith(".mlir") for n in written) or not any(n.endswith(".npz") for n in written):
+            print(f"model_transform did not write the .mlir and the weight .npz: {written}", file=sys.stderr)
+            return 1
+    med = statistics.median(times)
+
+    cold_out = work / "cold"
+    cold_out.mkdir()
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "tpudsl.cli.model_transform",
+                           *transform_argv(onnx_path, cold_out, args.size)],
+                          cwd=_common.ROOT, capture_output=True, text=True)
+    cold = time.perf_counter() - t0
+    n_ops = sum(1 for line in (next(cold_out.glob("*.mlir")).read_text().splitlines()
+                               if list(cold_out.glob("*.mlir")) else []) if '"top.' in line)
+
+    verdict = "meets" if med <= 3.0 else "MISSES"
+    lines = [
+        "## transform_time: model_transform of the ResNet-18-shaped model",
+        "",
+        f"Command: `.venv/bin/python bench/transform_time.py --size {args.size} --runs {args.runs}`",
+        f"({time.strftime('%Y-%m-%d %H:%M')}; machine shared with other jobs, load average {os.getloadavg()[0]:.1f}).",
+        "",
+        f"- in-process `model_transform.main` (ONNX import, shape inference, canonicalize, .mlir + weight .npz "
+        f"written): runs {', '.join(f'{t:.2f}' for t in times)} s, **median {med:.2f} s** (target <= 3 s: {verdict})",
+        f"- cold subprocess `python -m tpudsl.cli.model_transform` (start-up and imports included): {cold:.2f} s"
+        + ("" if proc.returncode == 0 else f" (exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]})"),
+        f"- output: {n_ops} Top ops in the .mlir",
+    ]
+    if args.profile or med > 3.0:
+        out = work / "profiled"
+        out.mkdir()
+        prof = cProfile.Profile()
+        prof.enable()
+        model_transform.main(transform_argv(onnx_path, out, args.size))
+        prof.disable()
+        stats = pstats.Stats(prof)
+        stats.sort_stats("cumulative").print_stats(30)
+        lines.append("- cProfile self time by module: " + ", ".join(f"{m} {t:.2f} s" for m, t in by_module(stats)))
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        _common.write_section("transform_time", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
