@@ -163,17 +163,21 @@ class ModuleInterpreter:
 
         block = func.body.block
         for i, arg in enumerate(block.args):
-            self._inputs[self._input_name(arg, i)] = (number(arg), arg)
+            name = self._input_name(arg, i)
+            self._inputs[name] = (number(arg), arg)
+            self._names[slot[arg]] = name
         steps: list[_Step] = []
         returned: list[SSAValue] = []
         for op in block.ops:
             if op.name == RETURN:
                 returned = list(op.operands)
             elif op.name in (WEIGHT, NONE):
-                self._constants[number(op.results[0])] = self._weight(op) if op.name == WEIGHT else None
+                s = number(op.results[0])
+                self._constants[s] = self._weight(op) if op.name == WEIGHT else None
+                self._names[s] = result_names(op)[0]
             else:
                 steps.append(self._plan(op, slot, number))
-        self._outputs = [(self._value_name(v, slot), slot[v]) for v in returned]
+        self._outputs = [(self._names[slot[v]], slot[v]) for v in returned]
         self._set_frees(steps, keep=set(self._constants) | {s for _, s in self._outputs})
         self._steps = steps
         self._n_slots = len(slot)
@@ -218,12 +222,6 @@ class ModuleInterpreter:
                       for s, v in zip(operands, op.operands, strict=True)]
             run = kernel.prepare(static, attrs)
         return _Step(op, run, attrs, operands, results)
-
-    def _value_name(self, value: SSAValue, slot: dict[SSAValue, int]) -> str:
-        s = slot[value]
-        if s in self._names:
-            return self._names[s]
-        return next((n for n, (i, _) in self._inputs.items() if i == s), f"value{s}")
 
     @staticmethod
     def _set_frees(steps: list[_Step], keep: set[int]) -> None:
@@ -294,6 +292,12 @@ class ModuleInterpreter:
         """Drop the plan and the loaded weights (init again to run again)."""
         self._steps = None
         self._constants = {}
+
+    def freed_after(self) -> dict[str, list[str]]:
+        """Memory plan: for each op (by loc name), the tensors inference drops once it has run."""
+        if self._steps is None:
+            raise TpudslError("ModuleInterpreter.freed_after called before init()")
+        return {result_names(st.op)[0]: [self._names[s] for s in st.frees] for st in self._steps}
 
     # The names callers see, in order.
     @property

@@ -1,0 +1,236 @@
+"""ModuleInterpreter: lifecycle, names, memory plan, errors, and the DragGAN dynamic-filter regression.
+
+Modules are built with the module API (new_top_module + opdef.create); references are
+onnxruntime single-node models or plain numpy written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from interp_ref import assert_close, ort_run, rand
+from xdsl.dialects.builtin import TensorType, UnrankedTensorType, f32
+from xdsl.ir import SSAValue
+
+import tpudsl.dialects.top  # noqa: F401  (defines the Top ops)
+from tpudsl.dialects.opdef import SPECS, create, infer_shapes
+from tpudsl.interp import KERNELS, ModuleInterpreter, evaluate_op
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, new_top_module, save_module
+
+
+class Builder:
+    """A Top module under construction: inputs by name, weights, ops with inferred result types."""
+
+    def __init__(self, inputs: dict[str, tuple[int, ...]]):
+        self.mod: TopModule = new_top_module("t", [TensorType(f32, s) for s in inputs.values()])
+        self.block = self.mod.main_func().body.block
+        self.values = {}
+        for arg, (name, shape) in zip(self.block.args, inputs.items(), strict=True):
+            self.values[name] = self.op("top.Input", [arg], loc=name)
+
+    def weight(self, name: str, array: np.ndarray) -> SSAValue:
+        return self.mod.add_weight(name, array).results[0]
+
+    def none(self) -> SSAValue:
+        op = create("top.None", [], [tpudsl_none_type()], loc="none")
+        self.block.add_op(op)
+        return op.results[0]
+
+    def op(self, name: str, operands, attrs=None, loc: str = "", n_results: int = 1):
+        probe = create(name, operands, [UnrankedTensorType(f32)] * n_results, attrs)
+        shapes = infer_shapes(probe, SPECS[name])
+        probe.drop_all_references()
+        op = create(name, operands, [TensorType(f32, s) for s in shapes], attrs, loc=loc)
+        self.block.add_op(op)
+        return op.results[0] if n_results == 1 else list(op.results)
+
+    def finish(self, *outputs: SSAValue) -> TopModule:
+        self.mod.set_outputs(list(outputs))
+        self.mod.module.verify()
+        return self.mod
+
+
+def tpudsl_none_type():
+    from xdsl.dialects.builtin import NoneType
+
+    return NoneType()
+
+
+def interpreter(mod: TopModule) -> ModuleInterpreter:
+    m = ModuleInterpreter(mod.module, mod.weights)
+    m.init()
+    return m
+
+
+# ---- DragGAN: a filter computed by other ops must be read at inference time -------------------
+
+def test_conv_with_a_filter_computed_from_a_weight():
+    rng = np.random.default_rng(1)
+    x, w0, bias = rand(rng, 1, 3, 6, 6), rand(rng, 4, 3, 3, 3), rand(rng, 4)
+    b = Builder({"x": x.shape})
+    w = b.op("top.MulConst", [b.weight("w0", w0)], {"const_val": 2.0}, loc="w_scaled")
+    y = b.op("top.Conv", [b.values["x"], w, b.weight("bias", bias)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, loc="y")
+    m = interpreter(b.finish(y))
+    (expected,) = ort_run("Conv", [x, w0 * 2, bias], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+    assert_close(m.inference({"x": x})["y"], expected)
+
+
+def test_conv_filter_from_a_model_input_changes_between_runs():
+    rng = np.random.default_rng(2)
+    b = Builder({"x": (1, 2, 5, 5), "w": (3, 2, 3, 3)})
+    y = b.op("top.Conv", [b.values["x"], b.values["w"], b.none()], {"kernel_shape": [3, 3]}, loc="y")
+    m = interpreter(b.finish(y))
+    for _ in range(2):  # a filter copied in init (still unknown there) would break both runs
+        x, w = rand(rng, 1, 2, 5, 5), rand(rng, 3, 2, 3, 3)
+        (expected,) = ort_run("Conv", [x, w], {"kernel_shape": [3, 3]})
+        assert_close(m.inference({"x": x, "w": w})["y"], expected)
+
+
+@pytest.mark.parametrize("reordered", [True, False])
+def test_deconv_with_a_permuted_dynamic_filter(reordered):
+    """ReorderDynWeight's shape: filter -> Permute[1,0,2,3] -> Deconv.
+
+    reordered=true: the permute turns an ONNX [ic, oc, k, k] filter into [oc, ic, k, k].
+    reordered=false: the permute output itself is the ONNX-layout filter."""
+    rng = np.random.default_rng(3)
+    x = rand(rng, 1, 4, 3, 3)
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "dynweight_reorderd": reordered}
+    w_shape = (4, 3, 2, 2) if reordered else (3, 4, 2, 2)  # ic=4, oc=3
+    b = Builder({"x": x.shape, "w": w_shape})
+    filt = b.op("top.Permute", [b.values["w"]], {"order": [1, 0, 2, 3]}, loc="y_reorder_permute")
+    y = b.op("top.Deconv", [b.values["x"], filt, b.none()], attrs, loc="y")
+    m = interpreter(b.finish(y))
+    for _ in range(2):
+        w = rand(rng, *w_shape)
+        onnx_filter = w if reordered else w.transpose(1, 0, 2, 3)
+        (expected,) = ort_run("ConvTranspose", [x, onnx_filter], {"kernel_shape": [2, 2], "strides": [2, 2]})
+        assert_close(m.inference({"x": x, "w": w})["y"], expected)
+
+
+def test_deconv_with_a_filter_computed_from_a_weight():
+    rng = np.random.default_rng(4)
+    x, w0 = rand(rng, 1, 2, 4, 4), rand(rng, 3, 2, 3, 3)  # [oc, ic, k, k] weight
+    b = Builder({"x": x.shape})
+    filt = b.op("top.Permute", [b.weight("w0", w0)], {"order": [1, 0, 2, 3]}, loc="filter_onnx")
+    y = b.op("top.Deconv", [b.values["x"], filt, b.none()], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, loc="y")
+    m = interpreter(b.finish(y))
+    (expected,) = ort_run("ConvTranspose", [x, w0.transpose(1, 0, 2, 3)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+    assert_close(m.inference({"x": x})["y"], expected)
+
+
+def test_prepare_sees_weights_but_never_computed_operands():
+    seen = []
+
+    def spy_prepare(static, attrs):
+        seen.append([s is not None for s in static])
+        return KERNELS["top.Conv"].run
+
+    kernels = {**KERNELS, "top.Conv": type(KERNELS["top.Conv"])(KERNELS["top.Conv"].run, spy_prepare)}
+    rng = np.random.default_rng(5)
+    b = Builder({"x": (1, 2, 4, 4), "w": (2, 2, 1, 1)})
+    y1 = b.op("top.Conv", [b.values["x"], b.weight("w0", rand(rng, 2, 2, 1, 1)), b.none()], {"kernel_shape": [1, 1]}, loc="y1")
+    y2 = b.op("top.Conv", [y1, b.values["w"], b.none()], {"kernel_shape": [1, 1]}, loc="y2")
+    mod = b.finish(y2)
+    ModuleInterpreter(mod.module, mod.weights, kernels).init()
+    assert seen == [[False, True, False], [False, False, False]]
+
+
+# ---- names, outputs, keep_all, memory plan ---------------------------------------------------
+
+def _chain():
+    """x -> Relu(a) -> MulConst(b) -> Add(a, b) = c, and x -> Sigmoid(d); returns (c, d)."""
+    b = Builder({"x": (2, 3)})
+    a = b.op("top.Relu", [b.values["x"]], loc="a")
+    m = b.op("top.MulConst", [a], {"const_val": 3.0}, loc="b")
+    c = b.op("top.Add", [a, m], loc="c")
+    d = b.op("top.Sigmoid", [b.values["x"]], loc="d")
+    return b.finish(c, d)
+
+
+def test_outputs_are_keyed_by_loc_names_and_computed():
+    x = rand(np.random.default_rng(6), 2, 3)
+    out = interpreter(_chain()).inference({"x": x})
+    assert list(out) == ["c", "d"]
+    relu = np.maximum(x, 0)
+    assert_close(out["c"], relu + relu * 3)
+    assert_close(out["d"], 1 / (1 + np.exp(-x)))
+
+
+@pytest.mark.parametrize("flag", ["keep_all", "dump_all"])
+def test_keep_all_returns_every_tensor(flag):
+    x = rand(np.random.default_rng(7), 2, 3)
+    out = interpreter(_chain()).inference({"x": x}, **{flag: True})
+    assert set(out) == {"x", "a", "b", "c", "d"}
+    assert_close(out["b"], np.maximum(x, 0) * 3)
+
+
+def test_tensors_are_freed_after_their_last_user():
+    plan = interpreter(_chain()).freed_after()
+    # top.Input "x" drops the raw argument (also named x); its own result is last read by d (the
+    # Sigmoid); a and b by c (the Add); the outputs c and d are kept.
+    assert plan == {"x": ["x"], "a": [], "b": [], "c": ["a", "b"], "d": ["x"]}
+
+
+def test_unnamed_inputs_fall_back_to_argument_order():
+    b = Builder({"x": (2,)})
+    # Drop the Input op so the argument has no name: Relu reads the block argument directly.
+    y = b.op("top.Relu", [b.block.args[0]], loc="y")
+    input_op = b.values["x"].owner
+    input_op.detach()
+    input_op.erase()
+    m = interpreter(b.finish(y))
+    assert m.input_names == ["arg0"]
+    assert_close(m.inference({"arg0": np.array([-1.0, 2.0], np.float32)})["y"], np.array([0.0, 2.0], np.float32))
+
+
+def test_missing_input_is_a_clear_error():
+    with pytest.raises(TpudslError, match=r"missing inputs \['x'\]"):
+        interpreter(_chain()).inference({"y": np.zeros((2, 3), np.float32)})
+
+
+def test_op_without_kernel_is_named_in_the_error():
+    kernels = {k: v for k, v in KERNELS.items() if k != "top.MulConst"}
+    mod = _chain()
+    with pytest.raises(TpudslError, match=r"'top.MulConst' op \"b\" has no interpreter kernel"):
+        ModuleInterpreter(mod.module, mod.weights, kernels).init()
+
+
+def test_multi_result_ops_name_results_after_the_op():
+    x = rand(np.random.default_rng(8), 2, 6)
+    b = Builder({"x": x.shape})
+    parts = b.op("top.Split", [b.values["x"]], {"axis": 1, "num": 3}, loc="s", n_results=3)
+    out = interpreter(b.finish(*parts)).inference({"x": x})
+    assert list(out) == ["s", "s_1", "s_2"]
+    for got, expected in zip(out.values(), ort_run("Split", [x], {"axis": 1, "num_outputs": 3}, n_outputs=3, opset=18)):
+        assert_close(got, expected)
+
+
+def test_from_file_runs_a_saved_module(tmp_path):
+    rng = np.random.default_rng(9)
+    x, w0 = rand(rng, 1, 2, 5, 5), rand(rng, 3, 2, 3, 3)
+    b = Builder({"x": x.shape})
+    y = b.op("top.Conv", [b.values["x"], b.weight("w0", w0), b.none()], {"kernel_shape": [3, 3], "do_relu": True}, loc="y")
+    save_module(b.finish(y), tmp_path / "m.mlir")
+    m = ModuleInterpreter.from_file(tmp_path / "m.mlir")
+    m.init()
+    (conv,) = ort_run("Conv", [x, w0], {"kernel_shape": [3, 3]})
+    assert_close(m.inference({"x": x})["y"], np.maximum(conv, 0))
+    m.deinit()
+    with pytest.raises(TpudslError, match="before init"):
+        m.inference({"x": x})
+
+
+def test_evaluate_op_folds_one_op():
+    rng = np.random.default_rng(10)
+    x, w = rand(rng, 1, 2, 4, 4), rand(rng, 2, 2, 3, 3)
+    b = Builder({"x": x.shape, "w": w.shape})
+    y = b.op("top.Conv", [b.values["x"], b.values["w"], b.none()], {"kernel_shape": [3, 3], "do_relu": True}, loc="y")
+    (expected,) = ort_run("Conv", [x, w], {"kernel_shape": [3, 3]})
+    (got,) = evaluate_op(y.owner, [x, w, None])
+    assert_close(got, np.maximum(expected, 0))
+
+
+def test_every_top_op_has_a_kernel():
+    structural = {"top.Weight", "top.None"}  # the interpreter itself provides their values
+    missing = sorted(n for n in SPECS if n.startswith("top.") and n not in KERNELS and n not in structural)
+    assert not missing, f"Top ops without an interpreter kernel: {missing}"
