@@ -1,0 +1,197 @@
+"""model_transform: ONNX -> Top .mlir + weight .npz, validated against onnxruntime (TPU-MLIR's flags).
+
+  model_transform --model_name NAME --model_def M.onnx --mlir NAME.mlir
+      [--input_shapes [[1,3,224,224]]] [--input_types float32] [--output_names a,b]
+      [--mean 0,0,0] [--scale 1,1,1] [--pixel_format rgb|bgr|gray] [--channel_format nchw|nhwc]
+      [--resize_dims H,W] [--keep_aspect_ratio]
+      [--test_input in.npz|img.jpg|x.npy] [--test_result NAME_top_outputs.npz]
+      [--tolerance 0.99,0.99] [--excepts a,b]
+
+Steps (each timed on stderr): convert (fold constants, convert, --shape-infer), canonicalize,
+write NAME.mlir and NAME_top_f32_all_weight.npz next to it, then with --test_input: save the
+preprocessed inputs (NAME_in_f32.npz), run onnxruntime (NAME_ref_outputs.npz, every tensor the
+Top module also names) and the Top interpreter (--test_result), and compare them tensor by tensor.
+Everything that can be wrong with the input (files, flags, unsupported ops, shapes, test inputs)
+is found before the first file is written.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import loc_name
+from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
+from tpudsl.frontend.onnx_reference import onnx_reference
+from tpudsl.frontend.preprocess import Preprocess
+from tpudsl.frontend.shape_args import parse_input_shapes
+from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
+from tpudsl.interp import ModuleInterpreter
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, save_module, verify_module, write_atomically
+from tpudsl.passes import pass_class
+
+# Passes after conversion, as TPU-MLIR's `tpuc-opt --shape-infer --canonicalize` (shape-infer
+# already ran inside convert_onnx).
+TOP_PASSES = ("canonicalize", "shape-infer")
+NUMPY_TYPES = ("float32", "float16", "int32", "int64", "int8", "uint8", "bool")
+
+
+def _parser() -> CliArgumentParser:
+    p = CliArgumentParser(prog="model_transform", description="Convert an ONNX model to a Top .mlir and weight .npz.")
+    p.add_argument("--model_name", required=True, help="module name; prefix of the files written")
+    p.add_argument("--model_def", required=True, help="the .onnx model")
+    p.add_argument("--mlir", required=True, help="the Top .mlir to write")
+    p.add_argument("--input_shapes", default=None, help="shapes of the inputs, e.g. [[1,3,224,224],[10]]")
+    p.add_argument("--input_types", default=None, help="numpy types of the inputs for the reference run, e.g. float32,int32")
+    p.add_argument("--output_names", default=None, help="comma-separated tensors to use as outputs (cuts the model)")
+    p.add_argument("--mean", default=None, help="per-channel mean subtracted from image inputs, e.g. 123.675,116.28,103.53")
+    p.add_argument("--scale", default=None, help="per-channel factor applied after the mean, e.g. 0.0171,0.0175,0.0174")
+    p.add_argument("--pixel_format", default=None, choices=("rgb", "bgr", "gray"))
+    p.add_argument("--channel_format", default=None, choices=("nchw", "nhwc"))
+    p.add_argument("--resize_dims", default=None, help="H,W an image is resized to before the center crop")
+    p.add_argument("--keep_aspect_ratio", action="store_true", help="resize keeping the aspect ratio, padding the rest")
+    p.add_argument("--test_input", default="", help="an .npz keyed by input name, or one .npy/image per input (comma-separated)")
+    p.add_argument("--test_result", default="", help="where the Top interpreter's tensors go (default NAME_top_outputs.npz)")
+    p.add_argument("--tolerance", default="0.99,0.99", help="minimum cosine,euclidean similarity against onnxruntime")
+    p.add_argument("--excepts", default="-", help="comma-separated tensors not to compare ('-': none)")
+    return p
+
+
+def _floats(flag: str, text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise TpudslError(f"{flag} {text!r} is not a comma-separated list of numbers") from None
+
+
+def _preprocess(args) -> Preprocess | None:
+    """The preprocessing the flags describe, or None when no preprocessing flag is given."""
+    given = [args.mean, args.scale, args.pixel_format, args.channel_format, args.resize_dims]
+    if all(v is None for v in given) and not args.keep_aspect_ratio:
+        return None
+    fields = {}
+    if args.mean is not None:
+        fields["mean"] = _floats("--mean", args.mean)
+    if args.scale is not None:
+        fields["scale"] = _floats("--scale", args.scale)
+    if args.resize_dims is not None:
+        dims = _floats("--resize_dims", args.resize_dims)
+        if len(dims) != 2 or any(d < 1 or d != int(d) for d in dims):
+            raise TpudslError(f"--resize_dims {args.resize_dims!r} must be two positive integers H,W")
+        fields["resize_dims"] = (int(dims[0]), int(dims[1]))
+    return Preprocess(pixel_format=args.pixel_format or "bgr", channel_format=args.channel_format or "nchw",
+                      keep_aspect_ratio=args.keep_aspect_ratio, **fields)
+
+
+def _names(text: str | None) -> list[str]:
+    return [n for n in (text or "").split(",") if n and n != "-"]
+
+
+@contextmanager
+def _step(what: str):
+    """Time one step on stderr: the progress of a long conversion."""
+    start = time.perf_counter()
+    print(f"model_transform: {what} ...", file=sys.stderr, flush=True)
+    yield
+    print(f"model_transform: {what} done in {time.perf_counter() - start:.2f} s", file=sys.stderr, flush=True)
+
+
+def _run_passes(mod: TopModule) -> None:
+    ctx = make_context()
+    for name in TOP_PASSES:
+        pass_class(name)().apply(ctx, mod.module)
+    verify_module(mod.module, str(mod.path or "module"))
+
+
+def _input_info(mod: TopModule) -> tuple[list[str], list[tuple[int, ...]]]:
+    inputs = [op for op in mod.main_func().body.block.ops if op.name == "top.Input"]
+    return [loc_name(op) for op in inputs], [tuple(op.results[0].type.get_shape()) for op in inputs]
+
+
+def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, np.ndarray]:
+    """Inputs as --input_types says the model reads them (rounded for integer types), as float32
+    for the Top interpreter: Top computes in float."""
+    if not types:
+        return inputs
+    if len(types) != len(inputs):
+        raise TpudslError(f"--input_types gives {len(types)} type(s) for {len(inputs)} input(s)")
+    for t in types:
+        if t not in NUMPY_TYPES:
+            raise TpudslError(f"--input_types {t!r} is not one of {', '.join(NUMPY_TYPES)}")
+    return {name: x.astype(t).astype(np.float32) for (name, x), t in zip(inputs.items(), types, strict=True)}
+
+
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    write_atomically(path, lambda f: np.savez(f, **arrays))
+
+
+def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_dir: Path) -> None:
+    name = args.model_name
+    _save_npz(out_dir / f"{name}_in_f32.npz", inputs)
+    with _step("run the Top interpreter"):
+        interp = ModuleInterpreter(mod.module, mod.weights)
+        interp.init()
+        ours = interp.inference(inputs, keep_all=True)
+    _save_npz(Path(args.test_result or out_dir / f"{name}_top_outputs.npz"), ours)
+    with _step("run onnxruntime"):
+        ref = onnx_reference(model, inputs, list(ours))
+    _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
+    tolerance = parse_tolerance(args.tolerance)
+    report = compare_dicts(ours, ref, tolerance, _names(args.excepts))
+    print("\n".join(format_report(report, verbose=0, tolerance=tolerance)))
+    if not report.passed:
+        if not report.results:
+            raise TpudslError("validation failed: no tensor of the Top module is also an onnxruntime result")
+        bad = report.failed[0]
+        raise TpudslError(
+            f"validation failed at tensor '{bad.name}': {bad.verdict} (cosine {bad.cosine:.6f}, euclid "
+            f"{bad.euclid:.6f}; tolerance {tolerance[0]},{tolerance[1]}); {len(report.failed)} of "
+            f"{len(report.results)} tensors failed"
+        )
+
+
+def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    input_shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    preprocess = _preprocess(args)
+    parse_tolerance_or_fail(args.tolerance)
+    test_files = check_test_input_files(args.test_input) if args.test_input else []
+    mlir = Path(args.mlir)
+    if not mlir.parent.is_dir():
+        raise TpudslError(f"cannot write '{mlir}': directory '{mlir.parent}' does not exist")
+
+    with _step("convert ONNX to Top"):
+        model = load_onnx(args.model_def)
+        mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
+    with _step(f"run {', '.join(TOP_PASSES)}"):
+        _run_passes(mod)
+    inputs = None
+    if test_files:
+        names, shapes = _input_info(mod)
+        inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), _names(args.input_types))
+    with _step(f"write {mlir}"):
+        save_module(mod, mlir, mlir.parent / f"{args.model_name}_top_f32_all_weight.npz")
+    if inputs is not None:
+        _validate(args, model, mod, inputs, mlir.parent)
+    return 0
+
+
+def parse_tolerance_or_fail(text: str) -> None:
+    try:
+        parse_tolerance(text)
+    except ValueError as e:
+        raise TpudslError(f"--tolerance: {e}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_cli(run, argv)
