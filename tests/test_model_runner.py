@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 
 from tests.models import onnx_inference, random_inputs, transformer_block
@@ -69,6 +70,25 @@ def test_dump_all_tensors_names_intermediates(converted, tmp_path):
     assert tool("npz_tool", "compare", out, tmp_path / "ref.npz").returncode == 0
 
 
+def test_onnx_model_runs_in_onnxruntime(converted, tmp_path):
+    # The reference side of a check: `model_runner --model x.onnx --dump_all_tensors`.
+    d, inputs, ref = converted
+    model = transformer_block(seq_len=8, d_model=32, num_heads=4, d_ff=64)
+    onnx.save(model, tmp_path / "tblock.onnx")
+    np.savez(tmp_path / "in64.npz", x=inputs["x"].astype(np.float64))  # cast to the model's float32
+    out = tmp_path / "ref.npz"
+    proc = tool("model_runner", "--input", tmp_path / "in64.npz", "--model", tmp_path / "tblock.onnx",
+                "--output", out, "--dump_all_tensors")
+    assert proc.returncode == 0, proc.stderr
+    with np.load(out) as got:
+        assert sorted(got.files) == sorted(ref)
+        for name in got.files:
+            np.testing.assert_array_equal(got[name], ref[name])
+    mlir_out = tmp_path / "top.npz"
+    assert tool("model_runner", "--input", d / "in.npz", "--model", d / "tblock.mlir", "--output", mlir_out).returncode == 0
+    assert tool("npz_tool", "compare", mlir_out, out).returncode == 0
+
+
 def test_missing_input_names_input_and_shape(converted, tmp_path):
     d, inputs, _ = converted
     np.savez(tmp_path / "wrong.npz", y=inputs["x"])
@@ -89,7 +109,8 @@ def test_wrong_input_shape_names_expected_shape(converted, tmp_path):
     "model, fragments",
     [
         ("net.bmodel", ["bmodel not supported yet"]),
-        ("net.onnx", ["unknown model type '.onnx'"]),
+        ("net.tflite", ["unknown model type '.tflite'"]),
+        ("missing.onnx", ["missing.onnx", "No such file"]),
         ("missing.mlir", ["missing.mlir", "No such file"]),
     ],
 )

@@ -5,7 +5,8 @@
 Input keys are the model's input names (the locations of its `top.Input` ops); output keys are
 the tensor (location) names of the returned values, or of every tensor with
 --dump_all_tensors, so the file compares with `npz_tool compare` against a reference and feeds
-`mlir_cut --input_names`. A .mlir runs in the Top interpreter; .bmodel is not supported yet.
+`mlir_cut --input_names`. A .mlir runs in the Top interpreter, an .onnx in onnxruntime (the
+reference); .bmodel is not supported yet.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
+import onnx
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.npz_tool import load_npz
 from tpudsl.dialects.opdef import loc_name, operand_shape
+from tpudsl.frontend.onnx_import import load_onnx
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_atomically
@@ -66,6 +69,54 @@ def mlir_inference(
         interpreter.deinit()
 
 
+def onnx_inference(
+    inputs: Mapping[str, np.ndarray], model: str | Path | onnx.ModelProto, dump_all_tensors: bool = False
+) -> dict[str, np.ndarray]:
+    """Run an ONNX model in onnxruntime (one thread, no graph rewrites, so that intermediate
+    tensors keep the values the graph defines): the reference a converted model is checked against.
+
+    With `dump_all_tensors`, every node output whose type ONNX shape inference knows is returned too."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise TpudslError("running .onnx models needs onnxruntime (pip install onnxruntime)") from None
+    if not isinstance(model, onnx.ModelProto):
+        model = load_onnx(model)
+    if dump_all_tensors:
+        model = _all_tensors_as_outputs(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception types for invalid models
+        raise TpudslError(f"onnxruntime cannot load the model: {' '.join(str(e).split())}") from None
+    expected = {i.name: tuple(i.shape) for i in session.get_inputs()}
+    check_inputs(inputs, {k: s if all(isinstance(d, int) for d in s) else None for k, s in expected.items()})
+    feeds = {i.name: np.asarray(inputs[i.name], dtype=_ORT_DTYPES.get(i.type)) for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds), strict=True))
+
+
+# onnxruntime's input type names -> numpy dtypes, to cast npz inputs (often float64) as the model wants.
+_ORT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
+               "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(float16)": np.float16}
+
+
+def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose graph outputs also include every node output with an inferred type."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    known = {v.name: v for v in inferred.graph.value_info}
+    outputs = {o.name for o in inferred.graph.output}
+    for node in inferred.graph.node:
+        for name in node.output:
+            if name not in outputs and name in known:
+                inferred.graph.output.append(known[name])
+                outputs.add(name)
+    return inferred
+
+
 def model_inference(
     inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False
 ) -> dict[str, np.ndarray]:
@@ -73,9 +124,11 @@ def model_inference(
     suffix = Path(model).suffix
     if suffix == ".mlir":
         return mlir_inference(inputs, model, dump_all_tensors)
+    if suffix == ".onnx":
+        return onnx_inference(inputs, model, dump_all_tensors)
     if suffix == ".bmodel":
-        raise TpudslError("bmodel not supported yet: model_runner runs .mlir files only", file=str(model))
-    raise TpudslError(f"unknown model type '{suffix}': expected .mlir", file=str(model))
+        raise TpudslError("bmodel not supported yet: model_runner runs .mlir and .onnx files", file=str(model))
+    raise TpudslError(f"unknown model type '{suffix}': expected .mlir or .onnx", file=str(model))
 
 
 def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
@@ -86,7 +139,7 @@ def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
 def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="model_runner", description="Run a model on npz inputs and save its outputs as npz.")
     parser.add_argument("--input", required=True, help="npz whose keys are the model's input names")
-    parser.add_argument("--model", required=True, help="model to run (.mlir)")
+    parser.add_argument("--model", required=True, help="model to run (.mlir or .onnx)")
     parser.add_argument("--output", required=True, help="npz to write, keyed by tensor name")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
     return parser
