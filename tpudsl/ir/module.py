@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
+import tpudsl.dialects.top  # noqa: F401  (defines top.Weight, which add_weight creates)
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -80,11 +81,16 @@ class TopModule:
     def add_weight(self, name: str, array: np.ndarray, before: Operation | None = None) -> Operation:
         """A new `top.Weight` holding `array`, named `name` (or `name_1`, `name_2`, ... if taken).
 
-        It is inserted before `before`, or at the start of @main so that it dominates every use."""
+        It is inserted before `before`, or else after the weights at the start of @main: early
+        enough to dominate every use, and in the order the weights were added."""
         unique = _unique_name(name, set(self.weights) | {loc_name(op) for op in self.weight_ops()})
         op = create(WEIGHT_OP, [], [tensor_type_of(array)], loc=unique)
-        where = InsertPoint.before(before) if before is not None else InsertPoint.at_start(self.main_func().body.block)
-        Rewriter.insert_op(op, where)
+        if before is None:
+            before = next((o for o in self.main_func().body.block.ops if o.name != WEIGHT_OP), None)
+        if before is None:
+            self.main_func().body.block.add_op(op)
+        else:
+            Rewriter.insert_op(op, InsertPoint.before(before))
         self.weights[unique] = array
         return op
 
