@@ -15,11 +15,11 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
-	$(PY) -m lit -sv lit_tests
+	.venv/bin/lit -sv lit_tests
 	$(PY) -m pytest -n 2 tests
 
 lit: $(STAMP)
-	$(PY) -m lit -sv lit_tests
+	.venv/bin/lit -sv lit_tests
 
 pytest: $(STAMP)
 	$(PY) -m pytest -n 2 tests
