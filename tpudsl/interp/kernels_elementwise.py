@@ -91,7 +91,7 @@ UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
 # n-ary broadcasting ops: op -> binary f, folded left to right over the operands.
 NARY: dict[str, Callable[[Array, Array], Array]] = {
     "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
-    "Mod": np.mod, "Remainder": np.mod, "LogicalAnd": lambda x, y: np.logical_and(x, y),
+    "Mod": np.fmod, "Remainder": np.mod,  # ONNX float Mod is fmod; torch.remainder floors "LogicalAnd": lambda x, y: np.logical_and(x, y),
     "Div": np.divide,
 }
 
