@@ -44,6 +44,7 @@ from xdsl.printer import Printer
 from tpudsl.ir.floats import format_float
 
 _BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except '"' and '\\'
 _PRINTABLE = {c: chr(c) for c in range(0x20, 0x7F)}
 _FLOAT_KINDS = {Float64Type: "f64", Float32Type: "f32", Float16Type: "f16", BFloat16Type: "bf16"}
 _CACHE_LIMIT = 200_000
@@ -55,6 +56,8 @@ _by_value: dict[Attribute, str] = {}
 
 def escape_string(s: str) -> str:
     """A string literal as MLIR's printEscapedString writes it: `"x\\22y\\0A"`."""
+    if _PLAIN.fullmatch(s):
+        return f'"{s}"'
     out = []
     for byte in s.encode("utf-8"):
         if byte == 0x5C:

@@ -30,6 +30,15 @@ ALIAS_REF = re.compile(r"#[\w$.-]+")
 LOC_ALIAS = re.compile(r"loc\(\s*(#[\w$.-]+)\s*\)")
 LOC_NAME = re.compile(r'loc\(\s*"([^"\\\n]*)"\s*\)')
 LINE_COL = re.compile(r":(\d+):(\d+)")
+# One generic op as MLIR prints it, on one line: `%5 = "top.Conv"(%4, %w, %b) {...} : (T, T, T) -> T loc(#loc5)`.
+# Groups: result, op name, operands, attribute dict (flat), input types, result types, location.
+FAST_OP = re.compile(
+    r'(?:%([\w$.-]+) = )?"([^"\\\n]+)"\(((?:%[\w$.-]+(?:#\d+)?(?:, %[\w$.-]+(?:#\d+)?)*)?)\)'
+    r'(?: (\{(?:[^{}"\n]|"(?:[^"\\\n]|\\.)*")*\}))?'
+    r' : \(([^()\n]*)\) -> (\([^()\n]*\)|[^()\s][^\n]*?)'
+    r'(?: loc\((#[\w$.-]+|"[^"\\\n]*")\))?[ \t]*$',
+    re.M,
+)
 _BRACE_CHUNK = re.compile(r'(?:[^{}"]+|"(?:[^"\\\n]|\\.)*")*')
 _VALUE_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 _ESCAPES = {"n": b"\n", "t": b"\t", "\\": b"\\", '"': b'"'}

@@ -64,7 +64,7 @@ class LocAliases:
 
     def __init__(self, top: Operation):
         self.table: dict[Attribute, _Alias] = {}
-        self.by_id: dict[int, tuple[Attribute, str]] = {}
+        self.visited: dict[int, tuple[Attribute, _Alias]] = {}
         self._visit_op(top)
         ordered = sorted(self.table.values(), key=lambda a: a.depth)
         for i, alias in enumerate(ordered):
@@ -80,23 +80,31 @@ class LocAliases:
         return head, tail
 
     def ref(self, loc: Attribute) -> str:
-        hit = self.by_id.get(id(loc))
-        if hit is not None and hit[0] is loc:
-            return hit[1]
-        name = self.table[_canonical(loc)].name
-        self.by_id[id(loc)] = (loc, name)
-        return name
+        seen = self.visited.get(id(loc))
+        if seen is not None and seen[0] is loc:
+            return seen[1].name
+        alias = self.table[_canonical(loc)]
+        self.visited[id(loc)] = (loc, alias)
+        return alias.name
 
     # ---- collection, in MLIR's print order --------------------------------------------
 
     def _visit(self, loc: Attribute, deferrable: bool) -> int:
+        seen = self.visited.get(id(loc))  # parsed modules share location objects
+        if seen is not None and seen[0] is loc:
+            alias = seen[1]
+            if not deferrable:
+                self._pin(alias)
+            return alias.depth
         key = _canonical(loc)
         alias = self.table.get(key)
         if alias is not None:
+            self.visited[id(loc)] = (loc, alias)
             if not deferrable:
                 self._pin(alias)
             return alias.depth
         alias = self.table[key] = _Alias(key, deferrable)
+        self.visited[id(loc)] = (loc, alias)
         depth = 1 if isinstance(key, FusedLoc) and not isinstance(key.metadata, NoneAttr) else 0
         for child in _children(key):
             alias.children.append(_canonical(child))

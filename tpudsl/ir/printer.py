@@ -9,6 +9,8 @@ locations are printed as MLIR's `--mlir-print-debuginfo` does (see locations.py)
 
 from __future__ import annotations
 
+import gc
+
 from xdsl.dialects.builtin import ModuleOp, UnregisteredOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region
@@ -21,7 +23,15 @@ _FUNC_RESERVED = {"sym_name", "function_type", "sym_visibility", "arg_attrs", "r
 
 def print_module(op: Operation, debuginfo: bool = False) -> str:
     """The module as MLIR text, ending with a newline; locations printed when `debuginfo`."""
-    return _Printer(op, debuginfo).run()
+    # Only short-lived strings are allocated; without this the cyclic collector rescans the
+    # whole module many times over (like in parser.py).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Printer(op, debuginfo).run()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Printer:
@@ -123,14 +133,14 @@ class _Printer:
             lhs = f"{indent}{names[results[0]].partition('#')[0]}:{len(results)} = "
         operands = op._operands  # noqa: SLF001
         attrs = op.attributes
-        if isinstance(op, UnregisteredOp):
+        if _is_unregistered(type(op)):
             name = op.op_name.data
             attrs = {k: v for k, v in attrs.items() if k != "op_name__"}
         else:
             name = op.name
         text = f'{lhs}"{name}"({", ".join([names[v] for v in operands])})'
-        if op.successors:
-            text += "[" + ", ".join(self.block_name(b) for b in op.successors) + "]"
+        if op._successors:  # noqa: SLF001 - the property builds a view object per call
+            text += "[" + ", ".join(self.block_name(b) for b in op._successors) + "]"  # noqa: SLF001
         if op.properties:
             text += f" <{{{dict_body(op.properties.items())}}}>"
         in_types = type_list([v.type for v in operands])
@@ -187,6 +197,17 @@ class _Printer:
 
     def block_name(self, block: Block) -> str:
         return self.names[block]
+
+
+_UNREGISTERED: dict[type, bool] = {}
+
+
+def _is_unregistered(cls: type) -> bool:
+    # An ABC isinstance check per op is measurable at 10^4 ops; the answer is per class.
+    known = _UNREGISTERED.get(cls)
+    if known is None:
+        known = _UNREGISTERED[cls] = issubclass(cls, UnregisteredOp)
+    return known
 
 
 def _func_results(op: FuncOp) -> str:
