@@ -154,7 +154,11 @@ def new_top_module(name: str, input_types: Sequence[Attribute], platform: str = 
 def load_module(path: str | os.PathLike[str], ctx: Context | None = None) -> TopModule:
     """Parse and verify a .mlir file and read the weights its `top.Weight` ops name."""
     path = Path(path)
-    module = parse_module(path.read_text(), str(path), ctx or make_context())
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise TpudslError("not a text .mlir file (it is not UTF-8)", str(path)) from None
+    module = parse_module(text, str(path), ctx or make_context())
     verify_module(module, str(path))
     mod = TopModule(module, path=path)
     weight_ops = mod.weight_ops()
@@ -228,7 +232,10 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
         with open(path, "wb") as f:
             write(f)
         return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:  # name the file the user asked for, not the temporary one
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
