@@ -124,3 +124,19 @@ def test_unsupported_or_missing_model(converted, tmp_path, model, fragments):
 def test_missing_arguments_are_usage_errors(converted):
     d, _, _ = converted
     assert_one_line_error(tool("model_runner", "--model", d / "tblock.mlir"), "--input", "--output")
+
+
+def test_unwritable_output_names_the_output(converted, tmp_path):
+    d, _, _ = converted
+    out = tmp_path / "no_such_dir" / "out.npz"
+    proc = tool("model_runner", "--input", d / "in.npz", "--model", d / "tblock.mlir", "--output", out)
+    assert_one_line_error(proc, f"cannot open '{out}'", "No such file")
+
+
+def test_binary_file_as_model_is_an_input_error(converted):
+    d, _, _ = converted
+    binary = d / "tblock_top_f32_all_weight.npz"
+    renamed = d / "binary.mlir"
+    renamed.write_bytes(binary.read_bytes())
+    proc = tool("model_runner", "--input", d / "in.npz", "--model", renamed, "--output", d / "o.npz")
+    assert_one_line_error(proc, "binary.mlir", "not a text .mlir file")
