@@ -1,0 +1,116 @@
+"""Normalisation and reduction kernels against onnxruntime single-node models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from interp_ref import assert_close, ort_run, rand, run_top
+
+X = rand(np.random.default_rng(0), 2, 6, 4, 5, low=-2, high=2)
+
+
+def per_channel(seed: int, c: int = 6, low: float = -1.0, high: float = 1.0):
+    return rand(np.random.default_rng(seed), c, low=low, high=high)
+
+
+def test_batch_norm_matches_onnxruntime():
+    mean, var, gamma, beta = per_channel(1), per_channel(2, low=0.1, high=2), per_channel(3), per_channel(4)
+    (expected,) = ort_run("BatchNormalization", [X, gamma, beta, mean, var], {"epsilon": 1e-3})
+    assert_close(run_top("top.BatchNorm", [X, mean, var, gamma, beta], {"epsilon": 1e-3})[0], expected)
+
+
+def test_batch_norm_without_affine_is_gamma_one_beta_zero():
+    mean, var = per_channel(1), per_channel(2, low=0.1, high=2)
+    ones, zeros = np.ones(6, np.float32), np.zeros(6, np.float32)
+    (expected,) = ort_run("BatchNormalization", [X, ones, zeros, mean, var])
+    assert_close(run_top("top.BatchNorm", [X, mean, var, None, None])[0], expected)
+
+
+def test_scale_is_per_channel_mul_add():
+    s, b = per_channel(5), per_channel(6)
+    (scaled,) = ort_run("Mul", [X, s.reshape(6, 1, 1)])
+    (expected,) = ort_run("Add", [scaled, b.reshape(6, 1, 1)])
+    assert_close(run_top("top.Scale", [X, s.reshape(1, 6, 1, 1), b.reshape(1, 6, 1, 1)])[0], expected)
+
+
+@pytest.mark.parametrize("axis", [-1, 2, 1])
+def test_layer_norm_matches_onnxruntime(axis):
+    norm_shape = X.shape[axis % 4 :]
+    w = rand(np.random.default_rng(7), *norm_shape)
+    b = rand(np.random.default_rng(8), *norm_shape)
+    (expected,) = ort_run("LayerNormalization", [X, w, b], {"axis": axis, "epsilon": 1e-5})
+    got = run_top("top.LayerNorm", [X, w, b], {"axis": axis, "eps": 1e-5, "normalized_shape": list(norm_shape)})[0]
+    assert_close(got, expected)
+
+
+def test_instance_norm_matches_onnxruntime():
+    w, b = per_channel(9), per_channel(10)
+    (expected,) = ort_run("InstanceNormalization", [X, w, b], {"epsilon": 1e-4})
+    assert_close(run_top("top.InstanceNorm", [X, w, b], {"eps": 1e-4})[0], expected)
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3, 6])
+def test_group_norm_matches_onnxruntime(groups):
+    w, b = per_channel(11), per_channel(12)
+    (expected,) = ort_run("GroupNormalization", [X, w, b], {"num_groups": groups, "epsilon": 1e-5}, opset=21)
+    assert_close(run_top("top.GroupNorm", [X, w, b], {"num_groups": groups, "eps": 1e-5})[0], expected)
+
+
+def test_rms_norm_matches_formula():
+    gamma = rand(np.random.default_rng(13), 5)
+    x64 = X.astype(np.float64)
+    expected = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+    assert_close(run_top("top.RMSNorm", [X, gamma], {"eps": 1e-6})[0], expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])  # onnxruntime accepts odd sizes only
+def test_lrn_matches_onnxruntime(size):
+    attrs = {"size": size, "alpha": 0.01, "beta": 0.6, "bias": 1.5}
+    (expected,) = ort_run("LRN", [X], attrs)
+    assert_close(run_top("top.LRN", [X], attrs)[0], expected)
+
+
+REDUCE_ONNX = {
+    "ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+    "ReduceProd": "ReduceProd", "ReduceL1": "ReduceL1", "ReduceL2": "ReduceL2",
+}
+
+
+@pytest.mark.parametrize("keepdims", [True, False])
+@pytest.mark.parametrize("axes", [[1], [2, 3], [-1, 0]])
+@pytest.mark.parametrize("mode", REDUCE_ONNX)
+def test_reduce_matches_onnxruntime(mode, axes, keepdims):
+    x = X * 0.7 if mode == "ReduceProd" else X  # keep products of 20 values in float range
+    (expected,) = ort_run(REDUCE_ONNX[mode], [x, np.array(axes, np.int64)], {"keepdims": int(keepdims)}, opset=18)
+    got = run_top("top.Reduce", [x], {"mode": mode, "axes": axes, "keepdims": keepdims})[0]
+    assert_close(got, expected)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_softmax_matches_onnxruntime(axis, log):
+    (expected,) = ort_run("LogSoftmax" if log else "Softmax", [X * 5], {"axis": axis})
+    assert_close(run_top("top.Softmax", [X * 5], {"axis": axis, "log": log})[0], expected)
+
+
+def test_softmax_beta_scales_the_logits():
+    (expected,) = ort_run("Softmax", [X * np.float32(2.5)], {"axis": 1})
+    assert_close(run_top("top.Softmax", [X], {"axis": 1, "beta": 2.5})[0], expected)
+
+
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("keepdims", [True, False])
+@pytest.mark.parametrize("mode,onnx_op", [("ArgMax", "ArgMax"), ("ArgMin", "ArgMin")])
+def test_arg_matches_onnxruntime(mode, onnx_op, keepdims, last):
+    x = np.random.default_rng(14).integers(0, 3, (3, 4, 5)).astype(np.float32)  # ties on purpose
+    (expected,) = ort_run(onnx_op, [x], {"axis": 1, "keepdims": int(keepdims), "select_last_index": int(last)})
+    indices, values = run_top("top.Arg", [x], {"axis": 1, "keepdims": keepdims, "mode": mode, "select_last_index": last},
+                              out_dtypes=[np.dtype(np.int64), np.dtype(np.float32)])
+    np.testing.assert_array_equal(indices, expected)
+    picked = np.take_along_axis(x, expected if keepdims else np.expand_dims(expected, 1), axis=1)
+    assert_close(values, picked if keepdims else picked.squeeze(1))
+
+
+def test_cumsum_matches_onnxruntime():
+    (expected,) = ort_run("CumSum", [X, np.array(2, np.int64)])
+    assert_close(run_top("top.CumSum", [X], {"axis": 2})[0], expected)
