@@ -54,6 +54,7 @@ def assert_healthy(outputs, shapes):
         (stylegan2_block, {}, {"features": (1, 8, 16, 16), "img": (1, 3, 16, 16)}),
         (east_decoder, SMALL_EAST, {"score": (1, 1, 32, 32), "geo": (1, 5, 32, 32)}),
         (east_decoder, dict(SMALL_EAST, mode="nearest"), {"score": (1, 1, 32, 32), "geo": (1, 5, 32, 32)}),
+        (east_decoder, dict(SMALL_EAST, coord_mode="half_pixel"), {"score": (1, 1, 32, 32), "geo": (1, 5, 32, 32)}),
     ],
 )
 def test_models_run_in_onnxruntime(build, kwargs, shapes):
@@ -224,6 +225,17 @@ def test_east_decoder_structure_and_heads():
     r = t["merge1.resize"]
     f1 = random_inputs(model)["f1"]
     np.testing.assert_allclose(r[..., [0, -1], :][..., [0, -1]], f1[..., [0, -1], :][..., [0, -1]], rtol=1e-5)
+
+
+def test_east_coordinate_mode_is_a_parameter():
+    modes = {
+        a.s.decode()
+        for n in east_decoder(**SMALL_EAST, coord_mode="half_pixel").graph.node
+        if n.op_type == "Resize"
+        for a in n.attribute
+        if a.name == "coordinate_transformation_mode"
+    }
+    assert modes == {"half_pixel"}
 
 
 def test_east_nearest_resize_repeats_pixels():
