@@ -147,7 +147,8 @@ def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_di
         ref = onnx_reference(model, inputs, list(ours))
     _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
     tolerance = parse_tolerance(args.tolerance)
-    report = compare_dicts(ours, ref, tolerance, _names(args.excepts))
+    # The inputs are the same arrays on both sides; onnxruntime does not return them.
+    report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
     print("\n".join(format_report(report, verbose=0, tolerance=tolerance)))
     if not report.passed:
         if not report.results:

@@ -27,8 +27,8 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".webp", ".ti
 
 @dataclass(frozen=True)
 class Preprocess:
-    mean: tuple[float, ...] = (0.0, 0.0, 0.0)
-    scale: tuple[float, ...] = (1.0, 1.0, 1.0)
+    mean: tuple[float, ...] = (0.0,)  # one value: the same for every channel
+    scale: tuple[float, ...] = (1.0,)
     pixel_format: str = "bgr"  # TPU-MLIR's default: OpenCV's channel order
     channel_format: str = "nchw"
     resize_dims: tuple[int, int] | None = None  # None: the model's H x W
