@@ -105,3 +105,12 @@ def test_stats_values(tmp_path):
     assert cells[1:3] == ["5", "float64"]
     assert [float(c) for c in cells[3:7]] == pytest.approx([1, 3, 2, (2 / 3) ** 0.5], rel=1e-5)
     assert cells[7:] == ["1", "1"]
+
+
+def test_non_numeric_tensors_compare_by_equality(tmp_path):
+    np.savez(tmp_path / "a.npz", s=np.array(["a", "b"]), x=np.ones(3))
+    np.savez(tmp_path / "b.npz", s=np.array(["a", "c"]), x=np.ones(3))
+    proc = npz_tool("compare", tmp_path / "a.npz", tmp_path / "b.npz", "-vv")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert any(line.startswith("s ") and "NOT_SIMILAR" in line for line in proc.stdout.splitlines())
+    assert proc.stdout.strip().endswith("npz compare FAILED.")

@@ -18,8 +18,8 @@ from typing import NoReturn
 
 import numpy as np
 
+from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.ir.diagnostics import TpudslError
 
 # Rows of a -vv dump: how many of the worst elements to show per failing tensor.
@@ -67,13 +67,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise TpudslError(str(e)) from None
     target, reference = load_npz(args.target), load_npz(args.reference)
     report = compare_dicts(target, reference, tolerance, _split_names(args.excepts))
+    if args.verbose >= 2:
+        # Before the report, so that the verdict stays the last line.
+        for r in report.failed:
+            a, b = target[r.name], reference[r.name]
+            if a.size == b.size and a.size and a.dtype.kind in NUMERIC_KINDS and b.dtype.kind in NUMERIC_KINDS:
+                print(f"worst elements of {r.name}:")
+                print("\n".join(_worst_elements(a, b)))
     for line in format_report(report, args.verbose, tolerance):
         print(line)
-    if args.verbose >= 2:
-        for r in report.failed:
-            if target[r.name].size == reference[r.name].size and target[r.name].size:
-                print(f"worst elements of {r.name}:")
-                print("\n".join(_worst_elements(target[r.name], reference[r.name])))
     return 0 if report.passed else 1
 
 
