@@ -53,6 +53,8 @@ CASES = [
          {"x": [1, 4, 5, 5]}, {"w": rand(4, 3, 3, 3), "b": rand(3)}, ops=("top.Deconv",)),
     Case("conv_transpose_group_output_shape", [node("ConvTranspose", "xw", strides=[2, 2], group=2, output_shape=[10, 11])],
          {"x": [1, 4, 5, 5]}, {"w": rand(4, 2, 3, 3)}, ops=("top.Deconv",)),
+    Case("conv_transpose_output_shape_beyond_kernel", [node("ConvTranspose", "xwb", strides=[3, 2], output_shape=[10, 8])],
+         {"x": [1, 1, 3, 3]}, {"w": rand(1, 2, 3, 3), "b": rand(2)}, ops=("top.Deconv",)),
     Case("conv_transpose_same_upper", [node("ConvTranspose", "xw", strides=[2, 2], auto_pad="SAME_UPPER")],
          {"x": [1, 2, 4, 4]}, {"w": rand(2, 3, 3, 3)}, ops=("top.Deconv",)),
     Case("matmul", [node("MatMul", "xw")], X3, {"w": rand(6, 5)}, ops=("top.MatMul",)),
@@ -74,6 +76,10 @@ CASES = [
     Case("groupnorm_21", [node("GroupNormalization", "xsb", num_groups=2)], {"x": [2, 4, 3, 3]},
          {"s": rand(4), "b": rand(4)}, opset=21, ops=("top.GroupNorm",)),
     Case("prelu", [node("PRelu", "xs")], X4, {"s": rand(3, 1, 1)}, ops=("top.PRelu",)),
+    Case("prelu_per_width", [node("PRelu", "xs")], X4, {"s": rand(6)}, ops=("top.MinConst",)),
+    Case("prelu_full", [node("PRelu", "xs")], X3, {"s": rand(4, 6)}, ops=("top.MinConst",)),
+    Case("layernorm_stats", [node("LayerNormalization", "xsb", ["y", "m", "r"], axis=1)], X3,
+         {"s": rand(4, 6), "b": rand(4, 6)}, opset=17, outputs=("y", "m", "r"), ops=("top.LayerNorm", "top.Rsqrt")),
     # ---- pooling ----
     Case("maxpool_ceil", [node("MaxPool", "x", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)], X4, ops=("top.MaxPool",)),
     Case("maxpool_same", [node("MaxPool", "x", kernel_shape=[2, 3], auto_pad="SAME_UPPER", strides=[2, 2])], X4),
@@ -195,6 +201,9 @@ CASES = [
     Case("depth_to_space_crd", [node("DepthToSpace", "x", blocksize=2, mode="CRD")], {"x": [1, 8, 2, 3]}),
     Case("space_to_depth", [node("SpaceToDepth", "x", blocksize=2)], {"x": [1, 2, 4, 6]}, ops=("top.Depth2Space",)),
     Case("identity_dropout", [node("Identity", "x", ["i"]), node("Dropout", "i", ["d"]), node("Relu", "d")], X2),
+    Case("dropout_mask", [node("Dropout", "x", ["d", "mask"]), node("Relu", "d")], X2, opset=13, outputs=("y", "mask")),
+    Case("dropout_training_ratio0", [node("Dropout", "xrt", ["d"]), node("Relu", "d")], X2,
+         {"r": np.array(0.0, np.float32), "t": np.array(True)}, opset=13),
     Case("dropout_opset7", [node("Dropout", "x", ["d"]), node("Relu", "d")], X2, opset=7),
 ]
 

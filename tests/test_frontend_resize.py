@@ -129,3 +129,10 @@ def test_nearest_interp_records_nearest_mode():
     interp = next(op for op in mod.module.walk() if op.name == "top.Interp")
     assert interp.attributes["nearest_mode"].data == "round_prefer_ceil"
     assert interp.attributes["coord_mode"].data == "half_pixel"
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_keep_aspect_ratio_policy(policy, mode):
+    model = resize(18, ["x", "", "", "z"], {"z": i64(9, 9)}, axes=[2, 3], mode=mode, keep_aspect_ratio_policy=policy)
+    run(model)

@@ -79,6 +79,10 @@ class Converter:
         self.values[name] = op.results[0]
         return op.results[0]
 
+    def define_const(self, name: str, array: np.ndarray) -> None:
+        """Tensor `name` is the constant `array`: a `top.Weight` appears if something uses it."""
+        self.graph.consts[name] = array
+
     def none(self) -> SSAValue:
         """The `top.None` value for absent optional operands (one per module)."""
         if self._none is None:

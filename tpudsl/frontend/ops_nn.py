@@ -74,8 +74,9 @@ def conv_transpose(n: Node, c: Converter) -> None:
         for i in range(k):
             full = strides[i] * (x_shape[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1
             total = full - output_shape[i]
-            if total < 0:
-                raise n.error(f"output_shape {output_shape} is larger than the full output {full}")
+            if total < 0:  # a larger output than the kernel reaches: rows of bias only, at the end
+                out_pad[i] -= total
+                total = 0
             half = total // 2
             begins.append(half if auto_pad == "SAME_UPPER" else total - half)
             ends.append(total - half if auto_pad == "SAME_UPPER" else half)
@@ -132,12 +133,25 @@ def batch_norm(n: Node, c: Converter) -> None:
 
 
 def layer_norm(n: Node, c: Converter) -> None:
-    if len([o for o in n.outputs if o]) > 1:
-        raise n.error("the Mean and InvStdDev outputs are not supported")
+    """LayerNormalization. The optional Mean and InvStdDev outputs (used by training graphs and
+    the ONNX tests) are computed by Reduce ops beside the LayerNorm, each under its ONNX name."""
     shape = c.shape(n.input(0))
     axis = norm_axis(n.attr("axis", -1), len(shape), n)
-    attrs = {"axis": axis, "eps": n.attr("epsilon", 1e-5), "normalized_shape": list(shape[axis:])}
+    eps = float(n.attr("epsilon", 1e-5))
+    attrs = {"axis": axis, "eps": eps, "normalized_shape": list(shape[axis:])}
     c.emit("top.LayerNorm", [n.input(0), n.input(1), n.input(2)], n.out, attrs)
+    mean_name, inv_std_name = n.outputs[1:3] + [""] * (3 - len(n.outputs[:3]))
+    if not mean_name and not inv_std_name:
+        return
+    axes = list(range(axis, len(shape)))
+    mean = c.emit("top.Reduce", [n.input(0)], mean_name or c.derived(n.out, "mean"),
+                  {"axes": axes, "keepdims": True, "mode": "ReduceMean"})
+    if inv_std_name:
+        centered = c.emit("top.Sub", [n.input(0), mean], c.derived(n.out, "centered"))
+        square = c.emit("top.Mul", [centered, centered], c.derived(n.out, "square"))
+        var = c.emit("top.Reduce", [square], c.derived(n.out, "var"), {"axes": axes, "keepdims": True, "mode": "ReduceMean"})
+        var_eps = c.emit("top.AddConst", [var], c.derived(n.out, "var_eps"), {"const_val": eps})
+        c.emit("top.Rsqrt", [var_eps], inv_std_name)
 
 
 def instance_norm(n: Node, c: Converter) -> None:
@@ -194,9 +208,19 @@ def depth_to_space(n: Node, c: Converter) -> None:
 
 def space_to_depth(n: Node, c: Converter) -> None:
     block = int(n.attr("blocksize"))
-    attrs = {"block_h": block, "block_w": block, "is_CRD": False, "is_inversed": True}
+    attrs = {"block_h": block, "block_w": block, "is_CRD": n.attr("mode", "DCR") == "CRD", "is_inversed": True}
     c.emit("top.Depth2Space", [n.input(0)], n.out, attrs)
 
 
 def prelu(n: Node, c: Converter) -> None:
-    c.emit("top.PRelu", [n.input(0), n.input(1)], n.out)
+    """PRelu. Top's PRelu takes one slope per channel (or one in all); any other broadcasting
+    slope is written as relu(x) + min(x, 0) * slope."""
+    x_shape, slope_shape = c.shape(n.input(0)), c.shape(n.input(1))
+    aligned = (1,) * (len(x_shape) - len(slope_shape)) + tuple(slope_shape)  # ONNX broadcasts from the right
+    if all(d == 1 for i, d in enumerate(aligned) if i != 1):
+        c.emit("top.PRelu", [n.input(0), n.input(1)], n.out)
+        return
+    pos = c.emit("top.Relu", [n.input(0)], c.derived(n.out, "pos"))
+    neg = c.emit("top.MinConst", [n.input(0)], c.derived(n.out, "neg"), {"const_val": 0.0})
+    scaled = c.emit("top.Mul", [neg, n.input(1)], c.derived(n.out, "neg_scaled"))
+    c.emit("top.Add", [pos, scaled], n.out)

@@ -54,8 +54,6 @@ def _factors(n: Node, c: Converter, rank: int) -> list[F32]:
         scales, sizes = _float_input(n, c, 1), None
     else:
         scales, sizes = _float_input(n, c, 2), const_ints(n, c, 3, "sizes")
-    if n.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise n.error(f"keep_aspect_ratio_policy={n.attr('keep_aspect_ratio_policy')!r} is not supported")
     axes = norm_axes(n.attr("axes", list(range(rank))), rank, n)
     given = scales if scales else sizes
     if not given or len(given) != len(axes):
@@ -63,6 +61,15 @@ def _factors(n: Node, c: Converter, rank: int) -> list[F32]:
     factors = [F32(1.0)] * rank
     for ax, v in zip(axes, given, strict=True):
         factors[ax] = F32(v) if scales else F32(v) / F32(in_shape[ax])
+    policy = n.attr("keep_aspect_ratio_policy", "stretch")
+    if sizes and not scales and policy != "stretch":
+        # One factor for every listed axis: the largest that fits (not_larger) or covers (not_smaller).
+        pick = {"not_larger": min, "not_smaller": max}.get(policy)
+        if pick is None:
+            raise n.error(f"keep_aspect_ratio_policy {policy!r} is not one of stretch, not_larger, not_smaller")
+        common = pick(factors[ax] for ax in axes)
+        for ax in axes:
+            factors[ax] = common
     return factors
 
 

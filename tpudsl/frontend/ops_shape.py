@@ -27,10 +27,16 @@ def const_ints(n: Node, c: Converter, i: int, what: str) -> list[int] | None:
 
 
 def identity(n: Node, c: Converter) -> None:
-    """Identity and inference-mode Dropout: the output is the input, no op."""
-    if n.op_type == "Dropout" and len([o for o in n.outputs if o]) > 1:
-        raise n.error("the mask output is not supported")
+    """Identity and inference-mode Dropout: the output is the input, no op. Dropout's mask is then
+    all true (ONNX), a constant."""
+    training = c.const(n.input(2)) if n.op_type == "Dropout" and n.input(2) else None
+    ratio = c.const(n.input(1)) if n.op_type == "Dropout" and n.input(1) else None
+    drops = ratio is None or ratio.any()  # training with ratio 0 keeps everything, like inference
+    if n.input(2) and (training is None or training.any()) and drops:
+        raise n.error("training-mode Dropout draws a random mask; only inference mode is supported")
     c.alias(n.out, n.input(0))
+    if len(n.outputs) > 1 and n.outputs[1]:
+        c.define_const(n.outputs[1], np.ones(c.shape(n.input(0)), np.float32))
 
 
 def reshape(n: Node, c: Converter) -> None:
