@@ -100,7 +100,8 @@ def where(ins: Ins, a: AttrView) -> list[Shape]:
     for i, flag in ((1, "x_is_const"), (2, "y_is_const")):
         present = i < len(ins) and ins[i] is not None
         if present == bool(a.get(flag, False)):
-            raise ShapeError(f"operand #{i} must be {'none' if a.get(flag) else 'a tensor'} when {flag} is {bool(a.get(flag))}")
+            flag_value = bool(a.get(flag, False))
+            raise ShapeError(f"operand #{i} must be {'none' if flag_value else 'a tensor'} when {flag} is {str(flag_value).lower()}")
     return broadcast_all(ins, a)
 
 
