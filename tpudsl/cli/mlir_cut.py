@@ -65,7 +65,7 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     first_op = block.first_op  # new inputs go before it, in the order given
     for name in input_names:
         old = tensors[name]
-        if old.owner is not None and getattr(old.owner, "name", "") == "top.Input":
+        if old.owner.name == "top.Input":
             continue  # already an input
         arg = block.insert_arg(old.type, len(block.args))
         new_input = create("top.Input", [arg], [old.type], loc=name)
