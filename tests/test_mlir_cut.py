@@ -82,6 +82,12 @@ def test_cut_with_a_new_input_replaces_its_producer():
     np.testing.assert_allclose(out["e1"], np.exp(-r), rtol=1e-6)
 
 
+def test_naming_an_existing_input_keeps_it():
+    mod = cut_module(toy_module(), ["a1"], ["x"])
+    assert op_names(mod) == ["x", "r1", "w", "a1"]
+    assert len(mod.main_func().body.block.args) == 1
+
+
 def test_unknown_names_are_listed_in_one_error():
     with pytest.raises(TpudslError, match=r"unknown tensor names: output zz, yy; input q$"):
         cut_module(toy_module(), ["m1", "zz", "yy"], ["q"])
