@@ -212,3 +212,16 @@ def test_main_func_and_module_attributes_are_errors_when_absent():
     mod.module.body.block.erase_op(mod.main_func())
     with pytest.raises(TpudslError, match="module has no func.func @main"):
         mod.main_func()
+
+
+def test_a_pass_finds_the_weights_of_its_module_through_top_module_of(tmp_path):
+    from xdsl.dialects.builtin import ModuleOp
+
+    from tpudsl.ir.module import top_module_of
+
+    mod = small_model()
+    assert top_module_of(mod.module) is mod
+    save_module(mod, tmp_path / "net.mlir")
+    loaded = load_module(tmp_path / "net.mlir")
+    assert top_module_of(loaded.module) is loaded and "bias" in top_module_of(loaded.module).weights
+    assert top_module_of(ModuleOp([])) is None
