@@ -1,25 +1,35 @@
 """Time the interpreter's conv kernel on ResNet-18's 20 convolutions against onnxruntime.
 
-Both run the same single-conv models (static filter + bias) in this process, one thread each;
-the conv kernel is prepared once (filter packed, as ModuleInterpreter.init does), then each
-side runs the whole 20-conv sequence; the median of 5 sequence runs is reported.
+Both run the same single-conv models (static filter + bias) in this process, one thread each
+(numpy's BLAS pinned to 1, ORT intra_op=1); the conv kernel is prepared once (filter packed, as
+ModuleInterpreter.init does). Each repeat runs the whole 20-conv sequence on both sides, one
+after the other, so load from other jobs hits both; the medians over the repeats are compared.
 
-    .venv/bin/python bench/interp_kernels.py [--repeats 5]
+    .venv/bin/python bench/interp_kernels.py [--repeats 5] [--no-write]
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import time
+import sys
+from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
 
-from tpudsl.interp.kernel import KernelAttrs
-from tpudsl.interp.table import KERNELS
+_common.pin_one_thread()
+_common.add_paths()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from tpudsl.interp.kernel import KernelAttrs  # noqa: E402
+from tpudsl.interp.table import KERNELS  # noqa: E402
 
 # (in_channels, out_channels, kernel, stride, input size): ResNet-18's convolutions in order.
 RESNET18_CONVS = [
@@ -54,6 +64,7 @@ def ort_session(w: np.ndarray, b: np.ndarray, attrs: dict, x_shape: tuple[int, .
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     layers = []
@@ -82,15 +93,26 @@ def main() -> None:
         return time.perf_counter() - t
 
     time_ours(), time_ort()  # warm-up: page in buffers, let BLAS spin up
-    ours = statistics.median(time_ours() for _ in range(args.repeats))
-    theirs = statistics.median(time_ort() for _ in range(args.repeats))
-    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')} OMP/OPENBLAS threads="
-          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
-    print(f"ResNet-18 convs (20 layers, 1x3x224x224), median of {args.repeats}:")
-    print(f"  tpudsl conv kernel : {ours * 1e3:8.1f} ms")
-    print(f"  onnxruntime (1 thr): {theirs * 1e3:8.1f} ms")
-    print(f"  ratio              : {ours / theirs:8.2f}x")
-
+    ours_runs, ort_runs = [], []
+    for _ in range(args.repeats):
+        ours_runs.append(time_ours())
+        ort_runs.append(time_ort())
+    ours, theirs = statistics.median(ours_runs), statistics.median(ort_runs)
+    load = os.getloadavg()[0]
+    text = "\n".join([
+        "## interp_kernels: conv kernel vs onnxruntime, ResNet-18's 20 convolutions",
+        "",
+        f"Command: `.venv/bin/python bench/interp_kernels.py --repeats {args.repeats}` "
+        f"({time.strftime('%Y-%m-%d %H:%M')}, one thread each, OPENBLAS_CORETYPE="
+        f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, load average {load:.1f} on {os.cpu_count()} cores)",
+        "",
+        f"- tpudsl conv kernel (im2col+GEMM, Winograd F(2x2,3x3) from 128 channels): median {ours * 1e3:.1f} ms",
+        f"- onnxruntime Conv: median {theirs * 1e3:.1f} ms",
+        f"- **ratio {ours / theirs:.2f}x** (issue target for the whole model: <= 1.5x)",
+    ])
+    print(text)
+    if not args.no_write:
+        _common.write_section("interp_kernels", text)
 
 if __name__ == "__main__":
     main()

@@ -42,7 +42,11 @@ class Geometry:
 def pad_spatial(x: Array, begin: tuple[int, ...], end: tuple[int, ...], value: float = 0.0) -> Array:
     if not any(begin) and not any(end):
         return x
-    return np.pad(x, [(0, 0), (0, 0), *zip(begin, end, strict=True)], constant_values=value)
+    # np.pad is general but slow; a filled buffer plus one interior copy does the same here.
+    shape = x.shape[:2] + tuple(d + b + e for d, b, e in zip(x.shape[2:], begin, end, strict=True))
+    out = np.full(shape, value, x.dtype)
+    out[(slice(None), slice(None), *(slice(b, b + d) for b, d in zip(begin, x.shape[2:], strict=True)))] = x
+    return out
 
 
 def tap_slices(tap: tuple[int, ...], g: Geometry, out: tuple[int, ...]) -> tuple[slice, ...]:
