@@ -10,8 +10,8 @@ after the last pass. `--verify-each` also verifies after every pass, naming the 
 the IR. (mlir-opt verifies after each pass by default; we do not, because verifying a large
 module after each of a dozen passes costs more than the passes themselves.)
 
-tpuc-opt does not read the weight .npz: no registered pass needs weight data yet.
-See docs/tpuc-opt.md for every flag.
+tpuc-opt does not read the weight .npz, so patterns that need weight data (folding, Conv+BN)
+stay off here; commands that load weights use tpudsl.ir.module. docs/tpuc-opt.md lists every flag.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
@@ -100,6 +101,7 @@ def _split_pass_flags(argv: Sequence[str], long_flags: set[str]) -> tuple[list[P
 
 def _parse_args(argv: Sequence[str]) -> Options:
     parser = _argument_parser()
+    # argparse has no public list of its flags; the LLVM-style `-flag` spelling needs them.
     long_flags = {s[2:] for a in parser._actions for s in a.option_strings if s.startswith("--")}
     specs, rest = _split_pass_flags(argv, long_flags)
     args, unknown = parser.parse_known_args(rest)
@@ -150,7 +152,7 @@ def _chunks(text: str, split: bool) -> list[str]:
     return chunks
 
 
-def _verify(module, filename: str, after: str | None) -> None:
+def _verify(module: ModuleOp, filename: str, after: str | None) -> None:
     try:
         verify_module(module, filename)
     except TpudslError as e:
