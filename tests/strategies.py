@@ -224,9 +224,18 @@ def step_deconv(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
     group = draw(st.sampled_from([d for d in divisors(c) if d <= max_oc]))
     oc = group * draw(st.integers(1, max(1, min(MAX_CHANNELS, max_oc) // group)))
     loc = g.name("deconv")
-    filt = g.weight(loc, "filter", (c, oc // group, k, k))  # ONNX layout [ic, oc/g, kh, kw]
     attrs = {"kernel_shape": [k, k], "strides": [s, s], "pads": [pt, pl, pb, pr], "group": group,
              "output_padding": [out_pad, out_pad]}
+    filt = g.weight(loc, "filter", (c, oc // group, k, k))  # ONNX layout [ic, oc/g, kh, kw]
+    filter_kind = draw(st.sampled_from(["weight", "dynamic", "reordered"]))
+    if filter_kind != "weight":
+        # A filter computed at run time (the DragGAN case): not a top.Weight any more.
+        filt = g.add(create("top.MulConst", [filt], [filt.type], {"const_val": 1.0}, loc=f"{loc}_dyn_filter")).results[0]
+    if filter_kind == "reordered" and group == 1:
+        # What TPU-MLIR's ReorderDynWeight produces: a Permute to [oc, ic, kh, kw] and the flag.
+        permuted = TensorType(f32, (oc, c, k, k))
+        filt = g.add(create("top.Permute", [filt], [permuted], {"order": [1, 0, 2, 3]}, loc=f"{loc}_reorder_permute")).results[0]
+        attrs["dynweight_reorderd"] = True
     g.emit("top.Deconv", [x, filt, g.none_value()], (n, oc, oh, ow), attrs, loc)
     return True
 
