@@ -3,10 +3,10 @@
     .venv/bin/python bench/transform_time.py [--size 224] [--runs 3] [--no-write] [--profile]
 
 Writes tests/models resnet18 (width 64, 1000 classes) as an .onnx file, then runs the
-model_transform command in-process (`tpudsl.cli.model_transform.main(argv)`): ONNX import, shape
+model_transform command in-process (`tpudsl.cli.model_transform.run(argv)`, what `main` calls): ONNX import, shape
 inference, canonicalize, the .mlir and the weight .npz written. Reports the median of --runs calls
 (target <= 3 s), each into a fresh output directory, and one cold run in a subprocess
-(`python -m tpudsl.cli.model_transform`, Python start-up and imports included) for context.
+(Python start-up and imports included) for context.
 With --profile (or when the target is missed) it cProfiles one call and prints the top costs
 aggregated by tpudsl module, so the owner of the slow phase can be told.
 """
@@ -27,6 +27,7 @@ import collections  # noqa: E402
 import cProfile  # noqa: E402
 import os  # noqa: E402
 import pstats  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -82,7 +83,7 @@ def main() -> int:
         out = work / f"run{i}"
         out.mkdir()
         t0 = time.perf_counter()
-        rc = model_transform.main(transform_argv(onnx_path, out, args.size))
+        rc = model_transform.run(transform_argv(onnx_path, out, args.size))
         times.append(time.perf_counter() - t0)
         if rc not in (0, None):
             print(f"model_transform exited with {rc}", file=sys.stderr)
@@ -96,12 +97,16 @@ def main() -> int:
     cold_out = work / "cold"
     cold_out.mkdir()
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "tpudsl.cli.model_transform",
-                           *transform_argv(onnx_path, cold_out, args.size)],
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-c", "import sys; from tpudsl.cli.model_transform import main; "
+                           "main(sys.argv[1:])", *transform_argv(onnx_path, cold_out, args.size)],
                           cwd=_common.ROOT, capture_output=True, text=True)
     cold = time.perf_counter() - t0
-    n_ops = sum(1 for line in (next(cold_out.glob("*.mlir")).read_text().splitlines()
-                               if list(cold_out.glob("*.mlir")) else []) if '"top.' in line)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cold_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    text = (work / "run0" / "resnet18.mlir").read_text()
+    n_ops = sum(1 for line in text.splitlines() if "top." in line and "top.Weight" not in line)
+    n_weights = text.count("top.Weight")
 
     verdict = "meets" if med <= 3.0 else "MISSES"
     lines = [
@@ -110,18 +115,18 @@ def main() -> int:
         f"Command: `.venv/bin/python bench/transform_time.py --size {args.size} --runs {args.runs}`",
         f"({time.strftime('%Y-%m-%d %H:%M')}; machine shared with other jobs, load average {os.getloadavg()[0]:.1f}).",
         "",
-        f"- in-process `model_transform.main` (ONNX import, shape inference, canonicalize, .mlir + weight .npz "
+        f"- in-process `model_transform.run` (ONNX import, shape inference, canonicalize, .mlir + weight .npz "
         f"written): runs {', '.join(f'{t:.2f}' for t in times)} s, **median {med:.2f} s** (target <= 3 s: {verdict})",
-        f"- cold subprocess `python -m tpudsl.cli.model_transform` (start-up and imports included): {cold:.2f} s"
+        f"- cold subprocess `python -c 'from tpudsl.cli.model_transform import main; main(...)'` (start-up and imports included): {cold:.2f} s wall, {cold_cpu:.2f} s CPU"
         + ("" if proc.returncode == 0 else f" (exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]})"),
-        f"- output: {n_ops} Top ops in the .mlir",
+        f"- output: {n_ops} Top ops and {n_weights} top.Weight in the .mlir",
     ]
     if args.profile or med > 3.0:
         out = work / "profiled"
         out.mkdir()
         prof = cProfile.Profile()
         prof.enable()
-        model_transform.main(transform_argv(onnx_path, out, args.size))
+        model_transform.run(transform_argv(onnx_path, out, args.size))
         prof.disable()
         stats = pstats.Stats(prof)
         stats.sort_stats("cumulative").print_stats(30)
