@@ -19,39 +19,43 @@ from tpudsl.interp.windows import Geometry, conv_out_size, pad_spatial, tap_slic
 
 # ---- Conv ---------------------------------------------------------------------------------
 
-# Winograd only pays off once the 16 per-tile GEMMs are big enough for BLAS (measured on ResNet-18
-# shapes: a wash at 64 input channels, 1.6-2x faster from 256).
-WINOGRAD_MIN_CHANNELS = 128
+# Winograd only pays off once its 16 per-tile GEMMs are big enough for BLAS. Measured on
+# ResNet-18 shapes (best of 41, one thread): 15-25% faster at 64-256 channels with 14x14 or more
+# outputs, slower at 512 channels on 7x7 (16 tiles).
+WINOGRAD_MIN_CHANNELS = 64
+WINOGRAD_MIN_TILES = 32
 
 
-def _uses_winograd(in_channels: int, g: Geometry) -> bool:
+def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
+    tiles = int(np.prod([-(-o // 2) for o in out]))
     return (
-        g.kernel == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1)
-        and g.group == 1 and in_channels >= WINOGRAD_MIN_CHANNELS
+        g.kernel == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1) and g.group == 1
+        and in_channels >= WINOGRAD_MIN_CHANNELS and tiles >= WINOGRAD_MIN_TILES
     )
 
 
-def _pack_conv_filter(w: Array, g: Geometry) -> Array:
-    """The GEMM left operand(s): Winograd's [16, oc, ic], else [g, oc/g, ic/g * K] (float32)."""
-    if _uses_winograd(w.shape[1] * g.group, g):
-        return winograd.pack_filter(w)
+def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[bool, Array]:
+    """(is_winograd, GEMM left operand(s)): Winograd's [16, oc, ic], else [g, oc/g, ic/g * K].
+
+    `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
+    if out is not None and _uses_winograd(w.shape[1] * g.group, g, out):
+        return True, winograd.pack_filter(w)
     oc = w.shape[0]
-    return np.ascontiguousarray(w.reshape(g.group, oc // g.group, -1), dtype=np.float32)
+    return False, np.ascontiguousarray(w.reshape(g.group, oc // g.group, -1), dtype=np.float32)
 
 
-def _conv(x: Array, packed: Array, bias: Array | None, g: Geometry) -> Array:
-    n, c = x.shape[:2]
-    xp = pad_spatial(x, g.pads_begin, g.pads_end)
-    out = tuple(
-        conv_out_size(x.shape[2 + i], k, s, d, pb, pe)
-        for i, (k, s, d, pb, pe) in enumerate(
-            zip(g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True)
-        )
+def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
+    return tuple(
+        conv_out_size(size, k, s, d, pb, pe)
+        for size, k, s, d, pb, pe in zip(x_shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True)
     )
-    if _uses_winograd(c, g):
-        y = winograd.conv3x3(xp, packed)
-    else:
-        y = _conv_gemm(xp, packed, g, out)
+
+
+def _conv(x: Array, packed: tuple[bool, Array], bias: Array | None, g: Geometry) -> Array:
+    out = _out_sizes(x.shape, g)
+    xp = pad_spatial(x, g.pads_begin, g.pads_end)
+    is_winograd, w = packed
+    y = winograd.conv3x3(xp, w) if is_winograd else _conv_gemm(xp, w, g, out)
     if bias is not None:
         y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
     return y
@@ -83,7 +87,7 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
 def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     g = Geometry.of(a, w.shape)
-    return _conv(x, _pack_conv_filter(w, g), bias, g)
+    return _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g)
 
 
 def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
@@ -91,7 +95,8 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     if w is None:  # computed filter: read it at inference time
         return _conv_run
     g = Geometry.of(a, w.shape)
-    packed = _pack_conv_filter(w, g)
+    out_shape = a.out_shape()
+    packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
     return lambda ins, a: _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, g)
 
 
