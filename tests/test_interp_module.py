@@ -172,15 +172,19 @@ def test_tensors_are_freed_after_their_last_user():
 
 
 def test_unnamed_inputs_fall_back_to_argument_order():
-    b = Builder({"x": (2,)})
-    # Drop the Input op so the argument has no name: Relu reads the block argument directly.
-    y = b.op("top.Relu", [b.block.args[0]], loc="y")
-    input_op = b.values["x"].owner
-    input_op.detach()
-    input_op.erase()
+    rng = np.random.default_rng(11)
+    x, w = rand(rng, 2, 3), rand(rng, 3, 4)
+    b = Builder({"x": x.shape, "w": w.shape})
+    # MatMul reads the block arguments directly, so they have no top.Input (and no name).
+    y = b.op("top.MatMul", [b.block.args[0], b.block.args[1], b.none()], loc="y")
+    for name in ("x", "w"):
+        input_op = b.values[name].owner
+        input_op.detach()
+        input_op.erase()
     m = interpreter(b.finish(y))
-    assert m.input_names == ["arg0"]
-    assert_close(m.inference({"arg0": np.array([-1.0, 2.0], np.float32)})["y"], np.array([0.0, 2.0], np.float32))
+    assert m.input_names == ["arg0", "arg1"]
+    (expected,) = ort_run("MatMul", [x, w])
+    assert_close(m.inference({"arg0": x, "arg1": w})["y"], expected)
 
 
 def test_missing_input_is_a_clear_error():

@@ -87,6 +87,13 @@ def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
     return [result] if isinstance(result, np.ndarray) else list(result)
 
 
+def finish_output(y: Array, attrs: KernelAttrs, i: int) -> Array:
+    """Result i of a kernel as the op defines it: fused activation, then the result type's dtype."""
+    y = apply_fused_relu(np.asarray(y), attrs)
+    dtype = attrs.out_dtype(i)
+    return y if dtype is None or y.dtype == dtype else y.astype(dtype)
+
+
 def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:
-    """Run `kernel` once (no preparation) and apply the fused activation."""
-    return [apply_fused_relu(y, attrs) for y in as_outputs(kernel.run(inputs, attrs))]
+    """Run `kernel` once, without preparation, and finish every result."""
+    return [finish_output(y, attrs, i) for i, y in enumerate(as_outputs(kernel.run(inputs, attrs)))]

@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
-from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, apply_fused_relu, as_outputs
+from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -108,16 +108,7 @@ def evaluate_op(
     op: Operation, operands: Sequence[Array | None], kernels: Mapping[str, Kernel] = KERNELS
 ) -> list[Array]:
     """Compute one op on given operand arrays (None for `none` operands), e.g. to fold constants."""
-    attrs = op_attrs(op)
-    outs = as_outputs(_kernel(op, kernels).run(list(operands), attrs))
-    return [_finish(y, attrs, i) for i, y in enumerate(outs[: len(op.results)])]
-
-
-def _finish(y: Array, attrs: KernelAttrs, i: int) -> Array:
-    """Fused activation, then the result type's dtype (kernels compute in float32)."""
-    y = apply_fused_relu(np.asarray(y), attrs)
-    dtype = attrs.out_dtype(i)
-    return y if dtype is None or y.dtype == dtype else y.astype(dtype)
+    return run_kernel(_kernel(op, kernels), list(operands), op_attrs(op))[: len(op.results)]
 
 
 @dataclass
@@ -218,7 +209,7 @@ class ModuleInterpreter:
         run = kernel.run
         if kernel.prepare is not None:
             # Only weights are visible to prepare; computed operands are None here.
-            static = [self._constants.get(s) if v.owner.name == WEIGHT else None
+            static = [self._constants.get(s) if isinstance(v.owner, Operation) and v.owner.name == WEIGHT else None
                       for s, v in zip(operands, op.operands, strict=True)]
             run = kernel.prepare(static, attrs)
         return _Step(op, run, attrs, operands, results)
@@ -266,7 +257,7 @@ class ModuleInterpreter:
             if len(outs) < len(step.results):
                 raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
             for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
-                values[s] = _finish(y, step.attrs, i)
+                values[s] = finish_output(y, step.attrs, i)
             if keep_all:
                 kept.update((self._names[s], values[s]) for s in step.results)
             else:
