@@ -47,6 +47,11 @@ class NodeCase:
         return onnx.load_from_string(self.model_bytes)
 
     @property
+    def expanded(self) -> bool:
+        """A function-expanded variant (`*_expanded*`): the op's ONNX function body, several nodes."""
+        return "_expanded" in self.name and len(self.op_types) > 1
+
+    @property
     def single_op(self) -> str | None:
         """The op type when the model is a single node of the default ONNX domain."""
         if len(self.op_types) == 1 and self.domains[0] in ("", "ai.onnx"):

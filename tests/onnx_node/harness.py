@@ -81,8 +81,7 @@ def fold_param_inputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> tuple[on
     (an expanded CastLike's `like`), from graph inputs to initializers."""
     used = {i for n in model.graph.node for i in n.input}
     names = {name for name in feeds if name not in used}
-    if len(model.graph.node) == 1:
-        node = model.graph.node[0]
+    for node in model.graph.node:
         positions = PARAM_INPUTS.get(node.op_type, ())
         names |= {node.input[i] for i in positions if i < len(node.input) and node.input[i]}
     names &= set(feeds)

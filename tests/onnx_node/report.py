@@ -29,7 +29,7 @@ import onnx  # noqa: E402
 from onnx_node.cases import load_cases  # noqa: E402
 from onnx_node.harness import supported_ops  # noqa: E402
 from onnx_node.skips import SKIPS  # noqa: E402
-from onnx_node.suite import ATOL, RTOL, run_case, selected_cases  # noqa: E402
+from onnx_node.suite import ATOL, RTOL, is_selected_expanded, run_case, selected_cases  # noqa: E402
 
 ROOT = HERE.parents[1]
 DOC = ROOT / "docs" / "onnx-coverage.md"
@@ -126,11 +126,12 @@ def write_doc(results: dict[str, tuple[str, str]], seconds: float) -> None:
         f"onnx {onnx.__version__}; {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; run time {seconds:.0f} s.",
         "",
         "Each single-node test of `onnx.backend.test.case.node` whose op type is in the frontend's",
-        "`CONVERTERS` is converted with `convert_onnx`, run by the Top `ModuleInterpreter`, and compared",
+        "`CONVERTERS` (and each function-expanded multi-node test all of whose ops are) is converted",
+        "with `convert_onnx`, run by the Top `ModuleInterpreter`, and compared",
         f"with onnx's expected outputs (rtol {RTOL:g}, atol {ATOL:g}). Failing tests are listed with",
         "their reasons in `tests/onnx_node/skips.py` (strict xfail in `tests/test_onnx_node_tests.py`).",
         "",
-        f"**{passed} / {total} selected node tests pass** over {len(by_op)} ops "
+        f"**{passed} / {total} selected node tests pass** over {len(by_op)} ops and the function-expanded tests "
         f"({listed} in the skip list, {unlisted} failing and not listed).",
         "",
         "| op | node tests | pass | skip-listed | failing, unlisted |",
@@ -142,6 +143,12 @@ def write_doc(results: dict[str, tuple[str, str]], seconds: float) -> None:
         s = sum(1 for n in names if results.get(n, ("", ""))[0] == "fail" and n in SKIPS)
         f = sum(1 for n in names if results.get(n, ("", ""))[0] == "fail" and n not in SKIPS)
         lines.append(f"| {op} | {len(names)} | {p} | {s} | {f} |")
+    expanded = [c.name for c in cases if is_selected_expanded(c, ops)]
+    if expanded:
+        p = sum(1 for n in expanded if results.get(n, ("", ""))[0] == "pass")
+        s = sum(1 for n in expanded if results.get(n, ("", ""))[0] == "fail" and n in SKIPS)
+        f = sum(1 for n in expanded if results.get(n, ("", ""))[0] == "fail" and n not in SKIPS)
+        lines.append(f"| *function-expanded multi-node tests* (all ops claimed) | {len(expanded)} | {p} | {s} | {f} |")
     no_tests = sorted(ops - set(by_op))
     lines += ["", f"Ops in CONVERTERS without a single-node backend test: {', '.join(no_tests) or 'none'}.", ""]
     lines += [

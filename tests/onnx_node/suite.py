@@ -14,11 +14,16 @@ ATOL = 1e-4
 
 
 def selected_cases() -> list[NodeCase]:
-    """Every single-node test whose op type the frontend's converter table claims."""
+    """Every single-node test whose op type the frontend's converter table claims, plus every
+    function-expanded (multi-node) test all of whose ops it claims."""
     ops = supported_ops()
     if not ops:
         return []
-    return [c for c in load_cases() if c.single_op in ops]
+    return [c for c in load_cases() if c.single_op in ops or is_selected_expanded(c, ops)]
+
+
+def is_selected_expanded(case: NodeCase, ops: set[str]) -> bool:
+    return case.expanded and all(d in ("", "ai.onnx") for d in case.domains) and set(case.op_types) <= ops
 
 
 def run_case(case: NodeCase) -> None:
