@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import onnx
 from onnx import helper
 
 from tpudsl.ir.diagnostics import TpudslError
+
+if TYPE_CHECKING:
+    from tpudsl.frontend.onnx_import import Converter
+
+# A converter: reads one node and emits its Top ops through the Converter.
+Convert = Callable[["Node", "Converter"], None]
 
 
 class Node:

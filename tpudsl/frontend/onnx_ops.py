@@ -7,14 +7,13 @@ conversion (frontend/onnx_graph.py) whenever their inputs are known."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from tpudsl.frontend import ops_math as m
 from tpudsl.frontend import ops_nn as nn
 from tpudsl.frontend import ops_resize as rs
 from tpudsl.frontend import ops_shape as sh
+from tpudsl.frontend.onnx_node import Convert
 
-CONVERTERS: dict[str, Callable] = {
+CONVERTERS: dict[str, Convert] = {
     # convolution, matrix products, normalization, pooling
     "Conv": nn.conv,
     "ConvTranspose": nn.conv_transpose,

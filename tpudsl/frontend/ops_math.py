@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import IntegerType, Signedness
 
-from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
+from tpudsl.frontend.onnx_node import Convert, Node, norm_axes, norm_axis
 
 if TYPE_CHECKING:
     from tpudsl.frontend.onnx_import import Converter
-
-Convert = Callable[[Node, "Converter"], None]
 
 # The largest float32: Top attributes are finite numbers, and ONNX's "no bound" is +-inf.
 FLOAT_MAX = float(np.finfo(np.float32).max)

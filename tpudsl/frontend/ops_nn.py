@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tpudsl.frontend.onnx_node import Node, norm_axis
+from tpudsl.frontend.onnx_node import Convert, Node, norm_axis
 
 if TYPE_CHECKING:
+    from xdsl.ir import SSAValue
+
     from tpudsl.frontend.onnx_import import Converter
 
 
@@ -100,29 +102,30 @@ def matmul(n: Node, c: Converter) -> None:
 def gemm(n: Node, c: Converter) -> None:
     """Gemm: alpha * A' @ B' + beta * C. transB is MatMul's right_transpose (weights keep their
     names); transA is a Permute; a constant C is the MatMul bias (scaled by beta when needed)."""
-    a, b, bias_name = n.input(0), n.input(1), n.input(2)
+    a, b, c_name = n.input(0), n.input(1), n.input(2)
     alpha, beta = float(n.attr("alpha", 1.0)), float(n.attr("beta", 1.0))
     if n.attr("transA", 0):
         a = c.emit("top.Permute", [a], c.derived(n.out, "transA"), {"order": [1, 0]})
-    bias_const = c.const(bias_name) if bias_name else None
-    bias: str | object = ""
-    if bias_const is not None and alpha == 1.0:
-        bias = bias_name if beta == 1.0 else c.weight(c.derived(bias_name, "beta"), bias_const * np.float32(beta))
-    last = bias != "" or not bias_name
-    product = c.emit("top.MatMul", [a, b, bias], n.out if last and alpha == 1.0 else c.derived(n.out, "matmul"),
+    c_const = c.const(c_name) if c_name else None
+
+    def beta_c() -> str | SSAValue:
+        if beta == 1.0:
+            return c_name
+        if c_const is not None:
+            return c.weight(c.derived(c_name, "beta"), c_const * np.float32(beta))
+        return c.emit("top.MulConst", [c_name], c.derived(n.out, "beta"), {"const_val": beta})
+
+    # Without alpha, a constant C folds into the MatMul and the MatMul is the whole Gemm.
+    whole = alpha == 1.0 and (c_const is not None or not c_name)
+    bias = beta_c() if whole and c_name else ""
+    product = c.emit("top.MatMul", [a, b, bias], n.out if whole else c.derived(n.out, "matmul"),
                      {"right_transpose": bool(n.attr("transB", 0))})
-    if alpha != 1.0:
-        product = c.emit("top.MulConst", [product], n.out if last else c.derived(n.out, "alpha"), {"const_val": alpha})
-    if last:
+    if whole:
         return
-    if beta != 1.0:
-        if bias_const is not None:
-            term = c.weight(c.derived(bias_name, "beta"), bias_const * np.float32(beta))
-        else:
-            term = c.emit("top.MulConst", [bias_name], c.derived(n.out, "beta"), {"const_val": beta})
-        c.emit("top.Add", [product, term], n.out)
-    else:
-        c.emit("top.Add", [product, bias_name], n.out)
+    if alpha != 1.0:
+        product = c.emit("top.MulConst", [product], c.derived(n.out, "alpha") if c_name else n.out, {"const_val": alpha})
+    if c_name:
+        c.emit("top.Add", [product, beta_c()], n.out)
 
 
 def batch_norm(n: Node, c: Converter) -> None:
@@ -175,7 +178,7 @@ def group_norm(n: Node, c: Converter) -> None:
     c.emit("top.GroupNorm", operands, n.out, {"num_groups": groups, "eps": n.attr("epsilon", 1e-5)})
 
 
-def pool(top: str) -> object:
+def pool(top: str) -> Convert:
     def convert(n: Node, c: Converter) -> None:
         if len([o for o in n.outputs if o]) > 1:
             raise n.error("the Indices output is not supported")
@@ -191,7 +194,7 @@ def pool(top: str) -> object:
     return convert
 
 
-def global_pool(top: str) -> object:
+def global_pool(top: str) -> Convert:
     def convert(n: Node, c: Converter) -> None:
         spatial = list(c.shape(n.input(0))[2:])
         c.emit(top, [n.input(0)], n.out, {"kernel_shape": spatial, "strides": [1] * len(spatial)})
