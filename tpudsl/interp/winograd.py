@@ -21,8 +21,8 @@ _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.floa
 
 def pack_filter(w: Array) -> Array:
     """[oc, ic, 3, 3] -> U = G g G^T as [16, oc, ic] (tile position k = 4*row + col)."""
-    u = np.einsum("ai,ocij,bj->aboc", _G, w.astype(np.float64), _G)
-    return np.ascontiguousarray(u.reshape(16, *w.shape[:2]), dtype=np.float32)
+    u = _G @ w.astype(np.float64) @ _G.T  # [oc, ic, 4, 4]; two small matmuls, not a 4-operand einsum
+    return np.ascontiguousarray(u.reshape(*w.shape[:2], 16).transpose(2, 0, 1), dtype=np.float32)
 
 
 def _input_rows(r0: Array, r1: Array, r2: Array, r3: Array) -> tuple[Array, Array, Array, Array]:
