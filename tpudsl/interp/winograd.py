@@ -15,16 +15,21 @@ import numpy as np
 
 from tpudsl.interp.kernel import Array
 
-# G (4x3): filter transform.
-_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
+def _filter_rows(g0: Array, g1: Array, g2: Array) -> tuple[Array, Array, Array, Array]:
+    """G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]] applied along one axis."""
+    return g0, (g0 + g1 + g2) * 0.5, (g0 - g1 + g2) * 0.5, g2
 
 
 def pack_filter(w: Array) -> Array:
-    """[oc, ic, 3, 3] -> U = G g G^T as [16, oc, ic] (tile position k = 4*row + col)."""
-    # Two tensordots (each one GEMM) instead of a batch of 4x3 products per filter.
-    rows = np.tensordot(_G, w.astype(np.float64), axes=([1], [2]))  # [4, oc, ic, 3]
-    u = np.tensordot(rows, _G, axes=([3], [1]))  # [4, oc, ic, 4]
-    return np.ascontiguousarray(u.transpose(0, 3, 1, 2).reshape(16, *w.shape[:2]), dtype=np.float32)
+    """[oc, ic, 3, 3] -> U = G g G^T as [16, oc, ic] (tile position k = 4*row + col).
+
+    Computed in float64 and rounded once; the adds beat a matmul with a 3-long inner dim."""
+    w64 = w.astype(np.float64)
+    u = np.empty((16, *w.shape[:2]), np.float32)
+    for a, row in enumerate(_filter_rows(w64[:, :, 0], w64[:, :, 1], w64[:, :, 2])):
+        for b, value in enumerate(_filter_rows(row[..., 0], row[..., 1], row[..., 2])):
+            u[4 * a + b] = value
+    return u
 
 
 def _input_rows(r0: Array, r1: Array, r2: Array, r3: Array) -> tuple[Array, Array, Array, Array]:
