@@ -3,7 +3,8 @@
 Strategies (tests/onnx_node/random_models.py) draw single ops with random shapes, strides, pads,
 dilations, groups and attributes — Conv, ConvTranspose, Max/AveragePool, MatMul, Gemm, Resize,
 Concat, Transpose, Reshape/Flatten/Squeeze, element-wise, Clip, Softmax, reductions — and small
-random CNN-like graphs. onnxruntime (one thread) is the reference; each output must have the same
+random CNN-like graphs, and dynamic-filter ConvTranspose (DragGAN's case); some families also after
+canonicalize. onnxruntime (one thread) is the reference; each output must have the same
 shape, cosine >= 0.99999 and max relative error <= 1e-4 (max|a-b| / max(max|b|, 1e-6), see harness.py).
 
 Example budget: 1/4 of the active hypothesis profile's max_examples (at least 10) per test, so the
@@ -25,10 +26,10 @@ EXAMPLES = max(10, settings().max_examples // 4)
 SUPPORTED = supported_ops()
 
 
-def check_against_onnxruntime(model_feeds) -> None:
+def check_against_onnxruntime(model_feeds, canonicalize: bool = False) -> None:
     model, feeds = model_feeds
     model, want = R.reference(model, feeds)
-    got = run_tpudsl(model, feeds, name="random")
+    got = run_tpudsl(model, feeds, name="random", canonicalize=canonicalize)
     for name, ref in want.items():
         assert name in got, f"output {name!r} missing; got {sorted(got)}"
         out = np.asarray(got[name])
@@ -37,11 +38,11 @@ def check_against_onnxruntime(model_feeds) -> None:
         assert cos >= 0.99999 and rel <= 1e-4, f"{name}: cosine {cos:.7f}, max rel err {rel:.2e}"
 
 
-def _prop(strategy):
+def _prop(strategy, canonicalize: bool = False):
     @settings(max_examples=EXAMPLES)
     @given(strategy)
     def test(model_feeds):
-        check_against_onnxruntime(model_feeds)
+        check_against_onnxruntime(model_feeds, canonicalize)
 
     return test
 
@@ -60,6 +61,13 @@ test_clip = _prop(R.clip_models())
 test_softmax = _prop(R.softmax_models())
 test_reduce = _prop(R.reduce_models(SUPPORTED))
 test_small_graph = _prop(R.small_graph_models())
+test_dynamic_deconv = _prop(R.dynamic_deconv_models())
+
+# The same random models after the rewrite engineer's canonicalize (BatchNorm folding, ReLU fusion,
+# ReorderDynWeight, ...): rewrites must not change the numbers.
+test_small_graph_canonicalized = _prop(R.small_graph_models(), canonicalize=True)
+test_conv_canonicalized = _prop(R.conv_models(), canonicalize=True)
+test_dynamic_deconv_canonicalized = _prop(R.dynamic_deconv_models(), canonicalize=True)
 
 
 @settings(max_examples=4 * EXAMPLES)

@@ -516,3 +516,31 @@ ALL = {
     "transpose": transpose_models, "reshape": reshape_models, "elementwise": elementwise_models,
     "clip": clip_models, "softmax": softmax_models, "reduce": reduce_models, "small_graph": small_graph_models,
 }
+
+
+@st.composite
+def dynamic_deconv_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """DragGAN's case: a ConvTranspose whose filter is computed at run time — either a graph input
+    in ONNX layout [cin, cout, k, k], or (as StyleGAN2 exports it) Transpose(perm=[1,0,2,3]) of a
+    modulated [cout, cin, k, k] filter (input * style)."""
+    g = Graph(draw(seeds))
+    cin, cout = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    k = [draw(st.integers(1, 4)) for _ in range(2)]
+    s = [draw(st.integers(1, 3)) for _ in range(2)]
+    pads = [draw(st.integers(0, ki - 1)) for ki in k] * 2
+    size = [draw(st.integers(2, 6)) for _ in range(2)]
+    x = g.input([1, cin, *size])
+    if draw(st.booleans()):
+        w = g.input([cin, cout, *k], -0.5, 0.5, stem="wdyn")
+    else:
+        base = g.input([cout, cin, *k], -0.5, 0.5, stem="wbase")
+        style = g.input([1, cin, 1, 1], 0.5, 1.5, stem="style")
+        w = g.node("Transpose", [g.node("Mul", [base, style])], perm=[1, 0, 2, 3])
+    ins = [x, w]
+    if draw(st.booleans()):
+        ins.append(g.weight([cout], stem="b"))
+    g.output(g.node("ConvTranspose", ins, kernel_shape=k, strides=s, pads=pads))
+    return g.done()
+
+
+ALL["dynamic_deconv"] = dynamic_deconv_models
