@@ -36,7 +36,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
@@ -75,9 +75,12 @@ def _dtype(value: SSAValue) -> np.dtype | None:
 def op_attrs(op: Operation) -> KernelAttrs:
     """What a kernel reads: attribute values with spec defaults, result shapes and dtypes."""
     spec = SPECS.get(op.name)
-    values: Mapping = (
-        AttrView(op.attributes, spec) if spec else {k: from_attr(v) for k, v in op.attributes.items()}
-    )
+    if spec is None:
+        values = {k: from_attr(v) for k, v in op.attributes.items()}
+    else:
+        # Converted once here, not at every kernel call; unset REQUIRED attributes stay absent.
+        view = AttrView(op.attributes, spec)
+        values = {k: view[k] for k in view if k in op.attributes or spec.attrs[k].default is not REQUIRED}
     return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results])
 
 
