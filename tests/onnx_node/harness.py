@@ -188,7 +188,9 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: fl
     actual = np.asarray(actual)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
     if expected.dtype == np.bool_ or actual.dtype == np.bool_:
-        assert np.array_equal(actual.astype(np.bool_), expected.astype(np.bool_)), f"{what}: boolean mismatch"
+        # exactly 0/1 (Top keeps booleans as float32 0.0/1.0): no tolerance, no "nonzero is true"
+        ok = np.array_equal(actual.astype(np.float64), expected.astype(np.float64))
+        assert ok, f"{what}: boolean mismatch"
         return
     np.testing.assert_allclose(
         actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True,
