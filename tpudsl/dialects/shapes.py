@@ -27,10 +27,9 @@ def operand(ins: Ins, i: int, what: str) -> Shape:
     return ins[i]  # type: ignore[return-value]
 
 
-def need_rank(shape: Shape, ranks: Sequence[int] | range, what: str) -> None:
+def need_rank(shape: Shape, ranks: Sequence[int], what: str) -> None:
     if len(shape) not in ranks:
-        want = f"{ranks.start} to {ranks.stop - 1}" if isinstance(ranks, range) else " or ".join(map(str, ranks))
-        raise ShapeError(f"{what} must have rank {want}, got {fmt(shape)}")
+        raise ShapeError(f"{what} must have rank {' or '.join(map(str, ranks))}, got {fmt(shape)}")
 
 
 def axis_in(axis: int, rank: int, what: str = "axis") -> int:
