@@ -58,6 +58,21 @@ def test_wide_3x3_conv_takes_winograd_and_matches_onnxruntime(size):
     assert_close(KERNELS["top.Conv"].prepare([None, w, b], a)([x, w, b], a), expected)
 
 
+@pytest.mark.parametrize("prepared", [False, True])
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
+def test_conv_auto_pad_matches_onnxruntime(auto_pad, prepared):
+    rng = np.random.default_rng(9)
+    x, w = rand(rng, 1, 2, 7, 8), rand(rng, 3, 2, 4, 3)
+    attrs = {"kernel_shape": [4, 3], "strides": [2, 3], "auto_pad": auto_pad}
+    (expected,) = ort_run("Conv", [x, w], attrs)
+    if prepared:
+        a = KernelAttrs(attrs)
+        got = KERNELS["top.Conv"].prepare([None, w, None], a)([x, w, None], a)
+    else:
+        got = run_top("top.Conv", [x, w, None], attrs)[0]
+    assert_close(got, expected)
+
+
 def test_conv_prepared_filter_gives_the_same_result():
     x_shape, w_shape, attrs = CONV_CASES["groups"]
     rng = np.random.default_rng(2)

@@ -47,6 +47,15 @@ def test_avg_pool_matches_onnxruntime(case, count_include_pad):
     assert_close(got, expected)
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize("op,onnx_op", [("top.MaxPool", "MaxPool"), ("top.AvgPool", "AveragePool")])
+def test_pool_auto_pad_matches_onnxruntime(op, onnx_op, auto_pad):
+    x = rand(np.random.default_rng(6), 1, 2, 7, 6)
+    attrs = {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": auto_pad}
+    (expected,) = ort_run(onnx_op, [x], attrs)
+    assert_close(run_top(op, [x], attrs)[0], expected)
+
+
 def test_max_pool_fused_relu():
     x = rand(np.random.default_rng(3), 1, 2, 4, 4) - 0.5
     attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}

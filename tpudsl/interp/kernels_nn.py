@@ -86,7 +86,7 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
 
 def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
-    g = Geometry.of(a, w.shape)
+    g = Geometry.of(a, w.shape, x.shape)
     return _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g)
 
 
@@ -94,10 +94,14 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     w = static[1]
     if w is None:  # computed filter: read it at inference time
         return _conv_run
-    g = Geometry.of(a, w.shape)
     out_shape = a.out_shape()
-    packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
-    return lambda ins, a: _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, g)
+    # Packing needs no pads, so auto_pad waits for the input shape at inference.
+    packed = _pack_conv_filter(w, Geometry.of(a, w.shape), None if out_shape is None else tuple(out_shape[2:]))
+
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        return _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape))
+
+    return run
 
 
 # ---- Deconv -------------------------------------------------------------------------------
@@ -137,7 +141,7 @@ def _deconv(x: Array, packed: Array, bias: Array | None, g: Geometry, output_pad
 
 
 def _deconv_args(w_shape: tuple[int, ...], a: KernelAttrs) -> tuple[Geometry, list[int], bool]:
-    g = Geometry.of(a, w_shape)
+    g = Geometry.of(a, w_shape)  # Deconv has no auto_pad
     output_padding = list(a.get("output_padding") or [0] * len(g.kernel))
     return g, output_padding, bool(a.get("dynweight_reorderd", False))
 

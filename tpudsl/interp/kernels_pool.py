@@ -24,11 +24,7 @@ def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, ceil_mode: bool) 
 
 def _geometry(x: Array, a: KernelAttrs) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
     """Pool geometry, output size, and the ceil_mode overhang past the end pads."""
-    rank = x.ndim - 2
-    kernel = tuple(a.get("kernel_shape") or x.shape[2:])
-    pads = list(a.get("pads") or [0] * (2 * rank))
-    g = Geometry(kernel, tuple(a.get("strides") or [1] * rank), (1,) * rank,
-                 tuple(pads[:rank]), tuple(pads[rank:]), 1)
+    g = Geometry.of(a, (0, 0, *x.shape[2:]), x.shape)  # a global pool may omit kernel_shape
     ceil_mode = bool(a.get("ceil_mode", False))
     out = tuple(
         pool_out_size(size, k, s, pb, pe, ceil_mode)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tpudsl.dialects.shapes import _auto_pads
 from tpudsl.interp.kernel import Array, KernelAttrs
 
 
@@ -22,14 +23,20 @@ class Geometry:
     group: int
 
     @staticmethod
-    def of(a: KernelAttrs, filter_shape: tuple[int, ...]) -> Geometry:
+    def of(a: KernelAttrs, filter_shape: tuple[int, ...], input_shape: tuple[int, ...] | None = None) -> Geometry:
+        """The geometry of attributes `a`; `auto_pad` SAME_* needs the input shape to fix the pads."""
         kernel = tuple(a.get("kernel_shape") or filter_shape[2:])
         rank = len(kernel)
+        strides = list(a.get("strides") or [1] * rank)
+        dilations = list(a.get("dilations") or [1] * rank)
         pads = list(a.get("pads") or [0] * (2 * rank))
+        if input_shape is not None:
+            # The dialect's shape rule decides auto_pad; the kernel must agree with it.
+            pads = _auto_pads(input_shape, list(kernel), strides, dilations, a.get("auto_pad", "")) or pads
         return Geometry(
             kernel=kernel,
-            strides=tuple(a.get("strides") or [1] * rank),
-            dilations=tuple(a.get("dilations") or [1] * rank),
+            strides=tuple(strides),
+            dilations=tuple(dilations),
             pads_begin=tuple(pads[:rank]),
             pads_end=tuple(pads[rank:]),
             group=int(a.get("group", 1)),
