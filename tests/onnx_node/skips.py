@@ -110,7 +110,6 @@ SKIPS: dict[str, str] = {
     'test_equal_string_broadcast': 'string tensors are not tensors of numbers',
     'test_identity_opt': 'sequence / optional values: Top has tensors only',
     'test_identity_sequence': 'sequence / optional values: Top has tensors only',
-    'test_matmul_1d_1d': 'TpudslError: error: \'top.MatMul\' op "c" failed: TypeError: \'numpy.float32\' object is not iterable (in interp/module_interpreter.py)',
     'test_maxpool_2d_dilations': "TpudslError: error: MaxPool 'y': dilations [2, 2] are not supported for pooling (in frontend/ops_nn.py)",
     'test_maxpool_3d_dilations': "TpudslError: error: MaxPool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
     'test_maxpool_3d_dilations_use_ref_impl': "TpudslError: error: MaxPool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",

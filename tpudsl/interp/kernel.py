@@ -84,7 +84,10 @@ def apply_fused_relu(y: Array, attrs: KernelAttrs) -> Array:
 
 
 def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
-    return [result] if isinstance(result, np.ndarray) else list(result)
+    """A kernel's return value as a list of arrays (numpy reductions may return a bare scalar)."""
+    if isinstance(result, np.ndarray | np.generic):
+        return [np.asarray(result)]
+    return list(result)
 
 
 def finish_output(y: Array, attrs: KernelAttrs, i: int) -> Array:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tpudsl.dialects.shapes import _auto_pads
 from tpudsl.interp.kernel import Array, KernelAttrs
 
 
@@ -31,8 +30,7 @@ class Geometry:
         dilations = list(a.get("dilations") or [1] * rank)
         pads = list(a.get("pads") or [0] * (2 * rank))
         if input_shape is not None:
-            # The dialect's shape rule decides auto_pad; the kernel must agree with it.
-            pads = _auto_pads(input_shape, list(kernel), strides, dilations, a.get("auto_pad", "")) or pads
+            pads = auto_pads(input_shape[2:], kernel, strides, dilations, a.get("auto_pad", "NOTSET")) or pads
         return Geometry(
             kernel=kernel,
             strides=tuple(strides),
@@ -44,6 +42,26 @@ class Geometry:
 
     def taps(self):
         return itertools.product(*(range(k) for k in self.kernel))
+
+
+def auto_pads(
+    sizes: tuple[int, ...], kernel: tuple[int, ...], strides: list[int], dilations: list[int], mode: str
+) -> list[int] | None:
+    """ONNX auto_pad as explicit pads (begins then ends); None for NOTSET.
+
+    SAME_* pads so that out = ceil(in / stride); an odd total puts the extra pad at the end
+    (SAME_UPPER) or the beginning (SAME_LOWER)."""
+    if mode in ("", "NOTSET"):
+        return None
+    if mode == "VALID":
+        return [0] * (2 * len(kernel))
+    begins, ends = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+        total = max(0, (-(-size // s) - 1) * s + d * (k - 1) + 1 - size)
+        small, big = total // 2, total - total // 2
+        begins.append(small if mode == "SAME_UPPER" else big)
+        ends.append(big if mode == "SAME_UPPER" else small)
+    return begins + ends
 
 
 def pad_spatial(x: Array, begin: tuple[int, ...], end: tuple[int, ...], value: float = 0.0) -> Array:
