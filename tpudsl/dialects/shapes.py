@@ -1,4 +1,4 @@
-"""Shape rules of the Top ops: `(in_shapes, attrs) -> [out_shape, ...]`.
+"""Shape rules of the Top ops: `(in_shapes, attrs) -> [out_shape, ...]` (the layers: shapes_nn.py).
 
 Rules are plain functions of shapes and attribute values so that the verifier, `--shape-infer`,
 the frontend and tests all call the same code. They raise ShapeError (a sentence without the op
@@ -102,194 +102,6 @@ def where(ins: Ins, a: AttrView) -> list[Shape]:
             flag_value = bool(a.get(flag, False))
             raise ShapeError(f"operand #{i} must be {'none' if flag_value else 'a tensor'} when {flag} is {str(flag_value).lower()}")
     return broadcast_all(ins, a)
-
-
-def prelu(ins: Ins, a: AttrView) -> list[Shape]:
-    x = operand(ins, 0, "input")
-    slope = operand(ins, 1, "slope")
-    channels = x[1] if len(x) > 1 else 1
-    if numel(slope) not in (1, channels):
-        raise ShapeError(f"slope has shape {fmt(slope)}, expected 1 or {channels} values")
-    return [x]
-
-
-def channel_affine(ins: Ins, a: AttrView) -> list[Shape]:
-    """Scale(input, scale, bias) and BatchNorm(input, mean, variance, gamma?, beta?): per-channel params."""
-    x = operand(ins, 0, "input")
-    if len(x) < 2:
-        raise ShapeError(f"input must have rank >= 2 (N, C, ...), got {fmt(x)}")
-    for i in range(1, len(ins)):
-        per_channel(ins, i, x[1], f"operand #{i}")
-    return [x]
-
-
-# ---- convolution and pooling --------------------------------------------------------------
-
-
-def _spatial(x: Shape, a: AttrView, what: str = "input") -> tuple[list[int], list[int], list[int], list[int]]:
-    """kernel_shape, strides, pads (begins then ends) and dilations, checked against input `x`."""
-    kernel = list(a["kernel_shape"])
-    k = len(kernel)
-    if not 1 <= k <= 3:
-        raise ShapeError(f"kernel_shape must have 1 to 3 entries, got {kernel}")
-    if len(x) != k + 2:
-        raise ShapeError(f"{what} must have rank {k + 2} for a {k}-D kernel_shape, got {fmt(x)}")
-    if any(v < 1 for v in kernel):
-        raise ShapeError(f"kernel_shape {kernel} must be positive")
-    strides = int_list(a, "strides", k, 1)
-    pads = int_list(a, "pads", 2 * k, 0)
-    dilations = int_list(a, "dilations", k, 1)
-    if any(v < 1 for v in strides + dilations):
-        raise ShapeError(f"strides {strides} and dilations {dilations} must be positive")
-    if any(v < 0 for v in pads):
-        raise ShapeError(f"pads {pads} must not be negative")
-    return kernel, strides, pads, dilations
-
-
-def _auto_pads(x: Shape, kernel: list[int], strides: list[int], dilations: list[int], mode: str) -> list[int] | None:
-    """Explicit pads for ONNX auto_pad SAME_UPPER/SAME_LOWER/VALID; None for NOTSET."""
-    if mode in ("", "NOTSET"):
-        return None
-    k = len(kernel)
-    if mode == "VALID":
-        return [0] * (2 * k)
-    if mode not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ShapeError(f"auto_pad {mode!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
-    begins, ends = [], []
-    for size, kk, s, d in zip(x[2:], kernel, strides, dilations, strict=True):
-        total = max(0, (math.ceil(size / s) - 1) * s + d * (kk - 1) + 1 - size)
-        small, big = total // 2, total - total // 2
-        begins.append(small if mode == "SAME_UPPER" else big)
-        ends.append(big if mode == "SAME_UPPER" else small)
-    return begins + ends
-
-
-def _window_out(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil: bool, what: str) -> int:
-    span = size + pb + pe - d * (k - 1) - 1
-    if span < 0:
-        raise ShapeError(f"{what}: kernel {k} (dilation {d}) is larger than the padded input {size + pb + pe}")
-    out = (-(-span // s) if ceil else span // s) + 1
-    # ceil_mode: the last window must start inside the input or its begin padding (ONNX, PyTorch).
-    if ceil and (out - 1) * s >= size + pb:
-        out -= 1
-    return out
-
-
-def conv(ins: Ins, a: AttrView) -> list[Shape]:
-    """Conv(input [N,IC,*S], filter [OC,IC/g,*K], bias?) for 1-D, 2-D and 3-D kernels."""
-    x = operand(ins, 0, "input")
-    w = operand(ins, 1, "filter")
-    kernel, strides, pads, dilations = _spatial(x, a)
-    pads = _auto_pads(x, kernel, strides, dilations, a.get("auto_pad", "")) or pads
-    group = a.get("group", 1)
-    if len(w) != len(x):
-        raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
-    if list(w[2:]) != kernel:
-        raise ShapeError(f"filter {fmt(w)} does not match kernel_shape {kernel}")
-    if group < 1 or x[1] % group or w[0] % group:
-        raise ShapeError(f"group {group} must divide input channels {x[1]} and output channels {w[0]}")
-    if w[1] * group != x[1]:
-        raise ShapeError(f"input has {x[1]} channels but filter {fmt(w)} with group {group} expects {w[1] * group}")
-    per_channel(ins, 2, w[0], "bias")
-    k = len(kernel)
-    spatial = [
-        _window_out(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[k + i], False, "conv")
-        for i in range(k)
-    ]
-    return [(x[0], w[0], *spatial)]
-
-
-def deconv(ins: Ins, a: AttrView) -> list[Shape]:
-    """Deconv(input, filter, bias?): filter is [IC, OC/g, *K] (ONNX layout) unless
-    dynweight_reorderd, which means a Permute already made it [OC, IC/g, *K]."""
-    x = operand(ins, 0, "input")
-    w = operand(ins, 1, "filter")
-    kernel, strides, pads, dilations = _spatial(x, a)
-    group = a.get("group", 1)
-    k = len(kernel)
-    out_pad = int_list(a, "output_padding", k, 0)
-    if len(w) != len(x):
-        raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
-    if list(w[2:]) != kernel:
-        raise ShapeError(f"filter {fmt(w)} does not match kernel_shape {kernel}")
-    if group < 1 or x[1] % group:
-        raise ShapeError(f"group {group} must divide input channels {x[1]}")
-    if a.get("dynweight_reorderd", False):
-        oc, ic = w[0], w[1] * group
-        layout = "[oc, ic/g, *k] (dynweight_reorderd=true)"
-        if oc % group:
-            raise ShapeError(f"group {group} must divide output channels {oc}")
-    else:
-        ic, oc = w[0], w[1] * group
-        layout = "[ic, oc/g, *k] (dynweight_reorderd=false)"
-    if ic != x[1]:
-        raise ShapeError(f"input has {x[1]} channels but filter {fmt(w)} in layout {layout} expects {ic}")
-    per_channel(ins, 2, oc, "bias")
-    spatial = []
-    for i in range(k):
-        size = (x[2 + i] - 1) * strides[i] - pads[i] - pads[k + i] + dilations[i] * (kernel[i] - 1) + out_pad[i] + 1
-        if size < 1:
-            raise ShapeError(f"deconv output size {size} along spatial axis {i} is not positive")
-        spatial.append(size)
-    return [(x[0], oc, *spatial)]
-
-
-def pool(ins: Ins, a: AttrView) -> list[Shape]:
-    """MaxPool/AvgPool over [N, C, *S]; keepdims=false drops the spatial dims of a global pool."""
-    x = operand(ins, 0, "input")
-    kernel, strides, pads, _ = _spatial(x, a)
-    pads = _auto_pads(x, kernel, strides, [1] * len(kernel), a.get("auto_pad", "")) or pads
-    k = len(kernel)
-    ceil = bool(a.get("ceil_mode", False))
-    spatial = [_window_out(x[2 + i], kernel[i], strides[i], 1, pads[i], pads[k + i], ceil, "pool") for i in range(k)]
-    if not a.get("keepdims", True):
-        if any(s != 1 for s in spatial):
-            raise ShapeError(f"keepdims=false needs a global pool, but the output is {fmt((x[0], x[1], *spatial))}")
-        return [(x[0], x[1])]
-    return [(x[0], x[1], *spatial)]
-
-
-def adaptive_pool(ins: Ins, a: AttrView) -> list[Shape]:
-    x = operand(ins, 0, "input")
-    size = list(a["output_size"])
-    if len(x) != len(size) + 2:
-        raise ShapeError(f"output_size {size} needs an input of rank {len(size) + 2}, got {fmt(x)}")
-    if any(v < 1 for v in size):
-        raise ShapeError(f"output_size {size} must be positive")
-    return [(x[0], x[1], *size)]
-
-
-# ---- matmul -------------------------------------------------------------------------------
-
-
-def matmul(ins: Ins, a: AttrView) -> list[Shape]:
-    """numpy.matmul shapes, after the optional transposes of the last two dims of each side."""
-    left = list(operand(ins, 0, "input"))
-    right = list(operand(ins, 1, "right"))
-    if a.get("hdim_is_batch", False):
-        raise ShapeError("hdim_is_batch=true is not supported")
-    if a.get("left_transpose", False) and len(left) >= 2:
-        left[-2], left[-1] = left[-1], left[-2]
-    if a.get("right_transpose", False) and len(right) >= 2:
-        right[-2], right[-1] = right[-1], right[-2]
-    if not left or not right:
-        raise ShapeError("matmul operands must have rank >= 1")
-    lvec, rvec = len(left) == 1, len(right) == 1
-    lm = [1, *left] if lvec else left
-    rm = [*right, 1] if rvec else right
-    if lm[-1] != rm[-2]:
-        raise ShapeError(f"contracting dims differ: input {fmt(left)} and right {fmt(right)} (after transposes)")
-    batch = list(broadcast(tuple(lm[:-2]), tuple(rm[:-2])))
-    out = batch + ([] if lvec else [lm[-2]]) + ([] if rvec else [rm[-1]])
-    if a.get("output_transpose", False):
-        if len(out) < 2:
-            raise ShapeError("output_transpose needs a result of rank >= 2")
-        out[-2], out[-1] = out[-1], out[-2]
-    if len(ins) > 2 and ins[2] is not None and broadcast(tuple(out), ins[2]) != tuple(out):
-        raise ShapeError(f"bias {fmt(ins[2])} does not broadcast to the result {fmt(out)}")
-    if not a.get("keep_dims", True) and len(out) > 2:
-        out = [numel(out[:-1]), out[-1]]
-    return [tuple(out)]
 
 
 # ---- shape manipulation -------------------------------------------------------------------
@@ -484,7 +296,7 @@ def interp(ins: Ins, a: AttrView) -> list[Shape | None]:
 def upsample(ins: Ins, a: AttrView) -> list[Shape]:
     x = operand(ins, 0, "input")
     need_rank(x, (4,), "input")
-    sh, sw = a.get("scale_h", 2), a.get("scale_w", 2)
+    sh, sw = a["scale_h"], a["scale_w"]
     if sh < 1 or sw < 1:
         raise ShapeError(f"scale_h {sh} and scale_w {sw} must be positive")
     return [(x[0], x[1], x[2] * sh, x[3] * sw)]
@@ -509,7 +321,7 @@ def depth2space(ins: Ins, a: AttrView) -> list[Shape]:
     return [(n, c, h, w) if a.get("out_is_NCHW", True) else (n, h, w, c)]
 
 
-# ---- reductions and normalizations --------------------------------------------------------
+# ---- reductions --------------------------------------------------------------------------
 
 
 def reduce(ins: Ins, a: AttrView) -> list[Shape]:
@@ -533,36 +345,4 @@ def arg(ins: Ins, a: AttrView) -> list[Shape]:
 def softmax(ins: Ins, a: AttrView) -> list[Shape]:
     x = operand(ins, 0, "input")
     axis_in(a["axis"], len(x))
-    return [x]
-
-
-def layer_norm(ins: Ins, a: AttrView) -> list[Shape]:
-    """Normalizes input dims axis.. ; weight/bias (if present) hold one value per normalized element."""
-    x = operand(ins, 0, "input")
-    axis = axis_in(a["axis"], len(x))
-    normalized = x[axis:]
-    given = a.get("normalized_shape") or []
-    if given and tuple(given) != normalized:
-        raise ShapeError(f"normalized_shape {list(given)} is not the input's dims from axis {axis}: {fmt(normalized)}")
-    for i, what in ((1, "weight"), (2, "bias")):
-        per_channel(ins, i, numel(normalized), what)
-    return [x]
-
-
-def instance_norm(ins: Ins, a: AttrView) -> list[Shape]:
-    x = operand(ins, 0, "input")
-    if len(x) < 3:
-        raise ShapeError(f"input must have rank >= 3 (N, C, spatial...), got {fmt(x)}")
-    per_channel(ins, 1, x[1], "weight")
-    per_channel(ins, 2, x[1], "bias")
-    return [x]
-
-
-def group_norm(ins: Ins, a: AttrView) -> list[Shape]:
-    x = operand(ins, 0, "input")
-    groups = a["num_groups"]
-    if len(x) < 2 or groups < 1 or x[1] % groups:
-        raise ShapeError(f"num_groups {groups} must divide the {x[1] if len(x) > 1 else '?'} channels of {fmt(x)}")
-    per_channel(ins, 1, x[1], "weight")
-    per_channel(ins, 2, x[1], "bias")
     return [x]

@@ -1,7 +1,7 @@
 """The Top dialect: framework-neutral float ops, as TPU-MLIR names them (TopOps.td).
 
 Every op is one `OpSpec` row (see opdef.py): operands, attributes with TPU-MLIR's names and
-defaults, and the shape rule (shapes.py). Families of ops that share operands, attributes and
+defaults, and the shape rule (shapes.py, shapes_nn.py). Families of ops that share operands, attributes and
 shape rule (unary element-wise, n-ary broadcasting, `*Const` scalar ops, pools, norms) are
 generated from lists. Conventions are written down in docs/dialect.md."""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
+from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------
@@ -76,7 +77,7 @@ SPECS: list[OpSpec] = [
             "do_winograd": A("bool"),
             **AUTO_PAD,
         },
-        shape=S.conv,
+        shape=NN.conv,
         summary="1-D/2-D/3-D convolution; filter [oc, ic/group, *kernel]",
     ),
     OpSpec(
@@ -90,7 +91,7 @@ SPECS: list[OpSpec] = [
             "dynweight_reorderd": A("bool", False),
             **RELU,
         },
-        shape=S.deconv,
+        shape=NN.deconv,
         summary="transposed convolution; filter [ic, oc/g, *k], or [oc, ic/g, *k] when dynweight_reorderd",
     ),
     OpSpec(
@@ -104,18 +105,18 @@ SPECS: list[OpSpec] = [
             "keep_dims": A("bool", True),
             **RELU,
         },
-        shape=S.matmul,
+        shape=NN.matmul,
         summary="numpy.matmul with optional transposes of the last two dims",
     ),
     OpSpec(
         "top.BatchNorm",
         operands=("input", "mean", "variance", "gamma?", "beta?"),
         attrs={"epsilon": A("f64", 1e-5), **RELU},
-        shape=S.channel_affine,
+        shape=NN.channel_affine,
     ),
-    OpSpec("top.Scale", operands=("input", "scale", "bias"), attrs=dict(RELU), shape=S.channel_affine,
+    OpSpec("top.Scale", operands=("input", "scale", "bias"), attrs=dict(RELU), shape=NN.channel_affine,
            summary="input * scale + bias with per-channel scale and bias"),
-    OpSpec("top.PRelu", operands=("input", "slope"), shape=S.prelu),
+    OpSpec("top.PRelu", operands=("input", "slope"), shape=NN.prelu),
     OpSpec("top.Where", operands=("cond", "tbrn?", "fbrn?"),
            attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),
                   "x_const_val": A("f64", 0.0), "y_const_val": A("f64", 0.0)},
@@ -153,7 +154,7 @@ SPECS: list[OpSpec] = [
            shape=S.interp),
     OpSpec("top.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU},
            shape=S.upsample, summary="nearest upsampling by integer factors"),
-    OpSpec("top.AdaptiveAvgPool", attrs={"output_size": A("i64[]", REQUIRED)}, shape=S.adaptive_pool),
+    OpSpec("top.AdaptiveAvgPool", attrs={"output_size": A("i64[]", REQUIRED)}, shape=NN.adaptive_pool),
     OpSpec("top.Reduce", attrs={"axes": A("i64[]", REQUIRED), "keepdims": A("bool", REQUIRED),
                                 "mode": A("str", REQUIRED, REDUCE_MODES), **SCALAR}, shape=S.reduce),
     OpSpec("top.Arg", results=("indices", "values?"),
@@ -164,11 +165,11 @@ SPECS: list[OpSpec] = [
            shape=S.softmax),
     OpSpec("top.LayerNorm", operands=("input", "weight?", "bias?"),
            attrs={"normalized_shape": A("i64[]"), "axis": A("i64", REQUIRED), "eps": A("f64", REQUIRED)},
-           shape=S.layer_norm),
+           shape=NN.layer_norm),
     OpSpec("top.InstanceNorm", operands=("input", "weight?", "bias?"), attrs={"eps": A("f64", REQUIRED)},
-           shape=S.instance_norm),
+           shape=NN.instance_norm),
     OpSpec("top.GroupNorm", operands=("input", "weight?", "bias?"),
-           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=S.group_norm),
+           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
@@ -239,7 +240,7 @@ SPECS += [
     OpSpec(f"top.{name}", attrs={"const_val": A("f64", REQUIRED), **attrs, **SCALAR}, shape=S.same_as_first)
     for name, attrs in CONST
 ]
-SPECS += [OpSpec(f"top.{name}", attrs=dict(POOL_ATTRS), shape=S.pool) for name in ("MaxPool", "AvgPool")]
+SPECS += [OpSpec(f"top.{name}", attrs=dict(POOL_ATTRS), shape=NN.pool) for name in ("MaxPool", "AvgPool")]
 
 OPS = [define(spec) for spec in SPECS]
 Top = Dialect("top", OPS, [])
