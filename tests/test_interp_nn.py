@@ -134,6 +134,8 @@ def test_deconv_matches_onnxruntime(case, reordered):
 MATMUL_CASES = {
     # name: (input shape, right shape, attrs)
     "2d": ((4, 5), (5, 3), {}),
+    "1d_1d": ((5,), (5,), {}),  # a 0-d result
+    "1d_2d": ((5,), (5, 3), {}),
     "batched": ((2, 3, 4, 5), (2, 3, 5, 6), {}),
     "broadcast_right": ((2, 3, 4, 5), (5, 6), {}),
     "broadcast_batch": ((2, 1, 4, 5), (3, 5, 2), {}),
