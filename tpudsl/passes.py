@@ -37,6 +37,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-matmul-bias": lambda: _load("tpudsl.rewrites.fuse_matmul_bias", "FuseMatMulBiasPass"),
     "scalar-to-const": lambda: _load("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass"),
     "fold-constants": lambda: _load("tpudsl.rewrites.fold_constants", "FoldConstantsPass"),
+    "fold-mulconst-one": lambda: _load("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass"),
     "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tpudsl.rewrites import (
     cast_cleanup,
+    example_mulconst_one,
     fold_constants,
     fuse_conv_bn,
     fuse_matmul_bias,
@@ -30,6 +31,7 @@ CANONICAL_PATTERNS = (
     *fuse_matmul_bias.PATTERNS,
     *fuse_relu.PATTERNS,
     *scalar_to_const.PATTERNS,
+    example_mulconst_one.FoldMulConstOne,
 )
 
 
