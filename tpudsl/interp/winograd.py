@@ -3,9 +3,9 @@
 numpy's BLAS is slower than onnxruntime's MLAS, so the interpreter cuts GEMM work where it can.
 Each 4x4 input tile d (stride 2) gives a 2x2 output tile Y = A^T [ (G g G^T) (.) (B^T d B) ] A;
 the elementwise product over a tile is 16 independent GEMMs over channels:
-M[k] = U[k] (oc x ic) @ V[k] (ic x tiles). Transforms are written out as adds/subtracts on
-strided views (no per-tile Python loop). Everything stays float32; the transforms only add,
-subtract and halve, so the result differs from direct convolution by a few float32 ulps.
+M[k] = U[k] (oc x ic) @ V[k] (ic x tiles). No per-tile Python loop: tiles are gathered with 16
+strided copies and transformed by one small GEMM. Everything stays float32; the transforms only
+add, subtract and halve, so the result differs from direct convolution by a few float32 ulps.
 
 References: Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (2016)."""
 
@@ -32,9 +32,12 @@ def pack_filter(w: Array) -> Array:
     return u
 
 
-def _input_rows(r0: Array, r1: Array, r2: Array, r3: Array) -> tuple[Array, Array, Array, Array]:
-    """B^T applied along one axis: rows (d0-d2, d1+d2, d2-d1, d1-d3)."""
-    return r0 - r2, r1 + r2, r2 - r1, r1 - r3
+# Tile transforms as matrices on flattened 4x4 tiles (index 4*row + col): V = (B^T (x) B^T) d and
+# Y = (A^T (x) A^T) M. One GEMM each with a 16-long inner dim beats 32 strided numpy adds.
+_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float32)
+_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float32)
+_INPUT_TRANSFORM = np.kron(_BT, _BT)  # [16, 16]
+_OUTPUT_TRANSFORM = np.kron(_AT, _AT)  # [4, 16]: output (r, c) of a tile is row 2*r + c
 
 
 def conv3x3(xp: Array, u: Array) -> Array:
@@ -46,20 +49,17 @@ def conv3x3(xp: Array, u: Array) -> Array:
         grown = np.zeros((n, ic, 2 * th + 2, 2 * tw + 2), np.float32)
         grown[:, :, :hp, :wp] = xp
         xp = grown
-    tiles = n * th * tw
-    rows = _input_rows(*(xp[:, :, i : i + 2 * th : 2, :] for i in range(4)))
-    v = np.empty((16, ic, n, th, tw), np.float32)
-    for a, row in enumerate(rows):
-        cols = _input_rows(*(row[..., j : j + 2 * tw : 2] for j in range(4)))
-        for b, col in enumerate(cols):
-            v[4 * a + b] = col.transpose(1, 0, 2, 3)
-    m = np.matmul(u, v.reshape(16, ic, tiles)).reshape(4, 4, -1, n, th, tw)
-    # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] along rows, then along columns.
-    s0, s1 = m[0] + m[1] + m[2], m[1] - m[2] - m[3]
+    tiles = np.empty((16, ic, n, th, tw), np.float32)  # element (i, j) of every tile (stride 2)
+    for i in range(4):
+        for j in range(4):
+            tiles[4 * i + j] = xp[:, :, i : i + 2 * th : 2, j : j + 2 * tw : 2].transpose(1, 0, 2, 3)
+    v = (_INPUT_TRANSFORM @ tiles.reshape(16, -1)).reshape(16, ic, -1)
+    m = np.matmul(u, v)  # [16, oc, n*th*tw]
     oc = u.shape[1]
+    outs = _OUTPUT_TRANSFORM @ m.reshape(16, -1)
     y = np.empty((oc, n, th, 2, tw, 2), np.float32)
-    for r, s in enumerate((s0, s1)):
-        y[:, :, :, r, :, 0] = s[0] + s[1] + s[2]
-        y[:, :, :, r, :, 1] = s[1] - s[2] - s[3]
+    for r in range(2):
+        for c in range(2):
+            y[:, :, :, r, :, c] = outs[2 * r + c].reshape(oc, n, th, tw)
     y = y.reshape(oc, n, 2 * th, 2 * tw)[:, :, :oh, :ow]
     return np.ascontiguousarray(y.transpose(1, 0, 2, 3))
