@@ -238,6 +238,14 @@ def gather_cases(draw) -> Case:
 
 
 @st.composite
+def gather_elements_cases(draw) -> Case:
+    x = draw(shapes())
+    axis = draw(st.integers(-len(x), len(x) - 1))
+    idx = tuple(draw(st.integers(1, 6)) if i == axis % len(x) else draw(st.integers(1, d)) for i, d in enumerate(x))
+    return Case("GatherElements", [x, ("i64", idx)], {"axis": axis}, "top.GatherElements", [x, idx], {"axis": axis})
+
+
+@st.composite
 def resize_cases(draw) -> Case:
     x = (draw(dims), draw(dims), draw(dims), draw(dims))
     sh, sw = draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])), draw(st.sampled_from([0.5, 1.0, 2.0, 2.5]))
@@ -342,7 +350,7 @@ def norm_cases(draw) -> Case:
 CASES = {
     "Conv": conv_cases(), "ConvTranspose": deconv_cases(), "Pool": pool_cases(), "MatMul": matmul_cases(),
     "Concat": concat_cases(), "Transpose": transpose_cases(), "Reshape": reshape_cases(), "Slice": slice_cases(),
-    "Pad": pad_cases(), "Tile": tile_cases(), "Expand": expand_cases(), "Gather": gather_cases(),
+    "Pad": pad_cases(), "Tile": tile_cases(), "Expand": expand_cases(), "Gather": gather_cases(), "GatherElements": gather_elements_cases(),
     "Resize": resize_cases(), "Reduce": reduce_cases(), "ArgMax": argmax_cases(), "DepthToSpace": depth_space_cases(),
     "Split": split_cases(), "Squeeze": squeeze_cases(), "Unsqueeze": unsqueeze_cases(), "Broadcast": broadcast_cases(),
     "Norms": norm_cases(),

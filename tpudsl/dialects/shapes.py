@@ -265,6 +265,29 @@ def expand(ins: Ins, a: AttrView) -> list[Shape | None]:
     return [broadcast(x, tuple(target))]
 
 
+def gather_elements(ins: Ins, a: AttrView) -> list[Shape]:
+    """The result has the indices' shape; indices and input have the same rank."""
+    x = operand(ins, 0, "input")
+    idx = operand(ins, 1, "indices")
+    axis_in(a.get("axis", 2), len(x))
+    if len(idx) != len(x):
+        raise ShapeError(f"indices {fmt(idx)} must have the input's rank {len(x)}")
+    return [idx]
+
+
+def along_axis(ins: Ins, a: AttrView) -> list[Shape]:
+    """Reverse, CumSum: the input's shape; `axis` must be in range."""
+    x = operand(ins, 0, "input")
+    axis_in(a["axis"], len(x))
+    return [x]
+
+
+def from_result_type(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """View(input, shape): the shape is a tensor's value, so the result type must carry it."""
+    operand(ins, 0, "input")
+    return [None]
+
+
 def gather(ins: Ins, a: AttrView) -> list[Shape]:
     """input[:axis] + indices + input[axis+1:]; a rank-0 index, or a [1] index with keepdims=false,
     removes the axis."""

@@ -232,3 +232,20 @@ def group_norm(ins: Ins, a: AttrView) -> list[Shape]:
     per_channel(ins, 1, x[1], "weight")
     per_channel(ins, 2, x[1], "bias")
     return [x]
+
+
+def rms_norm(ins: Ins, a: AttrView) -> list[Shape]:
+    """Normalizes the last dim; gamma (if present) holds one value per element of it."""
+    x = operand(ins, 0, "input")
+    if not x:
+        raise ShapeError("input must have rank >= 1")
+    per_channel(ins, 1, x[-1], "gamma")
+    return [x]
+
+
+def shuffle_channel(ins: Ins, a: AttrView) -> list[Shape]:
+    x = operand(ins, 0, "input")
+    group = a["group"]
+    if len(x) < 2 or group < 1 or x[1] % group:
+        raise ShapeError(f"group {group} must divide the channels of {fmt(x)}")
+    return [x]

@@ -170,6 +170,19 @@ SPECS: list[OpSpec] = [
            shape=NN.instance_norm),
     OpSpec("top.GroupNorm", operands=("input", "weight?", "bias?"),
            attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
+    OpSpec("top.GatherElements", operands=("input", "indices"), attrs={"axis": A("i64", 2)}, shape=S.gather_elements),
+    OpSpec("top.MaskedFill", operands=("cond", "brn"),
+           attrs={"inversed": A("bool", False), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all,
+           summary="cond ? const_val : brn (inversed: the other way round), broadcasting"),
+    OpSpec("top.Reverse", attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
+    OpSpec("top.View", operands=("input", "shape"), shape=S.from_result_type,
+           summary="reshape to the value of the `shape` tensor; the result type carries it"),
+    OpSpec("top.CumSum", operands=("input", "[dim]"), attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
+    OpSpec("top.Trilu", attrs={"upper": A("bool", REQUIRED), "diagonal": A("i64", 0)}, shape=S.same_as_first),
+    OpSpec("top.ShuffleChannel", attrs={"group": A("i64", REQUIRED)}, shape=NN.shuffle_channel),
+    OpSpec("top.RMSNorm", operands=("input", "gamma?"), attrs={"eps": A("f64", REQUIRED)}, shape=NN.rms_norm),
+    OpSpec("top.LRN", attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75),
+                             "bias": A("f64", 1.0)}, shape=S.same_as_first),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
@@ -209,6 +222,8 @@ NARY: list[tuple[str, dict[str, A]]] = [
     ("Div", {"is_reverse": A("bool", False), **RELU, **SCALAR}),
     ("Min", {}),
     ("Max", {}),
+    ("Mod", {}),  # C fmod: the sign of the dividend
+    ("Remainder", {}),  # Python/torch remainder: the sign of the divisor
 ]
 
 # Tensor-with-scalar ops: input (op) const_val; `is_reverse` means const_val (op) input.
