@@ -192,6 +192,19 @@ def test_missing_input_is_a_clear_error():
         interpreter(_chain()).inference({"y": np.zeros((2, 3), np.float32)})
 
 
+def test_input_of_the_wrong_shape_is_a_clear_error():
+    with pytest.raises(TpudslError, match=r"input 'x' has shape \(3, 2\), the module expects \(2, 3\)"):
+        interpreter(_chain()).inference({"x": np.zeros((3, 2), np.float32)})
+
+
+def test_a_failing_kernel_names_the_op():
+    b = Builder({"x": (4,), "i": (2,)})
+    y = b.op("top.Gather", [b.values["x"], b.values["i"]], {"axis": 0}, loc="g")
+    m = interpreter(b.finish(y))
+    with pytest.raises(TpudslError, match=r"'top.Gather' op \"g\" failed: IndexError"):
+        m.inference({"x": np.zeros(4, np.float32), "i": np.array([1.0, 9.0], np.float32)})
+
+
 def test_op_without_kernel_is_named_in_the_error():
     kernels = {k: v for k, v in KERNELS.items() if k != "top.MulConst"}
     mod = _chain()
