@@ -529,6 +529,8 @@ def dynamic_deconv_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, n
     s = [draw(st.integers(1, 3)) for _ in range(2)]
     pads = [draw(st.integers(0, ki - 1)) for ki in k] * 2
     size = [draw(st.integers(2, 6)) for _ in range(2)]
+    if any((size[i] - 1) * s[i] + k[i] - 2 * pads[i] < 1 for i in range(2)):
+        pads = [0] * 4
     x = g.input([1, cin, *size])
     if draw(st.booleans()):
         w = g.input([cin, cout, *k], -0.5, 0.5, stem="wdyn")
