@@ -134,7 +134,13 @@ class ModuleInterpreter:
         self.module = module
         self.weights = weights or {}
         self.kernels = kernels
+        # The plan, built by init(): steps over numbered value slots, and what the slots hold.
         self._steps: list[_Step] | None = None
+        self._n_slots = 0
+        self._constants: dict[int, Array | None] = {}  # weights and `none`, loaded once
+        self._inputs: dict[str, tuple[int, SSAValue]] = {}  # input name -> slot, block argument
+        self._outputs: list[tuple[str, int]] = []
+        self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = KERNELS) -> ModuleInterpreter:
@@ -148,9 +154,7 @@ class ModuleInterpreter:
     def init(self) -> None:
         func = self._main()
         slot: dict[SSAValue, int] = {}
-        self._constants: dict[int, Array | None] = {}
-        self._inputs: dict[str, tuple[int, SSAValue]] = {}
-        self._names: dict[int, str] = {}
+        self._constants, self._inputs, self._names = {}, {}, {}
 
         def number(value: SSAValue) -> int:
             return slot.setdefault(value, len(slot))
@@ -214,7 +218,10 @@ class ModuleInterpreter:
             # Only weights are visible to prepare; computed operands are None here.
             static = [self._constants.get(s) if isinstance(v.owner, Operation) and v.owner.name == WEIGHT else None
                       for s, v in zip(operands, op.operands, strict=True)]
-            run = kernel.prepare(static, attrs)
+            try:
+                run = kernel.prepare(static, attrs)
+            except Exception as e:
+                raise TpudslError(f"{_where(op)} cannot be prepared: {type(e).__name__}: {e}") from e
         return _Step(op, run, attrs, operands, results)
 
     @staticmethod
