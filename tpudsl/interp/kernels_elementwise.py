@@ -90,7 +90,7 @@ UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
 
 # n-ary broadcasting ops: op -> binary f, folded left to right over the operands.
 NARY: dict[str, Callable[[Array, Array], Array]] = {
-    "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
     "Mod": np.fmod, "Remainder": np.mod,  # ONNX float Mod is fmod; torch.remainder floors "LogicalAnd": lambda x, y: np.logical_and(x, y),
     "Div": np.divide,
 }
@@ -114,28 +114,17 @@ def _tensors(ins: Inputs) -> list[Array]:
     return [x for x in ins if x is not None]
 
 
-def _add(ins: Inputs, a: KernelAttrs) -> Array:
-    xs = _tensors(ins)
-    coeff = a.get("coeff") or [1.0] * len(xs)
-    terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
-    return functools.reduce(np.add, terms)
+def _nary(f: Callable[[Array, Array], Array]):
+    """Fold `f` over the operands, each first scaled by its `coeff` (Add/Sub); `is_reverse`
+    (Sub/Div) folds them in reverse order."""
 
-
-def _sub(ins: Inputs, a: KernelAttrs) -> Array:
-    xs = _tensors(ins)
-    if a.get("is_reverse", False):
-        xs = xs[::-1]
-    coeff = a.get("coeff") or [1.0] * len(xs)
-    terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
-    return functools.reduce(np.subtract, terms)
-
-
-def _nary(f: Callable[[Array, Array], Array], reversible: bool = False):
     def run(ins: Inputs, a: KernelAttrs) -> Array:
         xs = _tensors(ins)
-        if reversible and a.get("is_reverse", False):
-            xs = xs[::-1]
-        return _float_result(functools.reduce(f, xs), a)
+        coeff = a.get("coeff") or [1.0] * len(xs)
+        terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
+        if a.get("is_reverse", False):
+            terms = terms[::-1]
+        return _float_result(functools.reduce(f, terms), a)
 
     return run
 
@@ -194,9 +183,7 @@ def _unary_attr(f: Callable[[Array, KernelAttrs], Array]):
 KERNELS: dict[str, Kernel] = {
     **{f"top.{n}": Kernel(_unary(f)) for n, f in UNARY.items()},
     **{f"top.{n}": Kernel(_unary_attr(f)) for n, f in UNARY_ATTR.items()},
-    **{f"top.{n}": Kernel(_nary(f, reversible=n == "Div")) for n, f in NARY.items()},
-    "top.Add": Kernel(_add),
-    "top.Sub": Kernel(_sub),
+    **{f"top.{n}": Kernel(_nary(f)) for n, f in NARY.items()},
     "top.Compare": Kernel(_compare),
     "top.CompareConst": Kernel(_compare_const),
     "top.Where": Kernel(_where),

@@ -92,7 +92,7 @@ def _slice(ins: Inputs, a: KernelAttrs) -> Array:
     ends = _operand(ins, 2) or list(a.get("ends") or [])
     steps = _operand(ins, 3) or list(a.get("steps") or [1] * len(offset))
     axes = list(a.get("axes") or [])
-    if not axes or len(offset) == x.ndim and len(axes) != len(offset):
+    if not axes or (len(offset) == x.ndim and len(axes) != len(offset)):
         axes = list(range(len(offset)))  # TPU-MLIR's full-rank offset/ends/steps
     index = [slice(None)] * x.ndim
     for ax, start, end, step in zip(axes, offset, ends, steps, strict=True):
