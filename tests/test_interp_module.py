@@ -86,6 +86,21 @@ def test_conv_filter_from_a_model_input_changes_between_runs():
         assert_close(m.inference({"x": x, "w": w})["y"], expected)
 
 
+def test_modulated_conv_filter_from_a_style_input():
+    """StyleGAN2/DragGAN modulation: filter = weight * style, style a model input."""
+    rng = np.random.default_rng(12)
+    x, w0 = rand(rng, 1, 3, 6, 6), rand(rng, 4, 3, 3, 3)
+    b = Builder({"x": x.shape, "style": (1, 3, 1, 1)})
+    filt = b.op("top.Mul", [b.weight("w0", w0), b.values["style"]], loc="modulated")
+    y = b.op("top.Conv", [b.values["x"], filt, b.none()], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, loc="y")
+    m = interpreter(b.finish(y))
+    for _ in range(2):
+        style = rand(rng, 1, 3, 1, 1, low=0.5, high=2.0)
+        (w,) = ort_run("Mul", [w0, style])
+        (expected,) = ort_run("Conv", [x, w], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+        assert_close(m.inference({"x": x, "style": style})["y"], expected)
+
+
 @pytest.mark.parametrize("reordered", [True, False])
 def test_deconv_with_a_permuted_dynamic_filter(reordered):
     """ReorderDynWeight's shape: filter -> Permute[1,0,2,3] -> Deconv.
