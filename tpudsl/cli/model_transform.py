@@ -30,7 +30,7 @@ from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
-from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
+from tpudsl.frontend.onnx_import import convert_onnx, load_onnx, output_names, restore_output_names
 from tpudsl.frontend.onnx_reference import onnx_reference
 from tpudsl.frontend.preprocess import Preprocess
 from tpudsl.frontend.shape_args import parse_input_shapes
@@ -97,19 +97,38 @@ def _names(text: str | None) -> list[str]:
     return [n for n in (text or "").split(",") if n and n != "-"]
 
 
-@contextmanager
-def _step(what: str):
-    """Time one step on stderr: the progress of a long conversion."""
-    start = time.perf_counter()
-    print(f"model_transform: {what} ...", file=sys.stderr, flush=True)
-    yield
-    print(f"model_transform: {what} done in {time.perf_counter() - start:.2f} s", file=sys.stderr, flush=True)
+class Progress:
+    """The time of each step, on stderr. Lines are held back until `release()`: the first steps
+    are where bad input is found, and bad input must give exactly one line, the error."""
+
+    def __init__(self) -> None:
+        self.held: list[str] = []
+        self.live = False
+
+    @contextmanager
+    def step(self, what: str):
+        start = time.perf_counter()
+        yield
+        self._say(f"model_transform: {what}: {time.perf_counter() - start:.2f} s")
+
+    def release(self) -> None:
+        self.live = True
+        for line in self.held:
+            self._say(line)
+
+    def _say(self, line: str) -> None:
+        if self.live:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self.held.append(line)
 
 
 def _run_passes(mod: TopModule) -> None:
+    names = output_names(mod)
     ctx = make_context()
     for name in TOP_PASSES:
         pass_class(name)().apply(ctx, mod.module)
+    restore_output_names(mod, names)  # an output is a name users look up: it must survive rewrites
     verify_module(mod.module, str(mod.path or "module"))
 
 
@@ -135,20 +154,22 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     write_atomically(path, lambda f: np.savez(f, **arrays))
 
 
-def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_dir: Path) -> None:
+def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_dir: Path, progress: Progress) -> None:
     name = args.model_name
-    _save_npz(out_dir / f"{name}_in_f32.npz", inputs)
-    with _step("run the Top interpreter"):
+    with progress.step("run the Top interpreter"):
         interp = ModuleInterpreter(mod.module, mod.weights)
         interp.init()
         ours = interp.inference(inputs, keep_all=True)
-    _save_npz(Path(args.test_result or out_dir / f"{name}_top_outputs.npz"), ours)
-    with _step("run onnxruntime"):
+    with progress.step("run onnxruntime"):
         ref = onnx_reference(model, inputs, list(ours))
-    _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
+    with progress.step("write the input, Top and reference npz files"):
+        _save_npz(out_dir / f"{name}_in_f32.npz", inputs)
+        _save_npz(Path(args.test_result or out_dir / f"{name}_top_outputs.npz"), ours)
+        _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
     tolerance = parse_tolerance(args.tolerance)
-    # The inputs are the same arrays on both sides; onnxruntime does not return them.
-    report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
+    with progress.step("compare Top with onnxruntime"):
+        # The inputs are the same arrays on both sides; onnxruntime does not return them.
+        report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
     print("\n".join(format_report(report, verbose=0, tolerance=tolerance)))
     if not report.passed:
         if not report.results:
@@ -171,19 +192,22 @@ def run(argv: Sequence[str]) -> int:
     if not mlir.parent.is_dir():
         raise TpudslError(f"cannot write '{mlir}': directory '{mlir.parent}' does not exist")
 
-    with _step("convert ONNX to Top"):
+    progress = Progress()
+    with progress.step("convert ONNX to Top"):
         model = load_onnx(args.model_def)
         mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
-    with _step(f"run {', '.join(TOP_PASSES)}"):
+    with progress.step(f"run {', '.join(TOP_PASSES)}"):
         _run_passes(mod)
     inputs = None
     if test_files:
-        names, shapes = _input_info(mod)
-        inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), _names(args.input_types))
-    with _step(f"write {mlir}"):
+        with progress.step("load the test input"):
+            names, shapes = _input_info(mod)
+            inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), _names(args.input_types))
+    progress.release()  # from here on, the input was good
+    with progress.step(f"write {mlir}"):
         save_module(mod, mlir, mlir.parent / f"{args.model_name}_top_f32_all_weight.npz")
     if inputs is not None:
-        _validate(args, model, mod, inputs, mlir.parent)
+        _validate(args, model, mod, inputs, mlir.parent, progress)
     return 0
 
 
