@@ -149,6 +149,15 @@ def write_doc(results: dict[str, tuple[str, str]], seconds: float) -> None:
         s = sum(1 for n in expanded if results.get(n, ("", ""))[0] == "fail" and n in SKIPS)
         f = sum(1 for n in expanded if results.get(n, ("", ""))[0] == "fail" and n not in SKIPS)
         lines.append(f"| *function-expanded multi-node tests* (all ops claimed) | {len(expanded)} | {p} | {s} | {f} |")
+    reasons: dict[str, list[str]] = collections.defaultdict(list)
+    for n, (st_, _) in sorted(results.items()):
+        if st_ == "fail" and n in SKIPS:
+            reasons[re.sub(r"'[^']*'|\[[^\]]*\]|\d+(\.\d+)?", "_", SKIPS[n])].append(n)
+    if reasons:
+        lines += ["", "Skip-list reasons (numbers and names folded together), most frequent first:", "",
+                  "| tests | reason (first test's wording) | e.g. |", "|---:|---|---|"]
+        for _, names in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines.append(f"| {len(names)} | {SKIPS[names[0]].replace('|', '/')} | {names[0]} |")
     no_tests = sorted(ops - set(by_op))
     lines += ["", f"Ops in CONVERTERS without a single-node backend test: {', '.join(no_tests) or 'none'}.", ""]
     lines += [
