@@ -261,3 +261,13 @@ def test_caller_model_is_not_modified():
     convert_onnx(model, "m", input_shapes=[[2, 2, 3, 4]])
     assert model.SerializeToString() == before
     assert isinstance(model, onnx.ModelProto)
+
+
+def test_malformed_node_is_a_clear_error():
+    """A MaxPool without its required kernel_shape (onnx.checker would reject it) is bad input."""
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="/pool")], "g",
+                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    with pytest.raises(TpudslError, match=r"^error: MaxPool '/pool': malformed node \(TypeError: "):
+        convert_onnx(model, "m")

@@ -180,7 +180,11 @@ def convert_onnx(
         conv.emit("top.Input", [arg], name, attrs)
     for proto in graph.nodes:
         node = Node(proto, graph.opset)
-        CONVERTERS[node.op_type](node, conv)
+        try:
+            CONVERTERS[node.op_type](node, conv)
+        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as e:
+            # A node missing an attribute or input its op requires: bad input, not a crash.
+            raise node.error(f"malformed node ({type(e).__name__}: {e})") from None
     mod.set_outputs([_output_value(conv, name) for name in graph.outputs])
     ShapeInferPass().apply(None, mod.module)  # type: ignore[arg-type]  # the pass does not use the context
     verify_module(mod.module, f"{model_name}.mlir")
