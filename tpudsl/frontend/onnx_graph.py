@@ -43,8 +43,6 @@ class PreparedGraph:
     consts: dict[str, np.ndarray]
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     dtypes: dict[str, int] = field(default_factory=dict)
-    # Folded node outputs: they are weights in the converted module, not ops.
-    folded: set[str] = field(default_factory=set)
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -142,7 +140,7 @@ def _evaluate(node: onnx.NodeProto, model: onnx.ModelProto, args: dict[str, np.n
         raise TpudslError(f"cannot fold constant node {node.op_type} '{node.name or node.output[0]}': {e}") from None
 
 
-def _fold_round(model, nodes, consts, shapes, folded) -> list[onnx.NodeProto]:
+def _fold_round(model, nodes, consts, shapes) -> list[onnx.NodeProto]:
     """Evaluate every node whose inputs are all known; return the nodes left."""
     left = []
     for node in nodes:
@@ -153,7 +151,7 @@ def _fold_round(model, nodes, consts, shapes, folded) -> list[onnx.NodeProto]:
             left.append(node)
             continue
         if node.op_type in SHAPE_ONLY and ins and ins[0] in shapes:
-            args = {ins[0]: np.zeros(shapes[ins[0]], np.float32)}
+            args = {ins[0]: np.broadcast_to(np.float32(0), shapes[ins[0]])}  # only its shape is read
         elif all(i in consts for i in ins):
             args = {i: consts[i] for i in ins}
         else:
@@ -161,7 +159,6 @@ def _fold_round(model, nodes, consts, shapes, folded) -> list[onnx.NodeProto]:
             continue
         for name, value in zip([o for o in node.output if o], _evaluate(node, model, args)):
             consts[name] = value
-            folded.add(name)
     return left
 
 
@@ -185,13 +182,12 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
         raise TpudslError("output names not in the model: " + ", ".join(missing))
 
     nodes = _needed_nodes(graph.node, outputs)
-    folded: set[str] = set()
     inferred = _infer(model, nodes, consts, inputs, outputs)
     for _ in range(_MAX_FOLD_ROUNDS):
         shapes, _ = _known_shapes(inferred)
         shapes.update({k: tuple(v.shape) for k, v in consts.items()})
         before = len(nodes)
-        nodes = _fold_round(model, nodes, consts, shapes, folded)
+        nodes = _fold_round(model, nodes, consts, shapes)
         inferred = _infer(model, nodes, consts, inputs, outputs)
         if len(nodes) == before:
             break
@@ -199,4 +195,4 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
     for name, value in consts.items():
         shapes[name] = tuple(value.shape)
         dtypes[name] = helper.np_dtype_to_tensor_dtype(value.dtype)
-    return PreparedGraph(opset, [vi.name for vi in inputs], outputs, nodes, consts, shapes, dtypes, folded)
+    return PreparedGraph(opset, [vi.name for vi in inputs], outputs, nodes, consts, shapes, dtypes)

@@ -41,9 +41,6 @@ class Node:
     def input(self, i: int) -> str:
         return self.inputs[i] if i < len(self.inputs) else ""
 
-    def has_attr(self, key: str) -> bool:
-        return key in self._attrs
-
     def attr(self, key: str, default: Any = None) -> Any:
         """The attribute's Python value (str for strings, lists for lists), or `default`."""
         if key not in self._attrs:
