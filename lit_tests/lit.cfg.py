@@ -25,3 +25,6 @@ config.substitutions.append(
     (r"(?<![\w/.-])tpuc-opt(?![\w.-])", f'"{sys.executable}" "{repo_root}/tools/tpuc-opt.py"')
 )
 config.substitutions.append((r"(?<![\w/.-])filecheck(?![\w.-])", f'"{sys.executable}" -m filecheck'))
+
+# A pass that loops forever fails its test instead of hanging CI (needs psutil, a test dependency).
+lit_config.maxIndividualTestTime = 120  # noqa: F821
