@@ -187,3 +187,15 @@ def test_output_name_survives_canonicalize(tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'loc("y")' in (tmp_path / "m.mlir").read_text()
     assert "y" in np.load(tmp_path / "m_top_outputs.npz").files
+
+
+def test_integer_input(tmp_path):
+    """Token ids: an int64 graph input, fed to onnxruntime as int64 and to Top as float."""
+    nodes = [h.make_node("Gather", ["table", "ids"], ["emb"], axis=0), h.make_node("Relu", ["emb"], ["y"])]
+    model = make_model(nodes, {"ids": [2, 5]}, ["y"], {"table": rand(10, 4)}, input_types={"ids": onnx.TensorProto.INT64})
+    onnx.save(model, tmp_path / "m.onnx")
+    np.savez(tmp_path / "in.npz", ids=np.array([[0, 3, 9, 2, 2], [1, 1, 4, 8, 0]], np.int64))
+    r = transform(tmp_path, "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir", "--test_input", "in.npz",
+                  "--input_types", "int64")
+    assert r.returncode == 0, r.stderr
+    assert "npz compare PASSED." in r.stdout
