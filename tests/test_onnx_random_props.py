@@ -63,8 +63,8 @@ test_reduce = _prop(R.reduce_models(SUPPORTED))
 test_small_graph = _prop(R.small_graph_models())
 test_dynamic_deconv = _prop(R.dynamic_deconv_models())
 
-# The same random models after the rewrite engineer's canonicalize (BatchNorm folding, ReLU fusion,
-# ReorderDynWeight, ...): rewrites must not change the numbers.
+# The same random models after model_transform's Top passes (canonicalize: BatchNorm folding, ReLU fusion,
+# ReorderDynWeight, ...; then output names restored, as model_transform does): numbers must not change.
 test_small_graph_canonicalized = _prop(R.small_graph_models(), canonicalize=True)
 test_conv_canonicalized = _prop(R.conv_models(), canonicalize=True)
 test_dynamic_deconv_canonicalized = _prop(R.dynamic_deconv_models(), canonicalize=True)
