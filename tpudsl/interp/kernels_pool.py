@@ -1,6 +1,6 @@
 """Pooling (1-D/2-D/3-D): MaxPool, AvgPool with ceil_mode/count_include_pad, AdaptiveAvgPool.
 
-Windows are reduced tap by tap (one whole-array max/add per kernel position). The average's
+Windows are reduced axis by axis (whole-array max/add steps, no per-window loop). The average's
 divisor is the same window sum over a 0/1 mask of the positions that count, which gives ONNX's
 rule for free: count_include_pad counts explicit pads but never the ceil_mode overhang."""
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
-from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
+from tpudsl.interp.windows import Geometry, pad_spatial
 
 
 def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, ceil_mode: bool) -> int:
@@ -37,13 +37,22 @@ def _geometry(x: Array, a: KernelAttrs) -> tuple[Geometry, tuple[int, ...], tupl
     return g, out, overhang
 
 
+def _along(y: Array, axis: int, sl: slice) -> Array:
+    index = [slice(None)] * y.ndim
+    index[axis] = sl
+    return y[tuple(index)]
+
+
 def _window_reduce(xp: Array, g: Geometry, out: tuple[int, ...], combine: Callable[[Array, Array], Array]) -> Array:
-    lead = (slice(None),) * (xp.ndim - len(out))
-    taps = g.taps()
-    acc = xp[lead + tap_slices(next(taps), g, out)].copy()
-    for tap in taps:
-        combine(acc, xp[lead + tap_slices(tap, g, out)], out=acc)
-    return acc
+    """Reduce every window with `combine` (max or add), one spatial axis at a time: windows are
+    boxes, so k_h + k_w whole-array steps do what k_h * k_w taps would."""
+    y = xp
+    for axis, (k, s, d, o) in enumerate(zip(g.kernel, g.strides, g.dilations, out, strict=True), start=xp.ndim - len(out)):
+        acc = _along(y, axis, slice(0, (o - 1) * s + 1, s)).copy()
+        for t in range(1, k):
+            combine(acc, _along(y, axis, slice(t * d, t * d + (o - 1) * s + 1, s)), out=acc)
+        y = acc
+    return y
 
 
 def _max_pool(ins: Inputs, a: KernelAttrs) -> Array:
