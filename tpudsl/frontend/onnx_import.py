@@ -105,23 +105,24 @@ class Converter:
     # ---- writing ops ----
 
     def emit(self, op_name: str, operands: Sequence[str | SSAValue], loc: str,
-             attrs: Mapping[str, Any] | None = None, element_type: Attribute = f32) -> SSAValue:
+             attrs: Mapping[str, Any] | None = None, element_type: Attribute = f32, unused_results: int = 0) -> SSAValue:
         """Append Top op `op_name` computing tensor `loc` (its location); return its result.
 
         The result type comes from ONNX shape inference when `loc` is an ONNX tensor, otherwise
-        from the op's own shape rule; both must agree (infer_op raises if they do not)."""
+        from the op's own shape rule; both must agree (infer_op raises if they do not).
+        `unused_results`: optional results after the first that ONNX has no use for (`none`)."""
         ops = [v if isinstance(v, SSAValue) else self.value(v) for v in operands]
         shape = self.graph.shapes.get(loc)
         rtype = TensorType(element_type, shape) if shape is not None else UnrankedTensorType(element_type)
-        op = create(op_name, ops, [rtype], attrs or {}, loc=loc)
+        op = create(op_name, ops, [rtype] + [NoneType()] * unused_results, attrs or {}, loc=loc)
         self.block.add_op(op)
         infer_op(op)
         self.values[loc] = op.results[0]
         return op.results[0]
 
-    def alias(self, name: str, source: str) -> None:
+    def alias(self, name: str, source: str | SSAValue) -> None:
         """Tensor `name` is `source` (Identity, Dropout, Cast to float): no op is emitted."""
-        self.values[name] = self.value(source)
+        self.values[name] = source if isinstance(source, SSAValue) else self.value(source)
 
 
 def load_onnx(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelProto:

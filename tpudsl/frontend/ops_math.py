@@ -12,6 +12,8 @@ from xdsl.dialects.builtin import IntegerType, Signedness
 from tpudsl.frontend.onnx_node import Convert, Node, norm_axes, norm_axis
 
 if TYPE_CHECKING:
+    from xdsl.ir import SSAValue
+
     from tpudsl.frontend.onnx_import import Converter
 
 # The largest float32: Top attributes are finite numbers, and ONNX's "no bound" is +-inf.
@@ -169,29 +171,71 @@ def where(n: Node, c: Converter) -> None:
     c.emit("top.Where", [n.input(0), n.input(1), n.input(2)], n.out)
 
 
+def _reduce_axes(n: Node, c: Converter, axes_input_from: int) -> list[int] | None:
+    """Reduction axes, normalized: an attribute before opset `axes_input_from`, an optional input
+    from then on; no axes means all of them, or nothing at all (None) with noop_with_empty_axes."""
+    rank = len(c.shape(n.input(0)))
+    if n.opset >= axes_input_from and n.input(1):
+        value = c.const(n.input(1))
+        if value is None:
+            raise n.error(f"axes '{n.input(1)}' are computed; only constant axes are supported")
+        axes = [int(v) for v in value.reshape(-1)]
+    else:
+        axes = list(n.attr("axes", []))
+    if not axes:
+        return None if n.attr("noop_with_empty_axes", 0) else list(range(rank))
+    return sorted(norm_axes(axes, rank, n))
+
+
 def reduce(mode: str) -> Convert:
     """ReduceX: axes is an attribute before opset 18 (ReduceSum: 13) and an optional input after."""
 
     def convert(n: Node, c: Converter) -> None:
-        rank = len(c.shape(n.input(0)))
-        axes_as_input = n.opset >= (13 if mode == "ReduceSum" else 18)
-        if axes_as_input and n.input(1):
-            value = c.const(n.input(1))
-            if value is None:
-                raise n.error(f"axes '{n.input(1)}' are computed; only constant axes are supported")
-            axes = [int(v) for v in value.reshape(-1)]
-        else:
-            axes = list(n.attr("axes", []))
-        if not axes:
-            if n.attr("noop_with_empty_axes", 0):
-                c.alias(n.out, n.input(0))
-                return
-            axes = list(range(rank))
-        keepdims = bool(n.attr("keepdims", 1))
-        c.emit("top.Reduce", [n.input(0)], n.out,
-               {"axes": sorted(norm_axes(axes, rank, n)), "keepdims": keepdims, "mode": mode})
+        axes = _reduce_axes(n, c, 13 if mode == "ReduceSum" else 18)
+        if axes is None:
+            c.alias(n.out, n.input(0))
+            return
+        c.emit("top.Reduce", [n.input(0)], n.out, {"axes": axes, "keepdims": bool(n.attr("keepdims", 1)), "mode": mode})
 
     return convert
+
+
+def reduce_composite(n: Node, c: Converter) -> None:
+    """ReduceSumSquare, ReduceLogSum, ReduceLogSumExp: element-wise ops around a ReduceSum."""
+    axes = _reduce_axes(n, c, 18)
+    x: str | SSAValue = n.input(0)
+    if n.op_type == "ReduceSumSquare":
+        x = c.emit("top.Mul", [x, x], c.derived(n.out, "square"))
+    elif n.op_type == "ReduceLogSumExp":
+        x = c.emit("top.Exp", [x], c.derived(n.out, "exp"))
+    last = n.op_type == "ReduceSumSquare"
+    if axes is not None:
+        attrs = {"axes": axes, "keepdims": bool(n.attr("keepdims", 1)), "mode": "ReduceSum"}
+        x = c.emit("top.Reduce", [x], n.out if last else c.derived(n.out, "sum"), attrs)
+    if not last:
+        c.emit("top.Log", [x], n.out)
+    elif axes is None:
+        c.alias(n.out, x)
+
+
+def arg(mode: str) -> Convert:
+    """ArgMax/ArgMin: indices only (the optional values result stays `none`)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        shape = c.shape(n.input(0))
+        attrs = {"axis": norm_axis(n.attr("axis", 0), len(shape), n), "keepdims": bool(n.attr("keepdims", 1)),
+                 "mode": mode, "select_last_index": bool(n.attr("select_last_index", 0))}
+        c.emit("top.Arg", [n.input(0)], n.out, attrs, unused_results=1)
+
+    return convert
+
+
+def selu(n: Node, c: Converter) -> None:
+    """Selu = gamma * Elu(x, alpha)."""
+    alpha = float(n.attr("alpha", 1.67326319217681884765625))
+    gamma = float(n.attr("gamma", 1.05070102214813232421875))
+    elu = c.emit("top.Elu", [n.input(0)], c.derived(n.out, "elu"), {"alpha": alpha})
+    c.emit("top.MulConst", [elu], n.out, {"const_val": gamma})
 
 
 def softmax(n: Node, c: Converter) -> None:
