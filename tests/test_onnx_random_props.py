@@ -2,7 +2,8 @@
 
 Strategies (tests/onnx_node/random_models.py) draw single ops with random shapes, strides, pads,
 dilations, groups and attributes — Conv, ConvTranspose, Max/AveragePool, MatMul, Gemm, Resize,
-Concat, Transpose, Reshape/Flatten/Squeeze, element-wise, Clip, Softmax, reductions — and small
+Concat, Transpose, Reshape/Flatten/Squeeze, element-wise, Clip, Softmax, reductions, Layer/Instance-
+Normalization, Slice, Pad — and small
 random CNN-like graphs, and dynamic-filter ConvTranspose (DragGAN's case); some families also after
 canonicalize. onnxruntime (one thread) is the reference; each output must have the same
 shape, cosine >= 0.99999 and max relative error <= 1e-4 (max|a-b| / max(max|b|, 1e-6), see harness.py).
@@ -62,6 +63,8 @@ test_softmax = _prop(R.softmax_models())
 test_reduce = _prop(R.reduce_models(SUPPORTED))
 test_small_graph = _prop(R.small_graph_models())
 test_dynamic_deconv = _prop(R.dynamic_deconv_models())
+test_norm = _prop(R.norm_models())
+test_slice_pad = _prop(R.slice_pad_models())
 
 # The same random models after model_transform's Top passes (canonicalize: BatchNorm folding, ReLU fusion,
 # ReorderDynWeight, ...; then output names restored, as model_transform does): numbers must not change.

@@ -546,3 +546,65 @@ def dynamic_deconv_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, n
 
 
 ALL["dynamic_deconv"] = dynamic_deconv_models
+
+
+@st.composite
+def norm_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """LayerNormalization (random axis, epsilon) or InstanceNormalization; affine parameters constant."""
+    g = Graph(draw(seeds))
+    if draw(st.booleans()):
+        shape = _shape(draw, 2, 4)
+        axis = draw(st.integers(-len(shape), len(shape) - 1))
+        norm_shape = shape[axis:]
+        scale = g.const(g.rng.uniform(0.5, 1.5, norm_shape).astype(np.float32), "gamma")
+        bias = g.weight(norm_shape, stem="beta")
+        x = g.input(shape)
+        g.output(g.node("LayerNormalization", [x, scale, bias], axis=axis,
+                        epsilon=draw(st.sampled_from([1e-5, 1e-3, 0.1]))))
+    else:
+        shape = [draw(st.integers(1, 2)), draw(st.integers(1, 4)), *_spatial(draw, draw(st.integers(1, 2)), 2, 6)]
+        c = shape[1]
+        x = g.input(shape)
+        g.output(g.node("InstanceNormalization",
+                        [x, g.const(g.rng.uniform(0.5, 1.5, c).astype(np.float32), "gamma"), g.weight([c], stem="beta")],
+                        epsilon=draw(st.sampled_from([1e-5, 1e-2]))))
+    return g.done()
+
+
+@st.composite
+def slice_pad_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """Slice (random starts/ends/axes/steps, negative and out-of-range included) or Pad
+    (constant/reflect/edge, constant starts/ends and value)."""
+    g = Graph(draw(seeds))
+    shape = _shape(draw, 1, 4, max_dim=6)
+    x = g.input(shape)
+    rank = len(shape)
+    if draw(st.booleans()):
+        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1, max_size=rank)))
+        starts, ends, steps = [], [], []
+        for a in axes:
+            d = shape[a]
+            step = draw(st.sampled_from([1, 1, 2, 3, -1, -2]))
+            lo, hi = draw(st.integers(-d - 2, d + 2)), draw(st.integers(-d - 2, d + 2))
+            if not range(*slice(lo, hi, step).indices(d)):  # keep results non-empty (numpy = ONNX semantics)
+                lo, hi = (0, d) if step > 0 else (-1, -d - 1)
+            starts.append(lo)
+            ends.append(hi)
+            steps.append(step)
+        ins = [x, g.const(np.array(starts, np.int64), "starts"), g.const(np.array(ends, np.int64), "ends"),
+               g.const(np.array([a - rank if draw(st.booleans()) else a for a in axes], np.int64), "axes"),
+               g.const(np.array(steps, np.int64), "steps")]
+        g.output(g.node("Slice", ins))
+    else:
+        mode = draw(st.sampled_from(["constant", "reflect", "edge"]))
+        limit = [d - 1 if mode == "reflect" else 3 for d in shape]
+        pads = [draw(st.integers(0, max(lim, 0))) for lim in limit] + [draw(st.integers(0, max(lim, 0))) for lim in limit]
+        ins = [x, g.const(np.array(pads, np.int64), "pads")]
+        if mode == "constant" and draw(st.booleans()):
+            ins.append(g.const(np.array(draw(st.sampled_from([0.0, 1.5, -2.0])), np.float32), "value"))
+        g.output(g.node("Pad", ins, mode=mode))
+    return g.done()
+
+
+ALL["norm"] = norm_models
+ALL["slice_pad"] = slice_pad_models
