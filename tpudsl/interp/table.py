@@ -8,7 +8,9 @@ from collections.abc import Mapping
 
 from tpudsl.interp import (
     kernels_elementwise,
+    kernels_index,
     kernels_interp,
+    kernels_linalg,
     kernels_nn,
     kernels_norm,
     kernels_pool,
@@ -32,6 +34,8 @@ def merge(*tables: Mapping[str, Kernel]) -> dict[str, Kernel]:
 KERNELS: dict[str, Kernel] = merge(
     kernels_elementwise.KERNELS,
     kernels_nn.KERNELS,
+    kernels_linalg.KERNELS,
+    kernels_index.KERNELS,
     kernels_pool.KERNELS,
     kernels_norm.KERNELS,
     kernels_reduce.KERNELS,
