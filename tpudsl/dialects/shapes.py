@@ -282,9 +282,9 @@ def along_axis(ins: Ins, a: AttrView) -> list[Shape]:
     return [x]
 
 
-def from_result_type(ins: Ins, a: AttrView) -> list[Shape | None]:
-    """View(input, shape): the shape is a tensor's value, so the result type must carry it."""
-    operand(ins, 0, "input")
+def given_by_result_type(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """Weight (the npz array) and View (the value of its `shape` tensor): only the result type
+    can say the shape, so it must be ranked."""
     return [None]
 
 

@@ -42,6 +42,7 @@ SPECS: list[OpSpec] = [
             "do_compress": A("bool"),
             "inline_bytes": A("str"),
         },
+        shape=S.given_by_result_type,
         summary="constant tensor stored in the weight .npz under the op's loc name",
     ),
     OpSpec(
@@ -175,7 +176,7 @@ SPECS: list[OpSpec] = [
            attrs={"inversed": A("bool", False), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all,
            summary="cond ? const_val : brn (inversed: the other way round), broadcasting"),
     OpSpec("top.Reverse", attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
-    OpSpec("top.View", operands=("input", "shape"), shape=S.from_result_type,
+    OpSpec("top.View", operands=("input", "shape"), shape=S.given_by_result_type,
            summary="reshape to the value of the `shape` tensor; the result type carries it"),
     OpSpec("top.CumSum", operands=("input", "[dim]"), attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
     OpSpec("top.Trilu", attrs={"upper": A("bool", REQUIRED), "diagonal": A("i64", 0)}, shape=S.same_as_first),

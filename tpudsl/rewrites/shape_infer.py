@@ -48,7 +48,7 @@ def infer_op(op: Operation) -> None:
     except ShapeError as e:
         raise _error(op, str(e)) from None
     if inferred is None:
-        return  # no shape rule (top.Weight, top.None) or an operand is still unranked
+        return  # no shape rule (top.None) or an operand is still unranked
     optional = [r.endswith("?") for r in spec.results]
     for i, (result, shape) in enumerate(zip(list(op.results), inferred, strict=True)):
         current = result.type
@@ -56,7 +56,7 @@ def infer_op(op: Operation) -> None:
             continue  # an unused optional result stays `none`
         if shape is None:
             if not isinstance(current, TensorType):
-                raise _error(op, f"result #{i}: the shape comes from a tensor operand; give a ranked result type")
+                raise _error(op, f"result #{i}: its shape comes from a tensor's value, not from shapes and attributes; give a ranked result type")
             continue
         _set_shape(op, i, shape, _element_type(op, current))
 
