@@ -40,7 +40,7 @@ def test_end_to_end_with_validation(tmp_path):
             "net_ref_outputs.npz"} <= written(tmp_path)
     # Every step is timed on stderr.
     steps = [line.split(": ")[1] for line in r.stderr.splitlines()]
-    assert steps == ["convert ONNX to Top", "run canonicalize, shape-infer", "load the test input", "write net.mlir",
+    assert steps == ["convert ONNX to Top", "run shape-infer, canonicalize, shape-infer", "load the test input", "write net.mlir",
                      "run the Top interpreter", "run onnxruntime", "write the input, Top and reference npz files",
                      "compare Top with onnxruntime"]
     assert all(line.endswith(" s") for line in r.stderr.splitlines())

@@ -40,9 +40,9 @@ from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, save_module, verify_module, write_atomically
 from tpudsl.passes import pass_class
 
-# Passes after conversion, as TPU-MLIR's `tpuc-opt --shape-infer --canonicalize` (shape-infer
-# already ran inside convert_onnx).
-TOP_PASSES = ("canonicalize", "shape-infer")
+# Passes after conversion, as TPU-MLIR's `tpuc-opt --shape-infer --canonicalize`; shape-infer
+# again last, for results a rewrite left unranked.
+TOP_PASSES = ("shape-infer", "canonicalize", "shape-infer")
 NUMPY_TYPES = ("float32", "float16", "int32", "int64", "int8", "uint8", "bool")
 
 

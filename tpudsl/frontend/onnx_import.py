@@ -22,14 +22,13 @@ from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTen
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
-from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.dialects.opdef import SPECS, ShapeError, create, describe, infer_shapes, loc_name
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
 from tpudsl.frontend.preprocess import Preprocess
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, new_top_module, verify_module
-from tpudsl.rewrites.shape_infer import ShapeInferPass, infer_op
 
 # How many node names an unsupported-op error lists per op type.
 _NAMES_SHOWN = 3
@@ -109,16 +108,28 @@ class Converter:
         """Append Top op `op_name` computing tensor `loc` (its location); return its result.
 
         The result type comes from ONNX shape inference when `loc` is an ONNX tensor, otherwise
-        from the op's own shape rule; both must agree (infer_op raises if they do not).
+        from the op's own shape rule; the module verifier checks that both agree.
         `unused_results`: optional results after the first that ONNX has no use for (`none`)."""
         ops = [v if isinstance(v, SSAValue) else self.value(v) for v in operands]
+        extra = [NoneType()] * unused_results
         shape = self.graph.shapes.get(loc)
-        rtype = TensorType(element_type, shape) if shape is not None else UnrankedTensorType(element_type)
-        op = create(op_name, ops, [rtype] + [NoneType()] * unused_results, attrs or {}, loc=loc)
+        if shape is None:
+            shape = self._rule_shape(create(op_name, ops, [UnrankedTensorType(element_type), *extra], attrs or {}, loc=loc))
+        op = create(op_name, ops, [TensorType(element_type, shape), *extra], attrs or {}, loc=loc)
         self.block.add_op(op)
-        infer_op(op)
         self.values[loc] = op.results[0]
         return op.results[0]
+
+    @staticmethod
+    def _rule_shape(op: Operation) -> tuple[int, ...]:
+        """The first result shape of `op` by its shape rule (for ops ONNX does not know)."""
+        try:
+            shapes = infer_shapes(op, SPECS[op.name])
+        except ShapeError as e:
+            raise TpudslError(f"{describe(op)} {e}") from None
+        if not shapes or shapes[0] is None:
+            raise TpudslError(f"{describe(op)}: the shape of its result is unknown")
+        return shapes[0]
 
     def alias(self, name: str, source: str | SSAValue) -> None:
         """Tensor `name` is `source` (Identity, Dropout, Cast to float): no op is emitted."""
@@ -167,7 +178,8 @@ def convert_onnx(
     output_names: Sequence[str] | None = None,
     preprocess: Preprocess | None = None,
 ) -> TopModule:
-    """Convert an ONNX model to a verified Top module (state TOP_F32) with its weights.
+    """Convert an ONNX model to a verified Top module (state TOP_F32) with its weights; every
+    result type is ranked (from ONNX shape inference or the Top shape rules).
 
     `preprocess` is recorded on every 4-D `top.Input` (see frontend/preprocess.py)."""
     graph = prepare(load_onnx(model), input_shapes, output_names)
@@ -187,7 +199,6 @@ def convert_onnx(
             # A node missing an attribute or input its op requires: bad input, not a crash.
             raise node.error(f"malformed node ({type(e).__name__}: {e})") from None
     mod.set_outputs([_output_value(conv, name) for name in graph.outputs])
-    ShapeInferPass().apply(None, mod.module)  # type: ignore[arg-type]  # the pass does not use the context
     verify_module(mod.module, f"{model_name}.mlir")
     return mod
 
