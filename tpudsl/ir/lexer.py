@@ -18,13 +18,15 @@ BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
 OPERAND_LIST = re.compile(r"\(\s*((?:%[\w$.-]+(?:#\d+)?(?:\s*,\s*%[\w$.-]+(?:#\d+)?)*)?)\s*\)")
 OPERAND_ITEM = re.compile(r"%([\w$.-]+)(?:#(\d+))?")
 VALUE_ID = re.compile(r"%([\w$.-]+)")
-SYMBOL = re.compile(r'@(?:([\w$.-]+)|("(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"))')
+SYMBOL = re.compile(r'@(?:([\w$.-]+)|("(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"))')
 BLOCK_ID = re.compile(r"\^([\w$.-]+)")
+REGIONS_START = re.compile(r"\(\s*\{")
 PAREN_LIST = re.compile(r"\(([^()]*)\)")
 ARROW = re.compile(r"\s*->\s*")
 # Types worth memoising by their text: plain tensors (also with an integer encoding) and keywords.
 SIMPLE_TYPE = re.compile(r"(?:tensor<[^<>(){}\"]*>|[a-z][\w]*)(?![\w<.])")
-STRING = re.compile(r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+# One character per step (no nested `+`): an unterminated string must fail in linear time.
+STRING = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 ALIAS_DEF = re.compile(r"^([#!][\w$.-]+)[ \t]*=[ \t]*", re.M)
 ALIAS_REF = re.compile(r"#[\w$.-]+")
 LOC_ALIAS = re.compile(r"loc\(\s*(#[\w$.-]+)\s*\)")
@@ -42,6 +44,26 @@ FAST_OP = re.compile(
 _BRACE_CHUNK = re.compile(r'(?:[^{}"]+|"(?:[^"\\\n]|\\.)*")*')
 _VALUE_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 _ESCAPES = {"n": b"\n", "t": b"\t", "\\": b"\\", '"': b'"'}
+
+
+_QUOTE_OR_COMMENT = re.compile(r'//[^\n]*|"')
+
+
+def first_bad_string(text: str) -> int:
+    """Offset of the first unterminated or badly escaped string literal, or -1.
+
+    Checked once up front because xDSL's lexer (our fallback) backtracks exponentially on such
+    strings; MLIR strings never span lines, so this is a purely lexical scan."""
+    pos = 0
+    while (m := _QUOTE_OR_COMMENT.search(text, pos)) is not None:
+        if m.group() == '"':
+            string = STRING.match(text, m.start())
+            if string is None:
+                return m.start()
+            pos = string.end()
+        else:
+            pos = m.end()
+    return -1
 
 
 def is_value_name_hint(name: str) -> bool:

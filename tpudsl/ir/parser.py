@@ -68,6 +68,12 @@ def position_of(op: Operation) -> tuple[str, int, int] | None:
     return (filename, *index.line_col(offset))
 
 
+def _one_line(message: str) -> str:
+    """The last non-empty line of an xDSL message (which may carry source context above it)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 _NO_CHILD = NoneAttr()
 
 
@@ -109,6 +115,9 @@ class _Parser:
 
     def parse(self) -> ModuleOp:
         try:
+            bad = L.first_bad_string(self.text)
+            if bad >= 0:
+                self.error("unterminated string or invalid escape (use \\n, \\t, \\\\, \\\" or \\XX)", bad)
             self.collect_aliases()
             self.pos = 0
             ops = []
@@ -125,7 +134,7 @@ class _Parser:
                 self.error("expected an operation", self.pos)
             self.check_forward_refs()
         except ParseError as e:  # raised by the xDSL fallback
-            raise self.error_at(e.msg.strip().splitlines()[-1], e.span.start) from None
+            raise self.error_at(_one_line(e.msg) or "syntax error", e.span.start) from None
         if len(ops) == 1 and isinstance(ops[0], ModuleOp):
             return ops[0]
         return ModuleOp(ops)
@@ -211,7 +220,7 @@ class _Parser:
         except ParseError:
             raise
         except Exception as e:  # e.g. an attribute whose parameters do not verify
-            raise self.error_at(str(e).strip().splitlines()[-1], pos) from None
+            raise self.error_at(_one_line(str(e)) or f"cannot parse this ({type(e).__name__})", pos) from None
         if p.ssa_values is not self.values:
             # xDSL swaps in a saved copy of its value table when it leaves a region.
             self.values.clear()
@@ -324,6 +333,8 @@ class _Parser:
         text, start = self.text, self.pos
         if text.startswith("#", start):
             m = L.ALIAS_REF.match(text, start)
+            if m is None:
+                self.expected("a location alias like '#loc1'")
             saved = m.end()
             loc = self.loc_alias(m.group(), start)
             self.pos = saved
@@ -472,7 +483,7 @@ class _Parser:
         memoised that does not parse the same way); the general path then parses the op again
         and reports errors with their exact position."""
         result, name, operands_text, dict_text, ins_text, outs_text, loc_text = m.groups()
-        cls = self.op_classes.get(name) or self.op_class(name, m.start(2))
+        cls = self.op_classes.get(name) or self.op_class(name, m.start(2) - 1)
         if self.prop_names.get(cls, True):  # ops with properties take the general path
             return None
         attrs = {}
@@ -554,13 +565,7 @@ class _Parser:
         name = m.group(1)
         cls = self.op_class(name, m.start())
         self.pos = m.end()
-        m = L.OPERAND_LIST.match(text, self.pos)
-        if m is None:
-            self.expected("'(' and the operand list")
-        operand_refs = [
-            (o.group(1), int(o.group(2) or 0), o.start()) for o in L.OPERAND_ITEM.finditer(text, m.start(1), m.end(1))
-        ]
-        self.pos = m.end()
+        operand_refs = self.operand_list()
         successors = self.successors() if self.accept("[") else []
         properties: dict[str, Attribute] = {}
         self.skip_ws()
@@ -570,7 +575,7 @@ class _Parser:
             self.expect(">", "'>' after the properties")
             self.skip_ws()
         regions = []
-        if text.startswith("(", self.pos):
+        if L.REGIONS_START.match(text, self.pos):
             self.pos += 1
             self.dialects.append(name.partition(".")[0])
             regions.append(self.region())
@@ -604,6 +609,22 @@ class _Parser:
             successors=successors,
             regions=regions,
         )
+
+    def operand_list(self) -> list[tuple[str, int, int]]:
+        """`(%a, %b#1)` as (name, result index, offset) triples."""
+        m = L.OPERAND_LIST.match(self.text, self.pos)
+        if m is not None:
+            self.pos = m.end()
+            return [(o.group(1), int(o.group(2) or 0), o.start()) for o in L.OPERAND_ITEM.finditer(self.text, m.start(1), m.end(1))]
+        # Malformed: walk it token by token to point at the offending one.
+        self.expect("(", "'(' and the operand list")
+        while True:
+            self.skip_ws()
+            if not L.OPERAND_ITEM.match(self.text, self.pos):
+                self.expected("an operand like '%0'")
+            self.pos = L.OPERAND_ITEM.match(self.text, self.pos).end()
+            if not self.accept(","):
+                self.expected("',' or ')' in the operand list")
 
     def successors(self) -> list[Block]:
         blocks = []
@@ -806,6 +827,8 @@ class _Parser:
 
     def named_argument_without_loc(self):
         m = L.VALUE_ID.match(self.text, self.pos)
+        if m is None:
+            self.expected("an argument like '%arg0: type'")
         self.pos = m.end()
         self.expect(":", "':' and the argument type")
         return m.group(1), self.type(), None, m.start()
