@@ -2,7 +2,9 @@
 
 Each model is built at a small input size (a few seconds each), converted with `convert_onnx` and
 run by `ModuleInterpreter`; onnxruntime (one thread, tests.models.onnx_inference) is the reference.
-Each model is checked as converted and again after canonicalize (the module model_transform writes).
+Each model is checked as converted and again after canonicalize (the module model_transform writes);
+five of them also go through the files (model_transform -> .mlir + npz -> ModuleInterpreter.from_file),
+comparing every tensor name both sides compute, not only the outputs.
 Every output must have onnxruntime's shape, cosine similarity >= 0.99999 and max relative error
 <= 1e-4, where max relative error = max|a - b| / max(max|b|, 1e-6) with b the onnxruntime output
 (relative to the output's largest magnitude; see tests/onnx_node/harness.py).
