@@ -27,10 +27,10 @@ EXAMPLES = max(10, settings().max_examples // 4)
 SUPPORTED = supported_ops()
 
 
-def check_against_onnxruntime(model_feeds, canonicalize: bool = False) -> None:
+def check_against_onnxruntime(model_feeds, canonicalize: bool = False, via_files: bool = False) -> None:
     model, feeds = model_feeds
     model, want = R.reference(model, feeds)
-    got = run_tpudsl(model, feeds, name="random", canonicalize=canonicalize)
+    got = run_tpudsl(model, feeds, name="random", canonicalize=canonicalize, via_files=via_files)
     for name, ref in want.items():
         assert name in got, f"output {name!r} missing; got {sorted(got)}"
         out = np.asarray(got[name])
@@ -39,11 +39,11 @@ def check_against_onnxruntime(model_feeds, canonicalize: bool = False) -> None:
         assert cos >= 0.99999 and rel <= 1e-4, f"{name}: cosine {cos:.7f}, max rel err {rel:.2e}"
 
 
-def _prop(strategy, canonicalize: bool = False):
+def _prop(strategy, canonicalize: bool = False, via_files: bool = False):
     @settings(max_examples=EXAMPLES)
     @given(strategy)
     def test(model_feeds):
-        check_against_onnxruntime(model_feeds, canonicalize)
+        check_against_onnxruntime(model_feeds, canonicalize, via_files)
 
     return test
 
@@ -71,6 +71,8 @@ test_slice_pad = _prop(R.slice_pad_models())
 test_small_graph_canonicalized = _prop(R.small_graph_models(), canonicalize=True)
 test_conv_canonicalized = _prop(R.conv_models(), canonicalize=True)
 test_dynamic_deconv_canonicalized = _prop(R.dynamic_deconv_models(), canonicalize=True)
+# ... and written as .mlir + npz and read back (printer, parser, weight file).
+test_small_graph_via_files = _prop(R.small_graph_models(), canonicalize=True, via_files=True)
 
 
 @settings(max_examples=4 * EXAMPLES)

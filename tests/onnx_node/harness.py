@@ -112,15 +112,28 @@ def _top_module_parts(top: Any) -> tuple[Any, Any]:
 
 
 def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: str = "model",
-               canonicalize: bool = False) -> dict[str, np.ndarray]:
-    """convert_onnx + ModuleInterpreter.inference; outputs keyed by ONNX output name."""
+               canonicalize: bool = False, via_files: bool = False) -> dict[str, np.ndarray]:
+    """convert_onnx + ModuleInterpreter.inference; outputs keyed by ONNX output name.
+
+    `via_files`: save the module (.mlir text + weight npz) to a temporary directory and interpret
+    what `ModuleInterpreter.from_file` reads back (printer, parser and npz round trip)."""
     from tpudsl.interp import ModuleInterpreter
 
     top = convert_onnx()(model, name)
     if canonicalize:
         top = apply_canonicalize(top)
-    module, weights = _top_module_parts(top)
-    interp = ModuleInterpreter(module, weights)
+    if via_files:
+        import tempfile
+        from pathlib import Path
+
+        from tpudsl.ir.module import save_module
+
+        with tempfile.TemporaryDirectory() as d:
+            save_module(top, Path(d) / f"{name}.mlir")
+            interp = ModuleInterpreter.from_file(Path(d) / f"{name}.mlir")
+    else:
+        module, weights = _top_module_parts(top)
+        interp = ModuleInterpreter(module, weights)
     interp.init()
     try:
         out = interp.inference({k: np.asarray(v) for k, v in feeds.items()})
