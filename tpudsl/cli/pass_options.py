@@ -15,6 +15,7 @@ pass field it sets, so `instantiate` converts it against the field's annotation.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -49,7 +50,11 @@ EMPTY_VALUE.2: /=(?=[\s}]|$)/
 %ignore WS
 """
 
-_PARSER = Lark(_GRAMMAR, start=["pipeline", "options"], parser="lalr")
+
+@functools.cache
+def _parser() -> Lark:
+    # Built on first use: most command lines (`--shape-infer --canonicalize`) need no grammar.
+    return Lark(_GRAMMAR, start=["pipeline", "options"], parser="lalr")
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ def _unquote(token: Token) -> str:
 
 def _parse(text: str, start: str, what: str):
     try:
-        return _ToSpecs().transform(_PARSER.parse(text, start=start))
+        return _ToSpecs().transform(_parser().parse(text, start=start))
     except VisitError as e:  # a TpudslError raised by a transformer method
         raise e.orig_exc from None
     except UnexpectedToken as e:

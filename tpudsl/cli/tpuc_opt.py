@@ -93,7 +93,7 @@ def _split_pass_flags(argv: Sequence[str], long_flags: set[str]) -> tuple[list[P
                     raise TpudslError(f"{name} needs a pipeline, e.g. {name} 'canonicalize,cse'")
             specs.extend(parse_pipeline(value))
         elif name.startswith("--") and name[2:] in PASSES:
-            specs.append(PassSpec(name[2:], parse_options(value) if eq else {}))
+            specs.append(PassSpec(name[2:], parse_options(value) if eq and value.strip() else {}))
         else:
             rest.append(arg)
     return specs, rest
