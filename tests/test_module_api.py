@@ -225,3 +225,21 @@ def test_a_pass_finds_the_weights_of_its_module_through_top_module_of(tmp_path):
     loaded = load_module(tmp_path / "net.mlir")
     assert top_module_of(loaded.module) is loaded and "bias" in top_module_of(loaded.module).weights
     assert top_module_of(ModuleOp([])) is None
+
+
+def test_a_missing_weight_is_one_error_line_from_a_command_that_loads_weights(tmp_path):
+    """model_runner loads the module with its weights: the same message, exit 1, no traceback."""
+    import subprocess
+    import sys
+
+    mlir = write_model(tmp_path, {"w_a": np.zeros((1, 4), np.float32)})
+    np.savez(tmp_path / "in.npz", arg0=np.zeros((1, 4), np.float32))
+    tool = Path(__file__).resolve().parent.parent / "tools" / "model_runner.py"
+    proc = subprocess.run(
+        [sys.executable, str(tool), "--input", str(tmp_path / "in.npz"), "--model", str(mlir),
+         "--output", str(tmp_path / "out.npz")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == f"{mlir}:4:10: error: 'top.Weight' op weight 'w_b' is missing from '{tmp_path / 'w.npz'}'\n"
+    assert not (tmp_path / "out.npz").exists()
