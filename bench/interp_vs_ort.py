@@ -80,6 +80,13 @@ def main() -> int:
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    # context only: onnxruntime without its layout (NCHWc) and fusion passes
+    opts_basic = ort.SessionOptions()
+    opts_basic.intra_op_num_threads = 1
+    opts_basic.inter_op_num_threads = 1
+    opts_basic.log_severity_level = 3
+    opts_basic.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    sess_basic = ort.InferenceSession(model.SerializeToString(), opts_basic, providers=["CPUExecutionProvider"])
     in_name = sess.get_inputs()[0].name
     out_name = sess.get_outputs()[0].name
 
@@ -94,9 +101,13 @@ def main() -> int:
     for key in interps:  # warm-up, and a correctness check
         a = run_interp(key=key)
         cos, rel = min(cos, cosine(a, b)), max(rel, max_rel_err(a, b))
-    times: dict[str, list[float]] = {"raw": [], "canon": [], "ort": []}
+    times: dict[str, list[float]] = {"raw": [], "canon": [], "ort": [], "ort_basic": []}
+    sess_basic.run([out_name], {in_name: x})
     for i in range(args.runs):
         xi = xs[i + 1]
+        t0 = time.perf_counter()
+        sess_basic.run([out_name], {in_name: xi})
+        times["ort_basic"].append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         b = run_ort(xi)
         times["ort"].append(time.perf_counter() - t0)
@@ -154,6 +165,8 @@ def main() -> int:
         f"- interpreter on the canonicalized module ({n_ops['canon']} Top ops, what model_transform writes): "
         f"median {ms['canon']}",
         f"- interpreter on the raw convert_onnx module ({n_ops['raw']} Top ops, BatchNorm not folded): median {ms['raw']}",
+        f"- context: onnxruntime with ORT_ENABLE_BASIC only (no NCHWc layout, no fusions): median {ms['ort_basic']}; "
+        f"interp/ort_basic = {med['canon'] / med['ort_basic']:.2f}",
         f"- **ratio interp/ort = {ratio:.2f}** canonicalized (median of per-run ratios {paired:.2f}; target <= 1.5: "
         f"{verdict}); raw module {ratio_raw:.2f}",
         f"- outputs agree on every run: min cosine {cos:.7f}, max rel err {rel:.2e}",
