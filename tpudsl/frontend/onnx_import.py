@@ -28,7 +28,7 @@ from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
 from tpudsl.frontend.preprocess import Preprocess
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, new_top_module, verify_module
+from tpudsl.ir.module import TopModule, new_top_module, tensor_type_of, verify_module
 
 # How many node names an unsupported-op error lists per op type.
 _NAMES_SHOWN = 3
@@ -71,10 +71,15 @@ class Converter:
         raise TpudslError(f"tensor '{name}' is used before any node computes it")
 
     def weight(self, name: str, array: np.ndarray) -> SSAValue:
-        """A `top.Weight` holding `array` (as float32: Top computes in float), placed before its first user."""
-        op = self.mod.add_weight(name, np.array(array, dtype=np.float32, order="C"))  # keeps 0-d shapes
-        op.detach()
+        """A `top.Weight` holding `array` (as float32: Top computes in float), placed before its first user.
+
+        `name` is unique already (ONNX names are, and `derived` makes new ones unique), so the op is
+        built here rather than by `TopModule.add_weight`, whose uniqueness check walks the module
+        and made large models quadratic."""
+        data = np.array(array, dtype=np.float32, order="C")  # np.array keeps 0-d shapes
+        op = create("top.Weight", [], [tensor_type_of(data)], loc=name)
         self.block.add_op(op)
+        self.mod.weights[name] = data
         self.values[name] = op.results[0]
         return op.results[0]
 
