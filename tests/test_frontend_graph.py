@@ -271,3 +271,14 @@ def test_malformed_node_is_a_clear_error():
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
     with pytest.raises(TpudslError, match=r"^error: MaxPool '/pool': malformed node \(TypeError: "):
         convert_onnx(model, "m")
+
+
+def test_custom_domain_op_on_constants_is_reported():
+    """A custom-domain node is never folded (onnx cannot evaluate it), even on constant inputs:
+    it is reported, with its domain, like any unsupported op."""
+    nodes = [h.make_node("Foo", ["c"], ["f"], domain="my.domain", name="/custom/Foo"), h.make_node("Add", ["x", "f"], ["y"])]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(rand(2), "c")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("my.domain", 1)])
+    with pytest.raises(TpudslError, match=r"^error: unsupported ONNX ops: my.domain.Foo \(1 node: /custom/Foo\)$"):
+        convert_onnx(model, "m")

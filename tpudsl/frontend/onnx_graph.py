@@ -128,7 +128,9 @@ def _known_shapes(inferred: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...]]
     return shapes, dtypes
 
 
-def _evaluate(node: onnx.NodeProto, model: onnx.ModelProto, args: dict[str, np.ndarray]) -> list[np.ndarray]:
+def _evaluate(node: onnx.NodeProto, model: onnx.ModelProto, args: dict[str, np.ndarray]) -> list[np.ndarray] | None:
+    """The node's outputs on constant `args`; None when onnx's reference evaluator cannot compute
+    them (the node then stays, to be converted or reported as unsupported)."""
     graph = helper.make_graph(
         [node], "fold", [helper.make_value_info(n, onnx.TypeProto()) for n in args],
         [helper.make_value_info(o, onnx.TypeProto()) for o in node.output if o],
@@ -136,8 +138,8 @@ def _evaluate(node: onnx.NodeProto, model: onnx.ModelProto, args: dict[str, np.n
     probe = helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version)
     try:
         return [np.asarray(v) for v in ReferenceEvaluator(probe).run(None, args)]
-    except Exception as e:  # the reference evaluator raises whatever its numpy kernels raise
-        raise TpudslError(f"cannot fold constant node {node.op_type} '{node.name or node.output[0]}': {e}") from None
+    except Exception:  # the reference evaluator raises whatever its numpy kernels raise
+        return None
 
 
 def _fold_round(model, nodes, consts, shapes) -> list[onnx.NodeProto]:
@@ -157,7 +159,11 @@ def _fold_round(model, nodes, consts, shapes) -> list[onnx.NodeProto]:
         else:
             left.append(node)
             continue
-        for name, value in zip([o for o in node.output if o], _evaluate(node, model, args)):
+        values = _evaluate(node, model, args)
+        if values is None:
+            left.append(node)
+            continue
+        for name, value in zip([o for o in node.output if o], values, strict=False):
             consts[name] = value
     return left
 
