@@ -26,7 +26,7 @@ import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = Path(os.environ.get("TPUDSL_ONNX_NODE_CACHE", ROOT / ".cache" / "onnx_node"))
-FORMAT = 1  # bump when the pickled layout changes
+FORMAT = 2  # bump when the pickled layout changes
 
 
 @dataclass
@@ -59,21 +59,14 @@ class NodeCase:
         return None
 
 
-class _Proto:
-    """A TensorProto in a data set, kept serialised (onnx uses it for exotic element types)."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-    def to_array(self) -> np.ndarray:
-        t = onnx.TensorProto()
-        t.ParseFromString(self.data)
-        return onnx.numpy_helper.to_array(t)
+_PROTO = "__tensorproto__"
 
 
 def _portable(value: Any) -> Any:
+    """A data-set entry as plain picklable data: a TensorProto (onnx uses them for exotic element
+    types) becomes (_PROTO, serialised bytes)."""
     if isinstance(value, onnx.TensorProto):
-        return _Proto(value.SerializeToString())
+        return (_PROTO, value.SerializeToString())
     if isinstance(value, list):
         return [_portable(v) for v in value]
     return value
@@ -140,13 +133,14 @@ def load_cases() -> list[NodeCase]:
     with _locked(path.with_suffix(".lock")):
         if path.exists():
             try:
-                _LOADED = pickle.loads(path.read_bytes())
+                _LOADED = [NodeCase(**d) for d in pickle.loads(path.read_bytes())]
                 return _LOADED
             except Exception:  # a truncated or stale cache: regenerate
                 pass
         cases = generate()
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps(cases, protocol=pickle.HIGHEST_PROTOCOL))
+        # plain dicts, not NodeCase objects: the cache must load whatever name this module is imported by
+        tmp.write_bytes(pickle.dumps([vars(c) for c in cases], protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, path)
     _LOADED = cases
     return cases
@@ -154,6 +148,8 @@ def load_cases() -> list[NodeCase]:
 
 def as_array(value: Any) -> Any:
     """A data-set entry as numpy (TensorProto entries decoded)."""
-    if isinstance(value, _Proto):
-        return value.to_array()
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == _PROTO:
+        t = onnx.TensorProto()
+        t.ParseFromString(value[1])
+        return onnx.numpy_helper.to_array(t)
     return value
