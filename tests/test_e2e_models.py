@@ -109,6 +109,11 @@ def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
     top = convert_onnx()(model, "stylegan2_block")
     deconvs = _dynamic_deconvs(top.module)
     assert deconvs, "the StyleGAN2 block should convert to a top.Deconv with a computed filter"
+    for op in deconvs:  # as exported: the filter goes through Transpose(perm=[1,0,2,3]) -> top.Permute
+        before = op.operands[1].owner
+        assert getattr(before, "name", None) == "top.Permute", "the export's filter Transpose should convert to top.Permute"
+        flag = op.attributes.get("dynweight_reorderd")
+        assert flag is None or not bool(flag.value.data), "dynweight_reorderd should start false"
     apply_canonicalize(top)
     deconvs = _dynamic_deconvs(top.module)
     assert len(deconvs) == 1
