@@ -30,6 +30,7 @@ CONVERTERS: dict[str, Convert] = {
     "DepthToSpace": nn.depth_to_space,
     "SpaceToDepth": nn.space_to_depth,
     "PRelu": nn.prelu,
+    "LRN": nn.lrn,
     # element-wise arithmetic
     "Add": m.binary("Add", "AddConst", commutative=True),
     "Sub": m.binary("Sub", "SubConst", commutative=False),
@@ -40,6 +41,8 @@ CONVERTERS: dict[str, Convert] = {
     "Sum": m.variadic("Add", None),
     "Mean": m.mean,
     "Neg": m.neg,
+    "Mod": m.mod,
+    "CumSum": m.cumsum,
     "Pow": m.pow_,
     "Clip": m.clip,
     # activations and other unary functions
@@ -115,6 +118,8 @@ CONVERTERS: dict[str, Convert] = {
     "Tile": sh.tile,
     "Expand": sh.expand,
     "Gather": sh.gather,
+    "GatherElements": sh.gather_elements,
+    "Trilu": sh.trilu,
     "Resize": rs.resize,
     "Upsample": rs.resize,
 }

@@ -158,6 +158,30 @@ def compare(mode: str) -> Convert:
     return convert
 
 
+def mod(n: Node, c: Converter) -> None:
+    """Mod: fmod=1 takes the dividend's sign (C fmod, top.Mod), fmod=0 the divisor's (top.Remainder)."""
+    c.emit("top.Mod" if n.attr("fmod", 0) else "top.Remainder", [n.input(0), n.input(1)], n.out)
+
+
+def cumsum(n: Node, c: Converter) -> None:
+    """CumSum; `reverse` runs it from the end (Reverse around it), `exclusive` leaves each element
+    out of its own sum (the inclusive sum minus the element)."""
+    axis_value = c.const(n.input(1))
+    if axis_value is None:
+        raise n.error(f"axis '{n.input(1)}' is computed; only a constant axis is supported")
+    axis = norm_axis(int(axis_value.reshape(-1)[0]), len(c.shape(n.input(0))), n)
+    reverse, exclusive = bool(n.attr("reverse", 0)), bool(n.attr("exclusive", 0))
+    x: str | SSAValue = n.input(0)
+    if reverse:
+        x = c.emit("top.Reverse", [x], c.derived(n.out, "reversed"), {"axis": axis})
+    last = not reverse and not exclusive
+    y = c.emit("top.CumSum", [x], n.out if last else c.derived(n.out, "inclusive"), {"axis": axis})
+    if exclusive:
+        y = c.emit("top.Sub", [y, x], n.out if not reverse else c.derived(n.out, "exclusive"))
+    if reverse:
+        c.emit("top.Reverse", [y], n.out, {"axis": axis})
+
+
 def not_(n: Node, c: Converter) -> None:
     c.emit("top.CompareConst", [n.input(0)], n.out, {"mode": "Not", "const_val": 0.0})
 

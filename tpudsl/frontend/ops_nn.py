@@ -215,6 +215,12 @@ def space_to_depth(n: Node, c: Converter) -> None:
     c.emit("top.Depth2Space", [n.input(0)], n.out, attrs)
 
 
+def lrn(n: Node, c: Converter) -> None:
+    attrs = {"size": int(n.attr("size")), "alpha": n.attr("alpha", 1e-4), "beta": n.attr("beta", 0.75),
+             "bias": n.attr("bias", 1.0)}
+    c.emit("top.LRN", [n.input(0)], n.out, attrs)
+
+
 def prelu(n: Node, c: Converter) -> None:
     """PRelu. Top's PRelu takes one slope per channel (or one in all); any other broadcasting
     slope is written as relu(x) + min(x, 0) * slope."""

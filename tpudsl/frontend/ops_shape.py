@@ -173,3 +173,19 @@ def gather(n: Node, c: Converter) -> None:
         c.emit("top.Gather", [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
         return
     c.emit("top.Gather", [n.input(0), n.input(1)], n.out, {"axis": axis})
+
+
+def gather_elements(n: Node, c: Converter) -> None:
+    shape = c.shape(n.input(0))
+    axis = norm_axis(n.attr("axis", 0), len(shape), n)
+    indices = c.const(n.input(1))
+    if indices is not None and (indices < 0).any():
+        fixed = np.where(indices < 0, indices + shape[axis], indices)
+        c.emit("top.GatherElements", [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
+        return
+    c.emit("top.GatherElements", [n.input(0), n.input(1)], n.out, {"axis": axis})
+
+
+def trilu(n: Node, c: Converter) -> None:
+    k = const_ints(n, c, 1, "k")
+    c.emit("top.Trilu", [n.input(0)], n.out, {"upper": bool(n.attr("upper", 1)), "diagonal": k[0] if k else 0})
