@@ -1,6 +1,6 @@
 """Random ONNX models (hypothesis): convert_onnx + Top interpreter == onnxruntime.
 
-Strategies (tests/onnx_node/random_models.py) draw single ops with random shapes, strides, pads,
+Strategies (tests/onnx_node/random_models.py) draw single ops (1-D, 2-D and 3-D where it applies) with random shapes, strides, pads,
 dilations, groups and attributes — Conv, ConvTranspose, Max/AveragePool, MatMul, Gemm, Resize,
 Concat, Transpose, Reshape/Flatten/Squeeze, element-wise, Clip, Softmax, reductions, Layer/Instance-
 Normalization, Slice, Pad — and small

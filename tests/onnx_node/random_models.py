@@ -110,7 +110,7 @@ def _spatial(draw: st.DrawFn, rank: int, lo: int, hi: int) -> list[int]:
 @st.composite
 def conv_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     g = Graph(draw(seeds))
-    nd = draw(st.sampled_from([1, 2, 2, 2]))
+    nd = draw(st.sampled_from([1, 2, 2, 2, 3]))
     group = draw(st.integers(1, 3))
     cin = group * draw(st.integers(1, 3))
     cout = group * draw(st.integers(1, 3))
@@ -146,7 +146,7 @@ def conv_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]
 @st.composite
 def conv_transpose_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     g = Graph(draw(seeds))
-    nd = draw(st.sampled_from([1, 2, 2, 2]))
+    nd = draw(st.sampled_from([1, 2, 2, 2, 3]))
     group = draw(st.integers(1, 2))
     cin = group * draw(st.integers(1, 3))
     cout = group * draw(st.integers(1, 3))
@@ -177,7 +177,7 @@ def conv_transpose_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, n
 def pool_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     g = Graph(draw(seeds))
     op = draw(st.sampled_from(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"]))
-    nd = draw(st.sampled_from([1, 2, 2]))
+    nd = draw(st.sampled_from([1, 2, 2, 3]))
     c = draw(st.integers(1, 4))
     if op.startswith("Global"):
         x = g.input([draw(st.integers(1, 2)), c, *_spatial(draw, nd, 1, 7)])
