@@ -199,3 +199,21 @@ def test_integer_input(tmp_path):
                   "--input_types", "int64")
     assert r.returncode == 0, r.stderr
     assert "npz compare PASSED." in r.stdout
+
+
+def test_draggan_dynamic_deconv_end_to_end(tmp_path):
+    """The DragGAN failure (KeyError on a computed ConvTranspose filter) through the whole command:
+    convert, canonicalize (which reorders the dynamic filter), validate against onnxruntime."""
+    name = "/synthesis/b8/conv0/Transpose_output_0"
+    nodes = [
+        h.make_node("Mul", ["weight", "styles"], ["/synthesis/b8/conv0/Mul_output_0"]),
+        h.make_node("Transpose", ["/synthesis/b8/conv0/Mul_output_0"], [name], perm=[1, 0, 2, 3]),
+        h.make_node("ConvTranspose", ["x", name], ["img"], strides=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    model = make_model(nodes, {"x": [1, 4, 5, 5], "styles": [1, 4, 1, 1]}, ["img"], {"weight": rand(3, 4, 3, 3)})
+    onnx.save(model, tmp_path / "g.onnx")
+    np.savez(tmp_path / "in.npz", x=rand(1, 4, 5, 5), styles=rand(1, 4, 1, 1))
+    r = transform(tmp_path, "--model_name", "g", "--model_def", "g.onnx", "--mlir", "g.mlir", "--test_input", "in.npz")
+    assert r.returncode == 0, r.stderr
+    assert "npz compare PASSED." in r.stdout
+    assert "dynweight_reorderd = true" in (tmp_path / "g.mlir").read_text()
