@@ -154,7 +154,7 @@ def conv_transpose_models(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, n
     s = _spatial(draw, nd, 1, 3)
     d = _spatial(draw, nd, 1, 2)
     size = _spatial(draw, nd, 1, 6)
-    pads = [draw(st.integers(0, max((ki - 1) * di, 0))) for ki, di in zip(k, d, strict=True)] * 1
+    pads = [draw(st.integers(0, max((ki - 1) * di, 0))) for ki, di in zip(k, d, strict=True)]
     pads = pads + [draw(st.integers(0, max((ki - 1) * di, 0))) for ki, di in zip(k, d, strict=True)]
     # output_padding must be smaller than the stride (onnxruntime's rule; the spec also allows < dilation)
     opad = [draw(st.integers(0, si - 1)) for si in s]
