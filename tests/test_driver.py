@@ -277,3 +277,11 @@ def test_the_console_script_and_the_checkout_script_run_the_same_driver(good):
         for cmd in commands
     }
     assert len(outputs) == 1 and '"top.Relu"' in outputs.pop()
+
+
+def test_the_pattern_log_is_off_again_after_a_run(good, monkeypatch, capsys):
+    monkeypatch.setitem(registry.PASSES, "test-report", lambda: ReportingPass)
+    run([str(good), "--test-report", "--debug-only=pattern-application"], capsys)
+    assert not registry.PATTERN_LOG.enabled
+    registry.PATTERN_LOG.applied("Later", "x")  # a pass run outside tpuc-opt afterwards
+    assert capsys.readouterr().err == ""

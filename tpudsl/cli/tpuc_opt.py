@@ -197,20 +197,23 @@ def _run(argv: Sequence[str]) -> int:
     if args.list_passes:
         sys.stdout.write(_list_passes())
         return 0
-    PATTERN_LOG.reset("pattern-application" in args.debug_only.split(","))
     filename, text = _read_input(args.input)
     outputs: list[str] = []
     failed = False
-    for chunk in _chunks(text, args.split_input_file):
-        try:
-            outputs.append(_process(chunk, filename, opts))
-        except TpudslError as e:
-            if not args.split_input_file:
-                raise
-            print(e, file=sys.stderr)  # like mlir-opt: report every failing chunk, then fail
-            failed = True
-    if PATTERN_LOG.enabled:
-        print(PATTERN_LOG.summary(), file=sys.stderr)
+    PATTERN_LOG.reset("pattern-application" in args.debug_only.split(","))
+    try:
+        for chunk in _chunks(text, args.split_input_file):
+            try:
+                outputs.append(_process(chunk, filename, opts))
+            except TpudslError as e:
+                if not args.split_input_file:
+                    raise
+                print(e, file=sys.stderr)  # like mlir-opt: report every failing chunk, then fail
+                failed = True
+        if PATTERN_LOG.enabled:
+            print(PATTERN_LOG.summary(), file=sys.stderr)
+    finally:
+        PATTERN_LOG.reset(False)  # in-process callers (tests, tools) must not inherit the log
     if failed:
         return 1
     result = f"{SPLIT_MARKER}\n".join(outputs)
