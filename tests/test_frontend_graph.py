@@ -8,7 +8,7 @@ import re
 import numpy as np
 import onnx
 import pytest
-from frontend_support import check, locs, make_model, rand, run_ort, run_top
+from frontend_support import check, make_model, rand, run_ort, run_top
 from onnx import TensorProto
 from onnx import helper as h
 from onnx import numpy_helper
