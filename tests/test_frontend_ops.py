@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from frontend_support import check, make_model, rand
+from frontend_support import check, locs, make_model, rand
 from onnx import TensorProto
 from onnx import helper as h
 
@@ -242,6 +242,4 @@ def test_identity_output_keeps_its_name() -> None:
     """An elided Identity that is a graph output still appears under its own name."""
     model = make_model([node("Relu", "x", ["r"]), node("Identity", "r", ["out"])], X2, ["out"])
     mod = check(model, {"x": rand(4, 6)})
-    from frontend_support import locs
-
     assert {"x", "r", "out"} <= locs(mod)
