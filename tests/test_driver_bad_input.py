@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import signal
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
