@@ -71,6 +71,11 @@ test_slice_pad = _prop(R.slice_pad_models())
 test_small_graph_canonicalized = _prop(R.small_graph_models(), canonicalize=True)
 test_conv_canonicalized = _prop(R.conv_models(), canonicalize=True)
 test_dynamic_deconv_canonicalized = _prop(R.dynamic_deconv_models(), canonicalize=True)
+test_elementwise_canonicalized = _prop(R.elementwise_models(SUPPORTED), canonicalize=True)
+test_gemm_canonicalized = _prop(R.gemm_models(), canonicalize=True)
+test_matmul_canonicalized = _prop(R.matmul_models(), canonicalize=True)
+test_reshape_canonicalized = _prop(R.reshape_models(), canonicalize=True)
+test_transpose_canonicalized = _prop(R.transpose_models(), canonicalize=True)
 # ... and written as .mlir + npz and read back (printer, parser, weight file).
 test_small_graph_via_files = _prop(R.small_graph_models(), canonicalize=True, via_files=True)
 
