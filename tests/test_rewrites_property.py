@@ -13,6 +13,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from strategies import MAX_ELEMS, STEPS, GeneratedModule, Graph, divisors, nchw_shapes, shape_of, small_shapes
 from tpudsl.dialects import make_context
+from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.module import TopModule
@@ -75,12 +76,29 @@ def step_dyn_deconv(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
     return True
 
 
+def step_dyn_conv(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    """A Conv whose filter is a model input (its layout stays, weight_is_coeff becomes 0)."""
+    shape = shape_of(x)
+    if len(shape) != 4:
+        return False
+    n, c, h, w = shape
+    group = draw(st.sampled_from(divisors(c)))
+    oc = group * draw(st.integers(1, 2))
+    filt = new_input(g, (oc, c // group, 1, 1))
+    g.emit("top.Conv", [x, filt, g.none_value()], (n, oc, h, w), {"kernel_shape": [1, 1], "group": group},
+           g.name("dynconv"))
+    return True
+
+
 FLOAT_TYPES = {"f32": f32, "f16": Float16Type(), "bf16": BFloat16Type()}
 
 
 def step_cast_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
     """f32 -> some of f16/bf16/f32 -> f32."""
-    chain = draw(st.lists(st.sampled_from(sorted(FLOAT_TYPES)), min_size=1, max_size=3)) + ["f32"]
+    narrow = draw(st.sampled_from(["f16", "bf16"]))
+    round_trip = [narrow, "f32", narrow]  # the middle pair is exact and goes
+    chain = draw(st.one_of(st.just(round_trip), st.lists(st.sampled_from(sorted(FLOAT_TYPES)), min_size=2, max_size=4)))
+    chain = [*chain, "f32"]
     value = x
     for kind in chain:
         value = g.add(create("top.Cast", [value], [TensorType(FLOAT_TYPES[kind], shape_of(x))],
@@ -101,6 +119,8 @@ def step_conv_affine_relu(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
     if not STEPS["conv"](draw, g, x):
         return False
     y = g.activations[-1]
+    if draw(st.integers(0, 3)):  # mostly without a fused activation, which would block the fold
+        y.owner.attributes["do_relu"] = to_attr("bool", False)
     if draw(st.booleans()):
         STEPS["batchnorm"](draw, g, y)
     else:
@@ -172,6 +192,7 @@ def step_foldable(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
 
 REWRITE_STEPS = {
     "dyn_deconv": step_dyn_deconv,
+    "dyn_conv": step_dyn_conv,
     "cast_chain": step_cast_chain,
     "permute_chain": step_permute_chain,
     "conv_affine_relu": step_conv_affine_relu,
