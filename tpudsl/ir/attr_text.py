@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+import struct
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -198,7 +199,8 @@ def _dense_elements(attr: DenseIntOrFPElementsAttr) -> str:
         return _fallback(attr)
     values = attr.get_values()
     shape = attr.get_shape()
-    if values and all(v == values[0] for v in values):  # MLIR stores equal elements as a splat
+    bits = [struct.pack("<d", v) for v in values] if type(elem) in _FLOAT_KINDS else list(values)
+    if values and all(b == bits[0] for b in bits):  # MLIR stores bitwise-equal elements as a splat
         body = _element(values[0], elem)
     elif not values:
         body = ""

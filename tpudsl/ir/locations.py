@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
@@ -42,10 +43,39 @@ class _Alias:
 
 
 def _canonical(loc: Attribute) -> Attribute:
-    # MLIR stores an absent NameLoc child as `unknown`; xDSL may hold either form.
-    if isinstance(loc, NameLoc) and isinstance(loc.location, UnknownLoc):
-        return NameLoc(loc.desc, NoneAttr())
+    """The location MLIR would have built: xDSL keeps locations as written, but MLIR
+    normalises an absent NameLoc child to `unknown` and simplifies fused locations."""
+    if isinstance(loc, NameLoc):
+        if isinstance(loc.location, NoneAttr | UnknownLoc):
+            return loc if isinstance(loc.location, NoneAttr) else NameLoc(loc.desc, NoneAttr())
+        child = _canonical(loc.location)
+        return NameLoc(loc.desc, NoneAttr() if isinstance(child, UnknownLoc) else child)
+    if isinstance(loc, CallSiteLoc):
+        return CallSiteLoc(_canonical(loc.callee), _canonical(loc.caller))
+    if isinstance(loc, FusedLoc):
+        return _canonical_fused(loc)
     return loc
+
+
+def _canonical_fused(loc: FusedLoc) -> Attribute:
+    # FusedLoc::get: inline fused children with the same metadata, drop unknowns and
+    # duplicates; no location left -> unknown, one location without metadata -> itself.
+    parts: list[Attribute] = []
+    for child in loc.locations.data:
+        child = _canonical(child)
+        if isinstance(child, FusedLoc) and child.metadata == loc.metadata:
+            items = list(child.locations.data)
+        elif isinstance(child, UnknownLoc):
+            items = []
+        else:
+            items = [child]
+        parts += [x for x in items if x not in parts]
+    has_metadata = not isinstance(loc.metadata, NoneAttr)
+    if not parts:
+        return FusedLoc(ArrayAttr([UnknownLoc()]), loc.metadata) if has_metadata else UnknownLoc()
+    if len(parts) == 1 and not has_metadata:
+        return parts[0]
+    return FusedLoc(ArrayAttr(parts), loc.metadata)
 
 
 def _children(loc: Attribute) -> list[Attribute]:
@@ -141,6 +171,7 @@ class LocAliases:
 
 def inline_loc(loc: Attribute, aliases: LocAliases) -> str:
     """The body of `loc(...)` for `loc`, with nested locations by alias."""
+    loc = _canonical(loc)
     if isinstance(loc, UnknownLoc):
         return "unknown"
     if isinstance(loc, NameLoc):
