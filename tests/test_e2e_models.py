@@ -173,3 +173,14 @@ def test_model_transform_files_every_named_tensor_matches_onnxruntime(name, tmp_
     common = sorted((set(got) & set(want)) - set(feeds))
     assert len(common) > len(outputs), "no intermediate tensor kept its ONNX name"
     assert_matches({k: got[k] for k in common}, {k: want[k] for k in common}, f"{name} via files")
+
+
+def test_the_metrics_mean_what_the_docstring_says():
+    """cosine and max relative error (harness.py), on values worked out by hand."""
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    assert cosine(a, 2 * a) == pytest.approx(1.0)
+    assert cosine(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == pytest.approx(0.0)
+    assert cosine(np.array([1.0, 1.0]), np.array([1.0, 0.0])) == pytest.approx(1 / np.sqrt(2))
+    assert max_rel_err(np.array([1.0, 2.0]), np.array([1.0, 4.0])) == pytest.approx(0.5)  # |2-4| / 4
+    assert max_rel_err(np.array([0.1, 0.0]), np.array([0.0, -10.0])) == pytest.approx(1.0)  # 10 / 10
+    assert max_rel_err(np.array([1e-7]), np.array([0.0])) == pytest.approx(0.1)  # 1e-7 / 1e-6 floor
