@@ -221,6 +221,8 @@ def step_deconv(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
     oh = (h - 1) * s - pt - pb + k + out_pad
     ow = (w - 1) * s - pl - pr + k + out_pad
     max_oc = MAX_ELEMS // (n * oh * ow)
+    if max_oc < 1:
+        return False
     group = draw(st.sampled_from([d for d in divisors(c) if d <= max_oc]))
     oc = group * draw(st.integers(1, max(1, min(MAX_CHANNELS, max_oc) // group)))
     loc = g.name("deconv")
@@ -342,12 +344,131 @@ STEPS: dict[str, Callable[[st.DrawFn, Graph, SSAValue], bool]] = {
 }
 
 
+# ---- more steps, opt-in (`steps=tuple(ALL_STEPS)`), each with its own output formula --------------
+
+
+def step_matmul(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if len(shape) < 2:
+        return False
+    k, n = shape[-1], draw(st.integers(1, 8))
+    loc = g.name("matmul")
+    transposed = draw(st.booleans())
+    right = g.weight(loc, "right", (n, k) if transposed else (k, n))
+    bias = g.weight(loc, "bias", (n,)) if draw(st.booleans()) else g.none_value()
+    g.emit("top.MatMul", [x, right, bias], (*shape[:-1], n), {"right_transpose": transposed}, loc)
+    return True
+
+
+def step_reduce(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if not shape:
+        return False
+    axes = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True))
+    keep = draw(st.booleans())
+    out = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else tuple(d for i, d in enumerate(shape) if i not in axes)
+    mode = draw(st.sampled_from(["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"]))
+    g.emit("top.Reduce", [x], out, {"axes": axes, "keepdims": keep, "mode": mode}, g.name("reduce"))
+    return True
+
+
+def step_slice(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    starts = [draw(st.integers(0, d - 1)) for d in shape]
+    ends = [draw(st.integers(b + 1, d)) for b, d in zip(starts, shape)]
+    steps = [draw(st.integers(1, 2)) for _ in shape]
+    out = tuple(len(range(b, e, s)) for b, e, s in zip(starts, ends, steps))
+    none = g.none_value()
+    g.emit("top.Slice", [x, none, none, none], out, {"offset": starts, "ends": ends, "steps": steps, "axes": []}, g.name("slice"))
+    return True
+
+
+def step_pad(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    pads = [draw(st.integers(0, 2)) for _ in range(2 * len(shape))]
+    out = tuple(d + pads[i] + pads[len(shape) + i] for i, d in enumerate(shape))
+    if numel(out) > MAX_ELEMS:
+        return False
+    g.emit("top.Pad", [x], out, {"paddings": pads, "val": draw(st.sampled_from([0.0, 1.5]))}, g.name("pad"))
+    return True
+
+
+def step_upsample(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if len(shape) != 4:
+        return False
+    sh, sw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    out = (shape[0], shape[1], shape[2] * sh, shape[3] * sw)
+    if numel(out) > MAX_ELEMS:
+        return False
+    g.emit("top.Upsample", [x], out, {"scale_h": sh, "scale_w": sw}, g.name("upsample"))
+    return True
+
+
+def step_depth2space(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if len(shape) != 4 or shape[1] % 4:
+        return False
+    n, c, h, w = shape
+    crd = draw(st.booleans())
+    attrs = {"block_h": 2, "block_w": 2, "is_CRD": crd, "is_inversed": False}
+    g.emit("top.Depth2Space", [x], (n, c // 4, h * 2, w * 2), attrs, g.name("d2s"))
+    return True
+
+
+def step_flatten(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if not shape:
+        return False
+    start = draw(st.integers(0, len(shape) - 1))
+    end = draw(st.integers(start, len(shape) - 1))
+    out = (*shape[:start], numel(shape[start:end + 1]), *shape[end + 1:])
+    g.emit("top.Flatten", [x], out, {"start_dim": start, "end_dim": end}, g.name("flatten"))
+    return True
+
+
+def step_unsqueeze(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if len(shape) >= 5:
+        return False
+    axis = draw(st.integers(0, len(shape)))
+    g.emit("top.Unsqueeze", [x], (*shape[:axis], 1, *shape[axis:]), {"axes": [axis]}, g.name("unsqueeze"))
+    return True
+
+
+def step_layernorm(draw: st.DrawFn, g: Graph, x: SSAValue) -> bool:
+    shape = shape_of(x)
+    if not shape:
+        return False
+    axis = draw(st.integers(0, len(shape) - 1))
+    loc = g.name("layernorm")
+    weight = g.weight(loc, "weight", shape[axis:]) if draw(st.booleans()) else g.none_value()
+    bias = g.weight(loc, "bias", shape[axis:]) if draw(st.booleans()) else g.none_value()
+    g.emit("top.LayerNorm", [x, weight, bias], shape, {"axis": axis, "eps": 1e-5}, loc)
+    return True
+
+
+MORE_STEPS: dict[str, Callable[[st.DrawFn, Graph, SSAValue], bool]] = {
+    "matmul": step_matmul,
+    "reduce": step_reduce,
+    "slice": step_slice,
+    "pad": step_pad,
+    "upsample": step_upsample,
+    "depth2space": step_depth2space,
+    "flatten": step_flatten,
+    "unsqueeze": step_unsqueeze,
+    "layernorm": step_layernorm,
+}
+ALL_STEPS = {**STEPS, **MORE_STEPS}
+
+
 @st.composite
 def top_modules(
     draw: st.DrawFn, max_ops: int = 6, steps: tuple[str, ...] = tuple(STEPS), first: str | None = None
 ) -> GeneratedModule:
-    """A random valid Top module and its weights. `first`: a step kind the module must start with
-    (applied to the first input, which is then NCHW)."""
+    """A random valid Top module and its weights, built from the step kinds `steps` (default: the
+    core STEPS; `tuple(ALL_STEPS)` adds MORE_STEPS). `first`: a step kind the module must start
+    with (applied to the first input, which is then NCHW)."""
     n_inputs = draw(st.integers(1, 2))
     input_shapes = [draw(nchw_shapes()) if i == 0 or draw(st.booleans()) else draw(small_shapes()) for i in range(n_inputs)]
     block = Block(arg_types=[TensorType(f32, s) for s in input_shapes])
@@ -355,11 +476,11 @@ def top_modules(
     for i, arg in enumerate(block.args):
         g.emit("top.Input", [arg], input_shapes[i], {}, f"input{i}")
     if first is not None:
-        assert STEPS[first](draw, g, g.activations[0]), f"step {first} must apply to an NCHW input"
+        assert ALL_STEPS[first](draw, g, g.activations[0]), f"step {first} must apply to an NCHW input"
     for _ in range(draw(st.integers(0 if first else 1, max_ops))):
         kind = draw(st.sampled_from(steps))
         x = draw(st.sampled_from(g.activations))
-        STEPS[kind](draw, g, x)
+        ALL_STEPS[kind](draw, g, x)
     outputs = [v for v in g.activations if not v.uses]
     block.add_op(ReturnOp(*outputs))
     func = FuncOp("main", ([a.type for a in block.args], [v.type for v in outputs]), Region(block))

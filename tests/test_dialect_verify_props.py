@@ -16,12 +16,12 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from strategies import shape_of, top_modules
+from strategies import ALL_STEPS, shape_of, top_modules
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import create, loc_name
 
 
-@given(top_modules())
+@given(top_modules(steps=tuple(ALL_STEPS)))
 def test_verifier_accepts_generated_modules(generated) -> None:
     module, weights = generated
     module.verify()

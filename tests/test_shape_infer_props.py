@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType, f32
 from xdsl.dialects.func import FuncOp
 from xdsl.rewriter import Rewriter
 
-from strategies import shape_of, top_modules
+from strategies import ALL_STEPS, shape_of, top_modules
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -34,7 +34,7 @@ def erase_result_types(module: ModuleOp) -> None:
             op.update_function_type()
 
 
-@given(top_modules())
+@given(top_modules(steps=tuple(ALL_STEPS)))
 def test_shape_infer_restores_erased_types(generated) -> None:
     module, _ = generated
     original = print_module(module, debuginfo=True)
@@ -46,7 +46,7 @@ def test_shape_infer_restores_erased_types(generated) -> None:
     assert print_module(module, debuginfo=True) == original
 
 
-@given(top_modules())
+@given(top_modules(steps=tuple(ALL_STEPS)))
 def test_shape_infer_leaves_correct_types_alone(generated) -> None:
     module, _ = generated
     original = print_module(module, debuginfo=True)
@@ -54,7 +54,7 @@ def test_shape_infer_leaves_correct_types_alone(generated) -> None:
     assert print_module(module, debuginfo=True) == original
 
 
-@given(top_modules(), st.data())
+@given(top_modules(steps=tuple(ALL_STEPS)), st.data())
 def test_shape_infer_reports_contradicting_type_with_loc_name(generated, data: st.DataObject) -> None:
     module, _ = generated
     ops = computed_ops(module)
