@@ -37,7 +37,9 @@ class FoldConstantOp(TopPattern):
     needs_weights = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not op.operands or not all(isinstance(r.type, TensorType) for r in op.results):
+        from tpudsl.interp import KERNELS, evaluate_op  # imported when folding is tried, not at startup
+
+        if not op.operands or op.name not in KERNELS or not all(isinstance(r.type, TensorType) for r in op.results):
             return
         arrays = []
         for value in op.operands:
@@ -47,8 +49,6 @@ class FoldConstantOp(TopPattern):
                 arrays.append(data)
             else:
                 return
-        from tpudsl.interp import evaluate_op  # the kernels are only needed when something folds
-
         results = evaluate_op(op, arrays)
         name = loc_name(op) or "folded"
         weights = [
