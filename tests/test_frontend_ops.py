@@ -201,6 +201,8 @@ CASES = [
          ops=("top.Pad",)),
     Case("pad_reflect", [node("Pad", "xp", mode="reflect")], X4, {"p": i64(0, 0, 2, 1, 0, 0, 1, 2)}, ops=("top.Pad",)),
     Case("pad_edge_opset2", [node("Pad", "x", mode="edge", pads=[0, 0, 1, 1, 0, 0, 1, 1])], X4, opset=2),
+    Case("pad_negative_crops", [node("Pad", "xp")], X4, {"p": i64(0, 0, -1, 2, 0, 0, 1, -3)}, ops=("top.Slice", "top.Pad")),
+    Case("pad_only_negative", [node("Pad", "xp")], X4, {"p": i64(0, 0, -1, 0, 0, 0, 0, -2)}, ops=("top.Slice",)),
     Case("pad_axes_18", [node("Pad", ["x", "p", "", "a"])], X4, {"p": i64(1, 2, 3, 0), "a": i64(2, -1)}, opset=18),
     Case("tile", [node("Tile", "xr")], X3, {"r": i64(1, 2, 3)}, ops=("top.Tile",)),
     Case("expand", [node("Expand", "xs")], {"x": [3, 1]}, {"s": i64(2, 1, 4)}, ops=("top.Expand",)),

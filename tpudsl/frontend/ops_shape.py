@@ -12,6 +12,8 @@ import numpy as np
 from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
 
 if TYPE_CHECKING:
+    from xdsl.ir import SSAValue
+
     from tpudsl.frontend.onnx_import import Converter
 
 
@@ -149,9 +151,21 @@ def pad(n: Node, c: Converter) -> None:
             for j, ax in enumerate(norm_axes(axes, rank, n)):
                 full[ax], full[rank + ax] = pads[j], pads[len(axes) + j]
             pads = full
+    x: str | SSAValue = n.input(0)
     if any(p < 0 for p in pads):
-        raise n.error(f"negative pads {pads} (cropping) are not supported")
-    c.emit("top.Pad", [n.input(0), ""], n.out, {"paddings": pads, "val": value, "mode": mode})
+        # Negative pads crop. With a constant fill, cropping first and padding after is the same.
+        if mode != "constant":
+            raise n.error(f"negative pads {pads} (cropping) are supported with mode constant only")
+        shape = c.shape(n.input(0))
+        offset = [max(0, -p) for p in pads[:rank]]
+        ends = [d - max(0, -p) for d, p in zip(shape, pads[rank:], strict=True)]
+        pads = [max(0, p) for p in pads]
+        last = not any(pads)
+        x = c.emit("top.Slice", [x, "", "", ""], n.out if last else c.derived(n.out, "crop"),
+                   {"offset": offset, "ends": ends, "steps": [1] * rank})
+        if last:
+            return
+    c.emit("top.Pad", [x, ""], n.out, {"paddings": pads, "val": value, "mode": mode})
 
 
 def tile(n: Node, c: Converter) -> None:
