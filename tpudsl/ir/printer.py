@@ -223,12 +223,18 @@ def _func_results(op: FuncOp) -> str:
     return " -> (" + ", ".join(parts) + ")"
 
 
+class _Names(dict):
+    # A value defined outside the printed op (printing a detached op) prints as MLIR does.
+    def __missing__(self, key) -> str:
+        return "<<UNKNOWN SSA VALUE>>"
+
+
 def _number_values(top: Operation) -> dict:
     """Names for every value and block, following MLIR's SSANameState.
 
     Each region numbers its own block arguments and op results first; regions nested in its
     ops then start from where it ended (siblings may reuse the same numbers)."""
-    names: dict = {}
+    names: dict = _Names()
     next_value = 0
     for i, r in enumerate(top.results):
         names[r] = f"%{next_value}" if len(top.results) == 1 else f"%{next_value}#{i}"
