@@ -141,6 +141,12 @@ def test_not_an_onnx_file(tmp_path):
     assert written(tmp_path) == {"bad.onnx"}
 
 
+def test_empty_model_file(tmp_path):
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    r = transform(tmp_path, "--model_name", "m", "--model_def", "empty.onnx", "--mlir", "m.mlir")
+    assert_clean_failure(tmp_path, r, {"empty.onnx"}, "error: 'empty.onnx' is not a valid ONNX model: it has no graph")
+
+
 def test_unsupported_ops(tmp_path):
     onnx.save(draggan_like_model(), tmp_path / "g.onnx")
     r = transform(tmp_path, "--model_name", "g", "--model_def", "g.onnx", "--mlir", "g.mlir")

@@ -149,11 +149,14 @@ def load_onnx(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelProt
     if not os.path.isfile(path):
         raise TpudslError(f"cannot open '{path}': No such file")
     try:
-        return onnx.load(path)
+        model = onnx.load(path)
     except (DecodeError, ValueError, RuntimeWarning) as e:
         raise TpudslError(f"'{path}' is not a valid ONNX model: {e}") from None
     except OSError as e:
         raise TpudslError(f"cannot read '{path}': {e.strerror or e}") from None
+    if not model.HasField("graph"):  # an empty file parses as an empty ModelProto
+        raise TpudslError(f"'{path}' is not a valid ONNX model: it has no graph")
+    return model
 
 
 def check_supported(graph: PreparedGraph) -> None:
