@@ -94,9 +94,8 @@ def apfloat_to_string(value: float, fmt: FloatFormat, precision: int, max_paddin
         if truncate_zero:
             return sign + "0.0E+0"
         return sign + "0.0" + "0" * max(precision - 1, 0) + "e+00"
-    num, den = Fraction(abs(value)).as_integer_ratio()
+    mantissa, den = Fraction(abs(value)).as_integer_ratio()
     exp2 = -(den.bit_length() - 1)  # den is a power of two
-    mantissa = num
     if not precision:
         precision = 2 + fmt.precision * 59 // 196
     # significand * 2^exp2 -> significand * 10^exp (exact), as APFloat does with 5^e.

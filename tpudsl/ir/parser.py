@@ -156,7 +156,9 @@ class _Parser:
         start = self.alias_starts.get(name)
         if start is None:
             self.error(f"undefined alias '{name}'", use)
-        if start in self.alias_ends:  # being resolved: it refers to itself
+        # alias_ends holds the end of each resolved definition; an entry without a value in
+        # self.aliases means the definition is being resolved right now, i.e. it refers to itself.
+        if start in self.alias_ends:
             self.error(f"alias '{name}' refers to itself", use)
         self.alias_ends[start] = start
         if self.text.startswith("loc(", start):
@@ -323,7 +325,7 @@ class _Parser:
         return loc
 
     def loc_alias(self, name: str, use: int) -> Attribute:
-        loc = self.alias(name, use) if name not in self.aliases else self.aliases[name]
+        loc = self.alias(name, use)
         if not isinstance(loc, UnknownLoc | NameLoc | FileLineColLoc | FusedLoc | CallSiteLoc):
             self.error(f"alias '{name}' is not a location", use)
         return loc
