@@ -6,6 +6,7 @@ module; the verifier must reject it with a message naming the op and its locatio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -50,7 +51,9 @@ def set_operand(op: Operation, index: int, shape: tuple[int, ...]) -> None:
 def conv_channels(module: ModuleOp, data) -> Operation:
     op = first(module, "top.Conv", "top.Deconv")
     w = shape_of(op.operands[1])
-    axis = 1 if op.name == "top.Conv" else 0  # ic/g for Conv, ic for Deconv (ONNX layout)
+    reordered = "dynweight_reorderd" in op.attributes and op.attributes["dynweight_reorderd"].value.data
+    # the input-channel axis: ic/g for Conv and reordered Deconv, ic for Deconv in ONNX layout
+    axis = 1 if op.name == "top.Conv" or reordered else 0
     set_operand(op, 1, (*w[:axis], w[axis] + 1, *w[axis + 1:]))
     return op
 
@@ -117,32 +120,33 @@ def bad_enum(module: ModuleOp, data) -> Operation:
     return op
 
 
-# mutation -> (the step the module starts with, the mutation)
-MUTATIONS: dict[str, tuple[str, Callable[[ModuleOp, st.DataObject], Operation]]] = {
-    "conv filter channels": ("conv", conv_channels),
-    "deconv filter channels": ("deconv", conv_channels),
-    "conv strides/pads/kernel length": ("conv", window_attr_length),
-    "pool strides/pads/kernel length": ("pool", window_attr_length),
-    "conv input rank": ("conv", input_rank),
-    "pool input rank": ("pool", input_rank),
-    "permute order": ("permute", permute_order),
-    "concat axis": ("concat", axis_out_of_range),
-    "softmax axis": ("softmax", axis_out_of_range),
-    "binary broadcast": ("binary", binary_broadcast),
-    "batchnorm params": ("batchnorm", batchnorm_params),
-    "result type": ("unary", result_type),
-    "missing kernel_shape": ("conv", missing_required),
-    "auto_pad value": ("pool", bad_enum),
+# mutation -> (the step the module starts with, the mutation, what the message must say)
+MUTATIONS: dict[str, tuple[str, Callable[[ModuleOp, st.DataObject], Operation], str]] = {
+    "conv filter channels": ("conv", conv_channels, r"input has \d+ channels but filter"),
+    "deconv filter channels": ("deconv", conv_channels, r"input has \d+ channels but filter"),
+    "conv strides/pads/kernel length": ("conv", window_attr_length, r"has 3 entries, expected|for a 3-D kernel_shape"),
+    "pool strides/pads/kernel length": ("pool", window_attr_length, r"has 3 entries, expected|for a 3-D kernel_shape"),
+    "conv input rank": ("conv", input_rank, r"input must have rank 4"),
+    "pool input rank": ("pool", input_rank, r"input must have rank 4"),
+    "permute order": ("permute", permute_order, r"is not a permutation"),
+    "concat axis": ("concat", axis_out_of_range, r"axis -?\d+ is out of range"),
+    "softmax axis": ("softmax", axis_out_of_range, r"axis -?\d+ is out of range"),
+    "binary broadcast": ("binary", binary_broadcast, r"do not broadcast|result #0 has type"),
+    "batchnorm params": ("batchnorm", batchnorm_params, r"one per channel"),
+    "result type": ("unary", result_type, r"result #0 has type"),
+    "missing kernel_shape": ("conv", missing_required, r"requires attribute 'kernel_shape'"),
+    "auto_pad value": ("pool", bad_enum, r"attribute 'auto_pad' is 'SAME_MIDDLE', expected one of"),
 }
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 @given(data=st.data())
 def test_verifier_rejects_mutation_naming_the_op(mutation: str, data: st.DataObject) -> None:
-    kind, mutate = MUTATIONS[mutation]
+    kind, mutate, reason = MUTATIONS[mutation]
     module, _ = data.draw(top_modules(max_ops=3, first=kind), label="module")
     op = mutate(module, data)
     with pytest.raises(VerifyException) as error:
         module.verify()
     message = str(error.value)
     assert f"'{op.name}' op \"{loc_name(op)}\"" in message, message
+    assert re.search(reason, message), message
