@@ -137,6 +137,21 @@ def _input_info(mod: TopModule) -> tuple[list[str], list[tuple[int, ...]]]:
     return [loc_name(op) for op in inputs], [tuple(op.results[0].type.get_shape()) for op in inputs]
 
 
+def _input_types(text: str | None) -> list[str]:
+    types = _names(text)
+    for t in types:
+        if t not in NUMPY_TYPES:
+            raise TpudslError(f"--input_types {t!r} is not one of {', '.join(NUMPY_TYPES)}")
+    return types
+
+
+def _tolerance(text: str) -> tuple[float, float]:
+    try:
+        return parse_tolerance(text)
+    except ValueError as e:
+        raise TpudslError(f"--tolerance: {e}") from None
+
+
 def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, np.ndarray]:
     """Inputs as --input_types says the model reads them (rounded for integer types), as float32
     for the Top interpreter: Top computes in float."""
@@ -144,9 +159,6 @@ def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, 
         return inputs
     if len(types) != len(inputs):
         raise TpudslError(f"--input_types gives {len(types)} type(s) for {len(inputs)} input(s)")
-    for t in types:
-        if t not in NUMPY_TYPES:
-            raise TpudslError(f"--input_types {t!r} is not one of {', '.join(NUMPY_TYPES)}")
     return {name: x.astype(t).astype(np.float32) for (name, x), t in zip(inputs.items(), types, strict=True)}
 
 
@@ -154,7 +166,8 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     write_atomically(path, lambda f: np.savez(f, **arrays))
 
 
-def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_dir: Path, progress: Progress) -> None:
+def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], tolerance: tuple[float, float],
+              out_dir: Path, progress: Progress) -> None:
     name = args.model_name
     with progress.step("run the Top interpreter"):
         interp = ModuleInterpreter(mod.module, mod.weights)
@@ -166,7 +179,6 @@ def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], out_di
         _save_npz(out_dir / f"{name}_in_f32.npz", inputs)
         _save_npz(Path(args.test_result or out_dir / f"{name}_top_outputs.npz"), ours)
         _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
-    tolerance = parse_tolerance(args.tolerance)
     with progress.step("compare Top with onnxruntime"):
         # The inputs are the same arrays on both sides; onnxruntime does not return them.
         report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
@@ -186,7 +198,8 @@ def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     input_shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     preprocess = _preprocess(args)
-    parse_tolerance_or_fail(args.tolerance)
+    tolerance = _tolerance(args.tolerance)
+    input_types = _input_types(args.input_types)
     test_files = check_test_input_files(args.test_input) if args.test_input else []
     mlir = Path(args.mlir)
     if not mlir.parent.is_dir():
@@ -202,20 +215,13 @@ def run(argv: Sequence[str]) -> int:
     if test_files:
         with progress.step("load the test input"):
             names, shapes = _input_info(mod)
-            inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), _names(args.input_types))
+            inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), input_types)
     progress.release()  # from here on, the input was good
     with progress.step(f"write {mlir}"):
         save_module(mod, mlir, mlir.parent / f"{args.model_name}_top_f32_all_weight.npz")
     if inputs is not None:
-        _validate(args, model, mod, inputs, mlir.parent, progress)
+        _validate(args, model, mod, inputs, tolerance, mlir.parent, progress)
     return 0
-
-
-def parse_tolerance_or_fail(text: str) -> None:
-    try:
-        parse_tolerance(text)
-    except ValueError as e:
-        raise TpudslError(f"--tolerance: {e}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
