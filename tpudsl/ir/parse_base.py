@@ -1,0 +1,319 @@
+"""The parser's state and its leaves: positions and errors, types, attribute dictionaries,
+strings, locations and `#alias` definitions, and the fallback to xDSL's parser.
+
+parser.py builds operations, regions and values on top of this (see its docstring)."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    IntAttr,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
+from xdsl.utils.exceptions import ParseError
+
+from tpudsl.ir import lexer as L
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def one_line(message: str) -> str:
+    """The last non-empty line of an xDSL message (which may carry source context above it)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+_NO_CHILD = NoneAttr()
+
+
+def _name_loc(name: str) -> NameLoc:
+    """`NameLoc(StringAttr(name), NoneAttr())`, skipping the re-verification of its two fixed-kind
+    parameters: a TPU-MLIR file has one such location per op and verifying them costs a third
+    of the time spent on locations."""
+    loc = NameLoc.__new__(NameLoc)
+    object.__setattr__(loc, "desc", StringAttr(name))
+    object.__setattr__(loc, "location", _NO_CHILD)
+    return loc
+
+
+class ParserBase:
+    """Parser state shared by all parts; `self.pos` is the offset of the next character to read."""
+
+    def __init__(self, text: str, filename: str, ctx: Context):
+        self.text = text
+        self.filename = filename
+        self.ctx = ctx
+        self.lines = L.LineIndex(text)
+        self.pos = 0
+        self.values: dict[str, tuple[SSAValue, ...]] = {}
+        self.forward: dict[str, dict[int, ForwardDeclaredValue]] = {}  # xDSL's layout, shared with it
+        self.first_use: dict[str, int] = {}
+        self.scopes: list[list[str]] = [[]]
+        self.dialects: list[str] = ["builtin"]
+        self.blocks: dict[str, tuple[Block, bool]] = {}
+        self.aliases: dict[str, Attribute] = {}
+        self.alias_starts: dict[str, int] = {}
+        self.alias_ends: dict[int, int] = {}
+        self.op_classes: dict[str, type[Operation] | None] = {}
+        self.prop_names: dict[type[Operation], frozenset[str]] = {}
+        self.dict_memo: dict[str, dict[str, Attribute]] = {}
+        self.types_memo: dict[str, tuple[Attribute, ...]] = {}
+        self.type_memo: dict[str, Attribute] = {}
+        self.name_locs: dict[str, NameLoc] = {}
+        self._xdsl: Parser | None = None
+
+    # ---- alias definitions ---------------------------------------------------------------
+
+    def collect_aliases(self) -> None:
+        for m in L.ALIAS_DEF.finditer(self.text):
+            name = m.group(1)
+            if name in self.alias_starts:
+                self.error(f"redefinition of alias '{name}'", m.start())
+            self.alias_starts[name] = m.end()
+        for m in L.ALIAS_DEF.finditer(self.text):
+            self.alias(m.group(1), m.start())
+            self.alias_ends[m.start()] = self.alias_ends[m.end()]
+
+    def alias(self, name: str, use: int) -> Attribute:
+        value = self.aliases.get(name)
+        if value is not None:
+            return value
+        start = self.alias_starts.get(name)
+        if start is None:
+            self.error(f"undefined alias '{name}'", use)
+        # alias_ends holds the end of each resolved definition; an entry without a value in
+        # self.aliases means the definition is being resolved right now, i.e. it refers to itself.
+        if start in self.alias_ends:
+            self.error(f"alias '{name}' refers to itself", use)
+        self.alias_ends[start] = start
+        if self.text.startswith("loc(", start):
+            self.pos = start
+            value = self.location()
+            end = self.pos
+        else:
+            value, end = self.xdsl_call(start, lambda p: p.parse_attribute())
+        self.aliases[name] = value
+        self.alias_ends[start] = end
+        return value
+
+    # ---- errors and positions ------------------------------------------------------------
+
+    def error_at(self, message: str, offset: int) -> TpudslError:
+        line, col = self.lines.line_col(offset)
+        return TpudslError(message, self.filename, line, col)
+
+    def error(self, message: str, offset: int):
+        raise self.error_at(message, offset)
+
+    def expected(self, what: str) -> None:
+        self.skip_ws()
+        token = self.text[self.pos : self.pos + 12].split("\n")[0] or "end of file"
+        self.error(f"expected {what}, found '{token}'", self.pos)
+
+    def skip_ws(self) -> None:
+        self.pos = L.WS.match(self.text, self.pos).end()
+
+    def expect(self, punct: str, what: str) -> None:
+        self.skip_ws()
+        if not self.text.startswith(punct, self.pos):
+            self.expected(what)
+        self.pos += len(punct)
+
+    def accept(self, punct: str) -> bool:
+        self.skip_ws()
+        if self.text.startswith(punct, self.pos):
+            self.pos += len(punct)
+            return True
+        return False
+
+    # ---- xDSL fallback ----------------------------------------------------------------------
+
+    def xdsl(self) -> Parser:
+        if self._xdsl is None:
+            p = Parser(self.ctx, self.text, self.filename)
+            p.attribute_aliases = self.aliases
+            p.ssa_values = self.values
+            p.forward_ssa_references = self.forward
+            self._xdsl = p
+        return self._xdsl
+
+    def xdsl_call(self, pos: int, fn):
+        """Run `fn(xdsl_parser)` at `pos`; returns (result, position after it)."""
+        p = self.xdsl()
+        p._resume_from(pos)  # noqa: SLF001 - xDSL's parser has no public seek
+        p._parser_state.dialect_stack = list(self.dialects)  # noqa: SLF001
+        try:
+            result = fn(p)
+        except ParseError:
+            raise
+        except Exception as e:  # e.g. an attribute whose parameters do not verify
+            raise self.error_at(one_line(str(e)) or f"cannot parse this ({type(e).__name__})", pos) from None
+        if p.ssa_values is not self.values:
+            # xDSL swaps in a saved copy of its value table when it leaves a region.
+            self.values.clear()
+            self.values.update(p.ssa_values)
+            p.ssa_values = self.values
+        return result, p.pos
+
+    # ---- types, attributes, locations ---------------------------------------------------------
+
+    def type(self) -> Attribute:
+        self.skip_ws()
+        m = L.SIMPLE_TYPE.match(self.text, self.pos)
+        if m is not None:
+            t = self.type_memo.get(m.group())
+            if t is not None:
+                self.pos = m.end()
+                return t
+        t, end = self.xdsl_call(self.pos, lambda p: p.parse_type())
+        if m is not None and L.WS.match(self.text, m.end()).end() == end:
+            self.type_memo[m.group()] = t
+        self.pos = end
+        return t
+
+    def type_list(self) -> tuple[Attribute, ...]:
+        """`(T, T, ...)`, memoised by its text."""
+        self.skip_ws()
+        m = L.PAREN_LIST.match(self.text, self.pos)
+        if m is not None:
+            types = self.types_memo.get(m.group(1))
+            if types is not None:
+                self.pos = m.end()
+                return types
+        self.expect("(", "'(' to start a type list")
+        types = []
+        if not self.accept(")"):
+            types.append(self.type())
+            while self.accept(","):
+                types.append(self.type())
+            self.expect(")", "',' or ')' in a type list")
+        if m is not None and self.pos == m.end():
+            self.types_memo[m.group(1)] = tuple(types)
+        return tuple(types)
+
+    def function_type(self) -> tuple[tuple[Attribute, ...], tuple[Attribute, ...]]:
+        inputs = self.type_list()
+        m = L.ARROW.match(self.text, self.pos)
+        if m is None:
+            self.expected("'->' in the function type")
+        self.pos = m.end()
+        if self.text.startswith("(", self.pos):
+            return inputs, self.type_list()
+        return inputs, (self.type(),)
+
+    def attr_dict(self) -> dict[str, Attribute]:
+        """`{name = attr, ...}` at the current position, memoised by its text."""
+        start = self.pos
+        end = L.match_braces(self.text, start)
+        if end < 0:
+            self.error("unterminated attribute dictionary", start)
+        key = self.text[start:end]
+        attrs = self.dict_memo.get(key)
+        if attrs is None:
+            attrs, _ = self.xdsl_call(start, lambda p: p.parse_optional_dictionary_attr_dict())
+            self.dict_memo[key] = attrs
+        self.pos = end
+        return attrs
+
+    def string(self) -> str:
+        self.skip_ws()
+        m = L.STRING.match(self.text, self.pos)
+        if m is None:
+            self.expected("a string literal")
+        self.pos = m.end()
+        try:
+            return L.unescape(m.group())
+        except (ValueError, UnicodeDecodeError) as e:
+            self.error(str(e), m.start())
+
+    def optional_location(self) -> Attribute | None:
+        self.skip_ws()
+        if not self.text.startswith("loc(", self.pos):
+            return None
+        return self.location()
+
+    def location(self) -> Attribute:
+        """`loc(...)` at the current position."""
+        text, pos = self.text, self.pos
+        m = L.LOC_ALIAS.match(text, pos)
+        if m is not None:
+            loc = self.loc_alias(m.group(1), m.start(1))
+            self.pos = m.end()  # resolving the alias may have parsed elsewhere
+            return loc
+        m = L.LOC_NAME.match(text, pos)
+        if m is not None:
+            self.pos = m.end()
+            return self.name_locs.get(m.group(1)) or self.location_named(m.group(1))
+        self.pos += len("loc(")
+        loc = self.location_body()
+        self.expect(")", "')' to end the location")
+        return loc
+
+    def loc_alias(self, name: str, use: int) -> Attribute:
+        loc = self.alias(name, use)
+        if not isinstance(loc, UnknownLoc | NameLoc | FileLineColLoc | FusedLoc | CallSiteLoc):
+            self.error(f"alias '{name}' is not a location", use)
+        return loc
+
+    def location_body(self) -> Attribute:
+        self.skip_ws()
+        text, start = self.text, self.pos
+        if text.startswith("#", start):
+            m = L.ALIAS_REF.match(text, start)
+            if m is None:
+                self.expected("a location alias like '#loc1'")
+            saved = m.end()
+            loc = self.loc_alias(m.group(), start)
+            self.pos = saved
+            return loc
+        if text.startswith('"', start):
+            name = self.string()
+            m = L.LINE_COL.match(text, self.pos)
+            if m is not None:
+                self.pos = m.end()
+                return FileLineColLoc(StringAttr(name), IntAttr(int(m.group(1))), IntAttr(int(m.group(2))))
+            if self.accept("("):
+                child = self.location_body()
+                self.expect(")", "')' after the child location")
+                return NameLoc(StringAttr(name), child)
+            return NameLoc(StringAttr(name), NoneAttr())
+        m = L.BARE_ID.match(text, start)
+        word = m.group() if m else ""
+        if word == "unknown":
+            self.pos = m.end()
+            return UnknownLoc()
+        if word == "fused":
+            self.pos = m.end()
+            metadata: Attribute = NoneAttr()
+            if self.accept("<"):
+                metadata, self.pos = self.xdsl_call(self.pos, lambda p: p.parse_attribute())
+                self.expect(">", "'>' after the fused location metadata")
+            self.expect("[", "'[' to start the fused locations")
+            locs = [self.location_body()]
+            while self.accept(","):
+                locs.append(self.location_body())
+            self.expect("]", "',' or ']' in fused locations")
+            return FusedLoc(ArrayAttr(locs), metadata)
+        if word == "callsite":
+            self.pos = m.end()
+            self.expect("(", "'(' after callsite")
+            callee = self.location_body()
+            if not self.accept("at"):
+                self.expected("'at' in a callsite location")
+            caller = self.location_body()
+            self.expect(")", "')' to end the callsite location")
+            return CallSiteLoc(callee, caller)
+        self.expected("a location (unknown, \"name\", \"file\":line:col, fused, callsite or #alias)")
+
+    def location_named(self, name: str) -> NameLoc:
+        loc = self.name_locs[name] = _name_loc(name)
+        return loc
