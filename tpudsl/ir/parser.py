@@ -10,6 +10,10 @@ at the same position, so the result is what xDSL would build.
 
 Alias definitions (`#x = ...`, `!x = ...`) are collected before the ops, so they may appear
 anywhere in the file. Errors are TpudslError with the file, line and column of the token.
+
+Layout: parse_base.py holds the state and the leaves (types, attributes, locations, aliases,
+errors, the xDSL fallback), parse_builtin.py the module/func.func/return custom forms, and this
+file operations, regions and SSA values.
 """
 
 from __future__ import annotations
