@@ -1,9 +1,9 @@
 """The Top dialect: framework-neutral float ops, as TPU-MLIR names them (TopOps.td).
 
 Every op is one `OpSpec` row (see opdef.py): operands, attributes with TPU-MLIR's names and
-defaults, and the shape rule (shapes.py, shapes_nn.py). Families of ops that share operands, attributes and
-shape rule (unary element-wise, n-ary broadcasting, `*Const` scalar ops, pools, norms) are
-generated from lists. Conventions are written down in docs/dialect.md."""
+defaults, and the shape rule (shapes.py, shapes_nn.py). Families of ops that share operands,
+attributes and shape rule (unary element-wise, n-ary broadcasting, `*Const` scalar ops, pools)
+are generated from lists. Conventions are written down in docs/dialect.md."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ ROUND = {"round_mode": A("str", "HalfAwayFromZero", ROUND_MODES)}
 COMPARE_MODES = ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "NotEqual", "And", "Not", "Xor")
 REDUCE_MODES = ("ReduceMin", "ReduceMax", "ReduceMean", "ReduceL2", "ReduceL1", "ReduceSum", "ReduceProd")
 AUTO_PAD = {"auto_pad": A("str", None, ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"))}
-WINDOW = {  # kernel geometry shared by Conv, Deconv and the pools; see shapes._spatial
+WINDOW = {  # kernel geometry shared by Conv, Deconv and the pools; see shapes_nn._spatial
     "kernel_shape": A("i64[]", REQUIRED),
     "strides": A("i64[]"),  # absent: all 1
     "pads": A("i64[]"),  # all begins then all ends; absent: all 0
