@@ -108,3 +108,15 @@ def test_printed_text_of_built_ir_parses_upstream():
     module.location = NameLoc(StringAttr("m"), NoneAttr())
     text = print_module(module, debuginfo=True)
     assert upstream(text, debuginfo=True) == text
+
+
+def test_large_dense_constants_print_as_upstream():
+    """Upstream switches to `dense<"0x...">` above 100 elements; both forms round-trip."""
+    ctx = make_context(allow_unregistered=True)
+    for n in (99, 100, 101, 300):
+        ints = ", ".join(str((i * 7919) % 2001 - 1000) for i in range(n))
+        floats = ", ".join(f"{((i * 37) % 101 - 50) / 8}" for i in range(n))
+        text = f'"x.a"() {{i = dense<[{ints}]> : tensor<{n}xi32>, f = dense<[{floats}]> : tensor<{n}xf32>}} : () -> ()'
+        printed = print_module(parse_module(text, "dense.mlir", ctx))
+        assert printed == upstream(text, debuginfo=False)
+        assert print_module(parse_module(printed, "printed.mlir", ctx)) == printed

@@ -49,6 +49,7 @@ _PLAIN = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except '"' and '\\'
 _PRINTABLE = {c: chr(c) for c in range(0x20, 0x7F)}
 _FLOAT_KINDS = {Float64Type: "f64", Float32Type: "f32", Float16Type: "f16", BFloat16Type: "bf16"}
 _CACHE_LIMIT = 200_000
+_HEX_ELEMENTS = 100  # above this many (non-splat) elements, MLIR prints dense<"0x...">
 
 # id(attr) -> (attr, text); the attr is kept so its id cannot be reused while cached.
 _by_id: dict[int, tuple[Attribute, str]] = {}
@@ -204,9 +205,15 @@ def _dense_elements(attr: DenseIntOrFPElementsAttr) -> str:
         body = _element(values[0], elem)
     elif not values:
         body = ""
+    elif len(values) > _HEX_ELEMENTS and not _is_bool(elem):
+        body = f'"0x{attr.data.data.hex().upper()}"'  # MLIR writes large constants as raw bytes
     else:
         body = _nested(list(values), list(shape), elem)
     return f"dense<{body}> : {attr_text(attr.type)}"
+
+
+def _is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
 
 
 def _nested(values: list, shape: list[int], elem: Attribute) -> str:
