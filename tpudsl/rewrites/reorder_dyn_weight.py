@@ -10,7 +10,7 @@ interpreter and the lowering all read it, so the rewrite does not change any val
 With group > 1, [ic, oc/g, ...] -> [oc, ic/g, ...] is a per-group transpose, not a swap of axes 0
 and 1, so the pattern only fires for group == 1 (see docs/rewrites.md).
 
-A dynamic Conv filter keeps its layout, which is already [oc, ic/g, kh, kw]; `MarkDynamicConvFilter`
+A dynamic Conv filter keeps its layout, which is already [oc, ic/g, kh, kw]; `SetWeightIsCoeff`
 only sets `weight_is_coeff = 0` on it, as TPU-MLIR does, so that the lowering reads the filter as
 an activation instead of packing it as a coefficient."""
 
@@ -57,15 +57,19 @@ class ReorderDynWeight(TopPattern):
         set_attr(op, "dynweight_reorderd", True, rewriter)
 
 
-class MarkDynamicConvFilter(TopPattern):
+class SetWeightIsCoeff(TopPattern):
+    """`weight_is_coeff` says whether the Conv filter is a `top.Weight`; it follows the filter
+    (a filter folded into a weight later becomes a coefficient again)."""
+
     ops = ("top.Conv",)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if attrs_of(op)["weight_is_coeff"] != 0 and producer(op.operands[1], "top.Weight") is None:
-            set_attr(op, "weight_is_coeff", 0, rewriter)
+        is_weight = int(producer(op.operands[1], "top.Weight") is not None)
+        if attrs_of(op)["weight_is_coeff"] != is_weight:
+            set_attr(op, "weight_is_coeff", is_weight, rewriter)
 
 
-PATTERNS = (ReorderDynWeight, MarkDynamicConvFilter)
+PATTERNS = (ReorderDynWeight, SetWeightIsCoeff)
 
 
 @dataclass(frozen=True)
