@@ -1,5 +1,4 @@
-"""ReorderDynWeight: the DragGAN fix. A Deconv whose filter is computed at run time gets its filter
-into output-channel-first layout by a Permute in the graph.
+"""ReorderDynWeight (the DragGAN fix): a Deconv filter computed at run time is made [oc, ic/g, *k] by a Permute.
 
 ONNX ConvTranspose stores its filter input-channel first, [ic, oc/g, kh, kw]; the TPU kernels want
 [oc, ic/g, kh, kw]. A static filter is transposed once when it is converted or lowered, but a filter
@@ -11,8 +10,8 @@ With group > 1, [ic, oc/g, ...] -> [oc, ic/g, ...] is a per-group transpose, not
 and 1, so the pattern only fires for group == 1 (see docs/rewrites.md).
 
 A dynamic Conv filter keeps its layout, which is already [oc, ic/g, kh, kw]; `SetWeightIsCoeff`
-only sets `weight_is_coeff = 0` on it, as TPU-MLIR does, so that the lowering reads the filter as
-an activation instead of packing it as a coefficient."""
+only makes `weight_is_coeff` say whether the filter is a weight (0 for a computed one, as TPU-MLIR
+marks it), so that the lowering reads it as an activation instead of packing it as a coefficient."""
 
 from __future__ import annotations
 
