@@ -151,6 +151,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
             op = self.fast_generic_operation(m)
             if op is not None:
                 return op
+            self.pos = start  # the fast path may have read part of the op
         results: list[tuple[str, int, int]] = []
         m = L.RESULTS.match(text, start)
         if m is not None:
