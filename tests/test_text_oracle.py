@@ -51,6 +51,7 @@ def test_data_files_exist():
     assert {f.name for f in FILES} >= {
         "top_origin.mlir", "tpu_lowered.mlir", "tpu_addressed.mlir", "locations.mlir", "attributes.mlir",
         "quant_graph.mlir",  # quantized element types, a forward reference in a graph region
+        "tpu_subnets.mlir",  # `call @subfunc_0(...)` between funcs with func attributes
     }
 
 

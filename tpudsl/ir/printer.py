@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 
 from xdsl.dialects.builtin import ModuleOp, UnregisteredOp
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region
 
 from tpudsl.ir.attr_text import attr_text, dict_body, result_types_text, type_list
@@ -67,8 +67,10 @@ class _Printer:
             self.module(op, indent)
         elif type(op) is FuncOp:
             self.func(op, indent)
-        elif type(op) is ReturnOp and type(parent) is FuncOp:
-            self.ret(op, indent)
+        elif type(op) is ReturnOp:
+            self.ret(op, indent, _func_prefix(parent))
+        elif type(op) is CallOp:
+            self.call(op, indent, _func_prefix(parent))
         else:
             self.generic(op, indent)
 
@@ -113,24 +115,39 @@ class _Printer:
         self.region_blocks(op.body, indent, op, print_entry_args=False)
         self.lines.append(f"{indent}}}{self.loc(op)}")
 
-    def ret(self, op: ReturnOp, indent: str) -> None:
+    def ret(self, op: ReturnOp, indent: str, prefix: str) -> None:
         operands = op._operands  # noqa: SLF001 - the tuple itself, without a view object
         if operands:
             names = self.names
             body = f" {', '.join([names[v] for v in operands])} : {type_list([v.type for v in operands])}"
         else:
             body = ""
-        self.lines.append(f"{indent}return{body}{self.loc(op)}")
+        self.lines.append(f"{indent}{prefix}return{body}{self.loc(op)}")
+
+    def call(self, op: CallOp, indent: str, prefix: str) -> None:
+        # TPU-MLIR's addressed modules call their subnets: `%1 = call @subfunc_0(%0) : (T) -> T`.
+        names = self.names
+        operands = op._operands  # noqa: SLF001
+        attrs = f" {{{dict_body(op.attributes.items())}}}" if op.attributes else ""
+        self.lines.append(
+            f"{self.results_lhs(op, indent)}{prefix}call {attr_text(op.callee)}({', '.join([names[v] for v in operands])})"
+            f"{attrs} : ({type_list([v.type for v in operands])}) -> {result_types_text([r.type for r in op.results])}"
+            f"{self.loc(op)}"
+        )
+
+    def results_lhs(self, op: Operation, indent: str) -> str:
+        """`indent` followed by `%3 = `, `%3:2 = ` or nothing."""
+        results = op.results
+        if not results:
+            return indent
+        if len(results) == 1:
+            return f"{indent}{self.names[results[0]]} = "
+        return f"{indent}{self.names[results[0]].partition('#')[0]}:{len(results)} = "
 
     def generic(self, op: Operation, indent: str) -> None:
         names = self.names
         results = op.results
-        if not results:
-            lhs = indent
-        elif len(results) == 1:
-            lhs = f"{indent}{names[results[0]]} = "
-        else:
-            lhs = f"{indent}{names[results[0]].partition('#')[0]}:{len(results)} = "
+        lhs = self.results_lhs(op, indent)
         operands = op._operands  # noqa: SLF001
         attrs = op.attributes
         if _is_unregistered(type(op)):
@@ -197,6 +214,11 @@ class _Printer:
 
     def block_name(self, block: Block) -> str:
         return self.names[block]
+
+
+def _func_prefix(parent: Operation | None) -> str:
+    # Inside func.func the func dialect is the default one, so MLIR drops its prefix there.
+    return "" if type(parent) is FuncOp else "func."
 
 
 _UNREGISTERED: dict[type, bool] = {}
