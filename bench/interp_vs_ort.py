@@ -40,6 +40,74 @@ import tracemalloc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
+def timed_kernels(kernels, acc):
+    """The kernel table with every run timed into acc[(op name, out shape, filter shape)]."""
+    from tpudsl.interp.kernel import Kernel
+
+    def wrap(name, k):
+        def timed(run):
+            def r(ins, a):
+                t0 = time.perf_counter()
+                y = run(ins, a)
+                w = tuple(ins[1].shape) if len(ins) > 1 and ins[1] is not None else ()
+                acc[(name, tuple(a.out_shapes[0] or ()), w)] = acc.get((name, tuple(a.out_shapes[0] or ()), w), 0.0) + (
+                    time.perf_counter() - t0)
+                return y
+            return r
+
+        prep = (lambda st, a: timed(k.prepare(st, a))) if k.prepare is not None else None
+        return Kernel(timed(k.run), prep)
+
+    return {n: wrap(n, k) for n, k in kernels.items()}
+
+
+def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
+    """Interpreter time per op type (and the costliest op shapes) next to onnxruntime's per-op-type
+    kernel time from its own profiler, both per inference."""
+    import collections
+    import json
+
+    import onnxruntime as ort
+
+    from tpudsl.interp import KERNELS, ModuleInterpreter
+
+    acc: dict = {}
+    it = ModuleInterpreter(top.module, top.weights, timed_kernels(KERNELS, acc))
+    it.init()
+    it.inference({in_name: xs[0]})
+    acc.clear()
+    for i in range(runs):
+        it.inference({in_name: xs[i % len(xs)]})
+    it.deinit()
+    by_op: dict = collections.defaultdict(float)
+    for (name, _, _), t in acc.items():
+        by_op[name] += t / runs
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    opts.enable_profiling = True
+    opts.profile_file_prefix = "/tmp/interp_vs_ort_ort_profile"
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess.run(None, {in_name: xs[0]})
+    for i in range(runs):
+        sess.run(None, {in_name: xs[i % len(xs)]})
+    path = sess.end_profiling()
+    ort_by: dict = collections.defaultdict(float)
+    for e in json.load(open(path)):
+        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+            ort_by[e["args"]["op_name"]] += e["dur"] / 1e6 / (runs + 1)
+    os.remove(path)
+    fmt = lambda d: ", ".join(f"{k.removeprefix('top.')} {v * 1e3:.1f}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:5])
+    worst = sorted(acc.items(), key=lambda kv: -kv[1])[:5]
+    return [
+        f"- per op type, ms per inference: interpreter {fmt(by_op)}; onnxruntime (its profiler) {fmt(ort_by)}",
+        "- costliest interpreter ops (out shape, filter shape, ms per inference): "
+        + "; ".join(f"{n.removeprefix('top.')} {'x'.join(map(str, sh))} w{'x'.join(map(str, w))} {t / runs * 1e3:.1f}"
+                    for (n, sh, w), t in worst),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
@@ -181,6 +249,8 @@ def main() -> int:
         f"process {rss0 / 1024:.0f} -> {rss1 / 1024:.0f} MiB overall, onnxruntime included)",
         f"- convert_onnx {t_convert:.2f} s, interpreter init {t_init['canon']:.2f} s (not in the ratio)",
     ]
+    if ratio > 1.5 or args.profile:
+        lines += per_op_breakdown(top_c, model, xs, in_name)
     if hot:
         lines.append("- cProfile self time of the canonicalized run (3 inferences; BLAS time counts in its caller): "
                      + ", ".join(hot))
