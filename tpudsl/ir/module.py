@@ -71,6 +71,10 @@ class TopModule:
     def weight_ops(self) -> list[Operation]:
         return [op for op in self.module.walk() if op.name == WEIGHT_OP]
 
+    def used_weights(self) -> dict[str, np.ndarray]:
+        """The data of every `top.Weight` in the module by name: what its weight file must hold."""
+        return {loc_name(op): self.weight_of(op) for op in self.weight_ops()}
+
     def weight_of(self, op: Operation) -> np.ndarray:
         """The data of a `top.Weight` op."""
         name = loc_name(op)
@@ -163,7 +167,10 @@ def load_module(path: str | os.PathLike[str], ctx: Context | None = None) -> Top
     mod = TopModule(module, path=path)
     weight_ops = mod.weight_ops()
     if weight_ops:
-        mod.weights = _read_weights(path, module, weight_ops)
+        npz_path = weight_file_path(module, path)
+        if npz_path is None:
+            raise TpudslError("module has top.Weight ops but no module.weight_file attribute", str(path))
+        mod.weights = read_weights(npz_path, weight_ops, path)
     return mod
 
 
@@ -177,8 +184,7 @@ def save_module(mod: TopModule, path: str | os.PathLike[str], weight_path: str |
     if weight_path is None:
         weight_path = path.parent / _weight_file_attr(mod.module, f"{path.stem}_weight.npz")
     weight_path = Path(weight_path)
-    used = {loc_name(op): mod.weight_of(op) for op in mod.weight_ops()}
-    write_atomically(weight_path, lambda f: np.savez(f, **used))  # first: the .mlir must never name a missing npz
+    write_weights(weight_path, mod.used_weights())  # first: the .mlir must never name a missing npz
     mod.module.attributes["module.weight_file"] = StringAttr(os.path.relpath(weight_path, path.parent))
     text = print_module(mod.module, debuginfo=True)
     write_atomically(path, lambda f: f.write(text.encode()))
@@ -260,11 +266,20 @@ def _weight_file_attr(module: ModuleOp, default: str) -> str:
     return attr.data if isinstance(attr, StringAttr) else default
 
 
-def _read_weights(mlir_path: Path, module: ModuleOp, weight_ops: list[Operation]) -> dict[str, np.ndarray]:
+def weight_file_path(module: ModuleOp, mlir_path: str | os.PathLike[str]) -> Path | None:
+    """Where the module's `module.weight_file` is (relative to the .mlir's directory), None if it names none."""
     name = _weight_file_attr(module, "")
-    if not name:
-        raise TpudslError("module has top.Weight ops but no module.weight_file attribute", str(mlir_path))
-    npz_path = mlir_path.parent / name
+    return Path(mlir_path).parent / name if name else None
+
+
+def write_weights(path: str | os.PathLike[str], weights: dict[str, np.ndarray]) -> None:
+    """Write a weight npz atomically."""
+    write_atomically(path, lambda f: np.savez(f, **weights))
+
+
+def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Every array of the npz, after checking that each of `weight_ops` has an entry of its shape.
+    Errors are placed at the weight op, else at `mlir_path`."""
     try:
         with np.load(npz_path, allow_pickle=False) as npz:
             weights = {key: npz[key] for key in npz.files}
