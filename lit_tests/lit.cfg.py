@@ -25,6 +25,9 @@ config.substitutions.append(
     (r"(?<![\w/.-])tpuc-opt(?![\w.-])", f'"{sys.executable}" "{repo_root}/tools/tpuc-opt.py"')
 )
 config.substitutions.append((r"(?<![\w/.-])filecheck(?![\w.-])", f'"{sys.executable}" -m filecheck'))
+# The tools that check a rewrite numerically: run the module before and after, compare outputs.
+for tool in ("model_runner", "npz_tool"):
+    config.substitutions.append((rf"(?<![\w/.-]){tool}(?![\w.-])", f'"{sys.executable}" "{repo_root}/tools/{tool}.py"'))
 
 # A pass that loops forever fails its test instead of hanging CI (needs psutil, a test dependency).
 config.maxIndividualTestTime = 120  # noqa: F821 (lit 23: the per-suite setting; lit_config's is read-only)

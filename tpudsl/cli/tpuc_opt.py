@@ -10,8 +10,8 @@ after the last pass. `--verify-each` also verifies after every pass, naming the 
 the IR. (mlir-opt verifies after each pass by default; we do not, because verifying a large
 module after each of a dozen passes costs more than the passes themselves.)
 
-tpuc-opt does not read the weight .npz, so patterns that need weight data (folding, Conv+BN)
-stay off here; commands that load weights use tpudsl.ir.module. docs/tpuc-opt.md lists every flag.
+Weights: the .npz named by `module.weight_file` is read before the passes and, when they changed
+the weights, written next to the output (tpudsl/cli/opt_weights.py). docs/tpuc-opt.md lists every flag.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.opt_weights import WeightsToWrite, load_weights, weights_to_write
 from tpudsl.cli.pass_options import PassSpec, instantiate, option_fields, parse_options, parse_pipeline
 from tpudsl.dialects import make_context
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import verify_module, write_atomically
+from tpudsl.ir.module import verify_module, write_atomically, write_weights
 from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
 from tpudsl.passes import PASSES, PATTERN_LOG, pass_class, pass_summary
@@ -171,11 +172,13 @@ def _at_source(e: TpudslError, filename: str) -> TpudslError:
     return TpudslError(e.message, *where) if where else TpudslError(e.message, e.file or filename)
 
 
-def _process(text: str, filename: str, opts: Options) -> str:
+def _process(text: str, filename: str, opts: Options) -> tuple[str, WeightsToWrite | None]:
+    """The printed result and the weights to write for it (when the passes changed them)."""
     args = opts.args
     ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
     module = parse_module(text, filename, ctx)
     _verify(module, filename, None)
+    weights = load_weights(module, filename) if opts.passes else None  # without passes nothing reads them
     for p in opts.passes:
         try:
             p.apply(ctx, module)
@@ -188,7 +191,9 @@ def _process(text: str, filename: str, opts: Options) -> str:
             _verify(module, filename, f"pass '{p.name}'")
     if opts.passes and not args.verify_each:
         _verify(module, filename, "the passes; --verify-each names the pass that broke it")
-    return print_module(module, debuginfo=args.mlir_print_debuginfo)
+    to_write = weights_to_write(weights, filename, args.output)
+    # New weights are keyed by loc name: without the locations the output could not be read with them.
+    return print_module(module, debuginfo=args.mlir_print_debuginfo or to_write is not None), to_write
 
 
 def _run(argv: Sequence[str]) -> int:
@@ -199,12 +204,15 @@ def _run(argv: Sequence[str]) -> int:
         return 0
     filename, text = _read_input(args.input)
     outputs: list[str] = []
+    new_weights: list[WeightsToWrite] = []
     failed = False
     PATTERN_LOG.reset("pattern-application" in args.debug_only.split(","))
     try:
         for chunk in _chunks(text, args.split_input_file):
             try:
-                outputs.append(_process(chunk, filename, opts))
+                output, to_write = _process(chunk, filename, opts)
+                outputs.append(output)
+                new_weights += [to_write] if to_write else []
             except TpudslError as e:
                 if not args.split_input_file:
                     raise
@@ -216,6 +224,10 @@ def _run(argv: Sequence[str]) -> int:
         PATTERN_LOG.reset(False)  # in-process callers (tests, tools) must not inherit the log
     if failed:
         return 1
+    if len(new_weights) > 1:
+        raise TpudslError(f"the passes changed the weights of {len(new_weights)} chunks; one output has one weight file")
+    for w in new_weights:  # first: the .mlir must never name a missing npz
+        write_weights(w.path, w.weights)
     result = f"{SPLIT_MARKER}\n".join(outputs)
     if args.output == "-":
         sys.stdout.write(result)
