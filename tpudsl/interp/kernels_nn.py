@@ -27,22 +27,36 @@ WINOGRAD_MIN_CHANNELS = 64
 WINOGRAD_MIN_TILES = 32
 
 
+# F(4x4, 3x3) needs bigger outputs: at 28x28 and 56x56 (49 and 196 tiles of 4x4) its 36 GEMMs take
+# half the time of F(2x2)'s 16; at 14x14 (16 tiles) they are slower than F(2x2)'s.
+WINOGRAD_F4_MIN_TILES = 49
+
+
+def _winograd_kind(in_channels: int, g: Geometry, out: tuple[int, ...]) -> str | None:
+    """"f4", "f2" or None (im2col) for a conv with output spatial size `out`."""
+    if not (g.kernel == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1) and g.group == 1
+            and in_channels >= WINOGRAD_MIN_CHANNELS):
+        return None
+    if int(np.prod([-(-o // 4) for o in out])) >= WINOGRAD_F4_MIN_TILES:
+        return "f4"
+    return "f2" if int(np.prod([-(-o // 2) for o in out])) >= WINOGRAD_MIN_TILES else None
+
+
 def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
-    tiles = int(np.prod([-(-o // 2) for o in out]))
-    return (
-        g.kernel == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1) and g.group == 1
-        and in_channels >= WINOGRAD_MIN_CHANNELS and tiles >= WINOGRAD_MIN_TILES
-    )
+    return _winograd_kind(in_channels, g, out) is not None
 
 
-def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[bool, Array]:
-    """(is_winograd, GEMM left operand(s)): Winograd's [16, oc, ic], else [g, oc/g, ic/g * K].
+def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
+    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, oc, ic], None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
-    if out is not None and _uses_winograd(w.shape[1] * g.group, g, out):
-        return True, winograd.pack_filter(w)
+    kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
+    if kind == "f4":
+        return kind, winograd.pack_filter_f4(w)
+    if kind == "f2":
+        return kind, winograd.pack_filter(w)
     oc = w.shape[0]
-    return False, np.ascontiguousarray(w.reshape(g.group, oc // g.group, -1), dtype=np.float32)
+    return None, np.ascontiguousarray(w.reshape(g.group, oc // g.group, -1), dtype=np.float32)
 
 
 def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
@@ -52,11 +66,13 @@ def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
     )
 
 
-def _conv(x: Array, packed: tuple[bool, Array], bias: Array | None, g: Geometry) -> Array:
+def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry) -> Array:
     out = _out_sizes(x.shape, g)
+    kind, w = packed
+    if kind == "f4":  # pads and bias folded into its transforms
+        return winograd.conv3x3_f4(x, w, (*g.pads_begin, *g.pads_end), bias)
     xp = pad_spatial(x, g.pads_begin, g.pads_end)
-    is_winograd, w = packed
-    y = winograd.conv3x3(xp, w) if is_winograd else _conv_gemm(xp, w, g, out)
+    y = winograd.conv3x3(xp, w) if kind == "f2" else _conv_gemm(xp, w, g, out)
     if bias is not None:
         y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
     return y
