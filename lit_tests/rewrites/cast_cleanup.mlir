@@ -2,17 +2,20 @@
 // of the source goes; a round trip through a narrower type stays (it rounds).
 // RUN: tpuc-opt %s --split-input-file --cast-cleanup | filecheck %s
 // RUN: tpuc-opt %s --split-input-file --canonicalize | filecheck %s
-// RUN: tpuc-opt %s --split-input-file --cast-cleanup > %t.once
-// RUN: tpuc-opt %t.once --split-input-file --cast-cleanup > %t.twice
+// Run twice with locations: names decide whether a returned op may go, so they must survive.
+// RUN: tpuc-opt %s --split-input-file --cast-cleanup --mlir-print-debuginfo > %t.once
+// RUN: tpuc-opt %t.once --split-input-file --cast-cleanup --mlir-print-debuginfo > %t.twice
 // RUN: diff %t.once %t.twice
 
 // CHECK-LABEL: func.func @same_type
-// CHECK-NOT:   top.Cast
-// CHECK:       return %{{.*}} : tensor<2x3xf32>
+// CHECK:       %[[X:.*]] = "top.Input"
+// CHECK-NEXT:  %[[R:.*]] = "top.Relu"(%[[X]])
+// CHECK-NEXT:  return %[[R]] : tensor<2x3xf32>
 func.func @same_type(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = "top.Input"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x")
   %1 = "top.Cast"(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("noop")
-  return %1 : tensor<2x3xf32>
+  %2 = "top.Relu"(%1) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("y")
+  return %2 : tensor<2x3xf32>
 }
 
 // -----
@@ -27,7 +30,9 @@ func.func @widening_round_trip(%arg0: tensor<4xf16>, %arg1: tensor<4xbf16>) -> (
   %3 = "top.Input"(%arg1) : (tensor<4xbf16>) -> tensor<4xbf16> loc("b")
   %4 = "top.Cast"(%3) : (tensor<4xbf16>) -> tensor<4xf32> loc("b_f32")
   %5 = "top.Cast"(%4) : (tensor<4xf32>) -> tensor<4xbf16> loc("b_back")
-  return %2, %5 : tensor<4xf16>, tensor<4xbf16>
+  %6 = "top.Relu"(%2) : (tensor<4xf16>) -> tensor<4xf16> loc("h_out")
+  %7 = "top.Relu"(%5) : (tensor<4xbf16>) -> tensor<4xbf16> loc("b_out")
+  return %6, %7 : tensor<4xf16>, tensor<4xbf16>
 }
 
 // -----
@@ -35,12 +40,29 @@ func.func @widening_round_trip(%arg0: tensor<4xf16>, %arg1: tensor<4xbf16>) -> (
 // CHECK-LABEL: func.func @inner_cast_shared
 // CHECK:       %[[X:.*]] = "top.Input"
 // CHECK-NEXT:  %[[W:.*]] = "top.Cast"(%[[X]]) : (tensor<4xf16>) -> tensor<4xf32>
-// CHECK-NEXT:  return %[[X]], %[[W]]
+// CHECK-NEXT:  %[[R:.*]] = "top.Relu"(%[[X]])
+// CHECK-NEXT:  return %[[R]], %[[W]]
 func.func @inner_cast_shared(%arg0: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf32>) {
   %0 = "top.Input"(%arg0) : (tensor<4xf16>) -> tensor<4xf16> loc("h")
   %1 = "top.Cast"(%0) : (tensor<4xf16>) -> tensor<4xf32> loc("h_f32")
   %2 = "top.Cast"(%1) : (tensor<4xf32>) -> tensor<4xf16> loc("h_back")
-  return %2, %1 : tensor<4xf16>, tensor<4xf32>
+  %3 = "top.Relu"(%2) : (tensor<4xf16>) -> tensor<4xf16> loc("y")
+  return %3, %1 : tensor<4xf16>, tensor<4xf32>
+}
+
+// -----
+// Must not fire: a returned cast would hand its output name ("noop", "h_back") to its input.
+// CHECK-LABEL: func.func @returned_casts
+// CHECK:       "top.Cast"({{.*}}) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:       "top.Cast"({{.*}}) : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK-NEXT:  "top.Cast"({{.*}}) : (tensor<4xf32>) -> tensor<4xf16>
+func.func @returned_casts(%arg0: tensor<4xf32>, %arg1: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>) {
+  %0 = "top.Input"(%arg0) : (tensor<4xf32>) -> tensor<4xf32> loc("x")
+  %1 = "top.Cast"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc("noop")
+  %2 = "top.Input"(%arg1) : (tensor<4xf16>) -> tensor<4xf16> loc("h")
+  %3 = "top.Cast"(%2) : (tensor<4xf16>) -> tensor<4xf32> loc("h_f32")
+  %4 = "top.Cast"(%3) : (tensor<4xf32>) -> tensor<4xf16> loc("h_back")
+  return %1, %4 : tensor<4xf32>, tensor<4xf16>
 }
 
 // -----

@@ -1,8 +1,9 @@
 // Permute/Reshape cleanup.
 // RUN: tpuc-opt %s --split-input-file --permute-reshape-cleanup | filecheck %s
 // RUN: tpuc-opt %s --split-input-file --permute-reshape-cleanup --mlir-print-debuginfo | filecheck %s --check-prefix=LOC
-// RUN: tpuc-opt %s --split-input-file --permute-reshape-cleanup > %t.once
-// RUN: tpuc-opt %t.once --split-input-file --permute-reshape-cleanup > %t.twice
+// Run twice with locations: names decide whether a returned op may go, so they must survive.
+// RUN: tpuc-opt %s --split-input-file --permute-reshape-cleanup --mlir-print-debuginfo > %t.once
+// RUN: tpuc-opt %t.once --split-input-file --permute-reshape-cleanup --mlir-print-debuginfo > %t.twice
 // RUN: diff %t.once %t.twice
 
 // CHECK-LABEL: func.func @identity_permute
@@ -10,7 +11,8 @@
 func.func @identity_permute(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = "top.Input"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("x")
   %1 = "top.Permute"(%0) {order = [0, 1, 2]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("p")
-  return %1 : tensor<2x3x4xf32>
+  %2 = "top.Relu"(%1) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("y")
+  return %2 : tensor<2x3x4xf32>
 }
 
 // -----
@@ -19,7 +21,8 @@ func.func @identity_permute(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK-LABEL: func.func @compose_permutes
 // CHECK:       %[[X:.*]] = "top.Input"
 // CHECK-NEXT:  %[[P:.*]] = "top.Permute"(%[[X]]) {order = [2, 1, 0]} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
-// CHECK-NEXT:  return %[[X]], %[[P]]
+// CHECK-NEXT:  %[[R:.*]] = "top.Relu"(%[[X]])
+// CHECK-NEXT:  return %[[R]], %[[P]]
 // LOC-LABEL:   func.func @compose_permutes
 // LOC:         "top.Permute"{{.*}} loc([[L:#loc[0-9]*]])
 // LOC:         [[L]] = loc("swap02")
@@ -28,7 +31,8 @@ func.func @compose_permutes(%arg0: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, ten
   %1 = "top.Permute"(%0) {order = [1, 2, 0]} : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32> loc("rot")
   %2 = "top.Permute"(%1) {order = [2, 0, 1]} : (tensor<3x4x2xf32>) -> tensor<2x3x4xf32> loc("unrot")
   %3 = "top.Permute"(%1) {order = [1, 0, 2]} : (tensor<3x4x2xf32>) -> tensor<4x3x2xf32> loc("swap02")
-  return %2, %3 : tensor<2x3x4xf32>, tensor<4x3x2xf32>
+  %4 = "top.Relu"(%2) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("y")
+  return %4, %3 : tensor<2x3x4xf32>, tensor<4x3x2xf32>
 }
 
 // -----
@@ -37,13 +41,36 @@ func.func @compose_permutes(%arg0: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, ten
 // CHECK-LABEL: func.func @reshapes
 // CHECK:       %[[X:.*]] = "top.Input"
 // CHECK-NEXT:  %[[R:.*]] = "top.Reshape"(%[[X]]) {shape = [4, 6]} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
-// CHECK-NEXT:  return %[[R]], %[[X]]
+// CHECK-NEXT:  %[[Y:.*]] = "top.Relu"(%[[X]])
+// CHECK-NEXT:  return %[[R]], %[[Y]]
 func.func @reshapes(%arg0: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor<2x3x4xf32>) {
   %0 = "top.Input"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("x")
   %1 = "top.Reshape"(%0) {shape = [6, -1]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32> loc("r1")
   %2 = "top.Reshape"(%1) {shape = [-1, 6]} : (tensor<6x4xf32>) -> tensor<4x6xf32> loc("r2")
   %3 = "top.Reshape"(%0) {shape = [2, 3, 4]} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("same")
-  return %2, %3 : tensor<4x6xf32>, tensor<2x3x4xf32>
+  %4 = "top.Relu"(%3) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("y")
+  return %2, %4 : tensor<4x6xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+// Must not fire: a returned identity would hand its output name to its input; the composed
+// identity is named like the outer Permute and stays too.
+// CHECK-LABEL: func.func @returned_identities
+// CHECK:       "top.Permute"({{.*}}) {order = [0, 1]}
+// CHECK:       "top.Reshape"({{.*}}) {shape = [2, 3]}
+// CHECK:       "top.Permute"({{.*}}) {order = [0, 1]}
+// LOC-LABEL:   func.func @returned_identities
+// LOC:         return {{.*}} loc
+// LOC-DAG:     loc("p")
+// LOC-DAG:     loc("same")
+// LOC-DAG:     loc("unrot")
+func.func @returned_identities(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = "top.Input"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x")
+  %1 = "top.Permute"(%0) {order = [0, 1]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("p")
+  %2 = "top.Reshape"(%0) {shape = [2, 3]} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("same")
+  %3 = "top.Permute"(%0) {order = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32> loc("rot")
+  %4 = "top.Permute"(%3) {order = [1, 0]} : (tensor<3x2xf32>) -> tensor<2x3xf32> loc("unrot")
+  return %1, %2, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
 // -----

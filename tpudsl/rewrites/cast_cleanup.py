@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float6
 from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.rewrites.pattern import PatternPass, TopPattern, erase_if_dead, producer
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, erase_if_dead, producer, replace
 
 # (exponent bits, mantissa bits) of the float types TPU-MLIR uses.
 _FLOAT_BITS: dict[type, tuple[int, int]] = {
@@ -38,7 +38,7 @@ class RemoveNoopCast(TopPattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.operands[0].type == op.results[0].type:
-            rewriter.replace(op, [], [op.operands[0]])
+            replace(rewriter, op, [], [op.operands[0]])
 
 
 class RemoveRoundTripCast(TopPattern):
@@ -55,8 +55,8 @@ class RemoveRoundTripCast(TopPattern):
             and isinstance(source.type, TensorType) and isinstance(middle, TensorType)
             and holds_exactly(source.type.element_type, middle.element_type)
         ):
-            rewriter.replace(op, [], [source])
-            erase_if_dead(rewriter, [inner.results[0]])
+            if replace(rewriter, op, [], [source]):
+                erase_if_dead(rewriter, [inner.results[0]])
 
 
 PATTERNS = (RemoveNoopCast, RemoveRoundTripCast)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, replace
 
 
 class FoldMulConstOne(TopPattern):
@@ -16,7 +16,7 @@ class FoldMulConstOne(TopPattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         a = attrs_of(op)  # attribute values, spec defaults filled in
         if a["const_val"] == 1.0 and not a["do_relu"] and op.operands[0].type == op.results[0].type:
-            rewriter.replace(op, [], [op.operands[0]])  # users now read x
+            replace(rewriter, op, [], [op.operands[0]])  # users now read x, unless y is a graph output
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import SPECS, loc_name
-from tpudsl.rewrites.pattern import PatternPass, TopPattern, producer
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, producer, replace
 
 KEEP_UNUSED = ("top.Input",)
 NOT_FOLDED = ("top.Weight", "top.None", "top.Input")
@@ -55,7 +55,8 @@ class FoldConstantOp(TopPattern):
             self.env.new_weight(name if i == 0 else f"{name}_{i}", np.asarray(array), result.type.element_type)
             for i, (array, result) in enumerate(zip(results, op.results, strict=True))
         ]
-        rewriter.replace(op, weights, [w.results[0] for w in weights])
+        # Declines when a returned result would be renamed (its name taken by another weight).
+        replace(rewriter, op, weights, [w.results[0] for w in weights])
 
 
 PATTERNS = (EraseDeadOp, FoldConstantOp)

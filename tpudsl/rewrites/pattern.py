@@ -10,6 +10,12 @@ xDSL's `GreedyRewritePatternApplier` erases every unused Pure op (`dce_enabled=T
 drop unused `top.Input`s; we do not use it. Dead-op removal is an ordinary pattern
 (`fold_constants.EraseDeadOp`) that knows which ops must stay.
 
+A graph output is a name users look up (npz keys, `mlir_cut`, comparisons), so no rewrite may
+change the name of a value `func.return` returns: a pattern that replaces an op's results by values
+it did not create with the op's name (an operand it forwards, a weight whose name was taken)
+replaces through `replace`, which declines when that would rename an output; `apply_patterns`
+checks the rule after every walk.
+
 Patterns that read weight data (folding, Conv+BatchNorm, scalar weights) get it from `RewriteEnv`.
 When the module was loaded without its weight file, `RewriteEnv.weights` is None and those patterns
 do not fire (see docs/rewrites.md)."""
@@ -26,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
@@ -94,9 +100,40 @@ def apply_patterns(module: ModuleOp, pattern_types: Sequence[type[TopPattern]], 
     """Run the patterns greedily to a fixed point; returns how often each one fired."""
     usable = [p(env) for p in pattern_types if env.weights is not None or not p.needs_weights]
     table = PatternTable(usable)
+    outputs = _output_names(module)
     with _cyclic_gc_paused():
         PatternRewriteWalker(table, apply_recursively=True).rewrite_module(module)
+    # A pattern that replaced a returned value without `replace` is a bug in that pattern.
+    assert _output_names(module) == outputs, f"a rewrite renamed graph outputs {outputs} to {_output_names(module)}"
     return table.fired
+
+
+def replace(
+    rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], new_values: Sequence[SSAValue] | None = None
+) -> bool:
+    """`rewriter.replace(op, new_ops, new_values)` unless a result of `op` that is a graph output
+    would become a value of another name (say `y = x * 1` folded to `x`: the output `y` would
+    disappear). Returns whether it replaced; declining leaves the IR untouched."""
+    values = list(new_values) if new_values is not None else list(new_ops[-1].results)
+    for result, value in zip(op.results, values, strict=True):
+        if tensor_name(value) != tensor_name(result) and any(u.operation.name == "func.return" for u in result.uses):
+            return False
+    rewriter.replace(op, new_ops, values)
+    return True
+
+
+def tensor_name(value: SSAValue) -> str:
+    """The name users know a value by: its op's loc name, `<name>_<i>` for result i > 0 (as the
+    interpreter and the npz files name them); '' for a block argument."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return ""
+    index = value.index if isinstance(value, OpResult) else 0
+    return loc_name(owner) if index == 0 else f"{loc_name(owner)}_{index}"
+
+
+def _output_names(module: ModuleOp) -> list[list[str]]:
+    return [[tensor_name(v) for v in op.operands] for op in module.walk() if op.name == "func.return"]
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer, shape_of
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer, replace, shape_of
 
 
 class RemoveIdentityPermute(TopPattern):
@@ -26,7 +26,7 @@ class RemoveIdentityPermute(TopPattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         order = attrs_of(op)["order"]
         if order == list(range(len(order))) and op.operands[0].type == op.results[0].type:
-            rewriter.replace(op, [], [op.operands[0]])
+            replace(rewriter, op, [], [op.operands[0]])
 
 
 class ComposePermutes(TopPattern):
@@ -71,7 +71,7 @@ class RemoveSameShapeReshape(TopPattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.operands[0].type == op.results[0].type and shape_of(op.results[0]) is not None:
-            rewriter.replace(op, [], [op.operands[0]])
+            replace(rewriter, op, [], [op.operands[0]])
 
 
 class ShapeOpToReshape(TopPattern):
