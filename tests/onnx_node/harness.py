@@ -153,8 +153,8 @@ def canonicalize_pass() -> Any | None:
 
 def apply_canonicalize(top: Any) -> Any:
     """Run model_transform's Top passes on the module in place, as model_transform does: its
-    TOP_PASSES (canonicalize, shape-infer), then the graph outputs get their ONNX names back
-    (`restore_output_names`: a rewrite may fold an output into another op). Returns `top`."""
+    TOP_PASSES (canonicalize, shape-infer); graph outputs keep their ONNX names (no rewrite
+    renames a returned value). Returns `top`."""
     from tpudsl.dialects import make_context
     from tpudsl.passes import pass_class
 
@@ -164,17 +164,10 @@ def apply_canonicalize(top: Any) -> Any:
         from tpudsl.cli.model_transform import TOP_PASSES
     except ImportError:
         TOP_PASSES = ("canonicalize",)
-    try:
-        from tpudsl.frontend.onnx_import import output_names, restore_output_names
-    except ImportError:
-        output_names = restore_output_names = None
-    names = output_names(top) if output_names is not None else None
     module, _ = _top_module_parts(top)
     ctx = make_context()
     for name in TOP_PASSES:
         pass_class(name)().apply(ctx, module)
-    if names is not None:
-        restore_output_names(top, names)
     return top
 
 

@@ -30,7 +30,7 @@ from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
-from tpudsl.frontend.onnx_import import convert_onnx, load_onnx, output_names, restore_output_names
+from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
 from tpudsl.frontend.onnx_reference import onnx_reference
 from tpudsl.frontend.preprocess import Preprocess
 from tpudsl.frontend.shape_args import parse_input_shapes
@@ -124,11 +124,10 @@ class Progress:
 
 
 def _run_passes(mod: TopModule) -> None:
-    names = output_names(mod)
+    """The Top passes; graph outputs keep their names (no rewrite renames a returned value)."""
     ctx = make_context()
     for name in TOP_PASSES:
         pass_class(name)().apply(ctx, mod.module)
-    restore_output_names(mod, names)  # an output is a name users look up: it must survive rewrites
     verify_module(mod.module, str(mod.path or "module"))
 
 

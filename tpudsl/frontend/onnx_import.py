@@ -221,22 +221,3 @@ def _output_value(conv: Converter, name: str) -> SSAValue:
     if isinstance(owner, Operation) and loc_name(owner) == name:
         return value
     return conv.emit("top.Reshape", [value], name, {"shape": list(conv.shape(name))})
-
-
-def output_names(mod: TopModule) -> list[str]:
-    """The names of @main's results (the locations of the ops that compute them)."""
-    ret = mod.main_func().body.block.last_op
-    return [loc_name(v.owner) if isinstance(v.owner, Operation) else "" for v in ret.operands]
-
-
-def restore_output_names(mod: TopModule, names: Sequence[str]) -> None:
-    """Give back its name to every result a rewrite left computed by an op of another name (say a
-    `x * 1` output folded into its input): an identity `top.Reshape` located at the old name."""
-    ret = mod.main_func().body.block.last_op
-    for i, (value, name) in enumerate(zip(list(ret.operands), names, strict=True)):
-        if not name or (isinstance(value.owner, Operation) and loc_name(value.owner) == name):
-            continue
-        shape = list(value.type.get_shape())
-        op = create("top.Reshape", [value], [value.type], {"shape": shape}, loc=name)
-        ret.parent_block().insert_op_before(op, ret)
-        ret.operands[i] = op.results[0]
