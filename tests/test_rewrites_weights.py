@@ -146,6 +146,26 @@ def test_folding_makes_a_weight_named_like_the_op_and_removes_dead_ops():
     np.testing.assert_allclose(mod.weights["k_exp"], np.exp(k), rtol=1e-6)
 
 
+def test_a_returned_op_is_not_folded_when_its_name_is_taken_in_the_weights():
+    """Folding would make the weight `k_T_1` (the data dict already holds a `k_T`): the graph output
+    `k_T` would be renamed, so the op stays; one that is not returned still folds."""
+    text = """
+    func.func @main(%arg0: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+      %0 = "top.Input"(%arg0) : (tensor<3x2xf32>) -> tensor<3x2xf32> loc("x")
+      %k = "top.Weight"() : () -> tensor<2x3xf32> loc("k")
+      %1 = "top.Permute"(%k) {order = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32> loc("k_T")
+      %2 = "top.Permute"(%k) {order = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32> loc("inner")
+      %3 = "top.Add"(%0, %2) : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32> loc("y")
+      return %1, %3 : tensor<3x2xf32>, tensor<3x2xf32>
+    }"""
+    k = RNG.standard_normal((2, 3), dtype=np.float32)
+    mod = rewrite(text, {"k": k, "k_T": np.zeros((3, 2), np.float32)}, FoldConstantsPass)
+
+    names = {loc_name(op): op.name for op in ops(mod)}
+    assert names == {"x": "top.Input", "k": "top.Weight", "k_T": "top.Permute", "inner": "top.Weight", "y": "top.Add"}
+    np.testing.assert_array_equal(mod.weights["inner"], k.T)
+
+
 def test_two_dim_bias_becomes_a_one_dim_weight_named_after_the_add():
     text = """
     func.func @main(%arg0: tensor<2x3xf32>) -> tensor<2x4xf32> {
