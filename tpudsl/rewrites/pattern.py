@@ -108,28 +108,24 @@ def apply_patterns(module: ModuleOp, pattern_types: Sequence[type[TopPattern]], 
     return table.fired
 
 
-def replace(
-    rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], new_values: Sequence[SSAValue] | None = None
-) -> bool:
+def replace(rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation], new_values: Sequence[SSAValue]) -> bool:
     """`rewriter.replace(op, new_ops, new_values)` unless a result of `op` that is a graph output
     would become a value of another name (say `y = x * 1` folded to `x`: the output `y` would
     disappear). Returns whether it replaced; declining leaves the IR untouched."""
-    values = list(new_values) if new_values is not None else list(new_ops[-1].results)
-    for result, value in zip(op.results, values, strict=True):
+    for result, value in zip(op.results, new_values, strict=True):
         if tensor_name(value) != tensor_name(result) and any(u.operation.name == "func.return" for u in result.uses):
             return False
-    rewriter.replace(op, new_ops, values)
+    rewriter.replace(op, new_ops, new_values)
     return True
 
 
 def tensor_name(value: SSAValue) -> str:
     """The name users know a value by: its op's loc name, `<name>_<i>` for result i > 0 (as the
     interpreter and the npz files name them); '' for a block argument."""
-    owner = value.owner
-    if not isinstance(owner, Operation):
+    if not isinstance(value, OpResult):
         return ""
-    index = value.index if isinstance(value, OpResult) else 0
-    return loc_name(owner) if index == 0 else f"{loc_name(owner)}_{index}"
+    name = loc_name(value.op)
+    return name if value.index == 0 else f"{name}_{value.index}"
 
 
 def _output_names(module: ModuleOp) -> list[list[str]]:
