@@ -32,6 +32,9 @@ Prepare = Callable[[Inputs, "KernelAttrs"], Run]
 class Kernel:
     run: Run
     prepare: Prepare | None = None
+    # True: run applies `do_relu`/`relu_limit` itself (in place, on the fresh array it returns),
+    # so finish_output skips it. Only for kernels whose result never aliases an input.
+    fuses_relu: bool = False
 
 
 class KernelAttrs(Mapping[str, Any]):
@@ -75,12 +78,13 @@ class KernelAttrs(Mapping[str, Any]):
         return self.out_dtypes[i] if i < len(self.out_dtypes) else None
 
 
-def apply_fused_relu(y: Array, attrs: KernelAttrs) -> Array:
-    """TPU-MLIR's fused activation: `do_relu` clamps at 0, and at `relu_limit` when it is > 0."""
+def apply_fused_relu(y: Array, attrs: KernelAttrs, out: Array | None = None) -> Array:
+    """TPU-MLIR's fused activation: `do_relu` clamps at 0, and at `relu_limit` when it is > 0.
+    With `out=y` it works in place (for a kernel's own fresh result)."""
     if not attrs.get("do_relu", False):
         return y
     limit = attrs.get("relu_limit", -1.0)
-    return np.clip(y, 0, limit) if limit > 0 else np.maximum(y, 0)
+    return np.clip(y, 0, limit, out=out) if limit > 0 else np.maximum(y, 0, out=out)
 
 
 def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
@@ -90,13 +94,17 @@ def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
     return list(result)
 
 
-def finish_output(y: Array, attrs: KernelAttrs, i: int) -> Array:
-    """Result i of a kernel as the op defines it: fused activation, then the result type's dtype."""
-    y = apply_fused_relu(np.asarray(y), attrs)
+def finish_output(y: Array, attrs: KernelAttrs, i: int, relu: bool = True) -> Array:
+    """Result i of a kernel as the op defines it: fused activation (unless the kernel applied it:
+    `relu` false), then the result type's dtype."""
+    y = np.asarray(y)
+    if relu:
+        y = apply_fused_relu(y, attrs)
     dtype = attrs.out_dtype(i)
     return y if dtype is None or y.dtype == dtype else y.astype(dtype)
 
 
 def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:
     """Run `kernel` once, without preparation, and finish every result."""
-    return [finish_output(y, attrs, i) for i, y in enumerate(as_outputs(kernel.run(inputs, attrs)))]
+    outs = as_outputs(kernel.run(inputs, attrs))
+    return [finish_output(y, attrs, i, not kernel.fuses_relu) for i, y in enumerate(outs)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tpudsl.interp import winograd
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, conv_out_size, pad_spatial, tap_slices
 
 
@@ -104,7 +104,8 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
 def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     g = Geometry.of(a, w.shape, x.shape)
-    return _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g)
+    y = _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g)
+    return apply_fused_relu(y, a, out=y)  # y is always a fresh array
 
 
 def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
@@ -116,7 +117,8 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     packed = _pack_conv_filter(w, Geometry.of(a, w.shape), None if out_shape is None else tuple(out_shape[2:]))
 
     def run(ins: Inputs, a: KernelAttrs) -> Array:
-        return _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape))
+        y = _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape))
+        return apply_fused_relu(y, a, out=y)
 
     return run
 
@@ -215,7 +217,7 @@ def _matmul_prepare(static: Inputs, a: KernelAttrs) -> Run:
 
 
 KERNELS: dict[str, Kernel] = {
-    "top.Conv": Kernel(_conv_run, _conv_prepare),
+    "top.Conv": Kernel(_conv_run, _conv_prepare, fuses_relu=True),
     "top.Deconv": Kernel(_deconv_run, _deconv_prepare),
     "top.MatMul": Kernel(_matmul_run, _matmul_prepare),
 }

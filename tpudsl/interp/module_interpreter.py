@@ -121,6 +121,7 @@ class _Step:
     attrs: KernelAttrs
     operands: tuple[int, ...]
     results: tuple[int, ...]
+    relu: bool = True  # finish applies the fused relu (the kernel does not)
     frees: tuple[int, ...] = ()
 
 
@@ -222,7 +223,7 @@ class ModuleInterpreter:
                 run = kernel.prepare(static, attrs)
             except Exception as e:
                 raise TpudslError(f"{_where(op)} cannot be prepared: {type(e).__name__}: {e}") from e
-        return _Step(op, run, attrs, operands, results)
+        return _Step(op, run, attrs, operands, results, relu=not kernel.fuses_relu)
 
     @staticmethod
     def _set_frees(steps: list[_Step], keep: set[int]) -> None:
@@ -267,7 +268,7 @@ class ModuleInterpreter:
             if len(outs) < len(step.results):
                 raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
             for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
-                values[s] = finish_output(y, step.attrs, i)
+                values[s] = finish_output(y, step.attrs, i, step.relu)
             if keep_all:
                 kept.update((self._names[s], values[s]) for s in step.results)
             else:
