@@ -2,7 +2,7 @@
 
 Conv is im2col + one batched GEMM per group (np.matmul -> BLAS, float32 accumulation like
 onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a sum over
-kernel taps, and a wide 3x3 stride-1 conv as Winograd F(2x2, 3x3) (winograd.py).
+kernel taps, and a wide 3x3 stride-1 conv as Winograd F(4x4, 3x3) or F(2x2, 3x3) (winograd.py).
 Deconv is the adjoint: one GEMM gives every (output channel, tap) contribution of every input
 pixel, then a loop over taps scatter-adds them into the output (col2im).
 
