@@ -89,7 +89,7 @@ _AT4 = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 0.5, -2, 0], [0, 1, 1, 0.25, 4, 
 _BIAS_POSITION_F4 = 7  # (column 1, row 1): column 1 of A^T is all ones, so A^T e A adds to every output
 
 _local = threading.local()
-_MAX_WORK_BYTES = 256 << 20
+_MAX_WORK_BYTES = 64 << 20  # beyond this (many shapes, big images) the cache starts over
 
 
 def _work(tag: str, shape: tuple[int, ...], zeroed: bool = False) -> Array:
