@@ -123,8 +123,10 @@ def conv3x3_f4(x: Array, u: Array, pads: tuple[int, int, int, int], bias: Array 
     hp, wp = 4 * th + 2, 4 * tw + 2
     # channels-last padded input; keyed by pads and size so the zero border is never overwritten
     xh = _work(f"f4x{pads}{h}x{w}", (n, hp, wp, ic), zeroed=True)
+    hwc = _work("f4hwc", (h * w, ic))
     for b in range(n):  # a 2-D transpose is fast in numpy, a 4-D one into a strided window is not
-        xh[b, pt : pt + h, pl : pl + w] = np.ascontiguousarray(x[b].reshape(ic, h * w).T).reshape(h, w, ic)
+        np.copyto(hwc, x[b].reshape(ic, h * w).T)
+        xh[b, pt : pt + h, pl : pl + w] = hwc.reshape(h, w, ic)
     rows = _work("f4rows", (6, n, th, wp, ic))  # row i of every tile row
     for i in range(6):
         rows[i] = xh[:, i : i + 4 * th : 4]
