@@ -11,8 +11,8 @@ add, subtract and halve, so the result differs from direct convolution by a few 
 F(4x4, 3x3) (`conv3x3_f4`, 6x6 tiles with stride 4, 36 GEMMs) works channels-last: the padded input
 is copied once into [n, h, w, ic] and both transform passes (rows, then columns) are one GEMM with a
 6-long inner dim over contiguous blocks; the tiles' GEMMs are [tiles, ic] @ [ic, oc]. Its transforms
-scale values by up to 8, so it is ~10x less exact than F(2x2) (max error ~5e-6 of the output's
-largest magnitude in float32, against ~3e-7); used where the tile GEMMs stay big (outputs >= 28x28).
+scale values by up to 8, so it is ~10x less exact than F(2x2) (max error ~3e-6 of the output's
+largest magnitude in float32, against ~3e-7; see docs/interpreter.md); used where the tile GEMMs stay big (outputs >= 28x28).
 Work arrays are reused between calls (per thread, by shape): fresh multi-MiB buffers cost page faults.
 
 References: Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (2016)."""
