@@ -30,6 +30,7 @@ WINOGRAD_MIN_TILES = 32
 # F(4x4, 3x3) needs bigger outputs: at 28x28 and 56x56 (49 and 196 tiles of 4x4) its 36 GEMMs take
 # half the time of F(2x2)'s 16; at 14x14 (16 tiles) they are slower than F(2x2)'s.
 WINOGRAD_F4_MIN_TILES = 49
+_TILE = {"f2": 2, "f4": 4}  # output tile size
 
 
 def _winograd_kind(in_channels: int, g: Geometry, out: tuple[int, ...]) -> str | None:
@@ -47,14 +48,12 @@ def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
 
 
 def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
-    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, oc, ic], None (im2col) [g, oc/g, ic/g * K].
+    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
     kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
-    if kind == "f4":
-        return kind, winograd.pack_filter_f4(w)
-    if kind == "f2":
-        return kind, winograd.pack_filter(w)
+    if kind is not None:
+        return kind, winograd.pack_filter(w, _TILE[kind])
     oc = w.shape[0]
     return None, np.ascontiguousarray(w.reshape(g.group, oc // g.group, -1), dtype=np.float32)
 
@@ -69,10 +68,9 @@ def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
 def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry) -> Array:
     out = _out_sizes(x.shape, g)
     kind, w = packed
-    if kind == "f4":  # pads and bias folded into its transforms
-        return winograd.conv3x3_f4(x, w, (*g.pads_begin, *g.pads_end), bias)
-    xp = pad_spatial(x, g.pads_begin, g.pads_end)
-    y = winograd.conv3x3(xp, w) if kind == "f2" else _conv_gemm(xp, w, g, out)
+    if kind is not None:  # pads and bias folded into its transforms
+        return winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
+    y = _conv_gemm(pad_spatial(x, g.pads_begin, g.pads_end), w, g, out)
     if bias is not None:
         y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
     return y
