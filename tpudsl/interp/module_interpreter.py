@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
+from tpudsl.interp import winograd
 from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
@@ -291,9 +292,10 @@ class ModuleInterpreter:
             yield name, array if dtype is None or array.dtype == dtype else array.astype(dtype)
 
     def deinit(self) -> None:
-        """Drop the plan and the loaded weights (init again to run again)."""
+        """Drop the plan, the loaded weights and this thread's conv work arrays (init again to run again)."""
         self._steps = None
         self._constants = {}
+        winograd.release_work()
 
     def freed_after(self) -> dict[str, list[str]]:
         """Memory plan: for each op (by loc name), the tensors inference drops once it has run."""
