@@ -140,16 +140,18 @@ def _read_input(name: str) -> tuple[str, str]:
         raise TpudslError(f"not UTF-8 text (byte {e.start})", name) from None
 
 
-def _chunks(text: str, split: bool) -> list[str]:
-    """The input, or its `// -----` chunks, each padded with newlines to keep its line numbers."""
+def _chunks(text: str, split: bool) -> list[tuple[str, int | None]]:
+    """The input, or its `// -----` chunks, each padded with newlines to keep its line numbers,
+    with the line of the marker before it (1 for the first chunk; None without splitting), which
+    names the chunk in default locations as MLIR names it (`within split at FILE:LINE offset `)."""
     if not split:
-        return [text]
+        return [(text, None)]
     chunks, start, line = [], 0, 0
     for marker in _SPLIT_LINE.finditer(text):
-        chunks.append("\n" * line + text[start : marker.start()])
+        chunks.append(("\n" * line + text[start : marker.start()], max(line, 1)))
         line = text.count("\n", 0, marker.end()) + (0 if marker.group().endswith("\n") else 1)
         start = marker.end()
-    chunks.append("\n" * line + text[start:])
+    chunks.append(("\n" * line + text[start:], max(line, 1)))
     return chunks
 
 
@@ -172,11 +174,13 @@ def _at_source(e: TpudslError, filename: str) -> TpudslError:
     return TpudslError(e.message, *where) if where else TpudslError(e.message, e.file or filename)
 
 
-def _process(text: str, filename: str, opts: Options) -> tuple[str, WeightsToWrite | None]:
+def _process(
+    text: str, filename: str, opts: Options, split_line: int | None = None
+) -> tuple[str, WeightsToWrite | None]:
     """The printed result and the weights to write for it (when the passes changed them)."""
     args = opts.args
     ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
-    module = parse_module(text, filename, ctx)
+    module = parse_module(text, filename, ctx, split_line)
     _verify(module, filename, None)
     weights = load_weights(module, filename) if opts.passes else None  # without passes nothing reads them
     for p in opts.passes:
@@ -208,9 +212,9 @@ def _run(argv: Sequence[str]) -> int:
     failed = False
     PATTERN_LOG.reset("pattern-application" in args.debug_only.split(","))
     try:
-        for chunk in _chunks(text, args.split_input_file):
+        for chunk, split_line in _chunks(text, args.split_input_file):
             try:
-                output, to_write = _process(chunk, filename, opts)
+                output, to_write = _process(chunk, filename, opts, split_line)
                 outputs.append(output)
                 new_weights += [to_write] if to_write else []
             except TpudslError as e:

@@ -48,11 +48,20 @@ def _name_loc(name: str) -> NameLoc:
 class ParserBase:
     """Parser state shared by all parts; `self.pos` is the offset of the next character to read."""
 
-    def __init__(self, text: str, filename: str, ctx: Context):
+    def __init__(self, text: str, filename: str, ctx: Context, split_line: int | None = None):
         self.text = text
         self.filename = filename
         self.ctx = ctx
         self.lines = L.LineIndex(text)
+        # What MLIR's parser gives an op or argument written without `loc(...)`: "FILE":line:col
+        # of its name. With --split-input-file MLIR names each chunk's buffer
+        # `within split at FILE:N offset ` (N: the line of the `// -----` before it, 1 for the
+        # first chunk) and counts lines from that line; `text` keeps the whole file's numbering.
+        if split_line is None:
+            self.loc_file, self.loc_line_shift = StringAttr(filename), 0
+        else:
+            self.loc_file = StringAttr(f"within split at {filename}:{split_line} offset ")
+            self.loc_line_shift = split_line - 1
         self.pos = 0
         self.values: dict[str, tuple[SSAValue, ...]] = {}
         self.forward: dict[str, dict[int, ForwardDeclaredValue]] = {}  # xDSL's layout, shared with it
@@ -70,6 +79,14 @@ class ParserBase:
         self.type_memo: dict[str, Attribute] = {}
         self.name_locs: dict[str, NameLoc] = {}
         self._xdsl: Parser | None = None
+
+    def source_loc(self, offset: int) -> FileLineColLoc:
+        line, col = self.lines.line_col(offset)
+        return FileLineColLoc(self.loc_file, IntAttr(line - self.loc_line_shift), IntAttr(col))
+
+    def file_loc(self) -> FileLineColLoc:
+        """The location MLIR gives the module it wraps around top-level ops: "FILE":0:0."""
+        return FileLineColLoc(self.loc_file, IntAttr(0), IntAttr(0))
 
     # ---- alias definitions ---------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from tpudsl.ir import lexer as L
 class BuiltinOpsMixin:
     """Parses module, func.func and return for parser._Parser (uses its ParserBase helpers)."""
 
-    def module(self) -> ModuleOp:
+    def module(self, name_pos: int) -> ModuleOp:
         self.skip_ws()
         sym_name = StringAttr(self.symbol()) if self.text.startswith("@", self.pos) else None
         attributes = self.keyword_attributes()
@@ -25,9 +25,7 @@ class BuiltinOpsMixin:
         if not region.blocks:
             region.add_block(Block())
         op = ModuleOp(region, attributes, sym_name)
-        loc = self.optional_location()
-        if loc is not None:
-            op.location = loc
+        op.location = self.optional_location() or self.source_loc(name_pos)
         return op
 
     def keyword_attributes(self) -> dict[str, Attribute] | None:
@@ -48,7 +46,7 @@ class BuiltinOpsMixin:
         self.pos = m.end()
         return m.group(1) if m.group(1) is not None else L.unescape(m.group(2))
 
-    def func(self) -> FuncOp:
+    def func(self, name_pos: int) -> FuncOp:
         self.skip_ws()
         visibility = None
         m = L.BARE_ID.match(self.text, self.pos)
@@ -97,9 +95,7 @@ class BuiltinOpsMixin:
         )
         if extra:
             op.attributes |= extra
-        loc = self.optional_location()
-        if loc is not None:
-            op.location = loc
+        op.location = self.optional_location() or self.source_loc(name_pos)
         return op
 
     def named_argument_without_loc(self):
@@ -129,7 +125,7 @@ class BuiltinOpsMixin:
         res_attrs = ArrayAttr(DictionaryAttr(d) for d in dicts) if any(dicts) else None
         return types, res_attrs
 
-    def return_op(self) -> ReturnOp:
+    def return_op(self, name_pos: int) -> ReturnOp:
         refs = []
         self.skip_ws()
         m = L.OPERAND_ITEM.match(self.text, self.pos)
@@ -152,7 +148,5 @@ class BuiltinOpsMixin:
                 self.error(f"expected {len(refs)} types but had {len(types)}", self.pos)
             operands = [self.use(n, i, t, off) for (n, i, off), t in zip(refs, types)]
         op = ReturnOp.create(operands=operands)
-        loc = self.optional_location()
-        if loc is not None:
-            op.location = loc
+        op.location = self.optional_location() or self.source_loc(name_pos)
         return op

@@ -19,10 +19,11 @@ file operations, regions and SSA values.
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.parser.core import ForwardDeclaredValue
@@ -33,18 +34,27 @@ from tpudsl.ir.attr_text import attr_text
 from tpudsl.ir.parse_base import ParserBase, one_line
 from tpudsl.ir.parse_builtin import BuiltinOpsMixin
 
+# An op's own `loc(unknown)` or `loc(#alias)` at its end (xDSL gives UnknownLoc to both those and
+# ops written without a location).
+_TRAILING_LOC = re.compile(r"\bloc\((?:unknown|#[\w$.-]+)\)\s*$")
+
 # Where each parsed op came from, for diagnostics after parsing (verifier errors).
 _POSITIONS: weakref.WeakKeyDictionary[Operation, tuple[str, L.LineIndex, int]] = weakref.WeakKeyDictionary()
 
 
-def parse_module(text: str, filename: str, ctx: Context) -> ModuleOp:
-    """Parse `text` (the contents of `filename`) into a module; raises TpudslError with a position."""
+def parse_module(text: str, filename: str, ctx: Context, split_line: int | None = None) -> ModuleOp:
+    """Parse `text` (the contents of `filename`) into a module; raises TpudslError with a position.
+
+    Ops, funcs and arguments written without `loc(...)` get MLIR's default, `"FILE":line:col` of
+    their name. `split_line` is for one `--split-input-file` chunk (`text` padded to keep the
+    file's line numbers): the line of the `// -----` before it (1 for the first chunk); such
+    locations are then named and numbered as MLIR names a chunk (`within split at FILE:N offset `)."""
     # Building the IR allocates millions of small objects and no garbage cycles; the cyclic
     # collector would rescan the growing heap again and again (a third of the parse time).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Parser(text, filename, ctx).parse()
+        return _Parser(text, filename, ctx, split_line).parse()
     finally:
         if was_enabled:
             gc.enable()
@@ -88,7 +98,9 @@ class _Parser(BuiltinOpsMixin, ParserBase):
             raise self.error_at(one_line(e.msg) or "syntax error", e.span.start) from None
         if len(ops) == 1 and isinstance(ops[0], ModuleOp):
             return ops[0]
-        return ModuleOp(ops)
+        module = ModuleOp(ops)
+        module.location = self.file_loc()
+        return module
 
     # ---- SSA values ------------------------------------------------------------------------
 
@@ -167,13 +179,13 @@ class _Parser(BuiltinOpsMixin, ParserBase):
             word = m.group() if m else ""
             if word in ("module", "builtin.module"):
                 self.pos = m.end()
-                op = self.module()
+                op = self.module(name_pos)
             elif word == "func.func":
                 self.pos = m.end()
-                op = self.func()
+                op = self.func(name_pos)
             elif word == "func.return" or (word == "return" and self.dialects[-1] == "func"):
                 self.pos = m.end()
-                op = self.return_op()
+                op = self.return_op(name_pos)
             elif word:
                 return self.custom_operation(start, results)
             else:
@@ -224,6 +236,8 @@ class _Parser(BuiltinOpsMixin, ParserBase):
                     return None
             else:
                 location = self.name_locs.get(loc_text[1:-1]) or self.location_named(loc_text[1:-1])
+        else:
+            location = self.source_loc(m.start(2) - 1)
         operands = []
         if operands_text:
             values = self.values
@@ -268,6 +282,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
 
     def generic_operation(self) -> Operation:
         text = self.text
+        name_pos = self.pos
         m = L.OP_NAME.match(text, self.pos)
         if m is None:
             self.expected("an operation name string")
@@ -298,7 +313,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
         self.skip_ws()
         type_pos = self.pos
         inputs, outputs = self.function_type()
-        location = self.optional_location()
+        location = self.optional_location() or self.source_loc(name_pos)
         if len(inputs) != len(operand_refs):
             self.error(f"expected {len(operand_refs)} operand types but had {len(inputs)}", type_pos)
         use = self.use
@@ -353,8 +368,8 @@ class _Parser(BuiltinOpsMixin, ParserBase):
         entry = self.blocks.get(name)
         if entry is None:
             block = Block()
-            if not Block.is_default_block_name(name):
-                block.name_hint = name
+            if not Block.is_default_block_name(name) and L.is_value_name_hint(name):
+                block.name_hint = name  # a numeric label like `^0` is valid MLIR but no xDSL name
             entry = self.blocks[name] = (block, False)
         return entry[0]
 
@@ -362,6 +377,8 @@ class _Parser(BuiltinOpsMixin, ParserBase):
         """A custom-form op we have no fast rule for: xDSL's parser reads it with our values."""
         name_pos = self.pos
         op, self.pos = self.xdsl_call(start, lambda p: p.parse_operation())
+        if isinstance(op.location, UnknownLoc) and not _TRAILING_LOC.search(self.text, start, self.pos):
+            op.location = self.source_loc(name_pos)
         for name, _, _ in results:
             self.scopes[-1].append(name)
         _POSITIONS[op] = (self.filename, self.lines, name_pos)
@@ -379,8 +396,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
             block = Block(arg_types=[t for _, t, _, _ in entry_args])
             for arg, (name, _, loc, offset) in zip(block.args, entry_args):
                 self.define(name, (arg,), offset)
-                if loc is not None:
-                    arg.location = loc
+                arg.location = loc if loc is not None else self.source_loc(offset)
             self.block_body(block)
             region.add_block(block)
         else:
@@ -426,7 +442,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
             if not self.accept(")"):
                 while True:
                     name, t, loc, offset = self.named_argument()
-                    arg = block.insert_arg(t, len(block.args), loc)
+                    arg = block.insert_arg(t, len(block.args), loc or self.source_loc(offset))
                     self.define(name, (arg,), offset)
                     if not self.accept(","):
                         break
