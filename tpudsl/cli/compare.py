@@ -89,7 +89,7 @@ def parse_tolerance(text: str) -> tuple[float, float]:
         values = tuple(float(p) for p in parts)
     except ValueError:
         values = ()
-    if len(values) != 2:
+    if len(values) != 2 or not all(math.isfinite(v) for v in values):
         raise ValueError(f"tolerance must be two numbers 'cos,euclid', got '{text}'")
     return values  # type: ignore[return-value]
 

@@ -27,28 +27,43 @@ from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_atomically
 
 
-def _shape_text(shape: Sequence[int]) -> str:
-    return "x".join(map(str, shape)) or "scalar"
+def _shape_text(shape: Sequence[int | None]) -> str:
+    return "x".join("?" if d is None else str(d) for d in shape) or "scalar"
 
 
-def input_shapes(mod: TopModule) -> dict[str, tuple[int, ...] | None]:
-    """Each input's name (the loc of the `top.Input` reading the argument) and static shape."""
-    shapes: dict[str, tuple[int, ...] | None] = {}
+def _static(shape: Sequence[int] | None) -> tuple[int | None, ...] | None:
+    """A shape with its dynamic dims (negative in MLIR, names or None in onnxruntime) as None."""
+    if shape is None:
+        return None
+    return tuple(d if isinstance(d, int) and d >= 0 else None for d in shape)
+
+
+def input_shapes(mod: TopModule) -> dict[str, tuple[int | None, ...] | None]:
+    """Each input's name (the loc of the `top.Input` reading the argument) and shape (None: unranked,
+    a None dim: dynamic)."""
+    shapes: dict[str, tuple[int | None, ...] | None] = {}
     for i, arg in enumerate(mod.main_func().body.block.args):
         readers = [u.operation for u in arg.uses if u.operation.name == "top.Input"]
         name = loc_name(readers[0]) if readers else ""
-        shapes[name or f"arg{i}"] = operand_shape(arg)
+        shapes[name or f"arg{i}"] = _static(operand_shape(arg))
     return shapes
 
 
-def check_inputs(inputs: Mapping[str, np.ndarray], expected: Mapping[str, tuple[int, ...] | None]) -> None:
-    """One error naming every missing or mis-shaped input with the shape the model expects."""
+def _fits(got: Sequence[int], want: Sequence[int | None]) -> bool:
+    return len(got) == len(want) and all(w is None or g == w for g, w in zip(got, want, strict=True))
+
+
+def check_inputs(inputs: Mapping[str, np.ndarray], expected: Mapping[str, Sequence[int | None] | None]) -> None:
+    """One error naming every missing, mis-shaped or non-numeric input with what the model expects
+    (a None dim in `expected` is dynamic: any size fits)."""
     problems = []
     for name, shape in expected.items():
         want = f"expected shape {_shape_text(shape)}" if shape is not None else "shape not static"
         if name not in inputs:
             problems.append(f"input '{name}' is missing ({want})")
-        elif shape is not None and tuple(inputs[name].shape) != shape:
+        elif inputs[name].dtype.kind not in "biuf":
+            problems.append(f"input '{name}' has dtype {inputs[name].dtype}; expected numbers (bool, int or float)")
+        elif shape is not None and not _fits(inputs[name].shape, shape):
             problems.append(f"input '{name}' has shape {_shape_text(inputs[name].shape)}, {want}")
     if problems:
         hint = f"; the npz holds: {', '.join(inputs) or 'nothing'}" if any("missing" in p for p in problems) else ""
@@ -88,15 +103,25 @@ def onnx_inference(
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 4  # fatal only: its errors reach the user as our one line
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own exception types for invalid models
         raise TpudslError(f"onnxruntime cannot load the model: {' '.join(str(e).split())}") from None
-    expected = {i.name: tuple(i.shape) for i in session.get_inputs()}
-    check_inputs(inputs, {k: s if all(isinstance(d, int) for d in s) else None for k, s in expected.items()})
+    check_inputs(inputs, {i.name: _static(i.shape) for i in session.get_inputs()})
     feeds = {i.name: np.asarray(inputs[i.name], dtype=_ORT_DTYPES.get(i.type)) for i in session.get_inputs()}
     names = [o.name for o in session.get_outputs()]
-    return dict(zip(names, session.run(names, feeds), strict=True))
+    try:
+        outputs = session.run(names, feeds)
+    except _ort_errors(ort) as e:  # an input the model cannot take (index out of range, a dynamic dim that clashes)
+        raise TpudslError(f"onnxruntime cannot run the model on these inputs: {' '.join(str(e).split())}") from None
+    return dict(zip(names, outputs, strict=True))
+
+
+def _ort_errors(ort) -> tuple[type[Exception], ...]:
+    """onnxruntime's exceptions for a model or input it rejects (they share no base class)."""
+    state = ort.capi.onnxruntime_pybind11_state
+    return tuple(getattr(state, n) for n in ("Fail", "InvalidArgument", "RuntimeException") if hasattr(state, n))
 
 
 # onnxruntime's input type names -> numpy dtypes, to cast npz inputs (often float64) as the model wants.

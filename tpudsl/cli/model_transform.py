@@ -17,6 +17,8 @@ is found before the first file is written.
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -37,7 +39,7 @@ from tpudsl.frontend.shape_args import parse_input_shapes
 from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, save_module, verify_module, write_atomically
+from tpudsl.ir.module import TopModule, save_module, verify_module
 from tpudsl.passes import pass_class
 
 # Passes after conversion, as TPU-MLIR's `tpuc-opt --shape-infer --canonicalize`; shape-infer
@@ -69,9 +71,12 @@ def _parser() -> CliArgumentParser:
 
 def _floats(flag: str, text: str) -> tuple[float, ...]:
     try:
-        return tuple(float(v) for v in text.split(","))
+        values = tuple(float(v) for v in text.split(","))
     except ValueError:
-        raise TpudslError(f"{flag} {text!r} is not a comma-separated list of numbers") from None
+        values = ()
+    if not values or not all(math.isfinite(v) for v in values):
+        raise TpudslError(f"{flag} {text!r} is not a comma-separated list of (finite) numbers")
+    return values
 
 
 def _preprocess(args) -> Preprocess | None:
@@ -161,23 +166,24 @@ def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, 
     return {name: x.astype(t).astype(np.float32) for (name, x), t in zip(inputs.items(), types, strict=True)}
 
 
-def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    write_atomically(path, lambda f: np.savez(f, **arrays))
-
-
-def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], tolerance: tuple[float, float],
-              out_dir: Path, progress: Progress) -> None:
-    name = args.model_name
+def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray],
+                   progress: Progress) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every tensor of the Top interpreter and the onnxruntime results for the same names. Both
+    run before any file is written: a test input the model cannot take is bad input too."""
     with progress.step("run the Top interpreter"):
         interp = ModuleInterpreter(mod.module, mod.weights)
         interp.init()
-        ours = interp.inference(inputs, keep_all=True)
+        try:
+            ours = interp.inference(inputs, keep_all=True)
+        finally:
+            interp.deinit()
     with progress.step("run onnxruntime"):
         ref = onnx_reference(model, inputs, list(ours))
-    with progress.step("write the input, Top and reference npz files"):
-        _save_npz(out_dir / f"{name}_in_f32.npz", inputs)
-        _save_npz(Path(args.test_result or out_dir / f"{name}_top_outputs.npz"), ours)
-        _save_npz(out_dir / f"{name}_ref_outputs.npz", ref)
+    return ours, ref
+
+
+def _validate(args, ours: dict[str, np.ndarray], ref: dict[str, np.ndarray], inputs: dict[str, np.ndarray],
+              tolerance: tuple[float, float], progress: Progress) -> None:
     with progress.step("compare Top with onnxruntime"):
         # The inputs are the same arrays on both sides; onnxruntime does not return them.
         report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
@@ -193,16 +199,28 @@ def _validate(args, model, mod: TopModule, inputs: dict[str, np.ndarray], tolera
         )
 
 
+def _check_output_dir(flag: str, path: Path) -> None:
+    if path.is_dir() or not str(path):
+        raise TpudslError(f"cannot write {flag} '{path}': it is a directory")
+    if not path.parent.is_dir():
+        raise TpudslError(f"cannot write '{path}': directory '{path.parent}' does not exist")
+
+
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if not args.model_name or os.sep in args.model_name or args.model_name in (".", ".."):
+        raise TpudslError(f"--model_name {args.model_name!r} must be a plain name: it prefixes the files written next to --mlir")
     input_shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     preprocess = _preprocess(args)
     tolerance = _tolerance(args.tolerance)
     input_types = _input_types(args.input_types)
     test_files = check_test_input_files(args.test_input) if args.test_input else []
     mlir = Path(args.mlir)
-    if not mlir.parent.is_dir():
-        raise TpudslError(f"cannot write '{mlir}': directory '{mlir.parent}' does not exist")
+    _check_output_dir("--mlir", mlir)
+    out_dir = mlir.parent
+    test_result = Path(args.test_result) if args.test_result else out_dir / f"{args.model_name}_top_outputs.npz"
+    if test_files:
+        _check_output_dir("--test_result", test_result)
 
     progress = Progress()
     with progress.step("convert ONNX to Top"):
@@ -210,17 +228,28 @@ def run(argv: Sequence[str]) -> int:
         mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
     with progress.step(f"run {', '.join(TOP_PASSES)}"):
         _run_passes(mod)
-    inputs = None
+    inputs = ours = ref = None
     if test_files:
         with progress.step("load the test input"):
             names, shapes = _input_info(mod)
             inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), input_types)
-    progress.release()  # from here on, the input was good
-    with progress.step(f"write {mlir}"):
-        save_module(mod, mlir, mlir.parent / f"{args.model_name}_top_f32_all_weight.npz")
+        ours, ref = _reference_run(model, mod, inputs, progress)
+    with progress.step(f"write {mlir}" + (" and the input, Top and reference npz files" if inputs is not None else "")):
+        # One transaction: a file that cannot be written (a read-only place) leaves every file as it was.
+        npz_files = []
+        if inputs is not None:
+            npz_files = [(out_dir / f"{args.model_name}_in_f32.npz", inputs), (test_result, ours),
+                         (out_dir / f"{args.model_name}_ref_outputs.npz", ref)]
+        save_module(mod, mlir, out_dir / f"{args.model_name}_top_f32_all_weight.npz",
+                    also=[(path, _npz_writer(arrays)) for path, arrays in npz_files])
+    progress.release()  # from here on, the input was good and the files are written
     if inputs is not None:
-        _validate(args, model, mod, inputs, tolerance, mlir.parent, progress)
+        _validate(args, ours, ref, inputs, tolerance, progress)
     return 0
+
+
+def _npz_writer(arrays: dict[str, np.ndarray]):
+    return lambda f: np.savez(f, **arrays)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -10,9 +10,7 @@ compare exits with status 1 when any common tensor fails (see tpudsl/cli/compare
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import zipfile
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -21,6 +19,7 @@ import numpy as np
 from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import read_npz
 
 # Rows of a -vv dump: how many of the worst elements to show per failing tensor.
 WORST_ELEMENTS = 5
@@ -28,19 +27,7 @@ WORST_ELEMENTS = 5
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """All arrays of an .npz file, in file order; TpudslError when it is missing or not an npz."""
-    if os.path.isdir(path):
-        raise TpudslError("is a directory, expected an .npz file", file=path)
-    try:
-        if not zipfile.is_zipfile(path):
-            # is_zipfile answers False for a missing file too: open it to get the right message.
-            open(path, "rb").close()
-            raise TpudslError("not an .npz archive", file=path)
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except OSError as e:
-        raise TpudslError(e.strerror or str(e), file=path) from None
-    except (ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise TpudslError(f"cannot read as .npz: {e}", file=path) from None
+    return read_npz(path)
 
 
 def _split_names(text: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import read_npz
 
 
 def check_test_input_files(spec: str) -> list[str]:
@@ -38,6 +38,8 @@ def load_test_inputs(files: Sequence[str], names: Sequence[str], shapes: Sequenc
         chosen = [_read_one(f, shape, preprocess) for f, shape in zip(files, shapes, strict=True)]
     result = {}
     for name, shape, array in zip(names, shapes, chosen, strict=True):
+        if array.dtype.kind not in "biuf":
+            raise TpudslError(f"test input for '{name}' has dtype {array.dtype}; expected numbers (bool, int or float)")
         if array.size != int(np.prod(shape)):
             raise TpudslError(f"test input for '{name}' has shape {list(array.shape)}, the model input has {list(shape)}")
         result[name] = np.array(array.reshape(shape), dtype=np.float32, order="C")
@@ -46,18 +48,19 @@ def load_test_inputs(files: Sequence[str], names: Sequence[str], shapes: Sequenc
 
 def _read_npz(path: str) -> dict[str, np.ndarray]:
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise TpudslError(f"cannot read test input '{path}': {e}") from None
+        return read_npz(path)
+    except TpudslError as e:
+        raise TpudslError(f"cannot read test input '{path}': {e.message}") from None
 
 
 def _read_one(path: str, shape: Sequence[int], preprocess: Preprocess | None) -> np.ndarray:
     if Path(path).suffix == ".npy":
         try:
             return np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise TpudslError(f"cannot read test input '{path}': {e}") from None
+        except OSError as e:
+            raise TpudslError(f"cannot read test input '{path}': {e.strerror or e}") from None
+        except (ValueError, EOFError) as e:  # not an .npy file (an empty one raises EOFError), a pickle
+            raise TpudslError(f"cannot read test input '{path}': {' '.join(str(e).split())}") from None
     if is_image(path):
         return (preprocess or Preprocess()).load_image(path, shape)
     raise TpudslError(f"test input '{path}' is not an .npz, .npy or image file")

@@ -15,9 +15,11 @@ against the working directory, which is the same directory in its scripts).
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import weakref
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,20 +176,37 @@ def load_module(path: str | os.PathLike[str], ctx: Context | None = None) -> Top
     return mod
 
 
-def save_module(mod: TopModule, path: str | os.PathLike[str], weight_path: str | os.PathLike[str] | None = None) -> None:
+def save_module(
+    mod: TopModule,
+    path: str | os.PathLike[str],
+    weight_path: str | os.PathLike[str] | None = None,
+    also: Sequence[tuple[str | os.PathLike[str], Callable[[IO[bytes]], object]]] = (),
+) -> None:
     """Write the .mlir (with locations: they are the tensor names) and the npz of the weights it uses.
 
     The npz goes to `weight_path`, or else to the module's `module.weight_file` next to `path`;
-    `module.weight_file` is set to it (relative to the .mlir's directory). Each file is written to a
-    temporary file and renamed, so an error never leaves a half-written file behind."""
+    `module.weight_file` is set to it (relative to the .mlir's directory). Both files (and the
+    `also` files, `(path, write)` pairs written after them) are written to temporary files and
+    renamed only when all were written (`write_files_atomically`), so an error never leaves a
+    half-written file, or a new .mlir beside an old npz, behind."""
     path = Path(path)
     if weight_path is None:
         weight_path = path.parent / _weight_file_attr(mod.module, f"{path.stem}_weight.npz")
     weight_path = Path(weight_path)
-    write_weights(weight_path, mod.used_weights())  # first: the .mlir must never name a missing npz
+    weights = mod.used_weights()
+    old_name = mod.module.attributes.get("module.weight_file")
     mod.module.attributes["module.weight_file"] = StringAttr(os.path.relpath(weight_path, path.parent))
     text = print_module(mod.module, debuginfo=True)
-    write_atomically(path, lambda f: f.write(text.encode()))
+    try:  # the npz is renamed first: the .mlir must never name a missing npz
+        write_files_atomically(
+            [(weight_path, lambda f: np.savez(f, **weights)), (path, lambda f: f.write(text.encode())), *also]
+        )
+    except BaseException:
+        if old_name is None:
+            del mod.module.attributes["module.weight_file"]
+        else:
+            mod.module.attributes["module.weight_file"] = old_name
+        raise
     mod.path = path
 
 
@@ -233,11 +252,37 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     The old `path` stays untouched when `write` raises; the new file gets the old file's
     permissions (or the umask's default, not the 0600 of a temporary file). A symlink is
     written through; a device or pipe (`-o /dev/null`) is written directly, never replaced."""
-    path = Path(os.path.realpath(path))
+    write_files_atomically([(path, write)])
+
+
+def write_files_atomically(files: Sequence[tuple[str | os.PathLike[str], Callable[[IO[bytes]], object]]]) -> None:
+    """`write_atomically` for several files that belong together (a .mlir and its weight npz, the
+    npz files of a validation): every file is written to its temporary name first, and only when
+    all of them succeeded are they renamed, in the order given. A failure (a missing directory, a
+    read-only place, a directory where a file should go) leaves every existing file untouched."""
+    staged: list[tuple[str | None, Path, Callable[[IO[bytes]], object]]] = []
+    try:
+        for path, write in files:
+            staged.append(_stage(Path(os.path.realpath(path)), write))
+        for tmp, path, write in staged:
+            if tmp is None:  # a device or pipe: nothing to rename, written last
+                with open(path, "wb") as f:
+                    write(f)
+            else:
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp, _, _ in staged:
+            if tmp is not None and os.path.lexists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+def _stage(path: Path, write: Callable[[IO[bytes]], object]) -> tuple[str | None, Path, Callable[[IO[bytes]], object]]:
+    """Write `path`'s new content to a temporary file beside it: (temporary name, path, write)."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if path.exists() and not path.is_file():
-        with open(path, "wb") as f:
-            write(f)
-        return
+        return None, path, write
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:  # name the file the user asked for, not the temporary one
@@ -246,10 +291,10 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+    return tmp, path, write
 
 
 def _mode_for(path: Path) -> int:
@@ -281,12 +326,9 @@ def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str
     """Every array of the npz, after checking that each of `weight_ops` has an entry of its shape.
     Errors are placed at the weight op, else at `mlir_path`."""
     try:
-        with np.load(npz_path, allow_pickle=False) as npz:
-            weights = {key: npz[key] for key in npz.files}
-    except OSError as e:
-        raise TpudslError(f"cannot read weight file '{npz_path}': {e.strerror or e}", str(mlir_path)) from None
-    except ValueError as e:  # not an npz, or an entry that is not a plain array
-        raise TpudslError(f"cannot read weight file '{npz_path}': {e}", str(mlir_path)) from None
+        weights = read_npz(npz_path)
+    except TpudslError as e:
+        raise TpudslError(f"cannot read weight file '{npz_path}': {e.message}", str(mlir_path)) from None
     for op in weight_ops:
         weight = loc_name(op)
         if not weight:
@@ -299,7 +341,34 @@ def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str
             raise _op_error(
                 op, f"weight '{weight}' has shape {got} in '{npz_path}', but its type is {op.results[0].type}", mlir_path
             )
+        if weights[weight].dtype.kind not in "biuf":
+            raise _op_error(op, f"weight '{weight}' has dtype {weights[weight].dtype} in '{npz_path}', not numbers", mlir_path)
     return weights
+
+
+def read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Every array of an .npz file, in file order (never unpickling anything).
+
+    A TpudslError naming `path` (message: the reason alone) when it is missing, a directory, not
+    an npz archive, damaged, or holds an entry that is not a plain array (object arrays, or a
+    member that is not an .npy file, which np.load would hand back as bytes)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise TpudslError("is a directory, expected an .npz file", file=path)
+    try:
+        with open(path, "rb") as f:
+            if not zipfile.is_zipfile(f):
+                raise TpudslError("not an .npz archive", file=path)
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+    except OSError as e:
+        raise TpudslError(e.strerror or str(e), file=path) from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as e:  # a damaged archive or member, a pickle
+        raise TpudslError(f"cannot read as .npz: {_one_line(str(e))}", file=path) from None
+    for key, value in arrays.items():
+        if not isinstance(value, np.ndarray):
+            raise TpudslError(f"cannot read as .npz: entry '{key}' is not a numpy array (.npy)", file=path)
+    return arrays
 
 
 def _unique_name(name: str, taken: set[str]) -> str:
