@@ -10,14 +10,16 @@
 // Without passes the input is printed back, verified but unchanged.
 // RUN: tpuc-opt %s | filecheck %s --check-prefix=NONE
 
-// Without --mlir-print-debuginfo no locations are printed (like mlir-opt).
-// CHECK-NOT:   loc(
-// CHECK:       "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<1x4xf32>
-// CHECK-NEXT:  return {{.*}} : tensor<1x4xf32>
-// CHECK-NOT:   loc(
+// Like TPU-MLIR's tpuc-opt, a command line with more than the input prints locations (it appends
+// --mlir-print-debuginfo); `tpuc-opt FILE` alone prints none, like mlir-opt.
+// CHECK:       "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#[[USED:loc[0-9]*]])
+// CHECK-NEXT:  return {{.*}} : tensor<1x4xf32> loc(
+// CHECK:       #[[USED]] = loc("used")
 
-// NONE: "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
-// NONE: "top.Abs"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>
+// NONE-NOT: loc(
+// NONE: "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>{{$}}
+// NONE: "top.Abs"({{.*}}) : (tensor<1x4xf32>) -> tensor<*xf32>{{$}}
+// NONE-NOT: loc(
 
 func.func @main(%arg0: tensor<1x4xf32>) -> tensor<*xf32> {
   %0 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<*xf32> loc("used")

@@ -6,11 +6,11 @@
 // CHECK:      func.func @first
 // CHECK:      "top.Relu"({{.*}}) : (tensor<1x4xf32>) -> tensor<1x4xf32>
 // CHECK:      {{^// -----$}}
-// CHECK-NEXT: module {
+// CHECK:      {{^}}module {
 // CHECK-NEXT: func.func @second
 // CHECK:      "top.Abs"({{.*}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK:      {{^// -----$}}
-// CHECK-NEXT: module {
+// CHECK:      {{^}}module {
 // CHECK-NEXT: func.func @third
 // CHECK:      "top.Exp"({{.*}}) : (tensor<5xf32>) -> tensor<5xf32>
 // CHECK-NOT:  // -----

@@ -3,7 +3,7 @@
 // --allow-unregistered-dialect, and shape inference keeps their element types.
 // RUN: tpuc-opt %s --shape-infer | filecheck %s
 
-// CHECK-LABEL: func.func @main(%arg0: tensor<1x3x8x8xf32>) -> tensor<4x!quant.uniform<i8:f32, 5.000000e-02:-3>>
+// CHECK-LABEL: func.func @main(%arg0: tensor<1x3x8x8xf32>{{.*}}) -> tensor<4x!quant.uniform<i8:f32, 5.000000e-02:-3>>
 // CHECK:       "top.Conv"(%0, %1, %2) {{.*}} -> tensor<1x4x8x8x!quant.calibrated<f32<-3.5:3.5>>>
 // CHECK:       "top.MaxPool"(%3) {{.*}} -> tensor<1x4x4x4x!quant.calibrated<f32<-3.5:3.5>>>
 // CHECK:       "top.Add"(%6, %6) : ({{.*}}) -> tensor<1x4x!quant.uniform<i8:f32, 5.000000e-02:-3>>

@@ -112,6 +112,11 @@ def _parse_args(argv: Sequence[str]) -> Options:
                 f"unknown option or pass '{extra}'; known passes: {', '.join(sorted(PASSES))} (see tpuc-opt --help)"
             )
         raise TpudslError(f"unexpected argument '{extra}': tpuc-opt reads one input file")
+    if len(argv) > 1:
+        # TPU-MLIR's tpuc-opt appends --mlir-print-debuginfo to every command line with more than
+        # one argument (locations are its tensor names), and its lit tests' CHECK lines expect
+        # `loc(...)`; `tpuc-opt FILE` alone prints none, as mlir-opt does.
+        args.mlir_print_debuginfo = True
     return Options(args, [instantiate(pass_class(s.name), s) for s in specs])
 
 
