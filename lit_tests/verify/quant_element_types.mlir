@@ -1,11 +1,12 @@
 // TPU-MLIR registers MLIR's quant dialect: a calibrated Top graph (`!quant.calibrated`) and an
 // int8 one (`!quant.uniform`, per-tensor and per-axis) parse and verify without
-// --allow-unregistered-dialect, and shape inference keeps their element types.
+// --allow-unregistered-dialect, and shape inference keeps their element types (float parameters
+// printed as the quant dialect prints them).
 // RUN: tpuc-opt %s --shape-infer | filecheck %s
 
 // CHECK-LABEL: func.func @main(%arg0: tensor<1x3x8x8xf32>{{.*}}) -> tensor<4x!quant.uniform<i8:f32, 5.000000e-02:-3>>
-// CHECK:       "top.Conv"(%0, %1, %2) {{.*}} -> tensor<1x4x8x8x!quant.calibrated<f32<-3.5:3.5>>>
-// CHECK:       "top.MaxPool"(%3) {{.*}} -> tensor<1x4x4x4x!quant.calibrated<f32<-3.5:3.5>>>
+// CHECK:       "top.Conv"(%0, %1, %2) {{.*}} -> tensor<1x4x8x8x!quant.calibrated<f32<-3.500000e+00:3.500000e+00>>>
+// CHECK:       "top.MaxPool"(%3) {{.*}} -> tensor<1x4x4x4x!quant.calibrated<f32<-3.500000e+00:3.500000e+00>>>
 // CHECK:       "top.Add"(%6, %6) : ({{.*}}) -> tensor<1x4x!quant.uniform<i8:f32, 5.000000e-02:-3>>
 // CHECK:       "top.Reshape"(%7) {{.*}} -> tensor<4x!quant.uniform<i8:f32, 5.000000e-02:-3>>
 
