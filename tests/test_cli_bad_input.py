@@ -297,3 +297,63 @@ def test_tolerance_must_be_finite(capfd, small, text):
         parse_tolerance(text)
     line = fails(capfd, small, "npz_tool", "compare", small / "in.npz", small / "in.npz", "--tolerance", text)
     assert line == f"error: tolerance must be two numbers 'cos,euclid', got '{text}'"
+
+
+# ---- damaged headers, huge shapes, outputs that would replace inputs, symlink loops
+
+
+def _npy_header(shape) -> bytes:
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {shape!r}, }}".encode().ljust(117) + b"\n"
+    return np.lib.format.MAGIC_PREFIX + b"\x01\x00" + len(header).to_bytes(2, "little") + header
+
+
+def test_npz_entry_whose_header_claims_more_data_than_it_holds(capfd, small):
+    bad = zip_without_arrays(small / "bad.npz", "x.npy", _npy_header((100_000_000_000,)))
+    line = fails(capfd, small, "model_runner", "--input", bad, "--model", small / "m.mlir", "--output", small / "out.npz")
+    assert line == (f"{bad}: error: cannot read as .npz: entry 'x' is damaged: its header says shape [100000000000] "
+                    "(400000000000 bytes) but it holds 0 bytes")
+
+
+def test_npy_test_input_whose_header_claims_more_data_than_it_holds(capfd, onnx_dir):
+    (onnx_dir / "x.npy").write_bytes(_npy_header((100_000_000_000,)))
+    line = transform(capfd, onnx_dir, "--mlir", onnx_dir / "m.mlir", "--test_input", onnx_dir / "x.npy")
+    assert line.startswith(f"error: cannot read test input '{onnx_dir / 'x.npy'}': ")
+
+
+def test_input_shapes_beyond_int64(capfd, tmp_path):
+    relu_onnx(tmp_path / "m.onnx", dims=("N", 4))
+    line = transform(capfd, tmp_path, "--mlir", tmp_path / "m.mlir", "--input_shapes", "[[99999999999999999999999,4]]")
+    assert line == "error: --input_shapes: shape [99999999999999999999999, 4] has more than 2^63-1 elements"
+    line = transform(capfd, tmp_path, "--mlir", tmp_path / "m.mlir", "--input_shapes", "[[4294967296,4294967296]]")
+    assert "more than 2^63-1 elements" in line
+
+
+def test_mlir_cut_weights_would_replace_the_source_weights(capfd, small):
+    # `-o w.mlir` would write its weights to w_weight.npz; make that the npz the source names.
+    (small / "m.mlir").write_text(SMALL.replace('"w.npz"', '"cut_weight.npz"'))
+    (small / "w.npz").rename(small / "cut_weight.npz")
+    line = fails(capfd, small, "mlir_cut", "--mlir", small / "m.mlir", "--output_names", "y", "-o", small / "cut.mlir")
+    assert line.startswith(f"error: the cut module's weights would replace '{small / 'cut_weight.npz'}'")
+
+
+@pytest.mark.parametrize("flag", ["--input", "--model"])
+def test_model_runner_output_that_would_replace_an_input(capfd, small, flag):
+    target = {"--input": small / "in.npz", "--model": small / "m.mlir"}[flag]
+    argv = {"--input": small / "in.npz", "--model": small / "m.mlir", "--output": target}
+    line = fails(capfd, small, "model_runner", *[x for kv in argv.items() for x in kv])
+    assert line == f"error: --output '{target}' would overwrite the {flag} file; choose another name"
+
+
+def test_model_transform_outputs_that_would_replace_inputs_or_each_other(capfd, onnx_dir):
+    line = transform(capfd, onnx_dir, "--mlir", onnx_dir / "m.onnx")
+    assert line == f"error: --mlir '{onnx_dir / 'm.onnx'}' would overwrite --model_def '{onnx_dir / 'm.onnx'}'; choose other names"
+    line = transform(capfd, onnx_dir, "--mlir", onnx_dir / "m.mlir", "--test_input", onnx_dir / "in.npz",
+                     "--test_result", onnx_dir / "m.mlir")
+    assert line.startswith("error: --test_result ") and "would overwrite --mlir" in line
+
+
+def test_symlink_loops_are_bad_input(capfd, small):
+    (small / "loop").symlink_to(small / "loop")
+    fails(capfd, small, "model_runner", "--input", small / "loop", "--model", small / "m.mlir", "--output", small / "out.npz")
+    fails(capfd, small, "model_transform", "--model_name", "m", "--model_def", small / "loop", "--mlir", small / "m2.mlir")
+    fails(capfd, small, "mlir_cut", "--mlir", small / "loop", "--output_names", "y")

@@ -11,6 +11,7 @@ gets its own weight npz (`<output stem>_weight.npz`), so the original model's st
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -22,7 +23,7 @@ from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, save_module, verify_module
+from tpudsl.ir.module import TopModule, load_module, save_module, verify_module, weight_file_path
 
 # Ops whose results are not tensors a user can name.
 _UNNAMED_OPS = ("top.None", "func.return")
@@ -116,10 +117,18 @@ def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     source = Path(args.mlir)
     output = Path(args.output) if args.output else source.with_name(f"{source.stem}_cut.mlir")
-    if output.resolve() == source.resolve():
+    if os.path.realpath(output) == os.path.realpath(source):  # realpath: resolve() raises on a symlink loop
         raise TpudslError("the output would overwrite the input .mlir; choose another -o")
-    mod = cut_module(load_module(source), _split(args.output_names), _split(args.input_names))
-    save_module(mod, output, output.with_name(f"{output.stem}_weight.npz"))
+    weights = output.with_name(f"{output.stem}_weight.npz")
+    mod = load_module(source)
+    source_weights = weight_file_path(mod.module, source)
+    if source_weights is not None and os.path.realpath(weights) == os.path.realpath(source_weights):
+        raise TpudslError(
+            f"the cut module's weights would replace '{source_weights}', which '{source}' still names; "
+            "choose another -o name"
+        )
+    cut_module(mod, _split(args.output_names), _split(args.input_names))
+    save_module(mod, output, weights)
     return 0
 
 

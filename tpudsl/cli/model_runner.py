@@ -11,6 +11,7 @@ reference); .bmodel is not supported yet.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -172,6 +173,9 @@ def build_parser() -> CliArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    for flag in ("input", "model"):
+        if os.path.realpath(args.output) == os.path.realpath(getattr(args, flag)):  # never raises, unlike resolve()
+            raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
     outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors)
     save_npz(args.output, outputs)
     return 0

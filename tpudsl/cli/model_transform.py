@@ -206,6 +206,23 @@ def _check_output_dir(flag: str, path: Path) -> None:
         raise TpudslError(f"cannot write '{path}': directory '{path.parent}' does not exist")
 
 
+def _check_distinct(args, mlir: Path, test_result: Path | None, test_files: Sequence[str]) -> None:
+    """No file written may be an input or another file written (it would be replaced or lost)."""
+    out_dir, name = mlir.parent, args.model_name
+    written = {"--mlir": mlir, "the weight file": out_dir / f"{name}_top_f32_all_weight.npz"}
+    if test_result is not None:
+        written |= {"the input npz": out_dir / f"{name}_in_f32.npz", "--test_result": test_result,
+                    "the reference npz": out_dir / f"{name}_ref_outputs.npz"}
+    read = {"--model_def": Path(args.model_def), **{"--test_input": Path(f) for f in test_files}}
+    seen: dict[str, str] = {}
+    for what, path in written.items():
+        real = os.path.realpath(path)  # never raises, unlike Path.resolve() on a symlink loop
+        clash = seen.get(real) or next((flag for flag, p in read.items() if os.path.realpath(p) == real), None)
+        if clash:
+            raise TpudslError(f"{what} '{path}' would overwrite {clash} '{path}'; choose other names")
+        seen[real] = what
+
+
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not args.model_name or os.sep in args.model_name or args.model_name in (".", ".."):
@@ -221,6 +238,7 @@ def run(argv: Sequence[str]) -> int:
     test_result = Path(args.test_result) if args.test_result else out_dir / f"{args.model_name}_top_outputs.npz"
     if test_files:
         _check_output_dir("--test_result", test_result)
+    _check_distinct(args, mlir, test_result if test_files else None, test_files)
 
     progress = Progress()
     with progress.step("convert ONNX to Top"):

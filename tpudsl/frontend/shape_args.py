@@ -29,12 +29,22 @@ class _ToLists(Transformer):
         return [int(t) for t in items if t is not None]
 
 
+# Shapes are int64 in ONNX and MLIR.
+MAX_ELEMENTS = 2**63 - 1
+
 _PARSER = Lark(_GRAMMAR, parser="lalr", transformer=_ToLists())
 
 
 def parse_input_shapes(text: str) -> list[list[int]]:
     """`[[1,3,224,224],[10]]` -> [[1, 3, 224, 224], [10]]; a TpudslError for anything else."""
     try:
-        return _PARSER.parse(text)
+        shapes = _PARSER.parse(text)
     except exceptions.LarkError:
         raise TpudslError(f"--input_shapes {text!r} is not a list of shapes like [[1,3,224,224],[10]]") from None
+    for shape in shapes:
+        elements = 1
+        for d in shape:
+            elements *= d
+        if any(d > MAX_ELEMENTS for d in shape) or elements > MAX_ELEMENTS:
+            raise TpudslError(f"--input_shapes: shape {shape} has more than 2^63-1 elements")
+    return shapes

@@ -56,7 +56,9 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
 def _read_one(path: str, shape: Sequence[int], preprocess: Preprocess | None) -> np.ndarray:
     if Path(path).suffix == ".npy":
         try:
-            return np.load(path, allow_pickle=False)
+            # Mapped, then copied: a damaged header claiming more data than the file holds fails
+            # here instead of allocating it.
+            return np.array(np.load(path, mmap_mode="r", allow_pickle=False))
         except OSError as e:
             raise TpudslError(f"cannot read test input '{path}': {e.strerror or e}") from None
         except (ValueError, EOFError) as e:  # not an .npy file (an empty one raises EOFError), a pickle

@@ -359,16 +359,37 @@ def read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         with open(path, "rb") as f:
             if not zipfile.is_zipfile(f):
                 raise TpudslError("not an .npz archive", file=path)
+        _check_npz_members(path)
         with np.load(path, allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
     except OSError as e:
         raise TpudslError(e.strerror or str(e), file=path) from None
     except (ValueError, EOFError, zipfile.BadZipFile) as e:  # a damaged archive or member, a pickle
         raise TpudslError(f"cannot read as .npz: {_one_line(str(e))}", file=path) from None
-    for key, value in arrays.items():
-        if not isinstance(value, np.ndarray):
-            raise TpudslError(f"cannot read as .npz: entry '{key}' is not a numpy array (.npy)", file=path)
     return arrays
+
+
+def _check_npz_members(path: str) -> None:
+    """Each member must be an .npy array whose data is all there, checked from its header before
+    numpy allocates it (a damaged header can claim terabytes; a member that is not an .npy file
+    np.load would hand back as bytes)."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            key = info.filename.removesuffix(".npy")
+            with archive.open(info) as f:
+                if f.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                    raise TpudslError(f"cannot read as .npz: entry '{key}' is not a numpy array (.npy)", file=path)
+                major = f.read(2)[:1]
+                read_header = np.lib.format.read_array_header_1_0 if major == b"\x01" else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read_header(f)
+                if dtype.hasobject:
+                    continue  # np.load refuses it (allow_pickle=False) with its own message
+                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                have = info.file_size - f.tell()
+                if need > have:
+                    raise TpudslError(
+                        f"cannot read as .npz: entry '{key}' is damaged: its header says shape {list(shape)} "
+                        f"({need} bytes) but it holds {have} bytes", file=path)
 
 
 def _unique_name(name: str, taken: set[str]) -> str:
