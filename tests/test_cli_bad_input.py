@@ -357,3 +357,30 @@ def test_symlink_loops_are_bad_input(capfd, small):
     fails(capfd, small, "model_runner", "--input", small / "loop", "--model", small / "m.mlir", "--output", small / "out.npz")
     fails(capfd, small, "model_transform", "--model_name", "m", "--model_def", small / "loop", "--mlir", small / "m2.mlir")
     fails(capfd, small, "mlir_cut", "--mlir", small / "loop", "--output_names", "y")
+
+
+# ---- tpuc-opt
+
+
+FOLDS = """module attributes {module.weight_file = "w.npz"} {
+  func.func @main() -> tensor<3x2xf32> {
+    %k = "top.Weight"() : () -> tensor<2x3xf32> loc("k")
+    %1 = "top.Permute"(%k) {order = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32> loc("k_T")
+    return %1 : tensor<3x2xf32>
+  }
+}
+"""
+
+
+def test_tpuc_opt_output_that_cannot_be_written_writes_no_weights(capfd, tmp_path):
+    (tmp_path / "m.mlir").write_text(FOLDS)
+    np.savez(tmp_path / "w.npz", k=np.arange(6, dtype=np.float32).reshape(2, 3))
+    (tmp_path / "out.mlir").symlink_to(tmp_path / "nodir" / "out.mlir")  # the npz can be written, the .mlir not
+    line = fails(capfd, tmp_path, "tpuc-opt", tmp_path / "m.mlir", "--fold-constants", "-o", tmp_path / "out.mlir")
+    assert line == f"error: cannot open '{tmp_path / 'nodir' / 'out.mlir'}': No such file or directory"
+    assert not (tmp_path / "out_weight.npz").exists()
+
+
+def test_tpuc_opt_read_error_names_the_input(capfd, tmp_path):
+    line = fails(capfd, tmp_path, "tpuc-opt", "/proc/self/mem")
+    assert line == "error: cannot open '/proc/self/mem': Input/output error"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
@@ -31,7 +32,7 @@ from tpudsl.cli.opt_weights import WeightsToWrite, load_weights, weights_to_writ
 from tpudsl.cli.pass_options import PassSpec, instantiate, option_fields, parse_options, parse_pipeline
 from tpudsl.dialects import make_context
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import verify_module, write_atomically, write_weights
+from tpudsl.ir.module import verify_module, write_files_atomically
 from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
 from tpudsl.passes import PASSES, PATTERN_LOG, pass_class, pass_summary
@@ -143,6 +144,10 @@ def _read_input(name: str) -> tuple[str, str]:
         return name, Path(name).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise TpudslError(f"not UTF-8 text (byte {e.start})", name) from None
+    except OSError as e:
+        if e.filename is None:  # a read error (EIO) names no file: name the input
+            raise OSError(e.errno, e.strerror, name) from None
+        raise
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int | None]]:
@@ -235,13 +240,15 @@ def _run(argv: Sequence[str]) -> int:
         return 1
     if len(new_weights) > 1:
         raise TpudslError(f"the passes changed the weights of {len(new_weights)} chunks; one output has one weight file")
-    for w in new_weights:  # first: the .mlir must never name a missing npz
-        write_weights(w.path, w.weights)
     result = f"{SPLIT_MARKER}\n".join(outputs)
+    # The npz first (the .mlir must never name a missing npz), both in one transaction: an output
+    # that cannot be written leaves the old npz untouched too.
+    files = [(w.path, lambda f, w=w: np.savez(f, **w.weights)) for w in new_weights]
+    if args.output != "-":
+        files.append((args.output, lambda f: f.write(result.encode())))
+    write_files_atomically(files)
     if args.output == "-":
         sys.stdout.write(result)
-    else:
-        write_atomically(args.output, lambda f: f.write(result.encode()))
     return 0
 
 
