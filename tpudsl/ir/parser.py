@@ -42,6 +42,10 @@ _TRAILING_LOC = re.compile(r"\bloc\((?:unknown|#[\w$.-]+)\)\s*$")
 _POSITIONS: weakref.WeakKeyDictionary[Operation, tuple[str, L.LineIndex, int]] = weakref.WeakKeyDictionary()
 
 
+# How deep regions may nest (see _Parser.region).
+MAX_REGION_DEPTH = 64
+
+
 def parse_module(text: str, filename: str, ctx: Context, split_line: int | None = None) -> ModuleOp:
     """Parse `text` (the contents of `filename`) into a module; raises TpudslError with a position.
 
@@ -388,6 +392,10 @@ class _Parser(BuiltinOpsMixin, ParserBase):
 
     def region(self, entry_args: list[tuple[str, Attribute, Attribute | None, int]] | None = None) -> Region:
         self.expect("{", "'{' to start a region")
+        if len(self.scopes) > MAX_REGION_DEPTH:
+            # Verifying, printing and walking the IR recurse per level: deeper input would exhaust
+            # Python's recursion limit somewhere later. Real models nest a few levels.
+            self.error(f"regions nested more than {MAX_REGION_DEPTH} deep", self.pos - 1)
         region = Region()
         outer_blocks = self.blocks
         self.blocks = {}
