@@ -177,27 +177,25 @@ def expand(n: Node, c: Converter) -> None:
     c.emit("top.Expand", [n.input(0), ""], n.out, {"shape": list(c.shape(n.out))})
 
 
-def gather(n: Node, c: Converter) -> None:
-    """Gather. Constant indices are made non-negative here (ONNX allows counting from the end)."""
-    shape = c.shape(n.input(0))
-    axis = norm_axis(n.attr("axis", 0), len(shape), n)
-    indices = c.const(n.input(1))
-    if indices is not None and (indices < 0).any():
-        fixed = np.where(indices < 0, indices + shape[axis], indices)
-        c.emit("top.Gather", [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
-        return
-    c.emit("top.Gather", [n.input(0), n.input(1)], n.out, {"axis": axis})
+def _gather_like(op_name: str):
+    """Gather and GatherElements. Constant indices are made non-negative here (ONNX allows
+    counting from the end; Top's kernels and the backend need not)."""
+
+    def convert(n: Node, c: Converter) -> None:
+        shape = c.shape(n.input(0))
+        axis = norm_axis(n.attr("axis", 0), len(shape), n)
+        indices = c.const(n.input(1))
+        if indices is not None and (indices < 0).any():
+            fixed = np.where(indices < 0, indices + shape[axis], indices)
+            c.emit(op_name, [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
+            return
+        c.emit(op_name, [n.input(0), n.input(1)], n.out, {"axis": axis})
+
+    return convert
 
 
-def gather_elements(n: Node, c: Converter) -> None:
-    shape = c.shape(n.input(0))
-    axis = norm_axis(n.attr("axis", 0), len(shape), n)
-    indices = c.const(n.input(1))
-    if indices is not None and (indices < 0).any():
-        fixed = np.where(indices < 0, indices + shape[axis], indices)
-        c.emit("top.GatherElements", [n.input(0), c.weight(c.derived(n.input(1), "nonneg"), fixed)], n.out, {"axis": axis})
-        return
-    c.emit("top.GatherElements", [n.input(0), n.input(1)], n.out, {"axis": axis})
+gather = _gather_like("top.Gather")
+gather_elements = _gather_like("top.GatherElements")
 
 
 def trilu(n: Node, c: Converter) -> None:
