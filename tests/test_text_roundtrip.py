@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import given
+import pytest
+
+from hypothesis import event, given
 from hypothesis import strategies as st
 from xdsl.parser import Parser
 
@@ -209,12 +211,32 @@ def modules(draw, metadata: bool = True) -> str:
 CTX = make_context(allow_unregistered=True)
 
 
+# MLIR flattens a fused child with the same metadata after building it, so the built location
+# keeps an `unknown` that the same text written directly would lose (found by the dev profile).
+NESTED_FUSED = [
+    'fused<"">["", fused<"">[unknown]]',
+    'fused<"a">[fused<"b">["x", fused<"b">[unknown]]]',
+    '"n"(fused<"b">["x", fused<"b">[unknown]])',
+    'callsite(fused<"b">["x", fused<"b">[unknown]] at "y")',
+]
+
+
+@pytest.mark.parametrize("loc", NESTED_FUSED)
+def test_nested_fused_locations_print_as_upstream(loc):
+    text = f"module {{\n}} loc({loc})\n"
+    assert print_module(parse_module(text, "fused.mlir", CTX), debuginfo=True) == upstream(text, debuginfo=True)
+
+
 @given(modules())
-def test_print_matches_upstream_and_is_a_fixed_point(text):
+def test_print_matches_upstream_also_on_its_own_output(text):
     module = parse_module(text, "random.mlir", CTX)
     printed = print_module(module, debuginfo=True)
     assert printed == upstream(text, debuginfo=True)
-    assert print_module(parse_module(printed, "printed.mlir", CTX), debuginfo=True) == printed
+    reprinted = print_module(parse_module(printed, "printed.mlir", CTX), debuginfo=True)
+    # Upstream's own output is not always its fixed point (NESTED_FUSED): read back as upstream reads it.
+    if reprinted != printed:
+        event("printed text is not a fixed point (as upstream)")
+        assert reprinted == upstream(printed, debuginfo=True)
     assert print_module(module) == upstream(text, debuginfo=False)
 
 

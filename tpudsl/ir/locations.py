@@ -105,28 +105,32 @@ class LocAliases:
         """Alias definition lines: (before the module, after the module)."""
         head, tail = [], []
         for alias in self.ordered:
-            line = f"{alias.name} = loc({inline_loc(alias.loc, self)})"
+            line = f"{alias.name} = loc({_inline_canonical(alias.loc, self)})"
             (tail if alias.deferrable else head).append(line)
         return head, tail
 
-    def ref(self, loc: Attribute) -> str:
+    def ref(self, loc: Attribute, canonical: bool = False) -> str:
+        """The alias of `loc`; `canonical`: `loc` is already what MLIR built (a part of an
+        alias's location), not to be normalised again (normalising is not idempotent:
+        `fused<"a">[x, fused<"a">[unknown]]` becomes `fused<"a">[x, unknown]`, which as
+        written text would lose its `unknown`)."""
         seen = self.visited.get(id(loc))
         if seen is not None and seen[0] is loc:
             return seen[1].name
-        alias = self.table[_canonical(loc)]
+        alias = self.table[loc if canonical else _canonical(loc)]
         self.visited[id(loc)] = (loc, alias)
         return alias.name
 
     # ---- collection, in MLIR's print order --------------------------------------------
 
-    def _visit(self, loc: Attribute, deferrable: bool) -> int:
+    def _visit(self, loc: Attribute, deferrable: bool, canonical: bool = False) -> int:
         seen = self.visited.get(id(loc))  # parsed modules share location objects
         if seen is not None and seen[0] is loc:
             alias = seen[1]
             if not deferrable:
                 self._pin(alias)
             return alias.depth
-        key = _canonical(loc)
+        key = loc if canonical else _canonical(loc)
         alias = self.table.get(key)
         if alias is not None:
             self.visited[id(loc)] = (loc, alias)
@@ -137,8 +141,8 @@ class LocAliases:
         self.visited[id(loc)] = (loc, alias)
         depth = 1 if isinstance(key, FusedLoc) and not isinstance(key.metadata, NoneAttr) else 0
         for child in _children(key):
-            alias.children.append(_canonical(child))
-            depth = max(depth, self._visit(child, deferrable) + 1)
+            alias.children.append(child)
+            depth = max(depth, self._visit(child, deferrable, canonical=True) + 1)
         alias.depth = depth
         return depth
 
@@ -171,19 +175,22 @@ class LocAliases:
 
 def inline_loc(loc: Attribute, aliases: LocAliases) -> str:
     """The body of `loc(...)` for `loc`, with nested locations by alias."""
-    loc = _canonical(loc)
+    return _inline_canonical(_canonical(loc), aliases)
+
+
+def _inline_canonical(loc: Attribute, aliases: LocAliases) -> str:
     if isinstance(loc, UnknownLoc):
         return "unknown"
     if isinstance(loc, NameLoc):
         text = escape_string(loc.desc.data)
         if isinstance(loc.location, NoneAttr | UnknownLoc):
             return text
-        return f"{text}({aliases.ref(loc.location)})"
+        return f"{text}({aliases.ref(loc.location, canonical=True)})"
     if isinstance(loc, FileLineColLoc):
         return f"{escape_string(loc.filename.data)}:{loc.line.data}:{loc.column.data}"
     if isinstance(loc, FusedLoc):
         meta = "" if isinstance(loc.metadata, NoneAttr) else f"<{attr_text(loc.metadata)}>"
-        return f"fused{meta}[{', '.join(aliases.ref(c) for c in loc.locations.data)}]"
+        return f"fused{meta}[{', '.join(aliases.ref(c, canonical=True) for c in loc.locations.data)}]"
     if isinstance(loc, CallSiteLoc):
-        return f"callsite({aliases.ref(loc.callee)} at {aliases.ref(loc.caller)})"
+        return f"callsite({aliases.ref(loc.callee, canonical=True)} at {aliases.ref(loc.caller, canonical=True)})"
     raise ValueError(f"not a location: {loc}")
