@@ -1,4 +1,4 @@
-"""The Top (and later Tpu) dialects. This package imports nothing else of tpudsl."""
+"""The Top and Tpu dialects. This package imports nothing else of tpudsl."""
 
 from xdsl.context import Context
 
@@ -8,12 +8,16 @@ def make_context(allow_unregistered: bool = False) -> Context:
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
 
+    from tpudsl.dialects.attrs import ENUMS, enum_class
     from tpudsl.dialects.top import Top
+    from tpudsl.dialects.tpu import Tpu
 
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Top):
+    for dialect in (Builtin, Func, Top, Tpu):
         ctx.load_dialect(dialect)
     _load_quant_types(ctx)
+    for name in ENUMS:  # `#tpu<round_mode X>` parses into the class attrs.to_attr builds
+        ctx._loaded_attrs[name] = enum_class(name)  # noqa: SLF001
     return ctx
 
 

@@ -12,6 +12,9 @@ tables, the frontend, rewrites and the interpreter all speak the same language:
   "i64[]"  ArrayAttr of IntegerAttr(i64)         kernel_shape = [3, 3]
   "f64[]"  ArrayAttr of FloatAttr(f64)           mean = [0.000000e+00, ...]
   "any"    anything (checked by the op's own verifier, if at all)
+  enum     `#tpu<round_mode HalfUp>`: a kind named after the enum ("tpu.round_mode"), one of
+           ENUMS; Python value "HalfUp". TPU-MLIR prints its enums in MLIR's opaque dialect
+           form, so they stay opaque attributes here (see `enum_class`).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntAttr,
     IntegerType,
     StringAttr,
+    UnregisteredAttr,
     f64,
     i1,
     i64,
@@ -33,6 +38,42 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 KINDS = ("i64", "f64", "bool", "str", "i64[]", "f64[]", "any")
+
+# TPU-MLIR's Tpu enums (TpuOps.td), by the name they print under: `#tpu<rq_mode X>` is "tpu.rq_mode".
+ROUND_MODES = ("HalfAwayFromZero", "HalfUp", "HalfDown", "HalfToEven", "HalfToOdd", "HalfTowardsZero",
+               "TowardsZero", "Up", "Down")
+ENUMS: dict[str, tuple[str, ...]] = {
+    "tpu.rq_mode": ("TFLite_LShift", "TFLite", "MultiplierShift", "OnlyShift", "QDM", "OnlyScale"),
+    "tpu.dq_mode": ("Normal", "TFLite"),
+    "tpu.round_mode": ROUND_MODES,
+    "tpu.pool_mode": ("Avg", "Max"),
+    "tpu.Pad_Mode": ("constant", "reflect", "symmetric", "edge"),
+    "tpu.run_mode": ("TPU_STATIC", "TPU_DYNAMIC", "CPU", "SWITCH", "MERGE", "LOOP", "UNKNOW"),
+    "tpu.active_mode": (
+        "TANH", "SIGMOID", "RELU", "EXP", "ELU", "SQRT", "SQUARE", "RSQRT", "ABSVAL", "LN", "ROUND", "CEIL",
+        "FLOOR", "SIN", "COS", "IS_FINITE", "MISH", "SWISH", "HSWISH", "SILU", "ARCSIN", "ARCCOS", "ARCSINH",
+        "ARCCOSH", "ARCTANH", "SINH", "COSH", "TAN", "SIGN", "GELU", "ERF", "HSIGMOID", "LOG_SIGMOID",
+        "SOFT_PLUS", "SOFT_SIGN", "LOG2", "TGELU", "QGELU",
+    ),
+    "tpu.mode": ("nearest", "linear"),
+    "tpu.coord_mode": ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"),
+}
+_ENUM_CLASSES: dict[str, type[UnregisteredAttr]] = {}
+
+
+def enum_class(kind: str) -> type[UnregisteredAttr]:
+    """The one attribute class of enum `kind`: make_context registers it under its name, so the
+    parser builds the same class that `to_attr` builds, and parsed and built values compare equal."""
+    cls = _ENUM_CLASSES.get(kind)
+    if cls is None:
+        cls = _ENUM_CLASSES[kind] = UnregisteredAttr.with_name_and_type(kind, False)
+    return cls
+
+
+def _enum_value(attr: Attribute) -> str | None:
+    if isinstance(attr, UnregisteredAttr) and attr.attr_name.data in ENUMS and attr.is_opaque.data:
+        return attr.value.data.strip()
+    return None
 
 
 def to_attr(kind: str, value: Any) -> Attribute:
@@ -49,6 +90,10 @@ def to_attr(kind: str, value: Any) -> Attribute:
         return ArrayAttr([IntegerAttr(int(v), i64) for v in value])
     if kind == "f64[]":
         return ArrayAttr([FloatAttr(float(v), f64) for v in value])
+    if kind in ENUMS:
+        if value not in ENUMS[kind]:
+            raise ValueError(f"{kind} has no case {value!r}; cases: {', '.join(ENUMS[kind])}")
+        return enum_class(kind)(StringAttr(kind), IntAttr(0), IntAttr(1), StringAttr(f" {value}"))
     if kind == "any":
         if isinstance(value, Attribute):
             return value
@@ -70,7 +115,8 @@ def from_attr(attr: Attribute) -> Any:
         return [from_attr(a) for a in attr.data]
     if isinstance(attr, DenseArrayBase):
         return list(attr.get_values())
-    return attr
+    enum = _enum_value(attr)
+    return attr if enum is None else enum
 
 
 def _is_int(attr: Attribute, width: int | None = None) -> bool:
@@ -95,6 +141,8 @@ def matches(kind: str, attr: Attribute) -> bool:
         return isinstance(attr, ArrayAttr) and all(
             isinstance(a, FloatAttr | IntegerAttr) for a in attr.data
         )
+    if kind in ENUMS:
+        return _enum_value(attr) in ENUMS[kind] and attr.attr_name.data == kind  # type: ignore[attr-defined]
     return kind == "any"
 
 

@@ -249,3 +249,14 @@ def shuffle_channel(ins: Ins, a: AttrView) -> list[Shape]:
     if len(x) < 2 or group < 1 or x[1] % group:
         raise ShapeError(f"group {group} must divide the channels of {fmt(x)}")
     return [x]
+
+
+def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
+    """tpu.Conv2D: the filter is [oc, ic/g, kh, kw], or after --weight-reorder the F32 coefficient
+    layout [1, oc, ic/g, kh*kw] (TPU-MLIR's `1x65x16x9` for oc=65, ic=16, 3x3)."""
+    w = operand(ins, 1, "filter")
+    kernel = list(a["kernel_shape"])
+    reordered = len(w) == 4 and len(kernel) == 2 and list(w[2:]) != kernel
+    if reordered and w[0] == 1 and w[3] == kernel[0] * kernel[1]:
+        ins = [ins[0], (w[1], w[2], *kernel), *ins[2:]]
+    return conv(ins, a)

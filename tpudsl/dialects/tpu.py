@@ -1,0 +1,193 @@
+"""The Tpu dialect: ops as TPU-MLIR's TpuOps.td names them, after lowering from Top.
+
+Same table style as top.py: one `OpSpec` row per op, attributes with TPU-MLIR's names, kinds and
+defaults, the shape rule shared with the Top op it comes from. What differs from Top:
+
+* enums print as `#tpu<round_mode HalfAwayFromZero>` (kinds "tpu.round_mode", ... in attrs.py);
+* quantization parameters are attributes (`multiplier`, `rshift`, `quant_mode`, ...), declared
+  here for every op that has them in TPU-MLIR, even before the INT8 lowering uses them;
+* optional extra operands TPU-MLIR adds for the chip (`buffer`, lookup `table`s) are `name?`
+  operands that lowering fills with `top.None`;
+* `ginfo`/`layer_group` (layer-group info, `#tpu.lg<...>`) is declared as kind "any" until the
+  layer-group pass gives it a type.
+
+Weights, inputs and `none` stay `top.Weight`, `top.Input` and `top.None`, as in TPU-MLIR's files.
+The element type of each tensor is the mode's (f32, f16, bf16; i8/i32 for INT8).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from tpudsl.dialects import shapes as S
+from tpudsl.dialects import shapes_nn as NN
+from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
+
+RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
+GINFO = {"ginfo": A("any")}
+
+
+def _round(default: str = "HalfAwayFromZero") -> dict[str, A]:
+    return {"round_mode": A("tpu.round_mode", default)}
+
+
+WINDOW = {"kernel_shape": A("i64[]", REQUIRED), "strides": A("i64[]", REQUIRED), "pads": A("i64[]", REQUIRED)}
+# Per-op scalar requantization (int multiplier, right shift), TPU-MLIR's defaults.
+RQ_SCALAR = {"multiplier": A("i64", 1), "rshift": A("i64", 0)}
+# Per-input requantization of the n-ary ops.
+RQ_INPUTS = {"multipliers": A("i64[]"), "rshifts": A("i64[]")}
+
+SPECS: list[OpSpec] = [
+    OpSpec(
+        "tpu.Conv2D",
+        operands=("input", "filter", "bias?"),
+        attrs={
+            **WINDOW,
+            "group": A("i64", 1),
+            "dilations": A("i64[]"),
+            "inserts": A("i64[]"),
+            **RELU,
+            "with_bias": A("bool", REQUIRED),
+            "weight_is_coeff": A("i64", 1),
+            "dynweight_reorderd": A("bool", False),
+            "coeff_merged": A("bool", False),
+            "use_3ic_optimize": A("i64", 0),
+            "kernel_zp": A("i64", 0),
+            "use_winograd": A("i64"),
+            "multiplier": A("i64[]"),
+            "rshift": A("i64[]"),
+            "quant_mode": A("tpu.rq_mode", "MultiplierShift"),
+            **_round("HalfUp"),
+            **GINFO,
+            "do_leaky_relu": A("bool"),
+            "neg_slope": A("f64"),
+            "multiplier_pos": A("i64"),
+            "multiplier_neg": A("i64"),
+            "rshift_pos": A("i64"),
+            "rshift_neg": A("i64"),
+            "out_f8_scales": A("f64[]"),
+            "support_compress": A("bool", True),
+            "compress_info": A("any"),
+        },
+        shape=NN.tpu_conv2d,
+        summary="2-D convolution; filter [oc, ic/group, kh, kw], [1, oc, ic/group, kh*kw] after --weight-reorder",
+    ),
+    OpSpec(
+        "tpu.Pool2D",
+        attrs={
+            **WINDOW,
+            "pool_mode": A("tpu.pool_mode", REQUIRED),
+            "pad_value": A("i64", 0),
+            "is_adaptive": A("bool", False),
+            "count_include_pad": A("bool", False),
+            **RELU,
+            "ceil_mode": A("bool"),
+            "multiplier": A("i64"),
+            "rshift": A("i64"),
+            "scale": A("f64"),
+            "offset": A("f64"),
+            **_round(),
+            "first_round_mode": A("tpu.round_mode", "HalfAwayFromZero"),
+            "layer_group": A("any"),
+            "fp8_out_scale": A("f64"),
+        },
+        shape=NN.pool,
+        summary="2-D max or average pooling (pool_mode)",
+    ),
+    OpSpec(
+        "tpu.MatMul",
+        operands=("input", "right", "bias?", "multi?", "buffer?"),
+        attrs={
+            "left_transpose": A("bool", False),
+            "right_transpose": A("bool", False),
+            "output_transpose": A("bool", False),
+            "hdim_is_batch": A("bool", False),
+            "keep_dims": A("bool", True),
+            **RELU,
+            "multipliers": A("i64[]", [1]),
+            "rshifts": A("i64[]", [0]),
+            "right_zp": A("i64", 0),
+            "input_zp": A("i64", 0),
+            "quant_mode": A("tpu.rq_mode", "MultiplierShift"),
+            "left_reuse": A("i64", 1),
+            "out_f8_scales": A("f64[]"),
+            **GINFO,
+            "multi_core": A("bool"),
+            "fuse_rq": A("bool", False),
+            **_round(),
+        },
+        shape=NN.matmul,
+    ),
+    OpSpec("tpu.Active", attrs={"mode": A("tpu.active_mode", REQUIRED), "coeffs": A("f64[]"), **GINFO},
+           shape=S.same_as_first, summary="an element-wise function chosen by `mode`"),
+    OpSpec("tpu.Clip", attrs={"min": A("f64", REQUIRED), "max": A("f64", REQUIRED), **GINFO}, shape=S.same_as_first),
+    OpSpec("tpu.Relu", attrs={**GINFO, "relu_limit": A("f64", -1.0)}, shape=S.same_as_first),
+    OpSpec("tpu.LeakyRelu",
+           attrs={"alpha": A("f64"), "multiplier": A("i64"), "multiplier_neg": A("i64"), "rshift": A("i64"),
+                  "rshift_neg": A("i64"), **_round(), **GINFO},
+           shape=S.same_as_first),
+    OpSpec("tpu.Reciprocal", attrs={"const_val": A("f64", 1.0), **RELU, **GINFO}, shape=S.same_as_first),
+    OpSpec("tpu.Cast",
+           attrs={"extra_input": A("bool"), **GINFO, "with_scale": A("bool", True), **_round()},
+           shape=S.same_as_first, summary="element type conversion (the result type says to what)"),
+    OpSpec("tpu.Permute", operands=("input", "buffer?"), attrs={"order": A("i64[]", REQUIRED), **GINFO},
+           shape=S.permute),
+    OpSpec("tpu.Reshape", operands=("input", "[buffer]"),
+           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1)}, shape=S.reshape),
+    OpSpec("tpu.Squeeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.squeeze),
+    OpSpec("tpu.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze),
+    OpSpec("tpu.Concat", operands=("inputs*",),
+           attrs={"axis": A("i64", REQUIRED), "only_merge": A("bool", False), **RQ_INPUTS, **RELU, **GINFO},
+           shape=S.concat),
+    OpSpec("tpu.Softmax",
+           operands=("input", "table?", "slope_table?", "reciprocal_table?", "reciprocal_mantissa_table?", "buffer?"),
+           attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **_round()},
+           shape=S.softmax),
+    OpSpec("tpu.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?", "buffer?"),
+           attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),
+                  "axes": A("i64[]", [1]), "hasparamConvert_axes": A("i64[]", [])},
+           shape=S.slice_),
+    OpSpec("tpu.Pad", operands=("input", "paddingsT?", "left_select?", "right_select?", "buffer?"),
+           attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant")},
+           shape=S.pad),
+    OpSpec("tpu.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU, **GINFO},
+           shape=S.upsample),
+    OpSpec("tpu.Depth2Space",
+           attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
+                  "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
+                  "swap_cr": A("bool", False)},
+           shape=S.depth2space),
+    OpSpec("tpu.Lut", operands=("input", "table"), attrs=dict(GINFO), shape=S.same_as_first,
+           summary="y = table[x] for int8/uint8 x (a 256-entry table)"),
+]
+
+# n-ary broadcasting ops over a variadic `inputs`, with their requantization attributes.
+NARY: list[tuple[str, dict[str, A]]] = [
+    ("Add", {**RELU, "coeff": A("f64[]"), "do_early_stride": A("bool"), "early_stride_h": A("i64"),
+             "early_stride_w": A("i64"), **RQ_INPUTS, "f8_scales": A("f64[]"), **GINFO}),
+    ("Sub", {"is_reverse": A("bool", False), **RELU, "coeff": A("f64[]"), **RQ_INPUTS, "f8_scales": A("f64[]"),
+             **GINFO}),
+    ("Mul", {**RELU, **RQ_SCALAR, "quant_mode": A("tpu.rq_mode", "MultiplierShift"), "out_f8_scales": A("f64[]"),
+             **GINFO}),
+    ("Div", {"is_reverse": A("bool", False), **RELU, **RQ_SCALAR, **GINFO}),
+    ("Max", {**RELU, "coeff": A("f64[]"), **RQ_INPUTS, **GINFO}),
+    ("Min", {**RELU, "coeff": A("f64[]"), **RQ_INPUTS, **GINFO}),
+]
+
+# Tensor-with-scalar ops: input (op) const_val.
+CONST: list[tuple[str, dict[str, A]]] = [
+    ("AddConst", {**RELU, **RQ_SCALAR, "f8_scale": A("f64", 1.0), **GINFO}),
+    ("SubConst", {"is_reverse": A("bool", False), **RELU, **RQ_SCALAR, "f8_scale": A("f64", 1.0), **GINFO}),
+    ("MulConst", {**RELU, **RQ_SCALAR, **GINFO}),
+    ("MaxConst", {**RELU, **RQ_SCALAR, **GINFO}),
+    ("MinConst", {**RELU, **RQ_SCALAR, **GINFO}),
+]
+
+SPECS += [OpSpec(f"tpu.{name}", operands=("inputs*",), attrs=attrs, shape=S.broadcast_all) for name, attrs in NARY]
+SPECS += [
+    OpSpec(f"tpu.{name}", attrs={"const_val": A("f64", REQUIRED), **attrs}, shape=S.same_as_first)
+    for name, attrs in CONST
+]
+
+OPS = [define(spec) for spec in SPECS]
+Tpu = Dialect("tpu", OPS, [])
