@@ -38,6 +38,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "scalar-to-const": lambda: _load("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass"),
     "fold-constants": lambda: _load("tpudsl.rewrites.fold_constants", "FoldConstantsPass"),
     "fold-mulconst-one": lambda: _load("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass"),
+    "processor-assign": lambda: _load("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
+    "convert-top-to-tpu": lambda: _load("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
     "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

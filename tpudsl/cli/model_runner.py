@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import ml_dtypes
 import numpy as np
 import onnx
 
@@ -159,7 +160,11 @@ def model_inference(
 
 def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
     """Write `tensors` to an .npz atomically (never a half-written file)."""
-    write_atomically(path, lambda f: np.savez(f, **tensors))
+    # .npz has no f16/bf16 readers outside numpy/ml_dtypes: float tensors are written as float32
+    # (exact: every f16 and bf16 value is a float32), as TPU-MLIR's tools write them.
+    wide = {k: v.astype(np.float32) if v.dtype in (np.float16, ml_dtypes.bfloat16) else v
+            for k, v in tensors.items()}
+    write_atomically(path, lambda f: np.savez(f, **wide))
 
 
 def build_parser() -> CliArgumentParser:

@@ -5,8 +5,8 @@ the input's directory; the working directory for stdin) into a TopModule, so tha
 data with `top_module_of`. A named file that does not exist is not an error: the module is then
 left without weights and the patterns that need them do not fire (a pass that cannot work without
 them reports that itself). After the passes, weights that changed (an entry added or dropped, an
-array replaced) go to `<output stem>_weight.npz` next to the output, which is then the module's
-`module.weight_file`. docs/tpuc-opt.md gives the rules for stdout and name clashes.
+array replaced) go to `<output stem>_weight.npz` next to the output, or to the file a pass named
+in `module.weight_file` (relative to the output), which is then the module's `module.weight_file`. docs/tpuc-opt.md gives the rules for stdout and name clashes.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class LoadedWeights:
     top: TopModule  # kept alive here: the registry behind top_module_of only holds it weakly
     source: Path
     before: dict[str, np.ndarray]  # what the module used when read, to tell whether passes changed it
+    named: str  # module.weight_file as read, to tell whether a pass named another file
 
 
 @dataclass
@@ -42,7 +43,7 @@ def load_weights(module: ModuleOp, filename: str) -> LoadedWeights | None:
         return None
     top = TopModule(module, path=Path(filename))
     top.weights = read_weights(source, top.weight_ops(), filename)
-    return LoadedWeights(top, source, top.used_weights())
+    return LoadedWeights(top, source, top.used_weights(), _weight_file_attr(module))
 
 
 def weights_to_write(loaded: LoadedWeights | None, input_name: str, output: str) -> WeightsToWrite | None:
@@ -54,7 +55,8 @@ def weights_to_write(loaded: LoadedWeights | None, input_name: str, output: str)
         return None
     module = loaded.top.module
     after = loaded.top.used_weights()
-    changed = after.keys() != loaded.before.keys() or any(after[k] is not loaded.before[k] for k in after)
+    renamed = _weight_file_attr(module) != loaded.named
+    changed = renamed or after.keys() != loaded.before.keys() or any(after[k] is not loaded.before[k] for k in after)
     out = _output_file(output)
     if not changed:
         if out is not None and not _same(out.parent, loaded.source.parent):
@@ -62,13 +64,14 @@ def weights_to_write(loaded: LoadedWeights | None, input_name: str, output: str)
         return None
     if out is None:
         raise TpudslError("the passes changed the weights; use -o FILE so they can be written")
-    path = out.parent / f"{out.stem}_weight.npz"
+    # A pass may name the new file (convert-top-to-tpu's weightFileName, as TPU-MLIR's scripts pass it).
+    path = out.parent / (_weight_file_attr(module) if renamed else f"{out.stem}_weight.npz")
     if _same(path, loaded.source) and not _same(out, Path(input_name)):
         raise TpudslError(
             f"the changed weights would replace '{loaded.source}', which '{input_name}' still names; "
             "choose another -o name"
         )
-    _name_weight_file(module, path.name)
+    _name_weight_file(module, os.path.relpath(path, out.parent))
     return WeightsToWrite(path, after)
 
 
@@ -82,6 +85,11 @@ def _output_file(output: str) -> Path | None:
 
 def _same(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _weight_file_attr(module: ModuleOp) -> str:
+    attr = module.attributes.get("module.weight_file")
+    return attr.data if isinstance(attr, StringAttr) else ""
 
 
 def _name_weight_file(module: ModuleOp, name: str) -> None:

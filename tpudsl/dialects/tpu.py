@@ -145,7 +145,8 @@ SPECS: list[OpSpec] = [
            shape=S.softmax),
     OpSpec("tpu.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?", "buffer?"),
            attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),
-                  "axes": A("i64[]", [1]), "hasparamConvert_axes": A("i64[]", [])},
+                  # TPU-MLIR defaults axes to [1]; absent here means what it means on top.Slice
+                  "axes": A("i64[]"), "hasparamConvert_axes": A("i64[]", [])},
            shape=S.slice_),
     OpSpec("tpu.Pad", operands=("input", "paddingsT?", "left_select?", "right_select?", "buffer?"),
            attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant")},
@@ -191,3 +192,16 @@ SPECS += [
 
 OPS = [define(spec) for spec in SPECS]
 Tpu = Dialect("tpu", OPS, [])
+
+# The Top element-wise functions that lower to `tpu.Active`, by their `mode`. Only functions whose
+# Top op has no attributes that change the function (Sigmoid's scale/bias/log, GELU's approx_mode
+# are handled by the lowering). The Tpu interpreter reads the same table backwards.
+ACTIVE_MODES: dict[str, str] = {
+    "top.Tanh": "TANH", "top.Sigmoid": "SIGMOID", "top.Exp": "EXP", "top.Sqrt": "SQRT", "top.Rsqrt": "RSQRT",
+    "top.Abs": "ABSVAL", "top.Log": "LN", "top.Ceil": "CEIL", "top.Floor": "FLOOR", "top.Sin": "SIN",
+    "top.Cos": "COS", "top.Mish": "MISH", "top.HardSwish": "HSWISH", "top.SiLU": "SILU", "top.Arccos": "ARCCOS",
+    "top.Arctanh": "ARCTANH", "top.Sinh": "SINH", "top.Cosh": "COSH", "top.Tan": "TAN", "top.Sign": "SIGN",
+    "top.Erf": "ERF", "top.Softplus": "SOFT_PLUS", "top.Softsign": "SOFT_SIGN",
+}
+# top.GELU's approx_mode -> tpu.Active mode.
+GELU_MODES = {"normal": "GELU", "tanh": "TGELU", "sigm": "QGELU"}

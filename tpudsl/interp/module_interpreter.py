@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -39,13 +40,14 @@ from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.interp import winograd
 from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
+from tpudsl.interp.kernels_tpu import ALL_KERNELS
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
 
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
 
 _FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
-           BFloat16Type: np.float32}  # numpy has no bfloat16: compute those in float32
+           BFloat16Type: ml_dtypes.bfloat16}
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype | None:
@@ -131,7 +133,7 @@ class ModuleInterpreter:
         self,
         module: ModuleOp | FuncOp,
         weights: Mapping[str, np.ndarray] | None = None,
-        kernels: Mapping[str, Kernel] = KERNELS,
+        kernels: Mapping[str, Kernel] = ALL_KERNELS,
     ):
         self.module = module
         self.weights = weights or {}
@@ -145,7 +147,7 @@ class ModuleInterpreter:
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = KERNELS) -> ModuleInterpreter:
+    def from_file(cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = ALL_KERNELS) -> ModuleInterpreter:
         from tpudsl.ir.module import load_module
 
         mod = load_module(path)
@@ -206,6 +208,8 @@ class ModuleInterpreter:
             raise TpudslError(f"{_where(op)} has no data in the weights")
         array = np.asarray(self.weights[name])
         dtype = _dtype(op.results[0])
+        if dtype == ml_dtypes.bfloat16 and array.dtype == np.uint16:  # bf16 weights are stored as their bits
+            return array.view(dtype)
         return array.astype(dtype) if dtype is not None and array.dtype != dtype else array
 
     def _plan(self, op: Operation, slot: dict[SSAValue, int], number) -> _Step:

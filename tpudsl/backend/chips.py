@@ -1,0 +1,55 @@
+"""Chips as data: what the backend needs to know about a TPU, one row per chip.
+
+bm1684x's memory numbers are TPU-MLIR's (BM1684X.h: NPU_NUM 64, LMEM_BYTES 1<<18 per lane,
+16 banks, EU_BYTES 64, DMA alignment 512, global memory from 0x100000000). bm1688's lane count
+and local memory follow TPU-MLIR's log line `NPU_NUM=32 LocalMem size=4194304` (32 x 128 KiB).
+The throughput numbers feed the cost model only; they are our estimates, not the vendor's, and
+nothing checks a result against them. `tiny` is made up for tests: 4 lanes of 16 KiB, so that
+local-memory slicing happens on tensors small enough to test quickly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MODES = ("F32", "F16", "BF16", "INT8")
+
+
+@dataclass(frozen=True)
+class Chip:
+    name: str
+    lanes: int  # NPU count: channel c lives on lane c % lanes
+    lmem_bytes: int  # local memory per lane; valid offsets are < lmem_bytes
+    banks: int
+    eu_bytes: int  # alignment of a lane's rows (execution-unit width)
+    dma_align: int  # global-memory alignment of DMA transfers
+    gmem_start: int  # first global-memory address of activations and coefficients
+    macs_per_cycle_per_lane: int
+    dma_bytes_per_cycle: int
+    clock_mhz: int
+    modes: tuple[str, ...] = MODES
+
+    @property
+    def bank_bytes(self) -> int:
+        return self.lmem_bytes // self.banks
+
+
+CHIPS: dict[str, Chip] = {
+    chip.name: chip
+    for chip in (
+        Chip("bm1684x", lanes=64, lmem_bytes=1 << 18, banks=16, eu_bytes=64, dma_align=512,
+             gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=64, dma_bytes_per_cycle=64, clock_mhz=1000),
+        Chip("bm1688", lanes=32, lmem_bytes=1 << 17, banks=16, eu_bytes=32, dma_align=512,
+             gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=32, dma_bytes_per_cycle=32, clock_mhz=900),
+        Chip("tiny", lanes=4, lmem_bytes=1 << 14, banks=4, eu_bytes=16, dma_align=64,
+             gmem_start=0x1000, macs_per_cycle_per_lane=4, dma_bytes_per_cycle=16, clock_mhz=100),
+    )
+}
+
+
+def chip_named(name: str) -> Chip:
+    """The chip `name` (case-insensitive, as TPU-MLIR's --chip/--processor); KeyError naming the known ones."""
+    chip = CHIPS.get(name.lower())
+    if chip is None:
+        raise KeyError(f"unknown chip '{name}'; known chips: {', '.join(CHIPS)}")
+    return chip

@@ -1,0 +1,85 @@
+"""Kernels of the Tpu dialect in the float modes (F32, F16, BF16), keyed by op name.
+
+A float Tpu op computes what the Top op it was lowered from computes, so each kernel here runs
+that Top kernel (one arithmetic, written once in the Top tables) on its operands widened to
+float32, and the interpreter rounds the result once to the op's result type (`finish_output`:
+float16, or ml_dtypes' bfloat16, both round to nearest even, and a value beyond the type's range
+becomes inf there, as on the chip). INT8 kernels, whose arithmetic is integer requantization,
+come with the INT8 lowering.
+
+`TPU_KERNELS` holds only `tpu.*` ops; `ALL_KERNELS` adds the Top table, since Tpu modules keep
+`top.Input`, `top.Weight` and `top.None`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+
+from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.table import KERNELS, merge
+
+# tpu.Active's mode -> (Top op, the attributes that select the function).
+_ACTIVE: dict[str, tuple[str, dict[str, object]]] = {
+    **{mode: (top, {}) for top, mode in ACTIVE_MODES.items()},
+    **{mode: ("top.GELU", {"approx_mode": approx}) for approx, mode in GELU_MODES.items()},
+}
+
+
+def _wide(x: Array | None) -> Array | None:
+    if x is None or x.dtype not in (np.float16, ml_dtypes.bfloat16):
+        return x
+    return x.astype(np.float32)
+
+
+class _Attrs(KernelAttrs):
+    """The Tpu op's attributes with some replaced for the Top kernel (e.g. Active's mode)."""
+
+    def __init__(self, attrs: KernelAttrs, extra: dict[str, object]):
+        super().__init__({**attrs, **extra}, attrs.out_shapes, attrs.out_dtypes)
+
+
+def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> Kernel:
+    """A kernel that runs the Top kernel `choose(attrs)` names, on float32 operands."""
+
+    def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+        top, extra = choose(attrs)
+        return KERNELS[top].run([_wide(x) for x in inputs], _Attrs(attrs, extra) if extra else attrs)
+
+    return Kernel(run)
+
+
+def _same(top: str) -> Kernel:
+    return _via_top(lambda attrs: (top, {}))
+
+
+def _active(attrs: KernelAttrs) -> tuple[str, dict[str, object]]:
+    mode = attrs["mode"]
+    if mode not in _ACTIVE:
+        raise ValueError(f"tpu.Active mode {mode} has no kernel")
+    return _ACTIVE[mode]
+
+
+def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
+    # finish_output converts to the result's dtype; the float modes' Cast changes nothing else.
+    return _wide(inputs[0])  # type: ignore[return-value]
+
+
+_SAME_AS_TOP = (
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "AddConst", "SubConst", "MulConst", "MaxConst", "MinConst",
+    "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
+    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space",
+)
+
+TPU_KERNELS: dict[str, Kernel] = {
+    **{f"tpu.{name}": _same(f"top.{name}") for name in _SAME_AS_TOP},
+    "tpu.Conv2D": _same("top.Conv"),
+    "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
+    "tpu.Active": _via_top(_active),
+    "tpu.Cast": Kernel(_cast),
+}
+
+ALL_KERNELS: dict[str, Kernel] = merge(KERNELS, TPU_KERNELS)

@@ -1,0 +1,52 @@
+"""`--processor-assign="chip=bm1684x mode=F16"`: which chip and precision the module is lowered for.
+
+Sets `module.chip` and `module.mode`, as TPU-MLIR's pass does; `--convert-top-to-tpu` reads them.
+The other options of TPU-MLIR's command line are accepted with the values this product supports
+(one device, one core, automatic addresses) and rejected otherwise, so a command line asking for
+something we do not model fails instead of being ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from tpudsl.backend.chips import chip_named
+from tpudsl.ir.diagnostics import TpudslError
+
+
+@dataclass(frozen=True)
+class ProcessorAssignPass(ModulePass):
+    """Record the target chip and quantization mode in the module (module.chip, module.mode)."""
+
+    name = "processor-assign"
+
+    chip: str = ""
+    mode: str = ""
+    num_device: int = 1
+    num_core: int = 1
+    addr_mode: str = "auto"
+    high_precision: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            chip = chip_named(self.chip)
+        except KeyError as e:
+            raise TpudslError(f"processor-assign: {e.args[0]}") from None
+        mode = self.mode.upper()
+        if mode not in chip.modes:
+            raise TpudslError(f"processor-assign: mode '{self.mode}' is not one of {', '.join(chip.modes)}")
+        unsupported = {
+            "num_device": (self.num_device, 1),
+            "num_core": (self.num_core, 1),
+            "addr_mode": (self.addr_mode, "auto"),
+            "high_precision": (self.high_precision, False),
+        }
+        for key, (value, only) in unsupported.items():
+            if value != only:
+                raise TpudslError(f"processor-assign: {key}={value} is not supported (only {key}={only})")
+        op.attributes["module.chip"] = StringAttr(chip.name)
+        op.attributes["module.mode"] = StringAttr(mode)

@@ -1,0 +1,289 @@
+"""`--convert-top-to-tpu`: Top ops become Tpu ops in the precision `--processor-assign` chose.
+
+One table, keyed by Top op name: `LOWERINGS["top.Conv"]` says which Tpu op it becomes and which
+attributes change on the way. Attributes the rule does not name are copied when the Tpu op
+declares them (converted to the Tpu kind: Top's `round_mode = "HalfUp"` becomes
+`#tpu<round_mode HalfUp>`); an attribute the Tpu op does not declare and the rule does not consume
+is an error naming it — an attribute is never dropped silently.
+
+Float modes (F32, F16, BF16; docs/quantization.md):
+* every tensor a Tpu op produces has the mode's element type and keeps its Top name;
+* the model's inputs stay f32 (`top.Input`), followed by a `tpu.Cast` named `<input>_<mode>`;
+* a returned value is cast back to f32 by a `tpu.Cast` that carries the Top output name, and the op
+  that computed it in the mode's type gets the derived name `<name>_<mode>`;
+* weights are converted to the mode's type under the derived name `<weight>_<mode>` (F16: float16
+  data; BF16: its bit patterns as uint16, as TPU-MLIR stores them), except the bias of Conv2D and
+  MatMul, which stays f32 (accumulation is in f32 on the chip).
+INT8 is not lowered yet: asking for it is an error, not a float model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tpudsl.dialects import shapes_nn
+from tpudsl.dialects.attrs import from_attr, to_attr
+from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, top_module_of
+
+FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Float16Type, "BF16": BFloat16Type}
+# Ops that are the same op in a Tpu module (TPU-MLIR keeps them from the Top dialect).
+KEPT = ("top.Input", "top.Weight", "top.None")
+# Operands that stay f32 in every float mode: (Tpu op, operand index).
+F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2)}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one Top op lowers: the Tpu op, attributes it sets or removes, a check of the Top op."""
+
+    tpu: str
+    attrs: Callable[[Operation, AttrView], Mapping[str, Any]] = lambda op, a: {}
+    consumes: tuple[str, ...] = ()  # Top attributes the rule has turned into something else
+
+
+def _error(op: Operation, message: str) -> TpudslError:
+    return TpudslError(f"convert-top-to-tpu: '{op.name}' op \"{loc_name(op)}\": {message}")
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _window(op: Operation, a: AttrView) -> dict[str, Any]:
+    """2-D kernel geometry with auto_pad resolved to explicit pads (Tpu ops have no auto_pad)."""
+    kernel = list(a["kernel_shape"])
+    if len(kernel) != 2:
+        raise _error(op, f"only 2-D windows are lowered yet, kernel_shape is {kernel}")
+    x = _shape(op.operands[0])
+    strides = list(a.get("strides") or [1, 1])
+    dilations = list(a.get("dilations") or [1, 1])
+    pads = shapes_nn._auto_pads(x, kernel, strides, dilations, a.get("auto_pad", "")) or list(a.get("pads") or [0] * 4)
+    return {"kernel_shape": kernel, "strides": strides, "pads": pads}
+
+
+def _conv(op: Operation, a: AttrView) -> dict[str, Any]:
+    with_bias = op.operands[2].owner.name != "top.None" if len(op.operands) > 2 else False  # type: ignore[union-attr]
+    return {**_window(op, a), "with_bias": with_bias}
+
+
+def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
+    def attrs(op: Operation, a: AttrView) -> dict[str, Any]:
+        if not a.get("keepdims", True):
+            raise _error(op, "keepdims=false is not lowered yet")
+        if a.get("is_adaptive", False):
+            raise _error(op, "is_adaptive=true is not lowered yet")
+        return {**_window(op, a), "pool_mode": mode}
+
+    return attrs
+
+
+def _active(mode: str) -> Rule:
+    return Rule("tpu.Active", lambda op, a: {"mode": mode})
+
+
+def _sigmoid(op: Operation, a: AttrView) -> dict[str, Any]:
+    if (a.get("scale", 1.0), a.get("bias", 0.0), a.get("log", False)) != (1.0, 0.0, False):
+        raise _error(op, "only scale=1, bias=0, log=false is lowered yet")
+    return {"mode": "SIGMOID"}
+
+
+def _reshape(op: Operation, a: AttrView) -> dict[str, Any]:
+    if len(op.operands) > 1:
+        raise _error(op, "a shape given by a tensor operand is not lowered (fold it first)")
+    return {"shape": list(_shape(op.results[0]))}
+
+
+LOWERINGS: dict[str, Rule] = {
+    "top.Conv": Rule("tpu.Conv2D", _conv, consumes=("auto_pad", "do_winograd")),
+    "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"), consumes=("auto_pad", "keepdims", "is_adaptive")),
+    "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"), consumes=("auto_pad", "keepdims", "is_adaptive")),
+    "top.MatMul": Rule("tpu.MatMul"),
+    **{name: Rule(f"tpu.{name[4:]}", consumes=("is_scalar",))
+       for name in ("top.Add", "top.Sub", "top.Mul", "top.Div", "top.Max", "top.Min")},
+    **{name: Rule(f"tpu.{name[4:]}", consumes=("is_scalar",))
+       for name in ("top.AddConst", "top.SubConst", "top.MulConst", "top.MaxConst", "top.MinConst")},
+    **{name: _active(mode) for name, mode in ACTIVE_MODES.items() if name != "top.Sigmoid"},
+    "top.Sigmoid": Rule("tpu.Active", _sigmoid, consumes=("scale", "bias", "log", "round_mode")),
+    "top.GELU": Rule("tpu.Active", lambda op, a: {"mode": GELU_MODES[a["approx_mode"]]},
+                     consumes=("approx_mode", "round_mode")),
+    "top.Tanh": Rule("tpu.Active", lambda op, a: {"mode": "TANH"}, consumes=("round_mode",)),
+    "top.Relu": Rule("tpu.Relu"),
+    "top.LeakyRelu": Rule("tpu.LeakyRelu"),
+    "top.Clip": Rule("tpu.Clip"),
+    "top.Reciprocal": Rule("tpu.Reciprocal"),
+    "top.Permute": Rule("tpu.Permute"),
+    "top.Reshape": Rule("tpu.Reshape", _reshape, consumes=("shape", "flatten_start_dim")),
+    "top.Flatten": Rule("tpu.Reshape", _reshape, consumes=("start_dim", "end_dim")),
+    "top.Squeeze": Rule("tpu.Squeeze", consumes=("is_scalar",)),
+    "top.Unsqueeze": Rule("tpu.Unsqueeze"),
+    "top.Concat": Rule("tpu.Concat", lambda op, a: {"axis": a["axis"]}, consumes=("round_mode",)),
+    "top.Softmax": Rule("tpu.Softmax"),
+    "top.Upsample": Rule("tpu.Upsample"),
+    "top.Depth2Space": Rule("tpu.Depth2Space"),
+}
+
+
+@dataclass
+class _Lowering:
+    """State of one run: the module, its weights, the mode's element type."""
+
+    top: TopModule
+    mode: str
+    element_type: Attribute
+    none: SSAValue | None = None
+    converted: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
+
+    @property
+    def suffix(self) -> str:
+        return self.mode.lower()
+
+    def retyped(self, value: SSAValue, element_type: Attribute) -> TensorType:
+        return TensorType(element_type, _shape(value))
+
+    def none_value(self, before: Operation) -> SSAValue:
+        if self.none is None:
+            op = create("top.None", [], [NoneType()], loc=UnknownLoc())
+            Rewriter.insert_op(op, InsertPoint.before(before))
+            self.none = op.results[0]
+        return self.none
+
+    def weight_in(self, value: SSAValue, element_type: Attribute, before: Operation) -> SSAValue:
+        """The weight `value` converted to `element_type` (created once per weight and type)."""
+        owner = value.owner
+        name = loc_name(owner)  # type: ignore[arg-type]
+        if isinstance(element_type, Float32Type) or value.type.element_type == element_type:  # type: ignore[attr-defined]
+            return value
+        key = (name, type(element_type).__name__)
+        if key not in self.converted:
+            data = np.asarray(self.top.weight_of(owner), dtype=np.float32)  # type: ignore[arg-type]
+            stored = data.astype(np.float16 if isinstance(element_type, Float16Type) else ml_dtypes.bfloat16)
+            stored = stored.view(np.uint16) if stored.dtype == ml_dtypes.bfloat16 else stored
+            op = self.top.add_weight(f"{name}_{self.suffix}", stored, before=before)
+            # BF16 bits are stored as uint16; the value's type says what they are.
+            self.converted[key] = Rewriter.replace_value_with_new_type(op.results[0], TensorType(element_type, data.shape))
+        return self.converted[key]
+
+
+def _lower_op(op: Operation, state: _Lowering) -> None:
+    rule = LOWERINGS.get(op.name)
+    if rule is None:
+        raise _error(op, f"no Tpu lowering for {op.name} yet (lowered ops: {', '.join(sorted(LOWERINGS))})")
+    tpu_spec = SPECS[rule.tpu]
+    top_view = AttrView(op.attributes, SPECS[op.name])
+    attrs: dict[str, Any] = dict(rule.attrs(op, top_view))
+    for key, attr in op.attributes.items():
+        if key in attrs or key in rule.consumes:
+            continue
+        if key not in tpu_spec.attrs:
+            raise _error(op, f"attribute '{key}' has no counterpart on {rule.tpu}")
+        attrs[key] = to_attr(tpu_spec.attrs[key].kind, from_attr(attr))
+    operands = []
+    for i, value in enumerate(op.operands):
+        if value.owner.name == "top.None":  # type: ignore[union-attr]
+            operands.append(value)
+        elif value.owner.name == "top.Weight":  # type: ignore[union-attr]
+            keep_f32 = (rule.tpu, i) in F32_OPERANDS
+            operands.append(state.weight_in(value, Float32Type() if keep_f32 else state.element_type, op))
+        else:
+            operands.append(value)
+    variadic = any(o.endswith("*") for o in tpu_spec.operands)
+    if not variadic:
+        required = [o for o in tpu_spec.operands if not o.startswith("[")]
+        while len(operands) < len(required):
+            operands.append(state.none_value(op))
+    results = [state.retyped(r, state.element_type) for r in op.results]
+    new = create(rule.tpu, operands, results, attrs=attrs, loc=op.location)
+    Rewriter.replace_op(op, new)
+
+
+def _cast(value: SSAValue, element_type: Attribute, name: str) -> Operation:
+    return create("tpu.Cast", [value], [TensorType(element_type, _shape(value))], loc=name)
+
+
+def lower_float(top: TopModule, mode: str) -> None:
+    main = top.main_func()
+    state = _Lowering(top, mode, FLOAT_MODES[mode]())
+    convert = mode != "F32"
+    for op in list(main.body.block.ops):
+        if op.name in KEPT or isinstance(op, ReturnOp):
+            continue
+        _lower_op(op, state)
+    if not convert:
+        return
+    for op in list(main.body.block.ops):
+        if op.name == "top.Input":  # inputs stay f32; the model computes from a cast copy
+            cast = _cast(op.results[0], state.element_type, f"{loc_name(op)}_{state.suffix}")
+            Rewriter.insert_op(cast, InsertPoint.after(op))
+            op.results[0].replace_uses_with_if(cast.results[0], lambda use: use.operation is not cast)
+    ret = main.body.block.last_op
+    assert isinstance(ret, ReturnOp)
+    for i, value in enumerate(ret.operands):
+        producer = value.owner
+        name = loc_name(producer)  # type: ignore[arg-type]
+        cast = _cast(value, Float32Type(), name)
+        Rewriter.insert_op(cast, InsertPoint.before(ret))
+        producer.location = NameLoc(StringAttr(f"{name}_{state.suffix}"), NoneAttr())  # type: ignore[union-attr]
+        ret.operands[i] = cast.results[0]
+    main.update_function_type()
+
+
+@dataclass(frozen=True)
+class ConvertTopToTpuPass(ModulePass):
+    """Lower every Top op to the Tpu dialect in module.mode (set by --processor-assign)."""
+
+    name = "convert-top-to-tpu"
+
+    qtable: str = ""
+    asymmetric: bool = False
+    doWinograd: bool = False  # noqa: N815 (TPU-MLIR's option names)
+    ignore_f16_overflow: bool = False
+    weightFileName: str = ""  # noqa: N815
+    q_group_size: int = 0
+    matmul_perchannel: bool = False
+    gelu_mode: str = "normal"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        top = top_module_of(op)
+        if top is None:
+            raise TpudslError("convert-top-to-tpu needs the module's weights (module.weight_file)")
+        mode_attr = op.attributes.get("module.mode")
+        if not isinstance(mode_attr, StringAttr):
+            raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
+        mode = mode_attr.data
+        for option, value, default in (("qtable", self.qtable, ""), ("asymmetric", self.asymmetric, False),
+                                       ("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
+                                       ("matmul_perchannel", self.matmul_perchannel, False),
+                                       ("gelu_mode", self.gelu_mode, "normal")):
+            if value != default:
+                raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
+        if mode not in FLOAT_MODES:
+            raise TpudslError(f"convert-top-to-tpu: mode {mode} is not lowered yet (F32, F16 and BF16 are)")
+        lower_float(top, mode)
+        op.attributes["module.state"] = StringAttr("TPU_LOWERED")
+        if self.weightFileName:
+            op.attributes["module.weight_file"] = StringAttr(self.weightFileName)
