@@ -268,9 +268,8 @@ class ConvertTopToTpuPass(ModulePass):
     gelu_mode: str = "normal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        top = top_module_of(op)
-        if top is None:
-            raise TpudslError("convert-top-to-tpu needs the module's weights (module.weight_file)")
+        # Without a weight file only weight-free modules lower: a weight's data is read when converted.
+        top = top_module_of(op) or TopModule(op)
         mode_attr = op.attributes.get("module.mode")
         if not isinstance(mode_attr, StringAttr):
             raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
