@@ -22,6 +22,7 @@ from xdsl.ir import Dialect
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
+from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
 GINFO = {"ginfo": A("any")}
@@ -160,6 +161,67 @@ SPECS: list[OpSpec] = [
            shape=S.depth2space),
     OpSpec("tpu.Lut", operands=("input", "table"), attrs=dict(GINFO), shape=S.same_as_first,
            summary="y = table[x] for int8/uint8 x (a 256-entry table)"),
+    OpSpec("tpu.Deconv", operands=("input", "filter", "bias?"),
+           attrs={**WINDOW, "group": A("i64", 1), "dilations": A("i64[]"), "output_padding": A("i64[]"), **RELU,
+                  "with_bias": A("bool", REQUIRED), "multiplier": A("i64[]"), "rshift": A("i64[]"),
+                  "quant_mode": A("tpu.rq_mode", "MultiplierShift"), **GINFO,
+                  # not in TpuOps.td: Top's filter-layout flag, kept so the filter's layout is explicit
+                  "dynweight_reorderd": A("bool", False)},
+           shape=NN.deconv),
+    OpSpec("tpu.Scale", operands=("input", "scale", "bias", "lshift?"), attrs={**RELU, **GINFO},
+           shape=NN.channel_affine),
+    OpSpec("tpu.PReluOp", operands=("input", "slope"),
+           attrs={"rshift": A("i64", 0), "rshift_pos": A("i64"), "multiplier_pos": A("i64"), **GINFO},
+           shape=NN.prelu),
+    OpSpec("tpu.LRN", operands=("input", "table?", "mantissa?"),
+           attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75), "bias": A("f64", 1.0)},
+           shape=S.same_as_first),
+    OpSpec("tpu.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]", [])}, shape=S.tile),
+    OpSpec("tpu.Gather", operands=("input", "indices", "buffer?"),
+           attrs={"axis": A("i64", 0), "if_neg_index": A("bool", True),
+                  # not in TpuOps.td: Top's keepdims (a scalar index keeps or drops the axis)
+                  "keepdims": A("bool", True)},
+           shape=S.gather),
+    OpSpec("tpu.GatherElements", operands=("input", "indices", "indices_coeff?", "buffer?"),
+           attrs={"axis": A("i64", 2)}, shape=S.gather_elements),
+    OpSpec("tpu.Interp", operands=("input", "shapeT?", "buffer?"),
+           attrs={"scale_h": A("f64", REQUIRED), "scale_w": A("f64", REQUIRED), "mode": A("tpu.mode", REQUIRED),
+                  "coord_mode": A("tpu.coord_mode", REQUIRED), **GINFO,
+                  # not in TpuOps.td: ONNX Resize's nearest rounding, as on top.Interp
+                  "nearest_mode": A("str", None, ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"))},
+           shape=S.interp),
+    OpSpec("tpu.Reduce", operands=("input", "buffer?", "reciprocal_mantissa_table?"),
+           attrs={"axes": A("i64[]", REQUIRED), "keepdims": A("bool", REQUIRED),
+                  "mode": A("str", REQUIRED, REDUCE_MODES), "multiplier": A("i64[]"), "rshift": A("i64[]")},
+           shape=S.reduce),
+    OpSpec("tpu.Arg", results=("indices", "values?"),
+           attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED), "mode": A("str", REQUIRED, ("ArgMin", "ArgMax")),
+                  "select_last_index": A("bool", True)},
+           shape=S.arg),
+    OpSpec("tpu.Where", operands=("cond", "tbrn?", "fbrn?", "buffer?"),
+           attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),
+                  "x_const_val": A("f64", 0.0), "y_const_val": A("f64", 0.0)},
+           shape=S.where),
+    OpSpec("tpu.MaskedFill", operands=("cond", "brn"),
+           attrs={"inversed": A("bool", REQUIRED), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all),
+    OpSpec("tpu.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES)},
+           shape=S.broadcast_all),
+    OpSpec("tpu.CompareConst",
+           attrs={"mode": A("str", REQUIRED, COMPARE_MODES), "const_val": A("f64", REQUIRED),
+                  "inversed": A("bool", REQUIRED)},
+           shape=S.same_as_first),
+    OpSpec("tpu.LayerNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
+           attrs={"normalized_shape": A("i64[]", REQUIRED), "axis": A("i64", REQUIRED), "eps": A("f64", REQUIRED)},
+           shape=NN.layer_norm),
+    OpSpec("tpu.InstanceNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
+           attrs={"eps": A("f64", REQUIRED)}, shape=NN.instance_norm),
+    # Ours, not TpuOps.td's (TPU-MLIR rewrites these before or while lowering): kept as ops so the
+    # Tpu level computes exactly what Top computes.
+    OpSpec("tpu.Pow", attrs={"exponent": A("f64", REQUIRED)}, shape=S.same_as_first),
+    OpSpec("tpu.DivConst", attrs={"const_val": A("f64", REQUIRED), "is_reverse": A("bool", False), **RELU},
+           shape=S.same_as_first),
+    OpSpec("tpu.GroupNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
+           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
 ]
 
 # n-ary broadcasting ops over a variadic `inputs`, with their requantization attributes.

@@ -71,12 +71,15 @@ def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
 _SAME_AS_TOP = (
     "Add", "Sub", "Mul", "Div", "Max", "Min", "AddConst", "SubConst", "MulConst", "MaxConst", "MinConst",
     "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
-    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space",
+    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "Scale", "LRN", "Tile", "Gather",
+    "GatherElements", "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
+    "InstanceNorm", "GroupNorm", "Pow", "DivConst",
 )
 
 TPU_KERNELS: dict[str, Kernel] = {
     **{f"tpu.{name}": _same(f"top.{name}") for name in _SAME_AS_TOP},
     "tpu.Conv2D": _same("top.Conv"),
+    "tpu.PReluOp": _same("top.PRelu"),
     "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
     "tpu.Active": _via_top(_active),
     "tpu.Cast": Kernel(_cast),

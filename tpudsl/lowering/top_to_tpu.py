@@ -45,12 +45,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects import shapes_nn
 from tpudsl.dialects.attrs import from_attr, to_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 
 FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Float16Type, "BF16": BFloat16Type}
+FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 # Ops that are the same op in a Tpu module (TPU-MLIR keeps them from the Top dialect).
 KEPT = ("top.Input", "top.Weight", "top.None")
 # Operands that stay f32 in every float mode: (Tpu op, operand index).
@@ -112,6 +113,38 @@ def _sigmoid(op: Operation, a: AttrView) -> dict[str, Any]:
     return {"mode": "SIGMOID"}
 
 
+def _no_tensor_operands(*names: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
+    """Operands that must be `none` (their values folded into attributes before lowering)."""
+
+    def attrs(op: Operation, a: AttrView) -> dict[str, Any]:
+        for i, name in enumerate(SPECS[op.name].operands):
+            if name.strip("?[]") in names and i < len(op.operands) and op.operands[i].owner.name != "top.None":  # type: ignore[union-attr]
+                raise _error(op, f"operand '{name.strip('?[]')}' given as a tensor is not lowered (fold it first)")
+        return {}
+
+    return attrs
+
+
+def _deconv(op: Operation, a: AttrView) -> dict[str, Any]:
+    if len(a["kernel_shape"]) != 2:
+        raise _error(op, f"only 2-D windows are lowered yet, kernel_shape is {list(a['kernel_shape'])}")
+    with_bias = op.operands[2].owner.name != "top.None" if len(op.operands) > 2 else False  # type: ignore[union-attr]
+    return {"with_bias": with_bias, "strides": list(a.get("strides") or [1, 1]), "pads": list(a.get("pads") or [0] * 4)}
+
+
+def _layer_norm(op: Operation, a: AttrView) -> dict[str, Any]:
+    x = _shape(op.operands[0])
+    axis = a["axis"] % len(x)
+    return {"normalized_shape": list(a.get("normalized_shape") or x[axis:])}
+
+
+def _transpose(op: Operation, a: AttrView) -> dict[str, Any]:
+    order = list(range(len(_shape(op.operands[0]))))
+    d0, d1 = a["dim0"] % len(order), a["dim1"] % len(order)
+    order[d0], order[d1] = order[d1], order[d0]
+    return {"order": order}
+
+
 def _reshape(op: Operation, a: AttrView) -> dict[str, Any]:
     if len(op.operands) > 1:
         raise _error(op, "a shape given by a tensor operand is not lowered (fold it first)")
@@ -145,6 +178,29 @@ LOWERINGS: dict[str, Rule] = {
     "top.Softmax": Rule("tpu.Softmax"),
     "top.Upsample": Rule("tpu.Upsample"),
     "top.Depth2Space": Rule("tpu.Depth2Space"),
+    "top.Transpose": Rule("tpu.Permute", _transpose, consumes=("dim0", "dim1")),
+    "top.Cast": Rule("tpu.Cast"),
+    "top.Pow": Rule("tpu.Pow"),
+    "top.DivConst": Rule("tpu.DivConst", consumes=("is_scalar",)),
+    "top.Deconv": Rule("tpu.Deconv", _deconv),
+    "top.Scale": Rule("tpu.Scale"),
+    "top.PRelu": Rule("tpu.PReluOp"),
+    "top.LRN": Rule("tpu.LRN"),
+    "top.Tile": Rule("tpu.Tile", _no_tensor_operands("tileT")),
+    "top.Gather": Rule("tpu.Gather", consumes=("is_scalar",)),
+    "top.GatherElements": Rule("tpu.GatherElements"),
+    "top.Interp": Rule("tpu.Interp", _no_tensor_operands("target_shape")),
+    "top.Reduce": Rule("tpu.Reduce", consumes=("is_scalar",)),
+    "top.Arg": Rule("tpu.Arg"),
+    "top.Where": Rule("tpu.Where"),
+    "top.MaskedFill": Rule("tpu.MaskedFill"),
+    "top.Compare": Rule("tpu.Compare"),
+    "top.CompareConst": Rule("tpu.CompareConst", consumes=("is_scalar",)),
+    "top.LayerNorm": Rule("tpu.LayerNorm", _layer_norm),
+    "top.InstanceNorm": Rule("tpu.InstanceNorm"),
+    "top.GroupNorm": Rule("tpu.GroupNorm"),
+    "top.Pad": Rule("tpu.Pad", _no_tensor_operands("paddingsT")),
+    "top.Slice": Rule("tpu.Slice", _no_tensor_operands("offsetT", "endsT", "stepsT")),
 }
 
 
@@ -162,8 +218,12 @@ class _Lowering:
     def suffix(self) -> str:
         return self.mode.lower()
 
-    def retyped(self, value: SSAValue, element_type: Attribute) -> TensorType:
-        return TensorType(element_type, _shape(value))
+    def retyped(self, value: SSAValue) -> Attribute:
+        """The type of `value` in this mode: float tensors take the mode's type, others keep theirs."""
+        t = value.type
+        if isinstance(t, TensorType) and isinstance(t.element_type, FLOAT_TYPES):
+            return TensorType(self.element_type, _shape(value))
+        return t
 
     def none_value(self, before: Operation) -> SSAValue:
         if self.none is None:
@@ -176,7 +236,8 @@ class _Lowering:
         """The weight `value` converted to `element_type` (created once per weight and type)."""
         owner = value.owner
         name = loc_name(owner)  # type: ignore[arg-type]
-        if isinstance(element_type, Float32Type) or value.type.element_type == element_type:  # type: ignore[attr-defined]
+        current = value.type.element_type  # type: ignore[attr-defined]
+        if isinstance(element_type, Float32Type) or current == element_type or not isinstance(current, FLOAT_TYPES):
             return value
         key = (name, type(element_type).__name__)
         if key not in self.converted:
@@ -192,16 +253,28 @@ class _Lowering:
 def _lower_op(op: Operation, state: _Lowering) -> None:
     rule = LOWERINGS.get(op.name)
     if rule is None:
-        raise _error(op, f"no Tpu lowering for {op.name} yet (lowered ops: {', '.join(sorted(LOWERINGS))})")
+        raise _error(op, f"no Tpu lowering for {op.name} yet (docs/quantization.md lists what lowers)")
     tpu_spec = SPECS[rule.tpu]
     top_view = AttrView(op.attributes, SPECS[op.name])
     attrs: dict[str, Any] = dict(rule.attrs(op, top_view))
+    top_spec = SPECS[op.name]
     for key, attr in op.attributes.items():
         if key in attrs or key in rule.consumes:
             continue
         if key not in tpu_spec.attrs:
             raise _error(op, f"attribute '{key}' has no counterpart on {rule.tpu}")
-        attrs[key] = to_attr(tpu_spec.attrs[key].kind, from_attr(attr))
+        attrs[key] = from_attr(attr)
+    # Where TPU-MLIR's Tpu default differs from the Top default (Arg's select_last_index), the Top
+    # meaning is written out: an absent attribute must mean the same at both levels.
+    for key, spec in tpu_spec.attrs.items():
+        top_default = top_spec.attrs[key].default if key in top_spec.attrs else None
+        if key not in attrs and top_default not in (None, REQUIRED) and top_default != spec.default:
+            attrs[key] = top_default
+    for key, value in list(attrs.items()):
+        try:
+            attrs[key] = to_attr(tpu_spec.attrs[key].kind, value)
+        except (ValueError, TypeError) as e:
+            raise _error(op, f"attribute '{key}' = {value!r} cannot be lowered: {e}") from None
     operands = []
     for i, value in enumerate(op.operands):
         if value.owner.name == "top.None":  # type: ignore[union-attr]
@@ -216,7 +289,7 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
         required = [o for o in tpu_spec.operands if not o.startswith("[")]
         while len(operands) < len(required):
             operands.append(state.none_value(op))
-    results = [state.retyped(r, state.element_type) for r in op.results]
+    results = [state.retyped(r) for r in op.results]
     new = create(rule.tpu, operands, results, attrs=attrs, loc=op.location)
     Rewriter.replace_op(op, new)
 
@@ -236,13 +309,16 @@ def lower_float(top: TopModule, mode: str) -> None:
     if not convert:
         return
     for op in list(main.body.block.ops):
-        if op.name == "top.Input":  # inputs stay f32; the model computes from a cast copy
+        if op.name == "top.Input" and state.retyped(op.results[0]) != op.results[0].type:
+            # inputs stay f32; the model computes from a cast copy
             cast = _cast(op.results[0], state.element_type, f"{loc_name(op)}_{state.suffix}")
             Rewriter.insert_op(cast, InsertPoint.after(op))
             op.results[0].replace_uses_with_if(cast.results[0], lambda use: use.operation is not cast)
     ret = main.body.block.last_op
     assert isinstance(ret, ReturnOp)
     for i, value in enumerate(ret.operands):
+        if value.type.element_type != state.element_type:  # type: ignore[attr-defined]
+            continue  # integer outputs, and f32 inputs returned as they are
         producer = value.owner
         name = loc_name(producer)  # type: ignore[arg-type]
         cast = _cast(value, Float32Type(), name)
