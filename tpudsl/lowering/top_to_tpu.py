@@ -49,6 +49,7 @@ from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
+from tpudsl.lowering.qtable import read_qtable
 
 FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Float16Type, "BF16": BFloat16Type}
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
@@ -206,24 +207,17 @@ LOWERINGS: dict[str, Rule] = {
 
 @dataclass
 class _Lowering:
-    """State of one run: the module, its weights, the mode's element type."""
+    """State of one run: the module, its weights, the module's mode and the per-op modes."""
 
     top: TopModule
     mode: str
-    element_type: Attribute
+    qtable: Mapping[str, str]
     none: SSAValue | None = None
     converted: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
+    casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict)
 
-    @property
-    def suffix(self) -> str:
-        return self.mode.lower()
-
-    def retyped(self, value: SSAValue) -> Attribute:
-        """The type of `value` in this mode: float tensors take the mode's type, others keep theirs."""
-        t = value.type
-        if isinstance(t, TensorType) and isinstance(t.element_type, FLOAT_TYPES):
-            return TensorType(self.element_type, _shape(value))
-        return t
+    def mode_of(self, op: Operation) -> str:
+        return self.qtable.get(loc_name(op), self.mode)
 
     def none_value(self, before: Operation) -> SSAValue:
         if self.none is None:
@@ -232,32 +226,55 @@ class _Lowering:
             self.none = op.results[0]
         return self.none
 
-    def weight_in(self, value: SSAValue, element_type: Attribute, before: Operation) -> SSAValue:
-        """The weight `value` converted to `element_type` (created once per weight and type)."""
+    def weight_in(self, value: SSAValue, mode: str, before: Operation) -> SSAValue:
+        """The float weight `value` in `mode`'s type (converted once per weight and mode)."""
         owner = value.owner
         name = loc_name(owner)  # type: ignore[arg-type]
-        current = value.type.element_type  # type: ignore[attr-defined]
-        if isinstance(element_type, Float32Type) or current == element_type or not isinstance(current, FLOAT_TYPES):
+        if mode == "F32" or not _is_float(value):
             return value
-        key = (name, type(element_type).__name__)
+        key = (name, mode)
         if key not in self.converted:
             data = np.asarray(self.top.weight_of(owner), dtype=np.float32)  # type: ignore[arg-type]
-            stored = data.astype(np.float16 if isinstance(element_type, Float16Type) else ml_dtypes.bfloat16)
+            stored = data.astype(np.float16 if mode == "F16" else ml_dtypes.bfloat16)
             stored = stored.view(np.uint16) if stored.dtype == ml_dtypes.bfloat16 else stored
-            op = self.top.add_weight(f"{name}_{self.suffix}", stored, before=before)
+            op = self.top.add_weight(f"{name}_{mode.lower()}", stored, before=before)
             # BF16 bits are stored as uint16; the value's type says what they are.
-            self.converted[key] = Rewriter.replace_value_with_new_type(op.results[0], TensorType(element_type, data.shape))
+            self.converted[key] = Rewriter.replace_value_with_new_type(
+                op.results[0], TensorType(FLOAT_MODES[mode](), data.shape))
         return self.converted[key]
+
+    def value_in(self, value: SSAValue, mode: str) -> SSAValue:
+        """The activation `value` in `mode`'s type: itself, or one tpu.Cast shared by every
+        consumer in that mode, named `<producer>_<mode>` and placed right after the producer."""
+        if not _is_float(value) or value.type.element_type == FLOAT_MODES[mode]():  # type: ignore[attr-defined]
+            return value
+        key = (value, mode)
+        if key not in self.casts:
+            producer = value.owner
+            cast = _cast(value, FLOAT_MODES[mode](), f"{loc_name(producer)}_{mode.lower()}")  # type: ignore[arg-type]
+            Rewriter.insert_op(cast, InsertPoint.after(producer))  # type: ignore[arg-type]
+            self.casts[key] = cast.results[0]
+        return self.casts[key]
+
+
+def _is_float(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, FLOAT_TYPES)
+
+
+def _retyped(value: SSAValue, mode: str) -> Attribute:
+    """The type of result `value` in `mode`: float tensors take the mode's type, others keep theirs."""
+    return TensorType(FLOAT_MODES[mode](), _shape(value)) if _is_float(value) else value.type
 
 
 def _lower_op(op: Operation, state: _Lowering) -> None:
     rule = LOWERINGS.get(op.name)
     if rule is None:
         raise _error(op, f"no Tpu lowering for {op.name} yet (docs/quantization.md lists what lowers)")
+    mode = state.mode_of(op)
     tpu_spec = SPECS[rule.tpu]
-    top_view = AttrView(op.attributes, SPECS[op.name])
-    attrs: dict[str, Any] = dict(rule.attrs(op, top_view))
     top_spec = SPECS[op.name]
+    attrs: dict[str, Any] = dict(rule.attrs(op, AttrView(op.attributes, top_spec)))
     for key, attr in op.attributes.items():
         if key in attrs or key in rule.consumes:
             continue
@@ -277,55 +294,47 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
             raise _error(op, f"attribute '{key}' = {value!r} cannot be lowered: {e}") from None
     operands = []
     for i, value in enumerate(op.operands):
-        if value.owner.name == "top.None":  # type: ignore[union-attr]
+        kind = value.owner.name  # type: ignore[union-attr]
+        if kind == "top.None":
             operands.append(value)
-        elif value.owner.name == "top.Weight":  # type: ignore[union-attr]
-            keep_f32 = (rule.tpu, i) in F32_OPERANDS
-            operands.append(state.weight_in(value, Float32Type() if keep_f32 else state.element_type, op))
+        elif kind == "top.Weight":
+            operands.append(state.weight_in(value, "F32" if (rule.tpu, i) in F32_OPERANDS else mode, op))
         else:
-            operands.append(value)
-    variadic = any(o.endswith("*") for o in tpu_spec.operands)
-    if not variadic:
+            operands.append(state.value_in(value, mode))
+    if not any(o.endswith("*") for o in tpu_spec.operands):
         required = [o for o in tpu_spec.operands if not o.startswith("[")]
         while len(operands) < len(required):
             operands.append(state.none_value(op))
-    results = [state.retyped(r) for r in op.results]
-    new = create(rule.tpu, operands, results, attrs=attrs, loc=op.location)
-    Rewriter.replace_op(op, new)
+    results = [_retyped(r, mode) for r in op.results]
+    Rewriter.replace_op(op, create(rule.tpu, operands, results, attrs=attrs, loc=op.location))
 
 
 def _cast(value: SSAValue, element_type: Attribute, name: str) -> Operation:
     return create("tpu.Cast", [value], [TensorType(element_type, _shape(value))], loc=name)
 
 
-def lower_float(top: TopModule, mode: str) -> None:
+def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str]) -> None:
+    """Lower @main in `mode`, ops named in `qtable` in theirs; outputs come back as f32."""
     main = top.main_func()
-    state = _Lowering(top, mode, FLOAT_MODES[mode]())
-    convert = mode != "F32"
+    state = _Lowering(top, mode, qtable)
     for op in list(main.body.block.ops):
-        if op.name in KEPT or isinstance(op, ReturnOp):
-            continue
-        _lower_op(op, state)
-    if not convert:
-        return
-    for op in list(main.body.block.ops):
-        if op.name == "top.Input" and state.retyped(op.results[0]) != op.results[0].type:
-            # inputs stay f32; the model computes from a cast copy
-            cast = _cast(op.results[0], state.element_type, f"{loc_name(op)}_{state.suffix}")
-            Rewriter.insert_op(cast, InsertPoint.after(op))
-            op.results[0].replace_uses_with_if(cast.results[0], lambda use: use.operation is not cast)
+        if op.name not in KEPT and not isinstance(op, ReturnOp):
+            _lower_op(op, state)
     ret = main.body.block.last_op
     assert isinstance(ret, ReturnOp)
     for i, value in enumerate(ret.operands):
-        if value.type.element_type != state.element_type:  # type: ignore[attr-defined]
-            continue  # integer outputs, and f32 inputs returned as they are
+        if not _is_float(value) or isinstance(value.type.element_type, Float32Type):  # type: ignore[attr-defined]
+            continue
         producer = value.owner
         name = loc_name(producer)  # type: ignore[arg-type]
         cast = _cast(value, Float32Type(), name)
         Rewriter.insert_op(cast, InsertPoint.before(ret))
-        producer.location = NameLoc(StringAttr(f"{name}_{state.suffix}"), NoneAttr())  # type: ignore[union-attr]
+        producer.location = NameLoc(StringAttr(f"{name}_{_SUFFIX[type(value.type.element_type)]}"), NoneAttr())  # type: ignore[union-attr]
         ret.operands[i] = cast.results[0]
     main.update_function_type()
+
+
+_SUFFIX = {Float16Type: "f16", BFloat16Type: "bf16"}
 
 
 @dataclass(frozen=True)
@@ -350,15 +359,18 @@ class ConvertTopToTpuPass(ModulePass):
         if not isinstance(mode_attr, StringAttr):
             raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
         mode = mode_attr.data
-        for option, value, default in (("qtable", self.qtable, ""), ("asymmetric", self.asymmetric, False),
+        for option, value, default in (("asymmetric", self.asymmetric, False),
                                        ("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
                                        ("matmul_perchannel", self.matmul_perchannel, False),
                                        ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
-        if mode not in FLOAT_MODES:
-            raise TpudslError(f"convert-top-to-tpu: mode {mode} is not lowered yet (F32, F16 and BF16 are)")
-        lower_float(top, mode)
+        names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}
+        qtable = read_qtable(self.qtable, names) if self.qtable else {}
+        for name, op_mode in {"the module": mode, **qtable}.items():
+            if op_mode not in FLOAT_MODES:
+                raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered yet (F32, F16 and BF16 are)")
+        lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")
         if self.weightFileName:
             op.attributes["module.weight_file"] = StringAttr(self.weightFileName)
