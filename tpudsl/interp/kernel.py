@@ -101,7 +101,10 @@ def finish_output(y: Array, attrs: KernelAttrs, i: int, relu: bool = True) -> Ar
     if relu:
         y = apply_fused_relu(y, attrs)
     dtype = attrs.out_dtype(i)
-    return y if dtype is None or y.dtype == dtype else y.astype(dtype)
+    if dtype is None or y.dtype == dtype:
+        return y
+    with np.errstate(over="ignore"):  # a value beyond the result type's range becomes inf: the modelled overflow
+        return y.astype(dtype)
 
 
 def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:

@@ -1,0 +1,151 @@
+"""model_deploy: Top .mlir -> Tpu .mlir in one precision, checked against Top (TPU-MLIR's flags).
+
+  model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8 --processor bm1684x --model NAME.bmodel
+      [--quantize_table Q] [--calibration_table T]
+      [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
+      [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b]
+
+Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
+NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names them. With
+--test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
+--test_reference, or with the Top interpreter's results on the same input, and names the first
+tensor below tolerance. In F16/BF16, a run that produced inf/NaN names the first op that did and
+prints the qtable lines that keep the overflowing ops in F32. The backend (layer groups, codegen,
+the .bmodel) is not built yet: the command stops after the Tpu check and says so.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.model_runner import save_npz
+from tpudsl.dialects import make_context
+from tpudsl.interp import ModuleInterpreter
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
+from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
+from tpudsl.passes import pass_class
+
+MODES = ("F32", "F16", "BF16", "INT8")
+
+
+def _parser() -> CliArgumentParser:
+    p = CliArgumentParser(prog="model_deploy", description="Lower a Top .mlir to the Tpu level and check it against Top.")
+    p.add_argument("--mlir", required=True, help="the Top .mlir (model_transform's output)")
+    p.add_argument("--quantize", default="F32", type=str.upper, choices=MODES, help="precision (default F32)")
+    p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
+    p.add_argument("--model", required=True, help="the .bmodel to write (its directory receives the .mlir files)")
+    p.add_argument("--calibration_table", default=None, help="run_calibration's table (INT8)")
+    p.add_argument("--quantize_table", default=None, help="per-op precision, TPU-MLIR's qtable format")
+    p.add_argument("--test_input", default=None, help="inputs .npz (model_transform's NAME_in_f32.npz)")
+    p.add_argument("--test_reference", default=None, help="reference .npz; default: the Top interpreter on --test_input")
+    p.add_argument("--tolerance", default="0.8,0.5", help="min cosine,euclid similarity vs the reference")
+    p.add_argument("--compare_all", action="store_true", help="compare every tensor, not only the outputs")
+    p.add_argument("--excepts", default=None, help="comma-separated tensors not to compare")
+    return p
+
+
+def _module_name(top: TopModule) -> str:
+    attr = top.module.attributes.get("module.name")
+    return getattr(attr, "data", None) or Path(top.path or "model").stem
+
+
+def _run(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
+    interp = ModuleInterpreter(top.module, top.weights)
+    interp.init()
+    try:
+        return interp.inference(inputs, keep_all=keep_all)
+    finally:
+        interp.deinit()
+
+
+def _lower(top: TopModule, args, weight_file: str) -> None:
+    ctx = make_context()
+    pass_class("processor-assign")(chip=args.processor, mode=args.quantize).apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file).apply(ctx, top.module)
+    top.module.verify()
+
+
+def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], keep_f32: list[str], mode: str) -> list[str]:
+    """What went wrong in an F16/BF16 run with inf/NaN, and the qtable lines that fix it."""
+    first = first_non_finite(list(tpu.main_func().body.block.ops), tensors)
+    if first is None:
+        return []
+    return [f"model_deploy: '{first}' is the first op whose {mode} result is inf/NaN (beyond "
+            f"{LARGEST[mode]:g}); these qtable lines keep the ops that overflow in F32:",
+            *(f"{name} F32" for name in keep_f32)]
+
+
+def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    try:
+        tolerance = parse_tolerance(args.tolerance)
+    except ValueError as e:
+        raise TpudslError(f"--tolerance: {e}") from None
+    if args.quantize == "INT8" and not args.calibration_table:
+        raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
+    out_dir = Path(args.model).parent
+    if not out_dir.is_dir():
+        raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
+    top = load_module(args.mlir)
+    name = _module_name(top)
+    prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}" + ("_sym" if args.quantize == "INT8" else "")
+    tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
+    weight_file = f"{prefix}_tpu_weights.npz"
+    inputs = read_npz(args.test_input) if args.test_input else None
+
+    reference, keep_f32 = None, []
+    if inputs is not None:
+        # The Top run comes first: lowering changes the module in place.
+        top_tensors = _run(top, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
+        reference = read_npz(args.test_reference) if args.test_reference else top_tensors
+        if args.quantize in LARGEST:
+            keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, args.quantize)
+    _lower(top, args, weight_file)
+    save_module(top, tpu_mlir, out_dir / weight_file)
+    print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
+    if inputs is not None:
+        ours = _run(top, inputs, keep_all=True)
+        save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
+                 {k: ours[k] for k in _output_names(top)})
+        if args.quantize in LARGEST:
+            report = _overflow_report(top, ours, keep_f32, args.quantize)
+            if report:
+                print("\n".join(report), file=sys.stderr)
+        _compare(ours, reference, args, tolerance, _output_names(top))
+    print(f"model_deploy: stopped after the Tpu check: the backend (layer groups, codegen, {args.model}) "
+          "is not built yet", file=sys.stderr)
+    return 0
+
+
+def _output_names(top: TopModule) -> list[str]:
+    from tpudsl.interp.module_interpreter import result_names
+
+    ret = top.main_func().body.block.last_op
+    return [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[union-attr]
+
+
+def _compare(ours, reference, args, tolerance, outputs: list[str]) -> None:
+    names = list(ours) if args.compare_all else outputs
+    excepts = [n for n in (args.excepts or "").split(",") if n]
+    report = compare_dicts({k: ours[k] for k in names if k in ours}, reference, tolerance, excepts)
+    print("\n".join(format_report(report, verbose=0, tolerance=tolerance)))
+    if not report.results:
+        raise TpudslError("Tpu check failed: no tensor of the Tpu module is in the reference")
+    if not report.passed:
+        bad = report.failed[0]
+        raise TpudslError(
+            f"Tpu check failed at tensor '{bad.name}': {bad.verdict} (cosine {bad.cosine:.6f}, euclid "
+            f"{bad.euclid:.6f}; tolerance {tolerance[0]},{tolerance[1]}); {len(report.failed)} of "
+            f"{len(report.results)} tensors failed")
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_cli(run, argv)

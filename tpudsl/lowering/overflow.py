@@ -1,0 +1,60 @@
+"""Which ops must stay in F32 so that an F16/BF16 model does not overflow, from the Top values.
+
+An op lowered to F16 reads its float operands in f16 (a cast at its input if the producer runs in
+another type) and writes an f16 result. So it overflows when, in the F32 reference run, one of its
+float operands or results has a magnitude beyond the type's largest finite value: such an op has to
+run in F32, and nothing else does. This is the DragGAN case (seed article): the demodulation's
+ReduceSum of squared modulated weights exceeds 65504, the Add of eps too, and Sqrt reads that sum;
+its result, and the Div after it, are back in range and stay in F16.
+
+`first_non_finite` names where the Tpu run actually went wrong: the first op (in program order)
+whose result is inf/NaN although all its operands are finite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import ml_dtypes
+import numpy as np
+from xdsl.ir import Operation
+
+from tpudsl.dialects.opdef import loc_name
+
+LARGEST = {"F16": float(np.finfo(np.float16).max), "BF16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)}
+_NOT_COMPUTED = ("top.Input", "top.Weight", "top.None")
+
+
+def _beyond(array: np.ndarray | None, limit: float) -> bool:
+    if array is None or array.dtype.kind != "f" or array.size == 0:
+        return False
+    return bool(np.nanmax(np.abs(array.astype(np.float32))) > limit)
+
+
+def ops_needing_f32(ops: list[Operation], top_tensors: Mapping[str, np.ndarray], mode: str) -> list[str]:
+    """Names of the Top ops (in order) that read or write a value beyond `mode`'s range."""
+    limit = LARGEST[mode]
+    names = []
+    for op in ops:
+        if op.name in _NOT_COMPUTED or not loc_name(op):
+            continue
+        values = [top_tensors.get(loc_name(v.owner)) for v in op.operands if isinstance(v.owner, Operation)]
+        values.append(top_tensors.get(loc_name(op)))
+        if any(_beyond(v, limit) for v in values):
+            names.append(loc_name(op))
+    return names
+
+
+def first_non_finite(ops: list[Operation], tensors: Mapping[str, np.ndarray]) -> str | None:
+    """The first op whose result is inf/NaN while every operand it reads is finite."""
+    def finite(name: str) -> bool:
+        array = tensors.get(name)
+        return array is None or array.dtype.kind != "f" or bool(np.isfinite(array.astype(np.float32)).all())
+
+    for op in ops:
+        name = loc_name(op)
+        if op.name in _NOT_COMPUTED or not name or finite(name):
+            continue
+        if all(finite(loc_name(v.owner)) for v in op.operands if isinstance(v.owner, Operation)):
+            return name
+    return None
