@@ -6,7 +6,7 @@ declares them (converted to the Tpu kind: Top's `round_mode = "HalfUp"` becomes
 `#tpu<round_mode HalfUp>`); an attribute the Tpu op does not declare and the rule does not consume
 is an error naming it — an attribute is never dropped silently.
 
-Float modes (F32, F16, BF16; docs/quantization.md):
+Float modes (F32, F16, BF16; docs/lowering.md):
 * every tensor a Tpu op produces has the mode's element type and keeps its Top name;
 * the model's inputs stay f32 (`top.Input`), followed by a `tpu.Cast` named `<input>_<mode>`;
 * a returned value is cast back to f32 by a `tpu.Cast` that carries the Top output name, and the op
@@ -270,7 +270,7 @@ def _retyped(value: SSAValue, mode: str) -> Attribute:
 def _lower_op(op: Operation, state: _Lowering) -> None:
     rule = LOWERINGS.get(op.name)
     if rule is None:
-        raise _error(op, f"no Tpu lowering for {op.name} yet (docs/quantization.md lists what lowers)")
+        raise _error(op, f"no Tpu lowering for {op.name} yet (docs/lowering.md lists what lowers)")
     mode = state.mode_of(op)
     tpu_spec = SPECS[rule.tpu]
     top_spec = SPECS[op.name]
