@@ -15,7 +15,8 @@ from onnx import numpy_helper
 
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.frontend.onnx_import import convert_onnx
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.frontend.onnx_ops import CONVERTERS
+from tpudsl.ir.diagnostics import InternalError, TpudslError
 from tpudsl.ir.module import save_module
 
 
@@ -263,14 +264,36 @@ def test_caller_model_is_not_modified():
     assert isinstance(model, onnx.ModelProto)
 
 
-def test_malformed_node_is_a_clear_error():
-    """A MaxPool without its required kernel_shape (onnx.checker would reject it) is bad input."""
-    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="/pool")], "g",
-                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+def _one_node_model(node: onnx.NodeProto, opset: int = 13) -> onnx.ModelProto:
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
                          [h.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
-    with pytest.raises(TpudslError, match=r"^error: MaxPool '/pool': malformed node \(TypeError: "):
-        convert_onnx(model, "m")
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("node, message", [
+    (h.make_node("MaxPool", ["x"], ["y"], name="/pool"), "MaxPool '/pool': required attribute 'kernel_shape' is missing"),
+    (h.make_node("Relu", ["x", "x"], ["y"], name="/r"), "Relu '/r': has 2 inputs; Relu takes at most 1"),
+    (h.make_node("Relu", [""], ["y"], name="/r"), "Relu '/r': required input #0 ('X') is missing"),
+    (h.make_node("Relu", ["x"], ["y", "z"], name="/r"), "Relu '/r': has 2 outputs; Relu has at most 1"),
+])
+def test_a_node_its_onnx_schema_forbids_is_bad_input(node, message):
+    """What onnx.checker would reject (a required attribute or input absent, too many inputs or
+    outputs) is bad input, named by node, found before its converter runs."""
+    with pytest.raises(TpudslError) as info:
+        convert_onnx(_one_node_model(node), "m")
+    assert str(info.value) == f"error: {message}"
+
+
+def test_a_converter_bug_is_an_internal_error_naming_the_node(monkeypatch):
+    """An exception a converter raises on a node its schema allows is a bug in tpudsl, not a
+    "malformed node": InternalError names the op type and node and chains the original exception."""
+    def broken(node, conv):
+        return {}["kernel"]
+    monkeypatch.setitem(CONVERTERS, "Relu", broken)
+    with pytest.raises(InternalError) as info:
+        convert_onnx(_one_node_model(h.make_node("Relu", ["x"], ["y"], name="/act/relu")), "m")
+    assert info.value.where == "the Relu converter, at node '/act/relu'"
+    assert isinstance(info.value.__cause__, KeyError)
 
 
 def test_custom_domain_op_on_constants_is_reported():

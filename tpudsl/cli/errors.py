@@ -4,7 +4,12 @@
         return run_cli(_main, argv)
 
 Exit status: 0 success, 1 bad input or usage (TpudslError, OSError, argument errors),
-2 an internal error (a bug in tpudsl: the message says so; set TPUDSL_TRACEBACK=1 to see where).
+2 an internal error (a bug in tpudsl: the message says so and how to report it). Every command
+takes `--debug`, which prints the traceback of an internal error before its line; the environment
+variable TPUDSL_TRACEBACK=1 lets the exception escape instead (for a debugger).
+
+This module is imported before any command parses its arguments, so it imports nothing heavy:
+`--help` must answer at once (tests/test_cli_help.py).
 """
 
 from __future__ import annotations
@@ -12,23 +17,28 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from xdsl.utils.exceptions import DiagnosticException
 
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import InternalError, TpudslError
 
 EXIT_BAD_INPUT = 1
 EXIT_INTERNAL = 2
+DEBUG_FLAG = "--debug"
+REPORT_HINT = "this is a bug in tpudsl: please report it with the command line and its input files; --debug shows the traceback"
 
 
 class CliArgumentParser(argparse.ArgumentParser):
     """argparse that reports usage errors as TpudslError (argparse itself prints usage and exits 2)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, debug_help: str = "show the traceback of an internal error", **kwargs):
         kwargs.setdefault("allow_abbrev", False)  # `--canon` must not silently mean `--canonicalize`
         super().__init__(*args, **kwargs)
+        # Read by run_cli before parsing (an internal error can happen in the parser's callers).
+        self.add_argument(DEBUG_FLAG, action="store_true", help=debug_help)
 
     def error(self, message: str) -> NoReturn:
         raise TpudslError(f"{message} (see {self.prog} --help)")
@@ -56,13 +66,21 @@ def run_cli(main: Callable[[Sequence[str]], int | None], argv: Sequence[str] | N
     except Exception as e:
         if os.environ.get("TPUDSL_TRACEBACK"):
             raise
-        status = _report(
-            f"error: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
-            "(please report; TPUDSL_TRACEBACK=1 shows where)",
-            EXIT_INTERNAL,
-        )
+        if DEBUG_FLAG in args:
+            traceback.print_exc()
+        status = _report(internal_error_message(e), EXIT_INTERNAL)
     sys.stdout.flush()
     sys.exit(status)
+
+
+def internal_error_message(e: Exception) -> str:
+    """`error: internal error: KeyError: 'x' (this is a bug ...)`, or for an InternalError
+    `error: internal error in <where>: <the exception it was raised from> (...)`."""
+    if isinstance(e, InternalError) and e.__cause__ is not None:
+        where, e = f" in {e.where}", e.__cause__
+    else:
+        where = ""
+    return f"error: internal error{where}: {type(e).__name__}: {' '.join(str(e).split())} ({REPORT_HINT})"
 
 
 def _report(message: str, status: int) -> int:

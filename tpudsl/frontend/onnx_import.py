@@ -27,7 +27,7 @@ from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
 from tpudsl.frontend.preprocess import Preprocess
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import InternalError, TpudslError
 from tpudsl.ir.module import TopModule, new_top_module, tensor_type_of, verify_module
 
 # How many node names an unsupported-op error lists per op type.
@@ -201,11 +201,13 @@ def convert_onnx(
         conv.emit("top.Input", [arg], name, attrs)
     for proto in graph.nodes:
         node = Node(proto, graph.opset)
+        node.check_schema()  # bad input is found here (or raised as TpudslError by the converter)
         try:
             CONVERTERS[node.op_type](node, conv)
-        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as e:
-            # A node missing an attribute or input its op requires: bad input, not a crash.
-            raise node.error(f"malformed node ({type(e).__name__}: {e})") from None
+        except TpudslError:
+            raise
+        except Exception as e:  # anything else is a bug in the converter: say so, and whose
+            raise InternalError(f"the {node.op_type} converter, at node '{node.name}'") from e
     mod.set_outputs([_output_value(conv, name) for name in graph.outputs])
     verify_module(mod.module, f"{model_name}.mlir")
     return mod

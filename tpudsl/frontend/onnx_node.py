@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import onnx
-from onnx import helper
+from onnx import defs, helper
 
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -51,6 +51,28 @@ class Node:
         if isinstance(value, list) and value and isinstance(value[0], bytes):
             return [v.decode() for v in value]
         return value
+
+    def check_schema(self) -> None:
+        """Raise for what ONNX's schema of the op forbids and converters may take for granted: a
+        required attribute or input that is absent, more inputs or outputs than the op has. A
+        converter that still fails on a node that passed is a bug (an internal error)."""
+        try:
+            schema = defs.get_schema(self.op_type, self.opset, "")
+        except defs.SchemaError:
+            raise self.error(f"{self.op_type} is not defined in opset {self.opset}") from None
+        missing = [a.name for a in schema.attributes.values() if a.required and a.name not in self._attrs]
+        if missing:
+            raise self.error(f"required attribute '{missing[0]}' is missing")
+        single = defs.OpSchema.FormalParameterOption.Single
+        for i, formal in enumerate(schema.inputs):
+            if formal.option == single and not self.input(i):
+                raise self.error(f"required input #{i} ('{formal.name}') is missing")
+        if len([n for n in self.inputs if n]) < schema.min_input:
+            raise self.error(f"has {len(self.inputs)} input(s); {self.op_type} takes at least {schema.min_input}")
+        if len(self.inputs) > schema.max_input:
+            raise self.error(f"has {len(self.inputs)} inputs; {self.op_type} takes at most {schema.max_input}")
+        if len(self.outputs) > schema.max_output:
+            raise self.error(f"has {len(self.outputs)} outputs; {self.op_type} has at most {schema.max_output}")
 
     def error(self, message: str) -> TpudslError:
         """A TpudslError that names this node."""

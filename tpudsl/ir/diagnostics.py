@@ -19,3 +19,13 @@ class TpudslError(Exception):
         if self.file:
             return f"{self.file}: error: {self.message}"
         return f"error: {self.message}"
+
+
+class InternalError(Exception):
+    """A bug in tpudsl found while handling one named thing (an ONNX node's converter, a pass):
+    `where` says what, the exception it was raised from says how. The CLI reports it as an
+    internal error, never as bad input."""
+
+    def __init__(self, where: str):
+        super().__init__(where)
+        self.where = where

@@ -45,6 +45,18 @@ def _name_loc(name: str) -> NameLoc:
     return loc
 
 
+class _XdslParser(Parser):
+    """xDSL's parser with MLIR's limit on tensor dimensions: a dimension must fit in int64
+    (xDSL takes any integer; the printer and every numpy shape would then fail far away)."""
+
+    def parse_shape_dimension(self, allow_dynamic: bool = True) -> int:
+        start = self._current_token.span.start
+        dim = super().parse_shape_dimension(allow_dynamic)
+        if dim >= 2**63:
+            self.raise_error("invalid dimension", start, start + 1)  # MLIR's message, at the same column
+        return dim
+
+
 class ParserBase:
     """Parser state shared by all parts; `self.pos` is the offset of the next character to read."""
 
@@ -156,7 +168,7 @@ class ParserBase:
 
     def xdsl(self) -> Parser:
         if self._xdsl is None:
-            p = Parser(self.ctx, self.text, self.filename)
+            p = _XdslParser(self.ctx, self.text, self.filename)
             p.attribute_aliases = self.aliases
             p.ssa_values = self.values
             p.forward_ssa_references = self.forward
