@@ -1,7 +1,7 @@
 // A tensor dimension must fit in int64, as in upstream MLIR, which reports `invalid dimension` at
 // the dimension (checked with the iree bindings); 2^63 - 1 itself is accepted.
 // RUN: not tpuc-opt %s --split-input-file 2>&1 | filecheck %s -DFILE=%s
-// RUN: tpuc-opt %s --split-input-file 2>/dev/null | filecheck %s --check-prefix=NONE --allow-empty
+// RUN: not tpuc-opt %s --split-input-file 2>/dev/null | filecheck %s --check-prefix=NONE --allow-empty
 
 // CHECK-NOT: Traceback
 // CHECK:     [[FILE]]:18:31: error: invalid dimension
