@@ -21,7 +21,7 @@ from xdsl.rewriter import Rewriter
 
 from tpudsl import passes as registry
 from tpudsl.cli.tpuc_opt import main
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import InternalError, TpudslError
 
 GOOD = """func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %0 = "top.Relu"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("relu")
@@ -190,10 +190,16 @@ def test_an_internal_error_is_one_line_with_exit_2_and_a_traceback_on_request(go
     monkeypatch.delenv("TPUDSL_TRACEBACK", raising=False)
     status, out, err = run([str(good), "--test-crash"], capsys)
     assert (status, out) == (2, "")
-    assert err == "error: internal error: RuntimeError: bug in a pass (please report; TPUDSL_TRACEBACK=1 shows where)\n"
-    monkeypatch.setenv("TPUDSL_TRACEBACK", "1")
-    with pytest.raises(RuntimeError, match="bug"):
+    assert err == ("error: internal error in pass 'test-crash': RuntimeError: bug in a pass (this is a bug in "
+                   "tpudsl: please report it with the command line and its input files; --debug shows the traceback)\n")
+    status, out, err = run([str(good), "--test-crash", "--debug"], capsys)  # the traceback, then the same line
+    assert (status, out) == (2, "")
+    assert err.startswith("Traceback (most recent call last):\n") and 'raise RuntimeError("bug\\nin a pass")' in err
+    assert err.splitlines()[-1].startswith("error: internal error in pass 'test-crash': RuntimeError: bug in a pass (")
+    monkeypatch.setenv("TPUDSL_TRACEBACK", "1")  # the exception escapes, for a debugger
+    with pytest.raises(InternalError, match="pass 'test-crash'") as info:
         main([str(good), "--test-crash"])
+    assert isinstance(info.value.__cause__, RuntimeError)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -96,12 +97,29 @@ def test_rewriting_in_place_replaces_both_files(tmp_path, capsys):
     assert sorted(mod.weights) == ["k_T", "s"]
 
 
-def test_a_missing_weight_file_is_no_error_and_nothing_folds(tmp_path, capsys):
+@pytest.mark.parametrize("make", ["missing", "directory", "unreadable"])
+def test_an_unreadable_weight_file_is_an_error_for_a_pass_that_needs_weights(tmp_path, capsys, make):
+    """A named npz that cannot be read makes a pass that reads weight data fail naming the file
+    (it would silently do nothing); a pass that reads none runs, and the module is unchanged."""
     src = tmp_path / "m.mlir"
-    src.write_text(MODULE.format(weights="gone.npz"))
-    code, out, err = run([src, "--fold-constants"], capsys)
+    src.write_text(MODULE.format(weights="w.npz"))
+    if make == "directory":
+        (tmp_path / "w.npz").mkdir()
+    elif make == "unreadable":
+        (tmp_path / "w.npz").write_bytes(b"")
+        (tmp_path / "w.npz").chmod(0)
+        if os.access(tmp_path / "w.npz", os.R_OK):
+            pytest.skip("running as root: permissions do not stop reading")
+    reason = {"missing": "No such file or directory", "directory": "it is a directory", "unreadable": "Permission denied"}[make]
+    for flag in ("--fold-constants", "--canonicalize", "--fuse-conv-bn", "--scalar-to-const", "--extra-optimize"):
+        code, out, err = run([src, flag, "-o", tmp_path / "o.mlir"], capsys)
+        assert (code, out) == (1, "")
+        assert err == (f"{src}: error: pass '{flag[2:]}' needs the weight data, but cannot read weight file "
+                       f"'{tmp_path / 'w.npz'}' named by module.weight_file: {reason}\n")
+        assert not (tmp_path / "o.mlir").exists()
+    code, out, err = run([src, "--shape-infer", "--struct-optimize", "--cast-cleanup"], capsys)
     assert (code, err) == (0, "")
-    assert '"top.Permute"' in out and 'module.weight_file = "gone.npz"' in out
+    assert '"top.Permute"' in out and 'module.weight_file = "w.npz"' in out
 
 
 def test_an_npz_that_does_not_match_the_module_is_an_error_at_the_weight(tmp_path, capsys):

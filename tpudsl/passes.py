@@ -40,6 +40,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fold-mulconst-one": lambda: _load("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass"),
     "processor-assign": lambda: _load("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": lambda: _load("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
+    "init": lambda: _load("tpudsl.rewrites.init_deinit", "InitPass"),
+    "deinit": lambda: _load("tpudsl.rewrites.init_deinit", "DeinitPass"),
+    "struct-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
+    "extra-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
     "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

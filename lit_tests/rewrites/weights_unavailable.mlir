@@ -1,11 +1,12 @@
-// Without weight data (the module names no weight file, or one that does not exist) the patterns
-// that need it (folding, Conv+BatchNorm, Conv+Scale, scalar weights to *Const) must not fire, and
-// that is no error; the rest of --canonicalize still runs. Their positive cases, with a weight npz:
+// Without weight data (the module names no weight file) the patterns that need it (folding,
+// Conv+BatchNorm, Conv+Scale, scalar weights to *Const) must not fire, and that is no error; the
+// rest of --canonicalize still runs. A weight file that is named but cannot be read is an error
+// instead (lit_tests/driver/weight_file_unreadable.mlir). Their positive cases, with a weight npz:
 // fuse_conv_bn.mlir, scalar_to_const.mlir, fold_constants.mlir, tests/test_rewrites_weights.py.
-// RUN: tpuc-opt %s --split-input-file --fuse-conv-bn | filecheck %s --check-prefix=SAME
-// RUN: tpuc-opt %s --split-input-file --scalar-to-const | filecheck %s --check-prefix=SAME
-// RUN: tpuc-opt %s --split-input-file --fold-constants | filecheck %s --check-prefix=FOLD
-// RUN: tpuc-opt %s --split-input-file --canonicalize | filecheck %s --check-prefix=CANON
+// RUN: tpuc-opt %s --fuse-conv-bn | filecheck %s --check-prefix=SAME
+// RUN: tpuc-opt %s --scalar-to-const | filecheck %s --check-prefix=SAME
+// RUN: tpuc-opt %s --fold-constants | filecheck %s --check-prefix=FOLD
+// RUN: tpuc-opt %s --canonicalize | filecheck %s --check-prefix=CANON
 
 // SAME:       "top.Conv"
 // SAME-NEXT:  "top.BatchNorm"
@@ -24,15 +25,6 @@
 // CANON-NEXT: "top.Scale"
 // CANON:      "top.Mul"
 // CANON:      "top.Permute"
-// The second chunk names a weight file that does not exist.
-// SAME:       module attributes {module.weight_file = "no_such_weight.npz"}
-// SAME:       "top.Conv"
-// SAME-NEXT:  "top.BatchNorm"
-// FOLD:       module attributes {module.weight_file = "no_such_weight.npz"}
-// FOLD:       "top.Permute"
-// CANON:      module attributes {module.weight_file = "no_such_weight.npz"}
-// CANON:      "top.Conv"
-// CANON-NEXT: "top.BatchNorm"
 func.func @main(%arg0: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<3x3xf32>) {
   %n = "top.None"() : () -> none loc("none")
   %0 = "top.Input"(%arg0) : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("x")
@@ -53,18 +45,3 @@ func.func @main(%arg0: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x
   return %2, %4, %5, %6 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<3x3xf32>
 }
 
-// -----
-module attributes {module.weight_file = "no_such_weight.npz"} {
-  func.func @main(%arg0: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<3x3xf32>) {
-    %n = "top.None"() : () -> none loc("none")
-    %0 = "top.Input"(%arg0) : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("x")
-    %w = "top.Weight"() : () -> tensor<2x2x1x1xf32> loc("w")
-    %m = "top.Weight"() : () -> tensor<2xf32> loc("mean")
-    %v = "top.Weight"() : () -> tensor<2xf32> loc("var")
-    %1 = "top.Conv"(%0, %w, %n) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x3x3xf32> loc("conv")
-    %2 = "top.BatchNorm"(%1, %m, %v, %n, %n) : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, none, none) -> tensor<1x2x3x3xf32> loc("bn")
-    %k = "top.Weight"() : () -> tensor<3x3xf32> loc("k")
-    %3 = "top.Permute"(%k) {order = [1, 0]} : (tensor<3x3xf32>) -> tensor<3x3xf32> loc("k_T")
-    return %2, %3 : tensor<1x2x3x3xf32>, tensor<3x3xf32>
-  }
-}

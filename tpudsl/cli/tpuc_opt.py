@@ -10,8 +10,13 @@ after the last pass. `--verify-each` also verifies after every pass, naming the 
 the IR. (mlir-opt verifies after each pass by default; we do not, because verifying a large
 module after each of a dozen passes costs more than the passes themselves.)
 
-Weights: the .npz named by `module.weight_file` is read before the passes and, when they changed
-the weights, written next to the output (tpudsl/cli/opt_weights.py). docs/tpuc-opt.md lists every flag.
+Weights: as in TPU-MLIR, a command line with passes runs `init` first and `deinit` last (added
+when not given): init reads the .npz named by `module.weight_file`, deinit decides whether the
+passes changed the weights and where they go; the driver writes them with the output
+(tpudsl/rewrites/init_deinit.py). docs/tpuc-opt.md lists every flag.
+
+Everything heavy (xDSL's dialects, numpy, the passes) is imported after the arguments are parsed,
+so that `tpuc-opt --help` answers at once.
 """
 
 from __future__ import annotations
@@ -22,20 +27,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from typing import TYPE_CHECKING
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.opt_weights import WeightsToWrite, load_weights, weights_to_write
-from tpudsl.cli.pass_options import PassSpec, instantiate, option_fields, parse_options, parse_pipeline
-from tpudsl.dialects import make_context
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import verify_module, write_files_atomically
-from tpudsl.ir.parser import parse_module, position_of
-from tpudsl.ir.printer import print_module
-from tpudsl.passes import PASSES, PATTERN_LOG, pass_class, pass_summary
+from tpudsl.ir.diagnostics import InternalError, TpudslError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+
+    from tpudsl.cli.pass_options import PassSpec
+    from tpudsl.rewrites.init_deinit import WeightsToWrite
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^// -----.*$\n?", re.MULTILINE)
@@ -81,6 +83,9 @@ def _split_pass_flags(argv: Sequence[str], long_flags: set[str]) -> tuple[list[P
 
     Pass flags need their own scan because `--canonicalize in.mlir` must not read `in.mlir` as
     options, and because -p and --<pass> interleave. Like LLVM, `-flag` means `--flag`."""
+    from tpudsl.cli.pass_options import PassSpec, parse_options, parse_pipeline
+    from tpudsl.passes import PASSES
+
     specs: list[PassSpec] = []
     rest: list[str] = []
     items = iter(argv)
@@ -103,6 +108,11 @@ def _split_pass_flags(argv: Sequence[str], long_flags: set[str]) -> tuple[list[P
 
 def _parse_args(argv: Sequence[str]) -> Options:
     parser = _argument_parser()
+    if "-h" in argv or "--help" in argv:
+        parser.parse_args(["--help"])  # prints the help and exits, before anything heavy is imported
+    from tpudsl.cli.pass_options import instantiate
+    from tpudsl.passes import PASSES, pass_class
+
     # argparse has no public list of its flags; the LLVM-style `-flag` spelling needs them.
     long_flags = {s[2:] for a in parser._actions for s in a.option_strings if s.startswith("--")}
     specs, rest = _split_pass_flags(argv, long_flags)
@@ -118,10 +128,30 @@ def _parse_args(argv: Sequence[str]) -> Options:
         # one argument (locations are its tensor names), and its lit tests' CHECK lines expect
         # `loc(...)`; `tpuc-opt FILE` alone prints none, as mlir-opt does.
         args.mlir_print_debuginfo = True
-    return Options(args, [instantiate(pass_class(s.name), s) for s in specs])
+    return Options(args, [instantiate(pass_class(s.name), s) for s in _with_init_deinit(specs)])
+
+
+def _with_init_deinit(specs: list[PassSpec]) -> list[PassSpec]:
+    """The passes with `init` first and `deinit` last, as TPU-MLIR's tpuc-opt adds them to every
+    command line with passes (when not given). Anywhere else they would load the weights after a
+    pass used them, or save them before a pass changed them: an error."""
+    from tpudsl.cli.pass_options import PassSpec
+
+    if not specs:
+        return specs
+    names = [s.name for s in specs]
+    for name, place, index in (("init", "first", 0), ("deinit", "last", len(specs) - 1)):
+        if any(n == name for i, n in enumerate(names) if i != index):
+            raise TpudslError(f"pass '{name}' must come {place}: it {'loads' if name == 'init' else 'saves'} "
+                              "the weights the other passes use")
+    return [*([] if names[0] == "init" else [PassSpec("init", {})]), *specs,
+            *([] if names[-1] == "deinit" else [PassSpec("deinit", {})])]
 
 
 def _list_passes() -> str:
+    from tpudsl.cli.pass_options import option_fields
+    from tpudsl.passes import PASSES, pass_class, pass_summary
+
     lines = []
     for name in sorted(PASSES):
         try:
@@ -166,6 +196,8 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int | None]]:
 
 
 def _verify(module: ModuleOp, filename: str, after: str | None) -> None:
+    from tpudsl.ir.module import verify_module
+
     try:
         verify_module(module, filename)
     except TpudslError as e:
@@ -179,6 +211,8 @@ def _at_source(e: TpudslError, filename: str) -> TpudslError:
     a convention of tpudsl passes), else at the file."""
     if e.line is not None:
         return e
+    from tpudsl.ir.parser import position_of
+
     op = getattr(e, "op", None)
     where = position_of(op) if op is not None else None
     return TpudslError(e.message, *where) if where else TpudslError(e.message, e.file or filename)
@@ -188,16 +222,27 @@ def _process(
     text: str, filename: str, opts: Options, split_line: int | None = None
 ) -> tuple[str, WeightsToWrite | None]:
     """The printed result and the weights to write for it (when the passes changed them)."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from tpudsl.dialects import make_context
+    from tpudsl.ir.parser import parse_module
+    from tpudsl.ir.printer import print_module
+    from tpudsl.rewrites.init_deinit import bind_weight_file
+
     args = opts.args
     ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
     module = parse_module(text, filename, ctx, split_line)
     _verify(module, filename, None)
-    weights = load_weights(module, filename) if opts.passes else None  # without passes nothing reads them
+    weight_file = bind_weight_file(module, filename, args.output)  # read by init and deinit
     for p in opts.passes:
         try:
             p.apply(ctx, module)
         except TpudslError as e:
-            raise _at_source(e, filename) from None
+            raise (e if p.name == "deinit" else _at_source(e, filename)) from None  # deinit's are about the output
+        except DiagnosticException:
+            raise  # an xDSL pass rejected the input: bad input, reported by run_cli
+        except Exception as e:
+            raise InternalError(f"pass '{p.name}'") from e
         if args.mlir_print_ir_after_all:
             header = f"// -----// IR Dump After {type(p).__name__} ({p.name}) //----- //"
             print(header, print_module(module, debuginfo=args.mlir_print_debuginfo), sep="\n", end="", file=sys.stderr)
@@ -205,13 +250,18 @@ def _process(
             _verify(module, filename, f"pass '{p.name}'")
     if opts.passes and not args.verify_each:
         _verify(module, filename, "the passes; --verify-each names the pass that broke it")
-    to_write = weights_to_write(weights, filename, args.output)
+    to_write = weight_file.to_write
     # New weights are keyed by loc name: without the locations the output could not be read with them.
     return print_module(module, debuginfo=args.mlir_print_debuginfo or to_write is not None), to_write
 
 
 def _run(argv: Sequence[str]) -> int:
     opts = _parse_args(argv)
+    import numpy as np
+
+    from tpudsl.ir.module import write_files_atomically
+    from tpudsl.passes import PATTERN_LOG
+
     args = opts.args
     if args.list_passes:
         sys.stdout.write(_list_passes())

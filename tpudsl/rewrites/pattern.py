@@ -40,6 +40,7 @@ from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
 from tpudsl.ir.module import top_module_of
 from tpudsl.passes import PATTERN_LOG
+from tpudsl.rewrites.init_deinit import require_weights
 
 
 class RewriteEnv:
@@ -160,6 +161,8 @@ class PatternPass(ModulePass):
     patterns: ClassVar[tuple[type[TopPattern], ...]]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if any(p.needs_weights for p in self.patterns):
+            require_weights(op, self.name)  # a weight file that init could not read is an error here
         top = top_module_of(op)
         apply_patterns(op, self.patterns, RewriteEnv(top.weights if top is not None else None))
 
