@@ -137,3 +137,36 @@ def test_weights_changed_in_two_split_chunks_are_an_error(tmp_path, capsys):
     assert (code, out) == (1, "")
     assert err == "error: the passes changed the weights of 2 chunks; one output has one weight file\n"
     assert not (tmp_path / "o.mlir").exists() and not (tmp_path / "o_weight.npz").exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--init=weight_in_mem=True", "--canonicalize"],
+     "init weight_in_mem=true: no weights of this module are in memory (tpuc-opt reads them from module.weight_file; drop the option)"),
+    (["--init=freq=1000", "--canonicalize"], "pass 'init' has no option 'freq'; its options: weight_in_mem"),
+    (["--canonicalize", "--init"], "pass 'init' must come first: it loads the weights the other passes use"),
+    (["--deinit", "--canonicalize"], "pass 'deinit' must come last: it saves the weights the other passes use"),
+    (["--init", "--init"], "pass 'init' must come first: it loads the weights the other passes use"),
+])
+def test_init_and_deinit_options_and_places_are_checked(tmp_path, capsys, flags, message):
+    """TPU-MLIR's init options that tpudsl does not model (freq, level) are errors naming the option;
+    init and deinit anywhere but first and last would read or save the weights at the wrong time."""
+    code, out, err = run([write_model(tmp_path), *flags, "-o", tmp_path / "o.mlir"], capsys)
+    assert (code, out) == (1, "")
+    assert err.rstrip("\n").endswith(f"error: {message}")
+    assert not (tmp_path / "o.mlir").exists()
+
+
+def test_weights_in_memory_are_used_and_kept_by_init_and_deinit(tmp_path):
+    """In process (as model_transform runs its passes), `init weight_in_mem=true` takes the weights
+    the TopModule holds and `deinit no_save_weight=true` leaves the changed ones there: no file."""
+    from tpudsl.dialects import make_context
+    from tpudsl.rewrites.fold_constants import FoldConstantsPass
+    from tpudsl.rewrites.init_deinit import DeinitPass, InitPass
+
+    mod = load_module(write_model(tmp_path))
+    (tmp_path / "m_weight.npz").unlink()  # nothing may be read from disk
+    for p in (InitPass(weight_in_mem=True), FoldConstantsPass(), DeinitPass(no_save_weight=True)):
+        p.apply(make_context(), mod.module)
+    np.testing.assert_array_equal(mod.weights["k_T"], K.T)
+    np.testing.assert_array_equal(mod.weights["s"], K + A)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir"]
