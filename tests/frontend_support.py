@@ -3,6 +3,7 @@ and onnxruntime on the same inputs, and compare."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -77,3 +78,12 @@ def check(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], rtol: float = 
             if o and o in {x.name for x in model.graph.output}:
                 assert o in names
     return mod
+
+
+def error_lines(stderr: str) -> list[str]:
+    """stderr after the lines naming the steps that started (`model_transform: <step> ...`) and
+    ended (`model_transform: <step>: 0.12 s`): bad input found during a step comes after them."""
+    lines = stderr.splitlines()
+    while lines and re.fullmatch(r"model_transform: [^:]*( \.\.\.|: \d+\.\d\d s)", lines[0]):
+        lines.pop(0)
+    return lines

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from frontend_support import error_lines
 from onnx import TensorProto, helper, numpy_helper
 
 from tpudsl.cli import mlir_cut, model_runner, model_transform, npz_tool, tpuc_opt
@@ -58,7 +59,7 @@ def fails(capfd, root: Path, command: str, *argv: str) -> str:
     out, err = capfd.readouterr()
     assert exit_info.value.code == 1, err
     assert "Traceback" not in err and "internal error" not in err, err
-    lines = err.splitlines()
+    lines = error_lines(err)  # model_transform names the steps that started before the error
     assert len(lines) == 1, err
     assert " error: " in lines[0] or lines[0].startswith("error: "), err
     assert snapshot(root) == before, "files were created or changed on failure"
@@ -377,7 +378,7 @@ def test_tpuc_opt_output_that_cannot_be_written_writes_no_weights(capfd, tmp_pat
     np.savez(tmp_path / "w.npz", k=np.arange(6, dtype=np.float32).reshape(2, 3))
     (tmp_path / "out.mlir").symlink_to(tmp_path / "nodir" / "out.mlir")  # the npz can be written, the .mlir not
     line = fails(capfd, tmp_path, "tpuc-opt", tmp_path / "m.mlir", "--fold-constants", "-o", tmp_path / "out.mlir")
-    assert line == f"error: cannot open '{tmp_path / 'nodir' / 'out.mlir'}': No such file or directory"
+    assert line == f"error: cannot open '{tmp_path / 'out.mlir'}': No such file or directory"  # the -o given
     assert not (tmp_path / "out_weight.npz").exists()
 
 

@@ -3,6 +3,7 @@ bad input giving one line, exit status 1 and no file written."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from frontend_support import make_model, rand
+from frontend_support import error_lines, make_model, rand
 from onnx import helper as h
 from test_frontend_graph import draggan_like_model, named_net, torch_flatten_model
 
@@ -38,13 +39,15 @@ def test_end_to_end_with_validation(tmp_path):
     assert "npz compare PASSED." in r.stdout
     assert {"net.mlir", "net_top_f32_all_weight.npz", "net_in_f32.npz", "net_top_outputs.npz",
             "net_ref_outputs.npz"} <= written(tmp_path)
-    # Every step is timed on stderr.
-    steps = [line.split(": ")[1] for line in r.stderr.splitlines()]
+    # Every step is named on stderr as it starts, and timed when it ends.
+    lines = r.stderr.splitlines()
+    starts = [line.removeprefix("model_transform: ").removesuffix(" ...") for line in lines[0::2]]
     # Both runs come before any file is written (a test input the model cannot take is bad input).
-    assert steps == ["convert ONNX to Top", "run shape-infer, canonicalize, shape-infer", "load the test input",
-                     "run the Top interpreter", "run onnxruntime",
-                     "write net.mlir and the input, Top and reference npz files", "compare Top with onnxruntime"]
-    assert all(line.endswith(" s") for line in r.stderr.splitlines())
+    assert starts == ["convert ONNX to Top", "run struct-optimize, shape-infer, canonicalize, extra-optimize, shape-infer",
+                      "load the test input", "run the Top interpreter", "run onnxruntime",
+                      "write net.mlir and the input, Top and reference npz files", "compare Top with onnxruntime"]
+    assert all(line.endswith(" ...") for line in lines[0::2])
+    assert [re.sub(r": \d+\.\d\d s$", "", line) for line in lines[1::2]] == [line[:-4] for line in lines[0::2]]
     text = (tmp_path / "net.mlir").read_text()
     assert 'module.state = "TOP_F32"' in text and 'loc("prob")' in text and 'loc("input.1")' in text
     top, ref = np.load(tmp_path / "net_top_outputs.npz"), np.load(tmp_path / "net_ref_outputs.npz")
@@ -125,7 +128,7 @@ def test_keep_aspect_ratio_pads_and_nhwc(tmp_path):
 
 def assert_clean_failure(tmp_path: Path, r: subprocess.CompletedProcess, before: set[str], message: str) -> None:
     assert r.returncode == 1, r.stderr
-    assert r.stderr.splitlines() == [message], r.stderr
+    assert error_lines(r.stderr) == [message], r.stderr
     assert "Traceback" not in r.stderr
     assert written(tmp_path) == before
 

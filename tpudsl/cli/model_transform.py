@@ -2,17 +2,24 @@
 
   model_transform --model_name NAME --model_def M.onnx --mlir NAME.mlir
       [--input_shapes [[1,3,224,224]]] [--input_types float32] [--output_names a,b]
-      [--mean 0,0,0] [--scale 1,1,1] [--pixel_format rgb|bgr|gray] [--channel_format nchw|nhwc]
+      [--mean 0,0,0] [--scale 1,1,1] [--pixel_format FORMAT] [--channel_format nchw|nhwc]
       [--resize_dims H,W] [--keep_aspect_ratio]
       [--test_input in.npz|img.jpg|x.npy] [--test_result NAME_top_outputs.npz]
-      [--tolerance 0.99,0.99] [--excepts a,b]
+      [--tolerance 0.99,0.99] [--excepts a,b] [--debug]
 
-Steps (each timed on stderr): convert (fold constants, convert, --shape-infer), canonicalize,
-write NAME.mlir and NAME_top_f32_all_weight.npz next to it, then with --test_input: save the
-preprocessed inputs (NAME_in_f32.npz), run onnxruntime (NAME_ref_outputs.npz, every tensor the
-Top module also names) and the Top interpreter (--test_result), and compare them tensor by tensor.
-Everything that can be wrong with the input (files, flags, unsupported ops, shapes, test inputs)
-is found before the first file is written.
+Steps (each named on stderr as it starts, and timed when it ends): convert (fold constants,
+convert, --shape-infer), TPU-MLIR's Top passes (struct-optimize, shape-infer, canonicalize,
+extra-optimize), then with --test_input: load the (preprocessed) inputs, run the Top interpreter
+and onnxruntime (every tensor the Top module also names), write NAME.mlir and
+NAME_top_f32_all_weight.npz next to it with NAME_in_f32.npz, --test_result and
+NAME_ref_outputs.npz, and compare them tensor by tensor. Everything that can be wrong with the
+input (files, flags, unsupported ops, shapes, test inputs) is found before the first file is
+written. With --debug, NAME_origin.mlir (the converted module before the passes, as TPU-MLIR keeps
+it) and its npz are written as soon as the conversion succeeded, and an internal error shows its
+traceback.
+
+Heavy modules (onnx, xDSL's dialects, numpy) are imported after the arguments are parsed, so that
+`--help` answers at once.
 """
 
 from __future__ import annotations
@@ -24,32 +31,28 @@ import time
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import numpy as np
-
-from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import loc_name
-from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
-from tpudsl.frontend.onnx_reference import onnx_reference
-from tpudsl.frontend.preprocess import Preprocess
-from tpudsl.frontend.shape_args import parse_input_shapes
-from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
-from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, save_module, verify_module
-from tpudsl.passes import pass_class
 
-# Passes after conversion, as TPU-MLIR's `tpuc-opt --shape-infer --canonicalize`; shape-infer
-# again last, for results a rewrite left unranked.
-TOP_PASSES = ("shape-infer", "canonicalize", "shape-infer")
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tpudsl.frontend.preprocess import Preprocess
+    from tpudsl.ir.module import TopModule
+
+# TPU-MLIR's Top passes (mlir_shell.py, mlir_opt_for_top), run in memory between `init` and
+# `deinit` (weight_in_mem / no_save_weight: the TopModule holds the weights, and they are saved
+# with the module); shape-infer again last, for results a rewrite left unranked.
+TOP_PASSES = ("struct-optimize", "shape-infer", "canonicalize", "extra-optimize", "shape-infer")
 NUMPY_TYPES = ("float32", "float16", "int32", "int64", "int8", "uint8", "bool")
+PIXEL_FORMATS_HELP = "rgb, bgr, gray, rgba, gbrg, grbg, bggr, rggb"  # top.Input's (tests/test_cli_errors.py checks)
 
 
 def _parser() -> CliArgumentParser:
-    p = CliArgumentParser(prog="model_transform", description="Convert an ONNX model to a Top .mlir and weight .npz.")
+    p = CliArgumentParser(prog="model_transform", description="Convert an ONNX model to a Top .mlir and weight .npz.",
+                          debug_help="keep NAME_origin.mlir (the module before the passes); show internal errors' tracebacks")
     p.add_argument("--model_name", required=True, help="module name; prefix of the files written")
     p.add_argument("--model_def", required=True, help="the .onnx model")
     p.add_argument("--mlir", required=True, help="the Top .mlir to write")
@@ -58,7 +61,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--output_names", default=None, help="comma-separated tensors to use as outputs (cuts the model)")
     p.add_argument("--mean", default=None, help="per-channel mean subtracted from image inputs, e.g. 123.675,116.28,103.53")
     p.add_argument("--scale", default=None, help="per-channel factor applied after the mean, e.g. 0.0171,0.0175,0.0174")
-    p.add_argument("--pixel_format", default=None, choices=("rgb", "bgr", "gray"))
+    p.add_argument("--pixel_format", default=None, metavar="FORMAT",
+                   help=f"channel order of image inputs, as top.Input records it: {PIXEL_FORMATS_HELP} (default bgr)")
     p.add_argument("--channel_format", default=None, choices=("nchw", "nhwc"))
     p.add_argument("--resize_dims", default=None, help="H,W an image is resized to before the center crop")
     p.add_argument("--keep_aspect_ratio", action="store_true", help="resize keeping the aspect ratio, padding the rest")
@@ -81,6 +85,8 @@ def _floats(flag: str, text: str) -> tuple[float, ...]:
 
 def _preprocess(args) -> Preprocess | None:
     """The preprocessing the flags describe, or None when no preprocessing flag is given."""
+    from tpudsl.frontend.preprocess import Preprocess
+
     given = [args.mean, args.scale, args.pixel_format, args.channel_format, args.resize_dims]
     if all(v is None for v in given) and not args.keep_aspect_ratio:
         return None
@@ -103,40 +109,34 @@ def _names(text: str | None) -> list[str]:
 
 
 class Progress:
-    """The time of each step, on stderr. Lines are held back until `release()`: the first steps
-    are where bad input is found, and bad input must give exactly one line, the error."""
-
-    def __init__(self) -> None:
-        self.held: list[str] = []
-        self.live = False
+    """Each step on stderr: its name as it starts (a long conversion shows where it is), its time
+    when it ends. Bad input found during a step comes after these lines, as the last line."""
 
     @contextmanager
     def step(self, what: str):
+        print(f"model_transform: {what} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
         yield
-        self._say(f"model_transform: {what}: {time.perf_counter() - start:.2f} s")
-
-    def release(self) -> None:
-        self.live = True
-        for line in self.held:
-            self._say(line)
-
-    def _say(self, line: str) -> None:
-        if self.live:
-            print(line, file=sys.stderr, flush=True)
-        else:
-            self.held.append(line)
+        print(f"model_transform: {what}: {time.perf_counter() - start:.2f} s", file=sys.stderr, flush=True)
 
 
 def _run_passes(mod: TopModule) -> None:
     """The Top passes; graph outputs keep their names (no rewrite renames a returned value)."""
+    from tpudsl.dialects import make_context
+    from tpudsl.ir.module import verify_module
+    from tpudsl.passes import pass_class
+
     ctx = make_context()
-    for name in TOP_PASSES:
-        pass_class(name)().apply(ctx, mod.module)
+    passes = [pass_class("init")(weight_in_mem=True), *(pass_class(name)() for name in TOP_PASSES),
+              pass_class("deinit")(no_save_weight=True)]
+    for p in passes:
+        p.apply(ctx, mod.module)
     verify_module(mod.module, str(mod.path or "module"))
 
 
 def _input_info(mod: TopModule) -> tuple[list[str], list[tuple[int, ...]]]:
+    from tpudsl.dialects.opdef import loc_name
+
     inputs = [op for op in mod.main_func().body.block.ops if op.name == "top.Input"]
     return [loc_name(op) for op in inputs], [tuple(op.results[0].type.get_shape()) for op in inputs]
 
@@ -150,6 +150,8 @@ def _input_types(text: str | None) -> list[str]:
 
 
 def _tolerance(text: str) -> tuple[float, float]:
+    from tpudsl.cli.compare import parse_tolerance
+
     try:
         return parse_tolerance(text)
     except ValueError as e:
@@ -159,6 +161,8 @@ def _tolerance(text: str) -> tuple[float, float]:
 def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, np.ndarray]:
     """Inputs as --input_types says the model reads them (rounded for integer types), as float32
     for the Top interpreter: Top computes in float."""
+    import numpy as np
+
     if not types:
         return inputs
     if len(types) != len(inputs):
@@ -170,6 +174,9 @@ def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray],
                    progress: Progress) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every tensor of the Top interpreter and the onnxruntime results for the same names. Both
     run before any file is written: a test input the model cannot take is bad input too."""
+    from tpudsl.frontend.onnx_reference import onnx_reference
+    from tpudsl.interp import ModuleInterpreter
+
     with progress.step("run the Top interpreter"):
         interp = ModuleInterpreter(mod.module, mod.weights)
         interp.init()
@@ -184,6 +191,8 @@ def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray],
 
 def _validate(args, ours: dict[str, np.ndarray], ref: dict[str, np.ndarray], inputs: dict[str, np.ndarray],
               tolerance: tuple[float, float], progress: Progress) -> None:
+    from tpudsl.cli.compare import compare_dicts, format_report
+
     with progress.step("compare Top with onnxruntime"):
         # The inputs are the same arrays on both sides; onnxruntime does not return them.
         report = compare_dicts(ours, ref, tolerance, [*_names(args.excepts), *inputs])
@@ -206,10 +215,17 @@ def _check_output_dir(flag: str, path: Path) -> None:
         raise TpudslError(f"cannot write '{path}': directory '{path.parent}' does not exist")
 
 
+def _origin_files(args, mlir: Path) -> tuple[Path, Path]:
+    """Where --debug keeps the module before the passes, and its weights (TPU-MLIR's names)."""
+    return mlir.parent / f"{args.model_name}_origin.mlir", mlir.parent / f"{args.model_name}_top_f32_all_origin_weight.npz"
+
+
 def _check_distinct(args, mlir: Path, test_result: Path | None, test_files: Sequence[str]) -> None:
     """No file written may be an input or another file written (it would be replaced or lost)."""
     out_dir, name = mlir.parent, args.model_name
     written = {"--mlir": mlir, "the weight file": out_dir / f"{name}_top_f32_all_weight.npz"}
+    if args.debug:
+        written |= dict(zip(("the --debug origin .mlir", "its weight file"), _origin_files(args, mlir), strict=True))
     if test_result is not None:
         written |= {"the input npz": out_dir / f"{name}_in_f32.npz", "--test_result": test_result,
                     "the reference npz": out_dir / f"{name}_ref_outputs.npz"}
@@ -225,6 +241,11 @@ def _check_distinct(args, mlir: Path, test_result: Path | None, test_files: Sequ
 
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
+    from tpudsl.frontend.shape_args import parse_input_shapes
+    from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
+    from tpudsl.ir.module import save_module
+
     if not args.model_name or os.sep in args.model_name or args.model_name in (".", ".."):
         raise TpudslError(f"--model_name {args.model_name!r} must be a plain name: it prefixes the files written next to --mlir")
     input_shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
@@ -240,10 +261,14 @@ def run(argv: Sequence[str]) -> int:
         _check_output_dir("--test_result", test_result)
     _check_distinct(args, mlir, test_result if test_files else None, test_files)
 
+    model = load_onnx(args.model_def)  # a file that is no ONNX model is found before any step starts
     progress = Progress()
     with progress.step("convert ONNX to Top"):
-        model = load_onnx(args.model_def)
         mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
+    if args.debug:
+        origin, origin_weights = _origin_files(args, mlir)
+        with progress.step(f"write {origin} (--debug)"):
+            save_module(mod, origin, origin_weights)  # replayable: tpuc-opt ORIGIN --struct-optimize ...
     with progress.step(f"run {', '.join(TOP_PASSES)}"):
         _run_passes(mod)
     inputs = ours = ref = None
@@ -260,13 +285,14 @@ def run(argv: Sequence[str]) -> int:
                          (out_dir / f"{args.model_name}_ref_outputs.npz", ref)]
         save_module(mod, mlir, out_dir / f"{args.model_name}_top_f32_all_weight.npz",
                     also=[(path, _npz_writer(arrays)) for path, arrays in npz_files])
-    progress.release()  # from here on, the input was good and the files are written
     if inputs is not None:
         _validate(args, ours, ref, inputs, tolerance, progress)
     return 0
 
 
 def _npz_writer(arrays: dict[str, np.ndarray]):
+    import numpy as np
+
     return lambda f: np.savez(f, **arrays)
 
 

@@ -7,6 +7,12 @@ them, and are applied here to image test inputs:
     image (RGB) -> resize to resize_dims (keeping the aspect ratio: letterbox with pad_value)
       -> center crop to the model's H x W -> channel order (bgr reverses RGB) -> layout
       (nchw or nhwc) -> (x - mean) * scale per channel -> repeated over the batch.
+
+Pixel formats are those `top.Input` accepts: rgb, bgr and gray (3, 3 and 1 channels), rgba (4:
+R, G, B, alpha, as Pillow decodes it) and the Bayer patterns gbrg, grbg, bggr, rggb: one channel
+of raw sensor data. A Bayer input is recorded on `top.Input`, and its test input must be that raw
+data (.npy/.npz): making it from a decoded image (mosaicing) is not modelled, so an image test
+input with a Bayer format is an error.
 """
 
 from __future__ import annotations
@@ -18,9 +24,13 @@ from typing import Any
 
 import numpy as np
 
+import tpudsl.dialects.top  # noqa: F401  (defines top.Input, whose pixel formats these are)
+from tpudsl.dialects.opdef import SPECS
 from tpudsl.ir.diagnostics import TpudslError
 
-PIXEL_FORMATS = ("rgb", "bgr", "gray")
+PIXEL_FORMATS = SPECS["top.Input"].attrs["pixel_format"].choices  # every one top.Input records
+BAYER_FORMATS = ("gbrg", "grbg", "bggr", "rggb")
+_CHANNELS = {"gray": 1, "rgba": 4, **{f: 1 for f in BAYER_FORMATS}}  # the rest: 3
 CHANNEL_FORMATS = ("nchw", "nhwc")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".webp", ".tif", ".tiff")
 
@@ -40,14 +50,13 @@ class Preprocess:
             raise TpudslError(f"--pixel_format {self.pixel_format!r} is not one of {', '.join(PIXEL_FORMATS)}")
         if self.channel_format not in CHANNEL_FORMATS:
             raise TpudslError(f"--channel_format {self.channel_format!r} is not one of {', '.join(CHANNEL_FORMATS)}")
-        channels = 1 if self.pixel_format == "gray" else 3
         for what, values in (("--mean", self.mean), ("--scale", self.scale)):
-            if len(values) not in (1, channels):
-                raise TpudslError(f"{what} has {len(values)} values; {self.pixel_format} images have {channels} channels")
+            if len(values) not in (1, self.channels):
+                raise TpudslError(f"{what} has {len(values)} values; {self.pixel_format} images have {self.channels} channels")
 
     @property
     def channels(self) -> int:
-        return 1 if self.pixel_format == "gray" else 3
+        return _CHANNELS.get(self.pixel_format, 3)
 
     def input_attrs(self, input_shape: Sequence[int]) -> dict[str, Any]:
         """The `top.Input` attributes that record this preprocessing for an input of `input_shape`."""
@@ -72,6 +81,9 @@ class Preprocess:
 
     def load_image(self, path: str | Path, input_shape: Sequence[int]) -> np.ndarray:
         """The preprocessed float32 tensor of `input_shape` for the image at `path`."""
+        if self.pixel_format in BAYER_FORMATS:
+            raise TpudslError(f"--pixel_format {self.pixel_format}: making raw Bayer data from image '{path}' is not "
+                              "modelled; give the test input as .npy or .npz")
         h, w = self._model_hw(input_shape)
         channel_axis = 3 if self.channel_format == "nhwc" else 1
         if input_shape[channel_axis] != self.channels:
@@ -79,7 +91,7 @@ class Preprocess:
                 f"a {self.pixel_format} image has {self.channels} channel(s), the model input {list(input_shape)} "
                 f"has {input_shape[channel_axis]} ({self.channel_format})"
             )
-        pixels = self._resized(read_image(path, gray=self.pixel_format == "gray"), (h, w))
+        pixels = self._resized(read_image(path, self.pixel_format), (h, w))
         if self.pixel_format == "bgr":
             pixels = pixels[:, :, ::-1]
         mean = np.asarray(self._per_channel(self.mean), np.float32)
@@ -107,18 +119,21 @@ class Preprocess:
         return pixels[top : top + h, left : left + w]
 
 
-def read_image(path: str | Path, gray: bool) -> np.ndarray:
-    """The image as float32 HWC (RGB, or one gray channel)."""
+def read_image(path: str | Path, pixel_format: str) -> np.ndarray:
+    """The image as float32 HWC: RGB (also for bgr, reversed later), RGBA, or one gray channel."""
     try:
         from PIL import Image
     except ImportError:
         raise TpudslError(f"reading image '{path}' needs Pillow (pip install Pillow), or give a .npy/.npz input") from None
     try:
         with Image.open(path) as img:
-            pixels = np.asarray(img.convert("L" if gray else "RGB"), dtype=np.float32)
+            pixels = np.asarray(img.convert(_PIL_MODES.get(pixel_format, "RGB")), dtype=np.float32)
     except OSError as e:
         raise TpudslError(f"cannot read image '{path}': {e}") from None
-    return pixels[:, :, None] if gray else pixels
+    return pixels[:, :, None] if pixels.ndim == 2 else pixels
+
+
+_PIL_MODES = {"gray": "L", "rgba": "RGBA"}
 
 
 def resize_bilinear(pixels: np.ndarray, h: int, w: int) -> np.ndarray:

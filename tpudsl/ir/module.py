@@ -20,7 +20,8 @@ import os
 import tempfile
 import weakref
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -263,18 +264,30 @@ def write_files_atomically(files: Sequence[tuple[str | os.PathLike[str], Callabl
     staged: list[tuple[str | None, Path, Callable[[IO[bytes]], object]]] = []
     try:
         for path, write in files:
-            staged.append(_stage(Path(os.path.realpath(path)), write))
-        for tmp, path, write in staged:
-            if tmp is None:  # a device or pipe: nothing to rename, written last
-                with open(path, "wb") as f:
-                    write(f)
-            else:
-                os.replace(tmp, path)
+            with _named(path):
+                staged.append(_stage(Path(os.path.realpath(path)), write))
+        for (tmp, path, write), (given, _) in zip(staged, files, strict=True):
+            with _named(given):
+                if tmp is None:  # a device or pipe: nothing to rename, written last
+                    with open(path, "wb") as f:
+                        write(f)
+                else:
+                    os.replace(tmp, path)
     except BaseException:
         for tmp, _, _ in staged:
             if tmp is not None and os.path.lexists(tmp):
                 os.unlink(tmp)
         raise
+
+
+@contextmanager
+def _named(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An OSError while writing `path` names `path` as the user gave it: not the temporary file
+    beside it (a failed rename or chmod names that), nor its resolved name, nor nothing (a full disk)."""
+    try:
+        yield
+    except OSError as e:
+        raise OSError(e.errno, e.strerror or str(e), os.fspath(path)) from None
 
 
 def _stage(path: Path, write: Callable[[IO[bytes]], object]) -> tuple[str | None, Path, Callable[[IO[bytes]], object]]:
@@ -283,10 +296,7 @@ def _stage(path: Path, write: Callable[[IO[bytes]], object]) -> tuple[str | None
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if path.exists() and not path.is_file():
         return None, path, write
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:  # name the file the user asked for, not the temporary one
-        raise OSError(e.errno, e.strerror, str(path)) from None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
