@@ -14,16 +14,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
-
-from xdsl.dialects.func import ReturnOp
-from xdsl.ir import SSAValue
+from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.dialects.opdef import create, loc_name
-from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, save_module, verify_module, weight_file_path
+
+if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
+    from xdsl.ir import SSAValue
+
+    from tpudsl.ir.module import TopModule
 
 # Ops whose results are not tensors a user can name.
 _UNNAMED_OPS = ("top.None", "func.return")
@@ -31,6 +30,8 @@ _UNNAMED_OPS = ("top.None", "func.return")
 
 def named_tensors(mod: TopModule) -> dict[str, SSAValue]:
     """Every named tensor of @main (first definition wins) by its name."""
+    from tpudsl.interp.module_interpreter import result_names
+
     tensors: dict[str, SSAValue] = {}
     for op in mod.main_func().body.block.ops:
         if op.name in _UNNAMED_OPS:
@@ -54,6 +55,11 @@ def _check_known(output_names: Sequence[str], input_names: Sequence[str], tensor
 
 def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequence[str] = ()) -> TopModule:
     """Cut `mod` in place (see the module docstring) and return it."""
+    from xdsl.dialects.func import ReturnOp
+
+    from tpudsl.dialects.opdef import create, loc_name
+    from tpudsl.ir.module import verify_module
+
     output_names = list(dict.fromkeys(output_names))
     input_names = list(dict.fromkeys(input_names))
     if not output_names:
@@ -115,6 +121,8 @@ def build_parser() -> CliArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    from tpudsl.ir.module import load_module, save_module, weight_file_path
+
     source = Path(args.mlir)
     output = Path(args.output) if args.output else source.with_name(f"{source.stem}_cut.mlir")
     if os.path.realpath(output) == os.path.realpath(source):  # realpath: resolve() raises on a symlink loop

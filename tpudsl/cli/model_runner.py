@@ -14,19 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
-
-import ml_dtypes
-import numpy as np
-import onnx
+from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.npz_tool import load_npz
-from tpudsl.dialects.opdef import loc_name, operand_shape
-from tpudsl.frontend.onnx_import import load_onnx
-from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, write_atomically
+
+if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait for onnx and xDSL
+    import numpy as np
+    import onnx
+
+    from tpudsl.ir.module import TopModule
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -43,6 +40,8 @@ def _static(shape: Sequence[int] | None) -> tuple[int | None, ...] | None:
 def input_shapes(mod: TopModule) -> dict[str, tuple[int | None, ...] | None]:
     """Each input's name (the loc of the `top.Input` reading the argument) and shape (None: unranked,
     a None dim: dynamic)."""
+    from tpudsl.dialects.opdef import loc_name, operand_shape
+
     shapes: dict[str, tuple[int | None, ...] | None] = {}
     for i, arg in enumerate(mod.main_func().body.block.args):
         readers = [u.operation for u in arg.uses if u.operation.name == "top.Input"]
@@ -76,6 +75,9 @@ def mlir_inference(
     inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False
 ) -> dict[str, np.ndarray]:
     """Run a Top .mlir in the interpreter: outputs (or every tensor) by tensor name."""
+    from tpudsl.interp import ModuleInterpreter
+    from tpudsl.ir.module import load_module
+
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
     interpreter = ModuleInterpreter(mod.module, mod.weights)
@@ -93,6 +95,11 @@ def onnx_inference(
     tensors keep the values the graph defines): the reference a converted model is checked against.
 
     With `dump_all_tensors`, every node output whose type ONNX shape inference knows is returned too."""
+    import numpy as np
+    import onnx
+
+    from tpudsl.frontend.onnx_import import load_onnx
+
     try:
         import onnxruntime as ort
     except ImportError:
@@ -111,7 +118,8 @@ def onnx_inference(
     except Exception as e:  # onnxruntime raises its own exception types for invalid models
         raise TpudslError(f"onnxruntime cannot load the model: {' '.join(str(e).split())}") from None
     check_inputs(inputs, {i.name: _static(i.shape) for i in session.get_inputs()})
-    feeds = {i.name: np.asarray(inputs[i.name], dtype=_ORT_DTYPES.get(i.type)) for i in session.get_inputs()}
+    dtypes = _ort_dtypes()
+    feeds = {i.name: np.asarray(inputs[i.name], dtype=dtypes.get(i.type)) for i in session.get_inputs()}
     names = [o.name for o in session.get_outputs()]
     try:
         outputs = session.run(names, feeds)
@@ -126,13 +134,18 @@ def _ort_errors(ort) -> tuple[type[Exception], ...]:
     return tuple(getattr(state, n) for n in ("Fail", "InvalidArgument", "RuntimeException") if hasattr(state, n))
 
 
-# onnxruntime's input type names -> numpy dtypes, to cast npz inputs (often float64) as the model wants.
-_ORT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
-               "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(float16)": np.float16}
+def _ort_dtypes() -> dict[str, type]:
+    """onnxruntime's input type names -> numpy dtypes, to cast npz inputs (often float64) as the model wants."""
+    import numpy as np
+
+    return {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
+            "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(float16)": np.float16}
 
 
 def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose graph outputs also include every node output with an inferred type."""
+    import onnx
+
     inferred = onnx.shape_inference.infer_shapes(model)
     known = {v.name: v for v in inferred.graph.value_info}
     outputs = {o.name for o in inferred.graph.output}
@@ -160,6 +173,11 @@ def model_inference(
 
 def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
     """Write `tensors` to an .npz atomically (never a half-written file)."""
+    import ml_dtypes
+    import numpy as np
+
+    from tpudsl.ir.module import write_atomically
+
     # .npz has no f16/bf16 readers outside numpy/ml_dtypes: float tensors are written as float32
     # (exact: every f16 and bf16 value is a float32), as TPU-MLIR's tools write them.
     wide = {k: v.astype(np.float32) if v.dtype in (np.float16, ml_dtypes.bfloat16) else v
@@ -181,6 +199,8 @@ def run(argv: Sequence[str]) -> int:
     for flag in ("input", "model"):
         if os.path.realpath(args.output) == os.path.realpath(getattr(args, flag)):  # never raises, unlike resolve()
             raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
+    from tpudsl.cli.npz_tool import load_npz
+
     outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors)
     save_npz(args.output, outputs)
     return 0

@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import numpy as np
-
-from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import read_npz
+
+if TYPE_CHECKING:  # imported where used: `npz_tool --help` must not wait for numpy
+    import numpy as np
 
 # Rows of a -vv dump: how many of the worst elements to show per failing tensor.
 WORST_ELEMENTS = 5
@@ -27,6 +26,8 @@ WORST_ELEMENTS = 5
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """All arrays of an .npz file, in file order; TpudslError when it is missing or not an npz."""
+    from tpudsl.ir.module import read_npz  # with xDSL's dialects: not needed for --help
+
     return read_npz(path)
 
 
@@ -36,6 +37,8 @@ def _split_names(text: str) -> list[str]:
 
 def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
     """The largest absolute differences with their indices, for -vv."""
+    import numpy as np
+
     a = np.asarray(target, dtype=np.float64)
     b = np.asarray(reference, dtype=np.float64).reshape(a.shape)
     diff = np.abs(a - b)
@@ -48,6 +51,8 @@ def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
+
     try:
         tolerance = parse_tolerance(args.tolerance)
     except ValueError as e:
@@ -71,6 +76,8 @@ def _describe(name: str, a: np.ndarray) -> str:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    import numpy as np
+
     tensors = load_npz(args.file)
     if args.name is not None:
         if args.name not in tensors:
@@ -88,6 +95,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    import numpy as np
+
     tensors = load_npz(args.file)
     print(f"{'name':<40} {'shape':<20} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12} {'std':>12} nan inf")
     for name, a in tensors.items():
