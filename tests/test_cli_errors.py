@@ -211,3 +211,20 @@ def named_net_model(path: Path) -> Path:
 
     onnx.save(named_net(), path)
     return path
+
+
+def test_tpuc_opt_help_and_docs_name_only_passes_and_flags_that_exist(capsys):
+    """Every `--name` in `tpuc-opt --help` and on a `tpuc-opt ...` line of docs/tpuc-opt.md is one
+    of its flags or a registered pass."""
+    import re
+
+    from tpudsl.passes import PASSES
+
+    status, help_text, _ = run_main("tpuc-opt", ["--help"], capsys)
+    assert status == 0
+    flags = {s for a in tpuc_opt._argument_parser()._actions for s in a.option_strings}
+    known = flags | set(tpuc_opt._PIPELINE_FLAGS) | {f"--{name}" for name in PASSES} | {"--<pass>"}
+    doc_lines = [line for line in (ROOT / "docs" / "tpuc-opt.md").read_text().splitlines() if line.startswith("tpuc-opt ")]
+    named = set(re.findall(r"(?<![\w-])--(?:<pass>|[a-z][\w-]*)", help_text + "\n".join(doc_lines)))
+    assert doc_lines and {"--init", "--deinit", "--struct-optimize", "--extra-optimize"} <= named
+    assert named - known == set()

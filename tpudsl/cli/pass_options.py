@@ -2,9 +2,9 @@
 
 Three spellings reach the same `PassSpec` list:
 
-    --codegen="model_file=x.bmodel embed_debug_info=true"     (MLIR flag: options only)
-    -p 'shape-infer,codegen{model_file=x.bmodel}'              (xDSL pipeline)
-    --pass-pipeline='builtin.module(shape-infer,codegen{model_file=x.bmodel})'   (MLIR pipeline)
+    --deinit="no_save_weight=true"                             (MLIR flag: options only)
+    -p 'shape-infer,deinit{no_save_weight=true}'               (xDSL pipeline)
+    --pass-pipeline='builtin.module(shape-infer,deinit{no_save_weight=true})'   (MLIR pipeline)
 
 Options are space-separated `key=value`; a value is a bare word, a quoted string or a comma list
 of them, and `key=` (empty) is allowed because TPU-MLIR's scripts write `quant_input_list= `.

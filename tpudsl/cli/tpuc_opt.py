@@ -1,7 +1,7 @@
 """tpuc-opt: parse a .mlir file, run passes in the order given, print the result (like mlir-opt).
 
     tpuc-opt in.mlir --shape-infer --canonicalize -o out.mlir
-    tpuc-opt in.mlir --codegen="model_file=x.bmodel embed_debug_info=true"
+    tpuc-opt in.mlir --canonicalize --deinit="no_save_weight=true" -o out.mlir
     tpuc-opt in.mlir -p 'shape-infer,canonicalize'
     tpuc-opt in.mlir --pass-pipeline='builtin.module(shape-infer,canonicalize)'
 
@@ -45,10 +45,12 @@ _PIPELINE_FLAGS = ("-p", "--passes", "--pass-pipeline")
 
 _EPILOG = """passes, run in the order given (mix the forms freely):
   --<pass>                  e.g. --shape-infer --canonicalize
-  --<pass>="k=v k2=v2"      MLIR-style options, e.g. --codegen="model_file=x.bmodel"
+  --<pass>="k=v k2=v2"      MLIR-style options, e.g. --deinit="no_save_weight=true"
   -p 'a,b{k=v}'             xDSL-style pipeline
   --pass-pipeline='builtin.module(a,b{k=v})'
-  --list-passes shows the passes and their options."""
+  --list-passes shows the passes and their options.
+As TPU-MLIR's tpuc-opt does, any passes run between --init (first: reads the weight file) and
+--deinit (last: saves changed weights next to -o); both are added when not given."""
 
 
 def _argument_parser() -> CliArgumentParser:
