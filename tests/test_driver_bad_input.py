@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import signal
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -62,8 +63,14 @@ def alarm():
     signal.signal(signal.SIGALRM, previous)
 
 
+def write_weights(directory) -> None:
+    """The npz VALID names: --canonicalize reads weight data, and a named file it cannot read is an error."""
+    np.savez(directory / "w.npz", w=np.arange(4, dtype=np.float32))
+
+
 def test_the_undamaged_module_runs(tmp_path, capsys):
     (tmp_path / "m.mlir").write_text(VALID)
+    write_weights(tmp_path)
     with pytest.raises(SystemExit) as info:
         main([str(tmp_path / "m.mlir"), "--shape-infer", "--canonicalize"])
     assert info.value.code == 0
@@ -76,6 +83,7 @@ def test_the_undamaged_module_runs(tmp_path, capsys):
 def test_damaged_input_gives_one_error_line_or_a_result(text, passes, tmp_path, capsys, alarm):
     source = tmp_path / "m.mlir"
     source.write_text(text)
+    write_weights(tmp_path)
     output = tmp_path / "out.mlir"
     output.write_text("old\n")
     signal.alarm(20)  # a hang is a failure, not a stuck test run
@@ -91,4 +99,7 @@ def test_damaged_input_gives_one_error_line_or_a_result(text, passes, tmp_path, 
         assert output.read_text() == "old\n"
     else:
         assert err == "" and output.read_text() != "old\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir", "out.mlir"]
+    written = {p.name for p in tmp_path.iterdir()}
+    (tmp_path / "out_weight.npz").unlink(missing_ok=True)  # the next example starts clean
+    assert written - {"out_weight.npz"} == {"m.mlir", "out.mlir", "w.npz"}
+    assert "out_weight.npz" not in written or info.value.code == 0  # changed weights, written on success only
