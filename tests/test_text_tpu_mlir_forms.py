@@ -95,7 +95,7 @@ def test_quant_element_types_need_no_unregistered_dialects():
 # min/max) in its float format and drops the spaces; zero points and storage bounds stay.
 QUANT_FLOATS = """func.func @main() {
   %0 = "top.Weight"() : () -> tensor<2x!quant.uniform<i8 : f32 , 0.1 : -3>> loc("a")
-  %1 = "top.Weight"() : () -> tensor<3x!quant.uniform<u8<1:255>:f32:0, { 3.0:1 , 1.0e-30:-2, 0.3333333333333333:4 }>> loc("b")
+  %1 = "top.Weight"() : () -> tensor<3x!quant.uniform<u8<1:255>:f32:0, { 3.0:1 , 1.0e-30:2, 0.3333333333333333:4 }>> loc("b")
   %2 = "top.Weight"() : () -> tensor<2x!quant.calibrated<f32< -1.0e+3 : 7.0 >>> loc("c")
   %3 = "top.Weight"() : () -> tensor<2x!quant.uniform<i16:f32, 123456789.0>> loc("d")
   %4 = "top.Weight"() : () -> tensor<2x!quant.uniform<i8:f32, 1.0774157047271729:-13>> loc("e")

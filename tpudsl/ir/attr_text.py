@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
+from tpudsl.dialects.quant import QUANT_TYPES
 from tpudsl.ir.floats import format_float
 
 _BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
@@ -159,6 +160,8 @@ def _render(attr: Attribute) -> str:
     if isinstance(attr, SymbolRefAttr):
         names = [attr.root_reference, *attr.nested_references.data]
         return "::".join("@" + key_text(n.data) for n in names)
+    if isinstance(attr, QUANT_TYPES):  # the quant dialect prints its doubles like FloatAttr's f64
+        return f"!{attr.name}<{attr.body(_f64)}>"
     if isinstance(attr, UnregisteredAttr):
         return _unregistered(attr)
     return _fallback(attr)
@@ -228,48 +231,14 @@ def _nested(values: list, shape: list[int], elem: Attribute) -> str:
 def _unregistered(attr: UnregisteredAttr) -> str:
     sigil = "!" if attr.is_type.data else "#"
     name, body = attr.attr_name.data, attr.value.data
-    if sigil == "!" and name in _QUANT_FLOATS:
-        body = _QUANT_FLOATS[name](body)
     if attr.is_opaque.data:  # `#tpu<rq_mode X>`: dialect, then the body in angle brackets
         dialect, _, rest = name.partition(".")
         return f"{sigil}{dialect}<{rest}{body}>"
     return f"{sigil}{name}<{body}>" if body else f"{sigil}{name}"
 
 
-def _f64(text: str) -> str:
-    try:
-        return format_float(float(text), "f64")
-    except ValueError:  # hex bits or anything else: as written
-        return text
-
-
-def _quant_uniform(body: str) -> str:
-    """`i8<-127:127>:f32:0, {0.5,1.0e-5:3}` with the scales printed as MLIR's quant dialect prints
-    them (its doubles, in the FloatAttr format): `{5.000000e-01,1.000000e-05:3}`."""
-    head, sep, params = body.partition(",")
-    if not sep:
-        return body
-    params = params.strip()
-    braced = params.startswith("{") and params.endswith("}")
-    items = params[1:-1].split(",") if braced else [params]
-    out = []
-    for item in items:
-        scale, colon, zero_point = item.strip().partition(":")
-        out.append(_f64(scale.strip()) + (colon + zero_point.strip() if colon else ""))
-    return head.replace(" ", "") + ", " + ("{" + ",".join(out) + "}" if braced else out[0])
-
-
-_CALIBRATED = re.compile(r"^\s*(\w+)\s*<\s*([^:<>]+?)\s*:\s*([^:<>]+?)\s*>\s*$")
-
-
-def _quant_calibrated(body: str) -> str:
-    """`f32<-2.5:2.5>` as the quant dialect prints it: `f32<-2.500000e+00:2.500000e+00>`."""
-    m = _CALIBRATED.match(body)
-    return f"{m.group(1)}<{_f64(m.group(2))}:{_f64(m.group(3))}>" if m else body
-
-
-# The quant types TPU-MLIR writes, whose float parameters upstream re-prints in its own format.
-_QUANT_FLOATS = {"quant.uniform": _quant_uniform, "quant.calibrated": _quant_calibrated}
+def _f64(value: float) -> str:
+    return format_float(value, "f64")
 
 
 def _fallback(attr: Attribute) -> str:
