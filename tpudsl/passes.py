@@ -44,6 +44,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "deinit": lambda: _load("tpudsl.rewrites.init_deinit", "DeinitPass"),
     "struct-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
     "extra-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
+    "import-calibration-table": lambda: _load("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
     "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

@@ -1,0 +1,138 @@
+"""run_calibration: a calibration table (threshold, min, max per tensor) from sample inputs.
+
+  run_calibration X.mlir (--dataset DIR | --data_list FILE) [--input_num 100]
+      [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse] [--workers N]
+      [--quiet] -o X_cali_table
+
+A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
+lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
+`top.Input`. --dataset takes the files of DIR in name order. --workers N splits the samples over
+N processes; the table is the same. The algorithms and the table format: docs/quantization.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.model_runner import input_shapes
+from tpudsl.dialects.opdef import AttrView, SPECS, loc_name
+from tpudsl.frontend.preprocess import Preprocess, is_image
+from tpudsl.frontend.test_inputs import load_test_inputs
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, load_module, write_atomically
+from tpudsl.lowering.calibration import calibrate
+from tpudsl.lowering.calibration_math import METHODS
+from tpudsl.lowering.calibration_table import table_text
+
+SAMPLE_SUFFIXES = (".npz", ".npy")
+
+
+@dataclass(frozen=True)
+class SampleLoader:
+    """One sample (comma-separated files) -> the model's inputs; picklable for worker processes."""
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    preprocess: Preprocess | None
+
+    def __call__(self, spec: str) -> dict[str, np.ndarray]:
+        return load_test_inputs([f.strip() for f in spec.split(",") if f.strip()], self.names, self.shapes, self.preprocess)
+
+
+def sample_loader(mod: TopModule) -> SampleLoader:
+    shapes = input_shapes(mod)
+    for name, shape in shapes.items():
+        if shape is None or None in shape:
+            raise TpudslError(f"input '{name}' has no static shape; calibration needs one")
+    return SampleLoader(tuple(shapes), tuple(tuple(s) for s in shapes.values()), _recorded_preprocess(mod))
+
+
+def _recorded_preprocess(mod: TopModule) -> Preprocess | None:
+    """The preprocessing model_transform recorded on the (first) `top.Input` that has one."""
+    for op in mod.main_func().body.block.ops:
+        if op.name != "top.Input":
+            continue
+        a = AttrView(op.attributes, SPECS["top.Input"])
+        if a.get("do_preprocess", False):
+            resize = a.get("resize_dims")
+            return Preprocess(
+                mean=tuple(a.get("mean", [0.0])), scale=tuple(a.get("scale", [1.0])),
+                pixel_format=a.get("pixel_format", "bgr"), channel_format=a.get("channel_format", "nchw"),
+                resize_dims=tuple(resize) if resize else None, keep_aspect_ratio=bool(a.get("keep_aspect_ratio", False)),
+                pad_value=int(a.get("pad_value", 0)),
+            )
+    return None
+
+
+def list_samples(dataset: str | None, data_list: str | None, input_num: int) -> list[str]:
+    if dataset is not None:
+        if not os.path.isdir(dataset):
+            raise TpudslError(f"--dataset '{dataset}' is not a directory")
+        samples = sorted(str(p) for p in Path(dataset).iterdir()
+                         if p.is_file() and (p.suffix.lower() in SAMPLE_SUFFIXES or is_image(p)))
+        where = f"--dataset '{dataset}' has no .npz, .npy or image files"
+    else:
+        try:
+            with open(data_list, encoding="utf-8") as f:
+                samples = [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
+        except OSError as e:
+            raise TpudslError(f"cannot read --data_list '{data_list}': {e.strerror or e}") from None
+        where = f"--data_list '{data_list}' lists no samples"
+        for number, line in enumerate(samples, start=1):
+            for f in line.split(","):
+                if f.strip() and not os.path.isfile(f.strip()):
+                    raise TpudslError(f"{data_list}: sample {number}: cannot open '{f.strip()}': No such file")
+    if not samples:
+        raise TpudslError(where)
+    return samples[:input_num] if input_num > 0 else samples
+
+
+def _parser() -> CliArgumentParser:
+    p = CliArgumentParser(prog="run_calibration", description=__doc__.split("\n\n")[0])
+    p.add_argument("mlir", help="the Top .mlir (after model_transform)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", help="a directory of samples (.npz, .npy or images)")
+    source.add_argument("--data_list", help="a file with one sample per line (comma-separated files per input)")
+    p.add_argument("--input_num", type=int, default=100, help="how many samples to use (0: all); default 100")
+    p.add_argument("--histogram_bin_num", type=int, default=2048, help="histogram bins (at least 128); default 2048")
+    p.add_argument("--method", choices=METHODS, default="kld", help="threshold method; default kld")
+    p.add_argument("--workers", type=int, default=1, help="processes to split the samples over; default 1")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-o", dest="output", required=True, help="the calibration table to write")
+    return p
+
+
+def _main(argv: Sequence[str]) -> None:
+    args = _parser().parse_args(argv)
+    if args.histogram_bin_num < 128:
+        raise TpudslError(f"--histogram_bin_num must be at least 128 (the int8 levels KLD merges into), not {args.histogram_bin_num}")
+    if args.workers < 1:
+        raise TpudslError(f"--workers must be at least 1, not {args.workers}")
+    mod = load_module(args.mlir)
+    loader = sample_loader(mod)
+    samples = list_samples(args.dataset, args.data_list, args.input_num)
+    loader(samples[0])  # a bad first sample fails here, before any worker starts
+    need_histograms = args.method != "minmax"
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(samples) * (2 if need_histograms else 1), desc="calibration", unit="sample")
+    try:
+        result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, args.workers,
+                           bar.update if bar else None, need_histograms, mod)
+    finally:
+        if bar:
+            bar.close()
+    text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
+    write_atomically(args.output, lambda f: f.write(text.encode()))
+
+
+def main(argv: Sequence[str] | None = None):
+    run_cli(_main, argv)

@@ -1,0 +1,184 @@
+"""Calibration: run the Top interpreter over sample inputs and compute a threshold per tensor.
+
+Two passes over the samples, each mergeable, so that N processes can share the work and the
+table is the same as one process's:
+  1. ranges:      per tensor min and max (merge: min of mins, max of maxes);
+  2. histograms:  per tensor histogram of |x| over the final abs_max (merge: sum of counts).
+Then calibration_math turns each (histogram, min, max) into a threshold.
+
+`load_sample(spec) -> {input name: array}` turns one sample (an entry of the list) into model
+inputs; the command (cli/run_calibration.py) supplies it. It must be picklable for workers > 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp.module_interpreter import result_names
+from tpudsl.ir.module import TopModule, load_module
+from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, histogram, threshold
+from tpudsl.lowering.calibration_table import TableEntry
+
+Ranges = dict[str, tuple[float, float]]
+Histograms = dict[str, np.ndarray]
+LoadSample = Callable[[str], dict[str, np.ndarray]]
+
+
+@dataclass
+class CalibrationResult:
+    ranges: Ranges  # after the all-zero rule
+    histograms: Histograms
+    order: list[str]  # tensor names in module order
+
+    def table(self, method: str) -> dict[str, TableEntry]:
+        entries = {}
+        for name in self.order:
+            lo, hi = self.ranges[name]
+            entries[name] = TableEntry(threshold(method, self.histograms.get(name), lo, hi), lo, hi)
+        return entries
+
+
+# ---- the two passes over one share of the samples --------------------------------------------
+
+
+def _activations(interp: ModuleInterpreter, load_sample: LoadSample, sample: str) -> dict[str, np.ndarray]:
+    return interp.inference(load_sample(sample), keep_all=True)
+
+
+def sample_ranges(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str]) -> Ranges:
+    ranges: Ranges = {}
+    for sample in samples:
+        for name, x in _activations(interp, load_sample, sample).items():
+            x = np.asarray(x, dtype=np.float32)
+            if x.size == 0:
+                continue
+            lo, hi = float(x.min()), float(x.max())
+            ranges[name] = (lo, hi) if name not in ranges else (min(ranges[name][0], lo), max(ranges[name][1], hi))
+    return ranges
+
+
+def sample_histograms(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str],
+                      ranges: Ranges, bins: int) -> Histograms:
+    hists: Histograms = {}
+    for sample in samples:
+        for name, x in _activations(interp, load_sample, sample).items():
+            if name not in ranges:
+                continue
+            h = histogram(x, max(abs(ranges[name][0]), abs(ranges[name][1])), bins)
+            hists[name] = hists[name] + h if name in hists else h
+    return hists
+
+
+def merge_ranges(parts: Iterable[Ranges]) -> Ranges:
+    merged: Ranges = {}
+    for part in parts:
+        for name, (lo, hi) in part.items():
+            merged[name] = (lo, hi) if name not in merged else (min(merged[name][0], lo), max(merged[name][1], hi))
+    return merged
+
+
+def merge_histograms(parts: Iterable[Histograms]) -> Histograms:
+    merged: Histograms = {}
+    for part in parts:
+        for name, h in part.items():
+            merged[name] = merged[name] + h if name in merged else h.copy()
+    return merged
+
+
+def nonzero_ranges(ranges: Ranges) -> Ranges:
+    """TPU-MLIR's rule: a tensor that was zero on every sample gets [-1e-5, 1e-5]."""
+    return {n: (lo, hi) if max(abs(lo), abs(hi)) > 0 else (-ALL_ZERO_RANGE, ALL_ZERO_RANGE) for n, (lo, hi) in ranges.items()}
+
+
+# ---- drivers -------------------------------------------------------------------------------------
+
+
+def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: int = 2048,
+              workers: int = 1, progress: Callable[[int], None] | None = None,
+              need_histograms: bool = True, mod: TopModule | None = None) -> CalibrationResult:
+    """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`;
+    `progress(n)` after each n samples (each pass counts once). With workers > 1 the samples
+    are split over that many processes, each of which loads `mlir`."""
+    mod = mod or load_module(mlir)
+    order = tensor_names(mod.module)
+    if workers <= 1:
+        interp = _interpreter(mod)
+        ranges = nonzero_ranges(_each(lambda s: sample_ranges(interp, load_sample, s), samples, progress, merge_ranges))
+        hists = {}
+        if need_histograms:
+            hists = _each(lambda s: sample_histograms(interp, load_sample, s, ranges, bins), samples, progress, merge_histograms)
+        return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
+    shares = _shares(samples, workers)
+    with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(mlir, load_sample)) as pool:
+        ranges = nonzero_ranges(_pooled(pool, _worker_ranges, shares, (), progress, merge_ranges))
+        hists = _pooled(pool, _worker_histograms, shares, (ranges, bins), progress, merge_histograms) if need_histograms else {}
+    return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
+
+
+def _each(run, samples, progress, merge):
+    parts = []
+    for sample in samples:
+        parts.append(run([sample]))
+        if progress:
+            progress(1)
+    return merge(parts)
+
+
+def _shares(samples: Sequence[str], workers: int) -> list[list[str]]:
+    """Round-robin shares, a few per worker so that the progress bar moves (merging is order-free)."""
+    count = min(len(samples), workers * 4) or 1
+    return [list(samples[i::count]) for i in range(count)]
+
+
+def _pooled(pool, fn, shares, extra, progress, merge):
+    futures = {pool.submit(fn, share, *extra): len(share) for share in shares}
+    parts = []
+    for future in as_completed(futures):
+        parts.append(future.result())
+        if progress:
+            progress(futures[future])
+    return merge(parts)
+
+
+def _interpreter(mod: TopModule) -> ModuleInterpreter:
+    interp = ModuleInterpreter(mod.module, mod.weights)
+    interp.init()
+    return interp
+
+
+def tensor_names(module) -> list[str]:
+    """The names of the tensors calibration measures, in op order (TPU-MLIR's table order):
+    every result of @main's ops but weights and `none`."""
+    names: list[str] = []
+    for op in module.walk():
+        if op.name.startswith("top.") and op.name not in ("top.Weight", "top.None"):
+            names += result_names(op)
+    return names
+
+
+
+# ---- worker processes --------------------------------------------------------------------------
+
+_WORKER: dict = {}
+
+
+def _worker_init(mlir: str, load_sample: LoadSample) -> None:
+    from threadpoolctl import threadpool_limits
+
+    # One BLAS thread per worker: N workers on N cores, not N x cores threads fighting.
+    _WORKER["limits"] = threadpool_limits(limits=1)
+    _WORKER["interp"] = _interpreter(load_module(mlir))
+    _WORKER["load"] = load_sample
+
+
+def _worker_ranges(samples: list[str]) -> Ranges:
+    return sample_ranges(_WORKER["interp"], _WORKER["load"], samples)
+
+
+def _worker_histograms(samples: list[str], ranges: Ranges, bins: int) -> Histograms:
+    return sample_histograms(_WORKER["interp"], _WORKER["load"], samples, ranges, bins)

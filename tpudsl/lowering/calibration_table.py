@@ -1,0 +1,88 @@
+"""TPU-MLIR's calibration table: `#` header lines, then `name threshold min max` per tensor.
+
+    # genetated time: 2026-12-02 22:00:00.000000      (TPU-MLIR's spelling)
+    # histogram number: 2048
+    # sample number: 100
+    ###
+    # op_name    threshold    min    max
+    conv1 2.3456789 -1.0000000 3.0000000
+
+The writer prints 7 decimals as TPU-MLIR's does. The reader is strict: a line that is not a
+comment must be four fields (a name and three numbers), a name appears once, threshold > 0 and
+min <= max; with a module, every name must be a tensor of it. Errors are `FILE:LINE: error: ...`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from tpudsl.ir.diagnostics import TpudslError
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    threshold: float
+    min: float
+    max: float
+
+
+def table_text(entries: Mapping[str, TableEntry], bins: int, samples: int,
+               now: datetime.datetime | None = None) -> str:
+    lines = [
+        f"# genetated time: {now or datetime.datetime.now()}",
+        f"# histogram number: {bins}",
+        f"# sample number: {samples}",
+        "###",
+        "# op_name    threshold    min    max",
+    ]
+    lines += [f"{name} {e.threshold:.7f} {e.min:.7f} {e.max:.7f}" for name, e in entries.items()]
+    return "\n".join(lines) + "\n"
+
+
+def read_table(path: str, tensor_names: Collection[str] | None = None) -> dict[str, TableEntry]:
+    """The entries of the table at `path` by tensor name, in file order."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise TpudslError(f"cannot read calibration table '{path}': {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise TpudslError(f"{path}: error: calibration table is not UTF-8 text") from None
+    return parse_table(text, path, tensor_names)
+
+
+def parse_table(text: str, path: str, tensor_names: Collection[str] | None = None) -> dict[str, TableEntry]:
+    entries: dict[str, TableEntry] = {}
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+
+        def fail(message: str, line_no: int = number):
+            raise TpudslError(f"{path}:{line_no}: error: {message}")
+
+        fields = stripped.split()
+        if len(fields) != 4:
+            fail(f"expected 'op_name threshold min max', found {len(fields)} field(s)")
+        name = fields[0]
+        try:
+            threshold, lo, hi = (float(v) for v in fields[1:])
+        except ValueError:
+            fail(f"threshold, min and max of '{name}' must be numbers, found {' '.join(fields[1:])}")
+        if not all(math.isfinite(v) for v in (threshold, lo, hi)):
+            fail(f"threshold, min and max of '{name}' must be finite")
+        if threshold <= 0:
+            fail(f"threshold of '{name}' must be positive, found {fields[1]}")
+        if lo > hi:
+            fail(f"min of '{name}' is above its max ({fields[2]} > {fields[3]})")
+        if name in first_line:
+            fail(f"'{name}' appears twice (first on line {first_line[name]})")
+        if tensor_names is not None and name not in tensor_names:
+            fail(f"'{name}' is not a tensor of the module")
+        first_line[name] = number
+        entries[name] = TableEntry(threshold, lo, hi)
+    return entries

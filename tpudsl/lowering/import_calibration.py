@@ -1,0 +1,106 @@
+"""import-calibration-table: the Top tensors take their calibrated range as element type.
+
+    tpuc-opt x.mlir --import-calibration-table="file=x_cali_table asymmetric=false"
+
+`tensor<1x8xf32>` becomes `tensor<1x8x!quant.calibrated<f32<min:max>>>` for every float result
+of a Top op (weights and `none` excepted) and the module state goes from TOP_F32 to
+TOP_CALIBRATED, as TPU-MLIR's ImportCalibrationTable pass does. The range, from the table's
+threshold th, min and max (TPU-MLIR's getMinMax):
+
+  Abs                           [-th, th]
+  Sigmoid (not log), Softmax    [0, 1]
+  Mul of one value twice, or of Sigmoid/Relu results only      [0, th]
+  Sub                           [min < 0 ? -th : -1e-5, th]
+  any other op, symmetric       [min < 0 ? -th : 0, th]
+  any other op, asymmetric      [min, max]
+  and an op with do_relu (but Sub) starts at 0.
+
+A float tensor the table does not name is an error (TPU-MLIR would leave it uncalibrated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from tpudsl.dialects.opdef import SPECS, AttrView
+from tpudsl.dialects.quant import CalibratedQuantizedType
+from tpudsl.interp.module_interpreter import numpy_dtype, result_names
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.lowering.calibration import tensor_names
+from tpudsl.lowering.calibration_table import TableEntry, read_table
+
+SUB_FLOOR = -1e-5  # TPU-MLIR's lower bound of a Sub whose observed min is not negative
+
+
+@dataclass(frozen=True)
+class ImportCalibrationTablePass(ModulePass):
+    """Give Top tensors the ranges of a calibration table (!quant.calibrated element types)."""
+
+    name = "import-calibration-table"
+
+    file: str = ""
+    asymmetric: bool = True  # TPU-MLIR's default; its scripts pass asymmetric=False for symmetric int8
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.file:
+            raise TpudslError("import-calibration-table needs the table: file=NAME_cali_table")
+        state = op.attributes.get("module.state")
+        if state != StringAttr("TOP_F32"):
+            found = f"'{state.data}'" if isinstance(state, StringAttr) else "none"
+            raise TpudslError(f"import-calibration-table needs module.state \"TOP_F32\", the module has {found}")
+        table = read_table(self.file, set(tensor_names(op)))
+        for inner in op.walk():
+            if inner.name.startswith("top.") and inner.name not in ("top.Weight", "top.None"):
+                self._calibrate(inner, table)
+        for inner in op.walk():
+            if isinstance(inner, FuncOp) and not inner.is_declaration:
+                inner.update_function_type()
+        op.attributes["module.state"] = StringAttr("TOP_CALIBRATED")
+
+    def _calibrate(self, op: Operation, table: dict[str, TableEntry]) -> None:
+        for result, name in zip(op.results, result_names(op), strict=True):
+            t = result.type
+            if not isinstance(t, TensorType):
+                continue  # `none`, or unranked (shape-infer first; TPU-MLIR needs ranked types too)
+            dtype = numpy_dtype(t.element_type)
+            if dtype is None or dtype.kind != "f":
+                continue  # integer and bool tensors are not quantized
+            entry = table.get(name)
+            if entry is None:
+                raise TpudslError(f"{self.file}: error: no entry for tensor '{name}' ({op.name})")
+            lo, hi = calibrated_range(op, entry, self.asymmetric)
+            try:
+                calibrated = CalibratedQuantizedType.make(t.element_type, lo, hi)
+            except VerifyException:
+                raise TpudslError(f"{self.file}: error: tensor '{name}' gets the empty range [{lo}, {hi}]") from None
+            Rewriter.replace_value_with_new_type(result, TensorType(calibrated, t.get_shape()))
+
+
+def calibrated_range(op: Operation, entry: TableEntry, asymmetric: bool) -> tuple[float, float]:
+    th = entry.threshold
+    attrs = AttrView(op.attributes, SPECS[op.name])
+    if op.name == "top.Abs":
+        lo, hi = -th, th
+    elif (op.name == "top.Sigmoid" and not attrs.get("log", False)) or op.name == "top.Softmax":
+        lo, hi = 0.0, 1.0
+    elif op.name == "top.Mul":
+        same = all(v == op.operands[0] for v in op.operands)
+        positive = all(v.owner.name in ("top.Sigmoid", "top.Relu") for v in op.operands)
+        lo, hi = (0.0 if same or positive else (-th if entry.min < 0 else 0.0)), th
+    elif op.name == "top.Sub":
+        lo, hi = (-th if entry.min < 0 else SUB_FLOOR), th
+    elif not asymmetric:
+        lo, hi = (-th if entry.min < 0 else 0.0), th
+    else:
+        lo, hi = entry.min, entry.max
+    if op.name != "top.Sub" and attrs.get("do_relu", False):
+        lo = 0.0
+    return lo, hi
