@@ -7,7 +7,7 @@
 // RUN: not tpuc-opt %s --split-input-file --import-calibration-table 2>&1 | filecheck %s --check-prefix=NOFILE
 
 // CHECK: error: import-calibration-table needs module.state "TOP_F32", the module has 'TOP_CALIBRATED'
-// BAD: bad_cali_table:4: error: expected 'op_name threshold min max', found 3 field(s)
+// BAD: bad_cali_table:4:1: error: expected 'op_name threshold min max', found 3 field(s)
 // MISSING: error: cannot read calibration table '{{.*}}no_such_table': No such file or directory
 // NOFILE: error: import-calibration-table needs the table: file=NAME_cali_table
 module attributes {module.state = "TOP_CALIBRATED"} {
@@ -29,7 +29,7 @@ module attributes {module.state = "TOP_F32"} {
 }
 
 // -----
-// CHECK: two_cali_table:3: error: 'y' is not a tensor of the module
+// CHECK: two_cali_table:3:1: error: 'y' is not a tensor of the module
 module attributes {module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
     %0 = "top.Input"(%arg0) : (tensor<2xf32>) -> tensor<2xf32> loc("x")

@@ -9,13 +9,15 @@
 
 The writer prints 7 decimals as TPU-MLIR's does. The reader is strict: a line that is not a
 comment must be four fields (a name and three numbers), a name appears once, threshold > 0 and
-min <= max; with a module, every name must be a tensor of it. Errors are `FILE:LINE: error: ...`.
+min <= max; with a module, every name must be a tensor of it. Errors are
+`FILE:LINE:COL: error: ...` (COL: the offending field).
 """
 
 from __future__ import annotations
 
 import datetime
 import math
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
@@ -50,7 +52,7 @@ def read_table(path: str, tensor_names: Collection[str] | None = None) -> dict[s
     except OSError as e:
         raise TpudslError(f"cannot read calibration table '{path}': {e.strerror or e}") from None
     except UnicodeDecodeError:
-        raise TpudslError(f"{path}: error: calibration table is not UTF-8 text") from None
+        raise TpudslError("calibration table is not UTF-8 text", path) from None
     return parse_table(text, path, tensor_names)
 
 
@@ -62,8 +64,9 @@ def parse_table(text: str, path: str, tensor_names: Collection[str] | None = Non
         if not stripped or stripped.startswith("#"):
             continue
 
-        def fail(message: str, line_no: int = number):
-            raise TpudslError(f"{path}:{line_no}: error: {message}")
+        def fail(message: str, field: int = 0):
+            starts = [m.start() + 1 for m in re.finditer(r"\S+", line)]
+            raise TpudslError(message, path, number, starts[min(field, len(starts) - 1)])
 
         fields = stripped.split()
         if len(fields) != 4:
@@ -72,13 +75,13 @@ def parse_table(text: str, path: str, tensor_names: Collection[str] | None = Non
         try:
             threshold, lo, hi = (float(v) for v in fields[1:])
         except ValueError:
-            fail(f"threshold, min and max of '{name}' must be numbers, found {' '.join(fields[1:])}")
+            fail(f"threshold, min and max of '{name}' must be numbers, found {' '.join(fields[1:])}", 1)
         if not all(math.isfinite(v) for v in (threshold, lo, hi)):
-            fail(f"threshold, min and max of '{name}' must be finite")
+            fail(f"threshold, min and max of '{name}' must be finite", 1)
         if threshold <= 0:
-            fail(f"threshold of '{name}' must be positive, found {fields[1]}")
+            fail(f"threshold of '{name}' must be positive, found {fields[1]}", 1)
         if lo > hi:
-            fail(f"min of '{name}' is above its max ({fields[2]} > {fields[3]})")
+            fail(f"min of '{name}' is above its max ({fields[2]} > {fields[3]})", 2)
         if name in first_line:
             fail(f"'{name}' appears twice (first on line {first_line[name]})")
         if tensor_names is not None and name not in tensor_names:

@@ -75,12 +75,12 @@ class ImportCalibrationTablePass(ModulePass):
                 continue  # integer and bool tensors are not quantized
             entry = table.get(name)
             if entry is None:
-                raise TpudslError(f"{self.file}: error: no entry for tensor '{name}' ({op.name})")
+                raise TpudslError(f"no entry for tensor '{name}' ({op.name})", self.file)
             lo, hi = calibrated_range(op, entry, self.asymmetric)
             try:
                 calibrated = CalibratedQuantizedType.make(t.element_type, lo, hi)
             except VerifyException:
-                raise TpudslError(f"{self.file}: error: tensor '{name}' gets the empty range [{lo}, {hi}]") from None
+                raise TpudslError(f"tensor '{name}' gets the empty range [{lo}, {hi}]", self.file) from None
             Rewriter.replace_value_with_new_type(result, TensorType(calibrated, t.get_shape()))
 
 

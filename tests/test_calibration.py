@@ -1,0 +1,259 @@
+"""run_calibration against independent references: TPU-MLIR's histogram and KLD written out
+literally (loops, float32 as its C code), onnxruntime's MinMax and entropy calibrators on the
+same ONNX model and samples, and the single-process table for --workers."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+from onnx import helper
+from onnxruntime.quantization.calibrate import CalibrationDataReader, CalibrationMethod, create_calibrator
+
+from frontend_support import make_model
+from tpudsl.cli.run_calibration import main as run_calibration
+from tpudsl.frontend.onnx_import import convert_onnx
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import save_module
+from tpudsl.lowering.calibration import merge_histograms, merge_ranges, sample_histograms, sample_ranges
+from tpudsl.lowering.calibration_math import histogram, kld_threshold
+from tpudsl.lowering.calibration_table import parse_table, read_table
+
+SAMPLES = 6
+
+
+@pytest.fixture(scope="module")
+def conv_model(tmp_path_factory):
+    """Conv -> Relu -> Conv -> MaxPool -> Sigmoid, its Top module and 6 .npz samples."""
+    d = tmp_path_factory.mktemp("cali")
+    rng = np.random.default_rng(1)
+    weights = {"w1": rng.normal(0, 0.5, (8, 3, 3, 3)).astype(np.float32), "b1": rng.normal(0, 0.1, 8).astype(np.float32),
+               "w2": rng.normal(0, 0.3, (4, 8, 3, 3)).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Sigmoid", ["p"], ["y"])]
+    model = make_model(nodes, {"x": [1, 3, 16, 16]}, ["y"], weights)
+    onnx.save(model, d / "m.onnx")
+    save_module(convert_onnx(model, "m"), d / "m.mlir")
+    data = d / "data"
+    data.mkdir()
+    feeds = []
+    for i in range(SAMPLES):
+        feeds.append({"x": rng.normal(0, 1, (1, 3, 16, 16)).astype(np.float32)})
+        np.savez(data / f"s{i}.npz", **feeds[-1])
+    return d, feeds
+
+
+def calibrate_cli(d: Path, out: str, *extra: str) -> dict:
+    with pytest.raises(SystemExit) as info:
+        run_calibration([str(d / "m.mlir"), "--dataset", str(d / "data"), "--quiet", "-o", str(d / out), *extra])
+    assert info.value.code == 0
+    return read_table(str(d / out))
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, feeds):
+        self._feeds = iter(feeds)
+
+    def get_next(self):
+        return next(self._feeds, None)
+
+
+def ort_ranges(d: Path, feeds, method, **options) -> dict[str, tuple[float, float]]:
+    calibrator = create_calibrator(str(d / "m.onnx"), None, augmented_model_path=str(d / f"aug_{method.name}.onnx"),
+                                   calibrate_method=method, extra_options=options)
+    calibrator.collect_data(_Reader(feeds))
+    return {k: (float(np.asarray(v.range_value[0]).item()), float(np.asarray(v.range_value[1]).item()))
+            for k, v in calibrator.compute_data().data.items()}
+
+
+# ---- the table against onnxruntime ----------------------------------------------------------------
+
+
+def test_minmax_equals_onnxruntime(conv_model):
+    d, feeds = conv_model
+    ours = calibrate_cli(d, "minmax_table", "--method", "minmax")
+    ort = ort_ranges(d, feeds, CalibrationMethod.MinMax)
+    assert set(ours) == set(ort) == {"x", "c1", "r1", "c2", "p", "y"}
+    for name, (lo, hi) in ort.items():
+        # Exactly the input's range; computed tensors within float32 rounding of onnxruntime's
+        # kernels (the table prints 7 decimals).
+        tol = 0 if name == "x" else 1e-6 * max(1.0, abs(lo), abs(hi)) + 5e-8
+        assert abs(ours[name].min - lo) <= tol + 5e-8 and abs(ours[name].max - hi) <= tol + 5e-8, name
+        assert ours[name].threshold == pytest.approx(max(abs(lo), abs(hi)), abs=tol + 5e-8)
+
+
+def test_kld_thresholds_close_to_onnxruntime_entropy(conv_model):
+    """Different algorithms (docs/quantization.md): TPU-MLIR's 16 candidates on |x| vs onnxruntime's
+    per-bin candidates on signed values. Both must lie in (0, abs_max]; they agree within a
+    quarter of abs_max on this model."""
+    d, feeds = conv_model
+    ours = calibrate_cli(d, "kld_table")
+    ort = ort_ranges(d, feeds, CalibrationMethod.Entropy, num_bins=512, num_quantized_bins=128, symmetric=True)
+    for name, (lo, hi) in ort.items():
+        abs_max = max(abs(ours[name].min), abs(ours[name].max))
+        theirs = max(abs(lo), abs(hi))
+        assert 0 < ours[name].threshold <= abs_max * (1 + 1 / 2047) + 1e-6
+        assert abs(ours[name].threshold - theirs) <= 0.25 * abs_max, (name, ours[name].threshold, theirs, abs_max)
+
+
+def test_workers_write_the_same_table(conv_model):
+    d, _ = conv_model
+    calibrate_cli(d, "one_table")
+    calibrate_cli(d, "two_table", "--workers", "2")
+    one = (d / "one_table").read_text().splitlines()
+    two = (d / "two_table").read_text().splitlines()
+    assert one[1:] == two[1:]  # all but the time it was generated
+    assert one[1:4] == ["# histogram number: 2048", f"# sample number: {SAMPLES}", "###"]
+
+
+# ---- TPU-MLIR's histogram and KLD, written out literally ----------------------------------------------
+
+
+def tpu_mlir_histogram(x: np.ndarray, abs_max: float, bins: int) -> np.ndarray:
+    """BaseKldCalibrator.histogram, as TPU-MLIR writes it (float32 abs_max)."""
+    t = np.abs(x.flatten())
+    t = t[t != 0]
+    width = np.float32(abs_max) / (bins - 1)
+    hist, _ = np.histogram(np.floor(t / width + 0.5), bins=bins, range=(0, bins - 1), density=False)
+    return hist
+
+
+def tpu_mlir_kld(hist: np.ndarray, width: np.float32, bins: int, dst: int = 128) -> float:
+    """calibration_math.cpp's kl_diversity_hist, loop by loop in float32."""
+    f = np.float32
+    count = int(hist.sum())
+    kl = []
+    for i in range(dst, bins + 1, dst):
+        p = [f(0)] * i
+        for j in range(bins):
+            p[min(j, i - 1)] += f(hist[j])
+        p = [v / f(count) for v in p]
+        total = f(sum(int(hist[j]) for j in range(i)))
+        expand = i // dst
+        q = [f(0)] * i
+        for j in range(dst):
+            group = range(j * expand, (j + 1) * expand)
+            s = f(sum(int(hist[k]) for k in group))
+            positive = f(sum(1 for k in group if hist[k] > 0)) or f(1)
+            base = s / positive / total
+            for k in group:
+                q[k] = base if hist[k] else f(0)
+        acc = f(0)
+        for k in range(i):
+            acc = f(acc + float(p[k]) * (math.log10(float(p[k]) + 1e-30) - math.log10(float(q[k]) + 1e-30)))
+        kl.append(acc)
+    best = min(range(len(kl)), key=lambda m: (kl[m], m))
+    return float(width * f((best + 1) * dst))
+
+
+@st.composite
+def activations(draw):
+    kind = draw(st.sampled_from(["gauss", "relu", "laplace", "outliers", "zeros"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(1, 3000))
+    x = {"gauss": rng.normal(0, 1, n), "relu": np.maximum(rng.normal(0, 1, n), 0), "laplace": rng.laplace(0, 1, n),
+         "outliers": np.concatenate([rng.normal(0, 1, n), rng.normal(0, 30, 3)]), "zeros": np.zeros(n)}[kind]
+    event(kind)
+    return kind, x.astype(np.float32)
+
+
+def test_histogram_is_tpu_mlirs():
+    seen = Counter()
+
+    @given(activations(), st.sampled_from([128, 256, 2048]))
+    def prop(case, bins):
+        kind, x = case
+        abs_max = float(np.abs(x).max()) or 1e-5
+        np.testing.assert_array_equal(histogram(x, abs_max, bins), tpu_mlir_histogram(x, abs_max, bins))
+        seen[kind] += 1
+
+    prop()
+    assert min(seen[k] for k in ("gauss", "relu", "laplace", "outliers", "zeros")) >= 10, seen
+
+
+@pytest.mark.parametrize("kind", ["gauss", "relu", "laplace", "outliers"])
+def test_kld_is_tpu_mlirs(kind):
+    rng = np.random.default_rng(7)
+    x = {"gauss": rng.normal(0, 1, 50_000), "relu": np.maximum(rng.normal(0, 1, 50_000), 0),
+         "laplace": rng.laplace(0, 1, 50_000), "outliers": np.concatenate([rng.normal(0, 1, 50_000), [40.0]])}[kind]
+    x = x.astype(np.float32)
+    abs_max = float(np.abs(x).max())
+    hist = tpu_mlir_histogram(x, abs_max, 1024)
+    ours = kld_threshold(histogram(x, abs_max, 1024), abs_max)
+    assert ours == tpu_mlir_kld(hist, np.float32(abs_max) / np.float32(1023), 1024)
+    assert ours < abs_max or kind != "outliers"  # the outlier is clipped
+
+
+# ---- merging ------------------------------------------------------------------------------------------
+
+
+class _Activations:
+    """An 'interpreter' whose tensors are the sample itself (merging is independent of the model)."""
+
+    def inference(self, inputs, keep_all):
+        return inputs
+
+
+def test_any_split_of_the_samples_merges_to_the_same_statistics():
+    seen = Counter()
+    rng = np.random.default_rng(3)
+    samples = {str(i): {"a": rng.normal(0, 1, 50).astype(np.float32), "b": rng.laplace(0, 2, 30).astype(np.float32)}
+               for i in range(8)}
+    load = samples.__getitem__
+    whole_ranges = sample_ranges(_Activations(), load, samples)
+    whole_hists = sample_histograms(_Activations(), load, samples, whole_ranges, 256)
+
+    @given(st.lists(st.integers(0, 3), min_size=8, max_size=8))
+    def prop(owner):
+        shares = [[s for s, o in zip(samples, owner) if o == w] for w in range(4)]
+        shares = [s for s in shares if s]
+        event(f"{len(shares)} shares")
+        seen[len(shares)] += 1
+        ranges = merge_ranges(sample_ranges(_Activations(), load, s) for s in shares)
+        assert ranges == whole_ranges
+        hists = merge_histograms(sample_histograms(_Activations(), load, s, ranges, 256) for s in shares)
+        assert hists.keys() == whole_hists.keys()
+        for k in hists:
+            np.testing.assert_array_equal(hists[k], whole_hists[k])
+
+    prop()
+    assert seen[1] + seen[2] >= 5 and seen[3] + seen[4] >= 50, seen
+
+
+# ---- the table reader -----------------------------------------------------------------------------------
+
+HEADER = "# genetated time: x\n# histogram number: 2048\n# sample number: 1\n###\n# op_name    threshold    min    max\n"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("a 1.0 -1.0\n", r"t:6:1: error: expected 'op_name threshold min max', found 3 field\(s\)"),
+    ("a 1.0 -1.0 x\n", r"t:6:3: error: threshold, min and max of 'a' must be numbers"),
+    ("a 1.0 -1.0 1.0\nb 1 0 1\na 2.0 -1.0 1.0\n", r"t:8:1: error: 'a' appears twice \(first on line 6\)"),
+    ("a 0.0 -1.0 1.0\n", r"t:6:3: error: threshold of 'a' must be positive"),
+    ("a 1.0 2.0 1.0\n", r"t:6:7: error: min of 'a' is above its max"),
+    ("a 1.0 -1.0 nan\n", r"t:6:3: error: threshold, min and max of 'a' must be finite"),
+    ("zz 1.0 -1.0 1.0\n", r"t:6:1: error: 'zz' is not a tensor of the module"),
+])
+def test_reader_rejects_malformed_lines(body, message):
+    with pytest.raises(TpudslError, match="^" + message):
+        parse_table(HEADER + body, "t", tensor_names={"a", "b"})
+
+
+def test_table_is_written_in_tpu_mlirs_format(conv_model):
+    d, _ = conv_model
+    table = calibrate_cli(d, "format_table", "--method", "minmax")
+    lines = (d / "format_table").read_text().splitlines()
+    assert lines[0].startswith("# genetated time: ")  # TPU-MLIR's spelling
+    assert lines[1:5] == ["# histogram number: 2048", f"# sample number: {SAMPLES}", "###", "# op_name    threshold    min    max"]
+    assert [line.split()[0] for line in lines[5:]] == ["x", "c1", "r1", "c2", "p", "y"]  # op order
+    for line, (name, e) in zip(lines[5:], table.items(), strict=True):
+        assert line == "{} {:.7f} {:.7f} {:.7f}".format(name, e.threshold, e.min, e.max)
