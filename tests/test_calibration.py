@@ -5,6 +5,7 @@ same ONNX model and samples, and the single-process table for --workers."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -257,3 +258,26 @@ def test_table_is_written_in_tpu_mlirs_format(conv_model):
     assert [line.split()[0] for line in lines[5:]] == ["x", "c1", "r1", "c2", "p", "y"]  # op order
     for line, (name, e) in zip(lines[5:], table.items(), strict=True):
         assert line == "{} {:.7f} {:.7f} {:.7f}".format(name, e.threshold, e.min, e.max)
+
+
+# ---- bad input: one line, exit 1, no table --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make_args, message", [
+    (lambda d: ["--dataset", str(d / "nowhere")], r"^error: --dataset '.*nowhere' is not a directory$"),
+    (lambda d: ["--data_list", str(d / "list_missing")], r"^error: .*list_missing: sample 2: cannot open '.*gone\.npz': No such file$"),
+    (lambda d: ["--dataset", str(d / "bad_shape")], r"^error: test input for 'x' has shape \[1, 3, 4, 4\], the model input has \[1, 3, 16, 16\]$"),
+    (lambda d: ["--dataset", str(d / "data"), "--histogram_bin_num", "64"], r"^error: --histogram_bin_num must be at least 128"),
+    (lambda d: ["--dataset", str(d / "data"), "--method", "best"], r"^error: argument --method: invalid choice: 'best'"),
+])
+def test_bad_input_is_one_line(conv_model, capsys, make_args, message):
+    d, _ = conv_model
+    (d / "bad_shape").mkdir(exist_ok=True)
+    np.savez(d / "bad_shape" / "s.npz", x=np.zeros((1, 3, 4, 4), np.float32))
+    (d / "list_missing").write_text(f"{d / 'data' / 's0.npz'}\n{d / 'gone.npz'}\n")
+    with pytest.raises(SystemExit) as info:
+        run_calibration([str(d / "m.mlir"), *make_args(d), "--quiet", "-o", str(d / "never_table")])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 1 and len(err.splitlines()) == 1
+    assert re.match(message, err), err
+    assert not (d / "never_table").exists()
