@@ -243,6 +243,7 @@ HEADER = "# genetated time: x\n# histogram number: 2048\n# sample number: 1\n###
     ("a 1.0 2.0 1.0\n", r"t:6:7: error: min of 'a' is above its max"),
     ("a 1.0 -1.0 nan\n", r"t:6:3: error: threshold, min and max of 'a' must be finite"),
     ("zz 1.0 -1.0 1.0\n", r"t:6:1: error: 'zz' is not a tensor of the module"),
+    ("a 1.0 -1.0 1.0\n#int4_th\na 2.0 -1.0 1.0\n", r"t:7:1: error: TPU-MLIR's '#int4_th' table section is not supported"),
 ])
 def test_reader_rejects_malformed_lines(body, message):
     with pytest.raises(TpudslError, match="^" + message):

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from tpudsl.ir.diagnostics import TpudslError
 
 
+# Marker comments of TPU-MLIR's other table sections (int4, fp8, per-channel weight scales, asymmetric ops).
+_SECTIONS = ("#weight_scale", "#int4_th", "#tpu-mlir-fp8", "mqbench-fp8", "asym_op", "int4_op")
+
+
 @dataclass(frozen=True)
 class TableEntry:
     threshold: float
@@ -61,6 +65,9 @@ def parse_table(text: str, path: str, tensor_names: Collection[str] | None = Non
     first_line: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
+        section = next((m for m in _SECTIONS if stripped.startswith("#") and m in stripped), None)
+        if section is not None:
+            raise TpudslError(f"TPU-MLIR's '{section}' table section is not supported", path, number, 1)
         if not stripped or stripped.startswith("#"):
             continue
 
