@@ -23,7 +23,7 @@ from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import save_module
 from tpudsl.lowering.calibration import merge_histograms, merge_ranges, sample_histograms, sample_ranges
-from tpudsl.lowering.calibration_math import histogram, kld_threshold
+from tpudsl.lowering.calibration_math import abs_histogram, histogram, kld_threshold, threshold
 from tpudsl.lowering.calibration_table import parse_table, read_table
 
 SAMPLES = 6
@@ -194,6 +194,34 @@ def test_kld_is_tpu_mlirs(kind):
     assert ours < abs_max or kind != "outliers"  # the outlier is clipped
 
 
+def tpu_mlir_mse(array: np.ndarray, bits: int = 8) -> float:
+    """cali_math.py's CaliMathCpu.threshold_mse on the raw values, as TPU-MLIR writes it."""
+    unsigned = 4 if np.abs(np.min(array) - 0) < 1e-6 else 1
+    abs_x = np.abs(array.flatten())
+    s_n = abs_x.sum() / abs_x[abs_x > 0].size
+    for _ in range(20):
+        s_next = abs_x[abs_x > s_n].sum() / (1 / (4**bits) / 3 / unsigned * abs_x[abs_x <= s_n].size + abs_x[abs_x > s_n].size)
+        if np.abs(s_next - s_n) < 1e-6:
+            break
+        s_n = s_next
+    return float(s_n)
+
+
+@pytest.mark.parametrize("kind", ["gauss", "relu", "laplace"])
+def test_percentile_and_mse_within_a_bin_of_the_raw_values(kind):
+    """Both run on the merged histogram (bin centres): the exact percentile of |x| (numpy) and
+    TPU-MLIR's mse fixed point on the raw values are within one bin width of them."""
+    rng = np.random.default_rng(11)
+    x = {"gauss": rng.normal(0, 1, 50_000), "relu": np.maximum(rng.normal(0, 1, 50_000), 0),
+         "laplace": rng.laplace(0, 1, 50_000)}[kind].astype(np.float32)
+    abs_max = float(np.abs(x).max())
+    width = abs_max / 2047
+    h = abs_histogram(x, abs_max, 2048)
+    assert h.zeros == int(np.sum(x == 0)) and (h.zeros > 0) == (kind == "relu")
+    assert abs(threshold("percentile9999", h, float(x.min()), float(x.max())) - np.percentile(np.abs(x), 99.99)) <= width
+    assert abs(threshold("mse", h, float(x.min()), float(x.max())) - tpu_mlir_mse(x)) <= width
+
+
 # ---- merging ------------------------------------------------------------------------------------------
 
 
@@ -224,7 +252,8 @@ def test_any_split_of_the_samples_merges_to_the_same_statistics():
         hists = merge_histograms(sample_histograms(_Activations(), load, s, ranges, 256) for s in shares)
         assert hists.keys() == whole_hists.keys()
         for k in hists:
-            np.testing.assert_array_equal(hists[k], whole_hists[k])
+            np.testing.assert_array_equal(hists[k].counts, whole_hists[k].counts)
+            assert hists[k].zeros == whole_hists[k].zeros
 
     prop()
     assert seen[1] + seen[2] >= 5 and seen[3] + seen[4] >= 50, seen

@@ -3,7 +3,8 @@
 Two passes over the samples, each mergeable, so that N processes can share the work and the
 table is the same as one process's:
   1. ranges:      per tensor min and max (merge: min of mins, max of maxes);
-  2. histograms:  per tensor histogram of |x| over the final abs_max (merge: sum of counts).
+  2. histograms:  per tensor histogram of |x| over the final abs_max and the count of zeros
+                  (merge: sums).
 Then calibration_math turns each (histogram, min, max) into a threshold.
 
 `load_sample(spec) -> {input name: array}` turns one sample (an entry of the list) into model
@@ -21,11 +22,11 @@ import numpy as np
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import TopModule, load_module
-from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, histogram, threshold
+from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, abs_histogram, threshold
 from tpudsl.lowering.calibration_table import TableEntry
 
 Ranges = dict[str, tuple[float, float]]
-Histograms = dict[str, np.ndarray]
+Histograms = dict[str, AbsHistogram]
 LoadSample = Callable[[str], dict[str, np.ndarray]]
 
 
@@ -69,7 +70,7 @@ def sample_histograms(interp: ModuleInterpreter, load_sample: LoadSample, sample
         for name, x in _activations(interp, load_sample, sample).items():
             if name not in ranges:
                 continue
-            h = histogram(x, max(abs(ranges[name][0]), abs(ranges[name][1])), bins)
+            h = abs_histogram(x, max(abs(ranges[name][0]), abs(ranges[name][1])), bins)
             hists[name] = hists[name] + h if name in hists else h
     return hists
 
@@ -86,7 +87,7 @@ def merge_histograms(parts: Iterable[Histograms]) -> Histograms:
     merged: Histograms = {}
     for part in parts:
         for name, h in part.items():
-            merged[name] = merged[name] + h if name in merged else h.copy()
+            merged[name] = merged[name] + h if name in merged else h
     return merged
 
 

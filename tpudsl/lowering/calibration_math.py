@@ -16,6 +16,8 @@ Thresholds (docs/quantization.md gives the algorithms and the float rounding):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 QUANT_BINS = 128  # int8: the histogram is merged into 128 levels per sign
@@ -38,6 +40,22 @@ def histogram(x: np.ndarray, abs_max: float, bins: int) -> np.ndarray:
     # np.histogram(range=(0, bins-1)) puts the value bins-1 in the last bin; nothing lies beyond it
     # when abs_max is the true maximum (|x| / width + 0.5 < bins).
     return np.bincount(np.minimum(index, bins - 1), minlength=bins)
+
+
+@dataclass(frozen=True)
+class AbsHistogram:
+    """A tensor's histogram statistics: TPU-MLIR's histogram of the nonzero |x|, and how many
+    values were exactly 0 (the mse and percentile methods count them; KLD does not)."""
+
+    counts: np.ndarray
+    zeros: int
+
+    def __add__(self, other: AbsHistogram) -> AbsHistogram:
+        return AbsHistogram(self.counts + other.counts, self.zeros + other.zeros)
+
+
+def abs_histogram(x: np.ndarray, abs_max: float, bins: int) -> AbsHistogram:
+    return AbsHistogram(histogram(x, abs_max, bins), int(np.count_nonzero(np.asarray(x) == 0)))
 
 
 def kld_threshold(hist: np.ndarray, abs_max: float) -> float:
@@ -63,21 +81,22 @@ def kld_threshold(hist: np.ndarray, abs_max: float) -> float:
     return float(width * np.float32((best + 1) * QUANT_BINS))
 
 
-def percentile_threshold(hist: np.ndarray, abs_max: float, percent: float = 99.99) -> float:
-    width = float(bin_width(abs_max, hist.size))
-    total = hist.sum()
-    if total == 0:
+def percentile_threshold(h: AbsHistogram, abs_max: float, percent: float = 99.99) -> float:
+    """The upper edge of the bin where the cumulative count of |x| (zeros in bin 0) reaches `percent`."""
+    counts = h.counts.astype(np.int64).copy()
+    counts[0] += h.zeros
+    if h.counts.sum() == 0:
         return float(abs_max)
-    cdf = np.cumsum(hist)
-    index = int(np.searchsorted(cdf, total * percent / 100.0))
-    return min(float(abs_max), (index + 0.5) * width)
+    index = int(np.searchsorted(np.cumsum(counts), counts.sum() * percent / 100.0))
+    return min(float(abs_max), (index + 0.5) * float(bin_width(abs_max, counts.size)))
 
 
-def mse_threshold(hist: np.ndarray, abs_max: float, lo: float, bits: int = 8) -> float:
+def mse_threshold(h: AbsHistogram, abs_max: float, lo: float, bits: int = 8) -> float:
     """TPU-MLIR's fixed point s = sum(|x| > s) / (count(|x| <= s) / (3 * 4**bits * u) + count(|x| > s)),
-    u = 4 for a tensor whose min is 0 (unsigned), over bin centres weighted by their counts."""
-    values = np.arange(hist.size) * float(bin_width(abs_max, hist.size))
-    counts = hist.astype(np.float64)
+    u = 4 for a tensor whose min is 0 (unsigned), started at the mean of the nonzero |x|, over bin
+    centres weighted by their counts (zeros count in |x| <= s)."""
+    values = np.arange(h.counts.size) * float(bin_width(abs_max, h.counts.size))
+    counts = h.counts.astype(np.float64)
     if counts.sum() == 0:
         return float(abs_max)
     unsigned = 4 if abs(lo) < 1e-6 else 1
@@ -85,21 +104,22 @@ def mse_threshold(hist: np.ndarray, abs_max: float, lo: float, bits: int = 8) ->
     for _ in range(20):
         above = values > s
         s_next = float((counts[above] * values[above]).sum()
-                       / (counts[~above].sum() / (4**bits) / 3 / unsigned + counts[above].sum()))
+                       / ((counts[~above].sum() + h.zeros) / (4**bits) / 3 / unsigned + counts[above].sum()))
         if abs(s_next - s) < 1e-6:
             break
         s = s_next
     return s
 
 
-def threshold(method: str, hist: np.ndarray | None, lo: float, hi: float) -> float:
+def threshold(method: str, h: AbsHistogram | None, lo: float, hi: float) -> float:
+    """`h` may be None for minmax only."""
     abs_max = max(abs(lo), abs(hi))
     if method == "minmax":
         return abs_max
     if method == "kld":
-        return kld_threshold(hist, abs_max)
+        return kld_threshold(h.counts, abs_max)
     if method == "percentile9999":
-        return percentile_threshold(hist, abs_max)
+        return percentile_threshold(h, abs_max)
     if method == "mse":
-        return mse_threshold(hist, abs_max, lo)
+        return mse_threshold(h, abs_max, lo)
     raise ValueError(f"unknown calibration method '{method}'; known: {', '.join(METHODS)}")
