@@ -311,3 +311,36 @@ def test_bad_input_is_one_line(conv_model, capsys, make_args, message):
     assert info.value.code == 1 and len(err.splitlines()) == 1
     assert re.match(message, err), err
     assert not (d / "never_table").exists()
+
+
+# ---- sample forms ------------------------------------------------------------------------------------------
+
+
+def test_data_list_of_npy_files_gives_the_dataset_table_and_a_progress_bar(conv_model, capsys):
+    d, feeds = conv_model
+    lines = []
+    for i, feed in enumerate(feeds):
+        np.save(d / f"x{i}.npy", feed["x"])
+        lines.append(str(d / f"x{i}.npy"))
+    (d / "npy_list").write_text("\n".join(lines) + "\n")
+    calibrate_cli(d, "dataset_table", "--method", "minmax")
+    with pytest.raises(SystemExit) as info:
+        run_calibration([str(d / "m.mlir"), "--data_list", str(d / "npy_list"), "--method", "minmax", "-o", str(d / "list_table")])
+    assert info.value.code == 0
+    assert "100%" in capsys.readouterr().err  # tqdm's bar on stderr without --quiet
+    assert (d / "list_table").read_text().splitlines()[1:] == (d / "dataset_table").read_text().splitlines()[1:]
+
+
+def test_images_use_the_preprocessing_recorded_on_the_input(tmp_path):
+    """A flat RGB image (100, 150, 200) with mean 10,20,30 and scale 0.5 is x = 45, 65, 85."""
+    from PIL import Image
+
+    from tpudsl.frontend.preprocess import Preprocess
+
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [1, 3, 8, 8]}, ["y"])
+    pre = Preprocess(mean=(10.0, 20.0, 30.0), scale=(0.5,), pixel_format="rgb")
+    save_module(convert_onnx(model, "m", preprocess=pre), tmp_path / "m.mlir")
+    (tmp_path / "data").mkdir()
+    Image.new("RGB", (12, 10), (100, 150, 200)).save(tmp_path / "data" / "a.png")
+    table = calibrate_cli(tmp_path, "image_table", "--method", "minmax")
+    assert (table["x"].min, table["x"].max) == (45.0, 85.0)
