@@ -21,7 +21,7 @@ import numpy as np
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.model_runner import input_shapes
-from tpudsl.dialects.opdef import AttrView, SPECS, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.frontend.test_inputs import load_test_inputs
 from tpudsl.ir.diagnostics import TpudslError
@@ -112,6 +112,8 @@ def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
     if args.histogram_bin_num < 128:
         raise TpudslError(f"--histogram_bin_num must be at least 128 (the int8 levels KLD merges into), not {args.histogram_bin_num}")
+    if args.input_num < 0:
+        raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
     if args.workers < 1:
         raise TpudslError(f"--workers must be at least 1, not {args.workers}")
     mod = load_module(args.mlir)
