@@ -4,6 +4,7 @@ accessors give the parameters written; bad types are errors with a position."""
 
 from __future__ import annotations
 
+import io
 import math
 import struct
 from collections import Counter
@@ -14,10 +15,12 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness
 
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tpudsl.dialects import make_context
-from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType, default_range
+from tpudsl.dialects.quant import AnyQuantizedType, CalibratedQuantizedType, UniformQuantizedType, default_range
 from tpudsl.ir.attr_text import attr_text
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.parser import parse_module
@@ -179,6 +182,23 @@ def test_make_builds_the_parsed_type():
     assert (unsigned.scale, unsigned.zero_point, unsigned.storage_type_max) == (0.5, 128, 255)
     calibrated = CalibratedQuantizedType.make(Float32Type(), -2.5, 3.1)
     assert calibrated == ours_type("!quant.calibrated<f32<-2.5:3.1>>")
+
+
+@pytest.mark.parametrize("text", ["!quant.any<i8<-8:7>:f32>", "!quant.any<i8>", "!quant.any< u8 : f16 >",
+                                  "!quant.any<i8<-128:127>>", "!quant.any<ui16<1:9>:bf16>"])
+def test_any_types_print_like_upstream(text):
+    t = ours_type(text)
+    assert isinstance(t, AnyQuantizedType) and attr_text(t) == upstream(text)
+
+
+def test_xdsl_printer_output_reads_back():
+    """xDSL's own printer (str(), generic dumps) spells the floats losslessly; its text parses back."""
+    for text in ("!quant.uniform<u8<1:255>:f32:2, {0.1:3,1.0e-30:2}>", "!quant.calibrated<f16<-0.1:3.0e+20>>",
+                 "!quant.any<si4<-7:7>:bf16>", "!quant.any<i8>"):
+        t = ours_type(text)
+        out = io.StringIO()
+        Printer(stream=out).print_attribute(t)
+        assert Parser(_OURS, out.getvalue()).parse_type() == t, out.getvalue()
 
 
 @pytest.mark.parametrize("build", [
