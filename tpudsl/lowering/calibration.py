@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.interp.module_interpreter import result_names
@@ -108,11 +109,15 @@ def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: 
     mod = mod or load_module(mlir)
     order = tensor_names(mod.module)
     if workers <= 1:
-        interp = _interpreter(mod)
-        ranges = nonzero_ranges(_each(lambda s: sample_ranges(interp, load_sample, s), samples, progress, merge_ranges))
-        hists = {}
-        if need_histograms:
-            hists = _each(lambda s: sample_histograms(interp, load_sample, s, ranges, bins), samples, progress, merge_histograms)
+        # One BLAS thread here too: the thread count changes the summation order of float32 GEMMs,
+        # and with it the last digits of the table (measured on a ResNet-18), so N workers could
+        # not reproduce this table otherwise.
+        with threadpool_limits(limits=1):
+            interp = _interpreter(mod)
+            ranges = nonzero_ranges(_each(lambda s: sample_ranges(interp, load_sample, s), samples, progress, merge_ranges))
+            hists = {}
+            if need_histograms:
+                hists = _each(lambda s: sample_histograms(interp, load_sample, s, ranges, bins), samples, progress, merge_histograms)
         return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
     shares = _shares(samples, workers)
     with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(mlir, load_sample)) as pool:
@@ -169,9 +174,8 @@ _WORKER: dict = {}
 
 
 def _worker_init(mlir: str, load_sample: LoadSample) -> None:
-    from threadpoolctl import threadpool_limits
-
-    # One BLAS thread per worker: N workers on N cores, not N x cores threads fighting.
+    # One BLAS thread per worker: N workers on N cores, not N x cores threads fighting (and the
+    # same float32 results as the single-process run, see calibrate).
     _WORKER["limits"] = threadpool_limits(limits=1)
     _WORKER["interp"] = _interpreter(load_module(mlir))
     _WORKER["load"] = load_sample
