@@ -305,7 +305,9 @@ def test_table_is_written_in_tpu_mlirs_format(conv_model):
 @pytest.mark.parametrize("make_args, message", [
     (lambda d: ["--dataset", str(d / "nowhere")], r"^error: --dataset '.*nowhere' is not a directory$"),
     (lambda d: ["--data_list", str(d / "list_missing")], r"^error: .*list_missing: sample 2: cannot open '.*gone\.npz': No such file$"),
-    (lambda d: ["--dataset", str(d / "bad_shape")], r"^error: test input for 'x' has shape \[1, 3, 4, 4\], the model input has \[1, 3, 16, 16\]$"),
+    (lambda d: ["--dataset", str(d / "bad_shape")], r"^error: sample '.*bad_shape/s\.npz': test input for 'x' has shape \[1, 3, 4, 4\], the model input has \[1, 3, 16, 16\]$"),
+    # met by a worker process, after the first sample was checked
+    (lambda d: ["--dataset", str(d / "bad_later"), "--workers", "2"], r"^error: sample '.*bad_later/s1\.npz': test input for 'x' has shape \[1, 3, 4, 4\]"),
     (lambda d: ["--dataset", str(d / "data"), "--histogram_bin_num", "64"], r"^error: --histogram_bin_num must be at least 128"),
     (lambda d: ["--dataset", str(d / "data"), "--method", "best"], r"^error: argument --method: invalid choice: 'best'"),
 ])
@@ -313,6 +315,9 @@ def test_bad_input_is_one_line(conv_model, capsys, make_args, message):
     d, _ = conv_model
     (d / "bad_shape").mkdir(exist_ok=True)
     np.savez(d / "bad_shape" / "s.npz", x=np.zeros((1, 3, 4, 4), np.float32))
+    (d / "bad_later").mkdir(exist_ok=True)
+    np.savez(d / "bad_later" / "s0.npz", x=np.zeros((1, 3, 16, 16), np.float32))
+    np.savez(d / "bad_later" / "s1.npz", x=np.zeros((1, 3, 4, 4), np.float32))
     (d / "list_missing").write_text(f"{d / 'data' / 's0.npz'}\n{d / 'gone.npz'}\n")
     with pytest.raises(SystemExit) as info:
         run_calibration([str(d / "m.mlir"), *make_args(d), "--quiet", "-o", str(d / "never_table")])

@@ -42,7 +42,10 @@ class SampleLoader:
     preprocess: Preprocess | None
 
     def __call__(self, spec: str) -> dict[str, np.ndarray]:
-        return load_test_inputs([f.strip() for f in spec.split(",") if f.strip()], self.names, self.shapes, self.preprocess)
+        try:
+            return load_test_inputs([f.strip() for f in spec.split(",") if f.strip()], self.names, self.shapes, self.preprocess)
+        except TpudslError as e:  # name the sample: a worker may meet it long after the start
+            raise TpudslError(f"sample '{spec}': {e.message}") from None
 
 
 def sample_loader(mod: TopModule) -> SampleLoader:
