@@ -50,7 +50,7 @@ ELEMENTS = ["f32", "f16", "bf16", "f64", "i8", "i32", "i64", "i1"]
 dims = st.lists(st.integers(1, 64).map(str) | st.just("?"), max_size=4)
 ranked = st.builds(lambda d, e: "tensor<" + "".join(x + "x" for x in d) + e + ">", dims, st.sampled_from(ELEMENTS))
 addressed = st.builds(lambda d, a: "tensor<" + "".join(x + "x" for x in d) + f"f32, {a} : i64>", st.lists(st.integers(1, 9).map(str), max_size=3), st.integers(0, 2**40))
-# Quantized types are kept as written (no quant dialect), so they appear in upstream's own spelling.
+# Quantized types, in upstream's own spelling (tests/test_quant_types.py varies the spelling).
 quantized = st.sampled_from(["tensor<2x!quant.uniform<i8:f32, 1.0774157047271729:-13>>", "!quant.uniform<i8<-127:127>:f32:0, {1.000000e-02,2.000000e-02}>"])
 types = ranked | addressed | quantized | st.sampled_from(["tensor<*xf32>", "none", "i32", "f32", "index"])
 
