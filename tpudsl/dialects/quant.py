@@ -38,6 +38,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 MAX_STORAGE_BITS = 32  # QuantizedType::MaxStorageBits
+MAX_AXIS = 2**31 - 1  # upstream keeps the quantized dimension in an int32
 
 # Expressed types: name, and the smallest and largest positive values (the scale range upstream checks).
 _EXPRESSED = {
@@ -156,7 +157,7 @@ class UniformQuantizedType(_QuantType):
         scales, zero_points = self.scales, self.zero_points
         if len(scales) != len(zero_points) or not scales:
             raise VerifyException("quant: one zero point per scale, and at least one scale")
-        if self.axis.data < -1:
+        if not -1 <= self.axis.data <= MAX_AXIS:
             raise VerifyException(f"quant: illegal quantized dimension: {self.axis.data}")
         if self.axis.data == -1 and len(scales) != 1:
             raise VerifyException("quant: multiple scales/zeroPoints provided, but quantizedDimension wasn't specified")
@@ -331,7 +332,7 @@ class _TypeReader:
                 p.raise_error("quant: sub-channel quantization (block sizes) is not modelled")
             at = p.pos
             axis = p.parse_integer(allow_boolean=False)
-            if axis < 0:
+            if not 0 <= axis <= MAX_AXIS:
                 p.raise_error(f"illegal quantized dimension: {axis}", at)
         p.parse_punctuation(",")
         if axis >= 0:
