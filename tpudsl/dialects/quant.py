@@ -328,8 +328,9 @@ class _TypeReader:
         expressed = self.expressed()
         axis = -1
         if p.parse_optional_punctuation(":"):
+            at = p.pos
             if p.parse_optional_punctuation("{"):
-                p.raise_error("quant: sub-channel quantization (block sizes) is not modelled")
+                p.raise_error("sub-channel quantization (block sizes) is not modelled", at)
             at = p.pos
             axis = p.parse_integer(allow_boolean=False)
             if not 0 <= axis <= MAX_AXIS:
@@ -379,11 +380,12 @@ class _TypeReader:
         return t
 
     def scale_zero(self, expressed: Attribute) -> tuple[float, int]:
+        at = self.p.pos
         scale = self.float()
         try:
             _verify_scale(scale, expressed)
         except VerifyException as e:
-            self.p.raise_error(str(e).removeprefix("quant: "))
+            self.p.raise_error(str(e).removeprefix("quant: "), at)
         zero_point = self.p.parse_integer(allow_boolean=False) if self.p.parse_optional_punctuation(":") else 0
         return scale, zero_point
 
