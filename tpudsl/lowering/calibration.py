@@ -167,7 +167,6 @@ def tensor_names(module) -> list[str]:
     return names
 
 
-
 # ---- worker processes --------------------------------------------------------------------------
 
 _WORKER: dict = {}
