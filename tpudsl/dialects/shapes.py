@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from tpudsl.dialects.geometry.resize import output_length
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 
@@ -309,8 +310,8 @@ def interp(ins: Ins, a: AttrView) -> list[Shape | None]:
     sh, sw = a.get("scale_h", -1.0), a.get("scale_w", -1.0)
     if sw <= 0 or (len(x) == 4 and sh <= 0):
         raise ShapeError(f"scale_h {sh} and scale_w {sw} must be positive without a target_shape operand")
-    w = math.floor(x[-1] * sw)
-    h = math.floor(x[2] * sh) if len(x) == 4 else None
+    w = output_length(x[-1], sw)
+    h = output_length(x[2], sh) if len(x) == 4 else None
     if w < 1 or (h is not None and h < 1):
         raise ShapeError(f"scales {sh}, {sw} give an empty output from {fmt(x)}")
     return [(*x[:2], h, w) if h is not None else (*x[:2], w)]

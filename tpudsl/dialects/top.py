@@ -11,6 +11,7 @@ from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
+from tpudsl.dialects.geometry import resize as RESIZE
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------
@@ -147,11 +148,16 @@ SPECS: list[OpSpec] = [
     OpSpec("top.Gather", operands=("input", "indices"),
            attrs={"keepdims": A("bool", True), "axis": A("i64", 0), **SCALAR}, shape=S.gather),
     OpSpec("top.Interp", operands=("input", "target_shape?"),
-           attrs={"mode": A("str", REQUIRED, ("nearest", "linear")),
-                  "coord_mode": A("str", REQUIRED, ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")),
+           # not in TopOps.td: mode cubic, the coord_modes after asymmetric, and every attribute
+           # after scale_w (ONNX Resize's, with its defaults; geometry/resize.py says what they do)
+           attrs={"mode": A("str", REQUIRED, RESIZE.INTERP_MODES),
+                  "coord_mode": A("str", REQUIRED, RESIZE.COORD_MODES),
                   "scale_h": A("f64", -1.0), "scale_w": A("f64", -1.0),
-                  # not in TopOps.td: ONNX Resize's rounding for mode=nearest; absent = floor (PyTorch)
-                  "nearest_mode": A("str", None, ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"))},
+                  "nearest_mode": A("str", None, RESIZE.NEAREST_MODES),  # absent = floor (PyTorch)
+                  "cubic_coeff_a": A("f64", RESIZE.CUBIC_COEFF_A), "exclude_outside": A("bool", False),
+                  "antialias": A("bool", False),
+                  # tf_crop_and_resize: [starts..., ends...] of the spatial axes, as fractions
+                  "roi": A("f64[]"), "extrapolation_value": A("f64", 0.0)},
            shape=S.interp),
     OpSpec("top.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU},
            shape=S.upsample, summary="nearest upsampling by integer factors"),

@@ -4,23 +4,27 @@ Where the scale comes from matters (TVM once read `sizes` as `scales`): with `sc
 the given factor in the coordinate transform and the output size is floor(in * scale); with
 `sizes` the factor is out/in computed in float32 (as onnxruntime does).
 
-- linear: `top.Interp` with the coordinate mode and the factors (plus a `target_shape` weight
-  when floor(in * factor) would not give the ONNX size, which float32 factors like 7/3 cause).
+- linear and cubic (with antialias, exclude_outside, cubic_coeff_a): `top.Interp` with the
+  coordinate mode and the factors (plus a `target_shape` weight when floor(in * factor) would
+  not give the ONNX size, which float32 factors like 7/3 cause). tf_crop_and_resize adds the
+  spatial `roi` and `extrapolation_value`.
 - nearest, asymmetric coordinates, rounding down, integer factors: `top.Upsample`.
 - other nearest resizes of H/W: `top.Interp` with mode nearest and the ONNX `nearest_mode`.
-- nearest resizes Interp cannot express (tf_half_pixel_for_nn or half_pixel_symmetric
-  coordinates, resized N/C axes, legacy rounding that differs per axis): the converter computes
-  the source index of every output index (as onnxruntime does, in float32) and emits one
-  `top.Gather` per resized axis, which is exact for every mode.
+- nearest resizes Interp cannot express (resized N/C axes, legacy rounding that differs per
+  axis): the converter computes the source index of every output index (as onnxruntime does,
+  in float32) and emits one `top.Gather` per resized axis, which is exact for every mode.
+
+The coordinate transforms, rounding and filters are `tpudsl/dialects/geometry/resize.py`.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tpudsl.dialects.geometry import resize as geo
 from tpudsl.frontend.onnx_node import Node, norm_axes
 from tpudsl.frontend.ops_shape import const_ints
 
@@ -28,10 +32,6 @@ if TYPE_CHECKING:
     from tpudsl.frontend.onnx_import import Converter
 
 F32 = np.float32
-INTERP_COORD_MODES = ("align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric")
-# Rounding of Upsample and opset-10 Resize in onnxruntime ("simple"): truncate when enlarging,
-# round up when shrinking.
-SIMPLE = "simple"
 
 
 def _float_input(n: Node, c: Converter, i: int) -> list[float] | None:
@@ -73,43 +73,19 @@ def _factors(n: Node, c: Converter, rank: int) -> list[F32]:
     return factors
 
 
-def _source(x_out: np.ndarray, scale: F32, in_len: int, out_len: int, coord: str) -> np.ndarray:
-    """Input coordinate of each output index, in float32 as onnxruntime computes it."""
-    half = F32(0.5)
-    if coord == "asymmetric":
-        return x_out / scale
-    if coord == "half_pixel":
-        return (x_out + half) / scale - half
-    if coord == "pytorch_half_pixel":
-        return (x_out + half) / scale - half if out_len > 1 else np.zeros_like(x_out)
-    if coord == "align_corners":
-        return x_out * F32(in_len - 1) / F32(out_len - 1) if out_len > 1 else np.zeros_like(x_out)
-    if coord == "tf_half_pixel_for_nn":
-        return (x_out + half) / scale
-    if coord == "half_pixel_symmetric":
-        adjustment = F32(out_len) / (scale * F32(in_len))
-        offset = F32(in_len) / F32(2) * (F32(1) - adjustment)
-        return offset + (x_out + half) / scale - half
-    raise ValueError(coord)
-
-
-def _round(x: np.ndarray, mode: str, downsample: bool) -> np.ndarray:
-    tie = x == np.trunc(x) + F32(0.5)
-    if mode == "round_prefer_floor":
-        return np.where(tie, np.floor(x), np.round(x))
-    if mode == "round_prefer_ceil":
-        return np.where(tie, np.ceil(x), np.round(x))
-    if mode == "floor":
-        return np.floor(x)
-    if mode == "ceil":
-        return np.ceil(x)
-    return np.ceil(x) if downsample else np.trunc(x)  # SIMPLE
-
-
-def nearest_indices(in_len: int, out_len: int, scale: F32, coord: str, mode: str) -> np.ndarray:
-    """For each output index along one axis, the input index nearest resize copies."""
-    x = _source(np.arange(out_len, dtype=F32), scale, in_len, out_len, coord)
-    return np.clip(_round(x, mode, scale < 1), 0, in_len - 1).astype(np.int64)
+def _rois(n: Node, c: Converter, rank: int) -> list[tuple[float, float]]:
+    """tf_crop_and_resize's (start, end) per axis from the `roi` input ([starts..., ends...]
+    over `axes`, or over every axis); (0, 1) for every axis in the other modes."""
+    full = [geo.FULL_ROI] * rank
+    if n.attr("coordinate_transformation_mode") != "tf_crop_and_resize":
+        return full
+    roi = _float_input(n, c, 1)
+    axes = norm_axes(n.attr("axes", list(range(rank))), rank, n)
+    if not roi or len(roi) != 2 * len(axes):
+        raise n.error(f"tf_crop_and_resize needs a roi of {2 * len(axes)} values, got {roi}")
+    for i, ax in enumerate(axes):
+        full[ax] = (roi[i], roi[len(axes) + i])
+    return full
 
 
 def resize(n: Node, c: Converter) -> None:
@@ -118,66 +94,103 @@ def resize(n: Node, c: Converter) -> None:
     mode = n.attr("mode", "nearest")
     legacy = n.op_type == "Upsample" or n.opset < 11
     coord = "asymmetric" if legacy else n.attr("coordinate_transformation_mode", "half_pixel")
-    nearest_mode = SIMPLE if legacy else n.attr("nearest_mode", "round_prefer_floor")
-    if coord == "tf_crop_and_resize":
-        raise n.error("coordinate_transformation_mode 'tf_crop_and_resize' is not supported")
+    if coord not in geo.COORD_MODES:
+        raise n.error(f"coordinate_transformation_mode {coord!r} is not one of {', '.join(geo.COORD_MODES)}")
     factors = _factors(n, c, rank)
+    rois = _rois(n, c, rank)
+    for ax in range(rank):
+        if factors[ax] == 1 and rois[ax] != geo.FULL_ROI:
+            # onnxruntime maps every index to itself at scale 1; ONNX crops: no answer to give.
+            raise n.error(f"tf_crop_and_resize crops axis {ax} (roi {rois[ax]}) at scale 1, "
+                          "where onnxruntime ignores the roi and ONNX does not")
     resized = [ax for ax in range(rank) if in_shape[ax] != out_shape[ax] or factors[ax] != 1]
+    geometry = Geometry(in_shape, out_shape, factors, resized, coord, rois)
     if mode == "nearest":
-        _nearest(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode)
-    elif mode in ("linear", "bilinear"):  # "bilinear" is Upsample-7's spelling
-        _linear(n, c, in_shape, out_shape, factors, resized, coord)
+        _nearest(n, c, geometry, None if legacy else n.attr("nearest_mode", "round_prefer_floor"))
+    elif mode in ("linear", "bilinear", "cubic"):  # "bilinear" is Upsample-7's spelling
+        _interpolate(n, c, geometry, "cubic" if mode == "cubic" else "linear")
     else:
-        raise n.error(f"mode {mode!r} is not supported (nearest and linear are)")
+        raise n.error(f"mode {mode!r} is not one of nearest, linear, cubic")
 
 
-def _nearest(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode) -> None:
-    if not resized:
+@dataclass(frozen=True)
+class Geometry:
+    """What one Resize node does to its input, per axis."""
+
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    factors: list[F32]
+    resized: list[int]
+    coord: str
+    rois: list[tuple[float, float]]
+
+    def spatial(self) -> bool:
+        """Only H and W (or W) of an NCHW (NCW) tensor change: what top.Interp resizes."""
+        return len(self.in_shape) in (3, 4) and min(self.resized, default=2) >= 2
+
+    def crop_attrs(self, n: Node) -> dict[str, object]:
+        if self.coord != "tf_crop_and_resize":
+            return {}
+        rois = self.rois[2:]
+        return {"roi": [r[0] for r in rois] + [r[1] for r in rois],
+                "extrapolation_value": float(F32(n.attr("extrapolation_value", 0.0)))}
+
+
+def _nearest(n: Node, c: Converter, g: Geometry, nearest_mode: str | None) -> None:
+    """nearest_mode None: Upsample/Resize-10's legacy rounding, which depends on each axis' factor."""
+    if not g.resized:
         c.alias(n.out, n.input(0))
         return
-    # SIMPLE rounds each axis by its own factor: down when enlarging, up when shrinking.
-    modes = {("ceil" if factors[ax] < 1 else "floor") if nearest_mode == SIMPLE else nearest_mode for ax in resized}
-    integer = all(float(factors[ax]).is_integer() and factors[ax] >= 1 for ax in resized)
-    spatial = len(in_shape) in (3, 4) and min(resized) >= 2
-    if len(in_shape) == 4 and spatial and coord == "asymmetric" and modes == {"floor"} and integer:
-        c.emit("top.Upsample", [n.input(0)], n.out, {"scale_h": int(factors[2]), "scale_w": int(factors[3])})
-    elif spatial and coord in INTERP_COORD_MODES and len(modes) == 1:
-        _interp(n, c, in_shape, out_shape, factors, {"mode": "nearest", "coord_mode": coord, "nearest_mode": modes.pop()})
+    modes = {nearest_mode or geo.legacy_nearest_mode(g.factors[ax]) for ax in g.resized}
+    integer = all(float(g.factors[ax]).is_integer() and g.factors[ax] >= 1 for ax in g.resized)
+    if len(g.in_shape) == 4 and g.spatial() and g.coord == "asymmetric" and modes == {"floor"} and integer:
+        c.emit("top.Upsample", [n.input(0)], n.out, {"scale_h": int(g.factors[2]), "scale_w": int(g.factors[3])})
+    elif g.spatial() and len(modes) == 1:
+        _interp(n, c, g, {"mode": "nearest", "coord_mode": g.coord, "nearest_mode": modes.pop(), **g.crop_attrs(n)})
+    elif g.coord == "tf_crop_and_resize":
+        raise n.error(f"nearest tf_crop_and_resize of axes {g.resized} is not supported (H and W of NCHW are)")
     else:
-        _gathers(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode)
+        _gathers(n, c, g, nearest_mode)
 
 
-def _gathers(n, c, in_shape, out_shape, factors, resized, coord, nearest_mode) -> None:
-    """Nearest resize Interp cannot express (other coordinate modes, other axes, a rounding
-    rule per axis): one Gather per resized axis with the source index of every output index."""
+def _gathers(n: Node, c: Converter, g: Geometry, nearest_mode: str | None) -> None:
+    """Nearest resize Interp cannot express (other axes, a rounding rule per axis): one Gather
+    per resized axis with the source index of every output index."""
     value: object = n.input(0)
-    for i, ax in enumerate(resized):
-        index = nearest_indices(in_shape[ax], out_shape[ax], factors[ax], coord, nearest_mode)
+    for i, ax in enumerate(g.resized):
+        size, scale = g.in_shape[ax], g.factors[ax]
+        coords = geo.source_coords(size, g.out_shape[ax], scale, g.coord)
+        index = geo.nearest_indices(coords, size, nearest_mode or geo.legacy_nearest_mode(scale))
         weight = c.weight(c.derived(n.out, f"axis{ax}_index"), index)
-        loc = n.out if i == len(resized) - 1 else c.derived(n.out, f"axis{ax}")
+        loc = n.out if i == len(g.resized) - 1 else c.derived(n.out, f"axis{ax}")
         value = c.emit("top.Gather", [value, weight], loc, {"axis": ax})
 
 
-def _linear(n, c, in_shape, out_shape, factors, resized, coord) -> None:
-    rank = len(in_shape)
-    if rank not in (3, 4) or any(ax < 2 for ax in resized):
-        raise n.error(f"linear resize of axes {resized} of a rank-{rank} tensor is not supported (H and W of NCHW are)")
-    if coord not in INTERP_COORD_MODES:
-        raise n.error(f"coordinate_transformation_mode {coord!r} is not supported for linear mode")
-    if n.attr("antialias", 0) and any(factors[ax] < 1 for ax in resized):
-        raise n.error("antialiased downscaling is not supported")
-    _interp(n, c, in_shape, out_shape, factors, {"mode": "linear", "coord_mode": coord})
+def _interpolate(n: Node, c: Converter, g: Geometry, mode: str) -> None:
+    """Linear or cubic resize of H/W: top.Interp with ONNX's filter attributes."""
+    rank = len(g.in_shape)
+    if not g.spatial():
+        raise n.error(f"{mode} resize of axes {g.resized} of a rank-{rank} tensor is not supported (H and W of NCHW are)")
+    attrs: dict[str, object] = {"mode": mode, "coord_mode": g.coord, **g.crop_attrs(n)}
+    if mode == "cubic":
+        attrs["cubic_coeff_a"] = float(F32(n.attr("cubic_coeff_a", geo.CUBIC_COEFF_A)))
+    if n.attr("antialias", 0):
+        attrs["antialias"] = True
+    if n.attr("exclude_outside", 0):
+        attrs["exclude_outside"] = True
+    _interp(n, c, g, attrs)
 
 
-def _interp(n, c, in_shape, out_shape, factors, attrs) -> None:
+def _interp(n: Node, c: Converter, g: Geometry, attrs: dict[str, object]) -> None:
     """top.Interp with the factors ONNX uses; a `target_shape` weight when floor(in * factor)
-    does not give the ONNX output size (float32 factors such as 7/5 round below)."""
-    rank = len(in_shape)
-    attrs = {**attrs, "scale_w": float(factors[-1])}
+    does not give the ONNX output size (float32 factors such as 7/5 round below, and a
+    tf_crop_and_resize output is the roi's share of that)."""
+    rank = len(g.in_shape)
+    attrs = {**attrs, "scale_w": float(g.factors[-1])}
     if rank == 4:
-        attrs["scale_h"] = float(factors[2])
+        attrs["scale_h"] = float(g.factors[2])
     target: object = ""
-    floor_sizes = [math.floor(in_shape[ax] * float(factors[ax])) for ax in range(2, rank)]
-    if floor_sizes != list(out_shape[2:]):
-        target = c.weight(c.derived(n.out, "target_shape"), np.array(out_shape[2:], np.int64))
+    floor_sizes = [geo.output_length(g.in_shape[ax], float(g.factors[ax])) for ax in range(2, rank)]
+    if floor_sizes != list(g.out_shape[2:]):
+        target = c.weight(c.derived(n.out, "target_shape"), np.array(g.out_shape[2:], np.int64))
     c.emit("top.Interp", [n.input(0), target], n.out, attrs)

@@ -1,61 +1,31 @@
-"""Resizing: Interp (nearest / linear with every ONNX coordinate mode) and Upsample.
+"""Resizing: Interp (nearest / linear / cubic with every ONNX coordinate mode) and Upsample.
 
 Resizing is separable: each spatial axis maps output index -> input coordinate (coord_mode),
-then nearest takes one input row (nearest_mode rounding) and linear blends two. The arithmetic is
-float32 in onnxruntime's operation order, so rounding ties land on the same side."""
+then nearest takes one input row (nearest_mode rounding) and linear/cubic blend a few
+(`tpudsl/dialects/geometry/resize.py` has that geometry, shared with the frontend and the shape
+rule). tf_crop_and_resize writes extrapolation_value wherever some axis' coordinate falls
+outside the input, so that mask is applied once, after every axis."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
+from tpudsl.dialects.geometry import resize as geo
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 F32 = np.float32
-
-# coord_mode -> input coordinate of output index x (float32), given scale, output and input length.
-COORD: dict[str, Callable[[Array, F32, int, int], Array]] = {
-    "half_pixel": lambda x, s, out, size: (x + F32(0.5)) / s - F32(0.5),
-    "pytorch_half_pixel": lambda x, s, out, size: (
-        (x + F32(0.5)) / s - F32(0.5) if out > 1 else np.zeros_like(x)
-    ),
-    "asymmetric": lambda x, s, out, size: x / s,
-    "align_corners": lambda x, s, out, size: (
-        x * F32(size - 1) / F32(out - 1) if out > 1 else np.zeros_like(x)
-    ),
-}
-
-# nearest_mode -> integer input index of a coordinate. round_prefer_floor: ties go down.
-NEAREST: dict[str, Callable[[Array], Array]] = {
-    "round_prefer_floor": lambda c: np.where(c == np.floor(c) + F32(0.5), np.floor(c), np.round(c)),
-    "round_prefer_ceil": lambda c: np.where(c == np.floor(c) + F32(0.5), np.ceil(c), np.round(c)),
-    "floor": np.floor,
-    "ceil": np.ceil,
-}
 
 # Without a nearest_mode attribute, nearest Interp rounds down like PyTorch's 'nearest'.
 DEFAULT_NEAREST_MODE = "floor"
 
 
-def _coords(out: int, size: int, scale: float, coord_mode: str) -> Array:
-    return COORD[coord_mode](np.arange(out, dtype=F32), F32(scale), out, size).astype(F32)
-
-
-def _nearest_axis(x: Array, axis: int, out: int, scale: float, coord_mode: str, nearest_mode: str) -> Array:
-    size = x.shape[axis]
-    idx = NEAREST[nearest_mode](_coords(out, size, scale, coord_mode))
-    return np.take(x, np.clip(idx, 0, size - 1).astype(np.int64), axis=axis)
-
-
-def _linear_axis(x: Array, axis: int, out: int, scale: float, coord_mode: str) -> Array:
-    size = x.shape[axis]
-    c = np.clip(_coords(out, size, scale, coord_mode), 0, size - 1)
-    i0 = np.minimum(c.astype(np.int64), size - 1)
-    i1 = np.minimum(i0 + 1, size - 1)
-    frac = (c - i0).astype(F32)
+def _blend(x: Array, axis: int, index: Array, weight: Array) -> Array:
+    """sum_k x[index[:, k]] * weight[:, k] along `axis`."""
     bcast = (slice(None),) + (None,) * (x.ndim - axis - 1)
-    return np.take(x, i0, axis=axis) * (1 - frac)[bcast] + np.take(x, i1, axis=axis) * frac[bcast]
+    y = np.zeros((*x.shape[:axis], index.shape[0], *x.shape[axis + 1 :]), F32)
+    for k in range(index.shape[1]):
+        y += np.take(x, index[:, k], axis=axis) * weight[:, k][bcast]
+    return y
 
 
 def _spatial_scales(a: KernelAttrs, rank: int) -> list[float]:
@@ -74,7 +44,13 @@ def _out_sizes(ins: Inputs, a: KernelAttrs, x: Array, scales: list[float]) -> tu
     if len(ins) > 1 and ins[1] is not None:
         target = [int(v) for v in np.asarray(ins[1]).reshape(-1)]
         return tuple(target[-(x.ndim - 2) :])
-    return tuple(int(np.floor(d * s)) for d, s in zip(x.shape[2:], scales, strict=True))
+    return tuple(geo.output_length(d, s) for d, s in zip(x.shape[2:], scales, strict=True))
+
+
+def _rois(a: KernelAttrs, spatial: int) -> list[tuple[float, float]]:
+    """(start, end) per spatial axis from `roi` = [starts..., ends...] (tf_crop_and_resize)."""
+    roi = list(a.get("roi", None) or [0.0] * spatial + [1.0] * spatial)
+    return [(roi[i], roi[spatial + i]) for i in range(spatial)]
 
 
 def _interp(ins: Inputs, a: KernelAttrs) -> Array:
@@ -82,18 +58,30 @@ def _interp(ins: Inputs, a: KernelAttrs) -> Array:
     scales = _spatial_scales(a, x.ndim - 2)
     outs = _out_sizes(ins, a, x, scales)
     coord_mode = a.get("coord_mode", "half_pixel")
-    nearest = a.get("mode", "nearest") == "nearest"
+    mode = a.get("mode", "nearest")
     nearest_mode = a.get("nearest_mode", DEFAULT_NEAREST_MODE)
+    rois = _rois(a, x.ndim - 2)
     y = x
-    for axis, (out, scale) in enumerate(zip(outs, scales, strict=True), start=2):
-        if out == y.shape[axis] and scale in (-1.0, 1.0):
+    masks = []
+    for axis, (out, scale, roi) in enumerate(zip(outs, scales, rois, strict=True), start=2):
+        size = y.shape[axis]
+        if out == size and scale in (-1.0, 1.0):
             continue
-        scale = scale if scale > 0 else out / y.shape[axis]
-        if nearest:
-            y = _nearest_axis(y, axis, out, scale, coord_mode, nearest_mode)
+        scale = scale if scale > 0 else out / size
+        coords = geo.source_coords(size, out, scale, coord_mode, roi)
+        if coord_mode == "tf_crop_and_resize":
+            masks.append((axis, geo.outside(coords, size)))
+        if mode == "nearest":
+            y = np.take(y, geo.nearest_indices(coords, size, nearest_mode), axis=axis)
         else:
-            y = _linear_axis(y, axis, out, scale, coord_mode)
-    return np.ascontiguousarray(y, dtype=F32)
+            index, weight = geo.interpolation_taps(
+                coords, size, scale, mode, cubic_coeff_a=a.get("cubic_coeff_a", geo.CUBIC_COEFF_A),
+                exclude_outside=a.get("exclude_outside", False), antialias=a.get("antialias", False))
+            y = _blend(y, axis, index, weight)
+    y = np.array(y, dtype=F32)
+    for axis, mask in masks:
+        y[(slice(None),) * axis + (mask,)] = F32(a.get("extrapolation_value", 0.0))
+    return y
 
 
 def _upsample(ins: Inputs, a: KernelAttrs) -> Array:
