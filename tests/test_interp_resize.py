@@ -2,29 +2,35 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
 COORD_MODES = ["align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"]
+# Resize's coordinate modes beyond TPU-MLIR's four (top.Interp has them too)
+ONNX_ONLY_COORD_MODES = ["tf_half_pixel_for_nn", "half_pixel_symmetric", "tf_crop_and_resize"]
 NEAREST_MODES = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
 SIZES = [(8, 10), (3, 2), (5, 5), (1, 7), (9, 4)]  # up, down, mixed, to a single row
 
 
-def ort_resize(x, mode, coord_mode, sizes=None, scales=None, nearest_mode="round_prefer_floor"):
-    attrs = {"mode": mode, "coordinate_transformation_mode": coord_mode}
+def ort_resize(x, mode, coord_mode, sizes=None, scales=None, nearest_mode="round_prefer_floor", roi=None, **attrs):
+    """onnxruntime's Resize-19 of H and W; `roi` is (h_start, w_start, h_end, w_end)."""
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord_mode, **attrs}
     if mode == "nearest":
         attrs["nearest_mode"] = nearest_mode
     size_arr = None if sizes is None else np.array([*x.shape[:2], *sizes], np.int64)
     scale_arr = None if scales is None else np.array([1, 1, *scales], np.float32)
-    (y,) = ort_run("Resize", [x, None, scale_arr, size_arr], attrs, opset=19)
+    roi_arr = None if roi is None else np.array([0, 0, *roi[:2], 1, 1, *roi[2:]], np.float32)
+    (y,) = ort_run("Resize", [x, roi_arr, scale_arr, size_arr], attrs, opset=19)
     return y
 
 
-def top_interp(x, mode, coord_mode, out_hw, nearest_mode=None, scales=(-1.0, -1.0)):
-    attrs = {"mode": mode, "coord_mode": coord_mode, "scale_h": scales[0], "scale_w": scales[1]}
+def top_interp(x, mode, coord_mode, out_hw, nearest_mode=None, scales=(-1.0, -1.0), **extra):
+    attrs = {"mode": mode, "coord_mode": coord_mode, "scale_h": scales[0], "scale_w": scales[1], **extra}
     if nearest_mode is not None:
         attrs["nearest_mode"] = nearest_mode
     return run_top("top.Interp", [x, None], attrs, out_shapes=[(*x.shape[:2], *out_hw)])[0]
@@ -77,13 +83,67 @@ def test_upsample_is_nearest_resize_by_integer_factors(scale_h, scale_w):
     assert_close(run_top("top.Upsample", [x], {"scale_h": scale_h, "scale_w": scale_w})[0], expected)
 
 
+PROPERTY_CASES = [
+    *(f"mode {m}" for m in ("nearest", "linear", "cubic")),
+    *(f"coord {c}" for c in COORD_MODES + ONNX_ONLY_COORD_MODES),
+    "antialias downscale", "exclude_outside", "cubic_coeff_a -0.5", "scales", "sizes", "extrapolated",
+]
+SEEN: Counter[str] = Counter()
+
+
 @given(
     h=st.integers(1, 6), w=st.integers(1, 6), oh=st.integers(1, 12), ow=st.integers(1, 12),
-    mode=st.sampled_from(["nearest", "linear"]), coord_mode=st.sampled_from(COORD_MODES),
-    nearest_mode=st.sampled_from(NEAREST_MODES), seed=st.integers(0, 2**16),
+    scale_h=st.sampled_from([0.25, 0.4, 0.6, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]),
+    scale_w=st.sampled_from([0.3, 0.5, 0.6, 1.0, 1.25, 1.7, 2.0, 3.0]), by_scales=st.booleans(),
+    mode=st.sampled_from(["nearest", "linear", "cubic"]), coord_mode=st.sampled_from(COORD_MODES + ONNX_ONLY_COORD_MODES),
+    nearest_mode=st.sampled_from(NEAREST_MODES), antialias=st.booleans(), exclude_outside=st.booleans(),
+    cubic_coeff_a=st.sampled_from([-0.75, -0.5]), extrapolation_value=st.sampled_from([-2.5, 3.0]),
+    roi=st.tuples(*[st.sampled_from([-0.4, 0.0, 0.3])] * 2, *[st.sampled_from([0.6, 1.0, 1.4])] * 2),
+    seed=st.integers(0, 2**16),
 )
-def test_resize_property(h, w, oh, ow, mode, coord_mode, nearest_mode, seed):
+def _resize_property(h, w, oh, ow, scale_h, scale_w, by_scales, mode, coord_mode, nearest_mode, antialias,
+                     exclude_outside, cubic_coeff_a, extrapolation_value, roi, seed):
     x = rand(np.random.default_rng(seed), 1, 2, h, w)
-    expected = ort_resize(x, mode, coord_mode, sizes=(oh, ow), nearest_mode=nearest_mode)
-    got = top_interp(x, mode, coord_mode, (oh, ow), nearest_mode if mode == "nearest" else None)
+    crop = coord_mode == "tf_crop_and_resize"
+    scales = (scale_h, scale_w) if by_scales else None
+    assume(not by_scales or (h * scale_h >= 1 and w * scale_w >= 1))
+    # onnxruntime rejects the filter options where they mean nothing
+    antialias = antialias and mode != "nearest"
+    exclude_outside = exclude_outside and (mode == "cubic" or antialias)
+    onnx_attrs = {"antialias": int(antialias), "exclude_outside": int(exclude_outside), "cubic_coeff_a": cubic_coeff_a,
+                  "extrapolation_value": extrapolation_value}
+    expected = ort_resize(x, mode, coord_mode, sizes=None if by_scales else (oh, ow), scales=scales,
+                          nearest_mode=nearest_mode, roi=roi if crop else None, **onnx_attrs)
+    # onnxruntime copies the input when the output shape is the input's whatever the scales (the
+    # frontend rejects that case: ONNX resamples it); the kernel is checked where they agree
+    assume(expected.shape != x.shape or scales in (None, (1.0, 1.0)))
+    # and so does antialias for an axis whose length a scale != 1 keeps
+    assume(not (antialias and by_scales and any(o == i and s != 1 for o, i, s in zip(expected.shape[2:], x.shape[2:], scales))))
+    top_attrs = {"antialias": antialias, "exclude_outside": exclude_outside, "cubic_coeff_a": cubic_coeff_a}
+    if crop:
+        top_attrs.update(roi=list(roi), extrapolation_value=extrapolation_value)
+    got = top_interp(x, mode, coord_mode, expected.shape[2:], nearest_mode if mode == "nearest" else None,
+                     scales or (-1.0, -1.0), **top_attrs)
+    seen = [f"mode {mode}", f"coord {coord_mode}", "scales" if by_scales else "sizes"]
+    out_hw = expected.shape[2:]
+    if antialias and mode != "nearest" and (out_hw[0] < h or out_hw[1] < w):
+        seen.append("antialias downscale")
+    if exclude_outside and mode == "cubic":
+        seen.append("exclude_outside")
+    if cubic_coeff_a == -0.5 and mode == "cubic":
+        seen.append("cubic_coeff_a -0.5")
+    if crop and bool(np.any(expected == np.float32(extrapolation_value))):
+        seen.append("extrapolated")
+    for case in seen:
+        event(case)
+        SEEN[case] += 1
     assert_close(got, expected)
+
+
+def test_resize_property():
+    """Every mode, coordinate transform and filter option of Resize, against onnxruntime; each
+    case the property exists for must occur in at least 10 examples."""
+    SEEN.clear()
+    _resize_property()
+    rare = {case: SEEN[case] for case in PROPERTY_CASES if SEEN[case] < 10}
+    assert not rare, f"cases drawn too rarely: {rare}"

@@ -97,20 +97,30 @@ def resize(n: Node, c: Converter) -> None:
     if coord not in geo.COORD_MODES:
         raise n.error(f"coordinate_transformation_mode {coord!r} is not one of {', '.join(geo.COORD_MODES)}")
     factors = _factors(n, c, rank)
-    rois = _rois(n, c, rank)
-    for ax in range(rank):
-        if factors[ax] == 1 and rois[ax] != geo.FULL_ROI:
-            # onnxruntime maps every index to itself at scale 1; ONNX crops: no answer to give.
-            raise n.error(f"tf_crop_and_resize crops axis {ax} (roi {rois[ax]}) at scale 1, "
-                          "where onnxruntime ignores the roi and ONNX does not")
     resized = [ax for ax in range(rank) if in_shape[ax] != out_shape[ax] or factors[ax] != 1]
-    geometry = Geometry(in_shape, out_shape, factors, resized, coord, rois)
+    geometry = Geometry(in_shape, out_shape, factors, resized, coord, _rois(n, c, rank))
+    _reject_ambiguous(n, geometry, antialias=bool(n.attr("antialias", 0)) and mode != "nearest")
     if mode == "nearest":
         _nearest(n, c, geometry, None if legacy else n.attr("nearest_mode", "round_prefer_floor"))
     elif mode in ("linear", "bilinear", "cubic"):  # "bilinear" is Upsample-7's spelling
         _interpolate(n, c, geometry, "cubic" if mode == "cubic" else "linear")
     else:
         raise n.error(f"mode {mode!r} is not one of nearest, linear, cubic")
+
+
+def _reject_ambiguous(n: Node, g: Geometry, antialias: bool) -> None:
+    """Where onnxruntime takes a shortcut that ONNX does not, there is no one answer: an error."""
+    scales = [float(f) for f in g.factors]
+    if g.in_shape == g.out_shape and g.resized:
+        raise n.error(f"scales {scales} keep the shape {list(g.in_shape)}: onnxruntime copies the input "
+                      "there and ONNX resamples it")
+    for ax in range(len(g.in_shape)):
+        if g.factors[ax] == 1 and g.rois[ax] != geo.FULL_ROI:
+            raise n.error(f"tf_crop_and_resize crops axis {ax} (roi {list(g.rois[ax])}) at scale 1: onnxruntime "
+                          "ignores the roi there and ONNX crops")
+        if antialias and g.in_shape[ax] == g.out_shape[ax] and g.factors[ax] != 1:
+            raise n.error(f"antialias with scale {scales[ax]} keeps axis {ax}'s length: onnxruntime copies "
+                          "that axis and ONNX resamples it")
 
 
 @dataclass(frozen=True)

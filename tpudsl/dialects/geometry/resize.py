@@ -40,14 +40,15 @@ def _tf_crop_and_resize(x: np.ndarray, s: F32, out: int, size: int, roi: Sequenc
     start, end = F32(roi[0]), F32(roi[1])
     if out > 1:
         return start * F32(size - 1) + x * (end - start) * F32(size - 1) / F32(out - 1)
-    # onnxruntime computes this one in double (0.5 is a double literal)
-    return np.full_like(x, F32(0.5 * (float(start) + float(end)) * float(F32(size - 1))))
+    # onnxruntime finishes this one in double (0.5 is a double literal there)
+    return np.full_like(x, F32(0.5 * float(start + end) * (size - 1)))
 
 
 def _half_pixel_symmetric(x: np.ndarray, s: F32, out: int, size: int, roi: Sequence[float]) -> np.ndarray:
     adjustment = F32(out) / (s * F32(size))
     offset = F32(size) / F32(2) * (F32(1) - adjustment)
-    return offset + (x + HALF) / s - HALF
+    # onnxruntime adds the half pixels in double (0.5 literals): 1.9999999, not 2, for 5 -> 3
+    return (float(offset) + (x.astype(np.float64) + 0.5) / float(s) - 0.5).astype(F32)
 
 
 # coordinate_transformation_mode -> input coordinate of output index x (float32), given the
