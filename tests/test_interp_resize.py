@@ -83,6 +83,15 @@ def test_upsample_is_nearest_resize_by_integer_factors(scale_h, scale_w):
     assert_close(run_top("top.Upsample", [x], {"scale_h": scale_h, "scale_w": scale_w})[0], expected)
 
 
+@pytest.mark.parametrize("nearest_mode", ["floor", "ceil"])
+def test_half_pixel_symmetric_coordinate_lands_where_onnxruntime_puts_it(nearest_mode):
+    """5 -> 3: output 1's coordinate is 2 in exact arithmetic; onnxruntime's (half pixels added in
+    double) is just below it, so floor reads input 1 and ceil input 2."""
+    x = rand(np.random.default_rng(7), 1, 2, 5, 5)
+    expected = ort_resize(x, "nearest", "half_pixel_symmetric", sizes=(3, 3), nearest_mode=nearest_mode)
+    assert_close(top_interp(x, "nearest", "half_pixel_symmetric", (3, 3), nearest_mode), expected)
+
+
 PROPERTY_CASES = [
     *(f"mode {m}" for m in ("nearest", "linear", "cubic")),
     *(f"coord {c}" for c in COORD_MODES + ONNX_ONLY_COORD_MODES),
