@@ -97,7 +97,8 @@ def resize(n: Node, c: Converter) -> None:
     if coord not in geo.COORD_MODES:
         raise n.error(f"coordinate_transformation_mode {coord!r} is not one of {', '.join(geo.COORD_MODES)}")
     factors = _factors(n, c, rank)
-    resized = [ax for ax in range(rank) if in_shape[ax] != out_shape[ax] or factors[ax] != 1]
+    # Resampling a length-1 axis to length 1 copies it, whatever the factor.
+    resized = [ax for ax in range(rank) if in_shape[ax] != out_shape[ax] or (factors[ax] != 1 and in_shape[ax] > 1)]
     geometry = Geometry(in_shape, out_shape, factors, resized, coord, _rois(n, c, rank))
     _reject_ambiguous(n, geometry, antialias=bool(n.attr("antialias", 0)) and mode != "nearest")
     if mode == "nearest":
@@ -115,10 +116,10 @@ def _reject_ambiguous(n: Node, g: Geometry, antialias: bool) -> None:
         raise n.error(f"scales {scales} keep the shape {list(g.in_shape)}: onnxruntime copies the input "
                       "there and ONNX resamples it")
     for ax in range(len(g.in_shape)):
-        if g.factors[ax] == 1 and g.rois[ax] != geo.FULL_ROI:
+        if g.factors[ax] == 1 and g.rois[ax] != geo.FULL_ROI and g.in_shape[ax] > 1:
             raise n.error(f"tf_crop_and_resize crops axis {ax} (roi {list(g.rois[ax])}) at scale 1: onnxruntime "
                           "ignores the roi there and ONNX crops")
-        if antialias and g.in_shape[ax] == g.out_shape[ax] and g.factors[ax] != 1:
+        if antialias and g.in_shape[ax] == g.out_shape[ax] and ax in g.resized:
             raise n.error(f"antialias with scale {scales[ax]} keeps axis {ax}'s length: onnxruntime copies "
                           "that axis and ONNX resamples it")
 
