@@ -73,7 +73,7 @@ def _fix_input_shapes(graph: onnx.GraphProto, inputs: list[onnx.ValueInfoProto],
                 raise TpudslError(f"input '{vi.name}' has rank {len(dims)}, --input_shapes gives {want}")
             if dims is not None and any(isinstance(d, int) and d > 0 and d != w for d, w in zip(dims, want)):
                 raise TpudslError(f"input '{vi.name}' has static shape {dims}, --input_shapes gives {want}")
-        elif dims is None or any(not isinstance(d, int) or d <= 0 for d in dims):
+        elif dims is None or any(not isinstance(d, int) or d < 0 for d in dims):
             raise TpudslError(f"input '{vi.name}' has dynamic shape {dims}; give its shape with --input_shapes")
         else:
             want = dims

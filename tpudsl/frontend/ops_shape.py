@@ -45,7 +45,20 @@ def reshape(n: Node, c: Converter) -> None:
     """Reshape and Flatten: the target is the inferred output shape (0 and -1 already resolved)."""
     if n.op_type == "Reshape":
         const_ints(n, c, 1, "shape")
-    c.emit("top.Reshape", [n.input(0)], n.out, {"shape": list(c.shape(n.out))})
+    c.emit("top.Reshape", [n.input(0)], n.out, {"shape": _reshape_target(n, c.shape(n.input(0)), c.shape(n.out))})
+
+
+def _reshape_target(n: Node, in_shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """top.Reshape's `shape` reads 0 as "copy the input dim" (ONNX allowzero=0), so an empty
+    output dim is written as that copy where the input dim is 0 there, else as the one -1."""
+    target = list(out)
+    uncopied = [i for i, d in enumerate(out) if d == 0 and not (i < len(in_shape) and in_shape[i] == 0)]
+    if not uncopied:
+        return target
+    if len(uncopied) > 1 or out.count(0) > 1:  # -1 is inferred from the other dims: none may be 0
+        raise n.error(f"output shape {list(out)}: top.Reshape's shape cannot write these empty dims")
+    target[uncopied[0]] = -1
+    return target
 
 
 def transpose(n: Node, c: Converter) -> None:

@@ -12,14 +12,23 @@ from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 REDUCE: dict[str, Callable[[Array, tuple[int, ...], bool], Array]] = {
     "ReduceSum": lambda x, ax, k: np.sum(x, axis=ax, keepdims=k),
     "ReduceMean": lambda x, ax, k: np.mean(x, axis=ax, keepdims=k),
-    "ReduceMax": lambda x, ax, k: np.max(x, axis=ax, keepdims=k),
-    "ReduceMin": lambda x, ax, k: np.min(x, axis=ax, keepdims=k),
+    "ReduceMax": lambda x, ax, k: np.max(x, axis=ax, keepdims=k, initial=_lowest(x.dtype) if x.size == 0 else None),
+    "ReduceMin": lambda x, ax, k: np.min(x, axis=ax, keepdims=k, initial=_highest(x.dtype) if x.size == 0 else None),
     "ReduceProd": lambda x, ax, k: np.prod(x, axis=ax, keepdims=k),
     "ReduceL1": lambda x, ax, k: np.sum(np.abs(x), axis=ax, keepdims=k),
     "ReduceL2": lambda x, ax, k: np.sqrt(np.sum(x * x, axis=ax, keepdims=k)),
     "ReduceSumSquare": lambda x, ax, k: np.sum(x * x, axis=ax, keepdims=k),
     "ReduceLogSumExp": lambda x, ax, k: _logsumexp(x, ax, k),
 }
+
+
+# ONNX: the max of an empty set is the lowest value of the type (-inf, False), the min the highest.
+def _lowest(dtype: np.dtype) -> object:
+    return False if dtype == np.bool_ else -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> object:
+    return True if dtype == np.bool_ else np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
 def _logsumexp(x: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
