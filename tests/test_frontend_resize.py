@@ -186,3 +186,12 @@ def test_nearest_interp_records_nearest_mode():
 def test_keep_aspect_ratio_policy(policy, mode):
     model = resize(18, ["x", "", "", "z"], {"z": i64(9, 9)}, axes=[2, 3], mode=mode, keep_aspect_ratio_policy=policy)
     run(model)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_tf_crop_and_resize_with_scales(mode):
+    """With scales the output is floor(in * scale) as without a crop (onnxruntime and ONNX shape
+    inference agree); the roi only moves the coordinates."""
+    model = resize(13, ["x", "r", "s"], {"r": f32(0, 0, 0.2, 0.1, 1, 1, 0.9, 0.8), "s": f32(1, 1, 1.5, 2)}, mode=mode,
+                   coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=1.5)
+    run(model, ["top.Interp"])

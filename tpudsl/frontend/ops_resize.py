@@ -194,8 +194,7 @@ def _interpolate(n: Node, c: Converter, g: Geometry, mode: str) -> None:
 
 def _interp(n: Node, c: Converter, g: Geometry, attrs: dict[str, object]) -> None:
     """top.Interp with the factors ONNX uses; a `target_shape` weight when floor(in * factor)
-    does not give the ONNX output size (float32 factors such as 7/5 round below, and a
-    tf_crop_and_resize output is the roi's share of that)."""
+    does not give the ONNX output size (float32 factors such as 7/5 round below)."""
     rank = len(g.in_shape)
     attrs = {**attrs, "scale_w": float(g.factors[-1])}
     if rank == 4:
