@@ -88,6 +88,29 @@ def _rois(n: Node, c: Converter, rank: int) -> list[tuple[float, float]]:
     return full
 
 
+@dataclass(frozen=True)
+class Geometry:
+    """What one Resize node does to its input, per axis."""
+
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    factors: list[F32]
+    resized: list[int]
+    coord: str
+    rois: list[tuple[float, float]]
+
+    def spatial(self) -> bool:
+        """Only H and W (or W) of an NCHW (NCW) tensor change: what top.Interp resizes."""
+        return len(self.in_shape) in (3, 4) and min(self.resized, default=2) >= 2
+
+    def crop_attrs(self, n: Node) -> dict[str, object]:
+        if self.coord != "tf_crop_and_resize":
+            return {}
+        rois = self.rois[2:]
+        return {"roi": [r[0] for r in rois] + [r[1] for r in rois],
+                "extrapolation_value": float(F32(n.attr("extrapolation_value", 0.0)))}
+
+
 def resize(n: Node, c: Converter) -> None:
     in_shape, out_shape = c.shape(n.input(0)), c.shape(n.out)
     rank = len(in_shape)
@@ -122,29 +145,6 @@ def _reject_ambiguous(n: Node, g: Geometry, antialias: bool) -> None:
         if antialias and g.in_shape[ax] == g.out_shape[ax] and ax in g.resized:
             raise n.error(f"antialias with scale {scales[ax]} keeps axis {ax}'s length: onnxruntime copies "
                           "that axis and ONNX resamples it")
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """What one Resize node does to its input, per axis."""
-
-    in_shape: tuple[int, ...]
-    out_shape: tuple[int, ...]
-    factors: list[F32]
-    resized: list[int]
-    coord: str
-    rois: list[tuple[float, float]]
-
-    def spatial(self) -> bool:
-        """Only H and W (or W) of an NCHW (NCW) tensor change: what top.Interp resizes."""
-        return len(self.in_shape) in (3, 4) and min(self.resized, default=2) >= 2
-
-    def crop_attrs(self, n: Node) -> dict[str, object]:
-        if self.coord != "tf_crop_and_resize":
-            return {}
-        rois = self.rois[2:]
-        return {"roi": [r[0] for r in rois] + [r[1] for r in rois],
-                "extrapolation_value": float(F32(n.attr("extrapolation_value", 0.0)))}
 
 
 def _nearest(n: Node, c: Converter, g: Geometry, nearest_mode: str | None) -> None:
