@@ -82,10 +82,20 @@ def outside(coords: np.ndarray, in_len: int) -> np.ndarray:
     return (coords < 0) | (coords > in_len - 1)
 
 
+# onnxruntime calls a coordinate within 1e-6 of k + 0.5 a tie (measured against onnxruntime
+# 1.32: 4.5000010 rounds as a tie, 4.5000014 does not): float32 coordinates such as 1/1.9999995
+# miss the exact half by an ulp or two.
+TIE_TOLERANCE = 1e-6
+
+
+def _tie(c: np.ndarray) -> np.ndarray:
+    return np.abs(c - (np.floor(c) + HALF)) < TIE_TOLERANCE
+
+
 # nearest_mode -> integer input index of a coordinate (round_prefer_*: which way ties go).
 ROUND: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "round_prefer_floor": lambda c: np.where(c == np.floor(c) + HALF, np.floor(c), np.round(c)),
-    "round_prefer_ceil": lambda c: np.where(c == np.floor(c) + HALF, np.ceil(c), np.round(c)),
+    "round_prefer_floor": lambda c: np.where(_tie(c), np.floor(c), np.round(c)),
+    "round_prefer_ceil": lambda c: np.where(_tie(c), np.ceil(c), np.round(c)),
     "floor": np.floor,
     "ceil": np.ceil,
 }
