@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
@@ -103,50 +103,55 @@ def test_nearest_ties_are_within_a_tolerance_as_in_onnxruntime(scale, nearest_mo
     assert_close(got, expected)
 
 
-PROPERTY_CASES = [
-    *(f"mode {m}" for m in ("nearest", "linear", "cubic")),
-    *(f"coord {c}" for c in COORD_MODES + ONNX_ONLY_COORD_MODES),
-    "antialias downscale", "exclude_outside", "cubic_coeff_a -0.5", "scales", "sizes", "extrapolated",
-]
+MODES = ["nearest", "linear", "cubic"]
+ALL_COORD_MODES = COORD_MODES + ONNX_ONLY_COORD_MODES
+# Drawn by every (mode, coordinate mode) pair, so these must come up often enough overall.
+FILTER_CASES = ["antialias downscale", "exclude_outside", "cubic_coeff_a -0.5", "scales", "sizes", "extrapolated"]
 SEEN: Counter[str] = Counter()
 
 
-@given(
-    h=st.integers(1, 6), w=st.integers(1, 6), oh=st.integers(1, 12), ow=st.integers(1, 12),
-    scale_h=st.sampled_from([0.25, 0.4, 0.6, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]),
-    scale_w=st.sampled_from([0.3, 0.5, 0.6, 1.0, 1.25, 1.7, 2.0, 3.0]), by_scales=st.booleans(),
-    mode=st.sampled_from(["nearest", "linear", "cubic"]), coord_mode=st.sampled_from(COORD_MODES + ONNX_ONLY_COORD_MODES),
-    nearest_mode=st.sampled_from(NEAREST_MODES), antialias=st.booleans(), exclude_outside=st.booleans(),
-    cubic_coeff_a=st.sampled_from([-0.75, -0.5]), extrapolation_value=st.sampled_from([-2.5, 3.0]),
-    roi=st.tuples(*[st.sampled_from([-0.4, -0.2, 0.3])] * 2, *[st.sampled_from([0.6, 1.2, 1.4])] * 2),
-    seed=st.integers(0, 2**16),
-)
-def _resize_property(h, w, oh, ow, scale_h, scale_w, by_scales, mode, coord_mode, nearest_mode, antialias,
-                     exclude_outside, cubic_coeff_a, extrapolation_value, roi, seed):
-    x = rand(np.random.default_rng(seed), 1, 2, h, w)
+@st.composite
+def resize_cases(draw):
+    return {
+        "h": draw(st.integers(1, 6)), "w": draw(st.integers(1, 6)), "oh": draw(st.integers(1, 12)),
+        "ow": draw(st.integers(1, 12)), "by_scales": draw(st.booleans()),
+        "scales": (draw(st.sampled_from([0.25, 0.4, 0.6, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0])),
+                   draw(st.sampled_from([0.3, 0.5, 0.6, 1.0, 1.25, 1.7, 2.0, 3.0]))),
+        "nearest_mode": draw(st.sampled_from(NEAREST_MODES)), "antialias": draw(st.booleans()),
+        "exclude_outside": draw(st.booleans()), "cubic_coeff_a": draw(st.sampled_from([-0.75, -0.5])),
+        "extrapolation_value": draw(st.sampled_from([-2.5, 3.0])),
+        "roi": draw(st.tuples(*[st.sampled_from([-0.4, -0.2, 0.3])] * 2, *[st.sampled_from([0.6, 1.2, 1.4])] * 2)),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+def _resize_case(mode, coord_mode, case):
+    h, w, by_scales, antialias, roi = case["h"], case["w"], case["by_scales"], case["antialias"], case["roi"]
+    x = rand(np.random.default_rng(case["seed"]), 1, 2, h, w)
     crop = coord_mode == "tf_crop_and_resize"
-    scales = (scale_h, scale_w) if by_scales else None
-    assume(not by_scales or (h * scale_h >= 1 and w * scale_w >= 1))
+    scales = case["scales"] if by_scales else None
+    assume(not by_scales or (h * scales[0] >= 1 and w * scales[1] >= 1))
     # onnxruntime rejects the filter options where they mean nothing
     antialias = antialias and mode != "nearest"
-    exclude_outside = exclude_outside and (mode == "cubic" or antialias)
+    exclude_outside = case["exclude_outside"] and (mode == "cubic" or antialias)
+    cubic_coeff_a, extrapolation_value, nearest_mode = case["cubic_coeff_a"], case["extrapolation_value"], case["nearest_mode"]
     onnx_attrs = {"antialias": int(antialias), "exclude_outside": int(exclude_outside), "cubic_coeff_a": cubic_coeff_a,
                   "extrapolation_value": extrapolation_value}
-    expected = ort_resize(x, mode, coord_mode, sizes=None if by_scales else (oh, ow), scales=scales,
+    expected = ort_resize(x, mode, coord_mode, sizes=None if by_scales else (case["oh"], case["ow"]), scales=scales,
                           nearest_mode=nearest_mode, roi=roi if crop else None, **onnx_attrs)
+    out_hw = expected.shape[2:]
     # onnxruntime copies the input when the output shape is the input's whatever the scales (the
     # frontend rejects that case: ONNX resamples it); the kernel is checked where they agree
     assume(expected.shape != x.shape or scales in (None, (1.0, 1.0)))
     # and so does antialias for an axis whose length a scale != 1 keeps
-    assume(not (antialias and by_scales and any(o == i and s != 1 for o, i, s in zip(expected.shape[2:], x.shape[2:], scales))))
+    assume(not (antialias and by_scales and any(o == i and s != 1 for o, i, s in zip(out_hw, x.shape[2:], scales))))
     top_attrs = {"antialias": antialias, "exclude_outside": exclude_outside, "cubic_coeff_a": cubic_coeff_a}
     if crop:
         top_attrs.update(roi=list(roi), extrapolation_value=extrapolation_value)
-    got = top_interp(x, mode, coord_mode, expected.shape[2:], nearest_mode if mode == "nearest" else None,
+    got = top_interp(x, mode, coord_mode, out_hw, nearest_mode if mode == "nearest" else None,
                      scales or (-1.0, -1.0), **top_attrs)
-    seen = [f"mode {mode}", f"coord {coord_mode}", "scales" if by_scales else "sizes"]
-    out_hw = expected.shape[2:]
-    if antialias and mode != "nearest" and (out_hw[0] < h or out_hw[1] < w):
+    seen = [f"{mode} {coord_mode}", "scales" if by_scales else "sizes"]
+    if antialias and (out_hw[0] < h or out_hw[1] < w):
         seen.append("antialias downscale")
     if exclude_outside and mode == "cubic":
         seen.append("exclude_outside")
@@ -154,16 +159,30 @@ def _resize_property(h, w, oh, ow, scale_h, scale_w, by_scales, mode, coord_mode
         seen.append("cubic_coeff_a -0.5")
     if crop and bool(np.any(expected == np.float32(extrapolation_value))):
         seen.append("extrapolated")
-    for case in seen:
-        event(case)
-        SEEN[case] += 1
+    for name in seen:
+        event(name)
+        SEEN[name] += 1
     assert_close(got, expected)
 
 
+def _pair_property(mode, coord_mode, max_examples):
+    @settings(max_examples=max_examples)
+    @given(case=resize_cases())
+    def check(case):
+        _resize_case(mode, coord_mode, case)
+
+    return check
+
+
 def test_resize_property():
-    """Every mode, coordinate transform and filter option of Resize, against onnxruntime; each
-    case the property exists for must occur in at least 10 examples."""
+    """Every mode with every coordinate transform (a property per pair, sharing the profile's
+    example budget) and the filter options, against onnxruntime. Each pair must be checked at
+    least 3 times, each filter case at least 5 times."""
     SEEN.clear()
-    _resize_property()
-    rare = {case: SEEN[case] for case in PROPERTY_CASES if SEEN[case] < 5}
-    assert not rare, f"cases drawn too rarely: {rare}"
+    pairs = [(m, c) for m in MODES for c in ALL_COORD_MODES]
+    per_pair = max(5, settings().max_examples // len(pairs))
+    for mode, coord_mode in pairs:
+        _pair_property(mode, coord_mode, per_pair)()
+    rare = {name: SEEN[name] for name in [f"{m} {c}" for m, c in pairs] if SEEN[name] < 3}
+    rare |= {name: SEEN[name] for name in FILTER_CASES if SEEN[name] < 5}
+    assert not rare, f"cases checked too rarely: {rare}"
