@@ -154,4 +154,5 @@ def interpolation_taps(
         weight = np.where((index >= 0) & (index < in_len), weight, 0.0)
     total = weight.sum(axis=1, keepdims=True)
     weight = weight / np.where(total == 0, 1.0, total)
-    return np.clip(index, 0, in_len - 1), weight.astype(F32)
+    used = np.any(weight != 0, axis=0)  # the window is one wider than most outputs need
+    return np.clip(index[:, used], 0, in_len - 1), weight[:, used].astype(F32)
