@@ -22,8 +22,10 @@ DEFAULT_NEAREST_MODE = "floor"
 def _blend(x: Array, axis: int, index: Array, weight: Array) -> Array:
     """sum_k x[index[:, k]] * weight[:, k] along `axis`."""
     bcast = (slice(None),) + (None,) * (x.ndim - axis - 1)
-    y = np.zeros((*x.shape[:axis], index.shape[0], *x.shape[axis + 1 :]), F32)
-    for k in range(index.shape[1]):
+    if index.shape[1] == 0:  # exclude_outside left no tap: the output is 0
+        return np.zeros((*x.shape[:axis], index.shape[0], *x.shape[axis + 1 :]), F32)
+    y = np.take(x, index[:, 0], axis=axis) * weight[:, 0][bcast]
+    for k in range(1, index.shape[1]):
         y += np.take(x, index[:, k], axis=axis) * weight[:, k][bcast]
     return y
 
