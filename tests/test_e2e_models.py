@@ -24,13 +24,18 @@ import pytest
 
 from onnx_node.harness import apply_canonicalize, canonicalize_pass, convert_onnx, cosine, max_rel_err, run_tpudsl
 from tests.models import (
+    convnext,
+    densenet,
     east_decoder,
+    efficientnet,
     mobilenetv2,
     onnx_inference,
     random_inputs,
     resnet18,
+    shufflenet,
     stylegan2_block,
     transformer_block,
+    vit,
 )
 
 COS_MIN = 0.99999
@@ -44,6 +49,15 @@ MODELS = {
     "stylegan2_block": lambda: stylegan2_block(),
     "east_decoder_linear": lambda: east_decoder(channels=(32, 32, 16, 8), merge_channels=(16, 8, 8), base_size=4, mode="linear"),
     "east_decoder_nearest": lambda: east_decoder(channels=(32, 32, 16, 8), merge_channels=(16, 8, 8), base_size=4, mode="nearest"),
+    # the architectures bench/interp_zoo.py times, at test sizes
+    "efficientnet_silu": lambda: efficientnet(input_size=32, num_classes=10, max_repeats=1, width=0.25),
+    "efficientnet_hardswish": lambda: efficientnet(input_size=32, num_classes=10, max_repeats=1, width=0.25,
+                                                   act="hardswish"),
+    "convnext": lambda: convnext(input_size=32, num_classes=10, dims=(16, 32), depths=(1, 2)),
+    "shufflenet": lambda: shufflenet(input_size=32, num_classes=10, stage_channels=(16, 32), repeats=(2, 2),
+                                     last_channels=64),
+    "vit": lambda: vit(input_size=32, patch=8, d_model=32, depth=2, num_heads=2, num_classes=10),
+    "densenet": lambda: densenet(input_size=32, num_classes=10, growth=8, blocks=(2, 2), init_channels=16),
 }
 
 

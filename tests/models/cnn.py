@@ -95,3 +95,41 @@ def mobilenetv2(
     x = g.node("Flatten", [x], "flatten", axis=1)
     g.output(g.gemm(x, "output", last, num_classes))
     return g.model()
+
+
+def densenet(
+    input_size: int = 224,
+    num_classes: int = 1000,
+    growth: int = 32,
+    blocks: Sequence[int] = (6, 12, 24, 16),
+    init_channels: int = 64,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """DenseNet-121-style: 7x7/2 stem conv + BN + ReLU + 3x3/2 MaxPool; dense layers (BN, ReLU,
+    1x1 conv to 4*growth, BN, ReLU, 3x3 conv to growth) whose output is Concat'ed to their input;
+    transitions (BN, ReLU, 1x1 conv halving the channels, 2x2/2 AveragePool); final BN + ReLU,
+    GlobalAveragePool, Flatten, Gemm. The BNs before ReLU stay BatchNorm (nothing to fold them
+    into). Input "input", output "output"."""
+    g = GraphBuilder("densenet", seed)
+    x = g.input("input", (1, 3, input_size, input_size))
+    x = g.relu(g.conv_bn(x, "features.conv0", 3, init_channels, 7, stride=2), "features.relu0")
+    x = g.node("MaxPool", [x], "features.pool0", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = init_channels
+    for bi, n in enumerate(blocks):
+        for li in range(n):
+            name = f"features.denseblock{bi + 1}.layer{li + 1}"
+            y = g.relu(g.batchnorm(x, f"{name}.norm1", c), f"{name}.relu1")
+            y = g.conv_bn(y, f"{name}.conv1", c, 4 * growth, 1)
+            y = g.conv(g.relu(y, f"{name}.relu2"), f"{name}.conv2", 4 * growth, growth, 3, bias=False)
+            x = g.node("Concat", [x, y], f"{name}.concat", axis=1)
+            c += growth
+        if bi < len(blocks) - 1:
+            name = f"features.transition{bi + 1}"
+            y = g.relu(g.batchnorm(x, f"{name}.norm", c), f"{name}.relu")
+            y = g.conv(y, f"{name}.conv", c, c // 2, 1, bias=False)
+            x = g.node("AveragePool", [y], f"{name}.pool", kernel_shape=[2, 2], strides=[2, 2])
+            c //= 2
+    x = g.relu(g.batchnorm(x, "features.norm5", c), "features.relu5")
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x], "avgpool")], "flatten", axis=1)
+    g.output(g.gemm(x, "output", c, num_classes))
+    return g.model()

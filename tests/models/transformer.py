@@ -8,19 +8,19 @@ import onnx
 from tests.models.builder import GraphBuilder
 
 
-def _linear(g: GraphBuilder, x: str, name: str, din: int, dout: int) -> str:
+def linear(g: GraphBuilder, x: str, name: str, din: int, dout: int) -> str:
     """x @ W + b with MatMul and Add (torch exports nn.Linear on 3-D inputs this way)."""
     w = g.weight(f"{name}.weight", (din, dout), fan_in=din)
     y = g.node("MatMul", [x, w], f"{name}.matmul")
     return g.node("Add", [y, g.small(f"{name}.bias", (dout,))], name)
 
 
-def _layernorm(g: GraphBuilder, x: str, name: str, d: int) -> str:
+def layernorm(g: GraphBuilder, x: str, name: str, d: int) -> str:
     scale = g.const(f"{name}.weight", g.rng.uniform(0.5, 1.5, d).astype(np.float32))
     return g.node("LayerNormalization", [x, scale, g.small(f"{name}.bias", (d,))], name, axis=-1, epsilon=1e-5)
 
 
-def _gelu(g: GraphBuilder, x: str, name: str, approximate: str) -> str:
+def gelu_layer(g: GraphBuilder, x: str, name: str, approximate: str) -> str:
     """GELU spelled out in ops, as torch exports it before opset 20's Gelu op.
 
     'none':  x * 0.5 * (1 + erf(x / sqrt 2))
@@ -42,6 +42,43 @@ def _gelu(g: GraphBuilder, x: str, name: str, approximate: str) -> str:
     return g.node("Mul", [half_x, one_plus], name)
 
 
+def encoder_layer(
+    g: GraphBuilder, x: str, prefix: str, out_name: str, batch: int, seq_len: int, d_model: int,
+    num_heads: int, d_ff: int, gelu: str = "none",
+) -> str:
+    """x + MHA(LN1(x)), then + FFN(LN2(.)) with FFN = Linear -> GELU -> Linear; tensor names start
+    with `prefix`, the layer's output is called `out_name`.
+
+    Attention: Q, K, V by MatMul+Add, Reshape to [B, S, H, Dh] and Transpose to heads
+    (K to [B, H, Dh, S]), MatMul, Mul by 1/sqrt(Dh), Softmax(-1), MatMul with V, Transpose and
+    Reshape back, output projection."""
+    if d_model % num_heads:
+        raise ValueError("d_model must be divisible by num_heads")
+    head_dim = d_model // num_heads
+    p = prefix
+    h = layernorm(g, x, f"{p}ln1", d_model)
+    heads_shape = g.shape_const(f"{p}attn.heads_shape", (batch, seq_len, num_heads, head_dim))
+    q, k, v = (
+        g.node("Reshape", [linear(g, h, f"{p}attn.{n}", d_model, d_model), heads_shape], f"{p}attn.{n}.reshape")
+        for n in ("q", "k", "v")
+    )
+    q = g.node("Transpose", [q], f"{p}attn.q.transpose", perm=[0, 2, 1, 3])
+    k = g.node("Transpose", [k], f"{p}attn.k.transpose", perm=[0, 2, 3, 1])
+    v = g.node("Transpose", [v], f"{p}attn.v.transpose", perm=[0, 2, 1, 3])
+    scores = g.node("MatMul", [q, k], f"{p}attn.scores")
+    scale = g.const(f"{p}attn.scale", np.float32(1.0 / np.sqrt(head_dim)))
+    scores = g.node("Mul", [scores, scale], f"{p}attn.scaled")
+    probs = g.node("Softmax", [scores], f"{p}attn.softmax", axis=-1)
+    ctx = g.node("MatMul", [probs, v], f"{p}attn.context")
+    ctx = g.node("Transpose", [ctx], f"{p}attn.context.transpose", perm=[0, 2, 1, 3])
+    merge_shape = g.shape_const(f"{p}attn.merge_shape", (batch, seq_len, d_model))
+    ctx = g.node("Reshape", [ctx, merge_shape], f"{p}attn.merge")
+    x = g.node("Add", [x, linear(g, ctx, f"{p}attn.out", d_model, d_model)], f"{p}residual1")
+    h = layernorm(g, x, f"{p}ln2", d_model)
+    h = gelu_layer(g, linear(g, h, f"{p}ffn.fc1", d_model, d_ff), f"{p}ffn.gelu", gelu)
+    return g.node("Add", [x, linear(g, h, f"{p}ffn.fc2", d_ff, d_model)], out_name)
+
+
 def transformer_block(
     seq_len: int = 16,
     d_model: int = 64,
@@ -51,35 +88,8 @@ def transformer_block(
     gelu: str = "none",
     seed: int = 0,
 ) -> onnx.ModelProto:
-    """x + MHA(LN1(x)), then + FFN(LN2(.)) with FFN = Linear -> GELU -> Linear.
-
-    Attention: Q, K, V by MatMul+Add, Reshape to [B, S, H, Dh] and Transpose to heads
-    (K to [B, H, Dh, S]), MatMul, Mul by 1/sqrt(Dh), Softmax(-1), MatMul with V, Transpose and
-    Reshape back, output projection. Input "x" [batch, seq_len, d_model], output "output"."""
-    if d_model % num_heads:
-        raise ValueError("d_model must be divisible by num_heads")
-    head_dim = d_model // num_heads
+    """One `encoder_layer`. Input "x" [batch, seq_len, d_model], output "output"."""
     g = GraphBuilder("transformer_block", seed)
     x = g.input("x", (batch, seq_len, d_model))
-    h = _layernorm(g, x, "ln1", d_model)
-    heads_shape = g.shape_const("attn.heads_shape", (batch, seq_len, num_heads, head_dim))
-    q, k, v = (
-        g.node("Reshape", [_linear(g, h, f"attn.{p}", d_model, d_model), heads_shape], f"attn.{p}.reshape")
-        for p in ("q", "k", "v")
-    )
-    q = g.node("Transpose", [q], "attn.q.transpose", perm=[0, 2, 1, 3])
-    k = g.node("Transpose", [k], "attn.k.transpose", perm=[0, 2, 3, 1])
-    v = g.node("Transpose", [v], "attn.v.transpose", perm=[0, 2, 1, 3])
-    scores = g.node("MatMul", [q, k], "attn.scores")
-    scale = g.const("attn.scale", np.float32(1.0 / np.sqrt(head_dim)))
-    scores = g.node("Mul", [scores, scale], "attn.scaled")
-    probs = g.node("Softmax", [scores], "attn.softmax", axis=-1)
-    ctx = g.node("MatMul", [probs, v], "attn.context")
-    ctx = g.node("Transpose", [ctx], "attn.context.transpose", perm=[0, 2, 1, 3])
-    ctx = g.node("Reshape", [ctx, g.shape_const("attn.merge_shape", (batch, seq_len, d_model))], "attn.merge")
-    x = g.node("Add", [x, _linear(g, ctx, "attn.out", d_model, d_model)], "residual1")
-    h = _layernorm(g, x, "ln2", d_model)
-    h = _gelu(g, _linear(g, h, "ffn.fc1", d_model, d_ff), "ffn.gelu", gelu)
-    x = g.node("Add", [x, _linear(g, h, "ffn.fc2", d_ff, d_model)], "output")
-    g.output(x)
+    g.output(encoder_layer(g, x, "", "output", batch, seq_len, d_model, num_heads, d_ff, gelu))
     return g.model()
