@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,3 +38,24 @@ def write_section(key: str, text: str) -> None:
     tmp = RESULTS.with_suffix(".md.tmp")
     tmp.write_text(new)
     os.replace(tmp, RESULTS)
+
+
+def timed_kernels(kernels, acc):
+    """The kernel table with every run timed into acc[(op name, out shape, filter shape)]."""
+    from tpudsl.interp.kernel import Kernel
+
+    def wrap(name, k):
+        def timed(run):
+            def r(ins, a):
+                t0 = time.perf_counter()
+                y = run(ins, a)
+                w = tuple(ins[1].shape) if len(ins) > 1 and ins[1] is not None else ()
+                acc[(name, tuple(a.out_shapes[0] or ()), w)] = acc.get((name, tuple(a.out_shapes[0] or ()), w), 0.0) + (
+                    time.perf_counter() - t0)
+                return y
+            return r
+
+        prep = (lambda st, a: timed(k.prepare(st, a))) if k.prepare is not None else None
+        return Kernel(timed(k.run), prep, fuses_relu=k.fuses_relu)
+
+    return {n: wrap(n, k) for n, k in kernels.items()}

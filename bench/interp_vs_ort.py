@@ -40,27 +40,6 @@ import tracemalloc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def timed_kernels(kernels, acc):
-    """The kernel table with every run timed into acc[(op name, out shape, filter shape)]."""
-    from tpudsl.interp.kernel import Kernel
-
-    def wrap(name, k):
-        def timed(run):
-            def r(ins, a):
-                t0 = time.perf_counter()
-                y = run(ins, a)
-                w = tuple(ins[1].shape) if len(ins) > 1 and ins[1] is not None else ()
-                acc[(name, tuple(a.out_shapes[0] or ()), w)] = acc.get((name, tuple(a.out_shapes[0] or ()), w), 0.0) + (
-                    time.perf_counter() - t0)
-                return y
-            return r
-
-        prep = (lambda st, a: timed(k.prepare(st, a))) if k.prepare is not None else None
-        return Kernel(timed(k.run), prep)
-
-    return {n: wrap(n, k) for n, k in kernels.items()}
-
-
 def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     """Interpreter time per op type (and the costliest op shapes) next to onnxruntime's per-op-type
     kernel time from its own profiler, both per inference."""
@@ -72,7 +51,7 @@ def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     from tpudsl.interp import KERNELS, ModuleInterpreter
 
     acc: dict = {}
-    it = ModuleInterpreter(top.module, top.weights, timed_kernels(KERNELS, acc))
+    it = ModuleInterpreter(top.module, top.weights, _common.timed_kernels(KERNELS, acc))
     it.init()
     it.inference({in_name: xs[0]})
     acc.clear()

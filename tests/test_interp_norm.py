@@ -26,6 +26,28 @@ def test_batch_norm_without_affine_is_gamma_one_beta_zero():
     assert_close(run_top("top.BatchNorm", [X, mean, var, None, None])[0], expected)
 
 
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_with_weight_statistics_prepared_matches_onnxruntime(affine):
+    """The prepared kernel (scale and shift folded at init from top.Weight operands) vs onnxruntime;
+    a computed statistic (None in `static`) falls back to the general kernel."""
+    from interp_ref import top_attrs
+
+    from tpudsl.interp import KERNELS
+
+    mean, var = per_channel(1), per_channel(2, low=0.1, high=2)
+    gamma, beta = (per_channel(3), per_channel(4)) if affine else (np.ones(6, np.float32), np.zeros(6, np.float32))
+    (expected,) = ort_run("BatchNormalization", [X, gamma, beta, mean, var], {"epsilon": 1e-3})
+    params = [mean, var, gamma, beta] if affine else [mean, var]
+    attrs = top_attrs("top.BatchNorm", {"epsilon": 1e-3})
+    kernel = KERNELS["top.BatchNorm"]
+    run = kernel.prepare([None, *params], attrs)
+    assert run is not kernel.run, "weight statistics should be folded at init"
+    assert_close(run([X, *params], attrs), expected)
+    computed_mean = kernel.prepare([None, None, *params[1:]], attrs)
+    assert computed_mean is kernel.run
+    assert_close(computed_mean([X, *params], attrs), expected)
+
+
 def test_scale_is_per_channel_mul_add():
     s, b = per_channel(5), per_channel(6)
     (scaled,) = ort_run("Mul", [X, s.reshape(6, 1, 1)])

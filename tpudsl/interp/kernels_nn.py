@@ -189,9 +189,16 @@ def _matmul(x: Array, right: Array, bias: Array | None, a: KernelAttrs) -> Array
         raise NotImplementedError("top.MatMul with hdim_is_batch=true")
     if a.get("left_transpose", False):
         x = _swap_last(x)
-    y = np.matmul(x, right)
+    if right.ndim == 2 and x.ndim > 2:
+        # One GEMM over all rows: np.matmul would call BLAS once per leading index.
+        y = np.matmul(x.reshape(-1, x.shape[-1]), right).reshape(*x.shape[:-1], right.shape[-1])
+    else:
+        y = np.matmul(x, right)
     if bias is not None:
-        y = y + bias.astype(y.dtype)
+        if np.broadcast_shapes(y.shape, bias.shape) == y.shape:
+            y += bias.astype(y.dtype, copy=False)  # y is fresh
+        else:
+            y = y + bias.astype(y.dtype)
     if a.get("output_transpose", False):
         y = _swap_last(y)
     shape = a.out_shape()

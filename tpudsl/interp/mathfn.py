@@ -1,42 +1,46 @@
-"""Float math numpy lacks (no scipy here): erf."""
+"""Float math numpy lacks (no scipy here): erf, in float32 at a few passes over the data.
+
+erf(x) = x * P(x^2) for |x| < 0.921875, and sign(x) * (1 - exp(Q(|x|))) above (Q ~ log erfc,
+so no cancellation near 1). P (degree 5 in x^2) and Q (degree 8, |x| in [0.921875, 4]; past 4
+float32 erf is 1) are least-squares fits on 4000 Chebyshev nodes to math.erf(x)/x and
+log(math.erfc(x)) in float64; fit errors 1.7e-8 and 1.3e-8. Evaluated in float32 (Horner):
+max error 2.6 ulp of float32 erf, relative 1.8e-7 (tests/test_interp_elementwise.py checks it
+against math.erf on a dense grid). The float64 series/Chebyshev version it replaced was exact
+to 1 ulp and 7x slower: Erf was 60% of a ConvNeXt inference (GELU's erf)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-# Abramowitz & Stegun 7.1.26 is only 1.5e-7 absolute, too coarse next to float32 GELU near 0;
-# instead: erf(x) = 1 - erfc(x) with Numerical Recipes' Chebyshev erfc (fractional error < 1.2e-7)
-# for |x| >= 0.5, and the Maclaurin series (exact to float64 rounding) for |x| < 0.5.
-_ERFC_COEFFS = (
-    -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-    0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
-)
+F32 = np.float32
+_SPLIT = F32(0.921875)
+_P = np.array([1.1283791065216064, -0.3761253356933594, 0.11282140016555786, -0.026776403188705444,
+               0.005005626007914543, -0.0006047158385626972], F32)
+_Q = np.array([0.00030254179940045976, -1.1301639783531865, -0.6319416357867742, -0.10997404648090241,
+               0.026362380207290724, -0.004739417689317571, 0.000592601720160818, -4.5571184775161644e-05,
+               1.6131019040521721e-06], F32)
 
 
-def _erf_series(x: np.ndarray) -> np.ndarray:
-    # erf(x) = 2/sqrt(pi) * sum_n (-1)^n x^(2n+1) / (n! (2n+1)); 12 terms reach 1e-17 for |x| < 0.5.
-    x2 = x * x
-    term = x.copy()
-    total = x.copy()
-    for n in range(1, 12):
-        term = term * (-x2) / n
-        total = total + term / (2 * n + 1)
-    return total * (2.0 / np.sqrt(np.pi))
-
-
-def _erfc_chebyshev(x: np.ndarray) -> np.ndarray:
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = np.zeros_like(z)
-    for c in reversed(_ERFC_COEFFS):
-        poly = poly * t + c
-    ans = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, ans, 2.0 - ans)
+def _horner(coeffs: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """sum coeffs[i] z^i, in place on one fresh array."""
+    acc = coeffs[-1] * z
+    for c in coeffs[-2:0:-1]:
+        acc += c
+        acc *= z
+    acc += coeffs[0]
+    return acc
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """erf elementwise, computed in float64 and returned in x's float dtype."""
-    x64 = np.asarray(x, dtype=np.float64)
-    small = np.abs(x64) < 0.5
-    y = np.where(small, _erf_series(np.where(small, x64, 0.0)), 1.0 - _erfc_chebyshev(x64))
-    return y.astype(np.result_type(x, np.float32))
+    """erf elementwise, in x's float dtype (float32 math; float64 input is computed in float32 too)."""
+    x32 = np.asarray(x, dtype=F32)
+    a = np.abs(x32)
+    xc = np.clip(x32, -_SPLIT, _SPLIT)  # the near branch is only kept there; no overflow in x*x
+    near = _horner(_P, xc * xc)
+    near *= xc
+    far = _horner(_Q, np.minimum(a, F32(4)))
+    np.exp(far, out=far)
+    np.subtract(F32(1), far, out=far)
+    np.copysign(far, x32, out=far)
+    y = np.where(a < _SPLIT, near, far)
+    return y.astype(np.result_type(x, np.float32), copy=False)

@@ -42,6 +42,7 @@ from tpudsl.interp import winograd
 from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
 from tpudsl.interp.kernels_tpu import ALL_KERNELS
 from tpudsl.interp.table import KERNELS
+from tpudsl.interp.threads import blas_threads, check_threads
 from tpudsl.ir.diagnostics import TpudslError
 
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
@@ -134,10 +135,16 @@ class ModuleInterpreter:
         module: ModuleOp | FuncOp,
         weights: Mapping[str, np.ndarray] | None = None,
         kernels: Mapping[str, Kernel] = ALL_KERNELS,
+        threads: int | None = None,
     ):
         self.module = module
         self.weights = weights or {}
         self.kernels = kernels
+        # BLAS threads during inference (threads.py: None is half the cores, capped).
+        try:
+            self.threads = check_threads(threads)
+        except ValueError as e:
+            raise TpudslError(str(e)) from None
         # The plan, built by init(): steps over numbered value slots, and what the slots hold.
         self._steps: list[_Step] | None = None
         self._n_slots = 0
@@ -147,11 +154,13 @@ class ModuleInterpreter:
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = ALL_KERNELS) -> ModuleInterpreter:
+    def from_file(
+        cls, path: str | os.PathLike[str], kernels: Mapping[str, Kernel] = ALL_KERNELS, threads: int | None = None
+    ) -> ModuleInterpreter:
         from tpudsl.ir.module import load_module
 
         mod = load_module(path)
-        return cls(mod.module, mod.weights, kernels)
+        return cls(mod.module, mod.weights, kernels, threads)
 
     # ---- init ---------------------------------------------------------------------------
 
@@ -254,7 +263,10 @@ class ModuleInterpreter:
         """Outputs by loc name; with keep_all (alias dump_all) every tensor of @main by loc name."""
         if self._steps is None:
             raise TpudslError("ModuleInterpreter.inference called before init()")
-        keep_all = keep_all or dump_all
+        with blas_threads(self.threads):
+            return self._run(inputs, keep_all or dump_all)
+
+    def _run(self, inputs: Mapping[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
         values: list[Array | None] = [None] * self._n_slots
         for s, array in self._constants.items():
             values[s] = array
