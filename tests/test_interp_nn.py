@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
@@ -235,3 +237,43 @@ def test_matmul_property(batch, m, k, n, right_batched, seed):
     y = rand(rng, *(batch if right_batched else []), k, n)
     (expected,) = ort_run("MatMul", [x, y])
     assert_close(run_top("top.MatMul", [x, y, None])[0], expected)
+
+
+@st.composite
+def depthwise_problems(draw):
+    rank = draw(st.integers(1, 3))
+    channels, mult = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    k = [draw(st.integers(1, 4)) for _ in range(rank)]
+    s = [draw(st.integers(1, 3)) for _ in range(rank)]
+    d = [draw(st.integers(1, 2)) for _ in range(rank)]
+    extent = [(ki - 1) * di + 1 for ki, di in zip(k, d)]
+    pads = [draw(st.integers(0, e - 1)) for e in extent * 2]
+    lows = [max(1, e - pads[i] - pads[i + rank]) for i, e in enumerate(extent)]
+    size = [draw(st.integers(lo, max(lo, 8 if rank < 3 else 5))) for lo in lows]
+    return rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, draw(st.integers(0, 2**16))
+
+
+def test_depthwise_conv_property():
+    """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
+    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row kernel. Each feature
+    it handles must occur in at least a fifth of the examples."""
+    seen = collections.Counter()
+
+    @given(depthwise_problems())
+    def check(problem):
+        rank, channels, mult, k, s, d, pads, n, size, seed = problem
+        rng = np.random.default_rng(seed)
+        x, w, b = rand(rng, n, channels, *size), rand(rng, channels * mult, 1, *k), rand(rng, channels * mult)
+        attrs = {"kernel_shape": k, "strides": s, "dilations": d, "pads": pads, "group": channels}
+        (expected,) = ort_run("Conv", [x, w, b], attrs)
+        assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
+        for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
+                                 ("2-D or 3-D", rank > 1), ("padded", any(pads))):
+            if present:
+                event(feature)
+                seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded"):
+        assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"

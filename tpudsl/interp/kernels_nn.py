@@ -11,6 +11,8 @@ packing happens once in `prepare`, otherwise on every call (the DragGAN lesson, 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tpudsl.interp import winograd
@@ -82,13 +84,8 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
     spatial = int(np.prod(out))
     taps = list(g.taps())
     if c // groups == 1:
-        # Depthwise: output channel j of group gi reads only input channel gi.
-        y = np.zeros((n, groups, oc_g, spatial), np.float32)
-        w = packed.reshape(groups, oc_g, len(taps))
-        for t, tap in enumerate(taps):
-            window = xp[(slice(None), slice(None), *tap_slices(tap, g, out))].reshape(n, groups, 1, spatial)
-            y += window * w[None, :, :, t, None]
-    elif all(k == 1 for k in g.kernel):
+        return _depthwise(xp, packed.reshape(groups, oc_g, len(taps)), g, out)
+    if all(k == 1 for k in g.kernel):
         window = xp[(slice(None), slice(None), *tap_slices((0,) * len(out), g, out))]
         y = np.matmul(packed, window.reshape(n, groups, c // groups, spatial))
     else:
@@ -97,6 +94,58 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
             col[:, :, t] = xp[(slice(None), slice(None), *tap_slices(tap, g, out))]
         y = np.matmul(packed, col.reshape(n, groups, -1, spatial))
     return y.reshape(n, groups * oc_g, *out)
+
+
+# Depthwise accumulates channel blocks of about this many output floats (y and its temporary
+# stay in a 512 KiB L2 across the taps): 10-25% faster than whole arrays at 14x14-56x56.
+DEPTHWISE_BLOCK = 1 << 16
+
+
+def _depthwise(xp: Array, w: Array, g: Geometry, out: tuple[int, ...]) -> Array:
+    """Depthwise conv (input channel gi feeds the oc/g outputs of group gi) as a sum over taps,
+    each tap one multiply-add over long contiguous runs ("wide" rows).
+
+    The padded input is split into its stride phases (phase p of an axis holds positions
+    p, p + s, ...), so every tap reads one phase at a constant flat offset: output (r, col) of a
+    wide row of the phase's width reads phase element (r + off_r, col + off_c). The columns past
+    the output width are garbage (they wrap into the next row; one spare row keeps the last
+    read in bounds) and are dropped at the end. Strided windows would run numpy's inner loop over
+    one output row (7-56 floats) per call; this runs it over whole channels."""
+    n, groups = xp.shape[:2]
+    oc_g = w.shape[1]
+    s = g.strides
+    phase_shape = [-(-size // st) for size, st in zip(xp.shape[2:], s, strict=True)]
+    phase_shape[0] += 1  # the spare row
+    phases = list(itertools.product(*(range(st) for st in s)))
+    buf = np.zeros((n, groups, len(phases), *phase_shape), np.float32)
+    for i, ph in enumerate(phases):
+        part = xp[(slice(None), slice(None), *(slice(p, None, st) for p, st in zip(ph, s, strict=True)))]
+        buf[(slice(None), slice(None), i, *(slice(0, d) for d in part.shape[2:]))] = part
+    flat = buf.reshape(n, groups, len(phases), -1)
+    row = int(np.prod(phase_shape[1:]))  # a wide row: every axis but the first at phase size
+    length = out[0] * row
+    axis_step = [int(np.prod(phase_shape[k + 1:])) for k in range(len(s))]
+    reads = []
+    for tap in g.taps():
+        pos = [t * d for t, d in zip(tap, g.dilations, strict=True)]
+        ph = phases.index(tuple(p % st for p, st in zip(pos, s, strict=True)))
+        reads.append((ph, sum(p // st * step for p, st, step in zip(pos, s, axis_step, strict=True))))
+    y = np.empty((n, groups, oc_g, length), np.float32)
+    block = max(1, DEPTHWISE_BLOCK // (n * oc_g * length))
+    tmp = np.empty((n, min(block, groups), oc_g, length), np.float32)
+    for g0 in range(0, groups, block):
+        g1 = min(groups, g0 + block)
+        yb, tb = y[:, g0:g1], tmp[:, : g1 - g0]
+        for t, (ph, off) in enumerate(reads):
+            src = flat[:, g0:g1, None, ph, off : off + length]
+            wt = w[None, g0:g1, :, t, None]
+            if t == 0:
+                np.multiply(src, wt, out=yb)
+            else:
+                np.multiply(src, wt, out=tb)
+                yb += tb
+    wide = y.reshape(n, groups * oc_g, out[0], *phase_shape[1:])
+    return np.ascontiguousarray(wide[(slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))])
 
 
 def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
