@@ -149,6 +149,13 @@ def test_weight_of_strings_is_an_error_at_the_weight(capfd, small, command):
 # ---- model_runner: inputs of the wrong kind or shape
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_model_runner_threads_must_be_a_positive_integer(capfd, small, value):
+    line = fails(capfd, small, "model_runner", "--input", small / "in.npz", "--model", small / "m.mlir",
+                 "--output", small / "out.npz", f"--threads={value}")
+    assert line == f"error: argument --threads: expected a positive integer, got '{value}' (see model_runner --help)"
+
+
 @pytest.mark.parametrize("array", [
     np.array([["a", "b", "c", "d"]]),
     np.ones((1, 4), np.complex64),
@@ -260,7 +267,8 @@ def test_model_transform_test_input_the_model_cannot_take_writes_nothing(capfd, 
     ("--scale", "nan", "error: --scale 'nan' is not a comma-separated list of (finite) numbers"),
     ("--mean", "inf,0,0", "error: --mean 'inf,0,0' is not a comma-separated list of (finite) numbers"),
     ("--tolerance", "nan,0.9", "error: --tolerance: tolerance must be two numbers 'cos,euclid', got 'nan,0.9'"),
-], ids=["mlir-dir", "result-dir", "result-nodir", "scale-nan", "mean-inf", "tolerance-nan"])
+    ("--threads", "0", "error: argument --threads: expected a positive integer, got '0' (see model_transform --help)"),
+], ids=["mlir-dir", "result-dir", "result-nodir", "scale-nan", "mean-inf", "tolerance-nan", "threads-0"])
 def test_model_transform_bad_flags_found_before_writing(capfd, onnx_dir, flag, value, message):
     (onnx_dir / "adir").mkdir()
     fmt = {"dir": onnx_dir / "adir", "root": onnx_dir}

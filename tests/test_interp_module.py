@@ -266,3 +266,43 @@ def test_every_top_op_has_a_kernel():
     structural = {"top.Weight", "top.None"}  # the interpreter itself provides their values
     missing = sorted(n for n in SPECS if n.startswith("top.") and n not in KERNELS and n not in structural)
     assert not missing, f"Top ops without an interpreter kernel: {missing}"
+
+
+# ---- BLAS threads ------------------------------------------------------------------------------
+
+def _blas_threads() -> set[int]:
+    from threadpoolctl import threadpool_info
+
+    return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_inference_runs_with_the_requested_blas_threads_and_restores_them(threads):
+    """Kernels run inside the limit (a spy kernel reads threadpoolctl's view), and the caller's
+    setting is back afterwards."""
+    seen = []
+
+    def spy(ins, attrs):
+        seen.append(_blas_threads())
+        return KERNELS["top.Relu"].run(ins, attrs)
+
+    kernels = {**KERNELS, "top.Relu": type(KERNELS["top.Relu"])(spy)}
+    before = _blas_threads()
+    it = ModuleInterpreter(_chain().module, {}, kernels, threads=threads)
+    it.init()
+    it.inference({"x": rand(np.random.default_rng(8), 2, 3)})
+    assert seen == [{threads}]
+    assert _blas_threads() == before
+
+
+def test_default_threads_is_half_the_cores_capped():
+    from tpudsl.interp import threads as t
+
+    assert ModuleInterpreter(_chain().module).threads == t.default_threads()
+    assert t.default_threads() == max(1, min(t.MAX_DEFAULT_THREADS, t.available_cpus() // 2))
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_threads_must_be_a_positive_integer(bad):
+    with pytest.raises(TpudslError, match="threads must be a positive integer"):
+        ModuleInterpreter(_chain().module, threads=bad)

@@ -52,6 +52,15 @@ def test_outputs_match_onnxruntime(converted, tmp_path):
         np.testing.assert_allclose(got["output"], ref["output"], rtol=1e-4, atol=1e-4)
 
 
+def test_threads_flag_gives_the_same_outputs(converted, tmp_path):
+    d, _, ref = converted
+    out = tmp_path / "out.npz"
+    proc = tool("model_runner", "--input", d / "in.npz", "--model", d / "tblock.mlir", "--output", out, "--threads", "2")
+    assert proc.returncode == 0, proc.stderr
+    with np.load(out) as got:
+        np.testing.assert_allclose(got["output"], ref["output"], rtol=1e-4, atol=1e-4)
+
+
 def test_dump_all_tensors_names_intermediates(converted, tmp_path):
     d, inputs, ref = converted
     out = tmp_path / "all.npz"

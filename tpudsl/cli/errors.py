@@ -44,6 +44,18 @@ class CliArgumentParser(argparse.ArgumentParser):
         raise TpudslError(f"{message} (see {self.prog} --help)")
 
 
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """`--threads N`: BLAS threads of the Top interpreter (default: tpudsl.interp.threads)."""
+
+    def positive(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        return int(text)
+
+    parser.add_argument("--threads", type=positive, default=None,
+                        help="BLAS threads of the Top interpreter (default: half the cores, at most 8)")
+
+
 def os_error_message(e: OSError) -> str:
     """`error: cannot open 'x.mlir': No such file or directory`."""
     reason = e.strerror or str(e)

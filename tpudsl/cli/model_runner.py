@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait for onnx and xDSL
@@ -72,7 +72,7 @@ def check_inputs(inputs: Mapping[str, np.ndarray], expected: Mapping[str, Sequen
 
 
 def mlir_inference(
-    inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False
+    inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False, threads: int | None = None
 ) -> dict[str, np.ndarray]:
     """Run a Top .mlir in the interpreter: outputs (or every tensor) by tensor name."""
     from tpudsl.interp import ModuleInterpreter
@@ -80,7 +80,7 @@ def mlir_inference(
 
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
-    interpreter = ModuleInterpreter(mod.module, mod.weights)
+    interpreter = ModuleInterpreter(mod.module, mod.weights, threads=threads)
     interpreter.init()
     try:
         return interpreter.inference(inputs, keep_all=dump_all_tensors)
@@ -158,12 +158,12 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def model_inference(
-    inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False
+    inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False, threads: int | None = None
 ) -> dict[str, np.ndarray]:
-    """Run a model file, chosen by its suffix."""
+    """Run a model file, chosen by its suffix (`threads`: the Top interpreter's BLAS threads)."""
     suffix = Path(model).suffix
     if suffix == ".mlir":
-        return mlir_inference(inputs, model, dump_all_tensors)
+        return mlir_inference(inputs, model, dump_all_tensors, threads)
     if suffix == ".onnx":
         return onnx_inference(inputs, model, dump_all_tensors)
     if suffix == ".bmodel":
@@ -191,6 +191,7 @@ def build_parser() -> CliArgumentParser:
     parser.add_argument("--model", required=True, help="model to run (.mlir or .onnx)")
     parser.add_argument("--output", required=True, help="npz to write, keyed by tensor name")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
+    add_threads_option(parser)
     return parser
 
 
@@ -201,7 +202,7 @@ def run(argv: Sequence[str]) -> int:
             raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
     from tpudsl.cli.npz_tool import load_npz
 
-    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors)
+    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads)
     save_npz(args.output, outputs)
     return 0
 

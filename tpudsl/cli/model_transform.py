@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--test_result", default="", help="where the Top interpreter's tensors go (default NAME_top_outputs.npz)")
     p.add_argument("--tolerance", default="0.99,0.99", help="minimum cosine,euclidean similarity against onnxruntime")
     p.add_argument("--excepts", default="-", help="comma-separated tensors not to compare ('-': none)")
+    add_threads_option(p)
     return p
 
 
@@ -170,15 +171,15 @@ def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, 
     return {name: x.astype(t).astype(np.float32) for (name, x), t in zip(inputs.items(), types, strict=True)}
 
 
-def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray],
-                   progress: Progress) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray], progress: Progress,
+                   threads: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every tensor of the Top interpreter and the onnxruntime results for the same names. Both
     run before any file is written: a test input the model cannot take is bad input too."""
     from tpudsl.frontend.onnx_reference import onnx_reference
     from tpudsl.interp import ModuleInterpreter
 
     with progress.step("run the Top interpreter"):
-        interp = ModuleInterpreter(mod.module, mod.weights)
+        interp = ModuleInterpreter(mod.module, mod.weights, threads=threads)
         interp.init()
         try:
             ours = interp.inference(inputs, keep_all=True)
@@ -276,7 +277,7 @@ def run(argv: Sequence[str]) -> int:
         with progress.step("load the test input"):
             names, shapes = _input_info(mod)
             inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), input_types)
-        ours, ref = _reference_run(model, mod, inputs, progress)
+        ours, ref = _reference_run(model, mod, inputs, progress, args.threads)
     with progress.step(f"write {mlir}" + (" and the input, Top and reference npz files" if inputs is not None else "")):
         # One transaction: a file that cannot be written (a read-only place) leaves every file as it was.
         npz_files = []
