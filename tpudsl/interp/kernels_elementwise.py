@@ -19,10 +19,26 @@ def _sigmoid(x: Array) -> Array:
     # 1 / (1 + exp(-x)) in three passes over one fresh array. exp(-x) overflows to inf below
     # x = -88.7 and the result is then 0 (the true value is below float32's normal range); no
     # cancellation on either side, so the relative error stays a few ulp.
+    e = np.negative(x)
     with np.errstate(over="ignore"):
-        e = np.exp(-x)
+        np.exp(e, out=e)
     e += 1
     return np.reciprocal(e, out=e)
+
+
+def _silu(x: Array) -> Array:
+    y = _sigmoid(x)
+    y *= x
+    return y
+
+
+def _hardswish(x: Array) -> Array:
+    """x * clip(x / 6 + 1/2, 0, 1), in place on one fresh array."""
+    y = x * F32(1 / 6)
+    y += F32(0.5)
+    np.clip(y, 0, 1, out=y)
+    y *= x
+    return y
 
 
 def _softplus(x: Array) -> Array:
@@ -62,8 +78,8 @@ def _elu(x: Array, a: KernelAttrs) -> Array:
 UNARY: dict[str, Callable[[Array], Array]] = {
     "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt, "Abs": np.abs, "Erf": erf,
     "Rsqrt": lambda x: 1 / np.sqrt(x), "Tanh": np.tanh,
-    "SiLU": lambda x: x * _sigmoid(x),
-    "HardSwish": lambda x: x * np.clip(x / F32(6) + F32(0.5), 0, 1),
+    "SiLU": _silu,
+    "HardSwish": _hardswish,
     "Mish": lambda x: x * np.tanh(_softplus(x)), "Softplus": _softplus,
     "Softsign": lambda x: x / (1 + np.abs(x)), "Sign": np.sign,
     "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
