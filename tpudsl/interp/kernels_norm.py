@@ -15,8 +15,13 @@ def _per_channel(p: Array | None, ndim: int) -> Array | None:
 
 
 def _affine(y: Array, scale: Array | None, bias: Array | None) -> Array:
+    """y * scale + bias; y itself is never written (it may be the kernel's input), the
+    product is, when bias keeps its shape."""
     if scale is not None:
         y = y * scale
+        if bias is not None and np.broadcast_shapes(y.shape, bias.shape) == y.shape:
+            y += bias
+            return y
     if bias is not None:
         y = y + bias
     return y
@@ -27,7 +32,8 @@ def _normalize(x: Array, axes: tuple[int, ...], eps: float) -> tuple[Array, Arra
     mean = x.mean(axis=axes, keepdims=True)
     centered = x - mean
     rstd = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + np.float32(eps))
-    return centered * rstd, mean, rstd
+    centered *= rstd  # fresh: normalised in place
+    return centered, mean, rstd
 
 
 def _batch_norm(ins: Inputs, a: KernelAttrs) -> Array:
