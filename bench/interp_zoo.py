@@ -23,6 +23,9 @@ interpreter with numpy's BLAS on every core is shown too, for the collapse the d
 --profile: per model, interpreter time per op type (the kernel alone; "other" is the rest of the
 inference: relu/cast finishing, freeing, the step loop) next to onnxruntime's per-op-type kernel
 time from its own profiler, in ms per inference.
+
+Peak MiB: tracemalloc's peak during one interpreter inference above what was allocated before
+(numpy reports its buffers to tracemalloc), measured after the timed runs.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import os  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
+import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -109,9 +113,14 @@ def compare(name, model, top, runs: int, interp_threads: dict, ort_threads: int)
                 cpu[k].append(time.process_time() - c0)
             if k != "ort":
                 cos = min(cos, cosine(got, ref))
+    tracemalloc.start()  # numpy reports its buffers: the peak of one inference above the weights
+    base, _ = tracemalloc.get_traced_memory()
+    its["interp"].inference({in_name: xs[0]})
+    peak = (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    tracemalloc.stop()
     for it in its.values():
         it.deinit()
-    return {"med": {k: statistics.median(v) for k, v in times.items()},
+    return {"peak": peak, "med": {k: statistics.median(v) for k, v in times.items()},
             "cpu": {k: statistics.median(v) for k, v in cpu.items()}, "cos": cos}
 
 
@@ -190,7 +199,7 @@ def main() -> int:
             extra = (f" | {med['interp_all_cores'] * 1e3:.1f} ({med['interp_all_cores'] / med['ort']:.2f}x)"
                      if "interp_all_cores" in med else "")
             rows.append(f"| {name} | {med['ort'] * 1e3:.1f} | {med['interp'] * 1e3:.1f} | **{ratio:.2f}** | "
-                        f"{cpu_ratios[-1]:.2f} | {r['cos']:.6f}{extra} |")
+                        f"{cpu_ratios[-1]:.2f} | {r['cos']:.6f} | {r['peak']:.1f}{extra} |")
             print(rows[-1], flush=True)
             if args.profile:
                 mine, theirs, total = profile(model, top)
@@ -209,13 +218,13 @@ def main() -> int:
         head = (f"Default thread settings: onnxruntime intra_op default, interpreter `threads` default "
                 f"({default_threads()} here), one competing busy process; last column: interpreter with BLAS on "
                 f"all {os.cpu_count()} cores. Target geomean <= 2.")
-        cols = ("| model | ort ms | interp ms | ratio | CPU-time ratio | min cosine | interp all cores ms (ratio) |\n"
-                "|---|---|---|---|---|---|---|")
+        cols = ("| model | ort ms | interp ms | ratio | CPU-time ratio | min cosine | peak MiB | interp all cores ms (ratio) |\n"
+                "|---|---|---|---|---|---|---|---|")
         verdict = "meets" if geo <= 2 else "MISSES"
     else:
         key = "interp_zoo"
         head = "One thread each (onnxruntime intra_op=1, interpreter threads=1). Targets: geomean <= 1.5, no model above 2.5."
-        cols = "| model | ort ms | interp ms | ratio | CPU-time ratio | min cosine |\n|---|---|---|---|---|---|"
+        cols = "| model | ort ms | interp ms | ratio | CPU-time ratio | min cosine | peak MiB |\n|---|---|---|---|---|---|---|"
         verdict = "meets" if geo <= 1.5 and max(ratios) <= 2.5 else "MISSES"
     lines = [
         f"## {key}: Top interpreter vs onnxruntime, exported architectures",
