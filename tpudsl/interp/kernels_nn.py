@@ -72,7 +72,10 @@ def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geo
     kind, w = packed
     if kind is not None:  # pads and bias folded into its transforms
         return winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
-    y = _conv_gemm(pad_spatial(x, g.pads_begin, g.pads_end), w, g, out)
+    if x.shape[1] == w.shape[0]:  # one input channel per group: pads go into its phase split
+        y = _depthwise(x, w, g, out)
+    else:
+        y = _conv_gemm(pad_spatial(x, g.pads_begin, g.pads_end), w, g, out)
     if bias is not None:
         y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
     return y
@@ -83,8 +86,6 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
     groups, oc_g, _ = packed.shape
     spatial = int(np.prod(out))
     taps = list(g.taps())
-    if c // groups == 1:
-        return _depthwise(xp, packed.reshape(groups, oc_g, len(taps)), g, out)
     if all(k == 1 for k in g.kernel):
         window = xp[(slice(None), slice(None), *tap_slices((0,) * len(out), g, out))]
         y = np.matmul(packed, window.reshape(n, groups, c // groups, spatial))
@@ -96,26 +97,32 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
     return y.reshape(n, groups * oc_g, *out)
 
 
-def _depthwise(xp: Array, w: Array, g: Geometry, out: tuple[int, ...]) -> Array:
-    """Depthwise conv (input channel gi feeds the oc/g outputs of group gi) as a sum over taps,
-    each tap one multiply-add over long contiguous runs ("wide" rows).
+def _depthwise(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Array:
+    """Depthwise conv (input channel gi feeds the oc/g outputs of group gi; `packed` is
+    [g, oc/g, K]) as a sum over taps, each tap one multiply-add over long contiguous runs.
 
-    The padded input is split into its stride phases (phase p of an axis holds positions
-    p, p + s, ...), so every tap reads one phase at a constant flat offset: output (r, col) of a
-    wide row of the phase's width reads phase element (r + off_r, col + off_c). The columns past
-    the output width are garbage (they wrap into the next row; one spare row keeps the last
-    read in bounds) and are dropped at the end. Strided windows would run numpy's inner loop over
-    one output row (7-56 floats) per call; this runs it over whole channels."""
-    n, groups = xp.shape[:2]
+    The zero-padded input is written straight into its stride phases (phase p of an axis holds
+    padded positions p, p + s, ...), so every tap reads one phase at a constant flat offset:
+    output (r, col) of a "wide" row of the phase's width reads phase element (r + off_r,
+    col + off_c). The columns past the output width are garbage (they wrap into the next row;
+    one spare row keeps the last read in bounds) and are dropped at the end. Strided windows
+    would run numpy's inner loop over one output row (7-56 floats) per call; this runs it over
+    whole channels."""
+    n, groups = x.shape[:2]
+    w = packed.reshape(groups, packed.shape[1], -1)
     oc_g = w.shape[1]
     s = g.strides
-    phase_shape = [-(-size // st) for size, st in zip(xp.shape[2:], s, strict=True)]
+    padded = [d + pb + pe for d, pb, pe in zip(x.shape[2:], g.pads_begin, g.pads_end, strict=True)]
+    phase_shape = [-(-size // st) for size, st in zip(padded, s, strict=True)]
     phase_shape[0] += 1  # the spare row
     phases = list(itertools.product(*(range(st) for st in s)))
     buf = np.zeros((n, groups, len(phases), *phase_shape), np.float32)
     for i, ph in enumerate(phases):
-        part = xp[(slice(None), slice(None), *(slice(p, None, st) for p, st in zip(ph, s, strict=True)))]
-        buf[(slice(None), slice(None), i, *(slice(0, d) for d in part.shape[2:]))] = part
+        # input index r sits at padded position r + pad: phase (r + pad) % s, index (r + pad) // s
+        first = [(p - pb) % st for p, pb, st in zip(ph, g.pads_begin, s, strict=True)]
+        part = x[(slice(None), slice(None), *(slice(f, None, st) for f, st in zip(first, s, strict=True)))]
+        at = [(f + pb) // st for f, pb, st in zip(first, g.pads_begin, s, strict=True)]
+        buf[(slice(None), slice(None), i, *(slice(a, a + d) for a, d in zip(at, part.shape[2:], strict=True)))] = part
     flat = buf.reshape(n, groups, len(phases), -1)
     row = int(np.prod(phase_shape[1:]))  # a wide row: every axis but the first at phase size
     length = out[0] * row
