@@ -49,11 +49,17 @@ def _reduce(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 def _softmax(ins: Inputs, a: KernelAttrs) -> Array:
-    x = ins[0] * np.float32(a.get("beta", 1.0))
+    beta = a.get("beta", 1.0)
+    x = ins[0] if beta == 1 else ins[0] * np.float32(beta)
     axis = a.get("axis", -1)
     shifted = x - x.max(axis=axis, keepdims=True)
-    log_sum = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-    return shifted - log_sum if a.get("log", False) else np.exp(shifted - log_sum)
+    if a.get("log", False):
+        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        return shifted
+    # exp(x - max) / sum, as onnxruntime computes it: one exp, in place on the fresh array
+    e = np.exp(shifted, out=shifted)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def _arg(ins: Inputs, a: KernelAttrs) -> list[Array]:
