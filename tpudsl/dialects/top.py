@@ -215,7 +215,9 @@ UNARY: list[tuple[str, dict[str, A]]] = [
     ("Swish", {"beta": A("f64", REQUIRED), **ROUND}),
     ("Pow", {"exponent": A("f64", REQUIRED)}),
     ("Clip", {"min": A("f64", REQUIRED), "max": A("f64", REQUIRED)}),
-    ("Cast", dict(ROUND)),  # the target element type is the result type's
+    # The target is the result's element type; round_mode: float -> integer; saturate (ONNX's,
+    # not in TopOps.td): a float8 target clamps out-of-range values to its largest finite value.
+    ("Cast", {**ROUND, "saturate": A("bool", True)}),
     ("Reciprocal", {"const_val": A("f64", 1.0), **RELU}),
     ("CompareConst", {"mode": A("str", REQUIRED, COMPARE_MODES), "const_val": A("f64", REQUIRED),
                       "inversed": A("bool", False), **SCALAR}),

@@ -7,7 +7,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import IntegerType, Signedness
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float16Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
 
 from tpudsl.frontend.onnx_node import Convert, Node, norm_axes, norm_axis
 
@@ -51,11 +62,14 @@ def _scalar(c: Converter, name: str, other: str) -> float | None:
 
 
 def binary(top: str, const_op: str, commutative: bool) -> Convert:
-    """Add/Sub/Mul/Div: `x op scalar` becomes `<op>Const` (is_reverse for `scalar op x`)."""
+    """Add/Sub/Mul/Div: `x op scalar` becomes `<op>Const` (is_reverse for `scalar op x`).
+    Integer Div keeps its integer result type, which makes top.Div truncate toward zero."""
 
     def convert(n: Node, c: Converter) -> None:
         a, b = n.input(0), n.input(1)
-        if (value := _scalar(c, b, a)) is not None:
+        if top == "Div" and (int_type := _integer_type(c.graph.dtypes.get(n.out))) is not None:
+            c.emit("top.Div", [a, b], n.out, element_type=int_type)
+        elif (value := _scalar(c, b, a)) is not None:
             c.emit(f"top.{const_op}", [a], n.out, {"const_val": value})
         elif (value := _scalar(c, a, b)) is not None:
             attrs = {} if commutative else {"is_reverse": True}
@@ -116,31 +130,77 @@ def clip(n: Node, c: Converter) -> None:
 
 
 _INT_TYPES = {
+    onnx.TensorProto.INT2: (2, Signedness.SIGNLESS),
+    onnx.TensorProto.INT4: (4, Signedness.SIGNLESS),
     onnx.TensorProto.INT8: (8, Signedness.SIGNLESS),
     onnx.TensorProto.INT16: (16, Signedness.SIGNLESS),
     onnx.TensorProto.INT32: (32, Signedness.SIGNLESS),
     onnx.TensorProto.INT64: (64, Signedness.SIGNLESS),
+    onnx.TensorProto.UINT2: (2, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT4: (4, Signedness.UNSIGNED),
     onnx.TensorProto.UINT8: (8, Signedness.UNSIGNED),
     onnx.TensorProto.UINT16: (16, Signedness.UNSIGNED),
     onnx.TensorProto.UINT32: (32, Signedness.UNSIGNED),
     onnx.TensorProto.UINT64: (64, Signedness.UNSIGNED),
 }
 
+# Float types narrower than float32: a top.Cast rounds to them (the interpreter holds the
+# value in float32, docs/interpreter.md).
+_NARROW_FLOATS = {
+    onnx.TensorProto.FLOAT16: Float16Type,
+    onnx.TensorProto.BFLOAT16: BFloat16Type,
+    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType,
+    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType,
+    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type,
+    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType,
+    onnx.TensorProto.FLOAT4E2M1: Float4E2M1FNType,
+}
+
+# Top computes in float32, which float64 holds exactly: a cast to these changes nothing.
+_WIDE_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE)
+
+
+def _integer_type(onnx_type: int | None) -> IntegerType | None:
+    if onnx_type not in _INT_TYPES:
+        return None
+    width, signedness = _INT_TYPES[onnx_type]
+    return IntegerType(width, signedness)
+
 
 def cast(n: Node, c: Converter) -> None:
-    """Top computes in float: a cast to a float type is the identity, to bool a `!= 0` test, and
-    to an integer type a `top.Cast` whose integer result type makes it truncate toward zero."""
+    """Cast/CastLike to the ONNX target type. Top computes in float32: a cast to float/double is
+    nothing (unless its input is held as an integer), to bool a `!= 0` test, to an integer type a
+    `top.Cast` that truncates toward zero, to a narrower float a `top.Cast` that rounds to it
+    (float8: with ONNX's `saturate`). Other targets (FLOAT8E8M0, strings, complex) are an error."""
     if n.op_type == "CastLike":
         to = c.graph.dtypes.get(n.input(1), onnx.TensorProto.FLOAT)
     else:
         to = n.attr("to")
     if to == onnx.TensorProto.BOOL:
         c.emit("top.CompareConst", [n.input(0)], n.out, {"mode": "NotEqual", "const_val": 0.0})
-    elif to in _INT_TYPES:
-        width, signedness = _INT_TYPES[to]
-        c.emit("top.Cast", [n.input(0)], n.out, {"round_mode": "TowardsZero"}, IntegerType(width, signedness))
+    elif (int_type := _integer_type(to)) is not None:
+        c.emit("top.Cast", [n.input(0)], n.out, {"round_mode": "TowardsZero"}, int_type)
+    elif to in _NARROW_FLOATS:
+        attrs = {"saturate": bool(n.attr("saturate", 1))} if "FLOAT8" in onnx.TensorProto.DataType.Name(to) else {}
+        c.emit("top.Cast", [n.input(0)], n.out, attrs, _NARROW_FLOATS[to]())
+    elif to in _WIDE_FLOATS:
+        source = c.value(n.input(0))
+        if isinstance(source.type, TensorType) and isinstance(source.type.element_type, IntegerType):
+            c.emit("top.Cast", [source], n.out)
+        else:
+            c.alias(n.out, source)
+    elif to == onnx.TensorProto.FLOAT8E8M0:
+        raise n.error("a cast to FLOAT8E8M0 is not supported: its round_mode (default 'up') is not modelled")
     else:
-        c.alias(n.out, n.input(0))
+        raise n.error(f"a cast to {_type_name(to)} is not supported (Top models float, double, float16, "
+                      "bfloat16, float8 e4m3fn/e4m3fnuz/e5m2/e5m2fnuz, float4e2m1, the integer types and bool)")
+
+
+def _type_name(onnx_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(onnx_type)
+    except ValueError:
+        return f"unknown type {onnx_type}"
 
 
 def compare(mode: str) -> Convert:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 Array = np.ndarray
@@ -94,17 +95,57 @@ def as_outputs(result: Array | Sequence[Array]) -> list[Array]:
     return list(result)
 
 
-def finish_output(y: Array, attrs: KernelAttrs, i: int, relu: bool = True) -> Array:
-    """Result i of a kernel as the op defines it: fused activation (unless the kernel applied it:
-    `relu` false), then the result type's dtype."""
-    y = np.asarray(y)
-    if relu:
-        y = apply_fused_relu(y, attrs)
-    dtype = attrs.out_dtype(i)
+class ResultMismatch(ValueError):
+    """A kernel's result disagrees with the op's result type (the caller names the op)."""
+
+
+_NARROW_INTS = {ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2}
+
+
+def carrier(dtype: np.dtype) -> np.dtype:
+    """The numpy dtype a value of `dtype` is held in. numpy has no bf16, float8/float6/float4 or
+    4/2-bit integers: ml_dtypes rounds to them, and the value is kept in float32 (floats) or
+    int8/uint8 (integers), which hold every value of those types exactly."""
+    if dtype.kind != "V":
+        return dtype
+    if dtype.type in _NARROW_INTS:
+        return np.dtype(np.int8 if ml_dtypes.iinfo(dtype).min < 0 else np.uint8)
+    return np.dtype(np.float32)
+
+
+def hold(y: Array, dtype: np.dtype | None) -> Array:
+    """`y` as a value of type `dtype`: cast (rounded through the narrow type when there is one)
+    and kept in its carrier dtype."""
     if dtype is None or y.dtype == dtype:
         return y
-    with np.errstate(over="ignore"):  # a value beyond the result type's range becomes inf: the modelled overflow
-        return y.astype(dtype)
+    held = carrier(dtype)
+    # A value beyond the type's range becomes inf (the modelled overflow), NaN in a type without
+    # NaN what ml_dtypes gives: neither is a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if held != dtype:
+            y = np.asarray(y).astype(dtype)
+        return y.astype(held, copy=False)
+
+
+def check_result(y: Array, attrs: KernelAttrs, i: int) -> None:
+    """Result i of a kernel must have the result type's shape, and a dtype that converts to the
+    result's without changing kind (a float result silently truncated to an integer type, or a
+    number read as a boolean, is a kernel bug; float64 -> float32 is the result's rounding)."""
+    shape, dtype = attrs.out_shape(i), attrs.out_dtype(i)
+    if shape is not None and y.shape != shape:
+        raise ResultMismatch(f"kernel result {i} has shape {list(y.shape)}, the result type has {list(shape)}")
+    if dtype is not None and not np.can_cast(y.dtype, carrier(dtype), casting="same_kind"):
+        raise ResultMismatch(f"kernel result {i} has dtype {y.dtype}, the result type's is {dtype}")
+
+
+def finish_output(y: Array, attrs: KernelAttrs, i: int, relu: bool = True) -> Array:
+    """Result i of a kernel as the op defines it: checked against the result type, fused
+    activation (unless the kernel applied it: `relu` false), then the result type's dtype."""
+    y = np.asarray(y)
+    check_result(y, attrs, i)
+    if relu:
+        y = apply_fused_relu(y, attrs)
+    return hold(y, attrs.out_dtype(i))
 
 
 def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import ml_dtypes
 import numpy as np
 
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, carrier, hold
 from tpudsl.interp.mathfn import erf
 
 F32 = np.float32
@@ -112,8 +113,7 @@ UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
 # n-ary broadcasting ops: op -> binary f, folded left to right over the operands.
 NARY: dict[str, Callable[[Array, Array], Array]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
-    "Mod": np.fmod, "Remainder": np.mod,  # ONNX float Mod is fmod; torch.remainder floors "LogicalAnd": lambda x, y: np.logical_and(x, y),
-    "Div": np.divide,
+    "Mod": np.fmod, "Remainder": np.mod,  # ONNX float Mod is fmod; torch.remainder floors
 }
 
 COMPARE: dict[str, Callable[[Array, Array], Array]] = {
@@ -185,12 +185,65 @@ def _prelu(ins: Inputs, a: KernelAttrs) -> Array:
     return np.where(x >= 0, x, x * slope)
 
 
+# How a float becomes an integer, by TPU-MLIR round mode (ties: the `Half*` modes).
+ROUND: dict[str, Callable[[Array], Array]] = {
+    "HalfAwayFromZero": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
+    "HalfUp": lambda x: np.floor(x + 0.5),
+    "HalfDown": lambda x: np.ceil(x - 0.5),
+    "HalfToEven": np.rint,
+    "HalfToOdd": lambda x: np.where(np.abs(x - np.trunc(x)) == 0.5, _odd_neighbour(x), np.rint(x)),
+    "HalfTowardsZero": lambda x: np.sign(x) * np.ceil(np.abs(x) - 0.5),
+    "TowardsZero": np.trunc,
+    "Up": np.ceil,
+    "Down": np.floor,
+}
+
+
+def _odd_neighbour(x: Array) -> Array:
+    """Of the two integers around x (a tie, k + 0.5), the odd one."""
+    low = np.floor(x)
+    return np.where(np.mod(low, 2) == 1, low, low + 1)
+
+
 def _cast(ins: Inputs, a: KernelAttrs) -> Array:
+    """Cast to the result type: to an integer type a float is rounded by `round_mode`, then
+    wraps like C; to a float type it rounds to nearest even (IEEE) when the result is held
+    (kernel.hold), and to a float8 type with `saturate` (ONNX's attribute, default true) it is
+    first clamped to the largest finite value (infinities included; NaN stays NaN)."""
     x = ins[0]
-    dtype = a.out_dtype() or F32
-    if np.issubdtype(dtype, np.integer) and x.dtype.kind == "f":
-        x = np.trunc(x)  # ONNX Cast float -> int truncates toward zero
-    return x.astype(dtype)
+    dtype = a.out_dtype()
+    if dtype is None:
+        raise ValueError("top.Cast needs a ranked result type: its element type is the target")
+    if _is_integer(dtype):
+        if x.dtype.kind == "f":  # in float64, where x + 0.5 is exact
+            x = ROUND[a["round_mode"]](x.astype(np.float64))
+        return hold(x, dtype)
+    if a["saturate"] and dtype.name.startswith("float8"):
+        largest = float(ml_dtypes.finfo(dtype).max)
+        x = np.clip(x, -largest, largest)
+    return x
+
+
+def _is_integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu" or (dtype.kind == "V" and carrier(dtype).kind in "iu")
+
+
+_float_div = _nary(np.divide)
+
+
+def _div(ins: Inputs, a: KernelAttrs) -> Array:
+    """Div; with an integer result type the quotient is truncated toward zero (ONNX, C) and
+    computed exactly in int64, so it never goes through a float."""
+    dtype = a.out_dtype()
+    if dtype is None or not _is_integer(dtype):
+        return _float_div(ins, a)
+    x, y = (np.asarray(v).astype(np.int64) for v in _tensors(ins))
+    if a.get("is_reverse", False):
+        x, y = y, x
+    if np.any(y == 0):
+        raise ZeroDivisionError("integer division by zero")
+    q = np.abs(x) // np.abs(y)
+    return hold(np.where((x < 0) != (y < 0), -q, q), dtype)
 
 
 def _unary(f: Callable[[Array], Array]):
@@ -211,4 +264,5 @@ KERNELS: dict[str, Kernel] = {
     "top.MaskedFill": Kernel(_masked_fill),
     "top.PRelu": Kernel(_prelu),
     "top.Cast": Kernel(_cast),
+    "top.Div": Kernel(_div),
 }

@@ -23,6 +23,17 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float4E2M1FNType,
+    Float6E2M3FNType,
+    Float6E3M2FNType,
+    Float8E3M4Type,
+    Float8E4M3B11FNUZType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E4M3Type,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -39,7 +50,17 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.interp import winograd
-from tpudsl.interp.kernel import Array, Kernel, KernelAttrs, Run, as_outputs, finish_output, run_kernel
+from tpudsl.interp.kernel import (
+    Array,
+    Kernel,
+    KernelAttrs,
+    ResultMismatch,
+    Run,
+    as_outputs,
+    finish_output,
+    hold,
+    run_kernel,
+)
 from tpudsl.interp.kernels_tpu import ALL_KERNELS
 from tpudsl.interp.table import KERNELS
 from tpudsl.interp.threads import blas_threads, check_threads
@@ -47,20 +68,36 @@ from tpudsl.ir.diagnostics import TpudslError
 
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
 
-_FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
-           BFloat16Type: ml_dtypes.bfloat16}
+# Float element types -> their numpy or ml_dtypes type. Values of the ml_dtypes ones (no numpy
+# twin) are held in float32 and rounded to the type whenever an op produces one (kernel.hold).
+_FLOATS = {
+    Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
+    BFloat16Type: ml_dtypes.bfloat16,
+    Float8E4M3FNType: ml_dtypes.float8_e4m3fn, Float8E4M3FNUZType: ml_dtypes.float8_e4m3fnuz,
+    Float8E5M2Type: ml_dtypes.float8_e5m2, Float8E5M2FNUZType: ml_dtypes.float8_e5m2fnuz,
+    Float8E4M3Type: ml_dtypes.float8_e4m3, Float8E3M4Type: ml_dtypes.float8_e3m4,
+    Float8E4M3B11FNUZType: ml_dtypes.float8_e4m3b11fnuz, Float8E8M0FNUType: ml_dtypes.float8_e8m0fnu,
+    Float6E2M3FNType: ml_dtypes.float6_e2m3fn, Float6E3M2FNType: ml_dtypes.float6_e3m2fn,
+    Float4E2M1FNType: ml_dtypes.float4_e2m1fn,
+}
+# Integer widths numpy lacks -> (signed, unsigned) ml_dtypes type, held in int8 / uint8.
+_NARROW_INTS = {4: (ml_dtypes.int4, ml_dtypes.uint4), 2: (ml_dtypes.int2, ml_dtypes.uint2)}
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype | None:
-    """The numpy dtype of an element type (i1 -> bool), or None when it has no numpy twin."""
+    """The dtype of an element type (i1 -> bool; bf16, f8*, i4, ... -> ml_dtypes), or None when
+    it has none."""
     if type(element_type) in _FLOATS:
         return np.dtype(_FLOATS[type(element_type)])
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
         if width == 1:
             return np.dtype(np.bool_)
-        unsigned = element_type.signedness.data == Signedness.UNSIGNED
-        return np.dtype(f"{'u' if unsigned else ''}int{width}")
+        if width in _NARROW_INTS:
+            return np.dtype(_NARROW_INTS[width][unsigned])
+        if width in (8, 16, 32, 64):
+            return np.dtype(f"{'u' if unsigned else ''}int{width}")
     return None
 
 
@@ -115,7 +152,10 @@ def evaluate_op(
     op: Operation, operands: Sequence[Array | None], kernels: Mapping[str, Kernel] = KERNELS
 ) -> list[Array]:
     """Compute one op on given operand arrays (None for `none` operands), e.g. to fold constants."""
-    return run_kernel(_kernel(op, kernels), list(operands), op_attrs(op))[: len(op.results)]
+    try:
+        return run_kernel(_kernel(op, kernels), list(operands), op_attrs(op))[: len(op.results)]
+    except ResultMismatch as e:
+        raise TpudslError(f"{_where(op)}: {e}") from None
 
 
 @dataclass
@@ -218,8 +258,8 @@ class ModuleInterpreter:
         array = np.asarray(self.weights[name])
         dtype = _dtype(op.results[0])
         if dtype == ml_dtypes.bfloat16 and array.dtype == np.uint16:  # bf16 weights are stored as their bits
-            return array.view(dtype)
-        return array.astype(dtype) if dtype is not None and array.dtype != dtype else array
+            array = array.view(dtype)
+        return hold(array, dtype)
 
     def _plan(self, op: Operation, slot: dict[SSAValue, int], number) -> _Step:
         kernel = _kernel(op, self.kernels)
@@ -284,8 +324,11 @@ class ModuleInterpreter:
                 raise TpudslError(f"{_where(step.op)} failed: {type(e).__name__}: {e}") from e
             if len(outs) < len(step.results):
                 raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
-            for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
-                values[s] = finish_output(y, step.attrs, i, step.relu)
+            try:
+                for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
+                    values[s] = finish_output(y, step.attrs, i, step.relu)
+            except ResultMismatch as e:
+                raise TpudslError(f"{_where(step.op)}: {e}") from None
             if keep_all:
                 kept.update((self._names[s], values[s]) for s in step.results)
             else:
@@ -305,7 +348,7 @@ class ModuleInterpreter:
             shape, dtype = _static_shape(arg), _dtype(arg)
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
-            yield name, array if dtype is None or array.dtype == dtype else array.astype(dtype)
+            yield name, hold(array, dtype)
 
     def deinit(self) -> None:
         """Drop the plan, the loaded weights and this thread's conv work arrays (init again to run again)."""

@@ -7,7 +7,8 @@
 as TPU-MLIR's canonicalizer does (a multiply is cheaper than a divide on the TPU; 1/c rounds once,
 so Div(x, c) changes by at most an ulp or two). `c` is a `top.Weight` with one element whose data is
 known, and the result must have x's type (a scalar of higher rank would broadcast x, which a Const
-op cannot express). The Const op takes the binary op's name and fused activation.
+op cannot express) with a float element type (integer Div truncates; x * (1/c) would not). The Const
+op takes the binary op's name and fused activation.
 
 x * x stays a Mul: Pow(x, 2) would be a transcendental kernel (exp/log) on the TPU, slower and less
 exact than one multiply."""
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import math
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -51,6 +53,8 @@ class ScalarWeightToConst(TopPattern):
             if data is not None and data.size == 1 and x.type == op.results[0].type:
                 break
         else:
+            return
+        if not isinstance(op.results[0].type.element_type, AnyFloat):
             return
         const_op, const_val, extra = TO_CONST[(op.name, bool(scalar_first))]
         c_value = float(data.reshape(()))
