@@ -208,8 +208,9 @@ def _odd_neighbour(x: Array) -> Array:
 def _cast(ins: Inputs, a: KernelAttrs) -> Array:
     """Cast to the result type: to an integer type a float is rounded by `round_mode`, then
     wraps like C; to a float type it rounds to nearest even (IEEE) when the result is held
-    (kernel.hold), and to a float8 type with `saturate` (ONNX's attribute, default true) it is
-    first clamped to the largest finite value (infinities included; NaN stays NaN)."""
+    (kernel.hold). To a float8 type, ONNX's rule: with `saturate` (default) a value beyond the
+    largest finite one (infinities too) becomes that value; without, a value whose rounding
+    exceeds it overflows to NaN (inf for e5m2), which is what ml_dtypes does. NaN stays NaN."""
     x = ins[0]
     dtype = a.out_dtype()
     if dtype is None:
@@ -220,7 +221,7 @@ def _cast(ins: Inputs, a: KernelAttrs) -> Array:
         return hold(x, dtype)
     if a["saturate"] and dtype.name.startswith("float8"):
         largest = float(ml_dtypes.finfo(dtype).max)
-        x = np.clip(x, -largest, largest)
+        return np.clip(x, -largest, largest)
     return x
 
 
