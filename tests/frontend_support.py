@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import TopModule
 
 RNG = np.random.default_rng(0)
@@ -53,7 +54,9 @@ def run_top(mod: TopModule, feed: Mapping[str, np.ndarray]) -> dict[str, np.ndar
 
 
 def locs(mod: TopModule) -> set[str]:
-    return {loc_name(op) for op in mod.module.walk() if loc_name(op)}
+    """Every tensor name: ops' loc names, and each result's name in a fused loc (TopK)."""
+    names = {loc_name(op) for op in mod.module.walk() if loc_name(op)}
+    return names | {n for op in mod.module.walk() if op.results for n in result_names(op)}
 
 
 def check(model: onnx.ModelProto, feed: Mapping[str, np.ndarray], rtol: float = 1e-4, atol: float = 1e-5,

@@ -268,6 +268,12 @@ def test_every_top_op_has_a_kernel():
     assert not missing, f"Top ops without an interpreter kernel: {missing}"
 
 
+def test_every_kernel_has_a_top_op():
+    """The other way round: a kernel no op reaches is dead code, or an op nobody defined."""
+    orphans = sorted(n for n in KERNELS if n not in SPECS)
+    assert not orphans, f"interpreter kernels without a Top op: {orphans}"
+
+
 # ---- BLAS threads ------------------------------------------------------------------------------
 
 def _blas_threads() -> set[int]:

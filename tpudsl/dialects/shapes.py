@@ -277,7 +277,7 @@ def gather_elements(ins: Ins, a: AttrView) -> list[Shape]:
 
 
 def along_axis(ins: Ins, a: AttrView) -> list[Shape]:
-    """Reverse, CumSum: the input's shape; `axis` must be in range."""
+    """Reverse, CumSum, Softmax: the input's shape; `axis` must be in range."""
     x = operand(ins, 0, "input")
     axis_in(a["axis"], len(x))
     return [x]
@@ -366,7 +366,45 @@ def arg(ins: Ins, a: AttrView) -> list[Shape]:
     return [out, out]
 
 
-def softmax(ins: Ins, a: AttrView) -> list[Shape]:
+
+def topk(ins: Ins, a: AttrView) -> list[Shape | None]:
+    """Values and indices: the input's shape with K along `axis` (unknown when a `kT` operand
+    gives K at run time and the attribute is -1)."""
     x = operand(ins, 0, "input")
+    axis = axis_in(a["axis"], len(x))
+    k = a["K"]
+    if k < 0:
+        return [None, None]
+    if k > x[axis]:
+        raise ShapeError(f"K {k} is larger than dim {axis} of {fmt(x)}")
+    out = x[:axis] + (k,) + x[axis + 1 :]
+    return [out, out]
+
+
+def gather_nd(ins: Ins, a: AttrView) -> list[Shape]:
+    """indices [*batch, *n, k] pick slices of input [*batch, ...]: [*batch, *n, *input[b + k:]]."""
+    x, idx = operand(ins, 0, "input"), operand(ins, 1, "indices")
+    b = a["batch_dims"]
+    if not idx or not 0 <= b < min(len(x), len(idx)) or x[:b] != idx[:b]:
+        raise ShapeError(f"indices {fmt(idx)} and input {fmt(x)} do not share {b} leading batch dims")
+    k = idx[-1]
+    if b + k > len(x):
+        raise ShapeError(f"index tuples of length {k} do not fit input {fmt(x)} after {b} batch dims")
+    return [idx[:-1] + x[b + k :]]
+
+
+def scatter_elements(ins: Ins, a: AttrView) -> list[Shape]:
+    """The input's shape; indices and updates have one shape, of the input's rank."""
+    x, idx, upd = (operand(ins, i, what) for i, what in enumerate(("input", "indices", "updates")))
     axis_in(a["axis"], len(x))
+    if idx != upd or len(idx) != len(x):
+        raise ShapeError(f"indices {fmt(idx)} and updates {fmt(upd)} must have one shape of rank {len(x)}")
+    return [x]
+
+
+def scatter_nd(ins: Ins, a: AttrView) -> list[Shape]:
+    """The input's shape; updates are indices[:-1] + input[indices[-1]:]."""
+    x, idx, upd = (operand(ins, i, what) for i, what in enumerate(("input_data", "indices", "updates")))
+    if not idx or idx[-1] > len(x) or upd != idx[:-1] + x[idx[-1] :]:
+        raise ShapeError(f"updates {fmt(upd)} do not match indices {fmt(idx)} into {fmt(x)}")
     return [x]

@@ -169,7 +169,7 @@ SPECS: list[OpSpec] = [
                   "mode": A("str", REQUIRED, ("ArgMax", "ArgMin")), "select_last_index": A("bool", False)},
            shape=S.arg),
     OpSpec("top.Softmax", attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **ROUND},
-           shape=S.softmax),
+           shape=S.along_axis),
     OpSpec("top.LayerNorm", operands=("input", "weight?", "bias?"),
            attrs={"normalized_shape": A("i64[]"), "axis": A("i64", REQUIRED), "eps": A("f64", REQUIRED)},
            shape=NN.layer_norm),
@@ -190,6 +190,17 @@ SPECS: list[OpSpec] = [
     OpSpec("top.RMSNorm", operands=("input", "gamma?"), attrs={"eps": A("f64", REQUIRED)}, shape=NN.rms_norm),
     OpSpec("top.LRN", attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75),
                              "bias": A("f64", 1.0)}, shape=S.same_as_first),
+    # Index ops; indices are integers held in float tensors (as Gather's), negative ones count from the end.
+    OpSpec("top.TopK", operands=("input", "[kT]"), results=("values", "indices"),
+           attrs={"axis": A("i64", REQUIRED), "K": A("i64", -1), "largest": A("bool", True), "sorted": A("bool", True),
+                  "replace_topk_indices": A("bool", False)},
+           shape=S.topk, summary="the K largest (smallest) values along axis, sorted, and their indices"),
+    OpSpec("top.GatherND", operands=("input", "indices"), attrs={"indice_dims": A("i64"), "batch_dims": A("i64", 0)},
+           shape=S.gather_nd, summary="ONNX GatherND: slices picked by index tuples, after batch_dims shared dims"),
+    OpSpec("top.ScatterElements", operands=("input", "indices", "updates"), attrs={"axis": A("i64", REQUIRED)},
+           shape=S.scatter_elements, summary="input with updates written at indices along axis"),
+    OpSpec("top.ScatterND", operands=("input_data", "indices", "updates"), attrs={"reduction": A("i64", 0)},
+           shape=S.scatter_nd, summary="input with updates written at index tuples (reduction 0: replace)"),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
@@ -214,6 +225,7 @@ UNARY: list[tuple[str, dict[str, A]]] = [
     ("GELU", {"approx_mode": A("str", "normal", ("normal", "tanh", "sigm")), **ROUND}),
     ("Swish", {"beta": A("f64", REQUIRED), **ROUND}),
     ("Pow", {"exponent": A("f64", REQUIRED)}),
+    ("Pow2", {"const_val": A("f64", REQUIRED)}),  # const_val ** x
     ("Clip", {"min": A("f64", REQUIRED), "max": A("f64", REQUIRED)}),
     # The target is the result's element type; round_mode: float -> integer; saturate (ONNX's,
     # not in TopOps.td): a float8 target clamps out-of-range values to its largest finite value.
@@ -233,6 +245,7 @@ NARY: list[tuple[str, dict[str, A]]] = [
     ("Max", {}),
     ("Mod", {}),  # C fmod: the sign of the dividend
     ("Remainder", {}),  # Python/torch remainder: the sign of the divisor
+    ("Pow3", {}),  # x ** y
 ]
 
 # Tensor-with-scalar ops: input (op) const_val; `is_reverse` means const_val (op) input.

@@ -22,11 +22,12 @@ from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTen
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
-from tpudsl.dialects.opdef import SPECS, ShapeError, create, describe, infer_shapes, loc_name
+from tpudsl.dialects.opdef import SPECS, ShapeError, create, describe, infer_shapes
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
 from tpudsl.frontend.preprocess import Preprocess
+from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import InternalError, TpudslError
 from tpudsl.ir.module import TopModule, new_top_module, tensor_type_of, verify_module
 
@@ -220,6 +221,6 @@ def _output_value(conv: Converter, name: str) -> SSAValue:
     the output keeps its ONNX name in the module and in every npz."""
     value = conv.value(name)
     owner = value.owner
-    if isinstance(owner, Operation) and loc_name(owner) == name:
+    if isinstance(owner, Operation) and result_names(owner)[value.index] == name:
         return value
     return conv.emit("top.Reshape", [value], name, {"shape": list(conv.shape(name))})

@@ -7,6 +7,7 @@ conversion (frontend/onnx_graph.py) whenever their inputs are known."""
 
 from __future__ import annotations
 
+from tpudsl.frontend import ops_index as ix
 from tpudsl.frontend import ops_math as m
 from tpudsl.frontend import ops_nn as nn
 from tpudsl.frontend import ops_resize as rs
@@ -22,6 +23,7 @@ CONVERTERS: dict[str, Convert] = {
     "BatchNormalization": nn.batch_norm,
     "LayerNormalization": nn.layer_norm,
     "InstanceNormalization": nn.instance_norm,
+    "RMSNormalization": nn.rms_norm,
     "GroupNormalization": nn.group_norm,
     "MaxPool": nn.pool("top.MaxPool"),
     "AveragePool": nn.pool("top.AvgPool"),
@@ -52,6 +54,7 @@ CONVERTERS: dict[str, Convert] = {
     "Selu": m.selu,
     "HardSigmoid": m.unary("HardSigmoid", alpha=0.2, beta=0.5),
     "HardSwish": m.unary("HardSwish"),
+    "Swish": m.swish,
     "Sigmoid": m.unary("Sigmoid"),
     "Tanh": m.unary("Tanh"),
     "Gelu": m.gelu,
@@ -119,6 +122,11 @@ CONVERTERS: dict[str, Convert] = {
     "Expand": sh.expand,
     "Gather": sh.gather,
     "GatherElements": sh.gather_elements,
+    "GatherND": ix.gather_nd,
+    "ScatterElements": ix.scatter_elements,
+    "Scatter": ix.scatter_elements,
+    "ScatterND": ix.scatter_nd,
+    "TopK": ix.topk,
     "Trilu": sh.trilu,
     "Resize": rs.resize,
     "Upsample": rs.resize,

@@ -49,6 +49,11 @@ def gelu(n: Node, c: Converter) -> None:
     c.emit("top.GELU", [n.input(0)], n.out, {"approx_mode": "normal" if mode == "none" else "tanh"})
 
 
+def swish(n: Node, c: Converter) -> None:
+    """Swish (opset 24): x * sigmoid(alpha * x); Top calls alpha beta."""
+    c.emit("top.Swish", [n.input(0)], n.out, {"beta": float(n.attr("alpha", 1.0))})
+
+
 def neg(n: Node, c: Converter) -> None:
     c.emit("top.MulConst", [n.input(0)], n.out, {"const_val": -1.0})
 
@@ -105,10 +110,15 @@ def mean(n: Node, c: Converter) -> None:
 
 
 def pow_(n: Node, c: Converter) -> None:
-    exponent = c.const(n.input(1))
-    if exponent is None or exponent.size != 1:
-        raise n.error("only a constant scalar exponent is supported")
-    c.emit("top.Pow", [n.input(0)], n.out, {"exponent": float(exponent.reshape(()))})
+    """Pow: a constant scalar exponent is `Pow` (exponent attribute), a constant scalar base
+    `Pow2` (const_val ** x), anything else `Pow3` (x ** y, broadcasting)."""
+    x, y = n.input(0), n.input(1)
+    if (exponent := _scalar(c, y, x)) is not None:
+        c.emit("top.Pow", [x], n.out, {"exponent": exponent})
+    elif (base := _scalar(c, x, y)) is not None:
+        c.emit("top.Pow2", [y], n.out, {"const_val": base})
+    else:
+        c.emit("top.Pow3", [x, y], n.out)
 
 
 def clip(n: Node, c: Converter) -> None:

@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+import onnx
 
 from tpudsl.frontend.onnx_node import Convert, Node, norm_axis
 
@@ -155,6 +156,28 @@ def layer_norm(n: Node, c: Converter) -> None:
         var = c.emit("top.Reduce", [square], c.derived(n.out, "var"), {"axes": axes, "keepdims": True, "mode": "ReduceMean"})
         var_eps = c.emit("top.AddConst", [var], c.derived(n.out, "var_eps"), {"const_val": eps})
         c.emit("top.Rsqrt", [var_eps], inv_std_name)
+
+
+def rms_norm(n: Node, c: Converter) -> None:
+    """RMSNormalization (opset 23) over the dims from `axis` on. top.RMSNorm normalizes the last
+    dim, so several normalized dims are flattened into one around it (`<name>_flatten`, and the
+    scale's `<name>_scale_flatten`)."""
+    shape = c.shape(n.input(0))
+    axis = norm_axis(n.attr("axis", -1), len(shape), n)
+    if n.attr("stash_type", 1) != onnx.TensorProto.FLOAT:
+        raise n.error(f"stash_type {n.attr('stash_type')} is not supported (Top computes in float32)")
+    inner = math.prod(shape[axis:])
+    if math.prod(c.shape(n.input(1))) != inner:
+        raise n.error(f"scale of shape {list(c.shape(n.input(1)))} does not cover the normalized dims {list(shape[axis:])}")
+    attrs = {"eps": float(n.attr("epsilon", 1e-5))}
+    if axis == len(shape) - 1 and len(c.shape(n.input(1))) == 1:
+        c.emit("top.RMSNorm", [n.input(0), n.input(1)], n.out, attrs)
+        return
+    flat = [math.prod(shape[:axis]), inner]
+    x = c.emit("top.Reshape", [n.input(0)], c.derived(n.out, "flatten"), {"shape": flat})
+    scale = c.emit("top.Reshape", [n.input(1)], c.derived(n.out, "scale_flatten"), {"shape": [inner]})
+    y = c.emit("top.RMSNorm", [x, scale], c.derived(n.out, "rms_norm"), attrs)
+    c.emit("top.Reshape", [y], n.out, {"shape": list(shape)})
 
 
 def instance_norm(n: Node, c: Converter) -> None:

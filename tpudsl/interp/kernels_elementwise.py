@@ -99,7 +99,6 @@ UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
     "Swish": lambda x, a: x * _sigmoid(F32(a.get("beta", 1.0)) * x),
     "Pow": lambda x, a: np.power(x, F32(a["exponent"])),
     "Pow2": lambda x, a: np.power(F32(a["const_val"]), x),
-    "LogB": lambda x, a: np.log(x) / F32(np.log(a["base"])),
     "Reciprocal": lambda x, a: F32(a.get("const_val", 1.0)) / x,
     "Clip": lambda x, a: np.clip(x, F32(a["min"]), F32(a["max"])),
     "AddConst": lambda x, a: x + F32(a["const_val"]),

@@ -1,5 +1,5 @@
-"""Index and shape-tensor kernels: TopK, ScatterElements, ScatterND, GatherND, Shape,
-ConstantFill, Range, Pack, Unpack (ONNX semantics; negative indices count from the end)."""
+"""Index kernels: TopK, ScatterElements, ScatterND, GatherND (ONNX semantics; negative indices
+count from the end)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ def _optional(ins: Inputs, i: int) -> Array | None:
 
 def _topk(ins: Inputs, a: KernelAttrs) -> list[Array]:
     x = ins[0]
+    if a["replace_topk_indices"]:
+        raise NotImplementedError("top.TopK with replace_topk_indices")
     k_operand = _optional(ins, 1)
     k = int(np.asarray(k_operand).reshape(-1)[0]) if k_operand is not None else int(a["K"])
     axis = a.get("axis", -1) % x.ndim
@@ -62,34 +64,9 @@ def _gather_nd(ins: Inputs, a: KernelAttrs) -> Array:
     return np.stack(rows).reshape(*batch, *idx.shape[b:-1], *x.shape[b + k :])
 
 
-def _shape(ins: Inputs, a: KernelAttrs) -> Array:
-    dims = np.array(ins[0].shape, np.int64)
-    return dims[a.get("start", 0) : a.get("end", len(dims)) : a.get("step", 1)]
-
-
-def _constant_fill(ins: Inputs, a: KernelAttrs) -> Array:
-    shape = [int(v) for v in np.asarray(ins[0]).reshape(-1)]
-    return np.full(shape, a.get("value", 0.0), a.out_dtype() or np.float32)
-
-
-def _scalar(v: Array | None, default: float) -> float:
-    return default if v is None else np.asarray(v).reshape(-1)[0].item()
-
-
-def _range(ins: Inputs, a: KernelAttrs) -> Array:
-    start, limit, delta = (list(ins) + [None, None])[:3]
-    dtype = a.out_dtype() or np.float32
-    return np.arange(_scalar(start, 0), _scalar(limit, 0), _scalar(delta, 1)).astype(dtype)
-
-
 KERNELS: dict[str, Kernel] = {
     "top.TopK": Kernel(_topk),
     "top.ScatterElements": Kernel(_scatter_elements),
     "top.ScatterND": Kernel(_scatter_nd),
     "top.GatherND": Kernel(_gather_nd),
-    "top.Shape": Kernel(_shape),
-    "top.ConstantFill": Kernel(_constant_fill),
-    "top.Range": Kernel(_range),
-    "top.Pack": Kernel(lambda ins, a: np.stack([x for x in ins if x is not None], axis=a["axis"])),
-    "top.Unpack": Kernel(lambda ins, a: list(np.moveaxis(ins[0], a["axis"], 0))),
 }

@@ -10,7 +10,6 @@ from tpudsl.interp import (
     kernels_elementwise,
     kernels_index,
     kernels_interp,
-    kernels_linalg,
     kernels_nn,
     kernels_norm,
     kernels_pool,
@@ -34,7 +33,6 @@ def merge(*tables: Mapping[str, Kernel]) -> dict[str, Kernel]:
 KERNELS: dict[str, Kernel] = merge(
     kernels_elementwise.KERNELS,
     kernels_nn.KERNELS,
-    kernels_linalg.KERNELS,
     kernels_index.KERNELS,
     kernels_pool.KERNELS,
     kernels_norm.KERNELS,
