@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
+    f32,
 )
 
 from tpudsl.frontend.onnx_node import Convert, Node, norm_axes, norm_axis
@@ -179,7 +180,7 @@ def _integer_type(onnx_type: int | None) -> IntegerType | None:
 
 def cast(n: Node, c: Converter) -> None:
     """Cast/CastLike to the ONNX target type. Top computes in float32: a cast to float/double is
-    nothing (unless its input is held as an integer), to bool a `!= 0` test, to an integer type a
+    nothing (unless its input is held in another type), to bool a `!= 0` test, to an integer type a
     `top.Cast` that truncates toward zero, to a narrower float a `top.Cast` that rounds to it
     (float8: with ONNX's `saturate`). Other targets (FLOAT8E8M0, strings, complex) are an error."""
     if n.op_type == "CastLike":
@@ -195,8 +196,8 @@ def cast(n: Node, c: Converter) -> None:
         c.emit("top.Cast", [n.input(0)], n.out, attrs, _NARROW_FLOATS[to]())
     elif to in _WIDE_FLOATS:
         source = c.value(n.input(0))
-        if isinstance(source.type, TensorType) and isinstance(source.type.element_type, IntegerType):
-            c.emit("top.Cast", [source], n.out)
+        if isinstance(source.type, TensorType) and source.type.element_type != f32:
+            c.emit("top.Cast", [source], n.out)  # from an integer or narrow float Top holds
         else:
             c.alias(n.out, source)
     elif to == onnx.TensorProto.FLOAT8E8M0:

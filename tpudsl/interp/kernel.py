@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 Array = np.ndarray
@@ -99,17 +98,14 @@ class ResultMismatch(ValueError):
     """A kernel's result disagrees with the op's result type (the caller names the op)."""
 
 
-_NARROW_INTS = {ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2}
-
-
 def carrier(dtype: np.dtype) -> np.dtype:
     """The numpy dtype a value of `dtype` is held in. numpy has no bf16, float8/float6/float4 or
     4/2-bit integers: ml_dtypes rounds to them, and the value is kept in float32 (floats) or
     int8/uint8 (integers), which hold every value of those types exactly."""
     if dtype.kind != "V":
         return dtype
-    if dtype.type in _NARROW_INTS:
-        return np.dtype(np.int8 if ml_dtypes.iinfo(dtype).min < 0 else np.uint8)
+    if dtype.name.startswith(("int", "uint")):  # ml_dtypes' int4, uint4, int2, uint2
+        return np.dtype(np.int8 if dtype.name.startswith("int") else np.uint8)
     return np.dtype(np.float32)
 
 
