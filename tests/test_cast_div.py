@@ -221,3 +221,17 @@ def test_a_float_kernel_result_for_an_integer_result_type_is_an_error():
     interp = _interpreter_with(model, "top.Cast", lambda ins, a: ins[0] * 1.5)
     with pytest.raises(TpudslError, match=r"'top.Cast' op \"y\": kernel result 0 has dtype float32, the result type's is int32"):
         interp.inference({"x": np.ones(3, np.float32)})
+
+
+def test_narrow_types_survive_the_mlir_text_and_npz():
+    """f8/bf16/f4/i4 result types print, parse back and interpret the same (model_runner's path)."""
+    from onnx_node.harness import run_tpudsl
+
+    targets = ["BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E5M2FNUZ", "FLOAT4E2M1", "INT4", "UINT2"]
+    nodes = [helper.make_node("Cast", ["x"], [f"t{i}"], to=getattr(TensorProto, t)) for i, t in enumerate(targets)]
+    nodes += [helper.make_node("Cast", [f"t{i}"], [f"y{i}"], to=TensorProto.FLOAT) for i in range(len(targets))]
+    model = make_model(nodes, {"x": [VALUES.size]}, [f"y{i}" for i in range(len(targets))], opset=21)
+    x = np.nan_to_num(VALUES, nan=1.0)
+    direct, via_files = run_tpudsl(model, {"x": x}), run_tpudsl(model, {"x": x}, via_files=True)
+    for name in direct:
+        np.testing.assert_array_equal(via_files[name], direct[name])
