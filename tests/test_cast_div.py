@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 from frontend_support import make_model, run_ort, run_top
+from interp_ref import ort_run
 from interp_ref import run_top as run_kernel
 from onnx import TensorProto, helper
 
@@ -158,6 +159,13 @@ def test_cast_round_modes_match_decimal(mode):
     got = run_kernel("top.Cast", [x], {"round_mode": mode}, out_dtypes=[np.dtype(np.int32)])[0]
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, [_round(float(v), mode) for v in x])
+
+
+def test_cast_to_i1_is_nonzero_like_onnxruntime():
+    x = np.array([0.0, -0.0, 0.5, -2.0, np.inf, np.nan, 1e-30], np.float32)
+    (expected,) = ort_run("Cast", [x], {"to": TensorProto.BOOL})
+    got = run_kernel("top.Cast", [x], out_dtypes=[np.dtype(np.bool_)])[0]
+    np.testing.assert_array_equal(got, expected)
 
 
 # ---- integer Div -----------------------------------------------------------------------------

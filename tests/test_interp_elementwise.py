@@ -67,7 +67,6 @@ UNARY_FORMULAS = {
     "reciprocal": ("Reciprocal", {"const_val": 2.0}, POS, lambda x: 2 / f64(x)),
     "pow": ("Pow", {"exponent": 1.5}, POS, lambda x: f64(x) ** 1.5),
     "pow2": ("Pow2", {"const_val": 3.0}, X, lambda x: 3.0 ** f64(x)),
-    "logb": ("LogB", {"base": 2.0}, POS, lambda x: np.log2(f64(x))),
     "clip": ("Clip", {"min": -0.5, "max": 1.0}, X, lambda x: np.minimum(np.maximum(f64(x), -0.5), 1.0)),
 }
 

@@ -205,7 +205,7 @@ def _odd_neighbour(x: Array) -> Array:
 
 
 def _cast(ins: Inputs, a: KernelAttrs) -> Array:
-    """Cast to the result type: to an integer type a float is rounded by `round_mode`, then
+    """Cast to the result type: to i1 `x != 0`; to an integer type a float is rounded by `round_mode`, then
     wraps like C; to a float type it rounds to nearest even (IEEE) when the result is held
     (kernel.hold). To a float8 type, ONNX's rule: with `saturate` (default) a value beyond the
     largest finite one (infinities too) becomes that value; without, a value whose rounding
@@ -214,6 +214,8 @@ def _cast(ins: Inputs, a: KernelAttrs) -> Array:
     dtype = a.out_dtype()
     if dtype is None:
         raise ValueError("top.Cast needs a ranked result type: its element type is the target")
+    if dtype.kind == "b":  # i1: nonzero is true (NaN too, as in C and ONNX)
+        return x != 0
     if _is_integer(dtype):
         if x.dtype.kind == "f":  # in float64, where x + 0.5 is exact
             x = ROUND[a["round_mode"]](x.astype(np.float64))
