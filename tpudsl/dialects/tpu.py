@@ -143,7 +143,7 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.Softmax",
            operands=("input", "table?", "slope_table?", "reciprocal_table?", "reciprocal_mantissa_table?", "buffer?"),
            attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **_round()},
-           shape=S.softmax),
+           shape=S.along_axis),
     OpSpec("tpu.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?", "buffer?"),
            attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),
                   # TPU-MLIR defaults axes to [1]; absent here means what it means on top.Slice

@@ -64,8 +64,8 @@ def _active(attrs: KernelAttrs) -> tuple[str, dict[str, object]]:
 
 
 def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
-    # finish_output converts to the result's dtype; the float modes' Cast changes nothing else.
-    return _wide(inputs[0])  # type: ignore[return-value]
+    # Top's Cast: a float becomes an integer by round_mode; a float result is rounded by finish_output.
+    return KERNELS["top.Cast"].run([_wide(inputs[0])], attrs)  # type: ignore[return-value]
 
 
 _SAME_AS_TOP = (
