@@ -77,3 +77,17 @@ def test_int_pow_type_stays_float_valued():
     model = make_model([helper.make_node("Pow", ["x", "y"], ["z"])], {"x": [4], "y": [4]}, ["z"], opset=15,
                        input_types={"x": TensorProto.INT32, "y": TensorProto.INT32})
     check(model, {"x": np.array([2, -3, 4, 0], np.int32), "y": np.array([3, 3, 0, 2], np.int32)}, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("equation", "shapes"), [
+    ("bij, bjk -> bik", [(2, 3, 4), (2, 4, 5)]),
+    ("abcd,cde->abe", [(2, 3, 4, 5), (4, 5, 6)]),
+    ("ij,jk", [(3, 4), (4, 2)]),  # implicit output: the letters used once, sorted
+    ("...ii->...i", [(2, 3, 3)]),
+    ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+])
+def test_einsum(equation, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    model = make_model([helper.make_node("Einsum", names, ["y"], equation=equation)], dict(zip(names, shapes, strict=True)),
+                       ["y"], opset=12)
+    check(model, {n: rand(*s) for n, s in zip(names, shapes, strict=True)}, op_names=["top.Einsum"])

@@ -408,3 +408,33 @@ def scatter_nd(ins: Ins, a: AttrView) -> list[Shape]:
     if not idx or idx[-1] > len(x) or upd != idx[:-1] + x[idx[-1] :]:
         raise ShapeError(f"updates {fmt(upd)} do not match indices {fmt(idx)} into {fmt(x)}")
     return [x]
+
+
+def einsum(ins: Ins, a: AttrView) -> list[Shape]:
+    """numpy/ONNX einsum equations ("bij,bjk->bik"; no "->": the letters used once, sorted; "..."
+    broadcasts): each letter has one size, the output lists the output letters' sizes."""
+    equation = a["mode"].replace(" ", "")
+    lhs, arrow, out = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ins):
+        raise ShapeError(f"equation '{equation}' has {len(terms)} inputs, the op has {len(ins)} operands")
+    sizes: dict[str, int] = {}
+    ellipsis: Shape = ()
+    for i, term in enumerate(terms):
+        x = operand(ins, i, f"input {i}")
+        letters = term.replace("...", "")
+        if (letters and not letters.isalpha()) or len(letters) > len(x) or ("..." not in term and len(letters) != len(x)):
+            raise ShapeError(f"term '{term}' does not fit input {i} {fmt(x)}")
+        head = term.split("...")[0] if "..." in term else term
+        dots = x[len(head) : len(x) - (len(letters) - len(head))] if "..." in term else ()
+        ellipsis = broadcast(ellipsis, dots)
+        for letter, d in zip(letters, x[: len(head)] + x[len(head) + len(dots) :], strict=True):
+            if sizes.setdefault(letter, d) != d:
+                raise ShapeError(f"'{letter}' is {sizes[letter]} and {d} in '{equation}'")
+    if not arrow:
+        letters = "".join(t.replace("...", "") for t in terms)
+        out = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if any(c not in sizes for c in out.replace("...", "")):
+        raise ShapeError(f"output '{out}' names a letter no input has")
+    head, _, tail = out.partition("...")
+    return [tuple(sizes[c] for c in head) + (ellipsis if "..." in out else ()) + tuple(sizes[c] for c in tail)]

@@ -201,6 +201,9 @@ SPECS: list[OpSpec] = [
            shape=S.scatter_elements, summary="input with updates written at indices along axis"),
     OpSpec("top.ScatterND", operands=("input_data", "indices", "updates"), attrs={"reduction": A("i64", 0)},
            shape=S.scatter_nd, summary="input with updates written at index tuples (reduction 0: replace)"),
+    # TPU-MLIR's EinsumModeAttr lists ~26 equations; here any numpy/ONNX equation.
+    OpSpec("top.Einsum", operands=("inputs*",), attrs={"mode": A("str", REQUIRED)}, shape=S.einsum,
+           summary="Einsum over the equation in `mode` (\"bij,bjk->bik\")"),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),

@@ -19,6 +19,7 @@ CONVERTERS: dict[str, Convert] = {
     "Conv": nn.conv,
     "ConvTranspose": nn.conv_transpose,
     "MatMul": nn.matmul,
+    "Einsum": m.einsum,
     "Gemm": nn.gemm,
     "BatchNormalization": nn.batch_norm,
     "LayerNormalization": nn.layer_norm,

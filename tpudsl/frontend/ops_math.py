@@ -55,6 +55,10 @@ def swish(n: Node, c: Converter) -> None:
     c.emit("top.Swish", [n.input(0)], n.out, {"beta": float(n.attr("alpha", 1.0))})
 
 
+def einsum(n: Node, c: Converter) -> None:
+    c.emit("top.Einsum", [i for i in n.inputs if i], n.out, {"mode": n.attr("equation").replace(" ", "")})
+
+
 def neg(n: Node, c: Converter) -> None:
     c.emit("top.MulConst", [n.input(0)], n.out, {"const_val": -1.0})
 

@@ -1,4 +1,4 @@
-"""Convolution, transposed convolution and matrix multiplication (1-D/2-D/3-D, NC* layout).
+"""Convolution, transposed convolution, matrix multiplication (1-D/2-D/3-D, NC* layout), Einsum.
 
 Conv is im2col + one batched GEMM per group (np.matmul -> BLAS, float32 accumulation like
 onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a sum over
@@ -269,7 +269,13 @@ def _matmul_prepare(static: Inputs, a: KernelAttrs) -> Run:
     return lambda ins, a: _matmul(ins[0], right, ins[2] if len(ins) > 2 else None, a)
 
 
+def _einsum(ins: Inputs, a: KernelAttrs) -> Array:
+    # optimize routes contractions through BLAS instead of einsum's own loops.
+    return np.einsum(a["mode"].replace(" ", ""), *[x for x in ins if x is not None], optimize=True)
+
+
 KERNELS: dict[str, Kernel] = {
+    "top.Einsum": Kernel(_einsum),
     "top.Conv": Kernel(_conv_run, _conv_prepare, fuses_relu=True),
     "top.Deconv": Kernel(_deconv_run, _deconv_prepare),
     "top.MatMul": Kernel(_matmul_run, _matmul_prepare),
