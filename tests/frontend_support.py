@@ -24,10 +24,15 @@ def rand(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     return RNG.uniform(low, high, shape).astype(np.float32)
 
 
+# The domain of the ops tests use as "an unsupported ONNX op": no real op, so supporting one never breaks them.
+UNSUPPORTED = "com.example.unsupported"
+
+
 def make_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Sequence[int | str]], outputs: Sequence[str],
                initializers: Mapping[str, np.ndarray] | None = None, opset: int = 13,
-               input_types: Mapping[str, int] | None = None) -> onnx.ModelProto:
-    """A model with float inputs (dims may be symbolic) and untyped outputs (shape inference types them)."""
+               input_types: Mapping[str, int] | None = None, domains: Sequence[str] = ()) -> onnx.ModelProto:
+    """A model with float inputs (dims may be symbolic) and untyped outputs (shape inference types them);
+    `domains` are further op domains it imports (version 1), such as UNSUPPORTED."""
     types = input_types or {}
     graph = helper.make_graph(
         list(nodes), "test",
@@ -36,7 +41,8 @@ def make_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Sequence[in
         [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()],
     )
     ir = 7 if opset < 15 else (8 if opset < 19 else 9)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir)
+    opsets = [helper.make_opsetid("", opset), *(helper.make_opsetid(d, 1) for d in domains)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=ir)
     return onnx.shape_inference.infer_shapes(model)
 
 

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import onnx
 import pytest
-from frontend_support import check, make_model, rand, run_ort, run_top
+from frontend_support import UNSUPPORTED, check, make_model, rand, run_ort, run_top
 from onnx import TensorProto
 from onnx import helper as h
 from onnx import numpy_helper
@@ -147,9 +147,10 @@ def draggan_like_model():
         nodes.append(h.make_node("RandomNormalLike", [prev], [f"/synthesis/b4/noise{i}"], name=f"/synthesis/b4/RandomNormalLike_{i}"))
         nodes.append(h.make_node("Add", [prev, f"/synthesis/b4/noise{i}"], [f"/synthesis/b4/add{i}"]))
         prev = f"/synthesis/b4/add{i}"
-    nodes.append(h.make_node("LpNormalization", [prev], ["e"], name="/mix/LpNormalization"))
-    nodes.append(h.make_node("Hardmax", ["e"], ["y"], name="/head/Hardmax"))
-    return make_model(nodes, {"x": [2, 3]}, ["y"])
+    # Custom-domain ops stand for "unsupported": supporting a real ONNX op never breaks these tests.
+    nodes.append(h.make_node("Mix", [prev, prev], ["e"], domain=UNSUPPORTED, name="/mix/Mix"))
+    nodes.append(h.make_node("Head", ["e"], ["y"], domain=UNSUPPORTED, name="/head/Head"))
+    return make_model(nodes, {"x": [2, 3]}, ["y"], domains=[UNSUPPORTED])
 
 
 def test_unsupported_ops_exact_message():
@@ -158,15 +159,16 @@ def test_unsupported_ops_exact_message():
     assert str(info.value) == (
         "error: unsupported ONNX ops: "
         "RandomNormalLike (5 nodes: /synthesis/b4/RandomNormalLike_0, /synthesis/b4/RandomNormalLike_1, "
-        "/synthesis/b4/RandomNormalLike_2, ...); LpNormalization (1 node: /mix/LpNormalization); Hardmax (1 node: /head/Hardmax); "
+        "/synthesis/b4/RandomNormalLike_2, ...); com.example.unsupported.Mix (1 node: /mix/Mix); "
+        "com.example.unsupported.Head (1 node: /head/Head); "
         "hint: RandomNormalLike: export the model with constant noise, e.g. noise_mode='const' "
         "(random ops cannot be compiled)"
     )
 
 
 def test_unsupported_op_outside_the_cut_is_ignored():
-    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("Hardmax", ["r"], ["y"])]
-    model = make_model(nodes, {"x": [2, 3]}, ["y"])
+    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("Head", ["r"], ["y"], domain=UNSUPPORTED)]
+    model = make_model(nodes, {"x": [2, 3]}, ["y"], domains=[UNSUPPORTED])
     mod = convert_onnx(model, "m", output_names=["r"])
     assert [loc_name(op) for op in mod.module.walk() if op.name.startswith("top.")] == ["x", "r"]
 
