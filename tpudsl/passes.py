@@ -1,8 +1,12 @@
 """The pass registry: every pass tpuc-opt knows, by its command-line name.
 
-A pass joins with one line in PASSES. The value is a factory that imports the pass class only
-when it is used, so `tpuc-opt --help` does not import every rewrite (and a pass whose module
-is not written yet only fails when someone asks for it).
+A pass joins with one line in PASSES, and this is the only place it is registered: tpuc-opt
+(`--<pass>`, `--list-passes`), the canonicalize table (`canonical=True`: its patterns are part of
+`--canonicalize`, in registry order) and the shared rewrite property test
+(tests/test_rewrites_property.py, which fails for a rewrite pattern it has no strategy for) all
+read it. An entry names the module and class, which are imported only when the pass is used, so
+`tpuc-opt --help` does not import every rewrite (and a pass whose module is not written yet only
+fails when someone asks for it).
 
 Rewrite passes report each applied pattern to PATTERN_LOG (`PATTERN_LOG.applied(name, loc)`);
 the driver turns it on for `--debug-only=pattern-application`, which TPU-MLIR's regression
@@ -14,7 +18,6 @@ from __future__ import annotations
 import importlib
 import sys
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.passes import ModulePass
@@ -22,41 +25,56 @@ from xdsl.passes import ModulePass
 from tpudsl.ir.diagnostics import TpudslError
 
 
-def _load(module: str, cls: str) -> type[ModulePass]:
-    return getattr(importlib.import_module(module), cls)
+@dataclass(frozen=True)
+class Registered:
+    """A registry entry: where the pass class lives, and whether `--canonicalize` runs its patterns."""
+
+    module: str
+    cls: str
+    canonical: bool = False
+
+    def load(self) -> type[ModulePass]:
+        return getattr(importlib.import_module(self.module), self.cls)
 
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "shape-infer": lambda: _load("tpudsl.rewrites.shape_infer", "ShapeInferPass"),
-    "canonicalize": lambda: _load("tpudsl.rewrites.canonicalize", "CanonicalizePass"),
-    "reorder-dyn-weight": lambda: _load("tpudsl.rewrites.reorder_dyn_weight", "ReorderDynWeightPass"),
-    "cast-cleanup": lambda: _load("tpudsl.rewrites.cast_cleanup", "CastCleanupPass"),
-    "permute-reshape-cleanup": lambda: _load("tpudsl.rewrites.permute_reshape", "PermuteReshapeCleanupPass"),
-    "fuse-conv-bn": lambda: _load("tpudsl.rewrites.fuse_conv_bn", "FuseConvBnPass"),
-    "fuse-relu": lambda: _load("tpudsl.rewrites.fuse_relu", "FuseReluPass"),
-    "fuse-matmul-bias": lambda: _load("tpudsl.rewrites.fuse_matmul_bias", "FuseMatMulBiasPass"),
-    "scalar-to-const": lambda: _load("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass"),
-    "fold-constants": lambda: _load("tpudsl.rewrites.fold_constants", "FoldConstantsPass"),
-    "fold-mulconst-one": lambda: _load("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass"),
-    "processor-assign": lambda: _load("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
-    "convert-top-to-tpu": lambda: _load("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
-    "init": lambda: _load("tpudsl.rewrites.init_deinit", "InitPass"),
-    "deinit": lambda: _load("tpudsl.rewrites.init_deinit", "DeinitPass"),
-    "struct-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
-    "extra-optimize": lambda: _load("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
-    "import-calibration-table": lambda: _load("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
-    "cse": lambda: _load("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
-    "dce": lambda: _load("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
+# Order matters only among canonical passes: canonicalize tries their patterns in this order, and
+# for one op name the first that applies wins (dead-op removal and folding before the families).
+PASSES: dict[str, Registered] = {
+    "shape-infer": Registered("tpudsl.rewrites.shape_infer", "ShapeInferPass"),
+    "canonicalize": Registered("tpudsl.rewrites.canonicalize", "CanonicalizePass"),
+    "fold-constants": Registered("tpudsl.rewrites.fold_constants", "FoldConstantsPass", canonical=True),
+    "reorder-dyn-weight": Registered("tpudsl.rewrites.reorder_dyn_weight", "ReorderDynWeightPass", canonical=True),
+    "cast-cleanup": Registered("tpudsl.rewrites.cast_cleanup", "CastCleanupPass", canonical=True),
+    "permute-reshape-cleanup": Registered("tpudsl.rewrites.permute_reshape", "PermuteReshapeCleanupPass", canonical=True),
+    "fuse-conv-bn": Registered("tpudsl.rewrites.fuse_conv_bn", "FuseConvBnPass", canonical=True),
+    "fuse-matmul-bias": Registered("tpudsl.rewrites.fuse_matmul_bias", "FuseMatMulBiasPass", canonical=True),
+    "fuse-relu": Registered("tpudsl.rewrites.fuse_relu", "FuseReluPass", canonical=True),
+    "scalar-to-const": Registered("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass", canonical=True),
+    "fold-mulconst-one": Registered("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass", canonical=True),
+    "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
+    "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
+    "init": Registered("tpudsl.rewrites.init_deinit", "InitPass"),
+    "deinit": Registered("tpudsl.rewrites.init_deinit", "DeinitPass"),
+    "struct-optimize": Registered("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
+    "extra-optimize": Registered("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
+    "import-calibration-table": Registered("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
+    "cse": Registered("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
+    "dce": Registered("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }
+
+
+def canonical_passes() -> list[str]:
+    """The passes whose patterns `--canonicalize` runs, in the order it tries them."""
+    return [name for name, entry in PASSES.items() if entry.canonical]
 
 
 def pass_class(name: str) -> type[ModulePass]:
     """The class of pass `name`; TpudslError naming the known passes when there is none."""
-    factory = PASSES.get(name)
-    if factory is None:
+    entry = PASSES.get(name)
+    if entry is None:
         raise TpudslError(f"unknown pass '{name}'; known passes: {', '.join(sorted(PASSES))}")
     try:
-        return factory()
+        return entry.load()
     except (ImportError, AttributeError) as e:
         raise TpudslError(f"pass '{name}' is registered but cannot be loaded: {e}") from None
 
@@ -94,8 +112,11 @@ class PatternLog:
             print(f'pattern {pattern} applied at "{op_name}"', file=sys.stderr)
 
     def summary(self) -> str:
+        """The count since the last summary, which it restarts: mlir-opt runs each
+        `--split-input-file` chunk on its own, so each chunk gets its own summary."""
         total = sum(self.counts.values())
         parts = ", ".join(f"{name} x{n}" for name, n in sorted(self.counts.items()))
+        self.counts.clear()
         return f"pattern-application: {total} applied" + (f" ({parts})" if parts else "")
 
 

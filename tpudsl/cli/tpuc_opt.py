@@ -161,7 +161,8 @@ def _list_passes() -> str:
         except TpudslError as e:
             lines.append(f"  {name:24} (unavailable: {e.message})")
             continue
-        lines.append(f"  {name:24} {pass_summary(name, cls)}".rstrip())
+        part_of = " (part of canonicalize)" if PASSES[name].canonical else ""
+        lines.append(f"  {name:24} {pass_summary(name, cls)}{part_of}".rstrip())
         for option, ty in option_fields(cls).items():
             default = getattr(cls, option, None)
             lines.append(f"      {option}: {getattr(ty, '__name__', ty)} = {default!r}")
@@ -284,8 +285,8 @@ def _run(argv: Sequence[str]) -> int:
                     raise
                 print(e, file=sys.stderr)  # like mlir-opt: report every failing chunk, then fail
                 failed = True
-        if PATTERN_LOG.enabled:
-            print(PATTERN_LOG.summary(), file=sys.stderr)
+            if PATTERN_LOG.enabled:
+                print(PATTERN_LOG.summary(), file=sys.stderr)  # one per chunk
     finally:
         PATTERN_LOG.reset(False)  # in-process callers (tests, tools) must not inherit the log
     if failed:
