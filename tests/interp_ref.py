@@ -13,6 +13,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+from onnx_node import harness
+
 import tpudsl.dialects.top  # noqa: F401  (defines the Top ops, filling SPECS)
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView
@@ -84,8 +86,8 @@ def run_top(
 
 
 def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> None:
-    assert actual.shape == expected.shape, f"shape {actual.shape} != reference {expected.shape}"
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+    """Within rtol/atol; exact for integer and boolean references (onnx_node.harness.assert_close)."""
+    harness.assert_close(actual, expected, rtol, atol)
 
 
 def rand(rng: np.random.Generator, *shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:

@@ -17,12 +17,10 @@ changes nothing (the reorder happens exactly once), and the numbers still match 
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
-from onnx_node.harness import apply_canonicalize, canonicalize_pass, convert_onnx, cosine, max_rel_err, run_tpudsl
+from onnx_node.harness import apply_canonicalize, convert_onnx, cosine, max_rel_err, run_tpudsl
 from tests.models import (
     convnext,
     densenet,
@@ -83,21 +81,11 @@ def test_model_matches_onnxruntime(name):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_canonicalized_model_matches_onnxruntime(name):
     """The module model_transform writes (after canonicalize: BatchNorm folded, ReLU fused, ...)."""
-    if canonicalize_pass() is None:
-        pytest.xfail("the canonicalize pass is not written yet (tpudsl.passes 'canonicalize')")
     model = MODELS[name]()
     feeds = random_inputs(model, seed=4)
     want = onnx_inference(model, feeds)
     got = run_tpudsl(model, feeds, name=name, canonicalize=True)
     assert_matches(got, want, f"{name} after canonicalize")
-
-
-def _reorder_dyn_weight_exists() -> bool:
-    try:
-        mod = importlib.import_module("tpudsl.rewrites.reorder_dyn_weight")
-    except ImportError:
-        return False
-    return hasattr(mod, "ReorderDynWeight")
 
 
 def _dynamic_deconvs(module) -> list:
@@ -107,11 +95,6 @@ def _dynamic_deconvs(module) -> list:
     ]
 
 
-@pytest.mark.xfail(
-    not (_reorder_dyn_weight_exists() and canonicalize_pass() is not None),
-    reason="waiting for the ReorderDynWeight pattern and the canonicalize pass (tpudsl.rewrites / tpudsl.passes)",
-    strict=True,
-)
 def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
     from tpudsl.interp import ModuleInterpreter
     from tpudsl.ir.printer import print_module
@@ -120,7 +103,7 @@ def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
     feeds = random_inputs(model, seed=2)
     want = onnx_inference(model, feeds)
 
-    top = convert_onnx()(model, "stylegan2_block")
+    top = convert_onnx(model, "stylegan2_block")
     deconvs = _dynamic_deconvs(top.module)
     assert deconvs, "the StyleGAN2 block should convert to a top.Deconv with a computed filter"
     for op in deconvs:  # as exported: the filter goes through Transpose(perm=[1,0,2,3]) -> top.Permute

@@ -11,7 +11,6 @@ Metrics used by the whole-model and property tests (documented here once):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,17 +62,11 @@ PARAM_INPUTS: dict[str, tuple[int, ...]] = {
 }
 
 
-def supported_ops() -> set[str] | None:
-    """ONNX op types the frontend's converter table claims; None when the frontend is not there yet."""
-    for mod_name in ("tpudsl.frontend.onnx_ops", "tpudsl.frontend"):
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError:
-            continue
-        table = getattr(mod, "CONVERTERS", None)
-        if table:
-            return set(table)
-    return None
+def supported_ops() -> set[str]:
+    """ONNX op types the frontend's converter table claims."""
+    from tpudsl.frontend.onnx_ops import CONVERTERS
+
+    return set(CONVERTERS)
 
 
 def fold_param_inputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> tuple[onnx.ModelProto, dict[str, Any]]:
@@ -96,19 +89,11 @@ def fold_param_inputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> tuple[on
     return model, {k: v for k, v in feeds.items() if k not in names}
 
 
-def convert_onnx():
-    """The frontend's convert_onnx (exported by tpudsl.frontend, defined in frontend/onnx_import.py)."""
-    frontend = importlib.import_module("tpudsl.frontend")
-    fn = getattr(frontend, "convert_onnx", None)
-    if fn is None:
-        fn = importlib.import_module("tpudsl.frontend.onnx_import").convert_onnx
-    return fn
+def convert_onnx(model: onnx.ModelProto, name: str) -> Any:
+    """The frontend's convert_onnx: the TopModule of `model`."""
+    from tpudsl.frontend.onnx_import import convert_onnx as convert
 
-
-def _top_module_parts(top: Any) -> tuple[Any, Any]:
-    module = getattr(top, "module", top)
-    weights = getattr(top, "weights", None)
-    return module, weights
+    return convert(model, name)
 
 
 def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: str = "model",
@@ -119,7 +104,7 @@ def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: st
     what `ModuleInterpreter.from_file` reads back (printer, parser and npz round trip)."""
     from tpudsl.interp import ModuleInterpreter
 
-    top = convert_onnx()(model, name)
+    top = convert_onnx(model, name)
     if canonicalize:
         top = apply_canonicalize(top)
     if via_files:
@@ -132,8 +117,7 @@ def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: st
             save_module(top, Path(d) / f"{name}.mlir")
             interp = ModuleInterpreter.from_file(Path(d) / f"{name}.mlir")
     else:
-        module, weights = _top_module_parts(top)
-        interp = ModuleInterpreter(module, weights)
+        interp = ModuleInterpreter(top.module, top.weights)
     interp.init()
     try:
         out = interp.inference({k: np.asarray(v) for k, v in feeds.items()})
@@ -142,32 +126,17 @@ def run_tpudsl(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], name: st
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def canonicalize_pass() -> Any | None:
-    """The class of the rewrite engineer's `canonicalize` pass, or None while it cannot be loaded."""
-    try:
-        passes = importlib.import_module("tpudsl.passes")
-        return passes.pass_class("canonicalize")
-    except Exception:  # noqa: BLE001 - not written yet / not importable
-        return None
-
-
 def apply_canonicalize(top: Any) -> Any:
-    """Run model_transform's Top passes on the module in place, as model_transform does: its
-    TOP_PASSES (canonicalize, shape-infer); graph outputs keep their ONNX names (no rewrite
+    """Run model_transform's Top passes (TOP_PASSES: shape-infer, canonicalize, shape-infer) on the
+    module in place, as model_transform does; graph outputs keep their ONNX names (no rewrite
     renames a returned value). Returns `top`."""
+    from tpudsl.cli.model_transform import TOP_PASSES
     from tpudsl.dialects import make_context
     from tpudsl.passes import pass_class
 
-    if canonicalize_pass() is None:
-        raise RuntimeError("tpudsl.passes has no loadable 'canonicalize' pass")
-    try:
-        from tpudsl.cli.model_transform import TOP_PASSES
-    except ImportError:
-        TOP_PASSES = ("canonicalize",)
-    module, _ = _top_module_parts(top)
     ctx = make_context()
     for name in TOP_PASSES:
-        pass_class(name)().apply(ctx, module)
+        pass_class(name)().apply(ctx, top.module)
     return top
 
 
@@ -204,14 +173,16 @@ def max_rel_err(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, what: str = "") -> None:
-    """Shape equal, and |actual - expected| <= atol + rtol*|expected| element-wise (NaN == NaN)."""
+    """Shape equal, and |actual - expected| <= atol + rtol*|expected| element-wise (NaN == NaN);
+    exactly equal when the reference (or ours) is integer or boolean: an index, a count or a mask
+    that is off by one is wrong, whatever its size."""
     expected = np.asarray(expected)
     actual = np.asarray(actual)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
-    if expected.dtype == np.bool_ or actual.dtype == np.bool_:
-        # exactly 0/1 (Top keeps booleans as float32 0.0/1.0): no tolerance, no "nonzero is true"
-        ok = np.array_equal(actual.astype(np.float64), expected.astype(np.float64))
-        assert ok, f"{what}: boolean mismatch"
+    if expected.dtype.kind in "biu" or actual.dtype.kind == "b":
+        # Top may carry integers and booleans as float32 values: compared as numbers, no tolerance
+        # (and no "nonzero is true").
+        np.testing.assert_array_equal(actual.astype(np.float64), expected.astype(np.float64), err_msg=what)
         return
     np.testing.assert_allclose(
         actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True,
