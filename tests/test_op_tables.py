@@ -1,0 +1,96 @@
+"""The tables an op joins (docs/adding-an-op.md), walked: a Top op or ONNX converter missing from one
+of them fails here, naming the op and the table. Legitimate exceptions are allow-listed with reasons.
+
+Covered here: the Top op table's shape rules, the frontend's use of every Top op, the tests that name
+every Top op, the ONNX coverage doc's row for every converter, and that adding-an-op.md names every
+table file. (Interpreter kernels against the Top op table are checked by the semantics tests.)"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import tpudsl.dialects.top  # noqa: F401  (fills SPECS)
+from tpudsl.dialects.opdef import SPECS
+from tpudsl.frontend.onnx_ops import CONVERTERS
+
+ROOT = Path(__file__).resolve().parent.parent
+TOP_OPS = sorted(name for name in SPECS if name.startswith("top."))
+
+# Top ops without a shape rule: their result type is all there is.
+NO_SHAPE_RULE = {
+    "top.None": "has no tensor result (the `none` value of an absent operand)",
+}
+
+# Top ops the ONNX frontend never produces, and why (TPU-MLIR has them for other frontends or
+# creates them in its own passes; we keep them for reading TPU-MLIR's .mlir files).
+NOT_FROM_ONNX = {
+    "top.AdaptiveAvgPool": "PyTorch frontend op; ONNX GlobalAveragePool becomes top.AvgPool",
+    "top.Flatten": "ONNX Flatten has a static result shape and becomes top.Reshape",
+    "top.MaskedFill": "PyTorch masked_fill; ONNX exports it as Where",
+    "top.RMSNorm": "ONNX RMSNormalization is opset 23, beyond the supported opsets 7-21",
+    "top.Scale": "Caffe op and TPU-MLIR's BatchNorm lowering; ONNX BatchNormalization becomes top.BatchNorm",
+    "top.ShuffleChannel": "Caffe op; ONNX exports channel shuffle as Reshape/Transpose",
+    "top.SiLU": "ONNX has no SiLU: exporters write Sigmoid and Mul",
+    "top.Split": "ONNX Split becomes one top.Slice per output, so each output keeps its ONNX name",
+    "top.Swish": "ONNX Swish is opset 24, beyond the supported opsets 7-21",
+    "top.Transpose": "PyTorch two-axis transpose; ONNX Transpose becomes top.Permute",
+    "top.View": "PyTorch view; ONNX Reshape becomes top.Reshape",
+}
+
+
+def frontend_strings() -> set[str]:
+    """Every string literal in tpudsl/frontend/*.py except dict keys (CONVERTERS is keyed by ONNX
+    op type, which often equals a Top op's short name): the Top ops the converters emit, as
+    `"top.X"` or as the short name `"X"` handed to a helper such as `m.unary("X")`."""
+    found: set[str] = set()
+    for path in (ROOT / "tpudsl/frontend").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        keys = {id(k) for d in ast.walk(tree) if isinstance(d, ast.Dict) for k in d.keys if k is not None}
+        found |= {n.value for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in keys}
+    return found
+
+
+def test_every_top_op_has_a_shape_rule():
+    missing = [op for op in TOP_OPS if SPECS[op].shape is None and op not in NO_SHAPE_RULE]
+    assert missing == [], f"Top ops without a shape rule (OpSpec shape=, tpudsl/dialects/shapes*.py): {missing}"
+
+
+def test_every_top_op_is_produced_by_the_frontend_or_listed():
+    strings = frontend_strings()
+    produced = {op for op in TOP_OPS if op in strings or op.removeprefix("top.") in strings}
+    missing = [op for op in TOP_OPS if op not in produced and op not in NOT_FROM_ONNX]
+    assert missing == [], (
+        f"Top ops no ONNX converter emits (add a converter in tpudsl/frontend/onnx_ops.py, or list the "
+        f"op in NOT_FROM_ONNX with the reason): {missing}")
+    stale = sorted(op for op in NOT_FROM_ONNX if op in produced or op not in SPECS)
+    assert stale == [], f"NOT_FROM_ONNX lists ops the frontend now emits, or that are not Top ops: {stale}"
+
+
+def test_every_top_op_is_named_by_a_test():
+    """Each Top op appears in a pytest file or a lit test, as "top.X", "X" (the interpreter tests'
+    tables) or an f-string `top.{...}` row key."""
+    text = "\n".join(p.read_text() for p in [*(ROOT / "tests").glob("*.py"), *(ROOT / "lit_tests").rglob("*.mlir")])
+    quoted = set(re.findall(r'"([A-Za-z0-9_.]+)"', text))
+    missing = [op for op in TOP_OPS if op not in quoted and op.removeprefix("top.") not in quoted]
+    assert missing == [], f"Top ops no test names (tests/test_interp_*.py, lit_tests/): {missing}"
+
+
+def test_every_converter_has_a_row_in_the_coverage_doc():
+    doc = (ROOT / "docs/onnx-coverage.md").read_text()
+    rows = set(re.findall(r"^\| ([A-Z]\w*) \| \d+ \|", doc, re.M))
+    missing = sorted(set(CONVERTERS) - rows)
+    assert missing == [], f"converters without a row in docs/onnx-coverage.md (run tests/onnx_node/report.py): {missing}"
+    stale = sorted(rows - set(CONVERTERS))
+    assert stale == [], f"docs/onnx-coverage.md has rows for ops without a converter: {stale}"
+
+
+def test_adding_an_op_names_every_table():
+    doc = (ROOT / "docs/adding-an-op.md").read_text()
+    for path in ("tpudsl/dialects/top.py", "tpudsl/dialects/shapes.py", "tpudsl/interp/table.py",
+                 "tpudsl/frontend/onnx_ops.py", "docs/onnx-coverage.md", "tests/onnx_node/skips.py",
+                 "tests/test_op_tables.py"):
+        assert path in doc, f"docs/adding-an-op.md does not name {path}"
+        assert (ROOT / path).exists(), f"docs/adding-an-op.md names {path}, which does not exist"
