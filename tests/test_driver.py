@@ -9,8 +9,9 @@ import os
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import ClassVar, Literal
 
 import pytest
@@ -61,9 +62,21 @@ class OptionsPass(ModulePass):
         op.attributes["test.options"] = StringAttr(repr(self))
 
 
+@dataclass(frozen=True)
+class Defined(registry.Registered):
+    """A registry entry for a pass class these tests define (real entries load theirs by module and class name)."""
+
+    module: str = __name__
+    cls: str = ""
+    factory: Callable[[], type[ModulePass]] = field(kw_only=True)
+
+    def load(self) -> type[ModulePass]:
+        return self.factory()
+
+
 @pytest.fixture
 def options_pass(monkeypatch):
-    monkeypatch.setitem(registry.PASSES, "test-options", lambda: OptionsPass)
+    monkeypatch.setitem(registry.PASSES, "test-options", Defined(factory=lambda: OptionsPass))
 
 
 def options_seen(out: str) -> str:
@@ -129,7 +142,7 @@ def test_passes_run_in_command_line_order_across_forms(good, monkeypatch, capsys
         return Recorder
 
     for label in ("a", "b", "c", "d"):
-        monkeypatch.setitem(registry.PASSES, label, lambda label=label: recorder(label))
+        monkeypatch.setitem(registry.PASSES, label, Defined(factory=lambda label=label: recorder(label)))
     status, _, _ = run([str(good), "--c", "-p", "a,d", "--b", "--pass-pipeline=builtin.module(a)"], capsys)
     assert status == 0
     assert ran == ["c", "a", "d", "b", "a"]
@@ -147,7 +160,7 @@ class BreakShapePass(ModulePass):
 
 
 def test_a_pass_that_breaks_the_ir_is_named_with_verify_each(good, monkeypatch, capsys):
-    monkeypatch.setitem(registry.PASSES, "test-break", lambda: BreakShapePass)
+    monkeypatch.setitem(registry.PASSES, "test-break", Defined(factory=lambda: BreakShapePass))
     status, out, err = run([str(good), "--test-break", "--dce", "--verify-each"], capsys)
     assert status == 1 and out == ""
     assert err.startswith(f"{good}:2:8: error: 'top.Relu' op \"relu\"")
@@ -172,7 +185,7 @@ class RejectPass(ModulePass):
 
 
 def test_a_pass_error_is_placed_at_the_op_it_names(good, monkeypatch, capsys):
-    monkeypatch.setitem(registry.PASSES, "test-reject", lambda: RejectPass)
+    monkeypatch.setitem(registry.PASSES, "test-reject", Defined(factory=lambda: RejectPass))
     status, out, err = run([str(good), "--test-reject"], capsys)
     assert (status, out, err) == (1, "", f"{good}:2:8: error: cannot handle this relu\n")
 
@@ -186,7 +199,7 @@ class CrashPass(ModulePass):
 
 
 def test_an_internal_error_is_one_line_with_exit_2_and_a_traceback_on_request(good, monkeypatch, capsys):
-    monkeypatch.setitem(registry.PASSES, "test-crash", lambda: CrashPass)
+    monkeypatch.setitem(registry.PASSES, "test-crash", Defined(factory=lambda: CrashPass))
     monkeypatch.delenv("TPUDSL_TRACEBACK", raising=False)
     status, out, err = run([str(good), "--test-crash"], capsys)
     assert (status, out) == (2, "")
@@ -213,7 +226,7 @@ class ReportingPass(ModulePass):
 
 
 def test_debug_only_pattern_application_logs_each_application_and_a_summary(good, monkeypatch, capsys):
-    monkeypatch.setitem(registry.PASSES, "test-report", lambda: ReportingPass)
+    monkeypatch.setitem(registry.PASSES, "test-report", Defined(factory=lambda: ReportingPass))
     status, out, err = run([str(good), "--test-report", "--debug-only=pattern-application"], capsys)
     assert status == 0 and '"top.Relu"' in out
     assert err.splitlines() == [
@@ -286,7 +299,7 @@ def test_the_console_script_and_the_checkout_script_run_the_same_driver(good):
 
 
 def test_the_pattern_log_is_off_again_after_a_run(good, monkeypatch, capsys):
-    monkeypatch.setitem(registry.PASSES, "test-report", lambda: ReportingPass)
+    monkeypatch.setitem(registry.PASSES, "test-report", Defined(factory=lambda: ReportingPass))
     run([str(good), "--test-report", "--debug-only=pattern-application"], capsys)
     assert not registry.PATTERN_LOG.enabled
     registry.PATTERN_LOG.applied("Later", "x")  # a pass run outside tpuc-opt afterwards
