@@ -56,13 +56,37 @@ def test_compare_tolerance_and_excepts(files):
 
 
 def test_compare_verbosity(files):
-    quiet = npz_tool("compare", files["same"], files["ref"]).stdout
-    assert "cosine" not in quiet and "2 compared: 2 EQUAL" in quiet  # no table without -v
-    assert "min_similarity = (1.000000, 1.000000, inf)" in quiet
+    quiet = npz_tool("compare", files["same"], files["ref"]).stdout.splitlines()
+    # One row per tensor in TPU-MLIR's form, whatever the verbosity.
+    assert quiet[1:3] == ["[x                               ]        EQUAL [PASSED]  (2, 3, 4) float32  max_abs_err 0",
+                          "[y                               ]        EQUAL [PASSED]  (2, 3, 4) float32  max_abs_err 0"]
+    assert quiet[3:8] == ["2 compared", "2 passed", "  2 equal, 0 close, 0 similar", "0 failed", "  0 not equal, 0 not similar"]
+    assert "min_similiarity = (1.000000, 1.000000, inf)" in quiet
     v = npz_tool("compare", files["noisy"], files["ref"], "-v").stdout
-    assert any(line.startswith("x ") and "SIMILAR" in line for line in v.splitlines())
+    assert any(line.startswith("[x ") and "  SIMILAR [PASSED]" in line for line in v.splitlines())
     vv = npz_tool("compare", files["flipped"], files["ref"], "-vv").stdout
     assert "worst elements of y:" in vv
+
+
+def test_compare_stats_int8_tensor(tmp_path):
+    # 10 values: three at 127, two at -128, one 0; |x| <= 8 for 0, 5, -8 and 3 (four).
+    q = np.array([127, 127, 127, -128, -128, 0, 5, -8, 3, 60], np.int8)
+    np.savez(tmp_path / "q.npz", q=q)
+    out = npz_tool("compare", tmp_path / "q.npz", tmp_path / "q.npz", "--stats_int8_tensor").stdout.splitlines()
+    at = out.index("int8 statistics of q:")
+    assert out[at + 1:at + 5] == ["    pos(x=127)    = 0.3000  [3/10]", "    neg(x=-128)   = 0.2000  [2/10]",
+                                  "    zeros(x=0)    = 0.1000  [1/10]", "    low(abs(x)<8) = 0.4000  [4/10]"]
+
+
+def test_int8_tensors_must_be_equal(tmp_path):
+    """TPU-MLIR's int8 rule: an int8 pair one unit apart is NOT_EQUAL (not CLOSE or SIMILAR)."""
+    q = np.arange(-100, 100, dtype=np.int8)
+    np.savez(tmp_path / "a.npz", q=q)
+    np.savez(tmp_path / "b.npz", q=q + np.int8(1))
+    proc = npz_tool("compare", tmp_path / "a.npz", tmp_path / "b.npz")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[1].startswith("[q                               ]    NOT_EQUAL [FAILED]")
+    assert "  1 not equal, 0 not similar" in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -71,6 +95,7 @@ def test_compare_verbosity(files):
         (["compare", "{ref}", "{missing}"], ["missing.npz", "No such file"]),
         (["compare", "{ref}", "{garbage}"], ["garbage.npz", "not an .npz"]),
         (["compare", "{ref}", "{ref}", "--tolerance", "0.9"], ["tolerance"]),
+        (["compare", "{ref}", "{ref}", "--tolerance", "0.99,1.5"], ["tolerance values must lie in [-1, 1]", "0.99,1.5"]),
         (["compare", "{ref}"], ["reference"]),
         (["dump", "{ref}", "nope"], ["no tensor 'nope'", "x, y"]),
         (["stats", "{dir}"], ["directory"]),
@@ -112,5 +137,5 @@ def test_non_numeric_tensors_compare_by_equality(tmp_path):
     np.savez(tmp_path / "b.npz", s=np.array(["a", "c"]), x=np.ones(3))
     proc = npz_tool("compare", tmp_path / "a.npz", tmp_path / "b.npz", "-vv")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert any(line.startswith("s ") and "NOT_SIMILAR" in line for line in proc.stdout.splitlines())
+    assert any(line.startswith("[s ") and "NOT_SIMILAR [FAILED]" in line for line in proc.stdout.splitlines())
     assert proc.stdout.strip().endswith("npz compare FAILED.")

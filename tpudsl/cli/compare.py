@@ -2,49 +2,74 @@
 
 A tensor pair gets one verdict, tried from strictest to loosest:
 
-  EQUAL        identical values (NaN positions counted as equal)
-  CLOSE        np.allclose with rtol = 10^-order (atol 1e-8) for some order 5, 4 or 3
+  EQUAL        identical values (NaN at the same places counts as equal)
+  NOT_EQUAL    an int8 pair that is not EQUAL: int8 tensors are exact or wrong (TPU-MLIR)
+  CLOSE        |t - r| <= 1e-8 + 10^-k |r| everywhere (np.allclose) for some order k = 5, 4 or 3
   SIMILAR      cosine > tol[0] and euclidean similarity > tol[1]
+  NOISE_LEVEL  not similar, but the reference is rounding noise of the op that computed it and the
+               target differs from it by no more than that noise (see `noise_floor`)
   NOT_SIMILAR  anything else, or NaN/inf in different places
   NOT_MATCH    element counts differ (shapes of equal size are reshaped and compared)
 
-The metrics are those of TPU-MLIR: cosine similarity; euclidean similarity
-1 - ||a-b|| / ||(a+b)/2||; SQNR in dB, 10*log10(var(signal) / var(noise)) with the second
-(reference) tensor as the signal and its zero elements removed. SQNR is reported, never gates.
-model_transform, model_deploy and the demo import `compare_dicts` and `format_report`.
+The measures are those of TPU-MLIR: cosine similarity; euclidean similarity
+1 - ||t-r|| / (||(t+r)/2|| + 1e-7); SQNR in dB, 10*log10(var(t) / var(t - r)) with the
+target as the signal, as TPU-MLIR's sqnr_similarity(target, reference) does. SQNR is reported,
+never gates.
+
+Speed: every element is read by one cheap exact check, |t - r| in the tensors' own float type
+(float32 for float32 pairs): its maximum gives EQUAL and the max abs error, and the allclose orders
+are checked on it. Only a tensor that is not EQUAL or CLOSE pays for the measures, which accumulate
+in float64 over blocks (no float64 copy of a whole tensor). No tensor is sampled or skipped.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 EQUAL = "EQUAL"
+NOT_EQUAL = "NOT_EQUAL"
 CLOSE = "CLOSE"
 SIMILAR = "SIMILAR"
+NOISE_LEVEL = "NOISE_LEVEL"
 NOT_SIMILAR = "NOT_SIMILAR"
 NOT_MATCH = "NOT_MATCH"
-PASSING = (EQUAL, CLOSE, SIMILAR)
+PASSING = (EQUAL, CLOSE, SIMILAR, NOISE_LEVEL)
 NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
 
 # allclose orders tried, strictest first; TPU-MLIR accepts order >= 3 as CLOSE.
 CLOSE_ORDERS = (5, 4, 3)
+CLOSE_ATOL = 1e-8
+
+# A reference tensor is rounding noise when every value is within NOISE_ULPS units of rounding
+# (the float type's epsilon) of the scale of the terms its op added up: float32 sums of terms near
+# 1 that cancel leave values near 1e-7, and 64 ulps leave room for long reductions. The target
+# passes when it differs from such a reference by no more than the same floor.
+NOISE_ULPS = 64
+
+# Measures accumulate in float64 over blocks of this many elements (a block stays in cache).
+BLOCK = 1 << 16
+
+Scale = float | Callable[[], float | None] | None
 
 
 @dataclass
 class Result:
-    """The verdict on one tensor pair, with the metrics that led to it."""
+    """The verdict on one tensor pair, with the measures that led to it."""
 
     name: str
     verdict: str
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
     cosine: float = math.nan
     euclid: float = math.nan
     sqnr: float = math.nan
     max_abs_error: float = math.nan
     close_order: int | None = None
+    noise_floor: float | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -71,19 +96,20 @@ class Report:
         return bool(self.results) and not self.failed
 
     def min_similarity(self) -> tuple[float, float, float]:
-        """Smallest (cosine, euclid, sqnr) over the compared tensors that have metrics."""
-        measured = [r for r in self.results if not math.isnan(r.cosine)]
-        if not measured:
-            return (math.nan, math.nan, math.nan)
+        """Smallest (cosine, euclid, sqnr) over the SIMILAR and NOT_SIMILAR tensors, from
+        (1, 1, inf), as TPU-MLIR counts them (EQUAL and CLOSE tensors are not measured)."""
+        # A NOISE_LEVEL tensor's cosine is that of rounding noise: it measures nothing.
+        measured = [r for r in self.results if r.verdict in (SIMILAR, NOT_SIMILAR) and not math.isnan(r.cosine)]
         return (
-            min(r.cosine for r in measured),
-            min(r.euclid for r in measured),
-            min(r.sqnr for r in measured),
+            min([1.0, *(r.cosine for r in measured)]),
+            min([1.0, *(r.euclid for r in measured)]),
+            min([math.inf, *(r.sqnr for r in measured)]),
         )
 
 
 def parse_tolerance(text: str) -> tuple[float, float]:
-    """'0.99,0.90' -> (0.99, 0.90); ValueError with a readable message otherwise."""
+    """'0.99,0.90' -> (0.99, 0.90); ValueError with a readable message otherwise. Both are
+    similarities, so each lies in [-1, 1]."""
     parts = text.split(",")
     try:
         values = tuple(float(p) for p in parts)
@@ -91,38 +117,87 @@ def parse_tolerance(text: str) -> tuple[float, float]:
         values = ()
     if len(values) != 2 or not all(math.isfinite(v) for v in values):
         raise ValueError(f"tolerance must be two numbers 'cos,euclid', got '{text}'")
+    if not all(-1.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"tolerance values must lie in [-1, 1] (they are similarities), got '{text}'")
     return values  # type: ignore[return-value]
+
+
+@dataclass
+class Measures:
+    cosine: float
+    euclid: float
+    sqnr: float
+
+
+def measures(target: np.ndarray, reference: np.ndarray) -> Measures:
+    """Cosine, euclidean similarity and SQNR of two finite tensors of equal size, accumulated in
+    float64 block by block. The variances of SQNR are combined per block around each block's mean
+    (Chan's formula), so a large mean does not cancel a small spread."""
+    t, r = np.ravel(target), np.ravel(reference)
+    tt = rr = tr = dd = ss = 0.0
+    signal, noise = _Moments(), _Moments()
+    for start in range(0, t.size, BLOCK):
+        a = t[start:start + BLOCK].astype(np.float64)
+        b = r[start:start + BLOCK].astype(np.float64)
+        d = a - b
+        s = a + b
+        tt += np.dot(a, a)
+        rr += np.dot(b, b)
+        tr += np.dot(a, b)
+        dd += np.dot(d, d)
+        ss += np.dot(s, s)
+        signal.add(a)
+        noise.add(d)
+    if tt == 0.0 or rr == 0.0:
+        cosine = 1.0 if tt == rr else 0.0
+    else:
+        cosine = float(tr / (math.sqrt(tt) * math.sqrt(rr)))
+    # 1e-7 keeps t = -r finite (and very negative), as TPU-MLIR does.
+    euclid = 1.0 - math.sqrt(dd) / (math.sqrt(ss) / 2 + 1e-7)
+    if signal.m2 == 0.0 or noise.m2 == 0.0:
+        sqnr = math.inf  # no signal or no noise variance, as in TPU-MLIR
+    else:
+        sqnr = float(10 * math.log10(signal.m2 / noise.m2))
+    return Measures(cosine, float(euclid), sqnr)
+
+
+class _Moments:
+    """Count, mean and sum of squared deviations of float64 blocks (Chan et al.'s combination)."""
+
+    def __init__(self) -> None:
+        self.n, self.mean, self.m2 = 0, 0.0, 0.0
+
+    def add(self, x: np.ndarray) -> None:
+        n = x.size
+        mean = float(x.mean())
+        centered = x - mean
+        m2 = float(np.dot(centered, centered))
+        total = self.n + n
+        delta = mean - self.mean
+        self.m2 += m2 + delta * delta * self.n * n / total
+        self.mean += delta * n / total
+        self.n = total
 
 
 def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine of the angle between the flattened tensors; 1 when both are zero, 0 when one is."""
-    a, b = a.ravel(), b.ravel()
-    norm_a, norm_b = np.linalg.norm(a), np.linalg.norm(b)
-    if norm_a == 0.0 or norm_b == 0.0:
-        return 1.0 if norm_a == norm_b else 0.0
-    return float(np.dot(a, b) / (norm_a * norm_b))
+    return measures(a, b).cosine
 
 
 def euclidean_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """1 - ||a-b|| / ||(a+b)/2||; the 1e-7 keeps a = -b finite (and very negative), as TPU-MLIR does."""
-    distance = np.linalg.norm((a - b).ravel())
-    mean_norm = np.linalg.norm(((a + b) / 2).ravel()) + 1e-7
-    return float(1.0 - distance / mean_norm)
+    """1 - ||a-b|| / (||(a+b)/2|| + 1e-7)."""
+    return measures(a, b).euclid
 
 
 def sqnr_db(target: np.ndarray, reference: np.ndarray) -> float:
-    """Signal-to-quantization-noise ratio of `target` against `reference` (the signal), in dB.
+    """Signal-to-quantization-noise ratio in dB: `target` is the signal, `target - reference` the
+    noise (TPU-MLIR's argument order)."""
+    return measures(target, reference).sqnr
 
-    Zeros of the reference are dropped first (they carry no signal); no noise or no signal
-    variance gives +inf, as in TPU-MLIR."""
-    keep = reference.ravel() != 0
-    signal = reference.ravel()[keep]
-    noise = signal - target.ravel()[keep]
-    signal_var = np.sum(np.square(signal - signal.mean())) if signal.size else 0.0
-    noise_var = np.sum(np.square(noise - noise.mean())) if noise.size else 0.0
-    if signal_var == 0 or noise_var == 0:
-        return math.inf
-    return float(10 * np.log10(signal_var / noise_var))
+
+def noise_floor(dtype: np.dtype, scale: float) -> float:
+    """The largest value (and error) that is rounding noise for an op whose terms are `scale` large."""
+    return NOISE_ULPS * float(np.finfo(dtype).eps) * scale
 
 
 def _nonfinite_notes(a: np.ndarray, b: np.ndarray) -> tuple[bool, list[str]]:
@@ -146,46 +221,127 @@ def compare_arrays(
     reference: np.ndarray,
     tolerance: tuple[float, float] = (0.99, 0.99),
     name: str = "",
+    scale: Scale = None,
 ) -> Result:
-    """Compare `target` with `reference` and give the verdict (see the module docstring)."""
+    """Compare `target` with `reference` and give the verdict (see the module docstring).
+
+    `scale`, when given, is the magnitude of the terms the op that computed the tensor added up
+    (or a function giving it, called only for a tensor the measures fail): a reference that is
+    rounding noise at that scale is judged by its absolute error instead of by cosine."""
     a, b = np.asarray(target), np.asarray(reference)
-    notes: list[str] = []
+    result = Result(name, NOT_SIMILAR, shape=a.shape, dtype=str(a.dtype))
     if a.dtype != b.dtype:
-        notes.append(f"dtype {a.dtype} vs {b.dtype}")
+        result.notes.append(f"dtype {a.dtype} vs {b.dtype}")
     if a.shape != b.shape:
         shapes = f"shape {_shape(a)} vs {_shape(b)}"
         if a.size != b.size:
-            return Result(name, NOT_MATCH, notes=[*notes, shapes])
-        notes.append(shapes + " (reshaped)")
+            result.verdict = NOT_MATCH
+            result.notes.append(shapes)
+            return result
+        result.notes.append(shapes + " (reshaped)")
         b = b.reshape(a.shape)
     if a.dtype.kind not in NUMERIC_KINDS or b.dtype.kind not in NUMERIC_KINDS:
-        # Strings or objects have no metrics: they are equal or they are not.
-        return Result(name, EQUAL if np.array_equal(a, b) else NOT_SIMILAR, notes=notes)
-    # float64 so that metrics of float16/int inputs neither overflow nor round.
-    a = a.astype(np.float64)
-    b = b.astype(np.float64)
-    nonfinite_agree, nonfinite = _nonfinite_notes(a, b)
-    notes += nonfinite
-    result = Result(name, NOT_SIMILAR, notes=notes)
-    if not nonfinite_agree:
+        # Strings or objects have no measures: they are equal or they are not.
+        result.verdict = EQUAL if np.array_equal(a, b) else NOT_SIMILAR
+        return result
+    if np.int8 in (a.dtype, b.dtype):
+        # TPU-MLIR's int8_tensor_close: quantized values are exact or wrong.
+        result.verdict = EQUAL if np.array_equal(a, b) else NOT_EQUAL
+        result.max_abs_error = _max_abs_diff(a, b)
+        return result
+    # The noise rule is for rounding: only a float pair has it (the coarser type's epsilon).
+    rounding = max((a.dtype, b.dtype), key=lambda t: np.finfo(t).eps) if a.dtype.kind == b.dtype.kind == "f" else None
+    work = np.result_type(a.dtype, b.dtype, np.float32)  # float32 stays float32; ints -> float64
+    a, b = a.astype(work, copy=False), b.astype(work, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.abs(a - b)
+    worst = float(diff.max()) if diff.size else 0.0
+    if not math.isfinite(worst):
+        # NaN or inf somewhere (or a difference too large for the type): the careful float64 path.
+        return _nonfinite(a, b, tolerance, result, _Noise(rounding, scale))
+    result.max_abs_error = worst
+    if worst == 0.0:
+        result.verdict = EQUAL
+        return result
+    order = _close_order(diff, b)
+    if order is not None:
+        result.verdict, result.close_order = CLOSE, order
+        return result
+    return _judge(a, b, tolerance, result, _Noise(rounding, scale))
+
+
+@dataclass
+class _Noise:
+    """What the noise rule needs: the float type that rounded, and the op's term scale."""
+
+    rounding: np.dtype | None
+    scale: Scale
+
+    def floor(self) -> tuple[float, float] | None:
+        """(floor, scale), or None when the rule does not apply (no float type, no finite scale)."""
+        if self.rounding is None or self.scale is None:
+            return None
+        value = self.scale() if callable(self.scale) else self.scale
+        if value is None or not math.isfinite(value):
+            return None
+        return noise_floor(self.rounding, value), value
+
+
+def _judge(a: np.ndarray, b: np.ndarray, tolerance: tuple[float, float], result: Result, noise: _Noise) -> Result:
+    """SIMILAR, NOISE_LEVEL or NOT_SIMILAR for finite tensors that are neither EQUAL nor CLOSE."""
+    m = measures(a, b)
+    result.cosine, result.euclid, result.sqnr = m.cosine, m.euclid, m.sqnr
+    if m.cosine > tolerance[0] and m.euclid > tolerance[1]:
+        result.verdict = SIMILAR
+        return result
+    rule = noise.floor()
+    if rule is not None:
+        floor, scale = rule
+        if float(np.max(np.abs(b))) <= floor and result.max_abs_error <= floor:
+            result.verdict, result.noise_floor = NOISE_LEVEL, floor
+            result.notes.append(f"reference and error <= noise floor {floor:.3g} ({NOISE_ULPS} ulp x op term scale {scale:.3g})")
+    return result
+
+
+def _close_order(diff: np.ndarray, b: np.ndarray) -> int | None:
+    """The strictest order k with |a-b| <= 1e-8 + 10^-k |b| everywhere (np.allclose), or None."""
+    magnitude = np.abs(b)
+    bound = np.empty_like(magnitude)
+    for order in CLOSE_ORDERS:
+        np.multiply(magnitude, 10.0**-order, out=bound)
+        bound += CLOSE_ATOL
+        if np.less_equal(diff, bound).all():
+            return order
+    return None
+
+
+def _nonfinite(a: np.ndarray, b: np.ndarray, tolerance: tuple[float, float], result: Result, noise: _Noise) -> Result:
+    """NaN and inf must sit at the same places (infs with the same sign); the finite rest is judged
+    in float64 like any tensor."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    agree, notes = _nonfinite_notes(a, b)
+    result.notes += notes
+    if not agree:
         return result
     finite = np.isfinite(a)
     fa, fb = a[finite], b[finite]
-    result.max_abs_error = float(np.max(np.abs(fa - fb))) if fa.size else 0.0
-    if np.array_equal(fa, fb):
+    diff = np.abs(fa - fb)
+    result.max_abs_error = float(diff.max()) if diff.size else 0.0
+    if result.max_abs_error == 0.0:
         result.verdict = EQUAL
-        result.cosine, result.euclid, result.sqnr = 1.0, 1.0, math.inf
         return result
-    result.cosine = cosine_similarity(fa, fb)
-    result.euclid = euclidean_similarity(fa, fb)
-    result.sqnr = sqnr_db(fa, fb)
-    for order in CLOSE_ORDERS:
-        if np.allclose(fa, fb, rtol=10.0**-order, atol=1e-8):
-            result.verdict, result.close_order = CLOSE, order
-            return result
-    if result.cosine > tolerance[0] and result.euclid > tolerance[1]:
-        result.verdict = SIMILAR
-    return result
+    order = _close_order(diff, fb)
+    if order is not None:
+        result.verdict, result.close_order = CLOSE, order
+        return result
+    return _judge(fa, fb, tolerance, result, noise)
+
+
+def _max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    if not a.size:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
 
 
 def compare_dicts(
@@ -193,11 +349,13 @@ def compare_dicts(
     reference: Mapping[str, np.ndarray],
     tolerance: tuple[float, float] = (0.99, 0.99),
     excepts: Sequence[str] = (),
+    scale_of: Callable[[str], float | None] | None = None,
 ) -> Report:
-    """Compare every tensor name present in both mappings (target order), except `excepts`."""
+    """Compare every tensor name present in both mappings (target order), except `excepts`.
+    `scale_of(name)`, when given, is the noise scale of a tensor (see `compare_arrays`)."""
     skip = set(excepts)
     results = [
-        compare_arrays(target[k], reference[k], tolerance, k)
+        compare_arrays(target[k], reference[k], tolerance, k, _scale_thunk(scale_of, k))
         for k in target
         if k in reference and k not in skip
     ]
@@ -207,6 +365,10 @@ def compare_dicts(
         only_in_reference=[k for k in reference if k not in target and k not in skip],
         excepted=[k for k in target if k in skip],
     )
+
+
+def _scale_thunk(scale_of: Callable[[str], float | None] | None, name: str) -> Scale:
+    return None if scale_of is None else (lambda: scale_of(name))
 
 
 def _shape(a: np.ndarray) -> str:
@@ -232,39 +394,51 @@ def _name_list(names: Sequence[str], everything: bool) -> str:
 
 
 def format_result(r: Result) -> str:
-    """One table row: name, verdict, cosine, euclidean similarity, SQNR, max abs error, notes."""
-    verdict = f"{r.verdict}(rtol=1e-{r.close_order})" if r.close_order else r.verdict
-    row = (
-        f"{r.name:<40} {verdict:<16} {_num(r.cosine):>10} {_num(r.euclid):>10} "
-        f"{_num(r.sqnr):>11} {_num(r.max_abs_error):>12}"
-    )
-    return row + ("  " + "; ".join(r.notes) if r.notes else "")
+    """One line per tensor: TPU-MLIR's `[name] VERDICT [PASSED]`, then shape and dtype (of the
+    target), the measures the verdict rests on, and notes."""
+    cells = [f"[{r.name:<32}] {r.verdict:>12} [{'PASSED' if r.passed else 'FAILED':>6}]", f"{r.shape} {r.dtype}"]
+    if r.close_order is not None:
+        cells.append(f"close order {r.close_order}")
+    if not math.isnan(r.cosine):
+        cells.append(f"cos {_num(r.cosine)} euclid {_num(r.euclid)} sqnr {_num(r.sqnr)}")
+    if not math.isnan(r.max_abs_error):
+        cells.append(f"max_abs_err {r.max_abs_error:.4g}")
+    return "  ".join(cells + r.notes)
 
 
-TABLE_HEADER = (
-    f"{'name':<40} {'verdict':<16} {'cosine':>10} {'euclid':>10} {'sqnr(dB)':>11} {'max_abs_err':>12}"
-)
+def _counts(report: Report) -> list[str]:
+    """TPU-MLIR's summary; NOISE_LEVEL and NOT_MATCH are added only when they occur."""
+    n = {v: 0 for v in (EQUAL, NOT_EQUAL, CLOSE, SIMILAR, NOISE_LEVEL, NOT_SIMILAR, NOT_MATCH)}
+    for r in report.results:
+        n[r.verdict] += 1
+    passed = f"  {n[EQUAL]} equal, {n[CLOSE]} close, {n[SIMILAR]} similar"
+    failed = f"  {n[NOT_EQUAL]} not equal, {n[NOT_SIMILAR]} not similar"
+    return [
+        f"{len(report.results)} compared",
+        f"{len(report.results) - len(report.failed)} passed",
+        passed + (f", {n[NOISE_LEVEL]} noise level" if n[NOISE_LEVEL] else ""),
+        f"{len(report.failed)} failed",
+        failed + (f", {n[NOT_MATCH]} not match" if n[NOT_MATCH] else ""),
+    ]
 
 
-def format_report(report: Report, verbose: int = 0, tolerance: tuple[float, float] | None = None) -> list[str]:
-    """The report as lines: rows (all with verbose >= 1, failures only otherwise), one-sided
-    names, the minimum similarities and the PASSED/FAILED line."""
-    rows = report.results if verbose >= 1 else report.failed
-    lines = [TABLE_HEADER, *(format_result(r) for r in rows)] if rows else []
+def format_report(report: Report, verbose: int = 0, only_failed: bool = False,
+                  files: tuple[str, str] | None = None) -> list[str]:
+    """The report as lines: one per tensor (failures only with `only_failed`), one-sided names,
+    the counts, `min_similiarity` (TPU-MLIR's spelling, which scripts grep for), the two files and
+    the PASSED/FAILED line."""
+    rows = report.failed if only_failed else report.results
+    lines = [format_result(r) for r in rows]
     for where, names in (("target", report.only_in_target), ("reference", report.only_in_reference)):
         if names:
             lines.append(f"only in {where} ({len(names)}): " + _name_list(names, everything=verbose >= 1))
     if report.excepted and verbose >= 1:
         lines.append("excepted: " + ", ".join(report.excepted))
-    counts = {v: 0 for v in (EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH)}
-    for r in report.results:
-        counts[r.verdict] += 1
-    lines.append(
-        f"{len(report.results)} compared: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-        + (f" (tolerance cos > {tolerance[0]}, euclid > {tolerance[1]})" if tolerance else "")
-    )
+    lines += _counts(report)
     cos, euclid, sqnr = report.min_similarity()
-    lines.append(f"min_similarity = ({_num(cos)}, {_num(euclid)}, {_num(sqnr)})")
+    lines.append(f"min_similiarity = ({_num(cos)}, {_num(euclid)}, {_num(sqnr)})")
+    if files:
+        lines += [f"Target    {files[0]}", f"Reference {files[1]}"]
     if not report.results:
         lines.append("no tensor name is in both files")
     lines.append("npz compare PASSED." if report.passed else "npz compare FAILED.")

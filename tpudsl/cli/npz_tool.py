@@ -1,6 +1,7 @@
 """npz_tool: compare, dump and summarize .npz tensor files (TPU-MLIR's npz_tool.py).
 
   npz_tool compare TARGET.npz REFERENCE.npz [--tolerance 0.99,0.99] [--excepts a,b] [-v|-vv]
+                   [--stats_int8_tensor]
   npz_tool dump A.npz [NAME]
   npz_tool stats A.npz
 
@@ -66,9 +67,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if a.size == b.size and a.size and a.dtype.kind in NUMERIC_KINDS and b.dtype.kind in NUMERIC_KINDS:
                 print(f"worst elements of {r.name}:")
                 print("\n".join(_worst_elements(a, b)))
-    for line in format_report(report, args.verbose, tolerance):
+    if args.stats_int8_tensor:
+        for r in report.results:
+            if target[r.name].dtype == np.int8:
+                print(f"int8 statistics of {r.name}:")
+                print("\n".join(_int8_stats(target[r.name])))
+    print(f"tolerance: cos > {tolerance[0]}, euclid > {tolerance[1]}")
+    for line in format_report(report, args.verbose, files=(args.target, args.reference)):
         print(line)
     return 0 if report.passed else 1
+
+
+def _int8_stats(a: np.ndarray) -> list[str]:
+    """TPU-MLIR's saturation statistics of an int8 tensor: how many values sit at 127, -128, 0, |x| <= 8."""
+    counts = (("pos(x=127)   ", a == 127), ("neg(x=-128)  ", a == -128), ("zeros(x=0)   ", a == 0),
+              ("low(abs(x)<8)", np.abs(a.astype(np.int16)) <= 8))
+    return [f"    {what} = {int(m.sum()) / a.size:.4f}  [{int(m.sum())}/{a.size}]" for what, m in counts]
 
 
 def _describe(name: str, a: np.ndarray) -> str:
@@ -122,7 +136,10 @@ def build_parser() -> CliArgumentParser:
     compare.add_argument("reference", help="reference npz")
     compare.add_argument("--tolerance", default="0.99,0.99", help="minimum cosine,euclidean similarity (default 0.99,0.99)")
     compare.add_argument("--excepts", "--except", default="", help="comma-separated tensor names to skip")
-    compare.add_argument("-v", "--verbose", action="count", default=0, help="-v: every tensor; -vv: worst elements of failures")
+    compare.add_argument("-v", "--verbose", action="count", default=0,
+                         help="-v: every one-sided and excepted name; -vv: worst elements of failures")
+    compare.add_argument("--stats_int8_tensor", action="store_true",
+                         help="saturation statistics (127, -128, 0, |x| <= 8) of each int8 target tensor")
     compare.set_defaults(run=cmd_compare)
 
     dump = sub.add_parser("dump", help="print tensors (one in full when NAME is given)")
