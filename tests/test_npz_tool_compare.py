@@ -186,8 +186,8 @@ def test_report_lines():
         "Reference r.npz",
         "npz compare FAILED.",
     ]
-    only_failures = C.format_report(C.compare_dicts(t, r), only_failed=True)
-    assert [line for line in only_failures if line.startswith("[")] == [lines[2]]
+    brief = C.format_report(C.compare_dicts(t, r), brief=True)
+    assert [line for line in brief if line.startswith("[")] == [lines[2]]
 
 
 @pytest.mark.parametrize("text", ["0.9", "a,b", "0.9,0.8,0.7", ""])

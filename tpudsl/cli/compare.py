@@ -422,12 +422,12 @@ def _counts(report: Report) -> list[str]:
     ]
 
 
-def format_report(report: Report, verbose: int = 0, only_failed: bool = False,
+def format_report(report: Report, verbose: int = 0, brief: bool = False,
                   files: tuple[str, str] | None = None) -> list[str]:
-    """The report as lines: one per tensor (failures only with `only_failed`), one-sided names,
-    the counts, `min_similiarity` (TPU-MLIR's spelling, which scripts grep for), the two files and
-    the PASSED/FAILED line."""
-    rows = report.failed if only_failed else report.results
+    """The report as lines: one per tensor (with `brief`, only those that failed or passed as
+    NOISE_LEVEL: the verdicts a reader must see), one-sided names, the counts, `min_similiarity`
+    (TPU-MLIR's spelling, which scripts grep for), the two files and the PASSED/FAILED line."""
+    rows = [r for r in report.results if not brief or not r.passed or r.verdict == NOISE_LEVEL]
     lines = [format_result(r) for r in rows]
     for where, names in (("target", report.only_in_target), ("reference", report.only_in_reference)):
         if names:
