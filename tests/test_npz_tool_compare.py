@@ -203,3 +203,27 @@ def test_long_one_sided_lists_are_shortened_unless_verbose():
     assert short == "only in reference (20): t0, t1, t2, t3, t4, t5, t6, t7, ... (12 more; -v lists all)"
     full = next(line for line in C.format_report(report, verbose=1) if line.startswith("only in reference"))
     assert full.endswith("t18, t19")
+
+
+def test_tensors_of_several_blocks():
+    """Tensors larger than a block (C.BLOCK elements): measures against whole-array float64 formulas,
+    CLOSE orders against np.allclose, and a NaN or a bad value in the last block still seen."""
+    n = 3 * C.BLOCK + 5
+    rng = np.random.default_rng(7)
+    ref = (100 + rng.standard_normal(n)).astype(np.float32)  # a large mean: SQNR's variances must not cancel
+    target = (ref + 0.5 * rng.standard_normal(n)).astype(np.float32)
+    r = C.compare_arrays(target, ref, (0.9, 0.9))
+    t64, r64 = target.astype(np.float64), ref.astype(np.float64)
+    assert r.cosine == pytest.approx(t64 @ r64 / np.linalg.norm(t64) / np.linalg.norm(r64), abs=1e-12)
+    assert r.euclid == pytest.approx(1 - np.linalg.norm(t64 - r64) / (np.linalg.norm((t64 + r64) / 2) + 1e-7), abs=1e-12)
+    assert r.sqnr == pytest.approx(10 * np.log10(np.var(t64) / np.var(t64 - r64)), rel=1e-9)
+    assert r.max_abs_error == float(np.abs(t64 - r64).max())
+    for order in (5, 4, 3):
+        close = ref * np.float32(1 + 0.5 * 10.0**-order)
+        want = next(k for k in (5, 4, 3) if np.allclose(close, ref, rtol=10.0**-k, atol=1e-8))
+        assert C.compare_arrays(close, ref).close_order == want == order
+    late = ref.copy()
+    late[-1] = np.nan
+    assert C.compare_arrays(late, ref).verdict == C.NOT_SIMILAR
+    late[-1] = -ref[-1]  # one element of 200k: CLOSE no more, SIMILAR by the measures
+    assert C.compare_arrays(late, ref).verdict == C.SIMILAR
