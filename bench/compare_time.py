@@ -1,12 +1,13 @@
 """The comparison's cost against the two runs it compares (issue 9).
 
-    .venv/bin/python bench/compare_time.py [--models resnet18,mobilenetv2,vit_layer] [--no-write]
+    .venv/bin/python bench/compare_time.py [--models resnet18,mobilenetv2,vit_layer] [--runs 3] [--no-write]
 
 For each model of tests/models, runs model_transform in-process with a --test_input (random normal
 input, seed 0) and reads the times it prints on stderr: the Top interpreter, onnxruntime, and the
 comparison of every common tensor (with the noise scales). Then times `npz_tool compare` of the two
 npz files model_transform wrote (reading both files included). Reports
-compare / (interpreter + onnxruntime) for both; the issue's target is below 0.5.
+compare / (interpreter + onnxruntime) for both, the median over --runs runs (wall times stretch
+with the load of other jobs on a shared machine); the issue's target is below 0.5.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import contextlib  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
+import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -68,6 +70,7 @@ def one_model(name: str, work: Path) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="compare_time_"))
@@ -75,18 +78,20 @@ def main() -> int:
     load = os.getloadavg()
     rows = []
     for name in names:
-        r = one_model(name, work)
-        runs = r["interp"] + r["ort"]
-        rows.append(f"| {name} | {r['tensors']} | {r['elements'] / 1e6:.1f} M | {r['interp']:.2f} | {r['ort']:.2f} | "
-                    f"{r['compare']:.2f} | **{r['compare'] / runs:.2f}** | {r['npz_tool']:.2f} | **{r['npz_tool'] / runs:.2f}** |"
-                    + ("" if r["rc"] == 0 else " (compare FAILED)"))
+        all_runs = [one_model(name, work) for _ in range(args.runs)]
+        r = {k: statistics.median(run[k] for run in all_runs) for k in all_runs[0]}
+        ratio = {k: statistics.median(run[k] / (run["interp"] + run["ort"]) for run in all_runs) for k in ("compare", "npz_tool")}
+        rows.append(f"| {name} | {r['tensors']:.0f} | {r['elements'] / 1e6:.1f} M | {r['interp']:.2f} | {r['ort']:.2f} | "
+                    f"{r['compare']:.2f} | **{ratio['compare']:.2f}** | {r['npz_tool']:.2f} | **{ratio['npz_tool']:.2f}** |"
+                    + ("" if all(run["rc"] == 0 for run in all_runs) else " (compare FAILED)"))
         print(rows[-1], flush=True)
     text = "\n".join([
         "## compare_time: the comparison against the two runs it compares",
         "",
-        f"Command: `.venv/bin/python bench/compare_time.py --models {args.models}` ({time.strftime('%Y-%m-%d %H:%M')}; "
+        f"Command: `.venv/bin/python bench/compare_time.py --models {args.models} --runs {args.runs}` ({time.strftime('%Y-%m-%d %H:%M')}; "
         f"one thread; `uptime` load average {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} on {os.cpu_count()} cores shared with other jobs).",
-        "Seconds from model_transform's own step times; npz_tool compare timed in-process, reading both files included.",
+        "Seconds (medians of the runs) from model_transform's own step times; npz_tool compare timed in-process,",
+        "reading both files included. Ratios: median over the runs of compare / (interpreter + onnxruntime).",
         "",
         "| model | tensors compared | elements | interpreter s | onnxruntime s | compare s | compare / runs | npz_tool compare s | npz_tool / runs |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -131,27 +131,29 @@ class Measures:
 
 def measures(target: np.ndarray, reference: np.ndarray) -> Measures:
     """Cosine, euclidean similarity and SQNR of two finite tensors of equal size, accumulated in
-    float64 block by block (in buffers reused for every block: no float64 copy of a whole tensor).
-    The variances of SQNR are combined per block around each block's mean (Chan's formula), so a
-    large mean does not cancel a small spread."""
+    float64 block by block, in buffers reused for every block (no float64 copy of a whole tensor).
+
+    Sums that could cancel are formed directly when they would: ||t+r||^2 = tt + rr + 2tr unless
+    t and r point apart, and a block's spread sum(x^2) - n mean^2 unless the mean dominates it.
+    Blocks are combined by Chan's formula, so a large mean does not cancel a small spread."""
     t, r = np.ravel(target), np.ravel(reference)
     tt = rr = tr = dd = ss = 0.0
     signal, noise = _Moments(), _Moments()
-    buffers = np.empty((5, min(BLOCK, t.size)))
+    buffers = np.empty((4, min(BLOCK, t.size)))
     for start in range(0, t.size, BLOCK):
         n = min(BLOCK, t.size - start)
-        a, b, d, s, scratch = buffers[:, :n]
+        a, b, d, scratch = buffers[:, :n]
         np.copyto(a, t[start:start + n])
         np.copyto(b, r[start:start + n])
         np.subtract(a, b, out=d)
-        np.add(a, b, out=s)
-        tt += _dot(a, a)
-        rr += _dot(b, b)
-        tr += _dot(a, b)
-        dd += _dot(d, d)
-        ss += _dot(s, s)
-        signal.add(a, scratch)
-        noise.add(d, scratch)
+        block_tt, block_rr, block_tr, block_dd = _dot(a, a), _dot(b, b), _dot(a, b), _dot(d, d)
+        block_ss = block_tt + block_rr + 2 * block_tr
+        if block_ss < 0.25 * (block_tt + block_rr):  # t and r point apart: add them first
+            np.add(a, b, out=scratch)
+            block_ss = _dot(scratch, scratch)
+        tt, rr, tr, dd, ss = tt + block_tt, rr + block_rr, tr + block_tr, dd + block_dd, ss + block_ss
+        signal.add(a, block_tt, scratch)
+        noise.add(d, block_dd, scratch)
     if tt == 0.0 or rr == 0.0:
         cosine = 1.0 if tt == rr else 0.0
     else:
@@ -177,11 +179,14 @@ class _Moments:
     def __init__(self) -> None:
         self.n, self.mean, self.m2 = 0, 0.0, 0.0
 
-    def add(self, x: np.ndarray, scratch: np.ndarray) -> None:
+    def add(self, x: np.ndarray, sum_sq: float, scratch: np.ndarray) -> None:
+        """Add block `x`, whose sum of squares is `sum_sq`."""
         n = x.size
         mean = float(x.sum()) / n
-        np.subtract(x, mean, out=scratch)
-        m2 = float(_dot(scratch, scratch))
+        m2 = sum_sq - n * mean * mean
+        if n * mean * mean > 0.5 * sum_sq:  # the mean dominates: center the block first
+            np.subtract(x, mean, out=scratch)
+            m2 = _dot(scratch, scratch)
         total = self.n + n
         delta = mean - self.mean
         self.m2 += m2 + delta * delta * self.n * n / total
