@@ -139,3 +139,25 @@ def test_non_numeric_tensors_compare_by_equality(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert any(line.startswith("[s ") and "NOT_SIMILAR [FAILED]" in line for line in proc.stdout.splitlines())
     assert proc.stdout.strip().endswith("npz compare FAILED.")
+
+
+def test_fuzzy_match_pairs_tensors_of_other_names(tmp_path):
+    """--fuzzy_match (TPU-MLIR): a is equal to q; b is p with 0.3% noise (cos and euclid > 0.99; cos
+    checked here with the formula); c has no reference of its shape, so it matches nothing and fails."""
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 8)), rng.standard_normal((4, 8))
+    noisy = y + 0.003 * rng.standard_normal(y.shape)
+    np.savez(tmp_path / "t.npz", a=x, b=noisy)
+    np.savez(tmp_path / "r.npz", p=y, q=x, r=np.ones(3))
+    ok = npz_tool("compare", tmp_path / "t.npz", tmp_path / "r.npz", "--fuzzy_match")
+    cos = float(noisy.ravel() @ y.ravel() / np.linalg.norm(noisy) / np.linalg.norm(y))
+    assert ok.returncode == 0, ok.stdout
+    lines = ok.stdout.splitlines()
+    assert lines[0] == "find max_cos:1.000000, max_euc:1.000000 for a (reference q)"
+    assert lines[1].startswith(f"find max_cos:{cos:.6f}, ") and lines[1].endswith(" for b (reference p)")
+    assert lines[-1] == "npz compare PASSED."
+    np.savez(tmp_path / "t.npz", a=x, c=np.ones(5))
+    bad = npz_tool("compare", tmp_path / "t.npz", tmp_path / "r.npz", "--fuzzy_match")
+    assert bad.returncode == 1
+    assert "find max_cos:0.000000, max_euc:0.000000 for c (no reference of shape [5])" in bad.stdout
+    assert bad.stdout.splitlines()[-2:] == ["min_similiarity = (0.000000, 0.000000)", "npz compare FAILED."]

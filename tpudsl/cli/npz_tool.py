@@ -1,7 +1,7 @@
 """npz_tool: compare, dump and summarize .npz tensor files (TPU-MLIR's npz_tool.py).
 
   npz_tool compare TARGET.npz REFERENCE.npz [--tolerance 0.99,0.99] [--excepts a,b] [-v|-vv]
-                   [--stats_int8_tensor]
+                   [--stats_int8_tensor] [--fuzzy_match]
   npz_tool dump A.npz [NAME]
   npz_tool stats A.npz
 
@@ -52,6 +52,8 @@ def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
 
     try:
@@ -59,6 +61,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise TpudslError(str(e)) from None
     target, reference = load_npz(args.target), load_npz(args.reference)
+    if args.fuzzy_match:
+        return _fuzzy_match(target, reference, tolerance)
     report = compare_dicts(target, reference, tolerance, _split_names(args.excepts))
     if args.verbose >= 2:
         # Before the report, so that the verdict stays the last line.
@@ -78,10 +82,41 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def _fuzzy_match(target: dict[str, np.ndarray], reference: dict[str, np.ndarray], tolerance: tuple[float, float]) -> int:
+    """TPU-MLIR's --fuzzy_match, for files whose names differ (another framework's): each target tensor
+    is matched with the reference tensor of its shape that has the highest cosine (an equal one ends
+    the search, as cosine and euclid 1); passes when the worst match reaches both tolerances. A target
+    tensor with no numeric reference of its shape matches nothing (0, 0), as in TPU-MLIR."""
+    import numpy as np
+
+    from tpudsl.cli.compare import NUMERIC_KINDS, measures
+
+    worst_cos, worst_euclid = 1.0, 1.0
+    for name, a in target.items():
+        best: tuple[float, float, str] | None = None
+        for ref_name, b in reference.items():
+            if b.shape != a.shape or a.dtype.kind not in NUMERIC_KINDS or b.dtype.kind not in NUMERIC_KINDS:
+                continue
+            if np.array_equal(a, b):
+                best = (1.0, 1.0, ref_name)
+                break
+            m = measures(a, b)
+            if best is None or m.cosine > best[0]:  # a NaN cosine (NaN or inf in the data) never wins
+                best = (m.cosine, m.euclid, ref_name)
+        cos, euclid, match = best or (0.0, 0.0, "")
+        print(f"find max_cos:{cos:.6f}, max_euc:{euclid:.6f} for {name}" + (f" (reference {match})" if match else
+                                                                        f" (no reference of shape {list(a.shape)})"))
+        worst_cos, worst_euclid = min(worst_cos, cos), min(worst_euclid, euclid)
+    passed = bool(target) and worst_cos >= tolerance[0] and worst_euclid >= tolerance[1]
+    print(f"min_similiarity = ({worst_cos:.6f}, {worst_euclid:.6f})")
+    print("npz compare PASSED." if passed else "npz compare FAILED.")
+    return 0 if passed else 1
+
+
 def _int8_stats(a: np.ndarray) -> list[str]:
     """TPU-MLIR's saturation statistics of an int8 tensor: how many values sit at 127, -128, 0, |x| <= 8."""
     counts = (("pos(x=127)   ", a == 127), ("neg(x=-128)  ", a == -128), ("zeros(x=0)   ", a == 0),
-              ("low(abs(x)<8)", np.abs(a.astype(np.int16)) <= 8))
+              ("low(abs(x)<8)", abs(a.astype("int16")) <= 8))
     return [f"    {what} = {int(m.sum()) / a.size:.4f}  [{int(m.sum())}/{a.size}]" for what, m in counts]
 
 
@@ -138,6 +173,8 @@ def build_parser() -> CliArgumentParser:
     compare.add_argument("--excepts", "--except", default="", help="comma-separated tensor names to skip")
     compare.add_argument("-v", "--verbose", action="count", default=0,
                          help="-v: every one-sided and excepted name; -vv: worst elements of failures")
+    compare.add_argument("--fuzzy_match", action="store_true",
+                         help="names differ: match each target tensor with the most similar reference tensor of its shape")
     compare.add_argument("--stats_int8_tensor", action="store_true",
                          help="saturation statistics (127, -128, 0, |x| <= 8) of each int8 target tensor")
     compare.set_defaults(run=cmd_compare)
