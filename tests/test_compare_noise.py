@@ -126,6 +126,25 @@ def test_term_scales_follow_each_op_row():
     assert term_scales(mod.main_func(), {}, {}, {})("d") is None  # no reference value for an operand
 
 
+def test_term_scale_of_a_sum_with_coefficients():
+    """Add with coeff [2, -3] adds 2a and -3b: the terms are 2 max|a| and 3 max|b| large; SubConst's
+    terms are its input and its constant."""
+    from tpudsl.dialects import make_context
+    from tpudsl.ir.parser import parse_module
+
+    text = """func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = "top.Input"(%arg0) : (tensor<4xf32>) -> tensor<4xf32> loc("a")
+      %1 = "top.Input"(%arg1) : (tensor<4xf32>) -> tensor<4xf32> loc("b")
+      %2 = "top.Add"(%0, %1) {coeff = [2.000000e+00, -3.000000e+00]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("s")
+      %3 = "top.SubConst"(%2) {const_val = -2.500000e+01 : f64} : (tensor<4xf32>) -> tensor<4xf32> loc("c")
+      return %3 : tensor<4xf32>
+    }"""
+    func = next(iter(parse_module(text, "t.mlir", make_context()).ops))
+    values = {"a": np.float32([1, -5, 2, 0]), "b": np.float32([0.5, 1, -2, 1]), "s": np.float32([1, -13, 10, -3])}
+    assert term_scales(func, values)("s") == pytest.approx(max(2 * 5, 3 * 2))
+    assert term_scales(func, values)("c") == pytest.approx(25)
+
+
 def run_transform(tmp_path, monkeypatch, model, x, capsys):
     onnx.save(model, tmp_path / "m.onnx")
     np.savez(tmp_path / "in.npz", x=x)
