@@ -124,6 +124,8 @@ def parse_tolerance(text: str) -> tuple[float, float]:
 
 @dataclass
 class Measures:
+    """The similarity measures of a tensor pair (TPU-MLIR's cosine, euclid and sqnr)."""
+
     cosine: float
     euclid: float
     sqnr: float
