@@ -136,7 +136,7 @@ def _compare(ours, reference, args, tolerance, outputs: list[str]) -> None:
     names = list(ours) if args.compare_all else outputs
     excepts = [n for n in (args.excepts or "").split(",") if n]
     report = compare_dicts({k: ours[k] for k in names if k in ours}, reference, tolerance, excepts)
-    print("\n".join(format_report(report, verbose=0, tolerance=tolerance)))
+    print("\n".join(format_report(report, brief=True)))
     if not report.results:
         raise TpudslError("Tpu check failed: no tensor of the Tpu module is in the reference")
     if not report.passed:
