@@ -298,6 +298,10 @@ MATCHES: dict[str, Step] = {
     "ScalarWeightToConst": step_scalar_binary,
     "FoldMulConstOne": step_mulconst_one,
 }
+# Patterns that change values on purpose, each checked by its own property instead of "keeps values".
+ELSEWHERE = {
+    "RemoveTpuCastRoundTrip": "tests/test_tpu_cast_round_trip.py: restores F32 precision, never further from it",
+}
 # Surroundings: the generic steps (which return False when they do not apply) and near misses.
 SURROUNDINGS: dict[str, Step] = {**STEPS, "cast_chain": step_cast_chain, "relu": step_relu}
 
@@ -376,7 +380,7 @@ def check_rewrite(generated: GeneratedModule, pass_name: str, seed: int) -> Coun
     return fired
 
 
-@pytest.mark.parametrize("pattern", sorted(PATTERN_PASSES))
+@pytest.mark.parametrize("pattern", sorted(set(PATTERN_PASSES) - set(ELSEWHERE)))
 def test_pattern_keeps_values_and_fires(pattern: str):
     """The pattern's match in random surroundings, rewritten by its pass or canonicalize."""
     assert pattern in MATCHES, (

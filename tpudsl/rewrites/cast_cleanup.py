@@ -3,7 +3,12 @@
 * Cast(x: A -> A) is x.
 * Cast(Cast(x: A -> B) -> A) is x when every value of A is exactly representable in B (the first
   cast is exact, so the second gives x back): f16 -> f32 -> f16, bf16 -> f32 -> bf16.
-  f32 -> f16 -> f32 rounds (and overflows) in the middle, so that pair stays."""
+  f32 -> f16 -> f32 rounds (and overflows) in the middle, so that pair stays at Top: it is the
+  model's own arithmetic.
+* At the Tpu level the casts are the compiler's, not the model's: tpu.Cast(tpu.Cast(x: A -> B) -> A)
+  is x for any float types. A round trip through a narrower type only loses precision and range
+  (the DragGAN port's F32 -> F16 -> F32 pair between two F32 ops overflowed), so removing it
+  brings the value back to what the F32 ops compute: never further from it than before."""
 
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ def holds_exactly(narrow: Attribute, wide: Attribute) -> bool:
 
 
 class RemoveNoopCast(TopPattern):
-    ops = ("top.Cast",)
+    ops = ("top.Cast", "tpu.Cast")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.operands[0].type == op.results[0].type:
@@ -59,7 +64,22 @@ class RemoveRoundTripCast(TopPattern):
                 erase_if_dead(rewriter, [inner.results[0]])
 
 
-PATTERNS = (RemoveNoopCast, RemoveRoundTripCast)
+class RemoveTpuCastRoundTrip(TopPattern):
+    ops = ("tpu.Cast",)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        inner = producer(op.operands[0], "tpu.Cast")
+        if inner is None:
+            return
+        source = inner.operands[0]
+        if source.type == op.results[0].type and all(
+            isinstance(t, TensorType) and type(t.element_type) in _FLOAT_BITS for t in (source.type, op.operands[0].type)
+        ):
+            if replace(rewriter, op, [], [source]):
+                erase_if_dead(rewriter, [inner.results[0]])
+
+
+PATTERNS = (RemoveNoopCast, RemoveRoundTripCast, RemoveTpuCastRoundTrip)
 
 
 @dataclass(frozen=True)
