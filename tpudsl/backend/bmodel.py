@@ -1,0 +1,240 @@
+"""The .bmodel container: a header, the coefficient blob, the command stream and debug info.
+
+The layout is written down field by field in docs/bmodel.md; in short:
+
+    preamble   magic b"TPUDSLBM", version u32, section count u32            16 bytes
+    table      per section: kind u32, crc32 u32, offset u64, length u64     24 bytes each
+    table crc  crc32 of preamble + table, u32, then zero padding to 64
+    sections   header (canonical JSON), coeffs, commands, debug (canonical JSON or empty),
+               each starting at a multiple of ALIGN, zero padding between them
+
+Every byte is checked on read: the magic, the version, the table's checksum, each section's
+CRC32, the padding (zeros) and the file's length (it ends where the last section ends). So a
+truncated, flipped or foreign file is one clear error naming the section, never a wrong model.
+JSON is written canonically (sorted keys, no spaces, ASCII), and the header is validated against
+HEADER_SCHEMA both when written and when read. No pickle: a .bmodel never runs code when read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+from tpudsl.backend.chips import CHIPS, MODES
+from tpudsl.ir.diagnostics import TpudslError
+
+MAGIC = b"TPUDSLBM"
+VERSION = 1
+ALIGN = 64  # every section starts at a multiple of 64 bytes (a DMA burst of the smallest chip)
+SECTIONS = ("header", "coeffs", "commands", "debug")  # in file order; kind = index + 1
+_PREAMBLE = struct.Struct("<8sII")  # magic, version, section count
+_ENTRY = struct.Struct("<IIQQ")  # kind, crc32, offset, length
+_TABLE_CRC = struct.Struct("<I")
+TABLE_END = _PREAMBLE.size + len(SECTIONS) * _ENTRY.size + _TABLE_CRC.size
+FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN
+
+DTYPES = ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32")
+# The header's keys and the Python types of their values ("tensor" and "tensors" are the
+# entries of inputs/outputs). Keys in OPTIONAL may be absent; every other key is required.
+TENSOR_SCHEMA: dict[str, str] = {
+    "name": "str", "shape": "dims", "dtype": "dtype", "scale": "number", "zero_point": "int", "address": "count",
+}
+HEADER_SCHEMA: dict[str, str] = {
+    "network": "str",
+    "chip": "chip",
+    "mode": "mode",
+    "inputs": "tensors",
+    "outputs": "tensors",
+    "coeff_mem_bytes": "count",
+    "activation_mem_bytes": "count",
+    "gdma_count": "count",
+    "bdc_count": "count",
+    "estimated_cycles": "count",
+}
+OPTIONAL = frozenset({"estimated_cycles"})
+
+
+@dataclass
+class Bmodel:
+    header: dict
+    coeffs: bytes
+    commands: bytes
+    debug: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_value(where: str, kind: str, v: object) -> None:
+    ok: bool
+    if kind == "str":
+        ok = isinstance(v, str) and v != ""
+    elif kind == "int":
+        ok = _is_int(v)
+    elif kind == "count":
+        ok = _is_int(v) and v >= 0
+    elif kind == "number":
+        ok = (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+    elif kind == "dims":
+        ok = isinstance(v, list) and all(_is_int(d) and d >= 0 for d in v)
+    elif kind == "dtype":
+        ok = v in DTYPES
+    elif kind == "chip":
+        ok = v in CHIPS
+    elif kind == "mode":
+        ok = v in MODES
+    elif kind == "tensors":
+        if not isinstance(v, list):
+            raise TpudslError(f"bmodel header: '{where}' must be a list of tensors, got {type(v).__name__}")
+        for i, t in enumerate(v):
+            _check_dict(f"{where}[{i}]", t, TENSOR_SCHEMA, frozenset())
+        return
+    else:  # a schema entry without a check is a bug here, not bad input
+        raise AssertionError(f"no check for kind {kind}")
+    if not ok:
+        expected = {"dtype": f"one of {', '.join(DTYPES)}", "chip": f"one of {', '.join(CHIPS)}",
+                    "mode": f"one of {', '.join(MODES)}", "dims": "a list of non-negative integers",
+                    "count": "a non-negative integer", "str": "a non-empty string", "number": "a finite number"}
+        raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
+
+
+def _check_dict(where: str, d: object, schema: dict[str, str], optional: frozenset[str]) -> None:
+    if not isinstance(d, dict):
+        raise TpudslError(f"bmodel header: '{where}' must be an object, got {type(d).__name__}")
+    unknown = sorted(set(d) - set(schema))
+    if unknown:
+        raise TpudslError(f"bmodel header: unknown key '{unknown[0]}' in '{where}'")
+    missing = [k for k in schema if k not in d and k not in optional]
+    if missing:
+        raise TpudslError(f"bmodel header: missing key '{missing[0]}' in '{where}'")
+    for key, value in d.items():
+        _check_value(key if where == "header" else f"{where}.{key}", schema[key], value)
+
+
+def validate_header(header: object) -> None:
+    """TpudslError naming the first key of `header` that HEADER_SCHEMA does not allow."""
+    _check_dict("header", header, HEADER_SCHEMA, OPTIONAL)
+
+
+def validate_debug(debug: object, instructions: int) -> None:
+    """Each entry is (instruction index below `instructions`, non-empty op location name)."""
+    if not isinstance(debug, list):
+        raise TpudslError(f"bmodel debug info must be a list, got {type(debug).__name__}")
+    for i, entry in enumerate(debug):
+        if not (isinstance(entry, (tuple, list)) and len(entry) == 2 and _is_int(entry[0])
+                and isinstance(entry[1], str) and entry[1]):
+            raise TpudslError(f"bmodel debug entry {i} must be (instruction index, op name), got {entry!r}")
+        if not 0 <= entry[0] < instructions:
+            raise TpudslError(f"bmodel debug entry {i}: instruction {entry[0]} is not below the "
+                              f"{instructions} instructions of the header (gdma_count + bdc_count)")
+
+
+def _canonical_json(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def encode_bmodel(header: dict, coeffs: bytes, commands: bytes, debug: list[tuple[int, str]]) -> bytes:
+    """The bytes of a .bmodel; TpudslError when the header or debug info breaks the schema."""
+    validate_header(header)
+    validate_debug(debug, header["gdma_count"] + header["bdc_count"])
+    if not isinstance(coeffs, (bytes, bytearray)) or not isinstance(commands, (bytes, bytearray)):
+        raise TpudslError("bmodel coefficients and commands must be bytes")
+    bodies = [_canonical_json(header), bytes(coeffs), bytes(commands),
+              _canonical_json([list(e) for e in debug]) if debug else b""]
+    entries, offset = [], FIRST_SECTION
+    for kind, body in enumerate(bodies, start=1):
+        entries.append(_ENTRY.pack(kind, zlib.crc32(body), offset, len(body)))
+        offset = -(-(offset + len(body)) // ALIGN) * ALIGN
+    table = _PREAMBLE.pack(MAGIC, VERSION, len(SECTIONS)) + b"".join(entries)
+    out = bytearray(table + _TABLE_CRC.pack(zlib.crc32(table)))
+    for body in bodies:
+        out += bytes(-len(out) % ALIGN) + body
+    return bytes(out)
+
+
+def write_bmodel(path: str | os.PathLike[str], header: dict, coeffs: bytes, commands: bytes,
+                 debug: list[tuple[int, str]]) -> None:
+    """Write a .bmodel atomically (a temporary file renamed): an error leaves `path` untouched."""
+    from tpudsl.ir.module import write_atomically  # the module API pulls in xDSL: only when writing
+
+    data = encode_bmodel(header, coeffs, commands, debug)
+    write_atomically(path, lambda f: f.write(data))
+
+
+def _section_table(data: bytes) -> list[tuple[int, int, int]]:
+    """(crc32, offset, length) of each section, after checking the preamble and the table."""
+    if len(data) == 0:
+        raise TpudslError("not a bmodel: the file is empty")
+    if data[: len(MAGIC)] != MAGIC[: len(data)]:  # a file shorter than the magic but agreeing is truncated
+        raise TpudslError(f"not a bmodel: wrong magic {data[:len(MAGIC)]!r} (expected {MAGIC!r})")
+    if len(data) < TABLE_END:
+        raise TpudslError(f"truncated bmodel: {len(data)} bytes, the section table needs {TABLE_END}")
+    _, version, count = _PREAMBLE.unpack_from(data)
+    if version != VERSION:
+        raise TpudslError(f"unsupported bmodel version {version} (this tpudsl reads version {VERSION})")
+    table_end = TABLE_END - _TABLE_CRC.size
+    (crc,) = _TABLE_CRC.unpack_from(data, table_end)
+    if crc != zlib.crc32(data[:table_end]):
+        raise TpudslError("corrupt bmodel: checksum mismatch in the section table")
+    if count != len(SECTIONS):  # the table's checksum held: a writer bug, or a newer format
+        raise TpudslError(f"corrupt bmodel: {count} sections, version {VERSION} has {len(SECTIONS)}")
+    table = []
+    for i, name in enumerate(SECTIONS):
+        kind, crc, offset, length = _ENTRY.unpack_from(data, _PREAMBLE.size + i * _ENTRY.size)
+        if kind != i + 1:
+            raise TpudslError(f"corrupt bmodel: section {i} has kind {kind}, expected {i + 1} ({name})")
+        table.append((crc, offset, length))
+    return table
+
+
+def decode_bmodel(data: bytes) -> Bmodel:
+    """The Bmodel in `data`; TpudslError with one message for any damage (see module doc)."""
+    table = _section_table(data)
+    bodies, end = [], TABLE_END
+    for name, (crc, offset, length) in zip(SECTIONS, table, strict=True):
+        if offset != -(-end // ALIGN) * ALIGN:
+            raise TpudslError(f"corrupt bmodel: the {name} section starts at {offset}, expected {-(-end // ALIGN) * ALIGN}")
+        if any(data[end:offset]):
+            raise TpudslError(f"corrupt bmodel: non-zero padding before the {name} section")
+        if offset + length > len(data):
+            raise TpudslError(f"truncated bmodel: the {name} section needs bytes {offset}..{offset + length}, "
+                              f"the file has {len(data)}")
+        body = data[offset: offset + length]
+        if zlib.crc32(body) != crc:
+            raise TpudslError(f"corrupt bmodel: checksum mismatch in the {name} section")
+        bodies.append(body)
+        end = offset + length
+    if len(data) != end:
+        raise TpudslError(f"corrupt bmodel: {len(data) - end} bytes after the last section")
+    header = _json_section("header", bodies[0])
+    validate_header(header)
+    debug = _json_section("debug", bodies[3]) if bodies[3] else []
+    validate_debug(debug, header["gdma_count"] + header["bdc_count"])
+    return Bmodel(header, bodies[1], bodies[2], [(i, name) for i, name in debug])
+
+
+def _json_section(name: str, body: bytes) -> object:
+    # A checksum that holds over bad JSON means the writer was not ours (or had a bug).
+    try:
+        return json.loads(body.decode("ascii"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise TpudslError(f"corrupt bmodel: the {name} section is not canonical JSON ({e})") from None
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_bmodel(path: str | os.PathLike[str]) -> Bmodel:
+    """Read and check a .bmodel; every error is a TpudslError prefixed with the path."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return decode_bmodel(data)
+    except TpudslError as e:
+        raise TpudslError(e.message, file=os.fspath(path)) from None
