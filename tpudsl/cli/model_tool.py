@@ -1,0 +1,57 @@
+"""model_tool: what a .bmodel holds, as TPU-MLIR's `model_tool --info`.
+
+  model_tool --info X.bmodel
+
+Prints the network, chip and mode, each input and output (name, shape, dtype, scale, zero
+point, global address), the coefficient and activation memory, the instruction counts and,
+when the header carries it, the cost model's estimate. A damaged file is one error line and
+exit status 1 (the reader checks every section: docs/bmodel.md). model_tool writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NoReturn
+
+from tpudsl.cli.errors import CliArgumentParser, run_cli
+
+
+def _tensor_line(kind: str, t: dict) -> str:
+    shape = ", ".join(str(d) for d in t["shape"])
+    return (f"{kind}: {t['name']}, [{shape}], {t['dtype']}, scale: {t['scale']:g}, "
+            f"zero point: {t['zero_point']}, address: {t['address']:#x}")
+
+
+def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> list[str]:
+    """The lines `model_tool --info` prints for a bmodel's parts."""
+    from tpudsl.backend.chips import chip_named
+
+    h = header
+    lines = [f"network: {h['network']}", f"chip: {h['chip']}", f"mode: {h['mode']}"]
+    lines += [_tensor_line("input", t) for t in h["inputs"]]
+    lines += [_tensor_line("output", t) for t in h["outputs"]]
+    lines += [
+        f"coeff memory: {h['coeff_mem_bytes']} bytes (blob {len(coeffs)} bytes)",
+        f"activation memory: {h['activation_mem_bytes']} bytes",
+        f"instructions: {h['gdma_count']} GDMA, {h['bdc_count']} BDC (command stream {len(commands)} bytes)",
+        f"debug info: {len(debug)} entries" if debug else "debug info: none",
+    ]
+    if "estimated_cycles" in h:
+        cycles, mhz = h["estimated_cycles"], chip_named(h["chip"]).clock_mhz
+        lines.append(f"cost model estimate: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
+    return lines
+
+
+def _main(argv: Sequence[str]) -> int:
+    parser = CliArgumentParser(prog="model_tool", description="Show what a .bmodel holds.")
+    parser.add_argument("--info", metavar="X.bmodel", required=True, help="print the bmodel's header")
+    args = parser.parse_args(argv)
+    from tpudsl.backend.bmodel import read_bmodel
+
+    model = read_bmodel(args.info)
+    print("\n".join(info_lines(model.header, model.coeffs, model.commands, model.debug)))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    run_cli(_main, argv)
