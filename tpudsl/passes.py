@@ -53,6 +53,7 @@ PASSES: dict[str, Registered] = {
     "fold-mulconst-one": Registered("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass", canonical=True),
     "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
+    "weight-reorder": Registered("tpudsl.backend.weight_reorder", "WeightReorderPass"),
     "init": Registered("tpudsl.rewrites.init_deinit", "InitPass"),
     "deinit": Registered("tpudsl.rewrites.init_deinit", "DeinitPass"),
     "struct-optimize": Registered("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
@@ -252,11 +253,13 @@ def shuffle_channel(ins: Ins, a: AttrView) -> list[Shape]:
 
 
 def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
-    """tpu.Conv2D: the filter is [oc, ic/g, kh, kw], or after --weight-reorder the F32 coefficient
-    layout [1, oc, ic/g, kh*kw] (TPU-MLIR's `1x65x16x9` for oc=65, ic=16, 3x3)."""
-    w = operand(ins, 1, "filter")
-    kernel = list(a["kernel_shape"])
-    reordered = len(w) == 4 and len(kernel) == 2 and list(w[2:]) != kernel
-    if reordered and w[0] == 1 and w[3] == kernel[0] * kernel[1]:
-        ins = [ins[0], (w[1], w[2], *kernel), *ins[2:]]
+    """tpu.Conv2D: the filter is [oc, ic/g, kh, kw], or after --weight-reorder
+    [1, oc, ceil((ic/g) / P), kh*kw*P] (geometry/conv_filter.py; P = 1 is TPU-MLIR's F32
+    `1x65x16x9` for oc=65, ic=16, 3x3)."""
+    x, w = operand(ins, 0, "input"), operand(ins, 1, "filter")
+    kernel, group = list(a["kernel_shape"]), a.get("group", 1)
+    if len(x) > 1 and group >= 1 and x[1] % group == 0:
+        icg = x[1] // group
+        if ic_parallel_of(w, icg, kernel) is not None:
+            ins = [x, (w[1], icg, *kernel), *ins[2:]]
     return conv(ins, a)

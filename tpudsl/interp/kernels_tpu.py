@@ -18,6 +18,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
+from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 from tpudsl.interp.table import KERNELS, merge
@@ -63,6 +64,24 @@ def _active(attrs: KernelAttrs) -> tuple[str, dict[str, object]]:
     return _ACTIVE[mode]
 
 
+def _plain_filter(w: Array, x: Array, attrs: KernelAttrs) -> Array:
+    """The [oc, ic/g, kh, kw] filter of a tpu.Conv2D, whatever layout --weight-reorder gave it
+    (geometry/conv_filter.py): reordered[0, o, b, k*P + p] = filter[o, b*P + p, k]."""
+    kernel = list(attrs["kernel_shape"])
+    icg = x.shape[1] // attrs.get("group", 1)
+    ic_parallel = ic_parallel_of(w.shape, icg, kernel)
+    if ic_parallel is None:
+        return w
+    oc, blocks = w.shape[1], w.shape[2]
+    by_channel = w.reshape(oc, blocks, kernel[0] * kernel[1], ic_parallel).transpose(0, 1, 3, 2)
+    return by_channel.reshape(oc, blocks * ic_parallel, *kernel)[:, :icg]
+
+
+def _conv2d(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+    x, w, *rest = [_wide(v) for v in inputs]
+    return KERNELS["top.Conv"].run([x, _plain_filter(w, x, attrs), *rest], attrs)
+
+
 def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
     # Top's Cast: a float becomes an integer by round_mode; a float result is rounded by finish_output.
     return KERNELS["top.Cast"].run([_wide(inputs[0])], attrs)  # type: ignore[return-value]
@@ -78,7 +97,7 @@ _SAME_AS_TOP = (
 
 TPU_KERNELS: dict[str, Kernel] = {
     **{f"tpu.{name}": _same(f"top.{name}") for name in _SAME_AS_TOP},
-    "tpu.Conv2D": _same("top.Conv"),
+    "tpu.Conv2D": Kernel(_conv2d),
     "tpu.PReluOp": _same("top.PRelu"),
     "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
     "tpu.Active": _via_top(_active),

@@ -1,0 +1,107 @@
+"""`--weight-reorder`: static tpu.Conv2D filters into the layout the backend's kernels read.
+
+A filter that is a `top.Weight` becomes a new weight `<conv>_filter_reorderd` (TPU-MLIR's name)
+in the layout of dialects/geometry/conv_filter.py: [1, oc, ceil((ic/g) / P), kh*kw*P], where P
+(IC_PARALLEL) is 1 in F32 and for depthwise filters, and the chip's eu_bytes / 2 in F16 and BF16
+(32 on bm1684x), as TPU-MLIR's BM1684X reorder. The bias keeps its [oc] f32 layout.
+
+A filter computed by earlier ops is not touched: it exists only at run time, so nothing can be
+baked; the backend reads it in the plain [oc, ic/g, kh, kw] layout, whose bytes are those of the
+[1, oc, ic/g, kh*kw] reshape TPU-MLIR puts in front of a dynamic filter (docs/backend.md).
+TPU-MLIR's separate layout for strides above 15 (kernel cells) is not ours: the backend's kernel
+reads this one layout for every stride. Filters of other element types (INT8 is not lowered yet)
+and non-2-D kernels are errors naming the op, never left in a layout the backend does not read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tpudsl.backend.chips import chip_named
+from tpudsl.dialects.geometry.conv_filter import reordered_shape
+from tpudsl.dialects.opdef import AttrView, SPECS, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, top_module_of
+
+
+def reorder_filter(w: np.ndarray, ic_parallel: int) -> np.ndarray:
+    """[oc, icg, kh, kw] -> [1, oc, ceil(icg / P), kh*kw*P]: reordered[0, o, b, k*P + p] = w[o, b*P + p, k]."""
+    oc, icg, kh, kw = w.shape
+    _, _, blocks, width = reordered_shape(oc, icg, kh * kw, ic_parallel)
+    padded = np.zeros((oc, blocks * ic_parallel, kh * kw), w.dtype)
+    padded[:, :icg] = w.reshape(oc, icg, kh * kw)
+    by_block = padded.reshape(oc, blocks, ic_parallel, kh * kw).transpose(0, 1, 3, 2)
+    return np.ascontiguousarray(by_block).reshape(1, oc, blocks, width)
+
+
+def _error(op: Operation, message: str) -> TpudslError:
+    return TpudslError(f"weight-reorder: {op.name} '{loc_name(op)}': {message}")
+
+
+def _ic_parallel(op: Operation, element: object, depthwise: bool, module: ModuleOp) -> int:
+    if isinstance(element, Float32Type) or (depthwise and isinstance(element, (Float16Type, BFloat16Type))):
+        return 1
+    if not isinstance(element, (Float16Type, BFloat16Type)):
+        raise _error(op, f"a {element} filter has no reordered layout yet (float filters only)")
+    chip = op_chip(module)
+    return chip_named(chip).eu_bytes // 2
+
+
+def op_chip(module: ModuleOp) -> str:
+    chip = module.attributes.get("module.chip")
+    if not isinstance(chip, StringAttr):
+        raise TpudslError("weight-reorder: module.chip is not set; run --processor-assign first")
+    return chip.data
+
+
+def reorder_conv(op: Operation, top: TopModule) -> None:
+    """Give the static filter of tpu.Conv2D `op` the reordered layout (no-op when it has it)."""
+    filt = op.operands[1]
+    weight = filt.owner
+    a = AttrView(op.attributes, SPECS[op.name])
+    kernel = list(a["kernel_shape"])
+    x_type, w_type = op.operands[0].type, filt.type
+    assert isinstance(x_type, TensorType) and isinstance(w_type, TensorType)
+    if len(kernel) != 2 or len(w_type.get_shape()) != 4:
+        raise _error(op, f"kernel_shape {kernel} is not 2-D; only 2-D filters are reordered")
+    group, ic = a["group"], x_type.get_shape()[1]
+    oc, icg = w_type.get_shape()[:2]
+    if list(w_type.get_shape()) != [oc, ic // group, *kernel]:
+        return  # already reordered (the shape rule accepts only the two layouts)
+    depthwise = group > 1 and group == ic == oc
+    ic_parallel = _ic_parallel(op, w_type.element_type, depthwise, top.module)
+    new_shape = reordered_shape(oc, icg, kernel[0] * kernel[1], ic_parallel)
+    if new_shape == tuple(w_type.get_shape()):
+        return  # one kernel row of one channel: the layouts coincide
+    data = reorder_filter(np.asarray(top.weight_of(weight)), ic_parallel)  # type: ignore[arg-type]
+    new = top.add_weight(f"{loc_name(op)}_filter_reorderd", data, before=op)
+    # BF16 filters are stored as uint16 bits (docs/lowering.md): the type says what they are.
+    value = Rewriter.replace_value_with_new_type(new.results[0], TensorType(w_type.element_type, new_shape))
+    op.operands[1] = value
+    if not filt.uses:
+        Rewriter.erase_op(weight)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class WeightReorderPass(ModulePass):
+    """Reorder static tpu.Conv2D filters into the backend's coefficient layout."""
+
+    name = "weight-reorder"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        convs = [o for o in op.walk() if o.name == "tpu.Conv2D"]
+        static = [c for c in convs if c.operands[1].owner.name == "top.Weight"]  # type: ignore[union-attr]
+        if not static:
+            return
+        top = top_module_of(op)
+        if top is None:
+            raise TpudslError("weight-reorder: the weight data is not loaded (the module names no readable weight file)")
+        for conv in static:
+            reorder_conv(conv, top)
