@@ -29,6 +29,9 @@
 // Computed filter (a Relu of a weight): not reordered.
 // F32: %[[F:.*]] = "tpu.Relu"
 // F32: "tpu.Conv2D"(%{{.*}}, %[[F]], %{{.*}}) {{.*}} : (tensor<1x40x5x5xf32>, tensor<4x40x1x1xf32>, none) -> tensor<1x4x5x5xf32>
+// A 1x3 depthwise filter: [1, 40, 1, 3], whose last two dims equal kernel_shape (the shape rule
+// must still read it as reordered, with oc = 40).
+// F32: "tpu.Conv2D"({{.*}}) {{.*}} : (tensor<1x40x5x5xf32>, tensor<1x40x1x3xf32>, none) -> tensor<1x40x5x3xf32>
 // F32-NOT: tensor<3x40x3x3xf32>
 
 // The new weights are named after their Conv; the old ones are gone.
@@ -40,22 +43,25 @@
 // F16: "tpu.Conv2D"({{.*}}) {{.*}} : (tensor<1x40x5x5xf16>, tensor<1x3x2x288xf16>, tensor<3xf32>) -> tensor<1x3x3x3xf16>
 // F16: "tpu.Conv2D"({{.*}}) {{.*}}group = 40 : i64{{.*}} : (tensor<1x40x5x5xf16>, tensor<1x40x1x9xf16>, none) -> tensor<1x40x3x3xf16>
 // F16: "tpu.Conv2D"({{.*}}) {{.*}} : (tensor<1x40x5x5xf16>, tensor<4x40x1x1xf16>, none) -> tensor<1x4x5x5xf16>
+// F16: "tpu.Conv2D"({{.*}}) {{.*}} : (tensor<1x40x5x5xf16>, tensor<1x40x1x3xf16>, none) -> tensor<1x40x5x3xf16>
 
 // SAME-NOT: SIMILAR
 // SAME-NOT: CLOSE
 // SAME: npz compare PASSED.
 module attributes {module.chip = "ALL", module.name = "reorder", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "weight_reorder_weight.npz"} {
-  func.func @main(%arg0: tensor<1x40x5x5xf32>) -> (tensor<1x3x3x3xf32>, tensor<1x40x3x3xf32>, tensor<1x4x5x5xf32>) {
+  func.func @main(%arg0: tensor<1x40x5x5xf32>) -> (tensor<1x3x3x3xf32>, tensor<1x40x3x3xf32>, tensor<1x4x5x5xf32>, tensor<1x40x5x3xf32>) {
     %n = "top.None"() : () -> none loc("none")
     %x = "top.Input"(%arg0) : (tensor<1x40x5x5xf32>) -> tensor<1x40x5x5xf32> loc("x")
     %w = "top.Weight"() : () -> tensor<3x40x3x3xf32> loc("w")
     %b = "top.Weight"() : () -> tensor<3xf32> loc("b")
     %dw = "top.Weight"() : () -> tensor<40x1x3x3xf32> loc("dw_w")
     %wd = "top.Weight"() : () -> tensor<4x40x1x1xf32> loc("wd")
+    %row = "top.Weight"() : () -> tensor<40x1x1x3xf32> loc("row_w")
     %0 = "top.Conv"(%x, %w, %b) {kernel_shape = [3, 3]} : (tensor<1x40x5x5xf32>, tensor<3x40x3x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32> loc("conv")
     %1 = "top.Conv"(%x, %dw, %n) {kernel_shape = [3, 3], group = 40 : i64} : (tensor<1x40x5x5xf32>, tensor<40x1x3x3xf32>, none) -> tensor<1x40x3x3xf32> loc("dw")
     %f = "top.Relu"(%wd) : (tensor<4x40x1x1xf32>) -> tensor<4x40x1x1xf32> loc("computed_filter")
     %2 = "top.Conv"(%x, %f, %n) {kernel_shape = [1, 1]} : (tensor<1x40x5x5xf32>, tensor<4x40x1x1xf32>, none) -> tensor<1x4x5x5xf32> loc("dyn")
-    return %0, %1, %2 : tensor<1x3x3x3xf32>, tensor<1x40x3x3xf32>, tensor<1x4x5x5xf32>
+    %3 = "top.Conv"(%x, %row, %n) {kernel_shape = [1, 3], group = 40 : i64} : (tensor<1x40x5x5xf32>, tensor<40x1x1x3xf32>, none) -> tensor<1x40x5x3xf32> loc("row")
+    return %0, %1, %2, %3 : tensor<1x3x3x3xf32>, tensor<1x40x3x3xf32>, tensor<1x4x5x5xf32>, tensor<1x40x5x3xf32>
   }
 }
