@@ -1,4 +1,4 @@
-// --weight-reorder gives static tpu.Conv2D filters the backend's layout (docs/backend.md):
+// --weight-reorder gives static tpu.Conv2D filters the backend's layout (docs/bmodel.md):
 // [1, oc, ceil(ic/g / P), kh*kw*P], P = 1 in F32 and for depthwise filters, eu_bytes/2 = 32 in F16
 // on bm1684x. A filter computed by earlier ops keeps its plain layout. The Tpu interpreter reads
 // either layout, so each model computes exactly what it computed before the reorder.

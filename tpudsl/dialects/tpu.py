@@ -71,7 +71,7 @@ SPECS: list[OpSpec] = [
             "compress_info": A("any"),
         },
         shape=NN.tpu_conv2d,
-        summary="2-D convolution; filter [oc, ic/group, kh, kw], [1, oc, ic/group, kh*kw] after --weight-reorder",
+        summary="2-D convolution; filter [oc, ic/group, kh, kw], [1, oc, ceil(ic/group/P), kh*kw*P] after --weight-reorder",
     ),
     OpSpec(
         "tpu.Pool2D",

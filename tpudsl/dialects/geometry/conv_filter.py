@@ -1,4 +1,4 @@
-"""The layout `--weight-reorder` gives a static 2-D convolution filter (docs/backend.md).
+"""The layout `--weight-reorder` gives a static 2-D convolution filter (docs/bmodel.md).
 
 A filter [oc, ic/g, kh, kw] becomes [1, oc, ceil((ic/g) / P), kh*kw*P]: for each output channel,
 input channels in blocks of P ("IC_PARALLEL", TPU-MLIR's name), and in a block the P channels of
