@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -45,20 +45,16 @@ def _error(op: Operation, message: str) -> TpudslError:
     return TpudslError(f"weight-reorder: {op.name} '{loc_name(op)}': {message}")
 
 
-def _ic_parallel(op: Operation, element: object, depthwise: bool, module: ModuleOp) -> int:
-    if isinstance(element, Float32Type) or (depthwise and isinstance(element, (Float16Type, BFloat16Type))):
-        return 1
-    if not isinstance(element, (Float16Type, BFloat16Type)):
+def _ic_parallel(op: Operation, element: Attribute, depthwise: bool, module: ModuleOp) -> int:
+    """P of the filter of `op` (see the module docstring)."""
+    if not isinstance(element, (Float32Type, Float16Type, BFloat16Type)):
         raise _error(op, f"a {element} filter has no reordered layout yet (float filters only)")
-    chip = op_chip(module)
-    return chip_named(chip).eu_bytes // 2
-
-
-def op_chip(module: ModuleOp) -> str:
+    if isinstance(element, Float32Type) or depthwise:
+        return 1
     chip = module.attributes.get("module.chip")
     if not isinstance(chip, StringAttr):
         raise TpudslError("weight-reorder: module.chip is not set; run --processor-assign first")
-    return chip.data
+    return chip_named(chip.data).eu_bytes // 2
 
 
 def reorder_conv(op: Operation, top: TopModule) -> None:
