@@ -8,12 +8,6 @@ and an entry that starts passing fails the run until it is removed here — the 
 """
 
 SKIPS: dict[str, str] = {
-    'test_averagepool_2d_dilations': "TpudslError: error: AveragePool 'y': dilations [2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_False': "TpudslError: error: AveragePool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_True': "TpudslError: error: AveragePool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_False': "TpudslError: error: AveragePool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True': "TpudslError: error: AveragePool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_averagepool_3d_dilations_small': "TpudslError: error: AveragePool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
     'test_batchnorm_epsilon_training_mode': "TpudslError: error: BatchNormalization 'y': training mode (running mean/var outputs) is not supported (in frontend/ops_nn.py)",
     'test_batchnorm_example_training_mode': "TpudslError: error: BatchNormalization 'y': training mode (running mean/var outputs) is not supported (in frontend/ops_nn.py)",
     'test_cast_e8m0_FLOAT16_to_FLOAT8E8M0': "TpudslError: error: Cast 'output': a cast to FLOAT8E8M0 is not supported: its round_mode (default 'up') is not modelled (in frontend/ops_math.py)",
@@ -22,12 +16,6 @@ SKIPS: dict[str, str] = {
     'test_equal_string_broadcast': 'string tensors are not tensors of numbers',
     'test_identity_opt': 'sequence / optional values: Top has tensors only',
     'test_identity_sequence': 'sequence / optional values: Top has tensors only',
-    'test_maxpool_2d_dilations': "TpudslError: error: MaxPool 'y': dilations [2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_maxpool_3d_dilations': "TpudslError: error: MaxPool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_maxpool_3d_dilations_use_ref_impl': "TpudslError: error: MaxPool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_maxpool_3d_dilations_use_ref_impl_large': "TpudslError: error: MaxPool 'y': dilations [2, 2, 2] are not supported for pooling (in frontend/ops_nn.py)",
-    'test_maxpool_with_argmax_2d_precomputed_pads': "TpudslError: error: MaxPool 'y': the Indices output is not supported (in frontend/ops_nn.py)",
-    'test_maxpool_with_argmax_2d_precomputed_strides': "TpudslError: error: MaxPool 'y': the Indices output is not supported (in frontend/ops_nn.py)",
     'test_reduce_max_empty_set_bool': 'the max of an empty bool set is False; Top computes bools as f32 0/1, where the empty max is -inf (true)',
     'test_resize_downsample_scales_cubic_align_corners': 'onnx reference divides by the unfloored output length in*scale for align_corners; onnxruntime and Top use the integer length',
     'test_resize_downsample_scales_linear_align_corners': 'onnx reference divides by the unfloored output length in*scale (2.4) for align_corners; onnxruntime and Top use the integer length (2)',

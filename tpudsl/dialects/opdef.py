@@ -12,7 +12,9 @@ An op of the Top (and later Tpu) dialect is described once, as data:
   `name*` is variadic (at most one per op).
 * results: likewise; `output` by default. `name?` is a result that may be `none` (unused).
 * attrs: kind and default (see `attrs.py`); `REQUIRED` attributes must be present; a string
-  attribute may list its allowed `choices`.
+  attribute may list its allowed `choices`. The list is closed: an attribute the spec does not
+  declare is a verifier error, so a misspelt or unmodelled attribute can never be silently
+  ignored (TPU-MLIR's own attributes are declared under TPU-MLIR's names).
 * shape: the shape rule `(in_shapes, attrs) -> [out_shape, ...]`. `in_shapes[i]` is a tuple of
   ints, or None for a `none` operand. It raises `ShapeError` on inconsistent input; the verifier
   and `--shape-infer` both use it, so the rule is the single source of truth for result shapes.
@@ -21,7 +23,7 @@ An op of the Top (and later Tpu) dialect is described once, as data:
 * check: extra verification `(in_shapes, attrs) -> None` raising ShapeError (optional).
 
 The generated class keeps every attribute in the discardable dictionary (as TPU-MLIR prints
-them, in `{...}`), so unknown attributes from newer TPU-MLIR files survive a round trip.
+them, in `{...}`).
 """
 
 from __future__ import annotations
@@ -59,12 +61,14 @@ class ShapeError(Exception):
 
 @dataclass(frozen=True)
 class A:
-    """Attribute spec: its kind, its default (None: optional without default) and, for string
-    enums, the allowed values."""
+    """Attribute spec: its kind, its default (None: optional without default), for string
+    enums the allowed values, and, when TPU-MLIR allows values we do not model, the ones we do
+    (`supported`: any other value is a verifier error, never silently ignored)."""
 
     kind: str
     default: Any = None
     choices: tuple[str, ...] = ()
+    supported: tuple[Any, ...] = ()
 
 
 ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape | None]]
@@ -146,7 +150,10 @@ def describe(op: Operation) -> str:
 
 
 def check_attributes(op: Operation, spec: OpSpec) -> None:
-    """Required attributes are present and every known attribute has its kind (and choice)."""
+    """Every attribute is declared, required ones are present, and each has its kind (and choice)."""
+    for key in op.attributes:
+        if key not in spec.attrs:
+            raise ShapeError(f"has attribute '{key}', which {op.name} does not define")
     for key, a in spec.attrs.items():
         attr = op.attributes.get(key)
         if attr is None:
@@ -156,6 +163,10 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
             raise ShapeError(f"attribute '{key}' should be {a.kind}, got {attr}")
         elif a.choices and from_attr(attr) not in a.choices:
             raise ShapeError(f"attribute '{key}' is {from_attr(attr)!r}, expected one of {', '.join(a.choices)}")
+        elif a.supported and from_attr(attr) not in a.supported:
+            raise ShapeError(
+                f"attribute '{key}' = {attr} is not supported (supported: {', '.join(map(repr, a.supported))})"
+            )
     for i, o in enumerate(spec.operands):
         if not o.endswith(("?", "*", "]")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
             raise ShapeError(f"operand '{o}' must be a tensor, got none")
@@ -246,11 +257,9 @@ def create(
     for key, value in (attrs or {}).items():
         if value is None:
             continue
-        if isinstance(value, Attribute):
-            attributes[key] = value
-        else:
-            kind = spec.attrs[key].kind if key in spec.attrs else _guess_kind(value)
-            attributes[key] = to_attr(kind, value)
+        if key not in spec.attrs:
+            raise ValueError(f"{name} has no attribute {key!r}")
+        attributes[key] = value if isinstance(value, Attribute) else to_attr(spec.attrs[key].kind, value)
     location = NameLoc(StringAttr(loc), NoneAttr()) if isinstance(loc, str) else loc
     return OP_CLASSES[name].create(
         operands=list(operands),
@@ -259,16 +268,3 @@ def create(
         location=location,  # type: ignore[arg-type]
     )
 
-
-def _guess_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "i64"
-    if isinstance(value, float):
-        return "f64"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, list | tuple):
-        return "f64[]" if any(isinstance(v, float) for v in value) else "i64[]"
-    raise TypeError(f"cannot store {value!r} as an attribute")

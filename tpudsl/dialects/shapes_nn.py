@@ -4,9 +4,8 @@ raising ShapeError on inconsistent input."""
 
 from __future__ import annotations
 
-import math
-
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
+from tpudsl.dialects.geometry.window import auto_pads, transposed_out_size, window_out_size
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
@@ -54,32 +53,25 @@ def _spatial(x: Shape, a: AttrView, what: str = "input") -> tuple[list[int], lis
     return kernel, strides, pads, dilations
 
 
-def _auto_pads(x: Shape, kernel: list[int], strides: list[int], dilations: list[int], mode: str) -> list[int] | None:
-    """Explicit pads for ONNX auto_pad SAME_UPPER/SAME_LOWER/VALID; None for NOTSET."""
-    if mode in ("", "NOTSET"):
-        return None
+def _pads(x: Shape, kernel: list[int], strides: list[int], pads: list[int], dilations: list[int], a: AttrView) -> list[int]:
+    """`pads`, unless auto_pad SAME_UPPER/SAME_LOWER/VALID overrides them."""
+    return auto_pads(x[2:], kernel, strides, dilations, a.get("auto_pad", "")) or pads
+
+
+def _out_sizes(x: Shape, kernel: list[int], strides: list[int], pads: list[int], dilations: list[int],
+               ceil_mode: bool) -> list[int]:
+    """Window count along each spatial axis; an error when a window does not fit."""
     k = len(kernel)
-    if mode == "VALID":
-        return [0] * (2 * k)
-    if mode not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ShapeError(f"auto_pad {mode!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
-    begins, ends = [], []
-    for size, kk, s, d in zip(x[2:], kernel, strides, dilations, strict=True):
-        total = max(0, (math.ceil(size / s) - 1) * s + d * (kk - 1) + 1 - size)
-        small, big = total // 2, total - total // 2
-        begins.append(small if mode == "SAME_UPPER" else big)
-        ends.append(big if mode == "SAME_UPPER" else small)
-    return begins + ends
-
-
-def _window_out(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil: bool, what: str) -> int:
-    span = size + pb + pe - d * (k - 1) - 1
-    if span < 0:
-        raise ShapeError(f"{what}: kernel {k} (dilation {d}) is larger than the padded input {size + pb + pe}")
-    out = (-(-span // s) if ceil else span // s) + 1
-    # ceil_mode: the last window must start inside the input or its begin padding (ONNX, PyTorch).
-    if ceil and (out - 1) * s >= size + pb:
-        out -= 1
+    out = []
+    for i in range(k):
+        size, pb, pe = x[2 + i], pads[i], pads[k + i]
+        o = window_out_size(size, kernel[i], strides[i], dilations[i], pb, pe, ceil_mode)
+        if o < 1:
+            raise ShapeError(
+                f"kernel {kernel[i]} (dilation {dilations[i]}) is larger than the padded input {size + pb + pe}"
+                f" along spatial axis {i}"
+            )
+        out.append(o)
     return out
 
 
@@ -88,7 +80,7 @@ def conv(ins: Ins, a: AttrView) -> list[Shape]:
     x = operand(ins, 0, "input")
     w = operand(ins, 1, "filter")
     kernel, strides, pads, dilations = _spatial(x, a)
-    pads = _auto_pads(x, kernel, strides, dilations, a.get("auto_pad", "")) or pads
+    pads = _pads(x, kernel, strides, pads, dilations, a)
     group = a.get("group", 1)
     if len(w) != len(x):
         raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
@@ -99,12 +91,7 @@ def conv(ins: Ins, a: AttrView) -> list[Shape]:
     if w[1] * group != x[1]:
         raise ShapeError(f"input has {x[1]} channels but filter {fmt(w)} with group {group} expects {w[1] * group}")
     per_channel(ins, 2, w[0], "bias")
-    k = len(kernel)
-    spatial = [
-        _window_out(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[k + i], False, "conv")
-        for i in range(k)
-    ]
-    return [(x[0], w[0], *spatial)]
+    return [(x[0], w[0], *_out_sizes(x, kernel, strides, pads, dilations, False))]
 
 
 def deconv(ins: Ins, a: AttrView) -> list[Shape]:
@@ -135,7 +122,7 @@ def deconv(ins: Ins, a: AttrView) -> list[Shape]:
     per_channel(ins, 2, oc, "bias")
     spatial = []
     for i in range(k):
-        size = (x[2 + i] - 1) * strides[i] - pads[i] - pads[k + i] + dilations[i] * (kernel[i] - 1) + out_pad[i] + 1
+        size = transposed_out_size(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[k + i], out_pad[i])
         if size < 1:
             raise ShapeError(f"deconv output size {size} along spatial axis {i} is not positive")
         spatial.append(size)
@@ -143,18 +130,24 @@ def deconv(ins: Ins, a: AttrView) -> list[Shape]:
 
 
 def pool(ins: Ins, a: AttrView) -> list[Shape]:
-    """MaxPool/AvgPool over [N, C, *S]; keepdims=false drops the spatial dims of a global pool."""
+    """MaxPool/AvgPool over [N, C, *S]; keepdims=false drops the spatial dims of a global pool.
+    MaxPoolWithMask's second result (the mask) has the output's shape."""
     x = operand(ins, 0, "input")
-    kernel, strides, pads, _ = _spatial(x, a)
-    pads = _auto_pads(x, kernel, strides, [1] * len(kernel), a.get("auto_pad", "")) or pads
-    k = len(kernel)
-    ceil = bool(a.get("ceil_mode", False))
-    spatial = [_window_out(x[2 + i], kernel[i], strides[i], 1, pads[i], pads[k + i], ceil, "pool") for i in range(k)]
+    kernel, strides, pads, dilations = _spatial(x, a)
+    pads = _pads(x, kernel, strides, pads, dilations, a)
+    spatial = _out_sizes(x, kernel, strides, pads, dilations, bool(a.get("ceil_mode", False)))
+    out: Shape = (x[0], x[1], *spatial)
     if not a.get("keepdims", True):
         if any(s != 1 for s in spatial):
-            raise ShapeError(f"keepdims=false needs a global pool, but the output is {fmt((x[0], x[1], *spatial))}")
-        return [(x[0], x[1])]
-    return [(x[0], x[1], *spatial)]
+            raise ShapeError(f"keepdims=false needs a global pool, but the output is {fmt(out)}")
+        out = (x[0], x[1])
+    return [out]
+
+
+def pool_with_mask(ins: Ins, a: AttrView) -> list[Shape]:
+    """MaxPoolWithMask: the pooled output and the mask (where each maximum was), same shape."""
+    (out,) = pool(ins, a)
+    return [out, out]
 
 
 def adaptive_pool(ins: Ins, a: AttrView) -> list[Shape]:

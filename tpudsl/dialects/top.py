@@ -263,11 +263,14 @@ CONST: list[tuple[str, dict[str, A]]] = [
 
 POOL_ATTRS = {
     **WINDOW,
+    "dilations": A("i64[]"),  # not in TopOps.td: ONNX pooling's dilations; absent: all 1
     "ceil_mode": A("bool"),
     **AUTO_PAD,
-    "is_adaptive": A("bool", False),
+    # TPU-MLIR's adaptive windows (input size not a multiple of the output) and pad fill value
+    # are not modelled: top.AdaptiveAvgPool is the adaptive pool, pads count as -inf (max) or 0.
+    "is_adaptive": A("bool", False, supported=(False,)),
     "keepdims": A("bool", True),
-    "pad_value": A("i64", 0),
+    "pad_value": A("i64", 0, supported=(0,)),
     "count_include_pad": A("bool", False),
     **RELU,
     **ROUND,
@@ -281,6 +284,13 @@ SPECS += [
     for name, attrs in CONST
 ]
 SPECS += [OpSpec(f"top.{name}", attrs=dict(POOL_ATTRS), shape=NN.pool) for name in ("MaxPool", "AvgPool")]
+SPECS.append(OpSpec("top.MaxPoolWithMask", results=("output", "mask"), attrs=dict(POOL_ATTRS), shape=NN.pool_with_mask,
+                    summary="MaxPool whose mask holds where each maximum is: its row-major index (h*W+w in 2-D) in its (n, c) plane"))
+
+# Older TPU-MLIR files name every layer by a `name` attribute as well as its loc; it is kept as
+# written (tools read the loc).
+for spec in SPECS:
+    spec.attrs = {**spec.attrs, "name": A("str")}
 
 OPS = [define(spec) for spec in SPECS]
 Top = Dialect("top", OPS, [])

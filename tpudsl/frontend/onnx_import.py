@@ -110,18 +110,22 @@ class Converter:
     # ---- writing ops ----
 
     def emit(self, op_name: str, operands: Sequence[str | SSAValue], loc: str,
-             attrs: Mapping[str, Any] | None = None, element_type: Attribute = f32, unused_results: int = 0) -> SSAValue:
+             attrs: Mapping[str, Any] | None = None, element_type: Attribute = f32, unused_results: int = 0,
+             like_first: int = 0) -> SSAValue:
         """Append Top op `op_name` computing tensor `loc` (its location); return its result.
 
         The result type comes from ONNX shape inference when `loc` is an ONNX tensor, otherwise
         from the op's own shape rule; the module verifier checks that both agree.
-        `unused_results`: optional results after the first that ONNX has no use for (`none`)."""
+        `like_first`: results after the first with the first's type (MaxPoolWithMask's mask);
+        `unused_results`: optional results after those that ONNX has no use for (`none`)."""
         ops = [v if isinstance(v, SSAValue) else self.value(v) for v in operands]
         extra = [NoneType()] * unused_results
         shape = self.graph.shapes.get(loc)
         if shape is None:
-            shape = self._rule_shape(create(op_name, ops, [UnrankedTensorType(element_type), *extra], attrs or {}, loc=loc))
-        op = create(op_name, ops, [TensorType(element_type, shape), *extra], attrs or {}, loc=loc)
+            unranked = [UnrankedTensorType(element_type)] * (1 + like_first)
+            shape = self._rule_shape(create(op_name, ops, [*unranked, *extra], attrs or {}, loc=loc))
+        ranked = [TensorType(element_type, shape)] * (1 + like_first)
+        op = create(op_name, ops, [*ranked, *extra], attrs or {}, loc=loc)
         self.block.add_op(op)
         self.values[loc] = op.results[0]
         return op.results[0]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 
+from tpudsl.dialects.geometry.window import auto_pads, split_pad, transposed_out_size
 from tpudsl.frontend.onnx_node import Convert, Node, norm_axis
 
 if TYPE_CHECKING:
@@ -22,21 +22,11 @@ def _window(n: Node, c: Converter, kernel: list[int]) -> dict[str, list[int]]:
     k = len(kernel)
     strides = list(n.attr("strides", [1] * k))
     dilations = list(n.attr("dilations", [1] * k))
-    pads = list(n.attr("pads", [0] * (2 * k)))
-    auto_pad = n.attr("auto_pad", "NOTSET")
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        spatial = c.shape(n.input(0))[2:]
-        begins, ends = [], []
-        for size, kk, s, d in zip(spatial, kernel, strides, dilations, strict=True):
-            total = max(0, (math.ceil(size / s) - 1) * s + d * (kk - 1) + 1 - size)
-            small, big = total // 2, total - total // 2
-            begins.append(small if auto_pad == "SAME_UPPER" else big)
-            ends.append(big if auto_pad == "SAME_UPPER" else small)
-        pads = begins + ends
-    elif auto_pad == "VALID":
-        pads = [0] * (2 * k)
-    elif auto_pad != "NOTSET":
-        raise n.error(f"auto_pad {auto_pad!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+    try:
+        same = auto_pads(c.shape(n.input(0))[2:], kernel, strides, dilations, n.attr("auto_pad", "NOTSET"))
+    except ValueError as e:
+        raise n.error(str(e)) from None
+    pads = same if same is not None else list(n.attr("pads", [0] * (2 * k)))
     return {"kernel_shape": kernel, "strides": strides, "pads": pads, "dilations": dilations}
 
 
@@ -75,14 +65,14 @@ def conv_transpose(n: Node, c: Converter) -> None:
         output_shape = list(output_shape)[-k:]
         begins, ends = [], []
         for i in range(k):
-            full = strides[i] * (x_shape[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1
+            full = transposed_out_size(x_shape[2 + i], kernel[i], strides[i], dilations[i], 0, 0, out_pad[i])
             total = full - output_shape[i]
             if total < 0:  # a larger output than the kernel reaches: rows of bias only, at the end
                 out_pad[i] -= total
                 total = 0
-            half = total // 2
-            begins.append(half if auto_pad == "SAME_UPPER" else total - half)
-            ends.append(total - half if auto_pad == "SAME_UPPER" else half)
+            begin, end = split_pad(total, auto_pad == "SAME_UPPER")
+            begins.append(begin)
+            ends.append(end)
         pads = begins + ends
     attrs = {
         "kernel_shape": kernel,
@@ -201,20 +191,45 @@ def group_norm(n: Node, c: Converter) -> None:
     c.emit("top.GroupNorm", operands, n.out, {"num_groups": groups, "eps": n.attr("epsilon", 1e-5)})
 
 
-def pool(top: str) -> Convert:
-    def convert(n: Node, c: Converter) -> None:
-        if len([o for o in n.outputs if o]) > 1:
-            raise n.error("the Indices output is not supported")
-        kernel = list(n.attr("kernel_shape"))
-        window = _window(n, c, kernel)
-        if any(d != 1 for d in window.pop("dilations")):
-            raise n.error(f"dilations {n.attr('dilations')} are not supported for pooling")
-        attrs = {**window, "ceil_mode": bool(n.attr("ceil_mode", 0))}
-        if top == "top.AvgPool":
-            attrs["count_include_pad"] = bool(n.attr("count_include_pad", 0))
-        c.emit(top, [n.input(0)], n.out, attrs)
+def _pool_attrs(n: Node, c: Converter) -> dict[str, object]:
+    return {**_window(n, c, list(n.attr("kernel_shape"))), "ceil_mode": bool(n.attr("ceil_mode", 0))}
 
-    return convert
+
+def average_pool(n: Node, c: Converter) -> None:
+    attrs = {**_pool_attrs(n, c), "count_include_pad": bool(n.attr("count_include_pad", 0))}
+    c.emit("top.AvgPool", [n.input(0)], n.out, attrs)
+
+
+def max_pool(n: Node, c: Converter) -> None:
+    """MaxPool; with its Indices output, MaxPoolWithMask, whose mask (TPU-MLIR's: the index within
+    each (n, c) plane) plus the plane's offset is ONNX's flat index. storage_order=1 (column-major
+    indices) is the row-major index of the input with its spatial axes reversed, so the pool then
+    runs on that reversed view."""
+    attrs = _pool_attrs(n, c)
+    indices = n.outputs[1] if len(n.outputs) > 1 else ""
+    if not indices:
+        c.emit("top.MaxPool", [n.input(0)], n.out, attrs)
+        return
+    shape = c.shape(n.input(0))
+    if int(np.prod(shape)) > 2**24:
+        raise n.error(f"Indices of an input of {int(np.prod(shape))} elements are not exact in float32 (Top's type)")
+    rank = len(shape) - 2
+    x, out = n.input(0), n.out
+    column_major = bool(n.attr("storage_order", 0)) and rank > 1
+    if column_major:
+        reverse = [0, 1, *range(rank + 1, 1, -1)]
+        x = c.emit("top.Permute", [x], c.derived(n.out, "spatial_reversed"), {"order": reverse})
+        attrs = {key: (value[::-1] if key != "pads" else value[:rank][::-1] + value[rank:][::-1])
+                 if isinstance(value, list) else value for key, value in attrs.items()}
+        out = c.derived(n.out, "pool_reversed")
+    pooled = c.emit("top.MaxPoolWithMask", [x], out, attrs, like_first=1)
+    mask = pooled.owner.results[1]
+    if column_major:
+        c.emit("top.Permute", [pooled], n.out, {"order": reverse})
+        mask = c.emit("top.Permute", [mask], c.derived(indices, "mask"), {"order": reverse})
+    plane = int(np.prod(shape[2:]))
+    offsets = (np.arange(shape[0] * shape[1]) * plane).reshape(shape[0], shape[1], *[1] * rank)
+    c.emit("top.Add", [mask, c.weight(c.derived(indices, "plane_offset"), offsets)], indices)
 
 
 def global_pool(top: str) -> Convert:

@@ -15,9 +15,10 @@ import itertools
 
 import numpy as np
 
+from tpudsl.dialects.geometry.window import window_out_size
 from tpudsl.interp import winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
-from tpudsl.interp.windows import Geometry, conv_out_size, pad_spatial, tap_slices
+from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
 
 # ---- Conv ---------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tup
 
 def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
     return tuple(
-        conv_out_size(size, k, s, d, pb, pe)
+        window_out_size(size, k, s, d, pb, pe)
         for size, k, s, d, pb, pe in zip(x_shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True)
     )
 

@@ -1,4 +1,5 @@
-"""Pooling (1-D/2-D/3-D): MaxPool, AvgPool with ceil_mode/count_include_pad, AdaptiveAvgPool.
+"""Pooling (1-D/2-D/3-D): MaxPool (also with its mask), AvgPool with ceil_mode/count_include_pad
+and dilations, AdaptiveAvgPool.
 
 Windows are reduced axis by axis (whole-array max/add steps, no per-window loop). The average's
 divisor is the same window sum over a 0/1 mask of the positions that count, which gives ONNX's
@@ -10,31 +11,24 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tpudsl.dialects.geometry.window import ceil_overhang, window_out_size
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
-from tpudsl.interp.windows import Geometry, pad_spatial
-
-
-def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, ceil_mode: bool) -> int:
-    span = size + pb + pe - k
-    out = -(-span // s) + 1 if ceil_mode else span // s + 1
-    if ceil_mode and (out - 1) * s >= size + pb:
-        out -= 1  # the last window would start in the end padding
-    return out
+from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
 
 def _geometry(x: Array, a: KernelAttrs) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
     """Pool geometry, output size, and the ceil_mode overhang past the end pads."""
     g = Geometry.of(a, (0, 0, *x.shape[2:]), x.shape)  # a global pool may omit kernel_shape
     ceil_mode = bool(a.get("ceil_mode", False))
-    out = tuple(
-        pool_out_size(size, k, s, pb, pe, ceil_mode)
-        for size, k, s, pb, pe in zip(x.shape[2:], g.kernel, g.strides, g.pads_begin, g.pads_end, strict=True)
-    )
-    overhang = tuple(
-        max(0, (o - 1) * s + k - (size + pb + pe))
-        for o, s, k, size, pb, pe in zip(out, g.strides, g.kernel, x.shape[2:], g.pads_begin, g.pads_end, strict=True)
-    )
+    axes = list(zip(x.shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True))
+    out = tuple(window_out_size(*axis, ceil_mode) for axis in axes)
+    overhang = tuple(ceil_overhang(*axis, o) for axis, o in zip(axes, out, strict=True))
     return g, out, overhang
+
+
+def _keepdims(y: Array, a: KernelAttrs) -> Array:
+    """keepdims=false (a global pool, the shape rule checked it) drops the spatial dims."""
+    return y if a.get("keepdims", True) else y.reshape(y.shape[:2])
 
 
 def _along(y: Array, axis: int, sl: slice) -> Array:
@@ -59,7 +53,29 @@ def _max_pool(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
     g, out, overhang = _geometry(x, a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
-    return _window_reduce(pad_spatial(x, g.pads_begin, end, -np.inf), g, out, np.maximum)
+    return _keepdims(_window_reduce(pad_spatial(x, g.pads_begin, end, -np.inf), g, out, np.maximum), a)
+
+
+def _max_pool_with_mask(ins: Inputs, a: KernelAttrs) -> list[Array]:
+    """MaxPool and, per output, the row-major index of its maximum in the input's (n, c) plane
+    (TPU-MLIR's mask). Taps are visited in row-major window order and only a strictly larger
+    value wins, so a tie keeps the first position (as TPU-MLIR and onnxruntime do); pads
+    (index -1) never win over an input value."""
+    x = ins[0]
+    g, out, overhang = _geometry(x, a)
+    end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
+    xp = pad_spatial(x, g.pads_begin, end, -np.inf)
+    plane = np.arange(int(np.prod(x.shape[2:])), dtype=np.int64).reshape(1, 1, *x.shape[2:])
+    index = pad_spatial(plane, g.pads_begin, end, -1)
+    best = np.full((*x.shape[:2], *out), -np.inf, x.dtype)
+    mask = np.full((1, 1, *out), -1, np.int64)
+    for tap in g.taps():
+        where = (slice(None), slice(None), *tap_slices(tap, g, out))
+        value, at = xp[where], index[where]
+        wins = (value > best) | ((mask < 0) & (at >= 0))
+        best = np.where(wins, value, best)
+        mask = np.where(wins, at, mask)
+    return [_keepdims(best, a), _keepdims(np.broadcast_to(mask, best.shape), a)]
 
 
 def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
@@ -76,7 +92,7 @@ def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
         counted = pad_spatial(counted, (0,) * len(out), overhang)
     else:
         counted = pad_spatial(counted, g.pads_begin, end)
-    return total / _window_reduce(counted, g, out, np.add)
+    return _keepdims(total / _window_reduce(counted, g, out, np.add), a)
 
 
 def _adaptive_matrix(size: int, out: int) -> Array:
@@ -97,6 +113,7 @@ def _adaptive_avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
 
 KERNELS: dict[str, Kernel] = {
     "top.MaxPool": Kernel(_max_pool),
+    "top.MaxPoolWithMask": Kernel(_max_pool_with_mask),
     "top.AvgPool": Kernel(_avg_pool),
     "top.AdaptiveAvgPool": Kernel(_adaptive_avg_pool),
 }

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.interp.kernel import Array, KernelAttrs
 
 
@@ -44,26 +45,6 @@ class Geometry:
         return itertools.product(*(range(k) for k in self.kernel))
 
 
-def auto_pads(
-    sizes: tuple[int, ...], kernel: tuple[int, ...], strides: list[int], dilations: list[int], mode: str
-) -> list[int] | None:
-    """ONNX auto_pad as explicit pads (begins then ends); None for NOTSET.
-
-    SAME_* pads so that out = ceil(in / stride); an odd total puts the extra pad at the end
-    (SAME_UPPER) or the beginning (SAME_LOWER)."""
-    if mode in ("", "NOTSET"):
-        return None
-    if mode == "VALID":
-        return [0] * (2 * len(kernel))
-    begins, ends = [], []
-    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
-        total = max(0, (-(-size // s) - 1) * s + d * (k - 1) + 1 - size)
-        small, big = total // 2, total - total // 2
-        begins.append(small if mode == "SAME_UPPER" else big)
-        ends.append(big if mode == "SAME_UPPER" else small)
-    return begins + ends
-
-
 def pad_spatial(x: Array, begin: tuple[int, ...], end: tuple[int, ...], value: float = 0.0) -> Array:
     if not any(begin) and not any(end):
         return x
@@ -81,6 +62,3 @@ def tap_slices(tap: tuple[int, ...], g: Geometry, out: tuple[int, ...]) -> tuple
         for t, d, o, s in zip(tap, g.dilations, out, g.strides, strict=True)
     )
 
-
-def conv_out_size(size: int, k: int, s: int, d: int, pb: int, pe: int) -> int:
-    return (size + pb + pe - (k - 1) * d - 1) // s + 1
