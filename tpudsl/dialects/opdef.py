@@ -49,7 +49,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tpudsl.dialects.attrs import from_attr, matches
+from tpudsl.dialects.attrs import from_attr, matches, to_attr
 
 Shape = tuple[int, ...]
 REQUIRED: Any = object()
@@ -165,7 +165,7 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
             raise ShapeError(f"attribute '{key}' is {from_attr(attr)!r}, expected one of {', '.join(a.choices)}")
         elif a.supported and from_attr(attr) not in a.supported:
             raise ShapeError(
-                f"attribute '{key}' = {attr} is not supported (supported: {', '.join(map(repr, a.supported))})"
+                f"attribute '{key}' = {attr} is not supported (supported: {', '.join(str(to_attr(a.kind, v)) for v in a.supported)})"
             )
     for i, o in enumerate(spec.operands):
         if not o.endswith(("?", "*", "]")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
@@ -249,7 +249,6 @@ def create(
     """Build op `name` from Python attribute values (converted by the spec's kinds).
 
     `loc` is the op's user-visible name (a string becomes `loc("name")`)."""
-    from tpudsl.dialects.attrs import to_attr
     from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
 
     spec = SPECS[name]
