@@ -63,12 +63,14 @@ class ShapeError(Exception):
 class A:
     """Attribute spec: its kind, its default (None: optional without default), for string
     enums the allowed values, and, when TPU-MLIR allows values we do not model, the ones we do
-    (`supported`: any other value is a verifier error, never silently ignored)."""
+    (`supported`: any other value is a verifier error, never silently ignored; `modelled=False`:
+    TPU-MLIR's attribute, but any value of it is an error)."""
 
     kind: str
     default: Any = None
     choices: tuple[str, ...] = ()
     supported: tuple[Any, ...] = ()
+    modelled: bool = True
 
 
 ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape | None]]
@@ -163,6 +165,8 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
             raise ShapeError(f"attribute '{key}' should be {a.kind}, got {attr}")
         elif a.choices and from_attr(attr) not in a.choices:
             raise ShapeError(f"attribute '{key}' is {from_attr(attr)!r}, expected one of {', '.join(a.choices)}")
+        elif not a.modelled:
+            raise ShapeError(f"attribute '{key}' is not supported")
         elif a.supported and from_attr(attr) not in a.supported:
             raise ShapeError(
                 f"attribute '{key}' = {attr} is not supported (supported: {', '.join(str(to_attr(a.kind, v)) for v in a.supported)})"

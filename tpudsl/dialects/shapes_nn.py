@@ -81,6 +81,8 @@ def conv(ins: Ins, a: AttrView) -> list[Shape]:
     w = operand(ins, 1, "filter")
     kernel, strides, pads, dilations = _spatial(x, a)
     pads = _pads(x, kernel, strides, pads, dilations, a)
+    if any(a.get("inserts") or []):
+        raise ShapeError(f"inserts {a['inserts']} (zeros inserted between input pixels) are not supported")
     group = a.get("group", 1)
     if len(w) != len(x):
         raise ShapeError(f"filter must have rank {len(x)} like the input, got {fmt(w)}")
