@@ -92,3 +92,29 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = RTOL, a
 
 def rand(rng: np.random.Generator, *shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+def same_pool_loops(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+                    auto_pad: str, is_max: bool) -> np.ndarray:
+    """ONNX pooling with auto_pad SAME_UPPER/SAME_LOWER, window by window, from the spec: out =
+    ceil(in / stride); total pad = (out - 1) * stride + dilation * (kernel - 1) + 1 - in, the odd
+    one at the end (SAME_UPPER) or the beginning (SAME_LOWER); an average counts input elements only.
+
+    (onnxruntime pads a dilated SAME pool as if it were not dilated, and onnx's reference
+    evaluator treats SAME_LOWER as SAME_UPPER there, so neither can be the reference.)"""
+    size = x.shape[2:]
+    out = [-(-i // s) for i, s in zip(size, strides, strict=True)]
+    begin = []
+    for i, o, k, s, d in zip(size, out, kernel, strides, dilations, strict=True):
+        total = max(0, (o - 1) * s + d * (k - 1) + 1 - i)
+        begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+    y = np.zeros((*x.shape[:2], *out), np.float32)
+    for at in np.ndindex(*out):
+        taps = []
+        for tap in np.ndindex(*kernel):
+            pos = [o * s - b + t * d for o, s, b, t, d in zip(at, strides, begin, tap, dilations, strict=True)]
+            if all(0 <= p < i for p, i in zip(pos, size, strict=True)):
+                taps.append(x[(slice(None), slice(None), *pos)])
+        window = np.stack(taps)
+        y[(slice(None), slice(None), *at)] = window.max(axis=0) if is_max else window.mean(axis=0)
+    return y

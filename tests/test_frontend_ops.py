@@ -9,9 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from frontend_support import check, locs, make_model, rand
+from frontend_support import check, locs, make_model, rand, run_top
+from interp_ref import same_pool_loops
 from onnx import TensorProto
 from onnx import helper as h
+
+from tpudsl.frontend.onnx_import import convert_onnx
 
 
 @dataclass
@@ -85,6 +88,15 @@ CASES = [
     Case("maxpool_same", [node("MaxPool", "x", kernel_shape=[2, 3], auto_pad="SAME_UPPER", strides=[2, 2])], X4),
     Case("avgpool_pads", [node("AveragePool", "x", kernel_shape=[3, 3], pads=[1, 1, 1, 1])], X4, ops=("top.AvgPool",)),
     Case("avgpool_include_pad", [node("AveragePool", "x", kernel_shape=[3, 2], pads=[1, 0, 1, 1], count_include_pad=1)], X4),
+    Case("avgpool_dilated_ceil", [node("AveragePool", "x", kernel_shape=[2, 2], dilations=[2, 3], strides=[2, 2],
+                                       pads=[1, 0, 0, 1], ceil_mode=1, count_include_pad=1)], X4, opset=19),
+    # Indices are integers: compared exactly.
+    Case("maxpool_indices_dilated_ceil", [node("MaxPool", "x", ["y", "i"], kernel_shape=[2, 2], dilations=[2, 1],
+                                               strides=[2, 2], pads=[1, 0, 0, 0], ceil_mode=1)],
+         X4, opset=12, ops=("top.MaxPoolWithMask",), rtol=0, atol=0),
+    Case("maxpool_indices_column_major_3d", [node("MaxPool", "x", ["y", "i"], kernel_shape=[2, 2, 2], strides=[1, 2, 1],
+                                                  storage_order=1)],
+         {"x": [1, 2, 4, 5, 3]}, opset=12, ops=("top.MaxPoolWithMask", "top.Permute"), rtol=0, atol=0),
     Case("global_avgpool", [node("GlobalAveragePool", "x")], X4, ops=("top.AvgPool",)),
     Case("global_maxpool", [node("GlobalMaxPool", "x")], X4, ops=("top.MaxPool",)),
     # ---- element-wise ----
@@ -245,3 +257,19 @@ def test_identity_output_keeps_its_name() -> None:
     model = make_model([node("Relu", "x", ["r"]), node("Identity", "r", ["out"])], X2, ["out"])
     mod = check(model, {"x": rand(4, 6)})
     assert {"x", "r", "out"} <= locs(mod)
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_dilated_same_pool_matches_the_spec(op: str, auto_pad: str) -> None:
+    """SAME pads a dilated pool so that out = ceil(in / stride), as ONNX specifies (and ONNX shape
+    inference and our Conv do); the reference is a window-by-window loop of the spec (see
+    `same_pool_loops` for why not onnxruntime)."""
+    kernel, strides, dilations = [2, 3], [1, 2], [2, 2]
+    model = make_model([node(op, "x", kernel_shape=kernel, dilations=dilations, strides=strides, auto_pad=auto_pad)],
+                       X4, ["y"], opset=19)
+    x = rand(*X4["x"])
+    got = run_top(convert_onnx(model, "test"), {"x": x})["y"]
+    expected = same_pool_loops(x, kernel, strides, dilations, auto_pad, op == "MaxPool")
+    assert got.shape == expected.shape == (2, 3, 5, 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
