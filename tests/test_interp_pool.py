@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
-from interp_ref import assert_close, ort_run, rand, run_top
+from interp_ref import assert_close, ort_run, rand, run_top, same_pool_loops
+
+from tpudsl.dialects import shapes_nn as NN
+from tpudsl.dialects.attrs import to_attr
+from tpudsl.dialects.opdef import SPECS, AttrView
 
 POOL_CASES = {
     # name: (input shape, attrs)
@@ -19,6 +25,12 @@ POOL_CASES = {
     "global": ((2, 3, 5, 4), {"kernel_shape": [5, 4]}),
     "pool1d": ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1], "ceil_mode": True}),
     "pool3d": ((1, 2, 5, 4, 6), {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "pads": [1, 1, 0, 0, 1, 1]}),
+    "dilated": ((1, 2, 9, 8), {"kernel_shape": [3, 2], "strides": [1, 2], "dilations": [2, 3], "pads": [1, 0, 2, 1]}),
+    # 7 + 1 - 2*(2-1) - 1 = 5 rounds up to 3 strides: a 4th window, starting in the input
+    "dilated_ceil": ((1, 2, 7, 7), {"kernel_shape": [2, 2], "strides": [2, 2], "dilations": [2, 2], "pads": [0, 0, 1, 1],
+                                    "ceil_mode": True}),
+    "dilated_3d": ((1, 1, 6, 5, 7), {"kernel_shape": [2, 2, 3], "strides": [1, 2, 2], "dilations": [2, 1, 2],
+                                     "ceil_mode": True}),
 }
 
 
@@ -56,6 +68,38 @@ def test_pool_auto_pad_matches_onnxruntime(op, onnx_op, auto_pad):
     assert_close(run_top(op, [x], attrs)[0], expected)
 
 
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool_with_mask_matches_onnxruntime_indices(case):
+    """The mask is the index within each (n, c) plane; ONNX's Indices add the plane's offset
+    (an independent formula here). Integers: compared exactly; ties never occur in random floats."""
+    shape, attrs = POOL_CASES[case]
+    x = rand(np.random.default_rng(7), *shape)
+    expected, indices = ort_run("MaxPool", [x], _onnx_pool_attrs(attrs), n_outputs=2)
+    out, mask = run_top("top.MaxPoolWithMask", [x], attrs, out_dtypes=[np.dtype(np.float32), np.dtype(np.int64)])
+    plane = int(np.prod(shape[2:]))
+    offsets = (np.arange(shape[0] * shape[1]) * plane).reshape(shape[0], shape[1], *[1] * (len(shape) - 2))
+    assert_close(out, expected)
+    assert mask.shape == indices.shape
+    np.testing.assert_array_equal(mask + offsets, indices)
+
+
+def test_max_pool_mask_keeps_the_first_maximum_and_skips_pads():
+    """Ties: the first position in row-major window order wins (TPU-MLIR, onnxruntime); pads never win."""
+    x = np.array([[[[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]]]], np.float32)  # pads (-inf) then equal values
+    attrs = {"kernel_shape": [2, 2], "strides": [1, 1], "pads": [1, 1, 0, 0]}
+    _, indices = ort_run("MaxPool", [x], attrs, n_outputs=2)
+    mask = run_top("top.MaxPoolWithMask", [x], attrs, out_dtypes=[None, np.dtype(np.int64)])[1]
+    np.testing.assert_array_equal(mask, indices)
+    np.testing.assert_array_equal(mask, [[[[0, 0, 1], [0, 0, 1]]]])  # windows start at columns -1, 0, 1
+
+
+@pytest.mark.parametrize("op,onnx_op", [("top.MaxPool", "GlobalMaxPool"), ("top.AvgPool", "GlobalAveragePool")])
+def test_global_pool_keepdims_false_drops_spatial_dims(op, onnx_op):
+    x = rand(np.random.default_rng(8), 2, 3, 4, 5)
+    (expected,) = ort_run(onnx_op, [x])
+    assert_close(run_top(op, [x], {"kernel_shape": [4, 5], "keepdims": False})[0], expected.reshape(2, 3))
+
+
 def test_max_pool_fused_relu():
     x = rand(np.random.default_rng(3), 1, 2, 4, 4) - 0.5
     attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
@@ -87,22 +131,60 @@ def test_adaptive_avg_pool_to_one_is_global_average():
     assert_close(run_top("top.AdaptiveAvgPool", [x], {"output_size": [1, 1]})[0], expected)
 
 
-@given(
-    rank=st.integers(1, 2), data=st.data(), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
-    is_max=st.booleans(), seed=st.integers(0, 2**16),
-)
-def test_pool_property(rank, data, ceil_mode, count_include_pad, is_max, seed):
-    k = [data.draw(st.integers(1, 4)) for _ in range(rank)]
-    s = [data.draw(st.integers(1, 3)) for _ in range(rank)]
-    pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2]  # ONNX: pads smaller than the kernel
-    size = [data.draw(st.integers(1, 8)) for _ in range(rank)]
-    assume(all(size[i] + pads[i] + pads[i + rank] >= k[i] for i in range(rank)))
-    x = rand(np.random.default_rng(seed), 2, 2, *size)
-    attrs = {"kernel_shape": k, "strides": s, "pads": pads, "ceil_mode": ceil_mode}
-    if is_max:
-        (expected,) = ort_run("MaxPool", [x], _onnx_pool_attrs(attrs))
-        got = run_top("top.MaxPool", [x], attrs)[0]
-    else:
-        (expected,) = ort_run("AveragePool", [x], _onnx_pool_attrs(attrs, count_include_pad), opset=19)
-        got = run_top("top.AvgPool", [x], {**attrs, "count_include_pad": count_include_pad})[0]
-    assert_close(got, expected)
+def test_pool_geometry_property():
+    """Random pools (1-D/2-D; kernel, stride, dilation, explicit pads or auto_pad, ceil_mode) against
+    onnxruntime, both the kernel's values and the shape rule's size. A dilated SAME pool is checked
+    against the spec's loop instead (`same_pool_loops` says why). The property exists for dilation,
+    ceil_mode's extra window and its dropped window (the last window must start inside the input)
+    and auto_pad; each must occur in enough examples."""
+    seen: Counter[str] = Counter()
+
+    @given(rank=st.integers(1, 2), data=st.data(), is_max=st.booleans(), count_include_pad=st.booleans(),
+           seed=st.integers(0, 2**16))
+    def check(rank, data, is_max, count_include_pad, seed):
+        k = [data.draw(st.integers(1, 4)) for _ in range(rank)]
+        s = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+        d = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+        auto_pad = data.draw(st.sampled_from(["NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
+        pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2] if auto_pad == "NOTSET" else [0] * (2 * rank)
+        ceil_mode = data.draw(st.booleans()) if auto_pad == "NOTSET" else False
+        size = [data.draw(st.integers(1, 9)) for _ in range(rank)]
+        assume(all(size[i] + pads[i] + pads[i + rank] >= d[i] * (k[i] - 1) + 1 for i in range(rank)))
+        x = rand(np.random.default_rng(seed), 2, 2, *size)
+        attrs = {"kernel_shape": k, "strides": s, "dilations": d, "ceil_mode": ceil_mode}
+        attrs |= {"pads": pads} if auto_pad == "NOTSET" else {"auto_pad": auto_pad}
+        op = "top.MaxPool" if is_max else "top.AvgPool"
+        if not is_max:
+            attrs["count_include_pad"] = count_include_pad
+        got = run_top(op, [x], attrs)[0]
+        if auto_pad.startswith("SAME") and max(d) > 1:
+            expected = same_pool_loops(x, k, s, d, auto_pad, is_max)
+        else:
+            onnx_attrs = _onnx_pool_attrs({key: v for key, v in attrs.items() if key != "count_include_pad"},
+                                          None if is_max else count_include_pad)
+            (expected,) = ort_run("MaxPool" if is_max else "AveragePool", [x], onnx_attrs, opset=19)
+        assert_close(got, expected)
+        spec = SPECS[op]
+        rule = NN.pool([x.shape], AttrView({key: to_attr(spec.attrs[key].kind, v) for key, v in attrs.items()}, spec))
+        assert tuple(rule[0]) == expected.shape
+
+        seen["examples"] += 1
+        cases = set()
+        if max(d) > 1:
+            cases.add("dilation > 1")
+        if auto_pad.startswith("SAME"):
+            cases.add("auto_pad SAME")
+        for i in range(rank):
+            span = size[i] + pads[i] + pads[rank + i] - d[i] * (k[i] - 1) - 1
+            rounded_up = -(-span // s[i]) + 1
+            if ceil_mode and expected.shape[2 + i] > span // s[i] + 1:
+                cases.add("ceil_mode adds a window")
+            if ceil_mode and expected.shape[2 + i] < rounded_up:
+                cases.add("ceil_mode drops a window starting in the end pads")
+        for case in cases:
+            event(case)
+            seen[case] += 1
+
+    check()
+    for case in ("dilation > 1", "auto_pad SAME", "ceil_mode adds a window", "ceil_mode drops a window starting in the end pads"):
+        assert seen[case] * 50 >= seen["examples"], f"{case!r} happened in {seen[case]} of {seen['examples']} examples"
