@@ -33,3 +33,11 @@ func.func @main(%x: tensor<4x4xf32>, %n: none) {
   %0 = "top.Slice"(%x, %n, %n, %n) {offset = [1], ends = [3], steps = [1], axes = [0], hasparamConvert_axes = [0]} : (tensor<4x4xf32>, none, none, none) -> tensor<2x4xf32> loc("sl")
   func.return
 }
+
+// -----
+
+// CHECK: unmodelled_attrs.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.Weight' op "scaled" attribute 'scale' is not supported
+func.func @main() {
+  %0 = "top.Weight"() {scale = [5.000000e-01]} : () -> tensor<1xf32> loc("scaled")
+  func.return
+}

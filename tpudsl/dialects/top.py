@@ -37,7 +37,7 @@ SPECS: list[OpSpec] = [
         "top.Weight",
         operands=(),
         attrs={
-            "scale": A("f64[]"),
+            "scale": A("f64[]", modelled=False),  # a scale to apply to the .npz data is not modelled
             "store_mode": A("str", None, ("1N", "2N", "4N")),
             "allow_split": A("i64[]"),
             "do_compress": A("bool"),
