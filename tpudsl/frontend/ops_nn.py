@@ -195,6 +195,13 @@ def _pool_attrs(n: Node, c: Converter) -> dict[str, object]:
     return {**_window(n, c, list(n.attr("kernel_shape"))), "ceil_mode": bool(n.attr("ceil_mode", 0))}
 
 
+def _spatial_axes_reversed(attrs: dict[str, object], rank: int) -> dict[str, object]:
+    """Window attributes for the input with its spatial axes in reverse order."""
+    flipped = {key: list(attrs[key])[::-1] for key in ("kernel_shape", "strides", "dilations")}
+    pads = list(attrs["pads"])
+    return {**attrs, **flipped, "pads": pads[:rank][::-1] + pads[rank:][::-1]}
+
+
 def average_pool(n: Node, c: Converter) -> None:
     attrs = {**_pool_attrs(n, c), "count_include_pad": bool(n.attr("count_include_pad", 0))}
     c.emit("top.AvgPool", [n.input(0)], n.out, attrs)
@@ -219,8 +226,7 @@ def max_pool(n: Node, c: Converter) -> None:
     if column_major:
         reverse = [0, 1, *range(rank + 1, 1, -1)]
         x = c.emit("top.Permute", [x], c.derived(n.out, "spatial_reversed"), {"order": reverse})
-        attrs = {key: (value[::-1] if key != "pads" else value[:rank][::-1] + value[rank:][::-1])
-                 if isinstance(value, list) else value for key, value in attrs.items()}
+        attrs = _spatial_axes_reversed(attrs, rank)
         out = c.derived(n.out, "pool_reversed")
     pooled = c.emit("top.MaxPoolWithMask", [x], out, attrs, like_first=1)
     mask = pooled.owner.results[1]
