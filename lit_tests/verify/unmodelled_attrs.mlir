@@ -41,3 +41,12 @@ func.func @main() {
   %0 = "top.Weight"() {scale = [5.000000e-01]} : () -> tensor<1xf32> loc("scaled")
   func.return
 }
+
+// -----
+
+// CHECK: unmodelled_attrs.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: 'top.Conv' op "conv_re" attribute 'dynweight_reorderd' = true is not supported (supported: false)
+func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  %none = "top.None"() : () -> none loc("none")
+  %0 = "top.Conv"(%x, %w, %none) {kernel_shape = [3, 3], dynweight_reorderd = true} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x6x6xf32> loc("conv_re")
+  func.return
+}

@@ -74,7 +74,7 @@ SPECS: list[OpSpec] = [
             "dilations": A("i64[]"),
             "inserts": A("i64[]"),
             **RELU,
-            "dynweight_reorderd": A("bool", False),
+            "dynweight_reorderd": A("bool", False, supported=(False,)),  # TPU-MLIR reorders only Deconv filters
             "weight_is_coeff": A("i64", 1),
             "do_winograd": A("bool"),
             **AUTO_PAD,
