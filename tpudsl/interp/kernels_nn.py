@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from tpudsl.dialects.geometry.window import window_out_size
+from tpudsl.dialects.geometry.window import transposed_out_size, window_out_size
 from tpudsl.interp import winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
@@ -193,7 +193,7 @@ def _deconv(x: Array, packed: Array, bias: Array | None, g: Geometry, output_pad
     oc = groups * packed.shape[1] // k_total
     col = np.matmul(packed, x.reshape(n, groups, ic // groups, -1))
     col = col.reshape(n, oc, k_total, *size)
-    full = tuple((s - 1) * st + (k - 1) * d + 1 for s, st, k, d in zip(size, g.strides, g.kernel, g.dilations, strict=True))
+    full = tuple(transposed_out_size(s, k, st, d, 0, 0, 0) for s, k, st, d in zip(size, g.kernel, g.strides, g.dilations, strict=True))
     out = tuple(
         f - pb - pe + op for f, pb, pe, op in zip(full, g.pads_begin, g.pads_end, output_padding, strict=True)
     )
