@@ -192,12 +192,16 @@ def group_norm(n: Node, c: Converter) -> None:
 
 
 def _pool_attrs(n: Node, c: Converter) -> dict[str, object]:
-    return {**_window(n, c, list(n.attr("kernel_shape"))), "ceil_mode": bool(n.attr("ceil_mode", 0))}
+    """Window and ceil_mode; `dilations` only when dilated (TPU-MLIR's pools have no such attribute)."""
+    attrs = {**_window(n, c, list(n.attr("kernel_shape"))), "ceil_mode": bool(n.attr("ceil_mode", 0))}
+    if all(d == 1 for d in attrs["dilations"]):
+        del attrs["dilations"]
+    return attrs
 
 
 def _spatial_axes_reversed(attrs: dict[str, object], rank: int) -> dict[str, object]:
     """Window attributes for the input with its spatial axes in reverse order."""
-    flipped = {key: list(attrs[key])[::-1] for key in ("kernel_shape", "strides", "dilations")}
+    flipped = {key: list(attrs[key])[::-1] for key in ("kernel_shape", "strides", "dilations") if key in attrs}
     pads = list(attrs["pads"])
     return {**attrs, **flipped, "pads": pads[:rank][::-1] + pads[rank:][::-1]}
 

@@ -43,8 +43,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects import shapes_nn
 from tpudsl.dialects.attrs import from_attr, to_attr
+from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
@@ -84,7 +84,7 @@ def _window(op: Operation, a: AttrView) -> dict[str, Any]:
     x = _shape(op.operands[0])
     strides = list(a.get("strides") or [1, 1])
     dilations = list(a.get("dilations") or [1, 1])
-    pads = shapes_nn._auto_pads(x, kernel, strides, dilations, a.get("auto_pad", "")) or list(a.get("pads") or [0] * 4)
+    pads = auto_pads(x[2:], kernel, strides, dilations, a.get("auto_pad", "")) or list(a.get("pads") or [0] * 4)
     return {"kernel_shape": kernel, "strides": strides, "pads": pads}
 
 
@@ -99,6 +99,8 @@ def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
             raise _error(op, "keepdims=false is not lowered yet")
         if a.get("is_adaptive", False):
             raise _error(op, "is_adaptive=true is not lowered yet")
+        if any(d != 1 for d in a.get("dilations") or []):
+            raise _error(op, f"dilations {list(a['dilations'])} are not lowered yet (tpu.Pool2D has none)")
         return {**_window(op, a), "pool_mode": mode}
 
     return attrs
@@ -154,8 +156,8 @@ def _reshape(op: Operation, a: AttrView) -> dict[str, Any]:
 
 LOWERINGS: dict[str, Rule] = {
     "top.Conv": Rule("tpu.Conv2D", _conv, consumes=("auto_pad", "do_winograd")),
-    "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"), consumes=("auto_pad", "keepdims", "is_adaptive")),
-    "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"), consumes=("auto_pad", "keepdims", "is_adaptive")),
+    "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"), consumes=("auto_pad", "keepdims", "is_adaptive", "dilations")),
+    "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"), consumes=("auto_pad", "keepdims", "is_adaptive", "dilations")),
     "top.MatMul": Rule("tpu.MatMul"),
     **{name: Rule(f"tpu.{name[4:]}", consumes=("is_scalar",))
        for name in ("top.Add", "top.Sub", "top.Mul", "top.Div", "top.Max", "top.Min")},
