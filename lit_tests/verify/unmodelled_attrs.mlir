@@ -20,7 +20,7 @@ func.func @main() {
 
 // -----
 
-// CHECK: unmodelled_attrs.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.Reshape' op "flat" attribute 'flatten_start_dim' = 1 : i64 is not supported (supported: -1 : i64)
+// CHECK: unmodelled_attrs.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.Reshape' op "flat" attribute 'flatten_start_dim' = 1 is not supported (supported: -1)
 func.func @main(%x: tensor<2x3x4xf32>) {
   %0 = "top.Reshape"(%x) {flatten_start_dim = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x12xf32> loc("flat")
   func.return
@@ -28,7 +28,7 @@ func.func @main(%x: tensor<2x3x4xf32>) {
 
 // -----
 
-// CHECK: unmodelled_attrs.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.Slice' op "sl" attribute 'hasparamConvert_axes' is not supported
+// CHECK: unmodelled_attrs.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.Slice' op "sl" attribute 'hasparamConvert_axes' = [0] is not supported (supported: [])
 func.func @main(%x: tensor<4x4xf32>, %n: none) {
   %0 = "top.Slice"(%x, %n, %n, %n) {offset = [1], ends = [3], steps = [1], axes = [0], hasparamConvert_axes = [0]} : (tensor<4x4xf32>, none, none, none) -> tensor<2x4xf32> loc("sl")
   func.return

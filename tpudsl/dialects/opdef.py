@@ -49,7 +49,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tpudsl.dialects.attrs import from_attr, matches, to_attr
+from tpudsl.dialects.attrs import from_attr, matches
 
 Shape = tuple[int, ...]
 REQUIRED: Any = object()
@@ -168,12 +168,22 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
         elif not a.modelled:
             raise ShapeError(f"attribute '{key}' is not supported")
         elif a.supported and from_attr(attr) not in a.supported:
-            raise ShapeError(
-                f"attribute '{key}' = {attr} is not supported (supported: {', '.join(str(to_attr(a.kind, v)) for v in a.supported)})"
-            )
+            shown = ", ".join(map(_show, a.supported))
+            raise ShapeError(f"attribute '{key}' = {_show(from_attr(attr))} is not supported (supported: {shown})")
     for i, o in enumerate(spec.operands):
         if not o.endswith(("?", "*", "]")) and i < len(op.operands) and isinstance(op.operands[i].type, NoneType):
             raise ShapeError(f"operand '{o}' must be a tensor, got none")
+
+
+def _show(value: Any) -> str:
+    """An attribute's Python value as IR text writes it (`true`, `[0, 1]`, `"s"`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_show, value)) + "]"
+    return str(value)
 
 
 def infer_shapes(op: Operation, spec: OpSpec) -> list[Shape | None] | None:
@@ -253,6 +263,7 @@ def create(
     """Build op `name` from Python attribute values (converted by the spec's kinds).
 
     `loc` is the op's user-visible name (a string becomes `loc("name")`)."""
+    from tpudsl.dialects.attrs import to_attr
     from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
 
     spec = SPECS[name]

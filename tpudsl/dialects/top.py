@@ -135,7 +135,8 @@ SPECS: list[OpSpec] = [
     OpSpec("top.Concat", operands=("inputs*",), attrs={"axis": A("i64", 1), **RELU, **ROUND}, shape=S.concat),
     OpSpec("top.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?"),
            attrs={"offset": A("i64[]"), "steps": A("i64[]"), "ends": A("i64[]"), "axes": A("i64[]"),
-                  "hasparamConvert_axes": A("i64[]", modelled=False)},
+                  # TPU-MLIR's default []; listed axes change what `ends` means there
+                  "hasparamConvert_axes": A("i64[]", supported=([],))},
            shape=S.slice_),
     OpSpec("top.Split", results=("outputs*",),
            attrs={"axis": A("i64", REQUIRED), "num": A("i64", REQUIRED), "split_size": A("i64[]")}, shape=S.split),
