@@ -34,6 +34,14 @@ def test_attribute_defaults_have_their_kind(spec) -> None:
         assert matches(a.kind, to_attr(a.kind, a.default)), key
         if a.choices:
             assert a.default in a.choices, key
+        if a.supported:
+            assert a.default in a.supported, key  # the default must be a value the kernels model
+
+
+def test_building_an_op_with_an_undeclared_attribute_fails() -> None:
+    x = create_ssa_value(TensorType(f32, (1, 2, 4, 4)))
+    with pytest.raises(ValueError, match="top.MaxPool has no attribute 'dilation'"):
+        create("top.MaxPool", [x], [TensorType(f32, (1, 2, 2, 2))], {"kernel_shape": [2, 2], "dilation": [2, 2]})
 
 
 def deconv_shape(x, w, attrs):
