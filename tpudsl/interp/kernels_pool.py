@@ -83,7 +83,7 @@ def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
     g, out, overhang = _geometry(x, a)
     if g.kernel == x.shape[2:] and not any(g.pads_begin) and not any(g.pads_end) and all(o == 1 for o in out):
         # Global average pool (SE blocks, classifier heads): one contiguous mean per channel.
-        return x.reshape(*x.shape[:2], -1).mean(axis=-1).reshape(*x.shape[:2], *out)
+        return _keepdims(x.reshape(*x.shape[:2], -1).mean(axis=-1).reshape(*x.shape[:2], *out), a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     total = _window_reduce(pad_spatial(x, g.pads_begin, end), g, out, np.add)
     counted = np.ones((1, 1, *x.shape[2:]), np.float32)
