@@ -95,10 +95,11 @@ def rand(rng: np.random.Generator, *shape: int, low: float = -1.0, high: float =
 
 
 def same_pool_loops(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
-                    auto_pad: str, is_max: bool) -> np.ndarray:
+                    auto_pad: str, is_max: bool, count_include_pad: bool = False) -> np.ndarray:
     """ONNX pooling with auto_pad SAME_UPPER/SAME_LOWER, window by window, from the spec: out =
     ceil(in / stride); total pad = (out - 1) * stride + dilation * (kernel - 1) + 1 - in, the odd
-    one at the end (SAME_UPPER) or the beginning (SAME_LOWER); an average counts input elements only.
+    one at the end (SAME_UPPER) or the beginning (SAME_LOWER); an average counts input elements
+    only, or every tap with count_include_pad (SAME pads cover every tap of every window).
 
     (onnxruntime pads a dilated SAME pool as if it were not dilated, and onnx's reference
     evaluator treats SAME_LOWER as SAME_UPPER there, so neither can be the reference.)"""
@@ -116,5 +117,8 @@ def same_pool_loops(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int]
             if all(0 <= p < i for p, i in zip(pos, size, strict=True)):
                 taps.append(x[(slice(None), slice(None), *pos)])
         window = np.stack(taps)
-        y[(slice(None), slice(None), *at)] = window.max(axis=0) if is_max else window.mean(axis=0)
+        if is_max:
+            y[(slice(None), slice(None), *at)] = window.max(axis=0)
+        else:
+            y[(slice(None), slice(None), *at)] = window.sum(axis=0) / (np.prod(kernel) if count_include_pad else len(taps))
     return y

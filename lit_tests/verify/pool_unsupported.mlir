@@ -14,3 +14,12 @@ func.func @main(%x: tensor<1x2x7x7xf32>) {
   %0 = "top.MaxPool"(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], pad_value = 1 : i64} : (tensor<1x2x7x7xf32>) -> tensor<1x2x7x7xf32> loc("pad_one")
   func.return
 }
+
+// -----
+
+// A dilated window can skip the whole input: taps at -3, -1, 1, 3 of a 1-element axis.
+// CHECK: pool_unsupported.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.AvgPool' op "hollow" window 0 along spatial axis 0 reads only padding (kernel 4, dilation 2, pads 3/3): its pooled value is not defined
+func.func @main(%x: tensor<1x2x1xf32>) {
+  %0 = "top.AvgPool"(%x) {kernel_shape = [4], dilations = [2], pads = [3, 3]} : (tensor<1x2x1xf32>) -> tensor<1x2x1xf32> loc("hollow")
+  func.return
+}

@@ -5,7 +5,7 @@ raising ShapeError on inconsistent input."""
 from __future__ import annotations
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
-from tpudsl.dialects.geometry.window import auto_pads, transposed_out_size, window_out_size
+from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
@@ -138,6 +138,14 @@ def pool(ins: Ins, a: AttrView) -> list[Shape]:
     kernel, strides, pads, dilations = _spatial(x, a)
     pads = _pads(x, kernel, strides, pads, dilations, a)
     spatial = _out_sizes(x, kernel, strides, pads, dilations, bool(a.get("ceil_mode", False)))
+    k = len(kernel)
+    for i in range(k):
+        empty = padding_only_window(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], spatial[i])
+        if empty is not None:
+            raise ShapeError(
+                f"window {empty} along spatial axis {i} reads only padding (kernel {kernel[i]}, dilation"
+                f" {dilations[i]}, pads {pads[i]}/{pads[k + i]}): its pooled value is not defined"
+            )
     out: Shape = (x[0], x[1], *spatial)
     if not a.get("keepdims", True):
         if any(s != 1 for s in spatial):

@@ -55,6 +55,18 @@ def window_out_size(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mo
     return out
 
 
+def padding_only_window(size: int, k: int, s: int, d: int, pb: int, out: int) -> int | None:
+    """The first of `out` windows whose dilated taps all fall in the padding, or None. Only
+    dilation makes one (with pads smaller than the kernel); what it pools is not defined
+    (onnxruntime gives 0 or -FLT_MAX, onnx's reference NaN), so pools reject it."""
+    for o in range(out):
+        start = o * s - pb
+        first = max(0, -(start // d))  # ceil(-start / d): the first tap at or after position 0
+        if not (first < k and start + first * d < size):
+            return o
+    return None
+
+
 def ceil_overhang(size: int, k: int, s: int, d: int, pb: int, pe: int, out: int) -> int:
     """How far `out` windows reach past the end padding (only ceil_mode's last window does)."""
     return max(0, (out - 1) * s + d * (k - 1) + 1 - (size + pb + pe))
