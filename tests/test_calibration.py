@@ -4,8 +4,11 @@ same ONNX model and samples, and the single-process table for --workers."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
+import socket
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -106,10 +109,11 @@ def test_kld_thresholds_close_to_onnxruntime_entropy(conv_model):
         assert abs(ours[name].threshold - theirs) <= 0.25 * abs_max, (name, ours[name].threshold, theirs, abs_max)
 
 
-def test_workers_write_the_same_table(tmp_path):
-    """On a conv whose GEMM (1024 x 144 x 16) OpenBLAS sums differently with 1 and 2 threads: the
-    single-process run pins BLAS to one thread as the workers do, so the tables are identical."""
-    d = tmp_path
+@pytest.fixture(scope="module")
+def gemm_model(tmp_path_factory):
+    """A conv whose GEMM (1024 x 144 x 16) OpenBLAS sums differently with 1 and 2 threads, its
+    samples, and the single-process table."""
+    d = tmp_path_factory.mktemp("gemm")
     rng = np.random.default_rng(5)
     model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], {"x": [1, 16, 32, 32]}, ["y"],
                        {"w": rng.normal(0, 0.3, (16, 16, 3, 3)).astype(np.float32)})
@@ -118,11 +122,53 @@ def test_workers_write_the_same_table(tmp_path):
     for i in range(SAMPLES):
         np.savez(d / "data" / f"s{i}.npz", x=rng.normal(0, 1, (1, 16, 32, 32)).astype(np.float32))
     calibrate_cli(d, "one_table")
-    calibrate_cli(d, "two_table", "--workers", "2")
     one = (d / "one_table").read_text().splitlines()
-    two = (d / "two_table").read_text().splitlines()
-    assert one[1:] == two[1:]  # all but the time it was generated
     assert one[1:4] == ["# histogram number: 2048", f"# sample number: {SAMPLES}", "###"]
+    return d, one
+
+
+def test_workers_write_the_same_table(gemm_model):
+    """The single-process run pins BLAS to one thread as the workers do, so the tables are identical."""
+    d, one = gemm_model
+    calibrate_cli(d, "two_table", "--workers", "2")
+    assert (d / "two_table").read_text().splitlines()[1:] == one[1:]  # all but the time it was generated
+
+
+def test_dask_cluster_writes_the_same_table(gemm_model):
+    """Two Dask worker processes on loopback (installed by the test extra; skipped only without it)."""
+    distributed = pytest.importorskip("distributed")
+    d, one = gemm_model
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        calibrate_cli(d, "dask_table", "--scheduler", cluster.scheduler_address)
+    assert (d / "dask_table").read_text().splitlines()[1:] == one[1:]
+
+
+def test_scheduler_errors_are_one_line(conv_model, capsys, monkeypatch):
+    d, _ = conv_model
+    with socket.socket() as s:  # a loopback port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cases = [(f"tcp://127.0.0.1:{port}", rf"^error: cannot reach the Dask scheduler at 'tcp://127\.0\.0\.1:{port}': .+")]
+    if importlib.util.find_spec("distributed") is not None:
+        import dask
+
+        monkeypatch.setattr(dask.config, "config", dask.config.config)  # restored after the test
+        dask.config.set({"distributed.comm.timeouts.connect": "1s"})
+    else:
+        cases = []
+    cases.append((None, r"^error: --scheduler needs the Dask 'distributed' package: pip install 'tpudsl\[distributed\]'$"))
+    for address, message in cases:
+        if address is None:
+            monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed: its import fails
+            address = "tcp://127.0.0.1:1"
+        with pytest.raises(SystemExit) as info:
+            run_calibration([str(d / "m.mlir"), "--dataset", str(d / "data"), "--scheduler", address, "--quiet",
+                             "-o", str(d / "never_table")])
+        err = capsys.readouterr().err.strip()
+        assert info.value.code == 1 and len(err.splitlines()) == 1, err
+        assert re.match(message, err), err
+        assert not (d / "never_table").exists()
 
 
 # ---- TPU-MLIR's histogram and KLD, written out literally ----------------------------------------------

@@ -1,13 +1,14 @@
 """run_calibration: a calibration table (threshold, min, max per tensor) from sample inputs.
 
   run_calibration X.mlir (--dataset DIR | --data_list FILE) [--input_num 100]
-      [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse] [--workers N]
-      [--quiet] -o X_cali_table
+      [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
+      [--workers N | --scheduler ADDRESS] [--quiet] -o X_cali_table
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
 `top.Input`. --dataset takes the files of DIR in name order. --workers N splits the samples over
-N processes; the table is the same. The algorithms and the table format: docs/quantization.md.
+N processes, --scheduler over the workers of a Dask distributed cluster (which must see the same
+paths); the table is the same. The algorithms and the table format: docs/quantization.md.
 """
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--input_num", type=int, default=100, help="how many samples to use (0: all); default 100")
     p.add_argument("--histogram_bin_num", type=int, default=2048, help="histogram bins (at least 128); default 2048")
     p.add_argument("--method", choices=METHODS, default="kld", help="threshold method; default kld")
-    p.add_argument("--workers", type=int, default=1, help="processes to split the samples over; default 1")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1, help="processes to split the samples over; default 1")
+    where.add_argument("--scheduler", help="a Dask distributed scheduler's address (tcp://host:8786) to split the samples over "
+                                           "(needs pip install 'tpudsl[distributed]')")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("-o", dest="output", required=True, help="the calibration table to write")
     return p
@@ -131,7 +135,7 @@ def _main(argv: Sequence[str]) -> None:
         bar = tqdm(total=len(samples) * (2 if need_histograms else 1), desc="calibration", unit="sample")
     try:
         result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, args.workers,
-                           bar.update if bar else None, need_histograms, mod)
+                           bar.update if bar else None, need_histograms, mod, args.scheduler)
     finally:
         if bar:
             bar.close()

@@ -1,20 +1,22 @@
 """Calibration: run the Top interpreter over sample inputs and compute a threshold per tensor.
 
-Two passes over the samples, each mergeable, so that N processes can share the work and the
-table is the same as one process's:
+Two passes over the samples, each mergeable, so that N processes (local, or the workers of a
+Dask cluster: calibration_pool.py) can share the work and the table is the same as one process's:
   1. ranges:      per tensor min and max (merge: min of mins, max of maxes);
   2. histograms:  per tensor histogram of |x| over the final abs_max and the count of zeros
                   (merge: sums).
 Then calibration_math turns each (histogram, min, max) into a threshold.
 
 `load_sample(spec) -> {input name: array}` turns one sample (an entry of the list) into model
-inputs; the command (cli/run_calibration.py) supplies it. It must be picklable for workers > 1.
+inputs; the command (cli/run_calibration.py) supplies it. It must be picklable for workers > 1
+and a scheduler.
 """
 
 from __future__ import annotations
 
+import threading
+import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,7 @@ from tpudsl.interp import ModuleInterpreter
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import TopModule, load_module
 from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, abs_histogram, threshold
+from tpudsl.lowering.calibration_pool import Pool, dask_pool, process_pool
 from tpudsl.lowering.calibration_table import TableEntry
 
 Ranges = dict[str, tuple[float, float]]
@@ -102,13 +105,15 @@ def nonzero_ranges(ranges: Ranges) -> Ranges:
 
 def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: int = 2048,
               workers: int = 1, progress: Callable[[int], None] | None = None,
-              need_histograms: bool = True, mod: TopModule | None = None) -> CalibrationResult:
+              need_histograms: bool = True, mod: TopModule | None = None,
+              scheduler: str | None = None) -> CalibrationResult:
     """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`;
     `progress(n)` after each n samples (each pass counts once). With workers > 1 the samples
-    are split over that many processes, each of which loads `mlir`."""
+    are split over that many processes, with `scheduler` (a Dask address) over that cluster's
+    workers; each worker loads `mlir` (a path the workers must see, as the samples)."""
     mod = mod or load_module(mlir)
     order = tensor_names(mod.module)
-    if workers <= 1:
+    if workers <= 1 and scheduler is None:
         # One BLAS thread here too: the thread count changes the summation order of float32 GEMMs,
         # and with it the last digits of the table (measured on a ResNet-18), so N workers could
         # not reproduce this table otherwise.
@@ -119,10 +124,11 @@ def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: 
             if need_histograms:
                 hists = _each(lambda s: sample_histograms(interp, load_sample, s, ranges, bins), samples, progress, merge_histograms)
         return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
-    shares = _shares(samples, workers)
-    with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(mlir, load_sample)) as pool:
-        ranges = nonzero_ranges(_pooled(pool, _worker_ranges, shares, (), progress, merge_ranges))
-        hists = _pooled(pool, _worker_histograms, shares, (ranges, bins), progress, merge_histograms) if need_histograms else {}
+    job = _Job(mlir, load_sample, uuid.uuid4().hex)
+    with dask_pool(scheduler) if scheduler is not None else process_pool(workers) as pool:
+        shares = _shares(samples, pool.slots)
+        ranges = nonzero_ranges(_pooled(pool, _worker_ranges, job, shares, (), progress, merge_ranges))
+        hists = _pooled(pool, _worker_histograms, job, shares, (ranges, bins), progress, merge_histograms) if need_histograms else {}
     return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
 
 
@@ -141,10 +147,10 @@ def _shares(samples: Sequence[str], workers: int) -> list[list[str]]:
     return [list(samples[i::count]) for i in range(count)]
 
 
-def _pooled(pool, fn, shares, extra, progress, merge):
-    futures = {pool.submit(fn, share, *extra): len(share) for share in shares}
+def _pooled(pool: Pool, fn, job, shares, extra, progress, merge):
+    futures = {pool.submit(fn, job, share, *extra): len(share) for share in shares}
     parts = []
-    for future in as_completed(futures):
+    for future in pool.completed(futures):
         parts.append(future.result())
         if progress:
             progress(futures[future])
@@ -167,22 +173,36 @@ def tensor_names(module) -> list[str]:
     return names
 
 
-# ---- worker processes --------------------------------------------------------------------------
-
-_WORKER: dict = {}
+# ---- workers (local processes or Dask worker threads) ----------------------------------------------
 
 
-def _worker_init(mlir: str, load_sample: LoadSample) -> None:
-    # One BLAS thread per worker: N workers on N cores, not N x cores threads fighting (and the
-    # same float32 results as the single-process run, see calibrate).
-    _WORKER["limits"] = threadpool_limits(limits=1)
-    _WORKER["interp"] = _interpreter(load_module(mlir))
-    _WORKER["load"] = load_sample
+@dataclass(frozen=True)
+class _Job:
+    """What a worker needs to build its interpreter; `run` is new for every calibrate call, so a
+    long-lived Dask worker reloads the module of a new run (the file may have changed)."""
+
+    mlir: str
+    load_sample: LoadSample
+    run: str
 
 
-def _worker_ranges(samples: list[str]) -> Ranges:
-    return sample_ranges(_WORKER["interp"], _WORKER["load"], samples)
+# Per thread: a Dask worker may run several shares at once in its threads; one interpreter each.
+_WORKER = threading.local()
 
 
-def _worker_histograms(samples: list[str], ranges: Ranges, bins: int) -> Histograms:
-    return sample_histograms(_WORKER["interp"], _WORKER["load"], samples, ranges, bins)
+def _worker_interpreter(job: _Job) -> ModuleInterpreter:
+    if getattr(_WORKER, "run", None) != job.run:
+        # One BLAS thread for the life of the worker: N workers on N cores, not N x cores threads
+        # fighting, and the same float32 results as the single-process run (see calibrate).
+        _WORKER.limits = threadpool_limits(limits=1)
+        _WORKER.interp = _interpreter(load_module(job.mlir))
+        _WORKER.run = job.run
+    return _WORKER.interp
+
+
+def _worker_ranges(job: _Job, samples: list[str]) -> Ranges:
+    return sample_ranges(_worker_interpreter(job), job.load_sample, samples)
+
+
+def _worker_histograms(job: _Job, samples: list[str], ranges: Ranges, bins: int) -> Histograms:
+    return sample_histograms(_worker_interpreter(job), job.load_sample, samples, ranges, bins)
