@@ -1,0 +1,160 @@
+"""run_calibration's throughput against onnxruntime inference, and what --workers 2 gains (issue 10).
+
+    .venv/bin/python bench/calibration.py [--size 224] [--samples 24] [--busy] [--no-write]
+
+Model: tests/models resnet18 (width 64), canonicalized as model_transform writes it, input
+1x3xSxS; --samples random-normal .npz samples (seed 0) in a temporary directory. In one process:
+  - onnxruntime (one intra-op and one inter-op thread) runs the samples' arrays: samples/s;
+  - calibrate() (the library behind run_calibration, kld, 2048 bins, one process) on the same
+    samples, npz reading included: samples/s; the ratio calibration / onnxruntime (target >= 0.4);
+  - where calibration's time goes: the Top interpreter (twice per sample, all tensors kept), npz
+    reading, the range pass's min/max, the histograms, the KLD search of the table;
+  - calibrate(workers=2) against workers=1: the wall-time speed-up (target >= 1.6 on 2 cores), the
+    CPU time both spent (parent + worker processes), which shows the overhead of the split, and the
+    speed-up that CPU time gives on 2 free cores (one-process CPU / (parent + half the workers' CPU)).
+Times are CPU seconds (process_time, and getrusage of the worker processes) where one process
+runs, since other jobs stretch wall time on a shared machine; the speed-up can only be wall time.
+--busy starts a process that keeps one core busy for the whole measurement (issue 10 asks for the
+figures under such a load and on a quiet machine). Writes its section of bench/RESULTS.md (one
+section per --busy setting) unless --no-write.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+
+_common.pin_one_thread()
+_common.add_paths()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(fn):
+    """(result, CPU seconds of this process, wall seconds)."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--samples", type=int, default=24)
+    ap.add_argument("--busy", action="store_true", help="keep one core busy with another process meanwhile")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+
+    import onnxruntime as ort
+
+    from onnx_node.harness import apply_canonicalize, convert_onnx
+    from tests.models import resnet18
+    from tpudsl.cli.run_calibration import sample_loader
+    from tpudsl.interp import ModuleInterpreter
+    from tpudsl.ir.module import load_module, save_module
+    from tpudsl.lowering.calibration import calibrate
+    from tpudsl.lowering.calibration_math import abs_histogram
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    load0 = os.getloadavg()
+    try:
+        work = Path(tempfile.mkdtemp(prefix="bench_calibration_"))
+        model = resnet18(input_size=args.size)
+        in_name = model.graph.input[0].name
+        mlir = str(work / "r18.mlir")
+        save_module(apply_canonicalize(convert_onnx(model, "resnet18")), mlir)
+        rng = np.random.default_rng(0)
+        samples = []
+        for i in range(args.samples):
+            samples.append(str(work / f"s{i:03d}.npz"))
+            np.savez(samples[-1], **{in_name: rng.standard_normal((1, 3, args.size, args.size)).astype(np.float32)})
+        mod = load_module(mlir)
+        loader = sample_loader(mod)
+        n = len(samples)
+
+        # onnxruntime alone on the same samples (arrays in memory)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        xs = [loader(s)[in_name] for s in samples]
+        sess.run(None, {in_name: xs[0]})
+        _, ort_cpu, ort_wall = timed(lambda: [sess.run(None, {in_name: x}) for x in xs])
+
+        # calibration, one process
+        result, cal_cpu, cal_wall = timed(lambda: calibrate(mlir, samples, loader, mod=mod))
+        _, kld_cpu, _ = timed(lambda: result.table("kld"))
+
+        # its parts
+        interp = ModuleInterpreter(mod.module, mod.weights)
+        interp.init()
+        _, read_cpu, _ = timed(lambda: [loader(s) for s in samples])
+        acts, run_cpu, _ = timed(lambda: [interp.inference({in_name: x}, keep_all=True) for x in xs])
+        acts = [{k: np.asarray(v, np.float32) for k, v in a.items() if k in result.ranges} for a in acts]
+        _, minmax_cpu, _ = timed(lambda: [(v.min(), v.max()) for a in acts for v in a.values()])
+        abs_max = {k: max(abs(lo), abs(hi)) for k, (lo, hi) in result.ranges.items()}
+        _, hist_cpu, _ = timed(lambda: [abs_histogram(v, abs_max[k], 2048) for a in acts for k, v in a.items()])
+        del acts
+
+        # --workers 2 against 1 (wall), and the CPU both spent
+        c0 = children_cpu()
+        _, par_cpu, par_wall = timed(lambda: calibrate(mlir, samples, loader, workers=2, mod=mod))
+        par_children = children_cpu() - c0
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+    load1 = os.getloadavg()
+
+    ms = lambda cpu: f"{cpu / n * 1e3:.1f} ms"
+    ratio = (n / cal_cpu) / (n / ort_cpu)
+    speedup = cal_wall / par_wall
+    parts = 2 * run_cpu + 2 * read_cpu + minmax_cpu + hist_cpu
+    setting = "one core kept busy by another process (--busy)" if args.busy else "no extra load of ours"
+    key = "calibration_busy" if args.busy else "calibration"
+    text = "\n".join([
+        f"## calibration: run_calibration vs onnxruntime, and --workers 2 ({setting})",
+        "",
+        f"Command: `.venv/bin/python bench/calibration.py --size {args.size} --samples {n}{' --busy' if args.busy else ''}` "
+        f"({time.strftime('%Y-%m-%d %H:%M')}; `uptime` load average {load0[0]:.2f} before, {load1[0]:.2f} after, on "
+        f"{os.cpu_count()} cores shared with other engineers' jobs; one BLAS / ORT thread per process).",
+        "",
+        f"- model: tests/models resnet18 (canonicalized), input 1x3x{args.size}x{args.size}, {n} .npz samples, kld, 2048 bins",
+        f"- CPU time per sample: onnxruntime {ms(ort_cpu)}; calibration {ms(cal_cpu)} "
+        f"(wall {ort_wall / n * 1e3:.1f} and {cal_wall / n * 1e3:.1f} ms)",
+        f"- **calibration / onnxruntime throughput = {ratio:.2f}** (CPU time; target >= 0.4: "
+        f"{'meets' if ratio >= 0.4 else 'misses'}); wall-time ratio {ort_wall / cal_wall:.2f}",
+        f"- where calibration's CPU goes, per sample: interpreter 2 x {ms(run_cpu)} (all tensors kept); "
+        f"npz reading 2 x {ms(read_cpu)}; range pass min/max {ms(minmax_cpu)}; histograms {ms(hist_cpu)}; "
+        f"sum {ms(parts)} (measured separately, after the calibration run: {ms(cal_cpu)}), interpreter "
+        f"{2 * run_cpu / parts:.0%} of it; KLD search of all {len(result.ranges)} tensors {kld_cpu * 1e3:.1f} ms once per table",
+        f"- **--workers 2 speed-up {speedup:.2f}x wall** (target >= 1.6 on 2 cores: {'meets' if speedup >= 1.6 else 'misses'}): "
+        f"{cal_wall:.2f} s -> {par_wall:.2f} s; CPU of the 2-worker run {par_cpu + par_children:.2f} s "
+        f"(parent {par_cpu:.2f} + workers {par_children:.2f}) against {cal_cpu:.2f} s in one process; "
+        f"on 2 free cores that is a speed-up of {cal_cpu / (par_cpu + par_children / 2):.2f}x (CPU time, workers evenly loaded; "
+        f"each worker's module load and interpreter init is the fixed cost)",
+    ])
+    print(text)
+    if not args.no_write:
+        _common.write_section(key, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
