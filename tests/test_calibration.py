@@ -134,14 +134,26 @@ def test_workers_write_the_same_table(gemm_model):
     assert (d / "two_table").read_text().splitlines()[1:] == one[1:]  # all but the time it was generated
 
 
-def test_dask_cluster_writes_the_same_table(gemm_model):
-    """Two Dask worker processes on loopback (installed by the test extra; skipped only without it)."""
+def test_dask_cluster_writes_the_same_table(gemm_model, capsys):
+    """Two Dask worker processes on loopback (installed by the test extra; skipped only without it);
+    a bad sample met by a worker is still one line."""
     distributed = pytest.importorskip("distributed")
     d, one = gemm_model
+    (d / "bad_later").mkdir()
+    np.savez(d / "bad_later" / "s0.npz", x=np.zeros((1, 16, 32, 32), np.float32))
+    np.savez(d / "bad_later" / "s1.npz", x=np.zeros((1, 16, 4, 4), np.float32))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster:
         calibrate_cli(d, "dask_table", "--scheduler", cluster.scheduler_address)
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as info:
+            run_calibration([str(d / "m.mlir"), "--dataset", str(d / "bad_later"), "--scheduler", cluster.scheduler_address,
+                             "--quiet", "-o", str(d / "never_table")])
+        err = capsys.readouterr().err.strip()
     assert (d / "dask_table").read_text().splitlines()[1:] == one[1:]
+    assert info.value.code == 1 and len(err.splitlines()) == 1, err
+    assert re.match(r"^error: sample '.*bad_later/s1\.npz': test input for 'x' has shape \[1, 16, 4, 4\]", err), err
+    assert not (d / "never_table").exists()
 
 
 def test_scheduler_errors_are_one_line(conv_model, capsys, monkeypatch):
