@@ -130,7 +130,7 @@ def main() -> int:
     ratio = (n / cal_cpu) / (n / ort_cpu)
     speedup = cal_wall / par_wall
     parts = 2 * run_cpu + 2 * read_cpu + minmax_cpu + hist_cpu
-    setting = "one core kept busy by another process (--busy)" if args.busy else "no extra load of ours"
+    setting = "--busy: another process keeps one core busy" if args.busy else "no load of ours; the machine was not quiet"
     key = "calibration_busy" if args.busy else "calibration"
     text = "\n".join([
         f"## calibration: run_calibration vs onnxruntime, and --workers 2 ({setting})",
