@@ -152,7 +152,7 @@ def main() -> int:
         f"{cal_wall:.2f} s -> {par_wall:.2f} s; CPU of the 2-worker run {par_cpu + par_children:.2f} s "
         f"(parent {par_cpu:.2f} + workers {par_children:.2f}) against {cal_cpu:.2f} s in one process; "
         f"on 2 free cores that is a speed-up of {cal_cpu / (par_cpu + par_children / 2):.2f}x (CPU time, workers evenly loaded; "
-        f"each worker's module load and interpreter init is the fixed cost)",
+        f"each worker loads and initialises the module once)",
     ])
     print(text)
     if not args.no_write:
