@@ -5,6 +5,7 @@ same ONNX model and samples, and the single-process table for --workers."""
 from __future__ import annotations
 
 import importlib.util
+import logging
 import math
 import re
 import socket
@@ -25,6 +26,7 @@ from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import save_module
+from tpudsl.lowering import calibration_pool
 from tpudsl.lowering.calibration import merge_histograms, merge_ranges, sample_histograms, sample_ranges
 from tpudsl.lowering.calibration_math import abs_histogram, histogram, kld_threshold, threshold
 from tpudsl.lowering.calibration_table import parse_table, read_table
@@ -170,12 +172,23 @@ def test_scheduler_errors_are_one_line(conv_model, capsys, monkeypatch):
 
     if importlib.util.find_spec("distributed") is not None:
         import dask
+        import distributed  # first: it adds its defaults to dask's config, which the set block below restores
 
         with socket.socket() as s:  # a loopback port nobody listens on once closed
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
             fails(f"tcp://127.0.0.1:{port}", rf"^error: cannot reach the Dask scheduler at 'tcp://127\.0\.0\.1:{port}': .+")
+        # workers without tpudsl: their import of it fails (an in-process worker, whose probe is patched)
+        def no_tpudsl():
+            raise ModuleNotFoundError("No module named 'tpudsl'")
+
+        monkeypatch.setattr(calibration_pool, "_probe", no_tpudsl)
+        # the worker's own log of the failure would be another process's stderr on a real cluster
+        monkeypatch.setattr(logging.getLogger("distributed.worker"), "disabled", True)
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+            fails(cluster.scheduler_address, r"^error: the Dask cluster at '.*' cannot run tpudsl's tasks \(.*No module named "
+                                             r"'tpudsl'.*\): install tpudsl, the same version, on its scheduler and workers$")
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed: its import fails
     fails("tcp://127.0.0.1:1", r"^error: --scheduler needs the Dask 'distributed' package: pip install 'tpudsl\[distributed\]'$")
 

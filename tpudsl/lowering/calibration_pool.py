@@ -41,12 +41,27 @@ def dask_pool(address: str) -> Iterator[Pool]:
     try:
         client = distributed.Client(address, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:  # refused, silent (timeout) or not an address
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise TpudslError(f"cannot reach the Dask scheduler at '{address}': {reason}") from None
+        raise TpudslError(f"cannot reach the Dask scheduler at '{address}': {_one_line(e)}") from None
     with client:
         slots = sum(client.nthreads().values())
         if slots == 0:
             raise TpudslError(f"the Dask scheduler at '{address}' has no workers")
+        try:  # a scheduler or worker without tpudsl fails every task; say so once, in these words
+            client.run(_probe)  # on every worker
+            client.submit(_probe, pure=False).result()  # through the scheduler, as the shares go
+        except Exception as e:  # noqa: BLE001 - whatever the environment raises, the probe does nothing else
+            raise TpudslError(f"the Dask cluster at '{address}' cannot run tpudsl's tasks ({_one_line(e)}): "
+                              "install tpudsl, the same version, on its scheduler and workers") from None
         # pure=False: the same share submitted twice (another run) must run again, not be reused.
         yield Pool(lambda fn, *args: client.submit(fn, *args, pure=False),
                    lambda futures: distributed.as_completed(futures, loop=client.loop), slots)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _probe() -> bool:
+    import tpudsl.lowering.calibration  # noqa: F401 - what the shares' tasks need on a worker
+
+    return True
