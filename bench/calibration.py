@@ -73,8 +73,9 @@ def main() -> int:
 
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     load0 = os.getloadavg()
+    tmp = tempfile.TemporaryDirectory(prefix="bench_calibration_")
     try:
-        work = Path(tempfile.mkdtemp(prefix="bench_calibration_"))
+        work = Path(tmp.name)
         model = resnet18(input_size=args.size)
         in_name = model.graph.input[0].name
         mlir = str(work / "r18.mlir")
@@ -121,6 +122,7 @@ def main() -> int:
         _, par_cpu, par_wall = timed(lambda: calibrate(mlir, samples, loader, workers=2, mod=mod))
         par_children = children_cpu() - c0
     finally:
+        tmp.cleanup()
         if busy is not None:
             busy.kill()
             busy.wait()
