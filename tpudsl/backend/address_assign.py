@@ -1,0 +1,137 @@
+"""`--address-assign`: a global-memory address for every coefficient and activation, in its type.
+
+Coefficients (the `top.Weight`s Tpu ops read) are laid out first, from the chip's `gmem_start`;
+activations follow, from the next DMA-aligned address. An activation's memory is reused once its
+last reader has run (a first-fit free list over the ops in order); the returned values and the
+inputs are never reused, so they can be read and written by the runtime before and after a run.
+Every address is aligned to the chip's `dma_align`.
+
+Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
+(`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
+`module.coeff_addr`, `module.coeff_size`, `module.neuron_addr`, `module.neuron_size`, and its
+state becomes TPU_ADDRESSED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tpudsl.backend.layer_group import module_chip
+from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def align(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def nbytes(value: SSAValue) -> int:
+    size = ESIZE[dtype_of(value)]
+    for d in shape_of(value):
+        size *= d
+    return size
+
+
+def address_of(value: SSAValue) -> int | None:
+    t = value.type
+    if isinstance(t, TensorType) and isinstance(t.encoding, IntegerAttr):
+        return t.encoding.value.data
+    return None
+
+
+def _set_address(value: SSAValue, addr: int) -> None:
+    t = value.type
+    assert isinstance(t, TensorType)
+    Rewriter.replace_value_with_new_type(value, TensorType(t.element_type, t.get_shape(), IntegerAttr(addr, i64)))
+
+
+class _FreeList:
+    """First-fit allocation of aligned blocks, with freed blocks merged back."""
+
+    def __init__(self, start: int, alignment: int):
+        self.alignment, self.end, self.free = alignment, start, []  # free: sorted (addr, size)
+        self.start = start
+
+    def alloc(self, size: int) -> int:
+        size = align(max(size, 1), self.alignment)
+        for i, (addr, free) in enumerate(self.free):
+            if free >= size:
+                self.free[i:i + 1] = [(addr + size, free - size)] if free > size else []
+                return addr
+        addr, self.end = self.end, self.end + size
+        return addr
+
+    def release(self, addr: int, size: int) -> None:
+        self.free.append((addr, align(max(size, 1), self.alignment)))
+        self.free.sort()
+        merged: list[tuple[int, int]] = []
+        for a, s in self.free:
+            if merged and merged[-1][0] + merged[-1][1] == a:
+                merged[-1] = (merged[-1][0], merged[-1][1] + s)
+            else:
+                merged.append((a, s))
+        self.free = merged
+
+
+def _main(module: ModuleOp) -> FuncOp:
+    for op in module.ops:
+        if isinstance(op, FuncOp) and op.sym_name.data == "main":
+            return op
+    raise TpudslError("address-assign: module has no func.func @main")
+
+
+@dataclass(frozen=True)
+class AddressAssignPass(ModulePass):
+    """Give every coefficient and activation a global-memory address (activations reused by liveness)."""
+
+    name = "address-assign"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        chip = module_chip(op)
+        main = _main(op)
+        ops = list(main.body.block.ops)
+        coeffs = _FreeList(chip.gmem_start, chip.dma_align)
+        addresses: dict[SSAValue, int] = {}  # types change at the end: a retyped value is a new value
+        for o in ops:
+            if o.name == "top.Weight" and o.results[0].uses:
+                addresses[o.results[0]] = coeffs.alloc(nbytes(o.results[0]))
+        neuron_start = align(coeffs.end, chip.dma_align)
+        acts = _FreeList(neuron_start, chip.dma_align)
+        last_use = {}
+        for i, o in enumerate(ops):
+            for v in o.operands:
+                last_use[v] = i
+        returned = {v for o in ops if isinstance(o, ReturnOp) for v in o.operands}
+        for i, o in enumerate(ops):
+            if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
+                continue
+            for r in o.results:
+                addresses[r] = acts.alloc(nbytes(r))
+            if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
+                addresses[o.operands[0]] = addresses[o.results[0]]
+            for v in set(o.operands):
+                if last_use.get(v) == i and v not in returned and _reusable(v):
+                    acts.release(addresses[v], nbytes(v))
+        for value, addr in addresses.items():
+            _set_address(value, addr)
+        main.update_function_type()
+        op.attributes.update({
+            "module.coeff_addr": IntegerAttr(chip.gmem_start, i64),
+            "module.coeff_size": IntegerAttr(coeffs.end - chip.gmem_start, i64),
+            "module.neuron_addr": IntegerAttr(neuron_start, i64),
+            "module.neuron_size": IntegerAttr(acts.end - neuron_start, i64),
+            "module.state": StringAttr("TPU_ADDRESSED"),
+        })
+
+
+def _reusable(v: SSAValue) -> bool:
+    """An activation computed by an op (not an input, weight or none)."""
+    owner = v.owner
+    return isinstance(owner, Operation) and owner.name not in ("top.Weight", "top.None", "top.Input")

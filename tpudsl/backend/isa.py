@@ -1,0 +1,299 @@
+"""The instruction set as data: GDMA (moves) and BDC (compute) records, each a fixed binary record.
+
+Every record starts with its opcode byte; the rest is the record's fields in the order its
+dataclass declares them, packed little-endian by one `struct` format per opcode, so a command
+stream is the records one after another and decodes without lengths.
+
+Local tensors are described by (laddr, n, c, h, w): channel c lives on lane c % lanes, at
+per-lane offset laddr + ((n_i * cgroups + c // lanes) * row + h_i * w + w_i) * esize, where
+cgroups = ceil(c / lanes) and `row` is h * w elements rounded up to the chip's EU bytes (rows
+EU-aligned, as on the chip). Every local tensor starts on lane 0. Global tensors are (gaddr, four
+element strides): a strided view, so one GDMA record also transposes (MatMul's right operand).
+
+INT8 slots in with new dtype codes and new opcodes (requantizing records) in the same table.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import astuple, dataclass, fields
+from typing import ClassVar
+
+from tpudsl.ir.diagnostics import TpudslError
+
+# dtype codes of the records; INT8 adds i8/u8/i32 here.
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+DTYPE_NAMES = {code: name for name, code in DTYPES.items()}
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
+
+BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}
+CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4}
+ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4}
+POOL_MODES = {"Max": 0, "Avg": 1}
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record: subclasses set OPCODE and FORMAT (struct codes of their fields after the opcode)."""
+
+    OPCODE: ClassVar[int]
+    FORMAT: ClassVar[str]
+    ENGINE: ClassVar[str]  # "gdma" or "bdc"
+
+    def encode(self) -> bytes:
+        return _STRUCTS[self.OPCODE].pack(self.OPCODE, *astuple(self))
+
+
+@dataclass(frozen=True)
+class GdmaLoad(Record):
+    """Global (gaddr, strides in elements) -> local (laddr; shape n, c, h, w)."""
+
+    OPCODE: ClassVar[int] = 1
+    FORMAT: ClassVar[str] = "BQ4qI4I"
+    ENGINE: ClassVar[str] = "gdma"
+    dtype: int
+    gaddr: int
+    gn: int
+    gc: int
+    gh: int
+    gw: int
+    laddr: int
+    n: int
+    c: int
+    h: int
+    w: int
+
+
+@dataclass(frozen=True)
+class GdmaStore(GdmaLoad):
+    """Local (laddr; shape n, c, h, w) -> global (gaddr, strides in elements)."""
+
+    OPCODE: ClassVar[int] = 2
+
+
+@dataclass(frozen=True)
+class GdmaCopy(Record):
+    """Global -> global, `nbytes` contiguous bytes (a reshape's new tensor)."""
+
+    OPCODE: ClassVar[int] = 3
+    FORMAT: ClassVar[str] = "QQQ"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    dst: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class BdcConv(Record):
+    """out[n, oc] = sum over the group's input channels and the window of in * weight, + bias.
+    weight: local (1, oc, ic/group, kh*kw); bias: local (1, oc, 1, 1) or NO_ADDR; pads are this
+    slice's (top, bottom, left, right): zero rows only where the slice touches the tensor's edge."""
+
+    OPCODE: ClassVar[int] = 16
+    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHIBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    ic: int
+    ih: int
+    iw: int
+    out_addr: int
+    on: int
+    oc: int
+    oh: int
+    ow: int
+    weight_addr: int
+    bias_addr: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pt: int
+    pb: int
+    pl: int
+    pr: int
+    group: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcPool(Record):
+    """Max or average pooling of a local slice; the average divides by the window's positions
+    inside the tensor, or by kh*kw with count_include_pad."""
+
+    OPCODE: ClassVar[int] = 17
+    FORMAT: ClassVar[str] = "BB5I5IHHHHHHHHBBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    ih: int
+    iw: int
+    out_addr: int
+    on: int
+    oc: int
+    oh: int
+    ow: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    pt: int
+    pb: int
+    pl: int
+    pr: int
+    count_include_pad: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcMatMul(Record):
+    """out (m, n_out, 1, 1) = left (m, k, 1, 1) @ right (1, k, 1, n_out) + bias (1, n_out, 1, 1)."""
+
+    OPCODE: ClassVar[int] = 18
+    FORMAT: ClassVar[str] = "BIIIIIIIBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    left_addr: int
+    right_addr: int
+    bias_addr: int
+    out_addr: int
+    m: int
+    k: int
+    n_out: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcBinary(Record):
+    """out = a (op) b element-wise; a dim of size 1 in a or b broadcasts."""
+
+    OPCODE: ClassVar[int] = 19
+    FORMAT: ClassVar[str] = "BB5I5I5IBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    op: int
+    a_addr: int
+    an: int
+    ac: int
+    ah: int
+    aw: int
+    b_addr: int
+    bn: int
+    bc: int
+    bh: int
+    bw: int
+    out_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcConst(Record):
+    """out = in (op) value (reverse: value (op) in, for SubConst)."""
+
+    OPCODE: ClassVar[int] = 20
+    FORMAT: ClassVar[str] = "BBB5IIfBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    op: int
+    reverse: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    value: float
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcActive(Record):
+    """out = f(in), f chosen by `mode` (RELU clamps at `limit` when it is > 0)."""
+
+    OPCODE: ClassVar[int] = 21
+    FORMAT: ClassVar[str] = "BB5IIf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    limit: float
+
+
+@dataclass(frozen=True)
+class BdcCast(Record):
+    """out (dtype `out_dtype`) = in (dtype `dtype`), rounded to nearest even."""
+
+    OPCODE: ClassVar[int] = 22
+    FORMAT: ClassVar[str] = "BB5II"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    out_dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+
+
+RECORDS: dict[int, type[Record]] = {
+    cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
+                                BdcActive, BdcCast)
+}
+_STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
+for _cls in RECORDS.values():  # a format that does not match the fields is a bug here
+    assert len(struct.Struct("<" + _cls.FORMAT).unpack(bytes(struct.calcsize("<" + _cls.FORMAT)))) == len(fields(_cls))
+
+
+def encode(records: list[Record]) -> bytes:
+    return b"".join(r.encode() for r in records)
+
+
+def decode(data: bytes) -> list[Record]:
+    """The records of a command stream; TpudslError at an unknown opcode or a truncated record."""
+    records, offset = [], 0
+    while offset < len(data):
+        opcode = data[offset]
+        if opcode not in RECORDS:
+            raise TpudslError(f"command stream: unknown opcode {opcode} at byte {offset} (instruction {len(records)})")
+        s = _STRUCTS[opcode]
+        if offset + s.size > len(data):
+            raise TpudslError(f"command stream: instruction {len(records)} ({RECORDS[opcode].__name__}) is truncated")
+        records.append(RECORDS[opcode](*s.unpack_from(data, offset)[1:]))
+        offset += s.size
+    return records
+
+
+def cgroups(c: int, lanes: int) -> int:
+    return -(-c // lanes)
+
+
+def row_bytes(h: int, w: int, esize: int, eu_bytes: int) -> int:
+    """Bytes of one channel's h x w plane in a lane, rounded up to the EU width."""
+    return -(-(h * w * esize) // eu_bytes) * eu_bytes
+
+
+def lane_bytes(n: int, c: int, h: int, w: int, esize: int, lanes: int, eu_bytes: int) -> int:
+    """Bytes a local (n, c, h, w) tensor takes in each lane."""
+    return n * cgroups(c, lanes) * row_bytes(h, w, esize, eu_bytes)

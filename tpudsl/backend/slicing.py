@@ -1,0 +1,264 @@
+"""How one op runs in local memory: its tensors as 4-D views, its slices along N and H, and the tiles
+(local tensors) each slice loads, computes and stores.
+
+`--layer-group` chooses the number of slices (nsecs, hsecs) with `footprint`; codegen walks the same
+slices with `slice_plan`, so both see the same tiles. The output is split into near-equal parts
+along N and H; each input's part comes from `BACKWARD_UPDATE_SLICE`, keyed by the op's kind (a
+window op's input rows include the halo its kernel reads; an element-wise input follows the output,
+except where it broadcasts). Weights (and any operand an op reads whole, such as a dynamic filter or
+MatMul's right side) are never sliced: they are loaded whole, once per op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.isa import lane_bytes
+from tpudsl.dialects.opdef import SPECS, AttrView, describe
+from tpudsl.ir.diagnostics import TpudslError
+
+Dims4 = tuple[int, int, int, int]
+
+# Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
+KINDS: dict[str, str] = {
+    "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
+    **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
+    **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
+                                     "Cast")},
+}
+# Ops that only move data in global memory (no local tiles, no slices).
+GLOBAL_ONLY = ("tpu.Reshape",)
+ESIZE = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def attrs_of(op: Operation) -> AttrView:
+    return AttrView(op.attributes, SPECS[op.name])
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def dtype_of(value: SSAValue) -> str:
+    assert isinstance(value.type, TensorType)
+    name = str(value.type.element_type)
+    if name not in ESIZE:
+        raise TpudslError(f"backend: element type {name} is not modelled (only {', '.join(ESIZE)})")
+    return name
+
+
+def as4d(op: Operation, shape: Sequence[int]) -> Dims4:
+    """A shape of rank <= 4 right-aligned to (n, c, h, w)."""
+    if len(shape) > 4:
+        raise TpudslError(f"backend: {describe(op)} has a rank-{len(shape)} tensor; only rank <= 4 is modelled")
+    return tuple([1] * (4 - len(shape)) + list(shape))  # type: ignore[return-value]
+
+
+def contiguous(shape: Dims4) -> Dims4:
+    n, c, h, w = shape
+    return (c * h * w, h * w, w, 1)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A local tensor of one slice: `shape` elements of `value`'s 4-D view (strides `strides`, in
+    elements) starting at `start`."""
+
+    value: SSAValue
+    start: Dims4
+    shape: Dims4
+    strides: Dims4
+
+    @property
+    def offset(self) -> int:
+        """Elements from the start of `value` to the tile's first element."""
+        return sum(s * st for s, st in zip(self.start, self.strides, strict=True))
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    inputs: list[Tile]  # the sliced operands, in operand order
+    output: Tile
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right of this slice
+
+
+def whole(value: SSAValue, shape: Dims4, strides: Dims4 | None = None) -> Tile:
+    return Tile(value, (0, 0, 0, 0), shape, strides or contiguous(shape))
+
+
+def split(total: int, secs: int) -> list[tuple[int, int]]:
+    """`total` cut into `secs` parts of ceil(total / secs) (the last may be smaller)."""
+    step = -(-total // secs)
+    return [(b, min(b + step, total)) for b in range(0, total, step)]
+
+
+# ---- backward_update_slice: the input parts an output part (n0:n1, h0:h1) needs, by op kind ----
+
+def _window_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    a = attrs_of(op)
+    x, y = op.operands[0], op.results[0]
+    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
+    kh, kw = a["kernel_shape"]
+    sh, _ = a["strides"]
+    dh = (a.get("dilations") or [1, 1])[0]
+    pt, pl, pb, pr = a["pads"]
+    first = h[0] * sh - pt
+    last = (h[1] - 1) * sh - pt + (kh - 1) * dh  # the last input row the slice reads
+    lo, hi = max(first, 0), min(last + 1, xs[2])
+    tile = Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))
+    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
+    return SlicePlan([tile], out, (lo - first, last + 1 - hi, pl, pr))
+
+
+def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    y = op.results[0]
+    ys = as4d(op, shape_of(y))
+    tiles = []
+    for x in op.operands:
+        xs = as4d(op, shape_of(x))
+        nn = (0, 1) if xs[0] == 1 else n  # a broadcast dim is read whole (it has one element)
+        hh = (0, 1) if xs[2] == 1 else h
+        tiles.append(Tile(x, (nn[0], 0, hh[0], 0), (nn[1] - nn[0], xs[1], hh[1] - hh[0], xs[3]), contiguous(xs)))
+    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
+    return SlicePlan(tiles, out)
+
+
+def _matmul_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    (m, k), (_, n_out) = matmul_dims(op)
+    left, y = op.operands[0], op.results[0]
+    tile = Tile(left, (n[0], 0, 0, 0), (n[1] - n[0], k, 1, 1), (k, 1, 1, 1))
+    out = Tile(y, (n[0], 0, 0, 0), (n[1] - n[0], n_out, 1, 1), (n_out, 1, 1, 1))
+    return SlicePlan([tile], out)
+
+
+BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int, int]], SlicePlan]] = {
+    "conv": _window_input,
+    "pool": _window_input,
+    "binary": _elementwise_input,
+    "unary": _elementwise_input,
+    "matmul": _matmul_input,
+}
+
+
+def matmul_dims(op: Operation) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(m, k), (k, n_out) of a 2-D MatMul."""
+    ls, rs = shape_of(op.operands[0]), shape_of(op.operands[1])
+    if len(ls) != 2 or len(rs) != 2:
+        raise TpudslError(f"backend: {describe(op)} with operands {ls} x {rs}: only 2-D MatMul is modelled")
+    rk, rn = (rs[1], rs[0]) if attrs_of(op)["right_transpose"] else rs
+    return ls, (rk, rn)
+
+
+def whole_tiles(op: Operation) -> list[Tile]:
+    """The operands an op reads whole (weights, a dynamic filter, MatMul's right side), loaded once."""
+    kind = KINDS[op.name]
+    present = [v for v in op.operands[1:] if isinstance(v.type, TensorType)]
+    if kind == "conv":
+        fs = shape_of(op.operands[1])
+        tiles = [whole(op.operands[1], (1, fs[0], fs[1], fs[2] * fs[3]))]
+        if len(present) > 1:
+            tiles.append(whole(present[1], (1, fs[0], 1, 1)))
+        return tiles
+    if kind == "matmul":
+        (_, k), (_, n_out) = matmul_dims(op)
+        right_strides = (0, 1, 0, k) if attrs_of(op)["right_transpose"] else (0, n_out, 0, 1)
+        tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), right_strides)]
+        if len(present) > 1:
+            tiles.append(whole(present[1], (1, n_out, 1, 1)))
+        return tiles
+    return []
+
+
+def output_dims(op: Operation) -> tuple[int, int]:
+    """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
+    if KINDS[op.name] == "matmul":
+        return matmul_dims(op)[0][0], 1
+    ys = as4d(op, shape_of(op.results[0]))
+    return ys[0], ys[2]
+
+
+def slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
+    """Every slice of the op in execution order (N outer, H inner). Concat: one plan per input
+    part, whose output tile is where that part goes in the result."""
+    n_total, h_total = output_dims(op)
+    if KINDS[op.name] == "concat":
+        return _concat_slices(op, nsecs, hsecs)
+    backward = BACKWARD_UPDATE_SLICE[KINDS[op.name]]
+    return [backward(op, n, h) for n in split(n_total, nsecs) for h in split(h_total, hsecs)]
+
+
+def _concat_slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
+    y = op.results[0]
+    ys = as4d(op, shape_of(y))
+    axis = attrs_of(op)["axis"] % len(shape_of(y)) + 4 - len(shape_of(y))
+    plans, at = [], 0
+    for x in op.operands:
+        xs = as4d(op, shape_of(x))
+        for n in split(xs[0], min(nsecs, xs[0])):
+            for h in split(xs[2], min(hsecs, xs[2])):
+                start = (n[0], 0, h[0], 0)
+                shape = (n[1] - n[0], xs[1], h[1] - h[0], xs[3])
+                out_start = tuple(s + (at if d == axis else 0) for d, s in enumerate(start))
+                plans.append(SlicePlan([Tile(x, start, shape, contiguous(xs))],
+                                       Tile(y, out_start, shape, contiguous(ys))))  # type: ignore[arg-type]
+        at += xs[axis]
+    return plans
+
+
+def tile_bytes(tile: Tile, chip: Chip) -> int:
+    n, c, h, w = tile.shape
+    return lane_bytes(n, c, h, w, ESIZE[dtype_of(tile.value)], chip.lanes, chip.eu_bytes)
+
+
+def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
+    """The local tensors of one slice besides the whole-loaded ones (a concat part moves through one)."""
+    return plan.inputs if KINDS[op.name] == "concat" else [*plan.inputs, plan.output]
+
+
+def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip) -> int:
+    """Bytes per lane the op needs with this slicing: its whole tiles plus its largest slice.
+    N parts never grow along N, so the first N part's H parts hold the largest slice."""
+    fixed = sum(tile_bytes(t, chip) for t in whole_tiles(op))
+    if KINDS[op.name] == "concat":
+        plans = slices(op, nsecs, hsecs)
+    else:
+        n_total, h_total = output_dims(op)
+        first_n = split(n_total, nsecs)[0]
+        plans = [BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, first_n, h) for h in split(h_total, hsecs)]
+    return fixed + max(sum(tile_bytes(t, chip) for t in slice_tiles(op, p)) for p in plans)
+
+
+# Attributes whose non-default values the backend does not model, by op: an error, never ignored.
+_NOT_MODELLED: dict[str, dict[str, object]] = {
+    "tpu.Conv2D": {"inserts": None, "kernel_zp": 0, "use_winograd": None, "do_leaky_relu": None,
+                   "coeff_merged": False, "dynweight_reorderd": False, "use_3ic_optimize": 0},
+    "tpu.Pool2D": {"is_adaptive": False, "ceil_mode": None, "pad_value": 0},
+    "tpu.MatMul": {"left_transpose": False, "output_transpose": False, "hdim_is_batch": False, "fuse_rq": False},
+    "tpu.Concat": {"do_relu": False},
+    "tpu.Sub": {"is_reverse": False},
+    "tpu.Active": {"coeffs": None},
+}
+
+
+def check_modelled(op: Operation) -> None:
+    """TpudslError naming the op and the attribute (or operand) whose value the backend does not model."""
+    a = attrs_of(op)
+    for key, default in _NOT_MODELLED.get(op.name, {}).items():
+        value = a.get(key)
+        if value != default and (any(value) if isinstance(value, list) else bool(value)):
+            raise TpudslError(f"backend: {describe(op)}: {key}={value} is not modelled")
+    if op.name in ("tpu.Add", "tpu.Max", "tpu.Min", "tpu.Sub") and any(c != 1.0 for c in a.get("coeff") or []):
+        raise TpudslError(f"backend: {describe(op)}: coeff={a['coeff']} is not modelled")
+    if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
+        raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
+    if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
+        raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
+    for v in [*op.operands, *op.results]:
+        if isinstance(v.type, TensorType):
+            dtype_of(v)
