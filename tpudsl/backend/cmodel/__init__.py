@@ -1,0 +1,56 @@
+"""The cmodel: runs a .bmodel's command stream on numpy global and per-lane local memory.
+
+`run_bmodel(bmodel, inputs)` writes the coefficients and the inputs (by name) to global memory,
+executes every instruction (engine.py) and reads the outputs by name. With `profile`, it also
+returns the cost model's cycles per op location name. It never imports tpudsl.interp: the Tpu
+interpreter is what it is checked against.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import chip_named
+from tpudsl.backend.cmodel.engine import execute, op_names
+from tpudsl.backend.cmodel.memory import NUMPY, Memory
+from tpudsl.backend.cost import cycles
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def _contiguous(shape) -> tuple[int, ...]:
+    strides, size = [], 1
+    for d in reversed(shape):
+        strides.insert(0, size)
+        size *= d
+    return tuple(strides)
+
+
+def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:
+    """The outputs by name, and the estimated cycles spent in each op (by location name)."""
+    h = bmodel.header
+    chip = chip_named(h["chip"])
+    records = isa.decode(bmodel.commands)
+    if len(records) != h["gdma_count"] + h["bdc_count"]:
+        raise TpudslError(f"bmodel: the header counts {h['gdma_count'] + h['bdc_count']} instructions, the command "
+                          f"stream holds {len(records)}")
+    memory = Memory(chip, h["coeff_mem_bytes"] + h["activation_mem_bytes"])
+    memory.gmem[: len(bmodel.coeffs)] = np.frombuffer(bmodel.coeffs, np.uint8)
+    for t in h["inputs"]:
+        if t["name"] not in inputs:
+            raise TpudslError(f"input '{t['name']}' is missing; the npz holds: {', '.join(inputs) or 'nothing'}")
+        x = np.asarray(inputs[t["name"]])
+        if list(x.shape) != t["shape"]:
+            raise TpudslError(f"input '{t['name']}' has shape {list(x.shape)}, expected {t['shape']}")
+        memory.write_global(t["address"], _contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
+    names = op_names(bmodel.debug, len(records))
+    execute(memory, records, names)
+    outputs = {t["name"]: memory.read_global(t["address"], _contiguous(t["shape"]), tuple(t["shape"]),
+                                             NUMPY[t["dtype"]]) for t in h["outputs"]}
+    profile: Counter[str] = Counter()
+    for r, name in zip(records, names, strict=True):
+        profile[name] += cycles(r, chip)
+    return outputs, profile

@@ -1,0 +1,86 @@
+"""The cmodel's arithmetic on local tiles (numpy, float32 accumulation), written from the records'
+definitions in isa.py. Written again on purpose: the Tpu interpreter, which runs the Top kernels on
+whole tensors, is what the cmodel is checked against, so it is never imported here."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def relu(y: np.ndarray, do_relu: int, limit: float) -> np.ndarray:
+    if not do_relu:
+        return y
+    return np.clip(y, 0, limit) if limit > 0 else np.maximum(y, 0)
+
+
+def _windows(xp: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int) -> np.ndarray:
+    """(n, c, oh, ow, kh, kw): the window of every output position of a padded input."""
+    win = sliding_window_view(xp, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
+    return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
+
+
+def conv(x, weight, bias, out_shape, r) -> np.ndarray:
+    """x (n, ic, ih, iw); weight (oc, ic/group, kh, kw); bias (oc,) or None."""
+    n, oc, oh, ow = out_shape
+    xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
+    win = _windows(xp, r.kh, r.kw, r.sh, r.sw, r.dh, r.dw, oh, ow)
+    icg, ocg = x.shape[1] // r.group, oc // r.group
+    y = np.empty((n, oc, oh, ow), np.float32)
+    for g in range(r.group):
+        part = np.tensordot(win[:, g * icg:(g + 1) * icg], weight[g * ocg:(g + 1) * ocg].astype(np.float32),
+                            axes=([1, 4, 5], [1, 2, 3]))  # (n, oh, ow, ocg)
+        y[:, g * ocg:(g + 1) * ocg] = part.transpose(0, 3, 1, 2)
+    if bias is not None:
+        y += bias.astype(np.float32).reshape(1, oc, 1, 1)
+    return relu(y, r.do_relu, r.relu_limit)
+
+
+def pool(x, out_shape, r) -> np.ndarray:
+    n, c, oh, ow = out_shape
+    pads = ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr))
+    x = x.astype(np.float32)
+    if r.mode == 0:  # max
+        xp = np.pad(x, pads, constant_values=-np.inf)
+        y = _windows(xp, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).max(axis=(4, 5))
+    else:
+        total = _windows(np.pad(x, pads), r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
+        if r.count_include_pad:
+            count = np.float32(r.kh * r.kw)
+        else:
+            inside = np.pad(np.ones((1, 1, *x.shape[2:]), np.float32), pads)
+            count = _windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
+        y = total / count
+    return relu(y.astype(np.float32), r.do_relu, r.relu_limit)
+
+
+def matmul(left, right, bias, r) -> np.ndarray:
+    y = left.astype(np.float32) @ right.astype(np.float32)
+    if bias is not None:
+        y += bias.astype(np.float32)
+    return relu(y, r.do_relu, r.relu_limit)
+
+
+BINARY = [np.add, np.subtract, np.multiply, np.maximum, np.minimum]  # by isa.BINARY_OPS code
+
+
+def binary(a, b, r) -> np.ndarray:
+    return relu(BINARY[r.op](a.astype(np.float32), b.astype(np.float32)), r.do_relu, r.relu_limit)
+
+
+def const(x, r) -> np.ndarray:
+    x, v = x.astype(np.float32), np.float32(r.value)
+    y = BINARY[r.op](v, x) if r.reverse else BINARY[r.op](x, v)
+    return relu(y, r.do_relu, r.relu_limit)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+ACTIVE = [None, _sigmoid, np.tanh, np.exp, np.abs]  # by isa.ACTIVE_MODES code; 0 is RELU
+
+
+def active(x, r) -> np.ndarray:
+    x = x.astype(np.float32)
+    return relu(x, 1, r.limit) if r.mode == 0 else ACTIVE[r.mode](x)

@@ -1,0 +1,117 @@
+"""The cmodel's engine: executes a command stream record by record on a `Memory`.
+
+One handler per record type (the table is keyed by the record's class). A BDC record reads its
+local operands, computes in float32 (arith.py) and rounds once to its dtype when it writes. Any
+fault becomes one TpudslError naming the engine, the instruction index and the op's location name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import arith
+from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
+from tpudsl.ir.diagnostics import TpudslError
+
+F32 = np.dtype(np.float32)
+
+
+def _load(m: Memory, r: isa.GdmaLoad) -> None:
+    dt = numpy_dtype(r.dtype)
+    shape = (r.n, r.c, r.h, r.w)
+    m.write_local(r.laddr, m.read_global(r.gaddr, (r.gn, r.gc, r.gh, r.gw), shape, dt))
+
+
+def _store(m: Memory, r: isa.GdmaStore) -> None:
+    dt = numpy_dtype(r.dtype)
+    m.write_global(r.gaddr, (r.gn, r.gc, r.gh, r.gw), m.read_local(r.laddr, (r.n, r.c, r.h, r.w), dt))
+
+
+def _conv(m: Memory, r: isa.BdcConv) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
+    weight = m.read_local(r.weight_addr, (1, r.oc, r.ic // r.group, r.kh * r.kw), dt)
+    bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), F32).ravel()
+    out = (r.on, r.oc, r.oh, r.ow)
+    _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, r.dh, r.oh)
+    _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, r.dw, r.ow)
+    y = arith.conv(x, weight.reshape(r.oc, r.ic // r.group, r.kh, r.kw), bias, out, r)
+    m.write_local(r.out_addr, y.astype(dt))
+
+
+def _check_window(size: int, k: int, s: int, d: int, out: int) -> None:
+    if (size - (k - 1) * d - 1) // s + 1 < out:
+        raise Fault(f"the input slice ({size} rows/columns with pads) is too small for {out} outputs")
+
+
+def _pool(m: Memory, r: isa.BdcPool) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.ih, r.iw), dt)
+    _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, 1, r.oh)
+    _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, 1, r.ow)
+    m.write_local(r.out_addr, arith.pool(x, (r.on, r.oc, r.oh, r.ow), r).astype(dt))
+
+
+def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
+    dt = numpy_dtype(r.dtype)
+    left = m.read_local(r.left_addr, (r.m, r.k, 1, 1), dt).reshape(r.m, r.k)
+    right = m.read_local(r.right_addr, (1, r.k, 1, r.n_out), dt).reshape(r.k, r.n_out)
+    bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.n_out, 1, 1), F32).ravel()
+    y = arith.matmul(left, right, bias, r)
+    m.write_local(r.out_addr, y.reshape(r.m, r.n_out, 1, 1).astype(dt))
+
+
+def _binary(m: Memory, r: isa.BdcBinary) -> None:
+    dt = numpy_dtype(r.dtype)
+    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt)
+    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt)
+    y = arith.binary(a, b, r)
+    if y.shape != (r.n, r.c, r.h, r.w):
+        raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
+    m.write_local(r.out_addr, y.astype(dt))
+
+
+def _const(m: Memory, r: isa.BdcConst) -> None:
+    dt = numpy_dtype(r.dtype)
+    m.write_local(r.out_addr, arith.const(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
+
+
+def _active(m: Memory, r: isa.BdcActive) -> None:
+    dt = numpy_dtype(r.dtype)
+    if not 0 <= r.mode < len(arith.ACTIVE):
+        raise Fault(f"unknown activation mode {r.mode}")
+    m.write_local(r.out_addr, arith.active(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
+
+
+def _cast(m: Memory, r: isa.BdcCast) -> None:
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    m.write_local(r.out_addr, x.astype(np.float32).astype(numpy_dtype(r.out_dtype)))
+
+
+HANDLERS: dict[type[isa.Record], Callable] = {
+    isa.GdmaLoad: _load, isa.GdmaStore: _store,
+    isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
+    isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
+    isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast,
+}
+
+
+def op_names(debug: Sequence[Sequence], count: int) -> list[str]:
+    """The op location name of each of `count` instructions, from debug info (first instruction of each op)."""
+    marks = {int(i): str(name) for i, name in debug}
+    names, current = [], "no debug info"
+    for i in range(count):
+        current = marks.get(i, current)
+        names.append(current)
+    return names
+
+
+def execute(m: Memory, records: Sequence[isa.Record], names: Sequence[str]) -> None:
+    for i, r in enumerate(records):
+        try:
+            HANDLERS[type(r)](m, r)
+        except Fault as e:
+            raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {i} ({names[i]})") from None

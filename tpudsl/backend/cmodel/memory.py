@@ -1,0 +1,87 @@
+"""The cmodel's memories: global memory (bytes from the chip's gmem_start) and local memory (one
+row of bytes per lane), with every access bounds-checked.
+
+Local tensors use the layout of isa.py: channel c on lane c % lanes, EU-aligned rows. A fault is
+`Fault("dst_offset 0x41000 >= 0x40000 (lane 3)")`; the engine adds the instruction and op name.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import Chip
+
+NUMPY = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+
+class Fault(Exception):
+    """An access outside a memory (the message says which offset, which limit, which lane)."""
+
+
+def numpy_dtype(code: int) -> np.dtype:
+    if code not in isa.DTYPE_NAMES:
+        raise Fault(f"unknown dtype code {code}")
+    return NUMPY[isa.DTYPE_NAMES[code]]
+
+
+class Memory:
+    def __init__(self, chip: Chip, gmem_bytes: int):
+        self.chip = chip
+        self.gmem = np.zeros(gmem_bytes, np.uint8)
+        self.lmem = np.zeros((chip.lanes, chip.lmem_bytes), np.uint8)
+
+    # ---- global ----
+    def _global_view(self, what: str, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
+        base, size = self.chip.gmem_start, len(self.gmem)
+        last = gaddr + sum((d - 1) * s for d, s in zip(shape, strides, strict=True) if d > 0) * dtype.itemsize
+        if gaddr < base or last + dtype.itemsize > base + size or min(strides) < 0:
+            raise Fault(f"{what}_address 0x{gaddr:x}..0x{last + dtype.itemsize:x} is outside global memory "
+                        f"[0x{base:x}, 0x{base + size:x})")
+        return np.ndarray(shape, dtype, buffer=self.gmem.data, offset=gaddr - base,
+                          strides=tuple(s * dtype.itemsize for s in strides))
+
+    def read_global(self, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
+        return self._global_view("src", gaddr, strides, shape, dtype).copy()
+
+    def write_global(self, gaddr: int, strides, data: np.ndarray) -> None:
+        self._global_view("dst", gaddr, strides, data.shape, data.dtype)[...] = data
+
+    def copy_global(self, src: int, dst: int, nbytes: int) -> None:
+        data = self.read_global(src, (1,), (nbytes,), np.dtype(np.uint8))
+        self.write_global(dst, (1,), data)
+
+    # ---- local ----
+    def _lanes(self, what: str, laddr: int, n: int, c: int, h: int, w: int, esize: int) -> tuple[int, int, int]:
+        """(lanes used, channel groups, row bytes); Fault when the tensor runs past local memory."""
+        lanes = min(c, self.chip.lanes)
+        groups, row = isa.cgroups(c, self.chip.lanes), isa.row_bytes(h, w, esize, self.chip.eu_bytes)
+        end = laddr + n * groups * row
+        if n * c * h * w and end > self.chip.lmem_bytes:
+            raise Fault(f"{what}_offset 0x{end - 1:x} >= 0x{self.chip.lmem_bytes:x} (lane {lanes - 1})")
+        return lanes, groups, row
+
+    def read_local(self, laddr: int, shape, dtype: np.dtype) -> np.ndarray:
+        n, c, h, w = shape
+        lanes, groups, row = self._lanes("src", laddr, n, c, h, w, dtype.itemsize)
+        if n * c * h * w == 0:
+            return np.zeros(shape, dtype)
+        raw = self.lmem[:lanes, laddr:laddr + n * groups * row].reshape(lanes, n, groups, row)
+        planes = raw.copy().view(dtype)[..., : h * w]  # (lanes, n, groups, h*w)
+        full = np.zeros((n, groups * self.chip.lanes, h * w), dtype)
+        full.reshape(n, groups, self.chip.lanes, h * w)[:, :, :lanes] = planes.transpose(1, 2, 0, 3)
+        return full[:, :c].reshape(shape)
+
+    def write_local(self, laddr: int, data: np.ndarray) -> None:
+        n, c, h, w = data.shape
+        lanes, groups, row = self._lanes("dst", laddr, n, c, h, w, data.dtype.itemsize)
+        if data.size == 0:
+            return
+        full = np.zeros((n, groups * self.chip.lanes, h * w), data.dtype)
+        full[:, :c] = data.reshape(n, c, h * w)
+        end = laddr + n * groups * row
+        region = self.lmem[:lanes, laddr:end].reshape(lanes, n, groups, row).copy()  # written back below
+        planes = full.reshape(n, groups, self.chip.lanes, h * w)[:, :, :lanes].transpose(2, 0, 1, 3)
+        region[..., : h * w * data.itemsize] = np.ascontiguousarray(planes).view(np.uint8)
+        self.lmem[:lanes, laddr:end] = region.reshape(lanes, -1)

@@ -1,0 +1,211 @@
+"""`--codegen="model_file=X.bmodel embed_debug_info=true"`: the command stream of an addressed,
+layer-grouped Tpu module, written with its coefficients as a .bmodel.
+
+Each op is emitted on its own (one op, one group): its whole tiles (weights, a dynamic filter,
+MatMul's right side) are loaded once, then for every slice `slicing.slices` gives, the input parts
+are loaded, one BDC record computes the output part and it is stored. Local memory is handed out
+per op from offset 0, EU-aligned, in that order. Concat moves its inputs' parts through local
+memory to their place in the result; Reshape copies in global memory. Debug info maps the first
+instruction of each op to its location name (what the cmodel's messages and --profile name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tpudsl.backend import isa
+from tpudsl.backend.address_assign import address_of, align, nbytes
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.cost import cycles
+from tpudsl.backend.layer_group import module_chip
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, SlicePlan, Tile, attrs_of, check_modelled, dtype_of,
+                                    shape_of, slices, tile_bytes, whole_tiles)
+from tpudsl.dialects.opdef import describe, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule, top_module_of
+
+_PASSIVE = ("top.Input", "top.Weight", "top.None", "func.return")
+
+
+@dataclass
+class Program:
+    records: list[isa.Record] = field(default_factory=list)
+    debug: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _gaddr(tile: Tile) -> int:
+    addr = address_of(tile.value)
+    if addr is None:
+        raise TpudslError(f"codegen: a tensor of {describe(tile.value.owner)} has no address; run --address-assign first")
+    return addr + tile.offset * ESIZE[dtype_of(tile.value)]
+
+
+def _gdma(cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
+    return cls(isa.DTYPES[dtype_of(tile.value)], _gaddr(tile), *tile.strides, laddr, *tile.shape)
+
+
+def _local(t: tuple[int, Tile]) -> tuple[int, int, int, int, int]:
+    laddr, tile = t
+    return (laddr, *tile.shape)
+
+
+def _relu(op: Operation) -> tuple[int, float]:
+    a = attrs_of(op)
+    return int(bool(a.get("do_relu", False))), float(a.get("relu_limit", -1.0))
+
+
+def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
+             plan: SlicePlan) -> isa.Record:
+    """The BDC record of one slice (local addresses of its input tiles, whole tiles and output)."""
+    a, kind, dtype = attrs_of(op), KINDS[op.name], isa.DTYPES[dtype_of(op.results[0])]
+    if kind in ("conv", "pool"):
+        kh, kw = a["kernel_shape"]
+        sh, sw = a["strides"]
+        pt, pb, pl, pr = plan.pads
+        if kind == "conv":
+            dh, dw = a.get("dilations") or [1, 1]
+            bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
+            return isa.BdcConv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, kh, kw, sh, sw, dh, dw,
+                               pt, pb, pl, pr, a["group"], *_relu(op))
+        mode = isa.POOL_MODES[a["pool_mode"]]
+        return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
+                           int(bool(a["count_include_pad"])), *_relu(op))
+    if kind == "matmul":
+        m, k = ins[0][1].shape[:2]
+        bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
+        return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], m, k, out[1].shape[1], *_relu(op))
+    if kind == "binary":
+        return isa.BdcBinary(dtype, isa.BINARY_OPS[op.name[4:]], *_local(ins[0]), *_local(ins[1]), *_local(out),
+                             *_relu(op))
+    name = op.name[4:]
+    if name in isa.CONST_OPS:
+        return isa.BdcConst(dtype, isa.CONST_OPS[name], int(bool(a.get("is_reverse", False))), *_local(ins[0]),
+                            out[0], float(a["const_val"]), *_relu(op))
+    if name == "Cast":
+        return isa.BdcCast(isa.DTYPES[dtype_of(op.operands[0])], dtype, *_local(ins[0]), out[0])
+    mode = "RELU" if name == "Relu" else a["mode"]
+    if mode not in isa.ACTIVE_MODES:
+        raise TpudslError(f"codegen: {describe(op)}: mode {mode} has no instruction")
+    return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(a.get("relu_limit", -1.0)))
+
+
+def _secs(op: Operation) -> tuple[int, int]:
+    got = [op.attributes.get(k) for k in ("nsecs", "hsecs")]
+    if not all(isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got):
+        raise TpudslError(f"codegen: {describe(op)} has no nsecs/hsecs; run --layer-group first")
+    return got[0].value.data, got[1].value.data  # type: ignore[union-attr]
+
+
+class _Lmem:
+    """Per-op bump allocation of local memory (offsets within a lane, EU-aligned)."""
+
+    def __init__(self, chip: Chip):
+        self.chip, self.top = chip, 0
+
+    def take(self, tile: Tile) -> int:
+        addr, self.top = self.top, align(self.top + tile_bytes(tile, self.chip), self.chip.eu_bytes)
+        return addr
+
+
+def emit_op(op: Operation, chip: Chip, prog: Program) -> None:
+    prog.debug.append((len(prog.records), loc_name(op) or op.name))
+    if op.name in GLOBAL_ONLY:
+        src, dst = op.operands[0], op.results[0]
+        prog.records.append(isa.GdmaCopy(address_of(src), address_of(dst), nbytes(src)))  # type: ignore[arg-type]
+        return
+    check_modelled(op)
+    lmem = _Lmem(chip)
+    whole = []
+    for tile in whole_tiles(op):
+        whole.append(lmem.take(tile))
+        prog.records.append(_gdma(isa.GdmaLoad, tile, whole[-1]))
+    base = lmem.top
+    for plan in slices(op, *_secs(op)):
+        lmem.top = base
+        ins = [(lmem.take(t), t) for t in plan.inputs]
+        prog.records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]
+        if KINDS[op.name] == "concat":
+            prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
+            continue
+        out = (lmem.take(plan.output), plan.output)
+        prog.records.append(_compute(op, ins, whole, out, plan))
+        prog.records.append(_gdma(isa.GdmaStore, plan.output, out[0]))
+
+
+def _tensor(name: str, value: SSAValue) -> dict:
+    return {"name": name, "shape": list(shape_of(value)), "dtype": dtype_of(value), "scale": 1.0, "zero_point": 0,
+            "address": address_of(value)}
+
+
+def _int_attr(module: ModuleOp, key: str) -> int:
+    attr = module.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise TpudslError(f"codegen: module has no {key}; run --address-assign first")
+    return attr.value.data
+
+
+def generate(top: TopModule) -> tuple[dict, bytes, Program]:
+    """The header, coefficient blob and program of an addressed, layer-grouped Tpu module."""
+    module, chip = top.module, module_chip(top.module)
+    coeff_addr, neuron_addr = _int_attr(module, "module.coeff_addr"), _int_attr(module, "module.neuron_addr")
+    coeffs = bytearray(neuron_addr - coeff_addr)
+    prog = Program()
+    inputs, outputs = [], []
+    for op in top.main_func().body.block.ops:
+        if op.name == "top.Weight" and address_of(op.results[0]) is not None:
+            data = np.ascontiguousarray(top.weight_of(op)).tobytes()
+            at = address_of(op.results[0]) - coeff_addr  # type: ignore[operator]
+            if len(data) != nbytes(op.results[0]):
+                raise TpudslError(f"codegen: weight '{loc_name(op)}' holds {len(data)} bytes, its type needs "
+                                  f"{nbytes(op.results[0])}")
+            coeffs[at:at + len(data)] = data
+        elif op.name == "top.Input":
+            inputs.append(_tensor(loc_name(op), op.results[0]))
+        elif isinstance(op, ReturnOp):
+            outputs = [_tensor(loc_name(v.owner), v) for v in op.operands]  # type: ignore[arg-type]
+        elif op.name not in _PASSIVE:
+            if op.name not in KINDS and op.name not in GLOBAL_ONLY:
+                raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
+            emit_op(op, chip, prog)
+    gdma = sum(1 for r in prog.records if r.ENGINE == "gdma")
+    header = {
+        "network": _str_attr(module, "module.name"), "chip": chip.name, "mode": _str_attr(module, "module.mode"),
+        "inputs": inputs, "outputs": outputs, "coeff_mem_bytes": len(coeffs),
+        "activation_mem_bytes": _int_attr(module, "module.neuron_size"),
+        "gdma_count": gdma, "bdc_count": len(prog.records) - gdma,
+        "estimated_cycles": sum(cycles(r, chip) for r in prog.records),
+    }
+    return header, bytes(coeffs), prog
+
+
+def _str_attr(module: ModuleOp, key: str) -> str:
+    attr = module.attributes.get(key)
+    return attr.data if isinstance(attr, StringAttr) else "network"
+
+
+@dataclass(frozen=True)
+class CodegenPass(ModulePass):
+    """Emit the command stream and coefficients of the module as a .bmodel (model_file)."""
+
+    name = "codegen"
+
+    model_file: str = ""
+    embed_debug_info: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from tpudsl.backend.bmodel import write_bmodel
+
+        if not self.model_file:
+            raise TpudslError("codegen: model_file=X.bmodel is required")
+        top = top_module_of(op) or TopModule(op)
+        header, coeffs, prog = generate(top)
+        write_bmodel(self.model_file, header, coeffs, isa.encode(prog.records),
+                     prog.debug if self.embed_debug_info else [])
+

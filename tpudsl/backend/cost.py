@@ -1,0 +1,39 @@
+"""The cost model: cycles of one instruction from the chip's numbers (chips.py).
+
+Serial, as codegen emits today (no overlap of GDMA and BDC, no pipelining): a fixed issue cost
+plus the work divided by the chip's throughput. GDMA moves `dma_bytes_per_cycle` bytes a cycle;
+a BDC record does `macs_per_cycle_per_lane` multiply-adds (or element operations) per lane a
+cycle, with the channels spread over the lanes (ceil(c / lanes) rounds on each). These are
+estimates for comparing schedules, not the vendor's timings.
+"""
+
+from __future__ import annotations
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import Chip
+
+ISSUE_CYCLES = {"gdma": 64, "bdc": 16}
+
+
+def _bytes(dtype: int) -> int:
+    return isa.DTYPE_BYTES[isa.DTYPE_NAMES[dtype]]
+
+
+def cycles(r: isa.Record, chip: Chip) -> int:
+    """Estimated cycles of record `r` on `chip`."""
+    rounds = lambda c: isa.cgroups(c, chip.lanes)  # noqa: E731
+    if isinstance(r, isa.GdmaLoad):
+        work = r.n * r.c * r.h * r.w * _bytes(r.dtype) / chip.dma_bytes_per_cycle
+    elif isinstance(r, isa.GdmaCopy):
+        work = r.nbytes / chip.dma_bytes_per_cycle
+    elif isinstance(r, isa.BdcConv):
+        work = rounds(r.oc) * r.on * r.oh * r.ow * (r.ic // r.group) * r.kh * r.kw / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcPool):
+        work = rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcMatMul):
+        work = rounds(r.n_out) * r.m * r.k / chip.macs_per_cycle_per_lane
+    elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast)):
+        work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    else:  # a record without a cost is a bug here
+        raise AssertionError(f"no cost for {type(r).__name__}")
+    return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))
