@@ -197,3 +197,25 @@ def test_weights_too_big_for_local_memory_name_op_size_and_limit(tmp_path):
     with pytest.raises(TpudslError, match=r"layer-group: 'tpu.Conv2D' op \"t0_conv\": its weights \(loaded whole, "
                                           r"never sliced\) need 20736 bytes per lane; chip tiny has 16384"):
         compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+
+
+def test_model_runner_runs_a_bmodel_by_name_and_profiles_it(tmp_path, capsys):
+    from tpudsl.cli import model_runner
+
+    rng = np.random.default_rng(4)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 4, 8, 8)
+    conv = g.node("Conv", ["x", g.const((4, 4, 3, 3))], (1, 4, 8, 8), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    out = g.node("MaxPool", [conv], (1, 4, 4, 4), kernel_shape=[2, 2], strides=[2, 2])
+    top = lowered(g.model({"x": (1, 4, 8, 8)}, out))
+    feed = {"x": rng.standard_normal((1, 4, 8, 8), np.float32)}
+    want = interpret(top, feed)
+    compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    np.savez(tmp_path / "in.npz", **feed)
+    model_runner.run(["--input", str(tmp_path / "in.npz"), "--model", str(tmp_path / "m.bmodel"),
+                      "--output", str(tmp_path / "out.npz"), "--profile"])
+    got = dict(np.load(tmp_path / "out.npz"))
+    assert list(got) == [out]
+    assert_f32_close(got[out], want[out], out)
+    lines = capsys.readouterr().out.splitlines()
+    assert {line.split()[0] for line in lines[1:]} == {conv, out, "total"}

@@ -117,7 +117,7 @@ def test_wrong_input_shape_names_expected_shape(converted, tmp_path):
 @pytest.mark.parametrize(
     "model, fragments",
     [
-        ("net.bmodel", ["bmodel not supported yet"]),
+        ("missing.bmodel", ["missing.bmodel", "No such file"]),
         ("net.tflite", ["unknown model type '.tflite'"]),
         ("missing.onnx", ["missing.onnx", "No such file"]),
         ("missing.mlir", ["missing.mlir", "No such file"]),

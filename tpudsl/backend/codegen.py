@@ -151,6 +151,14 @@ def _int_attr(module: ModuleOp, key: str) -> int:
     return attr.value.data
 
 
+def without_instructions(module: ModuleOp) -> Operation | None:
+    """The first op codegen has no instructions for (None: the module can be compiled)."""
+    for op in module.walk():
+        if op.name.startswith("tpu.") and op.name not in KINDS and op.name not in GLOBAL_ONLY:
+            return op
+    return None
+
+
 def generate(top: TopModule) -> tuple[dict, bytes, Program]:
     """The header, coefficient blob and program of an addressed, layer-grouped Tpu module."""
     module, chip = top.module, module_chip(top.module)

@@ -10,8 +10,14 @@ NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names
 --test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
 tensor below tolerance. In F16/BF16, a run that produced inf/NaN names the first op that did and
-prints the qtable lines that keep the overflowing ops in F32. The backend (layer groups, codegen,
-the .bmodel) is not built yet: the command stops after the Tpu check and says so.
+prints the qtable lines that keep the overflowing ops in F32.
+
+In the float modes it goes on (docs/backend.md): --address-assign and --layer-group give
+PREFIX_final.mlir, --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
+and is compared with the Tpu interpreter's outputs: F32 within 1e-5 relative (to the tensor's
+largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at the tensor's
+largest magnitude. INT8, and a model with an op the backend has no instructions for, stop after the
+Tpu check and say so (naming the op); --model is then not written.
 """
 
 from __future__ import annotations
@@ -21,12 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import ml_dtypes
 import numpy as np
 
 from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.model_runner import save_npz
 from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import describe
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
@@ -34,6 +42,7 @@ from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
 from tpudsl.passes import pass_class
 
 MODES = ("F32", "F16", "BF16", "INT8")
+ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
 
 
 def _parser() -> CliArgumentParser:
@@ -111,6 +120,7 @@ def run(argv: Sequence[str]) -> int:
     _lower(top, args, weight_file)
     save_module(top, tpu_mlir, out_dir / weight_file)
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
+    ours = None
     if inputs is not None:
         ours = _run(top, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
@@ -120,9 +130,49 @@ def run(argv: Sequence[str]) -> int:
             if report:
                 print("\n".join(report), file=sys.stderr)
         _compare(ours, reference, args, tolerance, _output_names(top))
-    print(f"model_deploy: stopped after the Tpu check: the backend (layer groups, codegen, {args.model}) "
-          "is not built yet", file=sys.stderr)
+    from tpudsl.backend.codegen import without_instructions
+
+    missing = "INT8" if args.quantize == "INT8" else without_instructions(top.module)
+    if missing is not None:
+        what = "INT8" if missing == "INT8" else describe(missing)  # type: ignore[arg-type]
+        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {what} yet, "
+              f"so {args.model} is not written", file=sys.stderr)
+        return 0
+    _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / weight_file)
+    if inputs is not None and ours is not None:
+        _check_bmodel(args.model, inputs, ours, args.quantize)
     return 0
+
+
+def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
+    ctx = make_context()
+    for name in ("address-assign", "layer-group"):
+        pass_class(name)().apply(ctx, top.module)
+    top.module.verify()
+    save_module(top, final_mlir, weights)
+    pass_class("codegen")(model_file=str(args.model), embed_debug_info=True).apply(ctx, top.module)
+    print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)
+
+
+def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
+    """The third comparison: the cmodel's outputs against the Tpu interpreter's, relative to each
+    tensor's largest magnitude: F32 1e-5; F16/BF16 4 ulps of the type there (both round a float32
+    result once per op, but a convolution's float32 sum may round differently in another order,
+    and one ulp apart early can grow over later layers)."""
+    from tpudsl.backend.bmodel import read_bmodel
+    from tpudsl.backend.cmodel import run_bmodel
+
+    outputs, _ = run_bmodel(read_bmodel(model), inputs)
+    for name, got in outputs.items():
+        want = tpu[name].astype(np.float64)
+        err = float(np.abs(got.astype(np.float64) - want).max(initial=0))
+        scale = float(np.abs(want).max(initial=0))
+        limit = 1e-5 * scale if mode == "F32" else 4 * float(np.spacing(np.asarray(scale, dtype=ULP_TYPES[mode])))
+        if not err <= limit:
+            raise TpudslError(f"bmodel check failed at tensor '{name}': max difference {err:g} from the Tpu "
+                              f"interpreter (allowed {limit:g} in {mode})")
+    print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel match the Tpu interpreter "
+          f"({'1e-5 relative' if mode == 'F32' else '4 ulps'})", file=sys.stderr)
 
 
 def _output_names(top: TopModule) -> list[str]:

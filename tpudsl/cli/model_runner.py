@@ -6,7 +6,7 @@ Input keys are the model's input names (the locations of its `top.Input` ops); o
 the tensor (location) names of the returned values, or of every tensor with
 --dump_all_tensors, so the file compares with `npz_tool compare` against a reference and feeds
 `mlir_cut --input_names`. A .mlir runs in the Top interpreter, an .onnx in onnxruntime (the
-reference); .bmodel is not supported yet.
+reference), a .bmodel on the cmodel (`--profile` prints its estimated cycles per op).
 """
 
 from __future__ import annotations
@@ -157,18 +157,39 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     return inferred
 
 
+def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False) -> dict[str, np.ndarray]:
+    """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op)."""
+    from tpudsl.backend.bmodel import read_bmodel
+    from tpudsl.backend.cmodel import run_bmodel
+
+    outputs, cycles = run_bmodel(read_bmodel(model), inputs)
+    if profile:
+        total = sum(cycles.values())
+        print(f"{'op':<40} {'cycles':>12} {'share':>7}")
+        for name, n in cycles.most_common():
+            print(f"{name:<40} {n:>12} {n / max(total, 1):>7.1%}")
+        print(f"{'total':<40} {total:>12}")
+    return outputs
+
+
 def model_inference(
-    inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False, threads: int | None = None
+    inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False, threads: int | None = None,
+    profile: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run a model file, chosen by its suffix (`threads`: the Top interpreter's BLAS threads)."""
     suffix = Path(model).suffix
+    if profile and suffix != ".bmodel":
+        raise TpudslError("--profile needs a .bmodel (it prints the cmodel's cycles)", file=str(model))
     if suffix == ".mlir":
         return mlir_inference(inputs, model, dump_all_tensors, threads)
     if suffix == ".onnx":
         return onnx_inference(inputs, model, dump_all_tensors)
     if suffix == ".bmodel":
-        raise TpudslError("bmodel not supported yet: model_runner runs .mlir and .onnx files", file=str(model))
-    raise TpudslError(f"unknown model type '{suffix}': expected .mlir or .onnx", file=str(model))
+        if dump_all_tensors:
+            raise TpudslError("--dump_all_tensors is not supported for a .bmodel (it keeps only its outputs)",
+                              file=str(model))
+        return bmodel_inference(inputs, model, profile)
+    raise TpudslError(f"unknown model type '{suffix}': expected .mlir, .onnx or .bmodel", file=str(model))
 
 
 def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
@@ -188,9 +209,10 @@ def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
 def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="model_runner", description="Run a model on npz inputs and save its outputs as npz.")
     parser.add_argument("--input", required=True, help="npz whose keys are the model's input names")
-    parser.add_argument("--model", required=True, help="model to run (.mlir or .onnx)")
+    parser.add_argument("--model", required=True, help="model to run (.mlir, .onnx or .bmodel)")
     parser.add_argument("--output", required=True, help="npz to write, keyed by tensor name")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
+    parser.add_argument("--profile", action="store_true", help="print a .bmodel's estimated cycles per op")
     add_threads_option(parser)
     return parser
 
@@ -202,7 +224,7 @@ def run(argv: Sequence[str]) -> int:
             raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
     from tpudsl.cli.npz_tool import load_npz
 
-    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads)
+    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads, args.profile)
     save_npz(args.output, outputs)
     return 0
 

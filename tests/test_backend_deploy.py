@@ -1,0 +1,61 @@
+"""model_deploy past the Tpu check: PREFIX_final.mlir (addresses and slices), the .bmodel, and the
+third comparison (cmodel vs Tpu interpreter), which fails when the cmodel computes something else."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.backend_support import bmodel_api
+from tests.test_backend_cmodel import Graph
+from tpudsl.backend.cmodel import arith
+from tpudsl.cli import model_deploy, model_transform
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module
+
+
+@pytest.fixture(scope="module")
+def small_cnn(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cnn")
+    rng = np.random.default_rng(5)
+    g = Graph(rng)
+    g.shapes["x"] = (2, 3, 96, 24)
+    c = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (2, 4, 96, 24), kernel_shape=[3, 3],
+               pads=[1, 1, 1, 1])
+    r = g.node("Relu", [c], (2, 4, 96, 24))
+    p = g.node("MaxPool", [r], (2, 4, 48, 12), kernel_shape=[2, 2], strides=[2, 2])
+    cat = g.node("Concat", [p, p], (2, 8, 48, 12), axis=1)
+    flat = g.node("Flatten", [g.node("AveragePool", [cat], (2, 8, 1, 1), kernel_shape=[48, 12])], (2, 8))
+    g.node("Gemm", [flat, g.const((5, 8)), g.const((5,))], (2, 5), transB=1)
+    onnx.save(g.model({"x": (2, 3, 96, 24)}, list(g.shapes)[-1]), d / "cnn.onnx")
+    np.savez(d / "in.npz", x=rng.standard_normal((2, 3, 96, 24)).astype(np.float32))
+    model_transform.run(["--model_name", "cnn", "--model_def", str(d / "cnn.onnx"), "--mlir", str(d / "cnn.mlir"),
+                         "--test_input", str(d / "in.npz")])
+    return d
+
+
+def deploy(d, mode: str) -> None:
+    bmodel_api()
+    model_deploy.run(["--mlir", str(d / "cnn.mlir"), "--quantize", mode, "--processor", "tiny",
+                      "--model", str(d / f"cnn_{mode}.bmodel"), "--test_input", str(d / "cnn_in_f32.npz")])
+
+
+@pytest.mark.parametrize("mode", ["F32", "F16", "BF16"])
+def test_deploy_writes_final_mlir_and_bmodel_and_checks_it(small_cnn, capsys, mode):
+    deploy(small_cnn, mode)
+    err = capsys.readouterr().err
+    assert "bmodel check passed: 1 outputs" in err, err
+    final = load_module(small_cnn / f"cnn_tiny_{mode.lower()}_final.mlir")
+    assert final.module.attributes["module.state"].data == "TPU_ADDRESSED"
+    conv = next(op for op in final.main_func().body.block.ops if op.name == "tpu.Conv2D")
+    assert conv.attributes["nsecs"].value.data * conv.attributes["hsecs"].value.data > 1  # sliced on tiny
+    header = bmodel_api().read_bmodel(small_cnn / f"cnn_{mode}.bmodel").header
+    assert header["chip"] == "tiny" and header["mode"] == mode
+
+
+def test_third_comparison_fails_when_the_cmodel_is_wrong(small_cnn, monkeypatch):
+    real = arith.conv
+    monkeypatch.setattr(arith, "conv", lambda *a: real(*a) + np.float32(1e-3))
+    with pytest.raises(TpudslError, match=r"bmodel check failed at tensor '\w+': max difference"):
+        deploy(small_cnn, "F32")
