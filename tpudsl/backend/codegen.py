@@ -208,12 +208,12 @@ class CodegenPass(ModulePass):
     embed_debug_info: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tpudsl.backend.bmodel import write_bmodel
-
         if not self.model_file:
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)
         header, coeffs, prog = generate(top)
+        from tpudsl.backend.bmodel import write_bmodel  # the container format is engineer "bmodel"'s module
+
         write_bmodel(self.model_file, header, coeffs, isa.encode(prog.records),
                      prog.debug if self.embed_debug_info else [])
 
