@@ -46,14 +46,15 @@ def bmodel_api() -> types.ModuleType:
     return standin
 
 
-def compile_for(top, chip: str, path: str = "m.bmodel"):
+def compile_for(top, chip: str, path: str = "m.bmodel", verify: bool = True):
     """Address, layer-group and codegen a lowered module (its module.chip replaced by `chip`)."""
     api = bmodel_api()
     ctx = make_context()
     top.module.attributes["module.chip"] = StringAttr(chip)
     pass_class("address-assign")().apply(ctx, top.module)
     pass_class("layer-group")().apply(ctx, top.module)
-    top.module.verify()
+    if verify:
+        top.module.verify()
     pass_class("codegen")(model_file=path, embed_debug_info=True).apply(ctx, top.module)
     return api.read_bmodel(path)
 

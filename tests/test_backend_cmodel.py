@@ -251,3 +251,36 @@ def test_model_runner_runs_a_bmodel_by_name_and_profiles_it(tmp_path, capsys):
     assert_f32_close(got[out], want[out], out)
     lines = capsys.readouterr().out.splitlines()
     assert {line.split()[0] for line in lines[1:]} == {conv, out, "total"}
+
+
+@pytest.mark.parametrize("par", [1, 2])
+def test_reordered_conv_filter_layout(tmp_path, par):
+    """A filter in --weight-reorder's layout [1, oc, ceil(ic/P), kh*kw*P] (docs/bmodel.md:
+    reordered[0, o, b, k*P + p] = filter[o, b*P + p, k], zero-filled) computes what the plain filter does."""
+    rng = np.random.default_rng(6)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 3, 12, 10)
+    out = g.node("Conv", ["x", g.const((5, 3, 3, 2))], (1, 5, 10, 9), kernel_shape=[3, 2])
+    top = lowered(g.model({"x": (1, 3, 12, 10)}, out))
+    feed = {"x": rng.standard_normal((1, 3, 12, 10), np.float32)}
+    want = interpret(top, feed)
+    conv = next(op for op in top.main_func().body.block.ops if op.name == "tpu.Conv2D")
+    weight_op = conv.operands[1].owner
+    plain = top.weight_of(weight_op).reshape(5, 3, 6)
+    blocks = -(-3 // par)
+    packed = np.zeros((1, 5, blocks, 6 * par), np.float32)
+    for o in range(5):
+        for c in range(3):
+            for k in range(6):
+                packed[0, o, c // par, k * par + c % par] = plain[o, c, k]
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.rewriter import Rewriter
+
+    top.weights[next(k for k, v in top.weights.items() if v is top.weight_of(weight_op))] = packed
+    Rewriter.replace_value_with_new_type(weight_op.results[0], TensorType(f32, packed.shape))
+    # P > 1: main's Conv2D shape rule learns the packed form with --weight-reorder (engineer "bmodel")
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"), verify=par == 1)
+    convs = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcConv)]
+    assert {r.ic_parallel for r in convs} == {par}
+    got, _ = run_bmodel(bm, feed)
+    assert_f32_close(got[out], want[out], out)

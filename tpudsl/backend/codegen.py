@@ -25,7 +25,8 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, SlicePlan, Tile, attrs_of, check_modelled, dtype_of,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, SlicePlan, Tile, attrs_of, check_modelled,
+                                    conv_filter_layout, dtype_of,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.opdef import describe, loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -73,7 +74,7 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             dh, dw = a.get("dilations") or [1, 1]
             bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
             return isa.BdcConv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, kh, kw, sh, sw, dh, dw,
-                               pt, pb, pl, pr, a["group"], *_relu(op))
+                               pt, pb, pl, pr, conv_filter_layout(op)[3], a["group"], *_relu(op))
         mode = isa.POOL_MODES[a["pool_mode"]]
         return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
                            int(bool(a["count_include_pad"])), *_relu(op))

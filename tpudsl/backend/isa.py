@@ -87,11 +87,12 @@ class GdmaCopy(Record):
 @dataclass(frozen=True)
 class BdcConv(Record):
     """out[n, oc] = sum over the group's input channels and the window of in * weight, + bias.
-    weight: local (1, oc, ic/group, kh*kw); bias: local (1, oc, 1, 1) or NO_ADDR; pads are this
-    slice's (top, bottom, left, right): zero rows only where the slice touches the tensor's edge."""
+    weight: local (1, oc, ceil(ic/group / P), kh*kw*P), P = ic_parallel input channels interleaved
+    per kernel position (1: the plain [oc, ic/group, kh*kw]); bias: local f32 (1, oc, 1, 1) or
+    NO_ADDR; pads are this slice's (top, bottom, left, right): zero rows only at the tensor's edge."""
 
     OPCODE: ClassVar[int] = 16
-    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHIBf"
+    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHHIBf"
     ENGINE: ClassVar[str] = "bdc"
     dtype: int
     in_addr: int
@@ -116,6 +117,7 @@ class BdcConv(Record):
     pb: int
     pl: int
     pr: int
+    ic_parallel: int
     group: int
     do_relu: int
     relu_limit: float

@@ -160,10 +160,10 @@ def whole_tiles(op: Operation) -> list[Tile]:
     kind = KINDS[op.name]
     present = [v for v in op.operands[1:] if isinstance(v.type, TensorType)]
     if kind == "conv":
-        fs = shape_of(op.operands[1])
-        tiles = [whole(op.operands[1], (1, fs[0], fs[1], fs[2] * fs[3]))]
+        oc, blocks, row, _ = conv_filter_layout(op)
+        tiles = [whole(op.operands[1], (1, oc, blocks, row))]
         if len(present) > 1:
-            tiles.append(whole(present[1], (1, fs[0], 1, 1)))
+            tiles.append(whole(present[1], (1, oc, 1, 1)))
         return tiles
     if kind == "matmul":
         (_, k), (_, n_out) = matmul_dims(op)
@@ -173,6 +173,22 @@ def whole_tiles(op: Operation) -> list[Tile]:
             tiles.append(whole(present[1], (1, n_out, 1, 1)))
         return tiles
     return []
+
+
+def conv_filter_layout(op: Operation) -> tuple[int, int, int, int]:
+    """(oc, blocks, row, P) of a conv filter loaded as the local tensor (1, oc, blocks, row): the plain
+    filter [oc, ic/g, kh, kw] (P = 1, blocks = ic/g), or --weight-reorder's [1, oc, ceil(ic/g / P),
+    kh*kw*P] (docs/bmodel.md: P input channels interleaved per kernel position)."""
+    a = attrs_of(op)
+    kh, kw = a["kernel_shape"]
+    oc, icg = shape_of(op.results[0])[1], shape_of(op.operands[0])[1] // a["group"]
+    fs = shape_of(op.operands[1])
+    if fs == (oc, icg, kh, kw):
+        return oc, icg, kh * kw, 1
+    if len(fs) == 4 and fs[:2] == (1, oc) and fs[3] % (kh * kw) == 0 and fs[2] == -(-icg // (fs[3] // (kh * kw))):
+        return oc, fs[2], fs[3], fs[3] // (kh * kw)
+    raise TpudslError(f"backend: {describe(op)}: filter shape {fs} is neither [oc, ic/g, kh, kw] nor the reordered "
+                      f"[1, oc, ceil(ic/g / P), kh*kw*P]")
 
 
 def output_dims(op: Operation) -> tuple[int, int]:

@@ -33,12 +33,16 @@ def _store(m: Memory, r: isa.GdmaStore) -> None:
 def _conv(m: Memory, r: isa.BdcConv) -> None:
     dt = numpy_dtype(r.dtype)
     x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
-    weight = m.read_local(r.weight_addr, (1, r.oc, r.ic // r.group, r.kh * r.kw), dt)
+    icg, taps, par = r.ic // r.group, r.kh * r.kw, max(r.ic_parallel, 1)
+    blocks = -(-icg // par)
+    packed = m.read_local(r.weight_addr, (1, r.oc, blocks, taps * par), dt)
+    # [oc, blocks, taps, P] -> [oc, blocks * P, taps]: input channel b*P + p of kernel position k
+    weight = packed.reshape(r.oc, blocks, taps, par).transpose(0, 1, 3, 2).reshape(r.oc, blocks * par, taps)[:, :icg]
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), F32).ravel()
     out = (r.on, r.oc, r.oh, r.ow)
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, r.dh, r.oh)
     _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, r.dw, r.ow)
-    y = arith.conv(x, weight.reshape(r.oc, r.ic // r.group, r.kh, r.kw), bias, out, r)
+    y = arith.conv(x, weight.reshape(r.oc, icg, r.kh, r.kw), bias, out, r)
     m.write_local(r.out_addr, y.astype(dt))
 
 
