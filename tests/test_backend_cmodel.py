@@ -16,7 +16,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.backend_support import assert_f32_close, bmodel_api, compile_for, interpret, lowered
+from tests.backend_support import assert_f32_close, compile_for, interpret, lowered
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.ir.diagnostics import TpudslError
