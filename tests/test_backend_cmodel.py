@@ -278,8 +278,7 @@ def test_reordered_conv_filter_layout(tmp_path, par):
 
     top.weights[next(k for k, v in top.weights.items() if v is top.weight_of(weight_op))] = packed
     Rewriter.replace_value_with_new_type(weight_op.results[0], TensorType(f32, packed.shape))
-    # P > 1: main's Conv2D shape rule learns the packed form with --weight-reorder (engineer "bmodel")
-    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"), verify=par == 1)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
     convs = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcConv)]
     assert {r.ic_parallel for r in convs} == {par}
     got, _ = run_bmodel(bm, feed)

@@ -7,8 +7,8 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.backend_support import bmodel_api
 from tests.test_backend_cmodel import Graph
+from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import arith
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.ir.diagnostics import TpudslError
@@ -36,7 +36,6 @@ def small_cnn(tmp_path_factory):
 
 
 def deploy(d, mode: str) -> None:
-    bmodel_api()
     model_deploy.run(["--mlir", str(d / "cnn.mlir"), "--quantize", mode, "--processor", "tiny",
                       "--model", str(d / f"cnn_{mode}.bmodel"), "--test_input", str(d / "cnn_in_f32.npz")])
 
@@ -50,7 +49,7 @@ def test_deploy_writes_final_mlir_and_bmodel_and_checks_it(small_cnn, capsys, mo
     assert final.module.attributes["module.state"].data == "TPU_ADDRESSED"
     conv = next(op for op in final.main_func().body.block.ops if op.name == "tpu.Conv2D")
     assert conv.attributes["nsecs"].value.data * conv.attributes["hsecs"].value.data > 1  # sliced on tiny
-    header = bmodel_api().read_bmodel(small_cnn / f"cnn_{mode}.bmodel").header
+    header = read_bmodel(small_cnn / f"cnn_{mode}.bmodel").header
     assert header["chip"] == "tiny" and header["mode"] == mode
 
 

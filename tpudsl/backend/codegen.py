@@ -21,6 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tpudsl.backend import isa
+from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cost import cycles
@@ -213,8 +214,6 @@ class CodegenPass(ModulePass):
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)
         header, coeffs, prog = generate(top)
-        from tpudsl.backend.bmodel import write_bmodel  # the container format is engineer "bmodel"'s module
-
         write_bmodel(self.model_file, header, coeffs, isa.encode(prog.records),
                      prog.debug if self.embed_debug_info else [])
 
