@@ -49,6 +49,8 @@ def test_deploy_writes_final_mlir_and_bmodel_and_checks_it(small_cnn, capsys, mo
     assert final.module.attributes["module.state"].data == "TPU_ADDRESSED"
     conv = next(op for op in final.main_func().body.block.ops if op.name == "tpu.Conv2D")
     assert conv.attributes["nsecs"].value.data * conv.attributes["hsecs"].value.data > 1  # sliced on tiny
+    packed = {"F32": 1, "F16": 8, "BF16": 8}[mode]  # --weight-reorder's P on tiny (eu_bytes 16 / 2 for 16-bit)
+    assert conv.operands[1].type.get_shape() == (1, 4, -(-3 // packed), 9 * packed)
     header = read_bmodel(small_cnn / f"cnn_{mode}.bmodel").header
     assert header["chip"] == "tiny" and header["mode"] == mode
 

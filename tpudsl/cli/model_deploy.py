@@ -12,7 +12,7 @@ NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names
 tensor below tolerance. In F16/BF16, a run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
-In the float modes it goes on (docs/backend.md): --address-assign and --layer-group give
+In the float modes it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
 PREFIX_final.mlir, --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
 and is compared with the Tpu interpreter's outputs: F32 within 1e-5 relative (to the tensor's
 largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at the tensor's
@@ -146,7 +146,7 @@ def run(argv: Sequence[str]) -> int:
 
 def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
     ctx = make_context()
-    for name in ("address-assign", "layer-group"):
+    for name in ("weight-reorder", "address-assign", "layer-group"):
         pass_class(name)().apply(ctx, top.module)
     top.module.verify()
     save_module(top, final_mlir, weights)
