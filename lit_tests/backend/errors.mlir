@@ -30,3 +30,14 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     return %r : tensor<1x4x1x8192xf32>
   }
 }
+
+// -----
+
+// ERR: error: backend: 'tpu.Relu' op "empty" has a zero-sized tensor (1, 0, 4); not modelled
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x0x4xf32>) -> tensor<1x0x4xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x0x4xf32>) -> tensor<1x0x4xf32> loc("x")
+    %r = "tpu.Relu"(%x) : (tensor<1x0x4xf32>) -> tensor<1x0x4xf32> loc("empty")
+    return %r : tensor<1x0x4xf32>
+  }
+}

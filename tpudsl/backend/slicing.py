@@ -278,3 +278,5 @@ def check_modelled(op: Operation) -> None:
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
             dtype_of(v)
+            if 0 in shape_of(v):
+                raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")
