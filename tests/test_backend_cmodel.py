@@ -283,3 +283,19 @@ def test_reordered_conv_filter_layout(tmp_path, par):
     assert {r.ic_parallel for r in convs} == {par}
     got, _ = run_bmodel(bm, feed)
     assert_f32_close(got[out], want[out], out)
+
+
+def test_model_runner_bmodel_bad_inputs_and_dump_all_are_one_line_errors(tmp_path):
+    from tpudsl.cli import model_runner
+
+    g = Graph(np.random.default_rng(8))
+    g.shapes["x"] = (1, 2, 4, 4)
+    g.node("Relu", ["x"], (1, 2, 4, 4))
+    compile_for(lowered(g.model({"x": (1, 2, 4, 4)}, "t0_relu")), "tiny", str(tmp_path / "m.bmodel"))
+    np.savez(tmp_path / "bad.npz", x=np.zeros((1, 2, 4, 5), np.float32))
+    argv = ["--input", str(tmp_path / "bad.npz"), "--model", str(tmp_path / "m.bmodel"), "--output", str(tmp_path / "o.npz")]
+    with pytest.raises(TpudslError, match=r"input 'x' has shape 1x2x4x5, expected shape 1x2x4x4"):
+        model_runner.run(argv)
+    with pytest.raises(TpudslError, match=r"--dump_all_tensors is not supported for a .bmodel"):
+        model_runner.run([*argv, "--dump_all_tensors"])
+    assert not (tmp_path / "o.npz").exists()

@@ -162,7 +162,9 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.cmodel import run_bmodel
 
-    outputs, cycles = run_bmodel(read_bmodel(model), inputs)
+    bmodel = read_bmodel(model)
+    check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
+    outputs, cycles = run_bmodel(bmodel, inputs)
     if profile:
         total = sum(cycles.values())
         print(f"{'op':<40} {'cycles':>12} {'share':>7}")
