@@ -47,11 +47,13 @@ class Graph:
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _window(draw, size: int, most: int = 3):
-    k = draw(st.integers(1, min(most, size)))
+def _window(draw, size: int, dilate: bool = False):
+    """kernel, stride, pads, output size and dilation of one spatial axis (dilation only if asked)."""
+    k = draw(st.integers(1, min(3, size)))
+    d = draw(st.integers(1, 2)) if dilate and (k - 1) * 2 + 1 <= size else 1
     s = draw(st.integers(1, 2))
     p0, p1 = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
-    return k, s, p0, p1, (size + p0 + p1 - k) // s + 1
+    return k, s, p0, p1, (size + p0 + p1 - (k - 1) * d - 1) // s + 1, d
 
 
 @st.composite
@@ -67,16 +69,16 @@ def networks(draw):
         n, c, h, w = g.shapes[src]
         kind = draw(st.sampled_from(["conv", "conv", "pool", "binary", "concat", "relu"]))
         if kind == "conv":
-            kh, sh, pt, pb, oh = _window(draw, h)
-            kw, sw, pl, pr, ow = _window(draw, w)
+            kh, sh, pt, pb, oh, dh = _window(draw, h, dilate=True)
+            kw, sw, pl, pr, ow, dw = _window(draw, w, dilate=True)
             dw_ok = draw(st.booleans())
             group, oc = (c, c * draw(st.integers(1, 2))) if dw_ok else (1, draw(st.integers(1, 6)))
             ins = [src, g.const((oc, c // group, kh, kw))] + ([g.const((oc,))] if draw(st.booleans()) else [])
             out = g.node("Conv", ins, (n, oc, oh, ow), kernel_shape=[kh, kw], strides=[sh, sw],
-                         pads=[pt, pl, pb, pr], group=group)
+                         pads=[pt, pl, pb, pr], group=group, dilations=[dh, dw])
         elif kind == "pool":
-            kh, sh, pt, pb, oh = _window(draw, h)
-            kw, sw, pl, pr, ow = _window(draw, w)
+            kh, sh, pt, pb, oh, _ = _window(draw, h)
+            kw, sw, pl, pr, ow, _ = _window(draw, w)
             pt, pb, pl, pr = (min(p, k // 2) for p, k in ((pt, kh), (pb, kh), (pl, kw), (pr, kw)))  # ONNX: pad < k/2
             oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
             op = draw(st.sampled_from(["MaxPool", "AveragePool"]))

@@ -8,6 +8,8 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
   here for every op that has them in TPU-MLIR, even before the INT8 lowering uses them;
 * optional extra operands TPU-MLIR adds for the chip (`buffer`, lookup `table`s) are `name?`
   operands that lowering fills with `top.None`;
+* the ops that carry layer-group info also declare `--layer-group`'s decision (docs/backend.md):
+  `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on tpu.Group) and `lmem_bytes`;
 * `ginfo`/`layer_group` (layer-group info, `#tpu.lg<...>`) is declared as kind "any" until the
   layer-group pass gives it a type.
 
@@ -25,7 +27,8 @@ from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
-GINFO = {"ginfo": A("any")}
+SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64")}
+GINFO = {"ginfo": A("any"), **SLICES}
 
 
 def _round(default: str = "HalfAwayFromZero") -> dict[str, A]:
@@ -90,6 +93,7 @@ SPECS: list[OpSpec] = [
             **_round(),
             "first_round_mode": A("tpu.round_mode", "HalfAwayFromZero"),
             "layer_group": A("any"),
+            **SLICES,
             "fp8_out_scale": A("f64"),
         },
         shape=NN.pool,
