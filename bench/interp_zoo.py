@@ -191,7 +191,7 @@ def main() -> int:
     try:
         for name in names:
             model = builders[name]()
-            top = apply_canonicalize(convert_onnx()(model, name))
+            top = apply_canonicalize(convert_onnx(model, name))
             r = compare(name, model, top, args.runs, interp_threads, ort_threads)
             med, cpu = r["med"], r["cpu"]
             ratio = med["interp"] / med["ort"]

@@ -51,6 +51,7 @@ PASSES: dict[str, Registered] = {
     "fuse-relu": Registered("tpudsl.rewrites.fuse_relu", "FuseReluPass", canonical=True),
     "scalar-to-const": Registered("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass", canonical=True),
     "fold-mulconst-one": Registered("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass", canonical=True),
+    "fuse-activations": Registered("tpudsl.rewrites.fuse_activations", "FuseActivationsPass", canonical=True),
     "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
     "weight-reorder": Registered("tpudsl.backend.weight_reorder", "WeightReorderPass"),
