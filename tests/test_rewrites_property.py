@@ -278,6 +278,44 @@ def step_mulconst_one(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
     read_by_another_op(draw, g, g.emit("top.MulConst", [x], shape_of(x), {"const_val": 1.0}, g.name("times_one")))
 
 
+def step_gated_activation(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    """x * Sigmoid(x) or x * HardSigmoid(x; 1/6, 1/2), either operand order; the gate sometimes
+    also read elsewhere (must stay)."""
+    shape = shape_of(x)
+    if draw(st.booleans()):
+        gate = g.emit("top.Sigmoid", [x], shape, {}, g.name("sigmoid"))
+    else:
+        gate = g.emit("top.HardSigmoid", [x], shape, {"alpha": float(np.float32(1 / 6)), "beta": 0.5}, g.name("hsig"))
+    g.emit("top.Mul", [x, gate] if draw(st.booleans()) else [gate, x], shape, {}, g.name("swish"))
+    if rarely(draw):
+        g.emit("top.AddConst", [gate], shape, {"const_val": 0.25}, g.name("gate_reader"))
+
+
+def step_gelu_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    """x * 0.5 * (1 + erf(x / sqrt 2)) as scalar-to-const leaves it, in one of the three orders,
+    x / sqrt 2 as MulConst or DivConst; rarely the erf is also read elsewhere (must stay)."""
+    shape = shape_of(x)
+
+    def const(op: str, v: SSAValue, c: float, role: str) -> SSAValue:
+        return g.emit(op, [v], shape, {"const_val": c}, g.name(role))
+
+    if draw(st.booleans()):
+        scaled = const("top.MulConst", x, float(np.float32(1 / np.sqrt(2))), "div")
+    else:
+        scaled = const("top.DivConst", x, float(np.float32(np.sqrt(2))), "div")
+    erf = g.emit("top.Erf", [scaled], shape, {}, g.name("erf"))
+    gate = const("top.AddConst", erf, 1.0, "add_one")
+    order = draw(st.sampled_from(["torch", "half_last", "half_gate"]))
+    if order == "torch":
+        g.emit("top.Mul", [const("top.MulConst", x, 0.5, "half"), gate], shape, {}, g.name("gelu"))
+    elif order == "half_last":
+        const("top.MulConst", g.emit("top.Mul", [gate, x], shape, {}, g.name("mul")), 0.5, "gelu")
+    else:
+        g.emit("top.Mul", [x, const("top.MulConst", gate, 0.5, "half")], shape, {}, g.name("gelu"))
+    if rarely(draw):
+        g.emit("top.AddConst", [erf], shape, {"const_val": 0.25}, g.name("erf_reader"))
+
+
 # Pattern name -> the step that always builds its match.
 MATCHES: dict[str, Step] = {
     "EraseDeadOp": step_dead_op,
@@ -297,6 +335,8 @@ MATCHES: dict[str, Step] = {
     "FuseRelu": step_fusable_relu,
     "ScalarWeightToConst": step_scalar_binary,
     "FoldMulConstOne": step_mulconst_one,
+    "FuseGatedActivation": step_gated_activation,
+    "FuseGelu": step_gelu_chain,
 }
 # Patterns that change values on purpose, each checked by its own property instead of "keeps values".
 ELSEWHERE = {
