@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, carrier, hold
-from tpudsl.interp.mathfn import erf
+from tpudsl.interp.mathfn import erf, gelu
 
 F32 = np.float32
 
@@ -52,7 +52,7 @@ def _gelu(x: Array, a: KernelAttrs) -> Array:
         return 0.5 * x * (1 + np.tanh(F32(np.sqrt(2 / np.pi)) * (x + F32(0.044715) * x**3)))
     if mode == "sigm":
         return x * _sigmoid(F32(1.702) * x)
-    return 0.5 * x * (1 + erf(x / F32(np.sqrt(2))))
+    return gelu(x)
 
 
 def _relu(x: Array, a: KernelAttrs) -> Array:

@@ -1,4 +1,4 @@
-"""Float math numpy lacks (no scipy here): erf, in float32 at a few passes over the data.
+"""Float math numpy lacks (no scipy here): erf and GELU, in float32 at a few passes over the data.
 
 erf(x) = x * P(x^2) for |x| < 0.921875, and sign(x) * (1 - exp(Q(|x|))) above (Q ~ log erfc,
 so no cancellation near 1). P (degree 5 in x^2) and Q (degree 8, |x| in [0.921875, 4]; past 4
@@ -6,7 +6,14 @@ float32 erf is 1) are least-squares fits on 4000 Chebyshev nodes to math.erf(x)/
 log(math.erfc(x)) in float64; fit errors 1.7e-8 and 1.3e-8. Evaluated in float32 (Horner):
 max error 2.6 ulp of float32 erf, relative 1.8e-7 (tests/test_interp_elementwise.py checks it
 against math.erf on a dense grid). The float64 series/Chebyshev version it replaced was exact
-to 1 ulp and 14x slower: Erf was 60% of a ConvNeXt inference (GELU's erf)."""
+to 1 ulp and 14x slower: Erf was 60% of a ConvNeXt inference (GELU's erf).
+
+gelu(x) = x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, with Numerical Recipes' erfcc (erfc(a) =
+t * exp(-a^2 + R(t)), t = 1 / (1 + a / 2), R of degree 9; relative error below 1.2e-7 for a >= 0)
+and Phi = [x >= 0] - copysign(erfc(|x| / sqrt 2) / 2, x), exact in both tails: about 25 passes
+instead of erf's 30 and the chain's five more, 2.2x faster than erf + the chain. Max error in
+float32 2.5e-7 * max(1, |x|) absolute, 3e-6 relative where gelu(x) is above 1e-5 in magnitude
+(tests/test_interp_elementwise.py checks both against math.erfc)."""
 
 from __future__ import annotations
 
@@ -54,10 +61,43 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
     np.add(far, near, out=out)
 
 
-def erf(x: np.ndarray) -> np.ndarray:
-    """erf elementwise, in x's float dtype (float32 math; float64 input is computed in float32 too)."""
+_ERFCC = np.array([-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+                   1.48851587, -0.82215223, 0.17087277], F32)
+_SQRT_HALF = F32(np.sqrt(0.5))
+
+
+def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
+    a = np.abs(x)
+    a *= _SQRT_HALF
+    t = a * F32(0.5)
+    t += F32(1)
+    np.reciprocal(t, out=t)
+    r = _horner(_ERFCC, t)
+    np.multiply(a, a, out=a)
+    r -= a
+    with np.errstate(under="ignore"):
+        np.exp(r, out=r)
+    r *= t
+    r *= F32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2
+    np.copysign(r, x, out=r)
+    np.subtract(x >= 0, r, out=r)  # Phi(x): 1 - Phi(-x) for x >= 0, Phi(-|x|) below
+    np.multiply(r, x, out=out)
+
+
+def _blockwise(block_fn, x: np.ndarray) -> np.ndarray:
+    """block_fn(x block, out block) over L2-sized blocks, in float32; the result in x's float dtype."""
     flat = np.ascontiguousarray(x, dtype=F32).reshape(-1)
     y = np.empty_like(flat)
     for i in range(0, flat.size, BLOCK):
-        _erf_block(flat[i : i + BLOCK], y[i : i + BLOCK])
+        block_fn(flat[i : i + BLOCK], y[i : i + BLOCK])
     return y.reshape(np.shape(x)).astype(np.result_type(x, np.float32), copy=False)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf elementwise, in x's float dtype (float32 math; float64 input is computed in float32 too)."""
+    return _blockwise(_erf_block, x)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf."""
+    return _blockwise(_gelu_block, x)
