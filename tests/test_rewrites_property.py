@@ -316,6 +316,56 @@ def step_gelu_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
         g.emit("top.AddConst", [erf], shape, {"const_val": 0.25}, g.name("erf_reader"))
 
 
+def layer_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
+    """The decomposed LayerNorm over the last one or two axes (returned: its value and the
+    normalized shape); Pow(d, 2) or Mul(d, d); eps of
+    1e-3 and up (nearly constant rows from the surroundings stay well conditioned); rarely the
+    mean is also read elsewhere (must stay)."""
+    shape = shape_of(x)
+    k = draw(st.integers(1, min(2, len(shape))))
+    axes = list(range(len(shape) - k, len(shape)))
+    reduced = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    if draw(st.booleans()):
+        axes = [a - len(shape) for a in axes]  # negative axes, as torch exports them
+    mean = g.emit("top.Reduce", [x], reduced, {"axes": axes, "keepdims": True, "mode": "ReduceMean"}, g.name("mean"))
+    d = g.emit("top.Sub", [x, mean], shape, {}, g.name("centered"))
+    if draw(st.booleans()):
+        square = g.emit("top.Pow", [d], shape, {"exponent": 2.0}, g.name("square"))
+    else:
+        square = g.emit("top.Mul", [d, d], shape, {}, g.name("square"))
+    var = g.emit("top.Reduce", [square], reduced, {"axes": axes, "keepdims": True, "mode": "ReduceMean"}, g.name("var"))
+    eps = g.emit("top.AddConst", [var], reduced, {"const_val": draw(st.sampled_from([1e-3, 1e-2, 0.5]))}, g.name("eps"))
+    std = g.emit("top.Sqrt", [eps], reduced, {}, g.name("std"))
+    if rarely(draw):
+        g.emit("top.AddConst", [mean], reduced, {"const_val": 0.25}, g.name("mean_reader"))
+    return g.emit("top.Div", [d, std], shape, {}, g.name("normed")), shape[len(shape) - k:]
+
+
+def layer_norm_affine(draw: st.DrawFn, g: Graph, y: SSAValue, normalized: tuple[int, ...], which: str) -> None:
+    """Mul by gamma ("gamma", "both") and Add of beta ("beta", "both"), of the normalized shape,
+    either operand order."""
+    shape = shape_of(y)
+    for name, role in (("top.Mul", "gamma"), ("top.Add", "beta")):
+        if which in (role, "both"):
+            loc = g.name(role)
+            w = g.weight(loc, role, normalized)
+            y = g.emit(name, [y, w] if draw(st.booleans()) else [w, y], shape, {}, loc)
+
+
+def step_layer_norm(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    normed, normalized = layer_norm_chain(draw, g, x)
+    layer_norm_affine(draw, g, normed, normalized, draw(st.sampled_from(["none", "gamma", "beta", "both"])))
+
+
+def step_layer_norm_affine(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    """A LayerNorm without weight and bias, then its gamma, its beta or both."""
+    shape = shape_of(x)
+    none = g.none_value()
+    norm = g.emit("top.LayerNorm", [x, none, none], shape,
+                  {"axis": len(shape) - 1, "eps": 1e-3, "normalized_shape": [shape[-1]]}, g.name("ln"))
+    layer_norm_affine(draw, g, norm, shape[-1:], draw(st.sampled_from(["gamma", "beta", "both"])))
+
+
 # Pattern name -> the step that always builds its match.
 MATCHES: dict[str, Step] = {
     "EraseDeadOp": step_dead_op,
@@ -337,6 +387,8 @@ MATCHES: dict[str, Step] = {
     "FoldMulConstOne": step_mulconst_one,
     "FuseGatedActivation": step_gated_activation,
     "FuseGelu": step_gelu_chain,
+    "FuseLayerNorm": step_layer_norm,
+    "FoldLayerNormAffine": step_layer_norm_affine,
 }
 # Patterns that change values on purpose, each checked by its own property instead of "keeps values".
 ELSEWHERE = {

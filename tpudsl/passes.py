@@ -52,6 +52,7 @@ PASSES: dict[str, Registered] = {
     "scalar-to-const": Registered("tpudsl.rewrites.scalar_to_const", "ScalarToConstPass", canonical=True),
     "fold-mulconst-one": Registered("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass", canonical=True),
     "fuse-activations": Registered("tpudsl.rewrites.fuse_activations", "FuseActivationsPass", canonical=True),
+    "fuse-layer-norm": Registered("tpudsl.rewrites.fuse_layer_norm", "FuseLayerNormPass", canonical=True),
     "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
     "weight-reorder": Registered("tpudsl.backend.weight_reorder", "WeightReorderPass"),

@@ -21,28 +21,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import AnyFloat, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, producer
+from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, inner_link, is_float_tensor, producer
 
 _TOLERANCE = 1e-6
 
 
 def _close(value: float, target: float) -> bool:
     return math.isclose(value, target, rel_tol=_TOLERANCE)
-
-
-def _plain(op: Operation | None, result_type) -> bool:
-    """`op` exists, has no fused Relu, produces `result_type` and is read only once."""
-    return (op is not None and not attrs_of(op).get("do_relu", False) and op.results[0].type == result_type
-            and op.results[0].has_one_use())
-
-
-def _float_tensor(value: SSAValue) -> bool:
-    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, AnyFloat)
 
 
 def _gate_op(gate: Operation) -> str | None:
@@ -61,13 +50,13 @@ class FuseGatedActivation(TopPattern):
     ops = ("top.Mul",)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if len(op.operands) != 2 or attrs_of(op)["do_relu"] or not _float_tensor(op.results[0]):
+        if len(op.operands) != 2 or attrs_of(op)["do_relu"] or not is_float_tensor(op.results[0]):
             return
         out_type = op.results[0].type
         for x, gated in (op.operands, tuple(reversed(op.operands))):
             gate = gated.owner
             if (isinstance(gate, Operation) and gate.name in ("top.Sigmoid", "top.HardSigmoid")
-                    and gate.operands[0] == x and x.type == out_type and _plain(gate, out_type)):
+                    and gate.operands[0] == x and x.type == out_type and inner_link(gate, out_type)):
                 fused = _gate_op(gate)
                 if fused is not None:
                     rewriter.replace(op, create(fused, [x], [out_type], loc=op.location))
@@ -78,13 +67,13 @@ class FuseGatedActivation(TopPattern):
 def _erf_gate(value: SSAValue, out_type) -> tuple[SSAValue, list[Operation]] | None:
     """(x, the chain's ops) when `value` is 1 + erf(x / sqrt 2), each op read once, else None."""
     add_one = producer(value, "top.AddConst")
-    if not _plain(add_one, out_type) or attrs_of(add_one)["const_val"] != 1.0:
+    if not inner_link(add_one, out_type) or attrs_of(add_one)["const_val"] != 1.0:
         return None
     erf = producer(add_one.operands[0], "top.Erf")
-    if not _plain(erf, out_type):
+    if not inner_link(erf, out_type):
         return None
     scale = erf.operands[0].owner
-    if not isinstance(scale, Operation) or not _plain(scale, out_type):
+    if not isinstance(scale, Operation) or not inner_link(scale, out_type):
         return None
     a = attrs_of(scale)
     if scale.name == "top.MulConst" and _close(a["const_val"], 1 / math.sqrt(2)):
@@ -97,7 +86,7 @@ def _erf_gate(value: SSAValue, out_type) -> tuple[SSAValue, list[Operation]] | N
 def _half(value: SSAValue, out_type) -> Operation | None:
     """The MulConst(_, 0.5) producing `value`, read once and without Relu."""
     half = producer(value, "top.MulConst")
-    return half if _plain(half, out_type) and attrs_of(half)["const_val"] == 0.5 else None
+    return half if inner_link(half, out_type) and attrs_of(half)["const_val"] == 0.5 else None
 
 
 def _gelu_chain(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
@@ -105,7 +94,7 @@ def _gelu_chain(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
     out_type = op.results[0].type
     if op.name == "top.MulConst":  # MulConst(Mul(x, g), 0.5)
         inner = producer(op.operands[0], "top.Mul")
-        if attrs_of(op)["const_val"] != 0.5 or not _plain(inner, out_type) or len(inner.operands) != 2:
+        if attrs_of(op)["const_val"] != 0.5 or not inner_link(inner, out_type) or len(inner.operands) != 2:
             return None
         for x, g in (inner.operands, tuple(reversed(inner.operands))):
             found = _erf_gate(g, out_type)
@@ -132,7 +121,7 @@ class FuseGelu(TopPattern):
     ops = ("top.Mul", "top.MulConst")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if attrs_of(op)["do_relu"] or not _float_tensor(op.results[0]):
+        if attrs_of(op)["do_relu"] or not is_float_tensor(op.results[0]):
             return
         found = _gelu_chain(op)
         if found is None:

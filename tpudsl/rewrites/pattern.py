@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -204,3 +204,14 @@ def producer(value: SSAValue, name: str) -> Operation | None:
 
 def shape_of(value: SSAValue) -> tuple[int, ...] | None:
     return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else None
+
+
+def is_float_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, AnyFloat)
+
+
+def inner_link(op: Operation | None, result_type: Attribute) -> bool:
+    """`op` can vanish into a fused chain: it exists, has no fused Relu, produces `result_type`
+    and is read only once (by the chain)."""
+    return (op is not None and not attrs_of(op).get("do_relu", False) and op.results[0].type == result_type
+            and op.results[0].has_one_use())
