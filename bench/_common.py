@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -59,3 +62,16 @@ def timed_kernels(kernels, acc):
         return Kernel(timed(k.run), prep, fuses_relu=k.fuses_relu)
 
     return {n: wrap(n, k) for n, k in kernels.items()}
+
+
+STEP = re.compile(r"model_transform: (.*): ([0-9.]+) s$")
+
+
+def transform_steps(argv: list[str]) -> tuple[int, dict[str, float]]:
+    """model_transform.run(argv) in-process, quiet; (exit status, seconds per step it printed)."""
+    from tpudsl.cli import model_transform
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = model_transform.run(argv)
+    return rc or 0, {m.group(1): float(m.group(2)) for m in map(STEP.match, err.getvalue().splitlines()) if m}

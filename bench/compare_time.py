@@ -39,22 +39,18 @@ MODELS = {
     "mobilenetv2": ("mobilenetv2", {}),
     "vit_layer": ("transformer_block", {"seq_len": 197, "d_model": 768, "num_heads": 12, "d_ff": 3072, "gelu": "tanh"}),
 }
-STEP = re.compile(r"model_transform: (.*): ([0-9.]+) s$")
 
 
 def one_model(name: str, work: Path) -> dict[str, float]:
     import tests.models as builders
-    from tpudsl.cli import model_transform, npz_tool
+    from tpudsl.cli import npz_tool
 
     builder, kwargs = MODELS[name]
     model = getattr(builders, builder)(**kwargs)
     onnx.save(model, work / f"{name}.onnx")
     np.savez(work / f"{name}_in.npz", **builders.random_inputs(model, seed=0))
-    err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        model_transform.run(["--model_name", name, "--model_def", str(work / f"{name}.onnx"),
-                             "--mlir", str(work / f"{name}.mlir"), "--test_input", str(work / f"{name}_in.npz")])
-    steps = {m.group(1): float(m.group(2)) for m in map(STEP.match, err.getvalue().splitlines()) if m}
+    _, steps = _common.transform_steps(["--model_name", name, "--model_def", str(work / f"{name}.onnx"),
+                                        "--mlir", str(work / f"{name}.mlir"), "--test_input", str(work / f"{name}_in.npz")])
     top, ref = work / f"{name}_top_outputs.npz", work / f"{name}_ref_outputs.npz"
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()) as report:

@@ -1,6 +1,7 @@
 """model_transform of the ResNet-18-shaped model, end to end.
 
     .venv/bin/python bench/transform_time.py [--size 224] [--runs 3] [--no-write] [--profile]
+    .venv/bin/python bench/transform_time.py --zoo [--models a,b] [--runs 3] [--no-write]
 
 Writes tests/models resnet18 (width 64, 1000 classes) as an .onnx file, then runs the
 model_transform command in-process (`tpudsl.cli.model_transform.run(argv)`, what `main` calls): ONNX import, shape
@@ -9,6 +10,11 @@ inference, canonicalize, the .mlir and the weight .npz written. Reports the medi
 (Python start-up and imports included) for context.
 With --profile (or when the target is missed) it cProfiles one call and prints the top costs
 aggregated by tpudsl module, so the owner of the slow phase can be told.
+
+--zoo: model_transform with --test_input (random normal input, seed 0) on each model of
+bench/interp_zoo.py, the seconds of each step it prints (median over --runs), and the ratios of
+the comparison step, and of everything that is not one of the two runs, to the two runs
+(the Top interpreter and onnxruntime): what checking a model costs beyond running it twice.
 """
 
 from __future__ import annotations
@@ -63,13 +69,77 @@ def by_module(stats: pstats.Stats, top: int = 12) -> list[tuple[str, float]]:
     return sorted(acc.items(), key=lambda kv: -kv[1])[:top]
 
 
+# Column -> how model_transform's step line starts (the write step names the files).
+STEPS = {"convert": "convert ONNX", "passes": "run struct-optimize", "load input": "load the test input",
+         "interpreter": "run the Top interpreter", "onnxruntime": "run onnxruntime",
+         "compare": "compare Top with onnxruntime", "write": "write "}
+RUNS = ("interpreter", "onnxruntime")
+
+
+def zoo_steps(name: str, model, work: Path, runs: int) -> dict[str, float]:
+    """Median seconds of each model_transform step over `runs` calls with --test_input."""
+    import numpy as np
+
+    from tests.models import random_inputs
+
+    onnx.save(model, work / f"{name}.onnx")
+    np.savez(work / f"{name}_in.npz", **random_inputs(model, seed=0))
+    per_step: dict[str, list[float]] = collections.defaultdict(list)
+    for i in range(runs):
+        rc, steps = _common.transform_steps([
+            "--model_name", name, "--model_def", str(work / f"{name}.onnx"),
+            "--mlir", str(work / f"{name}_{i}.mlir"), "--test_input", str(work / f"{name}_in.npz")])
+        if rc != 0:
+            raise SystemExit(f"model_transform of {name} exited with {rc}")
+        for step, t in steps.items():
+            per_step[next(col for col, start in STEPS.items() if step.startswith(start))].append(t)
+    return {col: statistics.median(per_step[col]) for col in STEPS}
+
+
+def zoo(args) -> int:
+    from interp_zoo import zoo as builders
+
+    work = Path(tempfile.mkdtemp(prefix="transform_time_zoo_"))
+    names = [n for n in args.models.split(",") if n] or list(builders())
+    load0 = os.getloadavg()
+    rows = []
+    for name in names:
+        steps = zoo_steps(name, builders()[name](), work, args.runs)
+        runs = sum(steps[r] for r in RUNS)
+        total = sum(steps.values())
+        rows.append(f"| {name} | {' | '.join(f'{t:.2f}' for t in steps.values())} | {total:.2f} | "
+                    f"**{steps['compare'] / runs:.2f}** | **{(total - runs) / runs:.2f}** |")
+        print(rows[-1], flush=True)
+    text = "\n".join([
+        "## transform_time_zoo: model_transform --test_input on the interp_zoo models",
+        "",
+        f"Command: `.venv/bin/python bench/transform_time.py --zoo --runs {args.runs}` ({time.strftime('%Y-%m-%d %H:%M')}; "
+        f"one BLAS thread; machine shared with other jobs, `uptime` load average {load0[0]:.2f}, {load0[1]:.2f}, "
+        f"{load0[2]:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores).",
+        "Seconds per step (median over the runs, as model_transform prints them), then compare / (interpreter +",
+        "onnxruntime) and everything else / (interpreter + onnxruntime).",
+        "",
+        f"| model | {' | '.join(STEPS)} | total | compare / runs | rest / runs |",
+        "|---|" + "---|" * (len(STEPS) + 3),
+        *rows,
+    ])
+    print(text)
+    if not args.no_write and not args.models:
+        _common.write_section("transform_time_zoo", text)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--zoo", action="store_true", help="model_transform --test_input on the interp_zoo models")
+    ap.add_argument("--models", default="", help="with --zoo: a comma-separated subset")
     args = ap.parse_args()
+    if args.zoo:
+        return zoo(args)
 
     from tests.models import resnet18
     from tpudsl.cli import model_transform
