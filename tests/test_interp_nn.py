@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
 from tpudsl.interp.kernel import KernelAttrs
+from tpudsl.interp.kernels_nn import CHANNELS_LAST_MIN_RATIO
 from tpudsl.interp.table import KERNELS
 
 CONV_CASES = {
@@ -242,20 +243,23 @@ def test_matmul_property(batch, m, k, n, right_batched, seed):
 @st.composite
 def depthwise_problems(draw):
     rank = draw(st.integers(1, 3))
-    channels, mult = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    # many channels on a small map: the channels-last layout (kernels_nn.CHANNELS_LAST_MIN_RATIO)
+    channels = draw(st.integers(1, 4) | st.integers(16, 160))
+    mult = draw(st.integers(1, 2))
     k = [draw(st.integers(1, 4)) for _ in range(rank)]
     s = [draw(st.integers(1, 3)) for _ in range(rank)]
     d = [draw(st.integers(1, 2)) for _ in range(rank)]
     extent = [(ki - 1) * di + 1 for ki, di in zip(k, d)]
     pads = [draw(st.integers(0, e - 1)) for e in extent * 2]
     lows = [max(1, e - pads[i] - pads[i + rank]) for i, e in enumerate(extent)]
-    size = [draw(st.integers(lo, max(lo, 8 if rank < 3 else 5))) for lo in lows]
+    size = [draw(st.integers(lo, max(lo, (8 if rank < 3 else 5) if channels <= 4 else 4))) for lo in lows]
     return rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, draw(st.integers(0, 2**16))
 
 
 def test_depthwise_conv_property():
     """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
-    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row kernel. Each feature
+    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row kernel, channels-first
+    and (many channels, small maps) channels-last. Each feature
     it handles must occur in at least a fifth of the examples."""
     seen = collections.Counter()
 
@@ -267,13 +271,16 @@ def test_depthwise_conv_property():
         attrs = {"kernel_shape": k, "strides": s, "dilations": d, "pads": pads, "group": channels}
         (expected,) = ort_run("Conv", [x, w, b], attrs)
         assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
+        # a wide row: every axis but the first, padded, in stride phases
+        row = int(np.prod([-(-(size[i] + pads[i] + pads[i + rank]) // s[i]) for i in range(1, rank)]))
+        channels_last = mult == 1 and channels >= CHANNELS_LAST_MIN_RATIO * row
         for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
-                                 ("2-D or 3-D", rank > 1), ("padded", any(pads))):
+                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channels-last", channels_last)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded"):
+    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channels-last"):
         assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"
