@@ -291,29 +291,43 @@ def step_gated_activation(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
         g.emit("top.AddConst", [gate], shape, {"const_val": 0.25}, g.name("gate_reader"))
 
 
-def step_gelu_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
-    """x * 0.5 * (1 + erf(x / sqrt 2)) as scalar-to-const leaves it, in one of the three orders,
-    x / sqrt 2 as MulConst or DivConst; rarely the erf is also read elsewhere (must stay)."""
+def step_scaled_gate(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    """x * c * gate(x) as scalar-to-const leaves it, in one of the three orders: the erf GELU
+    (x / sqrt 2 as MulConst or DivConst), the tanh GELU, or x * clip(x + 3, 0, 6) / 6; rarely an
+    inner op of the gate is also read elsewhere (must stay)."""
     shape = shape_of(x)
 
     def const(op: str, v: SSAValue, c: float, role: str) -> SSAValue:
         return g.emit(op, [v], shape, {"const_val": c}, g.name(role))
 
-    if draw(st.booleans()):
-        scaled = const("top.MulConst", x, float(np.float32(1 / np.sqrt(2))), "div")
+    kind = draw(st.sampled_from(["erf", "tanh", "relu6"]))
+    if kind == "erf":
+        if draw(st.booleans()):
+            scaled = const("top.MulConst", x, float(np.float32(1 / np.sqrt(2))), "div")
+        else:
+            scaled = const("top.DivConst", x, float(np.float32(np.sqrt(2))), "div")
+        inner = g.emit("top.Erf", [scaled], shape, {}, g.name("erf"))
+    elif kind == "tanh":
+        cube = g.emit("top.Pow", [x], shape, {"exponent": 3.0}, g.name("cube"))
+        cubic = const("top.MulConst", cube, float(np.float32(0.044715)), "mul_c")
+        inner = g.emit("top.Add", [x, cubic] if draw(st.booleans()) else [cubic, x], shape, {}, g.name("add_cube"))
+        inner = g.emit("top.Tanh", [const("top.MulConst", inner, float(np.float32(np.sqrt(2 / np.pi))), "mul_k")],
+                       shape, {}, g.name("tanh"))
     else:
-        scaled = const("top.DivConst", x, float(np.float32(np.sqrt(2))), "div")
-    erf = g.emit("top.Erf", [scaled], shape, {}, g.name("erf"))
-    gate = const("top.AddConst", erf, 1.0, "add_one")
-    order = draw(st.sampled_from(["torch", "half_last", "half_gate"]))
-    if order == "torch":
-        g.emit("top.Mul", [const("top.MulConst", x, 0.5, "half"), gate], shape, {}, g.name("gelu"))
-    elif order == "half_last":
-        const("top.MulConst", g.emit("top.Mul", [gate, x], shape, {}, g.name("mul")), 0.5, "gelu")
+        inner = const("top.AddConst", x, 3.0, "plus3")
+    if kind == "relu6":
+        gate, c = g.emit("top.Clip", [inner], shape, {"min": 0.0, "max": 6.0}, g.name("relu6")), 1 / 6
     else:
-        g.emit("top.Mul", [x, const("top.MulConst", gate, 0.5, "half")], shape, {}, g.name("gelu"))
+        gate, c = const("top.AddConst", inner, 1.0, "add_one"), 0.5
+    order = draw(st.sampled_from(["on_x", "last", "on_gate"]))
+    if order == "on_x":
+        g.emit("top.Mul", [const("top.MulConst", x, c, "half"), gate], shape, {}, g.name("gated"))
+    elif order == "last":
+        const("top.MulConst", g.emit("top.Mul", [gate, x], shape, {}, g.name("mul")), c, "gated")
+    else:
+        g.emit("top.Mul", [x, const("top.MulConst", gate, c, "half")], shape, {}, g.name("gated"))
     if rarely(draw):
-        g.emit("top.AddConst", [erf], shape, {"const_val": 0.25}, g.name("erf_reader"))
+        g.emit("top.AddConst", [inner], shape, {"const_val": 0.25}, g.name("inner_reader"))
 
 
 def layer_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
@@ -386,7 +400,7 @@ MATCHES: dict[str, Step] = {
     "ScalarWeightToConst": step_scalar_binary,
     "FoldMulConstOne": step_mulconst_one,
     "FuseGatedActivation": step_gated_activation,
-    "FuseGelu": step_gelu_chain,
+    "FuseScaledGate": step_scaled_gate,
     "FuseLayerNorm": step_layer_norm,
     "FoldLayerNormAffine": step_layer_norm_affine,
 }

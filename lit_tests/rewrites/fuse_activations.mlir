@@ -7,7 +7,9 @@
 // RUN: tpuc-opt %s --split-input-file --fuse-activations --debug-only=pattern-application 2>&1 >/dev/null | filecheck %s --check-prefix=COUNT
 // COUNT:      pattern-application: 2 applied (FuseGatedActivation x2)
 // COUNT-NEXT: pattern-application: 0 applied
-// COUNT:      pattern-application: 3 applied (FuseGelu x3)
+// COUNT:      pattern-application: 3 applied (FuseScaledGate x3)
+// COUNT-NEXT: pattern-application: 0 applied
+// COUNT:      pattern-application: 2 applied (FuseScaledGate x2)
 // COUNT-NEXT: pattern-application: 0 applied
 
 // CHECK-LABEL: func.func @silu_hardswish
@@ -127,4 +129,60 @@ func.func @gelu_no_fire(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> (tens
   %f4 = "top.MulConst"(%x) {const_val = 0.5 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("f_half")
   %f5 = "top.Mul"(%f4, %f3) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("relu_inside")
   return %a5, %b5, %c5, %d5, %e5, %e2, %f5 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+// GELU's tanh form as torch exports it, and HardSwish as x * clip(x + 3, 0, 6) / 6.
+// CHECK-LABEL: func.func @tanh_gelu_relu6_hardswish
+// CHECK:       %[[X:.*]] = "top.Input"
+// CHECK-NEXT:  %[[T:.*]] = "top.GELU"(%[[X]]) {approx_mode = "tanh"}
+// CHECK-NEXT:  %[[H:.*]] = "top.HardSwish"(%[[X]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:  return %[[T]], %[[H]]
+// LOC-LABEL:   func.func @tanh_gelu_relu6_hardswish
+// LOC:         "top.GELU"{{.*}} loc([[T:#loc[0-9]*]])
+// LOC:         "top.HardSwish"{{.*}} loc([[H:#loc[0-9]*]])
+// LOC:         [[T]] = loc("gelu_tanh")
+// LOC:         [[H]] = loc("hswish_div6")
+func.func @tanh_gelu_relu6_hardswish(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x")
+  %0 = "top.Pow"(%x) {exponent = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("cube")
+  %1 = "top.MulConst"(%0) {const_val = 0.044714998453855515 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mul_c")
+  %2 = "top.Add"(%x, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_cube")
+  %3 = "top.MulConst"(%2) {const_val = 0.79788458347320557 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mul_k")
+  %4 = "top.Tanh"(%3) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("tanh")
+  %5 = "top.AddConst"(%4) {const_val = 1.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_one")
+  %6 = "top.MulConst"(%x) {const_val = 0.5 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("half")
+  %7 = "top.Mul"(%6, %5) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("gelu_tanh")
+  %h0 = "top.AddConst"(%x) {const_val = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("plus3")
+  %h1 = "top.Clip"(%h0) {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("relu6")
+  %h2 = "top.Mul"(%x, %h1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("times_x")
+  %h3 = "top.MulConst"(%h2) {const_val = 0.16666666666666666 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("hswish_div6")
+  return %7, %h3 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+// Must not fire: a cubic coefficient of 0.05, a Clip to 5, a Clip of x + 2.
+// CHECK-LABEL: func.func @tanh_relu6_no_fire
+// CHECK-NOT:   top.GELU
+// CHECK-NOT:   top.HardSwish
+// CHECK:       top.Tanh
+func.func @tanh_relu6_no_fire(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x")
+  %0 = "top.Pow"(%x) {exponent = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("cube")
+  %1 = "top.MulConst"(%0) {const_val = 0.05 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mul_c")
+  %2 = "top.Add"(%x, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_cube")
+  %3 = "top.MulConst"(%2) {const_val = 0.79788458347320557 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("mul_k")
+  %4 = "top.Tanh"(%3) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("tanh")
+  %5 = "top.AddConst"(%4) {const_val = 1.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("add_one")
+  %6 = "top.MulConst"(%x) {const_val = 0.5 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("half")
+  %7 = "top.Mul"(%6, %5) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("wrong_cubic")
+  %h0 = "top.AddConst"(%x) {const_val = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("plus3")
+  %h1 = "top.Clip"(%h0) {min = 0.0 : f64, max = 5.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clip5")
+  %h2 = "top.Mul"(%x, %h1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("times_x")
+  %h3 = "top.MulConst"(%h2) {const_val = 0.16666666666666666 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clip_to_5")
+  %k0 = "top.AddConst"(%x) {const_val = 2.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("plus2")
+  %k1 = "top.Clip"(%k0) {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("relu6_2")
+  %k2 = "top.Mul"(%x, %k1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("times_x_2")
+  %k3 = "top.MulConst"(%k2) {const_val = 0.16666666666666666 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("plus_2")
+  return %7, %h3, %k3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }

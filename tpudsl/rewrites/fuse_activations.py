@@ -2,12 +2,15 @@
 
     Mul(x, Sigmoid(x))                                   -> SiLU(x)
     Mul(x, HardSigmoid(x; alpha 1/6, beta 1/2))          -> HardSwish(x)
-    x * 0.5 * (1 + erf(x / sqrt 2)), in any of the orders
-      Mul(MulConst(x, 0.5), g), Mul(x, MulConst(g, 0.5)), MulConst(Mul(x, g), 0.5)
-      with g = AddConst(Erf(MulConst(x, 1/sqrt 2) or DivConst(x, sqrt 2)), 1)
+    x * c * gate(x), in any of the orders
+      Mul(MulConst(x, c), g), Mul(x, MulConst(g, c)), MulConst(Mul(x, g), c), with
+      c = 0.5, g = AddConst(Erf(MulConst(x, 1/sqrt 2) or DivConst(x, sqrt 2)), 1)
                                                          -> GELU(x) (approx_mode "normal")
+      c = 0.5, g = AddConst(Tanh(MulConst(Add(x, MulConst(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1)
+                                                         -> GELU(x) (approx_mode "tanh")
+      c = 1/6, g = Clip(AddConst(x, 3), 0, 6)           -> HardSwish(x)
 
-The GELU chain is matched in the form `--scalar-to-const` leaves it (its scalar weights already
+The scaled chains are matched in the form `--scalar-to-const` leaves it (its scalar weights already
 `*Const` ops), so inside `--canonicalize` it fires after that pattern. Constants are compared with
 a relative tolerance of 1e-6: the exporter's float32 1/sqrt(2), or 1 / float32(sqrt 2) as
 scalar-to-const computes it, are both within 1e-7 of the real one, and a different constant is a
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
@@ -64,75 +68,112 @@ class FuseGatedActivation(TopPattern):
                     return
 
 
-def _erf_gate(value: SSAValue, out_type) -> tuple[SSAValue, list[Operation]] | None:
-    """(x, the chain's ops) when `value` is 1 + erf(x / sqrt 2), each op read once, else None."""
-    add_one = producer(value, "top.AddConst")
-    if not inner_link(add_one, out_type) or attrs_of(add_one)["const_val"] != 1.0:
-        return None
-    erf = producer(add_one.operands[0], "top.Erf")
+class Gate(NamedTuple):
+    """What x * scale * gate(x) fuses into, and the gate's ops (consumer first) to erase."""
+
+    x: SSAValue
+    ops: list[Operation]
+    scale: float
+    fused: str
+    attrs: dict[str, str]
+
+
+def _const(value: SSAValue, name: str, out_type, target: float) -> Operation | None:
+    """The `name` op (a *Const) producing `value`, a chain link, with const_val close to `target`."""
+    op = producer(value, name)
+    return op if inner_link(op, out_type) and _close(attrs_of(op)["const_val"], target) else None
+
+
+def _erf_gate(value: SSAValue, out_type) -> Gate | None:
+    """1 + erf(x / sqrt 2): GELU normal, with scale 0.5."""
+    add_one = _const(value, "top.AddConst", out_type, 1.0)
+    erf = None if add_one is None else producer(add_one.operands[0], "top.Erf")
     if not inner_link(erf, out_type):
         return None
-    scale = erf.operands[0].owner
-    if not isinstance(scale, Operation) or not inner_link(scale, out_type):
+    scale = _const(erf.operands[0], "top.MulConst", out_type, 1 / math.sqrt(2))
+    if scale is None:
+        scale = _const(erf.operands[0], "top.DivConst", out_type, math.sqrt(2))
+        if scale is None or attrs_of(scale)["is_reverse"]:
+            return None
+    return Gate(scale.operands[0], [add_one, erf, scale], 0.5, "top.GELU", {"approx_mode": "normal"})
+
+
+def _tanh_gate(value: SSAValue, out_type) -> Gate | None:
+    """1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)): GELU tanh, with scale 0.5."""
+    add_one = _const(value, "top.AddConst", out_type, 1.0)
+    tanh = None if add_one is None else producer(add_one.operands[0], "top.Tanh")
+    k = None if not inner_link(tanh, out_type) else _const(tanh.operands[0], "top.MulConst", out_type, math.sqrt(2 / math.pi))
+    inner = None if k is None else producer(k.operands[0], "top.Add")
+    if not inner_link(inner, out_type) or len(inner.operands) != 2 or attrs_of(inner).get("coeff") is not None:
         return None
-    a = attrs_of(scale)
-    if scale.name == "top.MulConst" and _close(a["const_val"], 1 / math.sqrt(2)):
-        pass
-    elif not (scale.name == "top.DivConst" and not a["is_reverse"] and _close(a["const_val"], math.sqrt(2))):
+    for x, cubic in (inner.operands, tuple(reversed(inner.operands))):
+        c = _const(cubic, "top.MulConst", out_type, 0.044715)
+        cube = None if c is None else producer(c.operands[0], "top.Pow")
+        if inner_link(cube, out_type) and attrs_of(cube)["exponent"] == 3.0 and cube.operands[0] == x:
+            return Gate(x, [add_one, tanh, k, inner, c, cube], 0.5, "top.GELU", {"approx_mode": "tanh"})
+    return None
+
+
+def _relu6_gate(value: SSAValue, out_type) -> Gate | None:
+    """clip(x + 3, 0, 6): HardSwish, with scale 1/6."""
+    clip = producer(value, "top.Clip")
+    if not inner_link(clip, out_type) or attrs_of(clip)["min"] != 0.0 or attrs_of(clip)["max"] != 6.0:
         return None
-    return scale.operands[0], [add_one, erf, scale]
+    add3 = _const(clip.operands[0], "top.AddConst", out_type, 3.0)
+    return None if add3 is None else Gate(add3.operands[0], [clip, add3], 1 / 6, "top.HardSwish", {})
 
 
-def _half(value: SSAValue, out_type) -> Operation | None:
-    """The MulConst(_, 0.5) producing `value`, read once and without Relu."""
-    half = producer(value, "top.MulConst")
-    return half if inner_link(half, out_type) and attrs_of(half)["const_val"] == 0.5 else None
+def _gate(value: SSAValue, out_type) -> Gate | None:
+    for match in (_erf_gate, _tanh_gate, _relu6_gate):
+        if (gate := match(value, out_type)) is not None:
+            return gate
+    return None
 
 
-def _gelu_chain(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
-    """(x, the ops to erase after `op`) when `op` ends x * 0.5 * (1 + erf(x / sqrt 2))."""
+def _scaled_gate_chain(op: Operation) -> Gate | None:
+    """The gate, with the ops to erase after `op`, when `op` ends x * scale * gate(x)."""
     out_type = op.results[0].type
-    if op.name == "top.MulConst":  # MulConst(Mul(x, g), 0.5)
+    if op.name == "top.MulConst":  # MulConst(Mul(x, g), scale)
         inner = producer(op.operands[0], "top.Mul")
-        if attrs_of(op)["const_val"] != 0.5 or not inner_link(inner, out_type) or len(inner.operands) != 2:
+        if not inner_link(inner, out_type) or len(inner.operands) != 2:
             return None
         for x, g in (inner.operands, tuple(reversed(inner.operands))):
-            found = _erf_gate(g, out_type)
-            if found is not None and found[0] == x and x.type == out_type:
-                return x, [inner, *found[1]]
+            gate = _gate(g, out_type)
+            if gate is not None and gate.x == x and x.type == out_type and _close(attrs_of(op)["const_val"], gate.scale):
+                return gate._replace(ops=[inner, *gate.ops])
         return None
     if len(op.operands) != 2:
         return None
     for a, b in (op.operands, tuple(reversed(op.operands))):
-        half = _half(a, out_type)  # Mul(MulConst(x, 0.5), g)
-        found = _erf_gate(b, out_type)
-        if half is not None and found is not None and found[0] == half.operands[0]:
-            return found[0], [half, *found[1]]
-        half = _half(b, out_type)  # Mul(x, MulConst(g, 0.5))
-        found = None if half is None else _erf_gate(half.operands[0], out_type)
-        if found is not None and found[0] == a and a.type == out_type:
-            return a, [half, *found[1]]
+        half = producer(a, "top.MulConst")  # Mul(MulConst(x, scale), g)
+        gate = _gate(b, out_type) if inner_link(half, out_type) else None
+        if gate is not None and gate.x == half.operands[0] and _close(attrs_of(half)["const_val"], gate.scale):
+            return gate._replace(ops=[half, *gate.ops])
+        half = producer(b, "top.MulConst")  # Mul(x, MulConst(g, scale))
+        gate = _gate(half.operands[0], out_type) if inner_link(half, out_type) else None
+        if gate is not None and gate.x == a and a.type == out_type and _close(attrs_of(half)["const_val"], gate.scale):
+            return gate._replace(ops=[half, *gate.ops])
     return None
 
 
-class FuseGelu(TopPattern):
-    """x * 0.5 * (1 + erf(x / sqrt 2)) -> GELU(x), approx_mode "normal"."""
+class FuseScaledGate(TopPattern):
+    """x * 0.5 * (1 + erf(x / sqrt 2)) -> GELU normal; x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715
+    x^3))) -> GELU tanh; x * clip(x + 3, 0, 6) / 6 -> HardSwish; the scale on x, on the gate or last."""
 
     ops = ("top.Mul", "top.MulConst")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if attrs_of(op)["do_relu"] or not is_float_tensor(op.results[0]):
             return
-        found = _gelu_chain(op)
-        if found is None:
+        gate = _scaled_gate_chain(op)
+        if gate is None:
             return
-        x, chain = found
-        rewriter.replace(op, create("top.GELU", [x], [op.results[0].type], {"approx_mode": "normal"}, loc=op.location))
-        for dead in chain:  # consumers first: each is unread once the one before is gone
+        rewriter.replace(op, create(gate.fused, [gate.x], [op.results[0].type], gate.attrs, loc=op.location))
+        for dead in gate.ops:  # consumers first: each is unread once the one before is gone
             rewriter.erase(dead)
 
 
-PATTERNS = (FuseGatedActivation, FuseGelu)
+PATTERNS = (FuseGatedActivation, FuseScaledGate)
 
 
 @dataclass(frozen=True)
