@@ -181,3 +181,50 @@ def test_the_metrics_mean_what_the_docstring_says():
     assert max_rel_err(np.array([1.0, 2.0]), np.array([1.0, 4.0])) == pytest.approx(0.5)  # |2-4| / 4
     assert max_rel_err(np.array([0.1, 0.0]), np.array([0.0, -10.0])) == pytest.approx(1.0)  # 10 / 10
     assert max_rel_err(np.array([1e-7]), np.array([0.0])) == pytest.approx(0.1)  # 1e-7 / 1e-6 floor
+
+
+def _exported_chains():
+    """torch's pre-opset-17 spellings: LayerNorm in ops (Pow 2, eps 1e-5, gamma, beta), then the
+    erf GELU, x * Sigmoid(x) and x * clip(x + 3, 0, 6) / 6 (HardSwish) on three branches."""
+    from tests.models.builder import GraphBuilder
+    from tests.models.transformer import gelu_layer
+
+    f32 = np.float32
+    g = GraphBuilder("exported_chains")
+    x = g.input("x", (2, 5, 16))
+    mean = g.node("ReduceMean", [x], "ln.mean", axes=[-1], keepdims=1)
+    d = g.node("Sub", [x, mean], "ln.sub")
+    var = g.node("ReduceMean", [g.node("Pow", [d, g.const("ln.two", f32(2.0))], "ln.pow")], "ln.var", axes=[-1], keepdims=1)
+    std = g.node("Sqrt", [g.node("Add", [var, g.const("ln.eps", f32(1e-5))], "ln.add_eps")], "ln.sqrt")
+    y = g.node("Div", [d, std], "ln.div")
+    y = g.node("Mul", [y, g.const("ln.gamma", g.rng.uniform(0.5, 1.5, 16).astype(f32))], "ln.mul_gamma")
+    y = g.node("Add", [y, g.small("ln.beta", (16,))], "ln")
+    g.output(gelu_layer(g, y, "gelu", "none"))
+    g.output(g.node("Mul", [y, g.node("Sigmoid", [y], "silu.sigmoid")], "silu"))
+    relu6 = g.node("Clip", [g.node("Add", [y, g.const("hs.three", f32(3.0))], "hs.add"),
+                            g.const("hs.zero", f32(0.0)), g.const("hs.six", f32(6.0))], "hs.clip")
+    g.output(g.node("Div", [g.node("Mul", [y, relu6], "hs.mul"), g.const("hs.six_div", f32(6.0))], "hardswish"))
+    return g.model(opset=13)
+
+
+def test_exported_chains_fuse_and_match_onnxruntime():
+    """Canonicalize fuses the decomposed LayerNorm, the GELU, SiLU and HardSwish chains into one op
+    each, named like the chain's last op, and the numbers still match onnxruntime on the model."""
+    from tpudsl.dialects.opdef import loc_name
+
+    model = _exported_chains()
+    feeds = random_inputs(model, seed=3)
+    want = onnx_inference(model, feeds)
+    top = apply_canonicalize(convert_onnx(model, "exported_chains"))
+    ops = {loc_name(op): op.name for op in top.module.walk() if op.name.startswith("top.") and op.name != "top.Weight"}
+    assert ops == {"x": "top.Input", "ln": "top.LayerNorm", "gelu": "top.GELU", "silu": "top.SiLU",
+                   "hardswish": "top.HardSwish", **{k: "top.None" for k, v in ops.items() if v == "top.None"}}, ops
+    from tpudsl.interp import ModuleInterpreter
+
+    interp = ModuleInterpreter(top.module, top.weights)
+    interp.init()
+    try:
+        got = interp.inference(feeds)
+    finally:
+        interp.deinit()
+    assert_matches(got, want, "exported chains after canonicalize")

@@ -292,7 +292,8 @@ def step_gated_activation(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
 
 
 def step_scaled_gate(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
-    """x * c * gate(x) as scalar-to-const leaves it, in one of the three orders: the erf GELU
+    """x * c * gate(x) as scalar-to-const leaves it (c as MulConst or DivConst), in one of the three
+    orders: the erf GELU
     (x / sqrt 2 as MulConst or DivConst), the tanh GELU, or x * clip(x + 3, 0, 6) / 6; rarely an
     inner op of the gate is also read elsewhere (must stay)."""
     shape = shape_of(x)
@@ -319,13 +320,18 @@ def step_scaled_gate(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
         gate, c = g.emit("top.Clip", [inner], shape, {"min": 0.0, "max": 6.0}, g.name("relu6")), 1 / 6
     else:
         gate, c = const("top.AddConst", inner, 1.0, "add_one"), 0.5
+    divide = draw(st.booleans())  # v * c as DivConst(v, 1/c): how the frontend writes x / 6
+
+    def scale(v: SSAValue, role: str) -> SSAValue:
+        return const("top.DivConst", v, 1 / c, role) if divide else const("top.MulConst", v, c, role)
+
     order = draw(st.sampled_from(["on_x", "last", "on_gate"]))
     if order == "on_x":
-        g.emit("top.Mul", [const("top.MulConst", x, c, "half"), gate], shape, {}, g.name("gated"))
+        g.emit("top.Mul", [scale(x, "half"), gate], shape, {}, g.name("gated"))
     elif order == "last":
-        const("top.MulConst", g.emit("top.Mul", [gate, x], shape, {}, g.name("mul")), c, "gated")
+        scale(g.emit("top.Mul", [gate, x], shape, {}, g.name("mul")), "gated")
     else:
-        g.emit("top.Mul", [x, const("top.MulConst", gate, c, "half")], shape, {}, g.name("gated"))
+        g.emit("top.Mul", [x, scale(gate, "half")], shape, {}, g.name("gated"))
     if rarely(draw):
         g.emit("top.AddConst", [inner], shape, {"const_val": 0.25}, g.name("inner_reader"))
 

@@ -4,7 +4,8 @@
     Mul(x, HardSigmoid(x; alpha 1/6, beta 1/2))          -> HardSwish(x)
     x * c * gate(x), in any of the orders
       Mul(MulConst(x, c), g), Mul(x, MulConst(g, c)), MulConst(Mul(x, g), c), with
-      c = 0.5, g = AddConst(Erf(MulConst(x, 1/sqrt 2) or DivConst(x, sqrt 2)), 1)
+      any MulConst(v, c) also as DivConst(v, 1/c), and
+      c = 0.5, g = AddConst(Erf(MulConst(x, 1/sqrt 2)), 1)
                                                          -> GELU(x) (approx_mode "normal")
       c = 0.5, g = AddConst(Tanh(MulConst(Add(x, MulConst(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1)
                                                          -> GELU(x) (approx_mode "tanh")
@@ -84,18 +85,27 @@ def _const(value: SSAValue, name: str, out_type, target: float) -> Operation | N
     return op if inner_link(op, out_type) and _close(attrs_of(op)["const_val"], target) else None
 
 
+def _scaling(value: SSAValue, out_type, target: float | None = None) -> tuple[Operation, float] | None:
+    """(op, c) when a chain link produces value = operand * c: MulConst(c) or DivConst(1/c) (as
+    exporters and the frontend write x / 6); with `target`, only when c is close to it."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.name not in ("top.MulConst", "top.DivConst") or not inner_link(op, out_type):
+        return None
+    a = attrs_of(op)
+    if op.name == "top.DivConst" and (a["is_reverse"] or a["const_val"] == 0.0):
+        return None
+    c = a["const_val"] if op.name == "top.MulConst" else 1 / a["const_val"]
+    return None if target is not None and not _close(c, target) else (op, c)
+
+
 def _erf_gate(value: SSAValue, out_type) -> Gate | None:
     """1 + erf(x / sqrt 2): GELU normal, with scale 0.5."""
     add_one = _const(value, "top.AddConst", out_type, 1.0)
     erf = None if add_one is None else producer(add_one.operands[0], "top.Erf")
-    if not inner_link(erf, out_type):
+    scaled = _scaling(erf.operands[0], out_type, 1 / math.sqrt(2)) if inner_link(erf, out_type) else None
+    if scaled is None:
         return None
-    scale = _const(erf.operands[0], "top.MulConst", out_type, 1 / math.sqrt(2))
-    if scale is None:
-        scale = _const(erf.operands[0], "top.DivConst", out_type, math.sqrt(2))
-        if scale is None or attrs_of(scale)["is_reverse"]:
-            return None
-    return Gate(scale.operands[0], [add_one, erf, scale], 0.5, "top.GELU", {"approx_mode": "normal"})
+    return Gate(scaled[0].operands[0], [add_one, erf, scaled[0]], 0.5, "top.GELU", {"approx_mode": "normal"})
 
 
 def _tanh_gate(value: SSAValue, out_type) -> Gate | None:
@@ -133,26 +143,27 @@ def _gate(value: SSAValue, out_type) -> Gate | None:
 def _scaled_gate_chain(op: Operation) -> Gate | None:
     """The gate, with the ops to erase after `op`, when `op` ends x * scale * gate(x)."""
     out_type = op.results[0].type
-    if op.name == "top.MulConst":  # MulConst(Mul(x, g), scale)
+    if op.name in ("top.MulConst", "top.DivConst"):  # MulConst(Mul(x, g), scale) or DivConst(Mul(x, g), 1/scale)
+        last = _scaling(op.results[0], op.results[0].type)
         inner = producer(op.operands[0], "top.Mul")
-        if not inner_link(inner, out_type) or len(inner.operands) != 2:
+        if last is None or not inner_link(inner, out_type) or len(inner.operands) != 2:
             return None
         for x, g in (inner.operands, tuple(reversed(inner.operands))):
             gate = _gate(g, out_type)
-            if gate is not None and gate.x == x and x.type == out_type and _close(attrs_of(op)["const_val"], gate.scale):
+            if gate is not None and gate.x == x and x.type == out_type and _close(last[1], gate.scale):
                 return gate._replace(ops=[inner, *gate.ops])
         return None
     if len(op.operands) != 2:
         return None
     for a, b in (op.operands, tuple(reversed(op.operands))):
-        half = producer(a, "top.MulConst")  # Mul(MulConst(x, scale), g)
-        gate = _gate(b, out_type) if inner_link(half, out_type) else None
-        if gate is not None and gate.x == half.operands[0] and _close(attrs_of(half)["const_val"], gate.scale):
-            return gate._replace(ops=[half, *gate.ops])
-        half = producer(b, "top.MulConst")  # Mul(x, MulConst(g, scale))
-        gate = _gate(half.operands[0], out_type) if inner_link(half, out_type) else None
-        if gate is not None and gate.x == a and a.type == out_type and _close(attrs_of(half)["const_val"], gate.scale):
-            return gate._replace(ops=[half, *gate.ops])
+        scaled = _scaling(a, out_type)  # Mul(x * scale, g)
+        gate = None if scaled is None else _gate(b, out_type)
+        if gate is not None and gate.x == scaled[0].operands[0] and _close(scaled[1], gate.scale):
+            return gate._replace(ops=[scaled[0], *gate.ops])
+        scaled = _scaling(b, out_type)  # Mul(x, g * scale)
+        gate = None if scaled is None else _gate(scaled[0].operands[0], out_type)
+        if gate is not None and gate.x == a and a.type == out_type and _close(scaled[1], gate.scale):
+            return gate._replace(ops=[scaled[0], *gate.ops])
     return None
 
 
@@ -160,7 +171,7 @@ class FuseScaledGate(TopPattern):
     """x * 0.5 * (1 + erf(x / sqrt 2)) -> GELU normal; x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715
     x^3))) -> GELU tanh; x * clip(x + 3, 0, 6) / 6 -> HardSwish; the scale on x, on the gate or last."""
 
-    ops = ("top.Mul", "top.MulConst")
+    ops = ("top.Mul", "top.MulConst", "top.DivConst")
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if attrs_of(op)["do_relu"] or not is_float_tensor(op.results[0]):
