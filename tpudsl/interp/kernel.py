@@ -38,22 +38,26 @@ class Kernel:
 
 
 class KernelAttrs(Mapping[str, Any]):
-    """Attribute values (spec defaults filled in) plus the op's result shapes and dtypes.
+    """Attribute values (spec defaults filled in) plus the op's result shapes and dtypes (and
+    quantized scales, see `scales`).
 
     `get(key, default)` returns `default` when the attribute is absent or None, so a kernel
     keeps working on IR whose op spec lacks an optional attribute."""
 
-    __slots__ = ("_values", "out_shapes", "out_dtypes")
+    __slots__ = ("_values", "out_shapes", "out_dtypes", "scales")
 
     def __init__(
         self,
         values: Mapping[str, Any],
         out_shapes: Sequence[tuple[int, ...] | None] = (),
         out_dtypes: Sequence[np.dtype | None] = (),
+        scales: tuple[float | None, float | None] = (None, None),
     ):
         self._values = values
         self.out_shapes = list(out_shapes)
         self.out_dtypes = list(out_dtypes)
+        # (operand 0, result 0) scale of an int8 `!quant.uniform` type: INT8 Casts convert with them.
+        self.scales = scales
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]

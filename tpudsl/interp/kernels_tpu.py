@@ -4,8 +4,8 @@ A float Tpu op computes what the Top op it was lowered from computes, so each ke
 that Top kernel (one arithmetic, written once in the Top tables) on its operands widened to
 float32, and the interpreter rounds the result once to the op's result type (`finish_output`:
 float16, or ml_dtypes' bfloat16, both round to nearest even, and a value beyond the type's range
-becomes inf there, as on the chip). INT8 kernels, whose arithmetic is integer requantization,
-come with the INT8 lowering.
+becomes inf there, as on the chip). The INT8 kernels (integer arithmetic) are
+kernels_tpu_int8.py's; an op with both forms runs the INT8 one on int8 operands.
 
 `TPU_KERNELS` holds only `tpu.*` ops; `ALL_KERNELS` adds the Top table, since Tpu modules keep
 `top.Input`, `top.Weight` and `top.None`.
@@ -20,6 +20,7 @@ import numpy as np
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
+from tpudsl.interp import kernels_tpu_int8 as int8
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 from tpudsl.interp.table import KERNELS, merge
 
@@ -83,8 +84,20 @@ def _conv2d(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
 
 
 def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
-    # Top's Cast: a float becomes an integer by round_mode; a float result is rounded by finish_output.
+    # An INT8 Cast (float <-> a quantized type) converts with the type's scale; any other is Top's
+    # Cast: a float becomes an integer by round_mode; a float result is rounded by finish_output.
+    converted = int8.cast(inputs, attrs)
+    if converted is not None:
+        return converted
     return KERNELS["top.Cast"].run([_wide(inputs[0])], attrs)  # type: ignore[return-value]
+
+
+def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs], Array]) -> Kernel:
+    def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+        x = inputs[0]
+        return int8_kernel(inputs, attrs) if x is not None and x.dtype == np.int8 else float_kernel.run(inputs, attrs)
+
+    return Kernel(run)
 
 
 _SAME_AS_TOP = (
@@ -102,6 +115,9 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
     "tpu.Active": _via_top(_active),
     "tpu.Cast": Kernel(_cast),
+    "tpu.Lut": Kernel(int8.lut),
+    "tpu.RequantInt": Kernel(int8.requant_int),
 }
+TPU_KERNELS.update({name: _by_dtype(TPU_KERNELS[name], kernel) for name, kernel in int8.INT8_KERNELS.items()})
 
 ALL_KERNELS: dict[str, Kernel] = merge(KERNELS, TPU_KERNELS)

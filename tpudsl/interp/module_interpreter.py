@@ -49,6 +49,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.interp import winograd
 from tpudsl.interp.kernel import (
     Array,
@@ -89,6 +90,8 @@ def numpy_dtype(element_type: Attribute) -> np.dtype | None:
     it has none."""
     if type(element_type) in _FLOATS:
         return np.dtype(_FLOATS[type(element_type)])
+    if isinstance(element_type, UniformQuantizedType):  # a quantized tensor holds its stored integers
+        return np.dtype(f"{'' if element_type.is_signed else 'u'}int{element_type.storage_width}")
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
         unsigned = element_type.signedness.data == Signedness.UNSIGNED
@@ -122,7 +125,15 @@ def op_attrs(op: Operation) -> KernelAttrs:
         # Converted once here, not at every kernel call; unset REQUIRED attributes stay absent.
         view = AttrView(op.attributes, spec)
         values = {k: view[k] for k in view if k in op.attributes or spec.attrs[k].default is not REQUIRED}
-    return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results])
+    scales = (_scale(op.operands[0]) if op.operands else None, _scale(op.results[0]) if op.results else None)
+    return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results], scales)
+
+
+def _scale(value: SSAValue) -> float | None:
+    t = value.type
+    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
+        return t.element_type.scale
+    return None
 
 
 def result_names(op: Operation) -> list[str]:

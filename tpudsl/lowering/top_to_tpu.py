@@ -14,7 +14,8 @@ Float modes (F32, F16, BF16; docs/lowering.md):
 * weights are converted to the mode's type under the derived name `<weight>_<mode>` (F16: float16
   data; BF16: its bit patterns as uint16, as TPU-MLIR stores them), except the bias of Conv2D and
   MatMul, which stays f32 (accumulation is in f32 on the chip).
-INT8 is not lowered yet: asking for it is an error, not a float model.
+INT8 (module mode INT8, after --import-calibration-table) is `top_to_tpu_int8.py`, which falls
+back to this float lowering for ops without an INT8 form (docs/lowering.md).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
+from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
@@ -260,8 +262,9 @@ class _Lowering:
 
 
 def _is_float(value: SSAValue) -> bool:
+    """A float tensor; a calibrated one (--import-calibration-table) counts: its values are f32."""
     t = value.type
-    return isinstance(t, TensorType) and isinstance(t.element_type, FLOAT_TYPES)
+    return isinstance(t, TensorType) and isinstance(t.element_type, (*FLOAT_TYPES, CalibratedQuantizedType))
 
 
 def _retyped(value: SSAValue, mode: str) -> Attribute:
@@ -274,6 +277,34 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
     if rule is None:
         raise _error(op, f"no Tpu lowering for {op.name} yet (docs/lowering.md lists what lowers)")
     mode = state.mode_of(op)
+    attrs = tpu_attrs(op, rule)
+    operands = []
+    for i, value in enumerate(op.operands):
+        kind = value.owner.name  # type: ignore[union-attr]
+        if kind == "top.None":
+            operands.append(value)
+        elif kind == "top.Weight":
+            operands.append(state.weight_in(value, "F32" if (rule.tpu, i) in F32_OPERANDS else mode, op))
+        else:
+            operands.append(state.value_in(value, mode))
+    results = [_retyped(r, mode) for r in op.results]
+    Rewriter.replace_op(op, create(rule.tpu, complete_operands(rule.tpu, operands, state, op), results,
+                                   attrs=attrs, loc=op.location))
+
+
+def complete_operands(tpu: str, operands: list[SSAValue], state: _Lowering, before: Operation) -> list[SSAValue]:
+    """`operands` with `none` for the optional operands the Tpu op adds (buffer, table, ...)."""
+    spec = SPECS[tpu]
+    if not any(o.endswith("*") for o in spec.operands):
+        required = [o for o in spec.operands if not o.startswith("[")]
+        while len(operands) < len(required):
+            operands.append(state.none_value(before))
+    return operands
+
+
+def tpu_attrs(op: Operation, rule: Rule) -> dict[str, Attribute]:
+    """The attributes of the Tpu op `rule` makes of `op` (the rule's, then the Top op's that the
+    Tpu op declares), as attributes; an attribute with no counterpart is an error naming it."""
     tpu_spec = SPECS[rule.tpu]
     top_spec = SPECS[op.name]
     attrs: dict[str, Any] = dict(rule.attrs(op, AttrView(op.attributes, top_spec)))
@@ -294,21 +325,7 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
             attrs[key] = to_attr(tpu_spec.attrs[key].kind, value)
         except (ValueError, TypeError) as e:
             raise _error(op, f"attribute '{key}' = {value!r} cannot be lowered: {e}") from None
-    operands = []
-    for i, value in enumerate(op.operands):
-        kind = value.owner.name  # type: ignore[union-attr]
-        if kind == "top.None":
-            operands.append(value)
-        elif kind == "top.Weight":
-            operands.append(state.weight_in(value, "F32" if (rule.tpu, i) in F32_OPERANDS else mode, op))
-        else:
-            operands.append(state.value_in(value, mode))
-    if not any(o.endswith("*") for o in tpu_spec.operands):
-        required = [o for o in tpu_spec.operands if not o.startswith("[")]
-        while len(operands) < len(required):
-            operands.append(state.none_value(op))
-    results = [_retyped(r, mode) for r in op.results]
-    Rewriter.replace_op(op, create(rule.tpu, operands, results, attrs=attrs, loc=op.location))
+    return attrs
 
 
 def _cast(value: SSAValue, element_type: Attribute, name: str) -> Operation:
@@ -370,9 +387,16 @@ class ConvertTopToTpuPass(ModulePass):
         names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}
         qtable = read_qtable(self.qtable, names) if self.qtable else {}
         for name, op_mode in {"the module": mode, **qtable}.items():
-            if op_mode not in FLOAT_MODES:
-                raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered yet (F32, F16 and BF16 are)")
-        lower_float(top, mode, qtable)
+            if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8"):
+                raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered "
+                                  "(F32, F16 and BF16 are; INT8 when the module's mode is INT8)")
+        if mode == "INT8":
+            # Imported here: the INT8 lowering builds on this module's float lowering (its fallback).
+            from tpudsl.lowering.top_to_tpu_int8 import lower_int8
+
+            lower_int8(top, qtable)
+        else:
+            lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")
         if self.weightFileName:
             op.attributes["module.weight_file"] = StringAttr(self.weightFileName)

@@ -1,0 +1,341 @@
+"""`--convert-top-to-tpu` in INT8 (symmetric): calibrated Top ops become int8 Tpu ops.
+
+One table, `INT8_LOWERINGS`, keyed by Top op: a function that replaces the op by its int8 Tpu op
+and returns True, or returns False when this op has no INT8 form (then it is lowered in F32 by
+the float lowering, with Casts at its boundaries: the fallback, docs/lowering.md). The arithmetic
+(multiplier/rshift, requantization, quantization) is `tpudsl/interp/requant.py`, shared with the
+Tpu interpreter's INT8 kernels.
+
+* an activation with calibrated range [lo, hi] gets th = max(|lo|, |hi|) and the type
+  `tensor<...x!quant.uniform<i8:f32, th/127>>` (symmetric: zero point 0);
+* inputs stay f32 `top.Input`s, followed by a `tpu.Cast` to int8 named `<input>_int8`; a float
+  value (an input, a fallback op's result) feeding an int8 op is cast the same way, and an int8
+  value feeding a float op is cast to f32 as `<producer>_f32`;
+* a returned int8 value is cast back to f32 by a `tpu.Cast` carrying the Top output name; the op
+  that computed it gets `<name>_int8`;
+* weights: Conv2D filters per output channel (scale max|w_c|/127, `!quant.uniform<i8<-127:127>:
+  f32:0, {...}>`), other weights per tensor; biases int32 at scale s_w * s_in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tpudsl.dialects.attrs import from_attr
+from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
+from tpudsl.interp.kernel import KernelAttrs, run_kernel
+from tpudsl.interp.module_interpreter import op_attrs, result_names
+from tpudsl.interp.requant import INT8_MAX, dequantize, quantize, round_half_away, scale_and_shift
+from tpudsl.interp.table import KERNELS
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule
+from tpudsl.lowering.top_to_tpu import (
+    KEPT,
+    LOWERINGS,
+    _cast,
+    _error,
+    _is_float,
+    _lower_op,
+    _Lowering,
+    _shape,
+    complete_operands,
+    tpu_attrs,
+)
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def int8_type(scale: float, shape: tuple[int, ...]) -> TensorType:
+    return TensorType(UniformQuantizedType.make("i8", Float32Type(), [scale], [0]), shape)
+
+
+def scale_of(value: SSAValue) -> float | None:
+    """The scale of an int8 activation, or None for any other value."""
+    t = value.type
+    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType):
+        return t.element_type.scale
+    return None
+
+
+@dataclass
+class _Int8Lowering(_Lowering):
+    """The float lowering's state plus what INT8 needs: the scale of every calibrated tensor."""
+
+    scales: dict[str, float] = field(default_factory=dict)
+    int8_casts: dict[tuple[SSAValue, float], SSAValue] = field(default_factory=dict)
+    quantized: dict[str, SSAValue] = field(default_factory=dict)
+    fallback: list[str] = field(default_factory=list)
+
+    def value_in(self, value: SSAValue, mode: str) -> SSAValue:
+        """A float op's operand: an int8 value is first cast to f32 (`<producer>_f32`)."""
+        if scale_of(value) is not None:
+            key = (value, "F32")
+            if key not in self.casts:
+                producer = value.owner
+                cast = _cast(value, Float32Type(), f"{_name(value)}_f32")
+                Rewriter.insert_op(cast, InsertPoint.after(producer))  # type: ignore[arg-type]
+                self.casts[key] = cast.results[0]
+            value = self.casts[key]
+        return super().value_in(value, mode)
+
+    def int8_in(self, value: SSAValue, scale: float | None = None) -> SSAValue:
+        """An int8 op's operand at `scale` (default: its own): itself, a Cast of a float value
+        (`<name>_int8`), a RequantInt of an int8 value at another scale (`<name>_requant`), or a
+        weight quantized per tensor (`<weight>_int8`)."""
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.name == "top.Weight":
+            return self.weight_int8(value, scale)
+        own = scale_of(value)
+        if own is None:
+            own = self.scales[_name(value)]
+            key = (value, own)
+            if key not in self.int8_casts:
+                cast = _cast(value, UniformQuantizedType.make("i8", Float32Type(), [own], [0]), f"{_name(value)}_int8")
+                Rewriter.insert_op(cast, InsertPoint.after(owner))  # type: ignore[arg-type]
+                self.int8_casts[key] = cast.results[0]
+            value = self.int8_casts[key]
+        if scale is None or scale == own:
+            return value
+        key = (value, scale)
+        if key not in self.int8_casts:
+            multiplier, rshift = scale_and_shift(own / scale)
+            rq = create("tpu.RequantInt", [value], [int8_type(scale, _shape(value))],
+                        attrs={"multiplier": [multiplier], "rshift": [rshift], "quant_mode": "MultiplierShift"},
+                        loc=f"{_name(value)}_requant")
+            Rewriter.insert_op(rq, InsertPoint.after(value.owner))  # type: ignore[arg-type]
+            self.int8_casts[key] = rq.results[0]
+        return self.int8_casts[key]
+
+    def weight_int8(self, value: SSAValue, scale: float | None = None) -> SSAValue:
+        """A weight as int8 per tensor: at `scale`, or at max|w|/127."""
+        owner = value.owner
+        data = np.asarray(self.top.weight_of(owner), dtype=np.float32)  # type: ignore[arg-type]
+        scale = scale or _weight_scale(data)
+        name = f"{loc_name(owner)}_int8"  # type: ignore[arg-type]
+        key = f"{name}@{scale!r}"
+        if key not in self.quantized:
+            op = self.top.add_weight(name, quantize(data, scale, -INT8_MAX), before=owner)  # type: ignore[arg-type]
+            self.quantized[key] = Rewriter.replace_value_with_new_type(op.results[0], int8_type(scale, data.shape))
+        return self.quantized[key]
+
+    def new_weight(self, name: str, data: np.ndarray, before: Operation, type_: Attribute | None = None) -> SSAValue:
+        op = self.top.add_weight(name, data, before=before)
+        return Rewriter.replace_value_with_new_type(op.results[0], type_) if type_ is not None else op.results[0]
+
+
+def _name(value: SSAValue) -> str:
+    return result_names(value.owner)[value.index]  # type: ignore[arg-type]
+
+
+def _float_attrs(op: Operation) -> dict:
+    """The Tpu attributes the float lowering gives this op (geometry, fused relu, ...)."""
+    return tpu_attrs(op, LOWERINGS[op.name])
+
+
+def _weight_scale(data: np.ndarray) -> float:
+    m = float(np.abs(data).max()) if data.size else 0.0
+    return m / INT8_MAX if m > 0 else 1.0 / INT8_MAX
+
+
+def _replace(op: Operation, s: _Int8Lowering, name: str, operands: list[SSAValue], scale: float, attrs: dict) -> bool:
+    """Replace `op` by Tpu op `name` with an int8 result at `scale`. A fused relu's limit is in
+    the result's integer units: round(limit / scale), at most 127."""
+    result = int8_type(scale, _shape(op.results[0]))
+    if "relu_limit" in attrs and _top(op).get("do_relu", False) and _top(op).get("relu_limit", -1.0) > 0:
+        attrs["relu_limit"] = float(min(round_half_away(_top(op)["relu_limit"] / scale), INT8_MAX))
+    Rewriter.replace_op(op, create(name, complete_operands(name, operands, s, op), [result], attrs=attrs,
+                                   loc=op.location))
+    return True
+
+
+def _top(op: Operation) -> AttrView:
+    return AttrView(op.attributes, SPECS[op.name])
+
+
+def _is_weight(value: SSAValue) -> bool:
+    return isinstance(value.owner, Operation) and value.owner.name == "top.Weight"
+
+
+def _bias(s: _Int8Lowering, op: Operation, bias: SSAValue, scales: np.ndarray) -> SSAValue:
+    """An f32 bias as int32 at per-channel `scales` (s_w * s_in): round half away, saturated."""
+    data = np.asarray(s.top.weight_of(bias.owner), dtype=np.float64).ravel()  # type: ignore[arg-type]
+    q = [round_half_away(b / sc) for b, sc in zip(data, np.broadcast_to(scales, data.shape), strict=True)]
+    array = np.clip(q, INT32_MIN, INT32_MAX).astype(np.int32).reshape(_shape(bias))
+    return s.new_weight(f"{loc_name(bias.owner)}_int32", array, op)  # type: ignore[arg-type]
+
+
+def _conv(op: Operation, s: _Int8Lowering) -> bool:
+    """Per output channel c: s_w[c] = max|w_c| / 127, int32 bias b / (s_w[c] s_in), and
+    (multiplier[c], rshift[c]) = scale_and_shift(s_w[c] s_in / s_out)."""
+    x, w = op.operands[0], op.operands[1]
+    if not _is_weight(w):
+        return False
+    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+    data = np.asarray(s.top.weight_of(w.owner), dtype=np.float32)  # type: ignore[arg-type]
+    sw = np.array([_weight_scale(c) for c in data])
+    qw = quantize(data, sw.reshape(-1, *[1] * (data.ndim - 1)), -INT8_MAX)
+    wtype = TensorType(UniformQuantizedType.make("i8", Float32Type(), list(sw), [0] * len(sw), axis=0,
+                                                 storage_range=(-INT8_MAX, INT8_MAX)), data.shape)
+    operands = [s.int8_in(x), s.new_weight(f"{loc_name(w.owner)}_int8", qw, op, wtype)]  # type: ignore[arg-type]
+    has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
+    operands.append(_bias(s, op, op.operands[2], sw * s_in) if has_bias else s.none_value(op))
+    pairs = [scale_and_shift(float(c) * s_in / s_out) for c in sw]
+    attrs = {**_float_attrs(op), "multiplier": [m for m, _ in pairs], "rshift": [r for _, r in pairs],
+             "quant_mode": "MultiplierShift"}
+    return _replace(op, s, "tpu.Conv2D", operands, s_out, attrs)
+
+
+def _matmul(op: Operation, s: _Int8Lowering) -> bool:
+    """Per tensor: the right operand (a weight at max|w|/127, or an int8 activation) at s_r,
+    int32 bias b / (s_r s_in), one (multiplier, rshift) of s_r s_in / s_out."""
+    x, right = op.operands[0], op.operands[1]
+    has_bias = len(op.operands) > 2 and op.operands[2].owner.name != "top.None"  # type: ignore[union-attr]
+    if (has_bias and not _is_weight(op.operands[2])):
+        return False
+    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+    operands = [s.int8_in(x), s.int8_in(right)]
+    s_right = scale_of(operands[1])
+    assert s_right is not None
+    operands.append(_bias(s, op, op.operands[2], np.float64(s_right * s_in)) if has_bias else s.none_value(op))
+    multiplier, rshift = scale_and_shift(s_right * s_in / s_out)
+    attrs = {**_float_attrs(op), "multipliers": [multiplier], "rshifts": [rshift], "quant_mode": "MultiplierShift"}
+    return _replace(op, s, "tpu.MatMul", operands, s_out, attrs)
+
+
+def _add(op: Operation, s: _Int8Lowering) -> bool:
+    """sum_i x_i m_i >> n: each input's ratio r_i = float32(s_i / s_out) as m_i / 2^n with one
+    shift n, the smallest of the inputs' scale_and_shift shifts (so every m_i fits an int32),
+    m_i = round(r_i 2^n)."""
+    coeff = _top(op).get("coeff")
+    if (coeff is not None and any(c != 1.0 for c in coeff)):
+        return False
+    s_out = s.scales[_name(op.results[0])]
+    operands = [s.int8_in(v) for v in op.operands]
+    ratios = [float(np.float32(scale_of(v) / s_out)) for v in operands]  # type: ignore[operator]
+    rshift = min(scale_and_shift(r)[1] for r in ratios)
+    attrs = {**_float_attrs(op), "multipliers": [round_half_away(r * 2.0**rshift) for r in ratios],
+             "rshifts": [rshift] * len(ratios)}
+    attrs.pop("coeff", None)
+    return _replace(op, s, "tpu.Add", operands, s_out, attrs)
+
+
+def _mul(op: Operation, s: _Int8Lowering) -> bool:
+    """x0 x1 (int) with one (multiplier, rshift) of s_0 s_1 / s_out."""
+    if len(op.operands) != 2:
+        return False
+    s_out = s.scales[_name(op.results[0])]
+    operands = [s.int8_in(v) for v in op.operands]
+    multiplier, rshift = scale_and_shift(scale_of(operands[0]) * scale_of(operands[1]) / s_out)  # type: ignore[operator]
+    attrs = {**_float_attrs(op), "multiplier": multiplier, "rshift": rshift, "quant_mode": "MultiplierShift"}
+    return _replace(op, s, "tpu.Mul", operands, s_out, attrs)
+
+
+def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
+    """Ops that move or pick int8 values (MaxPool, Reshape, Permute, Concat, ...): no arithmetic;
+    an input whose scale differs from the output's is requantized to it first (RequantInt)."""
+    s_out = s.scales[_name(op.results[0])]
+    operands = [v if v.owner.name == "top.None" else s.int8_in(v, s_out) for v in op.operands]  # type: ignore[union-attr]
+    return _replace(op, s, LOWERINGS[op.name].tpu, operands, s_out, _float_attrs(op))
+
+
+def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
+    """The window sum times s_in / (s_out kh kw), one (multiplier, rshift): only where every
+    window holds kh kw elements (no pads or count_include_pad, no ceil_mode)."""
+    attrs = _float_attrs(op)
+    top = _top(op)
+    if (any(from_attr(attrs["pads"])) and not top.get("count_include_pad", False)) or top.get("ceil_mode", False) \
+           :
+        return False
+    s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
+    multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(from_attr(attrs["kernel_shape"])))))
+    attrs.update(multiplier=multiplier, rshift=rshift)
+    return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], s_out, attrs)
+
+
+def _lut(op: Operation, s: _Int8Lowering) -> bool:
+    """y = table[x]: entry i is the op's Top kernel at int8(i) (i < 128: i, else i - 256)
+    dequantized at s_in, quantized at s_out."""
+    x = op.operands[0]
+    if len(op.operands) != 1 or _shape(x) != _shape(op.results[0]):
+        return False
+    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+    q = np.arange(256, dtype=np.uint8).view(np.int8)
+    attrs = KernelAttrs(dict(op_attrs(op)), [(256,)], [np.dtype(np.float32)])
+    (y,) = run_kernel(KERNELS[op.name], [dequantize(q, s_in)], attrs)
+    table = s.new_weight(f"{loc_name(op)}_table", quantize(y, s_out), op)
+    return _replace(op, s, "tpu.Lut", [s.int8_in(x), table], s_out, {})
+
+
+# The element-wise functions of one tensor that become a 256-entry Lut.
+LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "top.GELU", "top.Tanh",
+           "top.Exp", "top.HardSwish", "top.HardSigmoid", "top.Mish", "top.Softplus", "top.Abs", "top.Elu",
+           "top.Erf", "top.Log", "top.Sqrt", "top.Reciprocal")
+
+INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
+    "top.Conv": _conv,
+    "top.MatMul": _matmul,
+    "top.Add": _add,
+    "top.Mul": _mul,
+    "top.AvgPool": _avg_pool,
+    **{name: _same_scale for name in ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute",
+                                      "top.Transpose", "top.Squeeze", "top.Unsqueeze", "top.Concat")},
+    **{name: _lut for name in LUT_OPS},
+}
+
+
+def _calibrated_scales(top: TopModule) -> dict[str, float]:
+    """th / 127 of every calibrated tensor, by name; the calibrated types become f32 again."""
+    scales = {}
+    for op in top.main_func().walk():
+        for result, name in zip(op.results, result_names(op), strict=True):
+            t = result.type
+            if isinstance(t, TensorType) and isinstance(t.element_type, CalibratedQuantizedType):
+                scales[name] = max(abs(t.element_type.min), abs(t.element_type.max)) / INT8_MAX
+                if op.name in KEPT:
+                    Rewriter.replace_value_with_new_type(result, TensorType(t.element_type.expressed_type,
+                                                                            t.get_shape()))
+    return scales
+
+
+def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
+    """Lower @main in INT8; ops the qtable names in a float mode, and ops without an INT8 form,
+    in that float mode (F32 for the latter). Outputs come back as f32."""
+    state = _Int8Lowering(top, "F32", {})
+    state.scales = _calibrated_scales(top)
+    main = top.main_func()
+    for op in list(main.body.block.ops):
+        if op.name in KEPT or isinstance(op, ReturnOp):
+            continue
+        mode = qtable.get(loc_name(op), "INT8")
+        if any(_name(r) not in state.scales for r in op.results if _is_float(r)):
+            raise _error(op, "has no calibrated range: run --import-calibration-table first")
+        rule = INT8_LOWERINGS.get(op.name)
+        if mode == "INT8" and rule is not None and rule(op, state):
+            continue
+        if mode == "INT8":
+            state.fallback.append(loc_name(op))
+        state.mode = "F32" if mode == "INT8" else mode
+        _lower_op(op, state)
+    ret = main.body.block.last_op
+    assert isinstance(ret, ReturnOp)
+    for i, value in enumerate(ret.operands):
+        if scale_of(value) is None:
+            continue
+        producer = value.owner
+        name = loc_name(producer)  # type: ignore[arg-type]
+        cast = _cast(value, Float32Type(), name)
+        Rewriter.insert_op(cast, InsertPoint.before(ret))
+        producer.location = NameLoc(StringAttr(f"{name}_int8"), NoneAttr())  # type: ignore[union-attr]
+        ret.operands[i] = cast.results[0]
+    main.update_function_type()
+    if any(isinstance(getattr(r.type, "element_type", None), CalibratedQuantizedType) for op in main.walk()
+           for r in op.results):
+        raise TpudslError("convert-top-to-tpu: a calibrated type was left after INT8 lowering")
