@@ -4,7 +4,7 @@
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16" --convert-top-to-tpu="asymmetric=true" 2>&1 | filecheck %s --check-prefix=OPT
 
 // NOMODE: error: convert-top-to-tpu: module.mode is not set; run --processor-assign first
-// INT8: error: convert-top-to-tpu: mode INT8 of the module is not lowered yet (F32, F16 and BF16 are)
+// INT8: error: convert-top-to-tpu: INT8 needs a calibrated module: run --import-calibration-table first
 // An op without a lowering is named, never passed through as Top.
 // OP: error: convert-top-to-tpu: 'top.Sigmoid' op "sig": only scale=1, bias=0, log=false is lowered yet
 // OPT: error: convert-top-to-tpu: asymmetric=True is not supported yet

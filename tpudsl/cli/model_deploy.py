@@ -9,7 +9,8 @@ Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
 NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names them. With
 --test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
-tensor below tolerance. In F16/BF16, a run that produced inf/NaN names the first op that did and
+tensor below tolerance (INT8: int8 tensors compared as stored * scale; the saved outputs keep the
+raw integers). INT8 imports --calibration_table first (symmetric). In F16/BF16, a run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
 In the float modes it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
@@ -38,7 +39,9 @@ from tpudsl.dialects.opdef import describe
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
+from tpudsl.interp.requant import dequantize
 from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
+from tpudsl.lowering.top_to_tpu_int8 import int8_scales
 from tpudsl.passes import pass_class
 
 MODES = ("F32", "F16", "BF16", "INT8")
@@ -77,6 +80,8 @@ def _run(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[
 
 def _lower(top: TopModule, args, weight_file: str) -> None:
     ctx = make_context()
+    if args.quantize == "INT8":
+        pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=False).apply(ctx, top.module)
     pass_class("processor-assign")(chip=args.processor, mode=args.quantize).apply(ctx, top.module)
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file).apply(ctx, top.module)
     top.module.verify()
@@ -129,6 +134,9 @@ def run(argv: Sequence[str]) -> int:
             report = _overflow_report(top, ours, keep_f32, args.quantize)
             if report:
                 print("\n".join(report), file=sys.stderr)
+        if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
+            scales = int8_scales(top)
+            ours = {k: dequantize(v, scales[k]) if k in scales else v for k, v in ours.items()}
         _compare(ours, reference, args, tolerance, _output_names(top))
     from tpudsl.backend.codegen import without_instructions
 

@@ -58,9 +58,9 @@ def int8_type(scale: float, shape: tuple[int, ...]) -> TensorType:
 
 
 def scale_of(value: SSAValue) -> float | None:
-    """The scale of an int8 activation, or None for any other value."""
+    """The scale of an int8 activation (per tensor), or None for any other value."""
     t = value.type
-    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType):
+    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
         return t.element_type.scale
     return None
 
@@ -129,6 +129,12 @@ class _Int8Lowering(_Lowering):
     def new_weight(self, name: str, data: np.ndarray, before: Operation, type_: Attribute | None = None) -> SSAValue:
         op = self.top.add_weight(name, data, before=before)
         return Rewriter.replace_value_with_new_type(op.results[0], type_) if type_ is not None else op.results[0]
+
+
+def int8_scales(top: TopModule) -> dict[str, float]:
+    """The scale of every int8 activation of a lowered module, by tensor name (to compare an int8
+    tensor with its float counterpart: value = stored * scale)."""
+    return {_name(r): sc for op in top.main_func().walk() for r in op.results if (sc := scale_of(r)) is not None}
 
 
 def _name(value: SSAValue) -> str:
@@ -308,6 +314,8 @@ def _calibrated_scales(top: TopModule) -> dict[str, float]:
 def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
     """Lower @main in INT8; ops the qtable names in a float mode, and ops without an INT8 form,
     in that float mode (F32 for the latter). Outputs come back as f32."""
+    if top.module.attributes.get("module.state") != StringAttr("TOP_CALIBRATED"):
+        raise TpudslError("convert-top-to-tpu: INT8 needs a calibrated module: run --import-calibration-table first")
     state = _Int8Lowering(top, "F32", {})
     state.scales = _calibrated_scales(top)
     main = top.main_func()
