@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 from fractions import Fraction
@@ -20,9 +21,12 @@ from fractions import Fraction
 import numpy as np
 import onnx
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from onnx import helper
 
 from tests.models import resnet18
+from tests.models.builder import GraphBuilder
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
 from tpudsl.cli import model_deploy, model_transform
@@ -117,11 +121,11 @@ def lower_int8(top, table_path) -> None:
     top.module.verify()
 
 
-def calibrated_int8(model: onnx.ModelProto, d, samples: int, size: int = 32, method: str = "kld"):
+def calibrated_int8(model: onnx.ModelProto, d, samples: int, shape=(1, 3, 32, 32), method: str = "kld"):
     top = top_module(model)
     save_module(top, d / "m.mlir")
     rng = np.random.default_rng(0)
-    feeds = {str(i): {"input": rng.random((1, 3, size, size), dtype=np.float32)} for i in range(samples)}
+    feeds = {str(i): {"input": rng.random(shape, dtype=np.float32)} for i in range(samples)}
     result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__)
     (d / "table").write_text(table_text(result.table(method), 2048, samples))
     top = load_module(d / "m.mlir")
@@ -203,3 +207,71 @@ def test_model_deploy_int8(tmp_path, capsys):
     saved = np.load(tmp_path / "r_bm1684x_int8_sym_tpu_outputs.npz")
     assert saved["input_int8"].dtype == np.int8 and saved["output"].dtype == np.float32
     assert math.isfinite(float(saved["output"].sum()))
+
+
+# ---- random graphs ------------------------------------------------------------------------------
+
+LAYERS = ("conv", "conv_dw", "maxpool", "avgpool", "add", "mul", "sigmoid", "silu", "tanh", "exp", "relu",
+          "leaky", "concat")
+
+
+@st.composite
+def random_graphs(draw):
+    """A chain of 3-6 layers on [1, 4, 8, 8] ending in Flatten + Gemm (MatMul), seeded weights."""
+    layers = draw(st.lists(st.sampled_from(LAYERS), min_size=3, max_size=6))
+    b = GraphBuilder("rand", seed=draw(st.integers(0, 2**16)))
+    x = b.input("input", [1, 4, 8, 8])
+    c, size = 4, 8
+    for i, kind in enumerate(layers):
+        name = f"l{i}.{kind}"
+        if kind == "conv":
+            cout = draw(st.sampled_from([4, 6]))
+            x, c = b.conv(x, name, c, cout, draw(st.sampled_from([1, 3])), bias=draw(st.booleans())), cout
+        elif kind == "conv_dw":
+            x = b.conv(x, name, c, c, 3, group=c)
+        elif kind in ("maxpool", "avgpool") and size >= 4:
+            x = b.node("MaxPool" if kind == "maxpool" else "AveragePool", [x], name, kernel_shape=[2, 2], strides=[2, 2])
+            size //= 2
+        elif kind == "add":
+            x = b.node("Add", [x, b.conv(x, f"{name}.branch", c, c, 3)], name)
+        elif kind == "mul":
+            x = b.node("Mul", [x, b.node("Sigmoid", [b.conv(x, f"{name}.gate", c, c, 1)], f"{name}.sig")], name)
+        elif kind == "concat":
+            x = b.node("Concat", [x, b.conv(x, f"{name}.branch", c, 2, 1)], name, axis=1)
+            c += 2
+        elif kind == "exp":  # of a bounded value: stacked exps overflow float32 in Top already
+            x = b.node("Exp", [b.node("Tanh", [x], f"{name}.tanh")], name)
+        elif kind in ("sigmoid", "tanh", "relu"):
+            x = b.node(kind.capitalize(), [x], name)
+        elif kind == "silu":
+            x = b.node("Mul", [x, b.node("Sigmoid", [x], f"{name}.sig")], name)
+        elif kind == "leaky":
+            x = b.node("LeakyRelu", [x], name, alpha=0.1)
+        event(kind)
+    x = b.node("Flatten", [x], "flatten")
+    b.output(b.gemm(x, "output", c * size * size, 5))
+    return layers, b.model()
+
+
+def test_random_graphs_int8_close_to_top(tmp_path_factory):
+    """Random conv/pool/add/mul/activation graphs calibrated on 16 samples (KLD): the INT8 output's
+    cosine with Top's on another input is >= 0.99. Every int8 form must be exercised."""
+    seen = collections.Counter()
+
+    @settings(max_examples=40)
+    @given(random_graphs())
+    def check(case):
+        layers, model = case
+        d = tmp_path_factory.mktemp("g")
+        tpu = calibrated_int8(model, d, samples=16, shape=(1, 4, 8, 8))
+        feed = {"input": np.random.default_rng(123).random((1, 4, 8, 8), dtype=np.float32)}
+        got, want = run(tpu, feed), run(top_module(model), feed)
+        assert cosine(got["output"], want["output"]) >= 0.99, layers
+        for kind in {op.name for op in tpu.main_func().walk()}:
+            seen[kind] += 1
+            event(kind)
+        seen["examples"] += 1
+
+    check()
+    for kind in ("tpu.Conv2D", "tpu.Add", "tpu.Mul", "tpu.Pool2D", "tpu.Lut", "tpu.Concat", "tpu.RequantInt"):
+        assert seen[kind] >= seen["examples"] / 10, (kind, seen)
