@@ -343,6 +343,9 @@ def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
         Rewriter.insert_op(cast, InsertPoint.before(ret))
         producer.location = NameLoc(StringAttr(f"{name}_int8"), NoneAttr())  # type: ignore[union-attr]
         ret.operands[i] = cast.results[0]
+    for op in list(main.body.block.ops):  # the float weights that int8/int32 ones replaced
+        if op.name == "top.Weight" and not op.results[0].uses:
+            Rewriter.erase_op(op)
     main.update_function_type()
     if any(isinstance(getattr(r.type, "element_type", None), CalibratedQuantizedType) for op in main.walk()
            for r in op.results):
