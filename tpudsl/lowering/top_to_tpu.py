@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnknownLoc,
 )
-from xdsl.dialects.func import ReturnOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -339,21 +339,33 @@ def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str]) -> None:
     for op in list(main.body.block.ops):
         if op.name not in KEPT and not isinstance(op, ReturnOp):
             _lower_op(op, state)
+    cast_outputs_to_f32(main, float_suffix)
+    main.update_function_type()
+
+
+_SUFFIX = {Float16Type: "f16", BFloat16Type: "bf16"}
+
+
+def float_suffix(value: SSAValue) -> str | None:
+    """"f16"/"bf16" for an f16/bf16 tensor, None for any other."""
+    return _SUFFIX.get(type(value.type.element_type)) if _is_float(value) else None  # type: ignore[attr-defined]
+
+
+def cast_outputs_to_f32(main: FuncOp, suffix_of: Callable[[SSAValue], str | None]) -> None:
+    """Cast every returned value with a suffix back to f32: the Cast carries the Top output name,
+    the op that computed the value gets the derived name `<name>_<suffix>`."""
     ret = main.body.block.last_op
     assert isinstance(ret, ReturnOp)
     for i, value in enumerate(ret.operands):
-        if not _is_float(value) or isinstance(value.type.element_type, Float32Type):  # type: ignore[attr-defined]
+        suffix = suffix_of(value)
+        if suffix is None:
             continue
         producer = value.owner
         name = loc_name(producer)  # type: ignore[arg-type]
         cast = _cast(value, Float32Type(), name)
         Rewriter.insert_op(cast, InsertPoint.before(ret))
-        producer.location = NameLoc(StringAttr(f"{name}_{_SUFFIX[type(value.type.element_type)]}"), NoneAttr())  # type: ignore[union-attr]
+        producer.location = NameLoc(StringAttr(f"{name}_{suffix}"), NoneAttr())  # type: ignore[union-attr]
         ret.operands[i] = cast.results[0]
-    main.update_function_type()
-
-
-_SUFFIX = {Float16Type: "f16", BFloat16Type: "bf16"}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -46,7 +46,9 @@ from tpudsl.lowering.top_to_tpu import (
     _lower_op,
     _Lowering,
     _shape,
+    cast_outputs_to_f32,
     complete_operands,
+    float_suffix,
     tpu_attrs,
 )
 
@@ -72,7 +74,6 @@ class _Int8Lowering(_Lowering):
     scales: dict[str, float] = field(default_factory=dict)
     int8_casts: dict[tuple[SSAValue, float], SSAValue] = field(default_factory=dict)
     quantized: dict[str, SSAValue] = field(default_factory=dict)
-    fallback: list[str] = field(default_factory=list)
 
     def value_in(self, value: SSAValue, mode: str) -> SSAValue:
         """A float op's operand: an int8 value is first cast to f32 (`<producer>_f32`)."""
@@ -328,21 +329,9 @@ def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
         rule = INT8_LOWERINGS.get(op.name)
         if mode == "INT8" and rule is not None and rule(op, state):
             continue
-        if mode == "INT8":
-            state.fallback.append(loc_name(op))
         state.mode = "F32" if mode == "INT8" else mode
         _lower_op(op, state)
-    ret = main.body.block.last_op
-    assert isinstance(ret, ReturnOp)
-    for i, value in enumerate(ret.operands):
-        if scale_of(value) is None:
-            continue
-        producer = value.owner
-        name = loc_name(producer)  # type: ignore[arg-type]
-        cast = _cast(value, Float32Type(), name)
-        Rewriter.insert_op(cast, InsertPoint.before(ret))
-        producer.location = NameLoc(StringAttr(f"{name}_int8"), NoneAttr())  # type: ignore[union-attr]
-        ret.operands[i] = cast.results[0]
+    cast_outputs_to_f32(main, lambda v: "int8" if scale_of(v) is not None else float_suffix(v))
     for op in list(main.body.block.ops):  # the float weights that int8/int32 ones replaced
         if op.name == "top.Weight" and not op.results[0].uses:
             Rewriter.erase_op(op)
