@@ -6,6 +6,12 @@
 // RUN: filecheck %s --check-prefix=WEIGHTS < %t/out.mlir
 // RUN: tpuc-opt %t/m.mlir --import-calibration-table="file=%S/Inputs/int8_cali_table asymmetric=false" --processor-assign="chip=bm1684x mode=INT8" --convert-top-to-tpu --mlir-print-debuginfo -o %t/loc.mlir
 // RUN: filecheck %s --check-prefix=LOC < %t/loc.mlir
+// The Tpu interpreter takes Top's f32 input and writes f32 outputs under the Top names, close to Top's.
+// RUN: python -c "import numpy as np; np.savez('%t/in.npz', x=np.array([0.5, -1.0, 1.2, 0.01], np.float32).reshape(1, 1, 2, 2))"
+// RUN: model_runner --input %t/in.npz --model %t/m.mlir --output %t/top.npz
+// RUN: model_runner --input %t/in.npz --model %t/out.mlir --output %t/int8.npz
+// RUN: npz_tool compare %t/int8.npz %t/top.npz --tolerance 0.99,0.9 | filecheck %s --check-prefix=SAME
+// SAME: npz compare PASSED.
 
 // The input is cast to int8 at 1.27 / 127 = 0.01.
 // CHECK: %[[X:[0-9]+]] = "tpu.Cast"(%0) : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2x!quant.uniform<i8:f32, 1.000000e-02>>
