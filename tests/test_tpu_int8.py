@@ -34,7 +34,7 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 
 from tests.models import mobilenetv2, resnet18
 from tests.models.builder import GraphBuilder
-from tests.test_requant import ref_round
+from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run, top_module
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
@@ -265,7 +265,9 @@ def test_random_graphs_int8_close_to_top(tmp_path_factory):
     cosine with Top's on another input is >= 0.99. Every int8 form must be exercised."""
     seen = collections.Counter()
 
-    @settings(max_examples=40)
+    # A fifth of the profile's budget (40 in CI, 400 with HYPOTHESIS_PROFILE=thorough): each example
+    # calibrates and lowers a model (about 0.1 s of CPU).
+    @settings(max_examples=max(10, settings.default.max_examples // 5))
     @given(random_graphs())
     def check(case):
         layers, model = case
@@ -329,3 +331,43 @@ def test_int8_error_is_onnxruntime_qdqs(name, tmp_path):
         ours.append(cosine(run(tpu, feed)["output"], run(top, feed)["output"]))
         theirs.append(cosine(qdq_session.run(None, feed)[0], float_session.run(None, feed)[0]))
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
+
+
+def test_add_mul_avgpool_matmul_lowering_constants_are_the_formulas(tmp_path):
+    """Each op's multiplier/rshift recomputed here from the table's thresholds (scale = th / 127)
+    with the Fraction reference of test_requant.py."""
+    b = GraphBuilder("consts", seed=5)
+    x = b.input("input", [1, 2, 4, 4])
+    c = b.conv(x, "c", 2, 2, 1)
+    a = b.node("Add", [x, c], "add")
+    m = b.node("Mul", [a, c], "mul")
+    p = b.node("AveragePool", [m], "pool", kernel_shape=[2, 2], strides=[2, 2])
+    b.output(b.gemm(b.node("Flatten", [p], "flatten"), "output", 8, 3))
+    model = b.model()
+    th = {"input": 1.0, "c": 2.0, "add": 2.5, "mul": 3.0, "pool": 1.5, "flatten": 1.5, "output": 4.0}
+    top = top_module(model)
+    save_module(top, tmp_path / "m.mlir")
+    (tmp_path / "table").write_text("".join(f"{k} {v} {-v} {v}\n" for k, v in th.items()))
+    top = load_module(tmp_path / "m.mlir")
+    gemm_w = next(np.asarray(top.weights[n]) for n in top.weights if n.startswith("output"))
+    lower_int8(top, tmp_path / "table")
+    ops = {name: op for op in top.main_func().walk() for name in result_names(op)}
+    s = {k: v / 127 for k, v in th.items()}
+
+    def ints(op, key):
+        attr = op.attributes[key]
+        return [v.value.data for v in attr.data] if hasattr(attr, "data") and isinstance(attr.data, tuple) \
+            else attr.value.data
+
+    ratios = [f32(s["input"] / s["add"]), f32(s["c"] / s["add"])]
+    n = min(ref_scale_and_shift(r)[1] for r in ratios)
+    assert ints(ops["add"], "multipliers") == [ref_round(Fraction(r) * 2**n, "HalfAwayFromZero") for r in ratios]
+    assert ints(ops["add"], "rshifts") == [n, n]
+    assert (ints(ops["mul"], "multiplier"), ints(ops["mul"], "rshift")) == \
+        ref_scale_and_shift(s["add"] * s["c"] / s["mul"])
+    assert (ints(ops["pool"], "multiplier"), ints(ops["pool"], "rshift")) == ref_scale_and_shift(s["mul"] / (s["pool"] * 4))
+    assert ops["flatten"].operands[0].owner is ops["pool"]  # same scale: no RequantInt
+    s_w = float(np.abs(gemm_w).max()) / 127
+    assert ops["output_int8"].name == "tpu.MatMul"
+    assert (ints(ops["output_int8"], "multipliers"), ints(ops["output_int8"], "rshifts")) == \
+        ([ref_scale_and_shift(s_w * s["flatten"] / s["output"])[0]], [ref_scale_and_shift(s_w * s["flatten"] / s["output"])[1]])
