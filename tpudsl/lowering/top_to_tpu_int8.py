@@ -298,6 +298,14 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
 }
 
 
+def _all_float(op: Operation) -> bool:
+    """Every result and tensor operand holds real numbers (calibrated, float or int8 by now): an
+    op on integer tensors (indices, shapes) has no INT8 form."""
+    return all(_is_float(r) for r in op.results) and all(
+        _is_float(v) or scale_of(v) is not None or v.owner.name == "top.None"  # type: ignore[union-attr]
+        for v in op.operands)
+
+
 def _calibrated_scales(top: TopModule) -> dict[str, float]:
     """th / 127 of every calibrated tensor, by name; the calibrated types become f32 again."""
     scales = {}
@@ -327,7 +335,7 @@ def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
         if any(_name(r) not in state.scales for r in op.results if _is_float(r)):
             raise _error(op, "has no calibrated range: run --import-calibration-table first")
         rule = INT8_LOWERINGS.get(op.name)
-        if mode == "INT8" and rule is not None and rule(op, state):
+        if mode == "INT8" and rule is not None and _all_float(op) and rule(op, state):
             continue
         state.mode = "F32" if mode == "INT8" else mode
         _lower_op(op, state)
