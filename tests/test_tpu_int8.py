@@ -41,6 +41,7 @@ from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.kernels_tpu import TPU_KERNELS
 from tpudsl.interp.module_interpreter import result_names
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module, save_module
 from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import read_table, table_text
@@ -133,7 +134,7 @@ def calibrated_int8(model: onnx.ModelProto, d, samples: int, shape=(1, 3, 32, 32
     save_module(top, d / "m.mlir")
     rng = np.random.default_rng(0)
     feeds = {str(i): {"input": rng.random(shape, dtype=np.float32)} for i in range(samples)}
-    result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__)
+    result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=method != "minmax")
     (d / "table").write_text(table_text(result.table(method), 2048, samples))
     top = load_module(d / "m.mlir")
     lower_int8(top, d / "table")
@@ -224,8 +225,10 @@ LAYERS = ("conv", "conv_dw", "maxpool", "avgpool", "add", "mul", "sigmoid", "sil
 
 @st.composite
 def random_graphs(draw):
-    """A chain of 3-6 layers on [1, 4, 8, 8] ending in Flatten + Gemm (MatMul), seeded weights."""
-    layers = draw(st.lists(st.sampled_from(LAYERS), min_size=3, max_size=6))
+    """A chain of 3-6 distinct layers on [1, 4, 8, 8] ending in Flatten + Gemm (MatMul), seeded weights."""
+    # distinct kinds in a random order: every kind is equally likely in a graph (sampled_from
+    # favours the first ones)
+    layers = draw(st.permutations(LAYERS))[:draw(st.integers(3, 6))]
     b = GraphBuilder("rand", seed=draw(st.integers(0, 2**16)))
     x = b.input("input", [1, 4, 8, 8])
     c, size = 4, 8
@@ -261,8 +264,12 @@ def random_graphs(draw):
 
 
 def test_random_graphs_int8_close_to_top(tmp_path_factory):
-    """Random conv/pool/add/mul/activation graphs calibrated on 16 samples (KLD): the INT8 output's
-    cosine with Top's on another input is >= 0.99. Every int8 form must be exercised."""
+    """Random conv/pool/add/mul/activation graphs calibrated on 16 samples: the INT8 output's
+    cosine with Top's on another input is >= 0.99. Every int8 form must be exercised.
+
+    minmax thresholds, not KLD: this checks the lowering, and KLD on these tiny tensors (16 samples
+    of ~100 values over 2048 bins) can clip far inside the range (measured: threshold abs_max/16
+    on a Tanh * Sigmoid product, output cosine 0.88), which no lowering can undo."""
     seen = collections.Counter()
 
     # A fifth of the profile's budget (40 in CI, 400 with HYPOTHESIS_PROFILE=thorough): each example
@@ -272,7 +279,7 @@ def test_random_graphs_int8_close_to_top(tmp_path_factory):
     def check(case):
         layers, model = case
         d = tmp_path_factory.mktemp("g")
-        tpu = calibrated_int8(model, d, samples=16, shape=(1, 4, 8, 8))
+        tpu = calibrated_int8(model, d, samples=16, shape=(1, 4, 8, 8), method="minmax")
         feed = {"input": np.random.default_rng(123).random((1, 4, 8, 8), dtype=np.float32)}
         got, want = run(tpu, feed), run(top_module(model), feed)
         assert cosine(got["output"], want["output"]) >= 0.99, layers
@@ -360,7 +367,9 @@ def test_add_mul_avgpool_matmul_lowering_constants_are_the_formulas(tmp_path):
             else attr.value.data
 
     ratios = [f32(s["input"] / s["add"]), f32(s["c"] / s["add"])]
-    n = min(ref_scale_and_shift(r)[1] for r in ratios)
+    # the largest n <= 30 at which both round(r 2^n) stay below 2^31 - 1
+    n = max(n for n in range(-32, 31)
+            if all(abs(ref_round(Fraction(r) * 2**n, "HalfAwayFromZero")) < 2**31 - 1 for r in ratios))
     assert ints(ops["add"], "multipliers") == [ref_round(Fraction(r) * 2**n, "HalfAwayFromZero") for r in ratios]
     assert ints(ops["add"], "rshifts") == [n, n]
     assert (ints(ops["mul"], "multiplier"), ints(ops["mul"], "rshift")) == \
@@ -371,3 +380,25 @@ def test_add_mul_avgpool_matmul_lowering_constants_are_the_formulas(tmp_path):
     assert ops["output_int8"].name == "tpu.MatMul"
     assert (ints(ops["output_int8"], "multipliers"), ints(ops["output_int8"], "rshifts")) == \
         ([ref_scale_and_shift(s_w * s["flatten"] / s["output"])[0]], [ref_scale_and_shift(s_w * s["flatten"] / s["output"])[1]])
+
+
+def test_a_float_kernel_on_an_int8_operand_is_an_error(tmp_path):
+    """No silent float arithmetic on stored integers: a Tpu op with no INT8 kernel fed an int8
+    (!quant.uniform) operand fails naming the op; a pure move (Reshape) works on the integers."""
+    q = "tensor<1x4x!quant.uniform<i8:f32, 1.000000e-02>>"
+    text = f'''module attributes {{module.name = "m", module.state = "TPU_LOWERED", module.mode = "INT8"}} {{
+  func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {{
+    %0 = "top.Input"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("x")
+    %1 = "tpu.Cast"(%0) : (tensor<1x4xf32>) -> {q} loc("x_int8")
+    %2 = "top.None"() : () -> none loc("none")
+    %3 = "tpu.Reshape"(%1) {{shape = [1, 4]}} : ({q}) -> {q} loc("r")
+    %4 = "tpu.Active"(%3) {{mode = #tpu<active_mode TANH>}} : ({q}) -> {q} loc("t")
+    %5 = "tpu.Cast"(%4) : ({q}) -> tensor<1x4xf32> loc("y")
+    return %5 : tensor<1x4xf32>
+  }}
+}}
+'''
+    (tmp_path / "bad.mlir").write_text(text)
+    top = load_module(tmp_path / "bad.mlir")
+    with pytest.raises(TpudslError, match=r"'tpu.Active' op \"t\" failed: .*Tanh on a quantized int8 operand"):
+        run(top, {"x": np.array([[0.5, -0.25, 1.0, 2.0]], np.float32)}, keep_all=True)

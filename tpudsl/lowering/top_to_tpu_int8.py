@@ -219,15 +219,16 @@ def _matmul(op: Operation, s: _Int8Lowering) -> bool:
 
 def _add(op: Operation, s: _Int8Lowering) -> bool:
     """sum_i x_i m_i >> n: each input's ratio r_i = float32(s_i / s_out) as m_i / 2^n with one
-    shift n, the smallest of the inputs' scale_and_shift shifts (so every m_i fits an int32),
-    m_i = round(r_i 2^n)."""
+    shift n, the largest in get_scale_and_shift's range [-32, 30] at which every
+    m_i = round(r_i 2^n) fits an int32 (one input's own best shift would round the others away:
+    r = 1 alone gives n = 0, and 0.82 would become 1)."""
     coeff = _top(op).get("coeff")
-    if (coeff is not None and any(c != 1.0 for c in coeff)):
+    if coeff is not None and any(c != 1.0 for c in coeff):
         return False
     s_out = s.scales[_name(op.results[0])]
     operands = [s.int8_in(v) for v in op.operands]
     ratios = [float(np.float32(scale_of(v) / s_out)) for v in operands]  # type: ignore[operator]
-    rshift = min(scale_and_shift(r)[1] for r in ratios)
+    rshift = next(n for n in range(30, -33, -1) if all(abs(round_half_away(r * 2.0**n)) < INT32_MAX for r in ratios))
     attrs = {**_float_attrs(op), "multipliers": [round_half_away(r * 2.0**rshift) for r in ratios],
              "rshifts": [rshift] * len(ratios)}
     attrs.pop("coeff", None)
