@@ -13,9 +13,10 @@ import numpy as np
 
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
 from tpudsl.interp.kernels_nn import KERNELS as NN_KERNELS
+from tpudsl.interp.kernels_nn import _out_sizes
 from tpudsl.interp.table import KERNELS
 from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, saturate
-from tpudsl.interp.windows import Geometry, conv_out_size, pad_spatial, tap_slices
+from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
 # tpu.Add and tpu.Mul have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
 ELEMENTWISE_ROUND = "HalfAwayFromZero"
@@ -28,8 +29,7 @@ def _exact(y: Array) -> Array:
 def _window_sums(x: Array, w: Array, g: Geometry) -> Array:
     """Integer convolution of x [n, c, h, w] with w [oc, c/group, kh, kw]: int64, exact."""
     n, c = x.shape[:2]
-    out = tuple(conv_out_size(size, k, s, d, pb, pe) for size, k, s, d, pb, pe in
-                zip(x.shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True))
+    out = _out_sizes(x.shape, g)
     xp = pad_spatial(x.astype(np.float64), g.pads_begin, g.pads_end)
     taps = list(g.taps())
     col = np.empty((n, c, len(taps), *out), np.float64)
