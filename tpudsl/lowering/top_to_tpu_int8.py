@@ -287,6 +287,9 @@ LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "
            "top.Exp", "top.HardSwish", "top.HardSigmoid", "top.Mish", "top.Softplus", "top.Abs", "top.Elu",
            "top.Erf", "top.Log", "top.Sqrt", "top.Reciprocal")
 
+# The Tpu ops only the INT8 lowering creates (no float rule does): tables and scale changes.
+INT8_ONLY_OPS = ("tpu.Lut", "tpu.RequantInt")
+
 INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Conv": _conv,
     "top.MatMul": _matmul,
