@@ -23,29 +23,12 @@ Tpu check and say so (naming the op); --model is then not written.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
-import ml_dtypes
-import numpy as np
-
-from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.model_runner import save_npz
-from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import describe
-from tpudsl.interp import ModuleInterpreter
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
-from tpudsl.interp.requant import dequantize
-from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
-from tpudsl.lowering.top_to_tpu_int8 import int8_scales
-from tpudsl.passes import pass_class
 
 MODES = ("F32", "F16", "BF16", "INT8")
-ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
 
 
 def _parser() -> CliArgumentParser:
@@ -64,145 +47,11 @@ def _parser() -> CliArgumentParser:
     return p
 
 
-def _module_name(top: TopModule) -> str:
-    attr = top.module.attributes.get("module.name")
-    return getattr(attr, "data", None) or Path(top.path or "model").stem
-
-
-def _run(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    try:
-        return interp.inference(inputs, keep_all=keep_all)
-    finally:
-        interp.deinit()
-
-
-def _lower(top: TopModule, args, weight_file: str) -> None:
-    ctx = make_context()
-    if args.quantize == "INT8":
-        pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=False).apply(ctx, top.module)
-    pass_class("processor-assign")(chip=args.processor, mode=args.quantize).apply(ctx, top.module)
-    pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file).apply(ctx, top.module)
-    top.module.verify()
-
-
-def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], keep_f32: list[str], mode: str) -> list[str]:
-    """What went wrong in an F16/BF16 run with inf/NaN, and the qtable lines that fix it."""
-    first = first_non_finite(list(tpu.main_func().body.block.ops), tensors)
-    if first is None:
-        return []
-    return [f"model_deploy: '{first}' is the first op whose {mode} result is inf/NaN (beyond "
-            f"{LARGEST[mode]:g}); these qtable lines keep the ops that overflow in F32:",
-            *(f"{name} F32" for name in keep_f32)]
-
-
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    try:
-        tolerance = parse_tolerance(args.tolerance)
-    except ValueError as e:
-        raise TpudslError(f"--tolerance: {e}") from None
-    if args.quantize == "INT8" and not args.calibration_table:
-        raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
-    out_dir = Path(args.model).parent
-    if not out_dir.is_dir():
-        raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
-    top = load_module(args.mlir)
-    name = _module_name(top)
-    prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}" + ("_sym" if args.quantize == "INT8" else "")
-    tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
-    weight_file = f"{prefix}_tpu_weights.npz"
-    inputs = read_npz(args.test_input) if args.test_input else None
+    from tpudsl.cli.deploy import deploy  # after parsing: --help imports nothing heavy
 
-    reference, keep_f32 = None, []
-    if inputs is not None:
-        # The Top run comes first: lowering changes the module in place.
-        top_tensors = _run(top, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
-        reference = read_npz(args.test_reference) if args.test_reference else top_tensors
-        if args.quantize in LARGEST:
-            keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, args.quantize)
-    _lower(top, args, weight_file)
-    save_module(top, tpu_mlir, out_dir / weight_file)
-    print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
-    ours = None
-    if inputs is not None:
-        ours = _run(top, inputs, keep_all=True)
-        save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
-                 {k: ours[k] for k in _output_names(top)})
-        if args.quantize in LARGEST:
-            report = _overflow_report(top, ours, keep_f32, args.quantize)
-            if report:
-                print("\n".join(report), file=sys.stderr)
-        if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
-            scales = int8_scales(top)
-            ours = {k: dequantize(v, scales[k]) if k in scales else v for k, v in ours.items()}
-        _compare(ours, reference, args, tolerance, _output_names(top))
-    from tpudsl.backend.codegen import without_instructions
-
-    missing = "INT8" if args.quantize == "INT8" else without_instructions(top.module)
-    if missing is not None:
-        what = "INT8" if missing == "INT8" else describe(missing)  # type: ignore[arg-type]
-        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {what} yet, "
-              f"so {args.model} is not written", file=sys.stderr)
-        return 0
-    _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / weight_file)
-    if inputs is not None and ours is not None:
-        _check_bmodel(args.model, inputs, ours, args.quantize)
-    return 0
-
-
-def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
-    ctx = make_context()
-    for name in ("weight-reorder", "address-assign", "layer-group"):
-        pass_class(name)().apply(ctx, top.module)
-    top.module.verify()
-    save_module(top, final_mlir, weights)
-    pass_class("codegen")(model_file=str(args.model), embed_debug_info=True).apply(ctx, top.module)
-    print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)
-
-
-def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
-    """The third comparison: the cmodel's outputs against the Tpu interpreter's, relative to each
-    tensor's largest magnitude: F32 1e-5; F16/BF16 4 ulps of the type there (both round a float32
-    result once per op, but a convolution's float32 sum may round differently in another order,
-    and one ulp apart early can grow over later layers)."""
-    from tpudsl.backend.bmodel import read_bmodel
-    from tpudsl.backend.cmodel import run_bmodel
-
-    outputs, _ = run_bmodel(read_bmodel(model), inputs)
-    for name, got in outputs.items():
-        want = tpu[name].astype(np.float64)
-        err = float(np.abs(got.astype(np.float64) - want).max(initial=0))
-        scale = float(np.abs(want).max(initial=0))
-        limit = 1e-5 * scale if mode == "F32" else 4 * float(np.spacing(np.asarray(scale, dtype=ULP_TYPES[mode])))
-        if not err <= limit:
-            raise TpudslError(f"bmodel check failed at tensor '{name}': max difference {err:g} from the Tpu "
-                              f"interpreter (allowed {limit:g} in {mode})")
-    print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel match the Tpu interpreter "
-          f"({'1e-5 relative' if mode == 'F32' else '4 ulps'})", file=sys.stderr)
-
-
-def _output_names(top: TopModule) -> list[str]:
-    from tpudsl.interp.module_interpreter import result_names
-
-    ret = top.main_func().body.block.last_op
-    return [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[union-attr]
-
-
-def _compare(ours, reference, args, tolerance, outputs: list[str]) -> None:
-    names = list(ours) if args.compare_all else outputs
-    excepts = [n for n in (args.excepts or "").split(",") if n]
-    report = compare_dicts({k: ours[k] for k in names if k in ours}, reference, tolerance, excepts)
-    print("\n".join(format_report(report, brief=True)))
-    if not report.results:
-        raise TpudslError("Tpu check failed: no tensor of the Tpu module is in the reference")
-    if not report.passed:
-        bad = report.failed[0]
-        raise TpudslError(
-            f"Tpu check failed at tensor '{bad.name}': {bad.verdict} (cosine {bad.cosine:.6f}, euclid "
-            f"{bad.euclid:.6f}; tolerance {tolerance[0]},{tolerance[1]}); {len(report.failed)} of "
-            f"{len(report.results)} tensors failed")
+    return deploy(args)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
