@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
@@ -38,6 +39,18 @@ def holds_exactly(narrow: Attribute, wide: Attribute) -> bool:
     return exp_w >= exp_n and man_w >= man_n
 
 
+def remove_round_trip(op: Operation, rewriter: PatternRewriter, allowed: Callable[[Attribute, Attribute], bool]) -> None:
+    """Cast(Cast(x: A -> B) -> A) -> x, of the same dialect's casts, when allowed(A, B)."""
+    inner = producer(op.operands[0], op.name)
+    if inner is None:
+        return
+    source, middle = inner.operands[0], op.operands[0].type
+    if (source.type == op.results[0].type and isinstance(source.type, TensorType) and isinstance(middle, TensorType)
+            and allowed(source.type.element_type, middle.element_type)):
+        if replace(rewriter, op, [], [source]):
+            erase_if_dead(rewriter, [inner.results[0]])
+
+
 class RemoveNoopCast(TopPattern):
     ops = ("top.Cast", "tpu.Cast")
 
@@ -50,33 +63,14 @@ class RemoveRoundTripCast(TopPattern):
     ops = ("top.Cast",)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        inner = producer(op.operands[0], "top.Cast")
-        if inner is None:
-            return
-        source = inner.operands[0]
-        middle = op.operands[0].type
-        if (
-            source.type == op.results[0].type
-            and isinstance(source.type, TensorType) and isinstance(middle, TensorType)
-            and holds_exactly(source.type.element_type, middle.element_type)
-        ):
-            if replace(rewriter, op, [], [source]):
-                erase_if_dead(rewriter, [inner.results[0]])
+        remove_round_trip(op, rewriter, holds_exactly)
 
 
 class RemoveTpuCastRoundTrip(TopPattern):
     ops = ("tpu.Cast",)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        inner = producer(op.operands[0], "tpu.Cast")
-        if inner is None:
-            return
-        source = inner.operands[0]
-        if source.type == op.results[0].type and all(
-            isinstance(t, TensorType) and type(t.element_type) in _FLOAT_BITS for t in (source.type, op.operands[0].type)
-        ):
-            if replace(rewriter, op, [], [source]):
-                erase_if_dead(rewriter, [inner.results[0]])
+        remove_round_trip(op, rewriter, lambda source, middle: type(source) in _FLOAT_BITS and type(middle) in _FLOAT_BITS)
 
 
 PATTERNS = (RemoveNoopCast, RemoveRoundTripCast, RemoveTpuCastRoundTrip)
