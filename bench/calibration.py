@@ -65,7 +65,7 @@ def main() -> int:
 
     from onnx_node.harness import apply_canonicalize, convert_onnx
     from tests.models import resnet18
-    from tpudsl.cli.run_calibration import sample_loader
+    from tpudsl.cli.calibration_run import sample_loader
     from tpudsl.interp import ModuleInterpreter
     from tpudsl.ir.module import load_module, save_module
     from tpudsl.lowering.calibration import calibrate

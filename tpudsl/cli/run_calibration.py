@@ -13,88 +13,10 @@ paths); the table is the same. The algorithms and the table format: docs/quantiz
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.model_runner import input_shapes
-from tpudsl.dialects.opdef import SPECS, AttrView
-from tpudsl.frontend.preprocess import Preprocess, is_image
-from tpudsl.frontend.test_inputs import load_test_inputs
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, write_atomically
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_math import METHODS
-from tpudsl.lowering.calibration_table import table_text
-
-SAMPLE_SUFFIXES = (".npz", ".npy")
-
-
-@dataclass(frozen=True)
-class SampleLoader:
-    """One sample (comma-separated files) -> the model's inputs; picklable for worker processes."""
-
-    names: tuple[str, ...]
-    shapes: tuple[tuple[int, ...], ...]
-    preprocess: Preprocess | None
-
-    def __call__(self, spec: str) -> dict[str, np.ndarray]:
-        try:
-            return load_test_inputs([f.strip() for f in spec.split(",") if f.strip()], self.names, self.shapes, self.preprocess)
-        except TpudslError as e:  # name the sample: a worker may meet it long after the start
-            raise TpudslError(f"sample '{spec}': {e.message}") from None
-
-
-def sample_loader(mod: TopModule) -> SampleLoader:
-    shapes = input_shapes(mod)
-    for name, shape in shapes.items():
-        if shape is None or None in shape:
-            raise TpudslError(f"input '{name}' has no static shape; calibration needs one")
-    return SampleLoader(tuple(shapes), tuple(tuple(s) for s in shapes.values()), _recorded_preprocess(mod))
-
-
-def _recorded_preprocess(mod: TopModule) -> Preprocess | None:
-    """The preprocessing model_transform recorded on the (first) `top.Input` that has one."""
-    for op in mod.main_func().body.block.ops:
-        if op.name != "top.Input":
-            continue
-        a = AttrView(op.attributes, SPECS["top.Input"])
-        if a.get("do_preprocess", False):
-            resize = a.get("resize_dims")
-            return Preprocess(
-                mean=tuple(a.get("mean", [0.0])), scale=tuple(a.get("scale", [1.0])),
-                pixel_format=a.get("pixel_format", "bgr"), channel_format=a.get("channel_format", "nchw"),
-                resize_dims=tuple(resize) if resize else None, keep_aspect_ratio=bool(a.get("keep_aspect_ratio", False)),
-                pad_value=int(a.get("pad_value", 0)),
-            )
-    return None
-
-
-def list_samples(dataset: str | None, data_list: str | None, input_num: int) -> list[str]:
-    if dataset is not None:
-        if not os.path.isdir(dataset):
-            raise TpudslError(f"--dataset '{dataset}' is not a directory")
-        samples = sorted(str(p) for p in Path(dataset).iterdir()
-                         if p.is_file() and (p.suffix.lower() in SAMPLE_SUFFIXES or is_image(p)))
-        where = f"--dataset '{dataset}' has no .npz, .npy or image files"
-    else:
-        try:
-            with open(data_list, encoding="utf-8") as f:
-                samples = [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
-        except OSError as e:
-            raise TpudslError(f"cannot read --data_list '{data_list}': {e.strerror or e}") from None
-        where = f"--data_list '{data_list}' lists no samples"
-        for number, line in enumerate(samples, start=1):
-            for f in line.split(","):
-                if f.strip() and not os.path.isfile(f.strip()):
-                    raise TpudslError(f"{data_list}: sample {number}: cannot open '{f.strip()}': No such file")
-    if not samples:
-        raise TpudslError(where)
-    return samples[:input_num] if input_num > 0 else samples
+from tpudsl.lowering.calibration_methods import METHODS
 
 
 def _parser() -> CliArgumentParser:
@@ -117,30 +39,9 @@ def _parser() -> CliArgumentParser:
 
 def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
-    if args.histogram_bin_num < 128:
-        raise TpudslError(f"--histogram_bin_num must be at least 128 (the int8 levels KLD merges into), not {args.histogram_bin_num}")
-    if args.input_num < 0:
-        raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
-    if args.workers < 1:
-        raise TpudslError(f"--workers must be at least 1, not {args.workers}")
-    mod = load_module(args.mlir)
-    loader = sample_loader(mod)
-    samples = list_samples(args.dataset, args.data_list, args.input_num)
-    loader(samples[0])  # a bad first sample fails here, before any worker starts
-    need_histograms = args.method != "minmax"
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
+    from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy
 
-        bar = tqdm(total=len(samples) * (2 if need_histograms else 1), desc="calibration", unit="sample")
-    try:
-        result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, args.workers,
-                           bar.update if bar else None, need_histograms, mod, args.scheduler)
-    finally:
-        if bar:
-            bar.close()
-    text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
-    write_atomically(args.output, lambda f: f.write(text.encode()))
+    run_calibration(args)
 
 
 def main(argv: Sequence[str] | None = None):

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tpudsl.lowering.calibration_methods import METHODS
+
 QUANT_BINS = 128  # int8: the histogram is merged into 128 levels per sign
-METHODS = ("kld", "minmax", "percentile9999", "mse")
 ALL_ZERO_RANGE = 1e-5  # TPU-MLIR gives an all-zero tensor the range [-1e-5, 1e-5]
 
 
