@@ -4,7 +4,11 @@
    and printing is shown to be a fixed point (print(parse(print(x))) == print(x)).
 2. model_transform: a ResNet-18-shaped ONNX model (built here with onnx.helper) becomes Top .mlir + weights,
    checked against onnxruntime on a random input (--test_input).
-3. model_runner runs the .mlir; the Top-vs-onnxruntime comparison table is printed with the time of each step.
+3. model_runner runs the .mlir; the Top-vs-onnxruntime comparison table is printed.
+4. model_deploy, the other two levels of TPU-MLIR's check: F32 lowered to Tpu (checked against Top), then
+   through the backend to a .bmodel that runs on the cmodel (checked against the Tpu interpreter);
+   model_tool describes the .bmodel. Then run_calibration on 8 samples and model_deploy INT8 (checked
+   against Top). The time of each step is printed at the end.
 """
 
 from __future__ import annotations
@@ -79,10 +83,27 @@ def onnx_demo(size: int = 224) -> None:
         print(f"  {name:<12} {shape:<10} {m.cosine:>10.7f} {m.euclid:>10.7f} {r.max_abs_error:>11.3e}  {r.verdict}")
 
 
+def deploy_demo(size: int = 224) -> None:
+    print(run("model_deploy F32", "model_deploy", "--mlir", "resnet18.mlir", "--quantize", "F32", "--processor", "bm1684x",
+        "--model", "resnet18_f32.bmodel", "--test_input", "resnet18_in_f32.npz", "--tolerance", "0.99,0.99"))
+    print(run("model_tool", "model_tool", "--info", "resnet18_f32.bmodel"))
+    samples = OUT / "calibration_samples"
+    samples.mkdir(exist_ok=True)
+    rng = np.random.default_rng(1)
+    for i in range(8):
+        np.savez(samples / f"sample{i}.npz", input=rng.standard_normal((1, 3, size, size)).astype(np.float32))
+    run("run_calibration", "run_calibration", "resnet18.mlir", "--dataset", "calibration_samples", "--input_num", "8",
+        "--quiet", "-o", "resnet18_cali_table")
+    print(run("model_deploy INT8", "model_deploy", "--mlir", "resnet18.mlir", "--quantize", "INT8",
+              "--calibration_table", "resnet18_cali_table", "--processor", "bm1684x", "--model", "resnet18_int8.bmodel",
+              "--test_input", "resnet18_in_f32.npz", "--tolerance", "0.99,0.9"))
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     tpuc_opt_demo()
     onnx_demo()
+    deploy_demo()
     print("\nstep times:")
     for step, seconds in TIMES:
         print(f"  {step:<18} {seconds:6.2f} s")
