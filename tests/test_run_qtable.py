@@ -1,0 +1,110 @@
+"""run_qtable on a model with one tensor INT8 cannot hold, checked by model_deploy (the previous level).
+
+The model: conv0 -> relu -> conv1 -> conv2 -> relu -> conv3. conv1's output channel 0 is 500
+times the others (its weights are), and conv2 reads that channel with weights 500 times smaller,
+so the model's output depends on the small channels. At the int8 scale the big channel sets
+(th / 127), the small channels round to a few levels: conv1's result and conv2's operand must
+stay float, the others need not. model_transform fuses each Relu into its Conv (the op keeps the
+Relu's name): the layers are relu0, conv1, relu2 (conv2 + relu2) and conv3. The search must find exactly the layers whose int8 form touches
+that tensor; model_deploy INT8 with the written qtable passes a 0.99 output cosine against Top,
+and without it fails (a search that kept nothing, or the wrong layers, fails one of the two).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from tests.models.builder import GraphBuilder
+from tpudsl.cli import model_deploy, model_transform
+from tpudsl.cli.run_calibration import main as run_calibration
+from tpudsl.cli.run_qtable import main as run_qtable
+from tpudsl.ir.diagnostics import TpudslError
+
+OUTLIER = 500.0
+
+
+def _outlier_model() -> onnx.ModelProto:
+    g = GraphBuilder("outlier", seed=3)
+    x = g.input("input", (1, 3, 8, 8))
+    y = g.relu(g.conv(x, "conv0", 3, 8, 3), "relu0")
+    y = g.conv(g.conv(y, "conv1", 8, 8, 1), "conv2", 8, 8, 1)
+    g.output(g.conv(g.relu(y, "relu2"), "conv3", 8, 4, 3))
+    for i, init in enumerate(g.initializers):
+        w = numpy_helper.to_array(init).copy()
+        if init.name in ("conv1.weight", "conv1.bias"):
+            w[0] *= OUTLIER
+        elif init.name == "conv2.weight":
+            w[:, 0] /= OUTLIER
+        g.initializers[i] = numpy_helper.from_array(w, init.name)
+    return g.model()
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("qtable")
+    onnx.save(_outlier_model(), d / "m.onnx")
+    (d / "data").mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        np.savez(d / "data" / f"{i}.npz", input=rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    model_transform.run(["--model_name", "m", "--model_def", str(d / "m.onnx"), "--mlir", str(d / "m.mlir")])
+    with pytest.raises(SystemExit) as e:
+        run_calibration([str(d / "m.mlir"), "--dataset", str(d / "data"), "--method", "minmax", "--quiet",
+                         "-o", str(d / "table")])
+    assert e.value.code == 0
+    return d
+
+
+def _deploy(d, *extra: str) -> None:
+    model_deploy.run(["--mlir", str(d / "m.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
+                      "--calibration_table", str(d / "table"), "--model", str(d / "m.bmodel"),
+                      "--test_input", str(d / "data" / "3.npz"), "--tolerance", "0.99,0.5", *extra])
+
+
+def _qtable_lines(path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, capsys):
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table",
+                    str(model / "table"), "--processor", "bm1684x", "--input_num", "3", "--fp_type", "F32",
+                    "--loss_table", str(model / "loss"), "-o", str(model / "qtable")])
+    assert e.value.code == 0
+    assert "run_qtable: wrote" in capsys.readouterr().err
+    assert sorted(_qtable_lines(model / "qtable")) == [["conv1", "F32"], ["relu2", "F32"]]
+    losses = re.findall(r"^No\.(\d+) *: Layer: (\S+) +Cos: (\d\.\d{6})$", (model / "loss").read_text(), re.M)
+    assert [int(row[0]) for row in losses] == list(range(4))
+    assert {row[1] for row in losses[:2]} == {"conv1", "relu2"}  # worst first
+    assert sorted(row[1] for row in losses) == ["conv1", "conv3", "relu0", "relu2"]
+    cosines = [float(row[2]) for row in losses]
+    assert cosines == sorted(cosines) and cosines[1] < 0.99 <= cosines[2]
+
+    _deploy(model, "--quantize_table", str(model / "qtable"))  # reaches 0.99 on a sample the search did not see
+    with pytest.raises(TpudslError, match="Tpu check failed at tensor 'conv3'"):
+        _deploy(model)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("--calibration_table", "MISSING"), "cannot"),
+    (("--processor", "bm9999"), "unknown chip 'bm9999'"),
+    (("--expected_cos", "0"), r"--expected_cos must be in \(0, 1\], not 0"),
+    (("--expected_cos", "1.5"), r"--expected_cos must be in \(0, 1\], not 1.5"),
+    (("--min_layer_cos", "-1"), r"--min_layer_cos must be in \(0, 1\]"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(model, tmp_path, capsys, change, message):
+    args = {"--calibration_table": str(model / "table"), "--processor": "bm1684x", "--input_num": "1"}
+    args[change[0]] = str(tmp_path / "missing_table") if change[1] == "MISSING" else change[1]
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--quiet",
+                    *[a for kv in args.items() for a in kv], "--loss_table", str(tmp_path / "loss"),
+                    "-o", str(tmp_path / "qtable")])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert re.search(message, err), err
+    assert list(tmp_path.iterdir()) == []
