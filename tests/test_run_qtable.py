@@ -70,13 +70,18 @@ def _qtable_lines(path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
-def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, capsys):
+# 0.99: both layers are below --min_layer_cos; 0.5: none is, the greedy step adds them worst first
+@pytest.mark.parametrize("min_layer_cos", ["0.99", "0.5"])
+def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, capsys, min_layer_cos):
     with pytest.raises(SystemExit) as e:
         run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table",
                     str(model / "table"), "--processor", "bm1684x", "--input_num", "3", "--fp_type", "F32",
+                    "--min_layer_cos", min_layer_cos,
                     "--loss_table", str(model / "loss"), "-o", str(model / "qtable")])
     assert e.value.code == 0
-    assert "run_qtable: wrote" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "run_qtable: wrote" in err
+    assert ("+ 'conv1' in F32" in err) == (min_layer_cos == "0.5")
     assert sorted(_qtable_lines(model / "qtable")) == [["conv1", "F32"], ["relu2", "F32"]]
     losses = re.findall(r"^No\.(\d+) *: Layer: (\S+) +Cos: (\d\.\d{6})$", (model / "loss").read_text(), re.M)
     assert [int(row[0]) for row in losses] == list(range(4))
@@ -91,7 +96,7 @@ def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, ca
 
 
 @pytest.mark.parametrize("change, message", [
-    (("--calibration_table", "MISSING"), "cannot"),
+    (("--calibration_table", "MISSING"), "cannot read calibration table"),
     (("--processor", "bm9999"), "unknown chip 'bm9999'"),
     (("--expected_cos", "0"), r"--expected_cos must be in \(0, 1\], not 0"),
     (("--expected_cos", "1.5"), r"--expected_cos must be in \(0, 1\], not 1.5"),
