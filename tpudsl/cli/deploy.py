@@ -33,7 +33,7 @@ def _module_name(top: TopModule) -> str:
     return getattr(attr, "data", None) or Path(top.path or "model").stem
 
 
-def _run(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
+def run_module(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
     interp = ModuleInterpreter(top.module, top.weights)
     interp.init()
     try:
@@ -82,7 +82,7 @@ def deploy(args: argparse.Namespace) -> int:
     reference, keep_f32 = None, []
     if inputs is not None:
         # The Top run comes first: lowering changes the module in place.
-        top_tensors = _run(top, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
+        top_tensors = run_module(top, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
         reference = read_npz(args.test_reference) if args.test_reference else top_tensors
         if args.quantize in LARGEST:
             keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, args.quantize)
@@ -91,7 +91,7 @@ def deploy(args: argparse.Namespace) -> int:
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
     ours = None
     if inputs is not None:
-        ours = _run(top, inputs, keep_all=True)
+        ours = run_module(top, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})
         if args.quantize in LARGEST:
