@@ -101,10 +101,12 @@ def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, ca
     (("--expected_cos", "0"), r"--expected_cos must be in \(0, 1\], not 0"),
     (("--expected_cos", "1.5"), r"--expected_cos must be in \(0, 1\], not 1.5"),
     (("--min_layer_cos", "-1"), r"--min_layer_cos must be in \(0, 1\]"),
+    (("--fp_type", "BF16", "--expected_cos", "1"), r"every layer in BF16 reaches only cosine 0\.\d+ < --expected_cos 1 "),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(model, tmp_path, capsys, change, message):
     args = {"--calibration_table": str(model / "table"), "--processor": "bm1684x", "--input_num": "1"}
-    args[change[0]] = str(tmp_path / "missing_table") if change[1] == "MISSING" else change[1]
+    for flag, value in zip(change[::2], change[1::2]):
+        args[flag] = str(tmp_path / "missing_table") if value == "MISSING" else value
     with pytest.raises(SystemExit) as e:
         run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--quiet",
                     *[a for kv in args.items() for a in kv], "--loss_table", str(tmp_path / "loss"),
