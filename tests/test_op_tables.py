@@ -48,10 +48,6 @@ NOT_LOWERED = {
     **{op: "never produced from ONNX (NOT_FROM_ONNX)" for op in (
         "top.AdaptiveAvgPool", "top.ShuffleChannel", "top.Split", "top.View")},
     "top.BatchNorm": "canonicalize folds it into the Conv before lowering; a BatchNorm on its own is not lowered yet",
-    **{op: "not lowered yet" for op in (
-        "top.CumSum", "top.Einsum", "top.Elu", "top.Expand", "top.GatherND", "top.HardSigmoid", "top.MaxPoolWithMask", "top.Mod",
-        "top.Pow2", "top.Pow3", "top.RMSNorm", "top.Remainder", "top.Reverse", "top.Round", "top.ScatterElements",
-        "top.ScatterND", "top.Swish", "top.TopK", "top.Trilu")},
 }
 
 

@@ -23,6 +23,7 @@ from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
+from tpudsl.dialects import opdef
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
@@ -233,6 +234,22 @@ SPECS: list[OpSpec] = [
            attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
 ]
 
+def _as_top(name: str) -> OpSpec:
+    """`tpu.<name>` with the operands, results, attributes and shape rule of `top.<name>`."""
+    top = opdef.SPECS[f"top.{name}"]
+    attrs = {key: a for key, a in top.attrs.items() if key != "name"}
+    return OpSpec(f"tpu.{name}", operands=top.operands, results=top.results, attrs=attrs, shape=top.shape,
+                  summary=top.summary)
+
+
+# Ops whose Tpu form takes its Top op's operands and attributes (TPU-MLIR has TopK, GatherND,
+# ScatterElements, ScatterND, CumSum, Reverse, Trilu, RMSNorm, Pow2, Remainder and MaxPoolWithMask
+# as Tpu ops; Expand, Einsum, Mod and Pow3 are ours, TPU-MLIR rewrites them into other ops). Their
+# float kernel is the Top kernel; tensor-valued `[...]` operands must be folded before lowering.
+AS_TOP = ("TopK", "GatherND", "ScatterElements", "ScatterND", "CumSum", "Reverse", "Trilu", "RMSNorm", "Pow2",
+          "Pow3", "Mod", "Remainder", "Expand", "Einsum", "MaxPoolWithMask")
+SPECS += [_as_top(name) for name in AS_TOP]
+
 # n-ary broadcasting ops over a variadic `inputs`, with their requantization attributes.
 NARY: list[tuple[str, dict[str, A]]] = [
     ("Add", {**RELU, "coeff": A("f64[]"), "do_early_stride": A("bool"), "early_stride_h": A("i64"),
@@ -272,7 +289,12 @@ ACTIVE_MODES: dict[str, str] = {
     "top.Abs": "ABSVAL", "top.Log": "LN", "top.Ceil": "CEIL", "top.Floor": "FLOOR", "top.Sin": "SIN",
     "top.Cos": "COS", "top.Mish": "MISH", "top.HardSwish": "HSWISH", "top.SiLU": "SILU", "top.Arccos": "ARCCOS",
     "top.Arctanh": "ARCTANH", "top.Sinh": "SINH", "top.Cosh": "COSH", "top.Tan": "TAN", "top.Sign": "SIGN",
-    "top.Erf": "ERF", "top.Softplus": "SOFT_PLUS", "top.Softsign": "SOFT_SIGN",
+    "top.Erf": "ERF", "top.Softplus": "SOFT_PLUS", "top.Softsign": "SOFT_SIGN", "top.Round": "ROUND",
+}
+# Top element-wise functions with parameters that lower to `tpu.Active`: the mode and the Top
+# attributes that become its `coeffs`, in order.
+ACTIVE_COEFFS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "top.Elu": ("ELU", ("alpha",)), "top.HardSigmoid": ("HSIGMOID", ("alpha", "beta")), "top.Swish": ("SWISH", ("beta",)),
 }
 # top.GELU's approx_mode -> tpu.Active mode.
 GELU_MODES = {"normal": "GELU", "tanh": "TGELU", "sigm": "QGELU"}

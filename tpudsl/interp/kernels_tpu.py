@@ -19,7 +19,7 @@ import ml_dtypes
 import numpy as np
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
-from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
+from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 from tpudsl.interp.table import KERNELS, merge
@@ -66,8 +66,18 @@ def _same(top: str) -> Kernel:
     return _via_top(lambda attrs: (top, {}))
 
 
+# tpu.Active's mode -> (Top op, the attributes its coeffs give, in order).
+_ACTIVE_COEFFS = {mode: (top, names) for top, (mode, names) in ACTIVE_COEFFS.items()}
+
+
 def _active(attrs: KernelAttrs) -> tuple[str, dict[str, object]]:
     mode = attrs["mode"]
+    if mode in _ACTIVE_COEFFS:
+        top, names = _ACTIVE_COEFFS[mode]
+        coeffs = list(attrs.get("coeffs") or [])
+        if len(coeffs) != len(names):
+            raise ValueError(f"tpu.Active mode {mode} needs coeffs {list(names)}, has {coeffs}")
+        return top, dict(zip(names, coeffs))
     if mode not in _ACTIVE:
         raise ValueError(f"tpu.Active mode {mode} has no kernel")
     return _ACTIVE[mode]
@@ -113,7 +123,7 @@ _SAME_AS_TOP = (
     "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
     "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "Scale", "LRN", "Tile", "Gather",
     "GatherElements", "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
-    "InstanceNorm", "GroupNorm", "Pow", "DivConst",
+    "InstanceNorm", "GroupNorm", "Pow", "DivConst", *AS_TOP,
 )
 
 TPU_KERNELS: dict[str, Kernel] = {

@@ -48,7 +48,7 @@ from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType
-from tpudsl.dialects.tpu import ACTIVE_MODES, GELU_MODES
+from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.qtable import read_qtable
@@ -57,8 +57,13 @@ FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Fl
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 # Ops that are the same op in a Tpu module (TPU-MLIR keeps them from the Top dialect).
 KEPT = ("top.Input", "top.Weight", "top.None")
-# Operands that stay f32 in every float mode: (Tpu op, operand index).
-F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2)}
+# Operands that stay f32 in every float mode: (Tpu op, operand index). Conv2D and MatMul biases
+# (the chip accumulates in f32), and indices held in float tensors: f16 is exact to 2048, bf16 to
+# 256 only, so an index in the mode's type would silently pick another element.
+F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
+                ("tpu.ScatterND", 1)}
+# Results that stay f32 in every float mode, for the same reason: (Tpu op, result index).
+F32_RESULTS = {("tpu.TopK", 1), ("tpu.MaxPoolWithMask", 1)}
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,11 @@ def _layer_norm(op: Operation, a: AttrView) -> dict[str, Any]:
     return {"normalized_shape": list(a.get("normalized_shape") or x[axis:])}
 
 
+def _active_coeffs(mode: str, names: tuple[str, ...]) -> Rule:
+    return Rule("tpu.Active", lambda op, a: {"mode": mode, "coeffs": [a[n] for n in names]},
+                consumes=(*names, "round_mode"))
+
+
 def _transpose(op: Operation, a: AttrView) -> dict[str, Any]:
     order = list(range(len(_shape(op.operands[0]))))
     d0, d1 = a["dim0"] % len(order), a["dim1"] % len(order)
@@ -170,6 +180,7 @@ LOWERINGS: dict[str, Rule] = {
     "top.GELU": Rule("tpu.Active", lambda op, a: {"mode": GELU_MODES[a["approx_mode"]]},
                      consumes=("approx_mode", "round_mode")),
     "top.Tanh": Rule("tpu.Active", lambda op, a: {"mode": "TANH"}, consumes=("round_mode",)),
+    **{name: _active_coeffs(mode, names) for name, (mode, names) in ACTIVE_COEFFS.items()},
     "top.Relu": Rule("tpu.Relu"),
     "top.LeakyRelu": Rule("tpu.LeakyRelu"),
     "top.Clip": Rule("tpu.Clip"),
@@ -206,6 +217,10 @@ LOWERINGS: dict[str, Rule] = {
     "top.GroupNorm": Rule("tpu.GroupNorm"),
     "top.Pad": Rule("tpu.Pad", _no_tensor_operands("paddingsT")),
     "top.Slice": Rule("tpu.Slice", _no_tensor_operands("offsetT", "endsT", "stepsT")),
+    **{f"top.{name}": Rule(f"tpu.{name}") for name in AS_TOP},
+    "top.TopK": Rule("tpu.TopK", _no_tensor_operands("kT")),
+    "top.CumSum": Rule("tpu.CumSum", _no_tensor_operands("dim")),
+    "top.Expand": Rule("tpu.Expand", _no_tensor_operands("shapeT")),
 }
 
 
@@ -286,8 +301,8 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
         elif kind == "top.Weight":
             operands.append(state.weight_in(value, "F32" if (rule.tpu, i) in F32_OPERANDS else mode, op))
         else:
-            operands.append(state.value_in(value, mode))
-    results = [_retyped(r, mode) for r in op.results]
+            operands.append(state.value_in(value, "F32" if (rule.tpu, i) in F32_OPERANDS else mode))
+    results = [_retyped(r, "F32" if (rule.tpu, i) in F32_RESULTS else mode) for i, r in enumerate(op.results)]
     Rewriter.replace_op(op, create(rule.tpu, complete_operands(rule.tpu, operands, state, op), results,
                                    attrs=attrs, loc=op.location))
 
