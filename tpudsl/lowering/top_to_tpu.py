@@ -28,9 +28,11 @@ import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
+    FusedLoc,
     ModuleOp,
     NameLoc,
     NoneAttr,
@@ -49,6 +51,7 @@ from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
+from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.qtable import read_qtable
@@ -270,7 +273,8 @@ class _Lowering:
         key = (value, mode)
         if key not in self.casts:
             producer = value.owner
-            cast = _cast(value, FLOAT_MODES[mode](), f"{loc_name(producer)}_{mode.lower()}")  # type: ignore[arg-type]
+            name = result_names(producer)[value.index]  # type: ignore[arg-type, attr-defined]
+            cast = _cast(value, FLOAT_MODES[mode](), f"{name}_{mode.lower()}")
             Rewriter.insert_op(cast, InsertPoint.after(producer))  # type: ignore[arg-type]
             self.casts[key] = cast.results[0]
         return self.casts[key]
@@ -376,11 +380,21 @@ def cast_outputs_to_f32(main: FuncOp, suffix_of: Callable[[SSAValue], str | None
         if suffix is None:
             continue
         producer = value.owner
-        name = loc_name(producer)  # type: ignore[arg-type]
+        name = result_names(producer)[value.index]  # type: ignore[arg-type, attr-defined]
         cast = _cast(value, Float32Type(), name)
         Rewriter.insert_op(cast, InsertPoint.before(ret))
-        producer.location = NameLoc(StringAttr(f"{name}_{suffix}"), NoneAttr())  # type: ignore[union-attr]
+        producer.location = _renamed(producer, value.index, f"{name}_{suffix}")  # type: ignore[arg-type, attr-defined]
         ret.operands[i] = cast.results[0]
+
+
+def _renamed(op: Operation, index: int, name: str) -> Attribute:
+    """`op`'s location with result `index` named `name`; an op with several results gets a fused
+    loc naming each, so the others keep their names (TopK's indices, MaxPoolWithMask's mask)."""
+    names = result_names(op)
+    names[index] = name
+    if len(names) == 1:
+        return NameLoc(StringAttr(name), NoneAttr())
+    return FusedLoc(ArrayAttr([NameLoc(StringAttr(n), NoneAttr()) for n in names]), NoneAttr())
 
 
 @dataclass(frozen=True)
