@@ -47,7 +47,6 @@ NOT_FROM_ONNX = {
 NOT_LOWERED = {
     **{op: "never produced from ONNX (NOT_FROM_ONNX)" for op in (
         "top.AdaptiveAvgPool", "top.ShuffleChannel", "top.Split", "top.View")},
-    "top.BatchNorm": "canonicalize folds it into the Conv before lowering; a BatchNorm on its own is not lowered yet",
 }
 
 

@@ -19,6 +19,7 @@ from onnx import TensorProto, helper
 from tests.frontend_support import make_model
 from tests.test_tpu_float import cosine, lower, run, top_module
 from tests.test_tpu_int8 import calibrated_int8
+from tpudsl.dialects.opdef import loc_name
 
 RNG = np.random.default_rng(7)
 
@@ -70,6 +71,12 @@ CASES = {
              "tpu.Pow3"),
     "Einsum": ([node("Einsum", ["a", "b"], equation="bij,bjk->bik")], {"a": r(2, 3, 4), "b": r(2, 4, 5)}, {}, 13,
                "top.Einsum", "tpu.Einsum"),
+    # BatchNorm on its own (no Conv to fold into) becomes tpu.Scale; eps 0 and these statistics give
+    # a scale and shift float16 holds exactly, so F16 rounds only x and the result.
+    "BatchNorm": ([node("BatchNormalization", ["x", "g", "b", "m", "v"], epsilon=0.0)], {"x": r(1, 3, 4, 4)},
+                  {"g": np.array([1, 0.5, 2], np.float32), "b": np.array([0.5, -1, 0.25], np.float32),
+                   "m": np.array([0, 1, -0.5], np.float32), "v": np.array([0.25, 1, 4], np.float32)}, 13,
+                  "top.BatchNorm", "tpu.Scale"),
     "MaxPoolWithMask": ([node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2])],
                         {"x": r(1, 2, 20, 20)}, {}, 13, "top.MaxPoolWithMask", "tpu.MaxPoolWithMask"),
 }
@@ -132,6 +139,15 @@ def test_indices_are_exact_in_bf16(name, index):
     got = run(lower(top_module(model), "BF16"), feed, keep_all=True)
     assert want[index].max() > 256
     np.testing.assert_array_equal(got[index], want[index])
+
+
+def test_batch_norm_weights_have_derived_names():
+    model, feed = case_model("BatchNorm")
+    tpu = lower(top_module(model), "F16")
+    [scale] = [op for op in tpu.module.walk() if op.name == "tpu.Scale"]
+    assert [loc_name(v.owner) for v in scale.operands[1:3]] == ["y_scale_f16", "y_bias_f16"]
+    np.testing.assert_array_equal(tpu.weights["y_scale_f16"], np.array([2, 0.5, 1], np.float16))
+    np.testing.assert_array_equal(tpu.weights["y_bias_f16"], np.array([0.5, -1.5, 0.75], np.float16))
 
 
 def test_trilu_in_an_int8_module_falls_back_to_f32(tmp_path):

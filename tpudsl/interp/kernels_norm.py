@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 
@@ -46,17 +47,13 @@ def _batch_norm(ins: Inputs, a: KernelAttrs) -> Array:
 
 def _batch_norm_prepare(static: Inputs, a: KernelAttrs):
     """Constant statistics and affine (DenseNet's pre-activation BNs, which canonicalize cannot
-    fold into a conv): one scale and one shift per channel, two passes over x instead of four.
-    The folded order rounds differently from ONNX's (x - mean) / sqrt(var + eps) * gamma + beta
-    by a few ulp, as onnxruntime's own BatchNorm folding does."""
+    fold into a conv): one scale and one shift per channel (geometry/batch_norm.py), two passes
+    over x instead of four."""
     if any(p is None for p in static[1:]):  # a computed (or `none`) parameter: the general kernel
         return _batch_norm
     mean, var = static[1], static[2]
     gamma, beta = (list(static[3:]) + [None, None])[:2]
-    rstd = 1 / np.sqrt(var.astype(np.float64) + a.get("epsilon", 1e-5))
-    scale = rstd * (1.0 if gamma is None else gamma.astype(np.float64))
-    shift = (0.0 if beta is None else beta.astype(np.float64)) - mean.astype(np.float64) * scale
-    scale, shift = scale.astype(np.float32), shift.astype(np.float32)
+    scale, shift = (v.astype(np.float32) for v in batch_norm_affine(mean, var, gamma, beta, a.get("epsilon", 1e-5)))
 
     def run(ins: Inputs, a: KernelAttrs) -> Array:
         x = ins[0]

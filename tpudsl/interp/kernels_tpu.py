@@ -110,6 +110,13 @@ def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
     return KERNELS["top.Cast"].run([_wide(inputs[0])], attrs)  # type: ignore[return-value]
 
 
+def _scale(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+    # The optional `lshift` operand is INT8's; the float modes leave it `none`.
+    if len(inputs) > 3 and inputs[3] is not None:
+        raise ValueError("tpu.Scale with an lshift operand has no float kernel")
+    return _same("top.Scale").run(inputs[:3], attrs)
+
+
 def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs], Array]) -> Kernel:
     def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
         x = inputs[0]
@@ -121,7 +128,7 @@ def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs],
 _SAME_AS_TOP = (
     "Add", "Sub", "Mul", "Div", "Max", "Min", "AddConst", "SubConst", "MulConst", "MaxConst", "MinConst",
     "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
-    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "Scale", "LRN", "Tile", "Gather",
+    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "LRN", "Tile", "Gather",
     "GatherElements", "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
     "InstanceNorm", "GroupNorm", "Pow", "DivConst", *AS_TOP,
 )
@@ -133,6 +140,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
     "tpu.Active": _via_top(_active),
     "tpu.Cast": Kernel(_cast),
+    "tpu.Scale": Kernel(_scale),
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
 }

@@ -47,6 +47,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.attrs import from_attr, to_attr
+from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType
@@ -76,6 +77,8 @@ class Rule:
     tpu: str
     attrs: Callable[[Operation, AttrView], Mapping[str, Any]] = lambda op, a: {}
     consumes: tuple[str, ...] = ()  # Top attributes the rule has turned into something else
+    # The Tpu op's operands, when they are not the Top op's (computed weights)
+    operands: Callable[[Operation, TopModule], list[SSAValue]] | None = None
 
 
 def _error(op: Operation, message: str) -> TpudslError:
@@ -156,6 +159,23 @@ def _active_coeffs(mode: str, names: tuple[str, ...]) -> Rule:
                 consumes=(*names, "round_mode"))
 
 
+def _batch_norm_operands(op: Operation, top: TopModule) -> list[SSAValue]:
+    """tpu.Scale's operands for a BatchNorm with constant statistics: the input and the folded
+    per-channel scale and shift (geometry/batch_norm.py), new weights `<bn>_scale` and `<bn>_bias`."""
+    params = []
+    for value in op.operands[1:]:
+        kind = value.owner.name  # type: ignore[union-attr]
+        if kind not in ("top.Weight", "top.None"):
+            raise _error(op, "statistics or affine computed by other ops are not lowered (tpu.Scale takes weights)")
+        params.append(top.weight_of(value.owner) if kind == "top.Weight" else None)  # type: ignore[arg-type]
+    mean, var, gamma, beta = (params + [None, None])[:4]
+    scale, shift = batch_norm_affine(mean, var, gamma, beta, AttrView(op.attributes, SPECS[op.name])["epsilon"])
+    name = loc_name(op)
+    weights = [top.add_weight(f"{name}_{kind}", data.astype(np.float32), before=op)
+               for kind, data in (("scale", scale), ("bias", shift))]
+    return [op.operands[0], *(w.results[0] for w in weights)]
+
+
 def _transpose(op: Operation, a: AttrView) -> dict[str, Any]:
     order = list(range(len(_shape(op.operands[0]))))
     d0, d1 = a["dim0"] % len(order), a["dim1"] % len(order)
@@ -203,6 +223,7 @@ LOWERINGS: dict[str, Rule] = {
     "top.DivConst": Rule("tpu.DivConst", consumes=("is_scalar",)),
     "top.Deconv": Rule("tpu.Deconv", _deconv),
     "top.Scale": Rule("tpu.Scale"),
+    "top.BatchNorm": Rule("tpu.Scale", consumes=("epsilon",), operands=_batch_norm_operands),
     "top.PRelu": Rule("tpu.PReluOp"),
     "top.LRN": Rule("tpu.LRN"),
     "top.Tile": Rule("tpu.Tile", _no_tensor_operands("tileT")),
@@ -298,7 +319,7 @@ def _lower_op(op: Operation, state: _Lowering) -> None:
     mode = state.mode_of(op)
     attrs = tpu_attrs(op, rule)
     operands = []
-    for i, value in enumerate(op.operands):
+    for i, value in enumerate(rule.operands(op, state.top) if rule.operands else op.operands):
         kind = value.owner.name  # type: ignore[union-attr]
         if kind == "top.None":
             operands.append(value)

@@ -19,6 +19,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
+from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer
 
@@ -76,9 +77,7 @@ class FuseConvBatchNorm(_FoldIntoConv):
             return None
         if (gamma is None and not _is_none(op.operands[3])) or (beta is None and not _is_none(op.operands[4])):
             return None
-        scale = (1.0 if gamma is None else gamma.astype(np.float64)) / np.sqrt(var.astype(np.float64) + attrs_of(op)["epsilon"])
-        shift = (0.0 if beta is None else beta.astype(np.float64)) - mean.astype(np.float64) * scale
-        return np.broadcast_to(scale, mean.shape), np.broadcast_to(shift, mean.shape)
+        return batch_norm_affine(mean, var, gamma, beta, attrs_of(op)["epsilon"])
 
 
 class FuseConvScale(_FoldIntoConv):
