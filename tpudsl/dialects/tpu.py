@@ -294,7 +294,8 @@ ACTIVE_MODES: dict[str, str] = {
 # Top element-wise functions with parameters that lower to `tpu.Active`: the mode and the Top
 # attributes that become its `coeffs`, in order.
 ACTIVE_COEFFS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "top.Elu": ("ELU", ("alpha",)), "top.HardSigmoid": ("HSIGMOID", ("alpha", "beta")), "top.Swish": ("SWISH", ("beta",)),
+    "top.Elu": ("ELU", ("alpha",)), "top.HardSigmoid": ("HSIGMOID", ("alpha", "beta")),
+    "top.Swish": ("SWISH", ("beta",)),
 }
 # top.GELU's approx_mode -> tpu.Active mode.
 GELU_MODES = {"normal": "GELU", "tanh": "TGELU", "sigm": "QGELU"}
