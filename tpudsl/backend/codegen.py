@@ -5,7 +5,8 @@ Each op is emitted on its own (one op, one group): its whole tiles (weights, a d
 MatMul's right side) are loaded once, then for every slice `slicing.slices` gives, the input parts
 are loaded, one BDC record computes the output part and it is stored. Local memory is handed out
 per op from offset 0, EU-aligned, in that order. Concat moves its inputs' parts through local
-memory to their place in the result; Reshape copies in global memory. Debug info maps the first
+memory to their place in the result, Permute's through a strided load; Reshape, Squeeze and
+Unsqueeze copy in global memory. Debug info maps the first
 instruction of each op to its location name (what the cmodel's messages and --profile name).
 """
 
@@ -26,7 +27,7 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, SlicePlan, Tile, attrs_of, check_modelled,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, attrs_of, check_modelled,
                                     conv_filter_layout, dtype_of,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.opdef import describe, loc_name
@@ -83,6 +84,8 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         m, k = ins[0][1].shape[:2]
         bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], m, k, out[1].shape[1], *_relu(op))
+    if kind == "softmax":
+        return isa.BdcSoftmax(dtype, *_local(ins[0]), out[0], int(bool(a["log"])), float(a["beta"]))
     if kind == "binary":
         return isa.BdcBinary(dtype, isa.BINARY_OPS[op.name[4:]], *_local(ins[0]), *_local(ins[1]), *_local(out),
                              *_relu(op))
@@ -133,7 +136,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program) -> None:
         lmem.top = base
         ins = [(lmem.take(t), t) for t in plan.inputs]
         prog.records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]
-        if KINDS[op.name] == "concat":
+        if KINDS[op.name] in MOVES:
             prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
         out = (lmem.take(plan.output), plan.output)

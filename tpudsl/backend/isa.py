@@ -259,9 +259,28 @@ class BdcCast(Record):
     out_addr: int
 
 
+@dataclass(frozen=True)
+class BdcSoftmax(Record):
+    """out = softmax(beta * in) along C (log: its logarithm); N, H and W are independent rows.
+    The channels of a row sit on different lanes: the max and the sum reduce across lanes."""
+
+    OPCODE: ClassVar[int] = 23
+    FORMAT: ClassVar[str] = "B5IIBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    log: int
+    beta: float
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
-                                BdcActive, BdcCast)
+                                BdcActive, BdcCast, BdcSoftmax)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

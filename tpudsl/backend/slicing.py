@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -27,12 +28,15 @@ Dims4 = tuple[int, int, int, int]
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
+    "tpu.Permute": "permute", "tpu.Softmax": "softmax",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast")},
 }
-# Ops that only move data in global memory (no local tiles, no slices).
-GLOBAL_ONLY = ("tpu.Reshape",)
+# Kinds with no BDC record: each slice's input part moves through local memory to its output place.
+MOVES = ("concat", "permute")
+# Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes.
+GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2}
 
 
@@ -137,12 +141,42 @@ def _matmul_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     return SlicePlan([tile], out)
 
 
+def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """The output part read from the input through permuted strides: output dim i steps the input's
+    dim order[i]; one strided GDMA load does the transpose, the store is contiguous."""
+    x, y = op.operands[0], op.results[0]
+    xs, order = shape_of(x), attrs_of(op)["order"]
+    ys = as4d(op, shape_of(y))
+    xstrides = contiguous(as4d(op, xs))[4 - len(xs):]
+    strides = (0,) * (4 - len(order)) + tuple(xstrides[d] for d in order)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
+    return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
+
+
+def softmax_view(op: Operation) -> Dims4:
+    """Softmax's tensor as (outer, axis, inner, 1): the reduced axis on C (never sliced), the dims
+    before it on N and after it on H, so slices along N and H keep every row whole."""
+    shape = shape_of(op.results[0])
+    axis = attrs_of(op)["axis"] % len(shape)
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return prod(shape[:axis]), shape[axis], prod(shape[axis + 1:]), 1
+
+
+def _softmax_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    view = softmax_view(op)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
+    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
+                     Tile(op.results[0], start, shape, contiguous(view)))
+
+
 BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int, int]], SlicePlan]] = {
     "conv": _window_input,
     "pool": _window_input,
     "binary": _elementwise_input,
     "unary": _elementwise_input,
     "matmul": _matmul_input,
+    "permute": _permute_input,
+    "softmax": _softmax_input,
 }
 
 
@@ -195,6 +229,8 @@ def output_dims(op: Operation) -> tuple[int, int]:
     """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
     if KINDS[op.name] == "matmul":
         return matmul_dims(op)[0][0], 1
+    if KINDS[op.name] == "softmax":
+        return softmax_view(op)[0], softmax_view(op)[2]
     ys = as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
@@ -234,7 +270,7 @@ def tile_bytes(tile: Tile, chip: Chip) -> int:
 
 def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
     """The local tensors of one slice besides the whole-loaded ones (a concat part moves through one)."""
-    return plan.inputs if KINDS[op.name] == "concat" else [*plan.inputs, plan.output]
+    return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output]
 
 
 def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip) -> int:
@@ -275,6 +311,8 @@ def check_modelled(op: Operation) -> None:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
         raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
+    if op.name in ("tpu.Softmax", "tpu.Permute") and any(isinstance(v.type, TensorType) for v in op.operands[1:]):
+        raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
             dtype_of(v)

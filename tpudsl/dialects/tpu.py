@@ -147,7 +147,7 @@ SPECS: list[OpSpec] = [
            shape=S.concat),
     OpSpec("tpu.Softmax",
            operands=("input", "table?", "slope_table?", "reciprocal_table?", "reciprocal_mantissa_table?", "buffer?"),
-           attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **_round()},
+           attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **_round(), **GINFO},
            shape=S.along_axis),
     OpSpec("tpu.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?", "buffer?"),
            attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),

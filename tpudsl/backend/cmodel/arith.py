@@ -84,3 +84,12 @@ ACTIVE = [None, _sigmoid, np.tanh, np.exp, np.abs]  # by isa.ACTIVE_MODES code; 
 def active(x, r) -> np.ndarray:
     x = x.astype(np.float32)
     return relu(x, 1, r.limit) if r.mode == 0 else ACTIVE[r.mode](x)
+
+
+def softmax(x, r) -> np.ndarray:
+    """softmax(beta * x) along C, from its definition: exp(z - max) / sum exp(z - max)."""
+    z = x.astype(np.float32) * np.float32(r.beta)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    total = e.sum(axis=1, keepdims=True)
+    return z - np.log(total) if r.log else e / total

@@ -95,11 +95,16 @@ def _cast(m: Memory, r: isa.BdcCast) -> None:
     m.write_local(r.out_addr, x.astype(np.float32).astype(numpy_dtype(r.out_dtype)))
 
 
+def _softmax(m: Memory, r: isa.BdcSoftmax) -> None:
+    dt = numpy_dtype(r.dtype)
+    m.write_local(r.out_addr, arith.softmax(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _load, isa.GdmaStore: _store,
     isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
     isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
-    isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast,
+    isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
 }
 
 
