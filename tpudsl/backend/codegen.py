@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -84,8 +84,12 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         m, k = ins[0][1].shape[:2]
         bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], m, k, out[1].shape[1], *_relu(op))
-    if kind == "softmax":
+    if op.name == "tpu.Softmax":
         return isa.BdcSoftmax(dtype, *_local(ins[0]), out[0], int(bool(a["log"])), float(a["beta"]))
+    if op.name == "tpu.LayerNorm":
+        present = iter(whole)
+        weight, bias = (next(present) if isinstance(v.type, TensorType) else isa.NO_ADDR for v in op.operands[1:3])
+        return isa.BdcLayerNorm(dtype, *_local(ins[0]), weight, bias, out[0], float(a["eps"]))
     if kind == "binary":
         return isa.BdcBinary(dtype, isa.BINARY_OPS[op.name[4:]], *_local(ins[0]), *_local(ins[1]), *_local(out),
                              *_relu(op))

@@ -34,7 +34,7 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = rounds(r.n_out) * r.m * r.k / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
-    elif isinstance(r, isa.BdcSoftmax):  # max, exp of the difference, sum, divide: 4 passes
+    elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm)):  # reduce, subtract, reduce, scale: 4 passes
         work = 4 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")

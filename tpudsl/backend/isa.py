@@ -278,9 +278,29 @@ class BdcSoftmax(Record):
     beta: float
 
 
+@dataclass(frozen=True)
+class BdcLayerNorm(Record):
+    """out = (in - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var along C; weight
+    and bias local (1, c, 1, 1) in the record's dtype, or NO_ADDR. The reduction crosses lanes."""
+
+    OPCODE: ClassVar[int] = 24
+    FORMAT: ClassVar[str] = "B5IIIIf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    weight_addr: int
+    bias_addr: int
+    out_addr: int
+    eps: float
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
-                                BdcActive, BdcCast, BdcSoftmax)
+                                BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

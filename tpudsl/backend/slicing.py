@@ -28,7 +28,7 @@ Dims4 = tuple[int, int, int, int]
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
-    "tpu.Permute": "permute", "tpu.Softmax": "softmax",
+    "tpu.Permute": "permute", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast")},
@@ -153,17 +153,19 @@ def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Sli
     return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
 
 
-def softmax_view(op: Operation) -> Dims4:
-    """Softmax's tensor as (outer, axis, inner, 1): the reduced axis on C (never sliced), the dims
-    before it on N and after it on H, so slices along N and H keep every row whole."""
+def reduce_view(op: Operation) -> Dims4:
+    """The tensor of an op reducing along an axis as (outer, reduced, inner, 1): the reduced elements
+    on C (never sliced), the dims before them on N and after them on H, so slices along N and H keep
+    every reduced row whole. Softmax reduces its axis; LayerNorm every dim from its axis on."""
     shape = shape_of(op.results[0])
     axis = attrs_of(op)["axis"] % len(shape)
+    end = axis + 1 if op.name == "tpu.Softmax" else len(shape)
     prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
-    return prod(shape[:axis]), shape[axis], prod(shape[axis + 1:]), 1
+    return prod(shape[:axis]), prod(shape[axis:end]), prod(shape[end:]), 1
 
 
-def _softmax_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
-    view = softmax_view(op)
+def _reduce_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    view = reduce_view(op)
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
     return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
                      Tile(op.results[0], start, shape, contiguous(view)))
@@ -176,17 +178,18 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "unary": _elementwise_input,
     "matmul": _matmul_input,
     "permute": _permute_input,
-    "softmax": _softmax_input,
+    "reduce": _reduce_input,
 }
 
 
 def matmul_dims(op: Operation) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(m, k), (k, n_out) of a 2-D MatMul."""
+    """(m, k), (k, n_out) of a MatMul whose right side is 2-D: the left side's leading dims are rows
+    (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product)."""
     ls, rs = shape_of(op.operands[0]), shape_of(op.operands[1])
-    if len(ls) != 2 or len(rs) != 2:
-        raise TpudslError(f"backend: {describe(op)} with operands {ls} x {rs}: only 2-D MatMul is modelled")
+    if len(ls) < 2 or len(rs) != 2:
+        raise TpudslError(f"backend: {describe(op)} with operands {ls} x {rs}: only a 2-D right side is modelled")
     rk, rn = (rs[1], rs[0]) if attrs_of(op)["right_transpose"] else rs
-    return ls, (rk, rn)
+    return (int(np.prod(ls[:-1], dtype=np.int64)), ls[-1]), (rk, rn)
 
 
 def whole_tiles(op: Operation) -> list[Tile]:
@@ -206,6 +209,8 @@ def whole_tiles(op: Operation) -> list[Tile]:
         if len(present) > 1:
             tiles.append(whole(present[1], (1, n_out, 1, 1)))
         return tiles
+    if op.name == "tpu.LayerNorm":  # weight and bias, those present, in that order
+        return [whole(v, (1, reduce_view(op)[1], 1, 1)) for v in op.operands[1:3] if isinstance(v.type, TensorType)]
     return []
 
 
@@ -229,8 +234,8 @@ def output_dims(op: Operation) -> tuple[int, int]:
     """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
     if KINDS[op.name] == "matmul":
         return matmul_dims(op)[0][0], 1
-    if KINDS[op.name] == "softmax":
-        return softmax_view(op)[0], softmax_view(op)[2]
+    if KINDS[op.name] == "reduce":
+        return reduce_view(op)[0], reduce_view(op)[2]
     ys = as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
@@ -311,10 +316,14 @@ def check_modelled(op: Operation) -> None:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
         raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
-    if op.name in ("tpu.Softmax", "tpu.Permute") and any(isinstance(v.type, TensorType) for v in op.operands[1:]):
+    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.LayerNorm": 3}.get(op.name, len(op.operands))
+    if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
+            if op.name == "tpu.LayerNorm" and dtype_of(v) != dtype_of(op.results[0]):
+                raise TpudslError(f"backend: {describe(op)}: a {dtype_of(v)} operand of a {dtype_of(op.results[0])} "
+                                  f"LayerNorm is not modelled")
             dtype_of(v)
             if 0 in shape_of(v):
                 raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")

@@ -93,3 +93,13 @@ def softmax(x, r) -> np.ndarray:
     e = np.exp(z)
     total = e.sum(axis=1, keepdims=True)
     return z - np.log(total) if r.log else e / total
+
+
+def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * weight + bias along C, var the mean squared deviation."""
+    x = x.astype(np.float32)
+    d = x - x.mean(axis=1, keepdims=True)
+    y = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + np.float32(eps))
+    if weight is not None:
+        y = y * weight.astype(np.float32)
+    return y if bias is None else y + bias.astype(np.float32)

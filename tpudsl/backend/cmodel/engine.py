@@ -100,11 +100,20 @@ def _softmax(m: Memory, r: isa.BdcSoftmax) -> None:
     m.write_local(r.out_addr, arith.softmax(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
 
 
+def _layer_norm(m: Memory, r: isa.BdcLayerNorm) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    weight, bias = (None if a == isa.NO_ADDR else m.read_local(a, (1, r.c, 1, 1), dt)
+                    for a in (r.weight_addr, r.bias_addr))
+    m.write_local(r.out_addr, arith.layer_norm(x, weight, bias, r.eps).astype(dt))
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _load, isa.GdmaStore: _store,
     isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
     isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
     isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
+    isa.BdcLayerNorm: _layer_norm,
 }
 
 
