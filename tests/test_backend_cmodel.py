@@ -56,6 +56,9 @@ def _window(draw, size: int, dilate: bool = False):
     return k, s, p0, p1, (size + p0 + p1 - (k - 1) * d - 1) // s + 1, d
 
 
+NEW_OPS = ("permute", "softmax", "layernorm")  # each must occur (as its Tpu op) in enough examples
+
+
 @st.composite
 def networks(draw):
     """(model, input feed): a chain of 1-5 ops, each reading the last tensor or an earlier one."""
@@ -67,7 +70,7 @@ def networks(draw):
     for _ in range(draw(st.integers(1, 5))):
         src = draw(st.sampled_from(tensors[-2:]))
         n, c, h, w = g.shapes[src]
-        kind = draw(st.sampled_from(["conv", "conv", "pool", "binary", "concat", "relu"]))
+        kind = draw(st.sampled_from(["conv", "conv", "pool", "binary", "concat", "relu", *NEW_OPS]))
         if kind == "conv":
             kh, sh, pt, pb, oh, dh = _window(draw, h, dilate=True)
             kw, sw, pl, pr, ow, dw = _window(draw, w, dilate=True)
@@ -93,6 +96,19 @@ def networks(draw):
             same = [t for t in tensors if g.shapes[t][0] == n and g.shapes[t][2:] == (h, w)]
             other = draw(st.sampled_from(same))
             out = g.node("Concat", [src, other], (n, c + g.shapes[other][1], h, w), axis=1)
+        elif kind == "permute":
+            order = draw(st.permutations(range(4)))
+            out = g.node("Transpose", [src], tuple(g.shapes[src][d] for d in order), perm=list(order))
+        elif kind == "softmax":
+            out = g.node(draw(st.sampled_from(["Softmax", "LogSoftmax"])), [src], (n, c, h, w),
+                         axis=draw(st.integers(-4, 3)))
+        elif kind == "layernorm":
+            # normalizes h x w or w; a reduced row spreads one element per EU row over the lanes
+            # (docs/backend.md), so h x w only where its weights fit the tiny chip
+            axis = draw(st.integers(2, 3)) if h * w <= 256 else 3
+            norm = (n, c, h, w)[axis:]
+            out = g.node("LayerNormalization", [src, g.const(norm), g.const(norm)], (n, c, h, w), axis=axis,
+                         epsilon=1e-5)
         else:
             out = g.node("Relu", [src], (n, c, h, w))
         tensors.append(out)
@@ -125,14 +141,15 @@ def test_random_networks_cmodel_matches_tpu_interpreter(tmp_path):
             assert_f32_close(got[name], w, name)
         text = print_module(top.module)
         for feature, present in (("sliced along H", max(_secs(text, "hsecs"), default=1) > 1),
-                                 ("sliced along N", max(_secs(text, "nsecs"), default=1) > 1)):
+                                 ("sliced along N", max(_secs(text, "nsecs"), default=1) > 1),
+                                 *((f"op {op}", f'"tpu.{op}"' in text) for op in ("Permute", "Softmax", "LayerNorm"))):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("sliced along H", "sliced along N"):
+    for feature in ("sliced along H", "sliced along N", "op Permute", "op Softmax", "op LayerNorm"):
         assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
 
 
