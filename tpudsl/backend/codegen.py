@@ -81,9 +81,13 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
                            int(bool(a["count_include_pad"])), *_relu(op))
     if kind == "matmul":
-        m, k = ins[0][1].shape[:2]
+        rows, k = ins[0][1].shape[:2]
+        if len(ins) > 1:  # batched: this slice's batches of the right side
+            batch = ins[1][1].shape[0]
+            return isa.BdcMatMul(dtype, ins[0][0], ins[1][0], isa.NO_ADDR, out[0], rows // batch, k,
+                                 out[1].shape[1], batch, *_relu(op))
         bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
-        return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], m, k, out[1].shape[1], *_relu(op))
+        return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
     if op.name == "tpu.Softmax":
         return isa.BdcSoftmax(dtype, *_local(ins[0]), out[0], int(bool(a["log"])), float(a["beta"]))
     if op.name == "tpu.LayerNorm":

@@ -31,7 +31,7 @@ def cycles(r: isa.Record, chip: Chip) -> int:
     elif isinstance(r, isa.BdcPool):
         work = rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcMatMul):
-        work = rounds(r.n_out) * r.m * r.k / chip.macs_per_cycle_per_lane
+        work = rounds(r.n_out) * r.batch * r.m * r.k / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm)):  # reduce, subtract, reduce, scale: 4 passes

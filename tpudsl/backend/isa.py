@@ -29,7 +29,7 @@ NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
 
 BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}
 CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4}
-ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4}
+ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5}
 POOL_MODES = {"Max": 0, "Avg": 1}
 
 
@@ -158,10 +158,11 @@ class BdcPool(Record):
 
 @dataclass(frozen=True)
 class BdcMatMul(Record):
-    """out (m, n_out, 1, 1) = left (m, k, 1, 1) @ right (1, k, 1, n_out) + bias (1, n_out, 1, 1)."""
+    """`batch` products: out (batch*m, n_out, 1, 1) = left (batch*m, k, 1, 1) @ right (batch, k, 1, n_out)
+    + bias (1, n_out, 1, 1), rows b*m .. b*m + m - 1 of left and out with right's b."""
 
     OPCODE: ClassVar[int] = 18
-    FORMAT: ClassVar[str] = "BIIIIIIIBf"
+    FORMAT: ClassVar[str] = "BIIIIIIIIBf"
     ENGINE: ClassVar[str] = "bdc"
     dtype: int
     left_addr: int
@@ -171,6 +172,7 @@ class BdcMatMul(Record):
     m: int
     k: int
     n_out: int
+    batch: int
     do_relu: int
     relu_limit: float
 

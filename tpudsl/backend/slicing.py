@@ -134,11 +134,21 @@ def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) ->
 
 
 def _matmul_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
-    (m, k), (_, n_out) = matmul_dims(op)
+    """Rows n of a plain MatMul; batches n of a batched one (its rows and its right side's part)."""
+    batch, m, k, n_out = matmul_dims(op)
     left, y = op.operands[0], op.results[0]
-    tile = Tile(left, (n[0], 0, 0, 0), (n[1] - n[0], k, 1, 1), (k, 1, 1, 1))
-    out = Tile(y, (n[0], 0, 0, 0), (n[1] - n[0], n_out, 1, 1), (n_out, 1, 1, 1))
-    return SlicePlan([tile], out)
+    rows = (n[0] * m, n[1] * m) if batch > 1 else n
+    tile = Tile(left, (rows[0], 0, 0, 0), (rows[1] - rows[0], k, 1, 1), (k, 1, 1, 1))
+    out = Tile(y, (rows[0], 0, 0, 0), (rows[1] - rows[0], n_out, 1, 1), (n_out, 1, 1, 1))
+    if batch == 1:
+        return SlicePlan([tile], out)
+    right = Tile(op.operands[1], (n[0], 0, 0, 0), (n[1] - n[0], k, 1, n_out), _right_strides(op, k, n_out))
+    return SlicePlan([tile, right], out)
+
+
+def _right_strides(op: Operation, k: int, n_out: int) -> Dims4:
+    """MatMul's right side (per batch k x n_out, or n_out x k with right_transpose) as (batch, k, 1, n_out)."""
+    return (k * n_out, 1, 0, k) if attrs_of(op)["right_transpose"] else (k * n_out, n_out, 0, 1)
 
 
 def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
@@ -182,14 +192,20 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
 }
 
 
-def matmul_dims(op: Operation) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(m, k), (k, n_out) of a MatMul whose right side is 2-D: the left side's leading dims are rows
-    (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product)."""
+def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
+    """(batch, m, k, n_out) of a MatMul. A 2-D right side: batch 1, the left side's leading dims are
+    rows (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product). A right side
+    of rank > 2: its leading dims, the same as the left side's, are the batch (attention's Q x K^T)."""
     ls, rs = shape_of(op.operands[0]), shape_of(op.operands[1])
-    if len(ls) < 2 or len(rs) != 2:
-        raise TpudslError(f"backend: {describe(op)} with operands {ls} x {rs}: only a 2-D right side is modelled")
-    rk, rn = (rs[1], rs[0]) if attrs_of(op)["right_transpose"] else rs
-    return (int(np.prod(ls[:-1], dtype=np.int64)), ls[-1]), (rk, rn)
+    rk, rn = (rs[-1], rs[-2]) if attrs_of(op)["right_transpose"] else rs[-2:]
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    if len(ls) >= 2 and len(rs) == 2:
+        return 1, prod(ls[:-1]), ls[-1], rn
+    if len(ls) == len(rs) > 2 and ls[:-2] == rs[:-2] and not any(isinstance(v.type, TensorType) for v in
+                                                                 op.operands[2:3]):
+        return prod(ls[:-2]), ls[-2], ls[-1], rn
+    raise TpudslError(f"backend: {describe(op)} with operands {ls} x {rs}: only a 2-D right side, or equal batch "
+                      f"dims without bias, is modelled")
 
 
 def whole_tiles(op: Operation) -> list[Tile]:
@@ -203,9 +219,10 @@ def whole_tiles(op: Operation) -> list[Tile]:
             tiles.append(whole(present[1], (1, oc, 1, 1)))
         return tiles
     if kind == "matmul":
-        (_, k), (_, n_out) = matmul_dims(op)
-        right_strides = (0, 1, 0, k) if attrs_of(op)["right_transpose"] else (0, n_out, 0, 1)
-        tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), right_strides)]
+        batch, _, k, n_out = matmul_dims(op)
+        if batch > 1:
+            return []  # its right side is sliced with its batches
+        tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), _right_strides(op, k, n_out))]
         if len(present) > 1:
             tiles.append(whole(present[1], (1, n_out, 1, 1)))
         return tiles
@@ -233,7 +250,8 @@ def conv_filter_layout(op: Operation) -> tuple[int, int, int, int]:
 def output_dims(op: Operation) -> tuple[int, int]:
     """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
     if KINDS[op.name] == "matmul":
-        return matmul_dims(op)[0][0], 1
+        batch, m, _, _ = matmul_dims(op)
+        return (batch if batch > 1 else m), 1
     if KINDS[op.name] == "reduce":
         return reduce_view(op)[0], reduce_view(op)[2]
     ys = as4d(op, shape_of(op.results[0]))

@@ -4,6 +4,8 @@ whole tensors, is what the cmodel is checked against, so it is never imported he
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -78,7 +80,15 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-ACTIVE = [None, _sigmoid, np.tanh, np.exp, np.abs]  # by isa.ACTIVE_MODES code; 0 is RELU
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), erf from math.erf in float64 (exact; slow, but the
+    cmodel runs small tensors), rounded once to float32."""
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    x64 = x.astype(np.float64)
+    return (x64 / 2 * (1 + erf(x64 / math.sqrt(2)))).astype(np.float32)
+
+
+ACTIVE = [None, _sigmoid, np.tanh, np.exp, np.abs, _gelu]  # by isa.ACTIVE_MODES code; 0 is RELU
 
 
 def active(x, r) -> np.ndarray:

@@ -61,11 +61,12 @@ def _pool(m: Memory, r: isa.BdcPool) -> None:
 
 def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
     dt = numpy_dtype(r.dtype)
-    left = m.read_local(r.left_addr, (r.m, r.k, 1, 1), dt).reshape(r.m, r.k)
-    right = m.read_local(r.right_addr, (1, r.k, 1, r.n_out), dt).reshape(r.k, r.n_out)
+    rows = r.batch * r.m
+    left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
+    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), dt).reshape(r.batch, r.k, r.n_out)
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.n_out, 1, 1), F32).ravel()
     y = arith.matmul(left, right, bias, r)
-    m.write_local(r.out_addr, y.reshape(r.m, r.n_out, 1, 1).astype(dt))
+    m.write_local(r.out_addr, y.reshape(rows, r.n_out, 1, 1).astype(dt))
 
 
 def _binary(m: Memory, r: isa.BdcBinary) -> None:
