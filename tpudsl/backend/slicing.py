@@ -28,13 +28,13 @@ Dims4 = tuple[int, int, int, int]
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
-    "tpu.Permute": "permute", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
+    "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast")},
 }
 # Kinds with no BDC record: each slice's input part moves through local memory to its output place.
-MOVES = ("concat", "permute")
+MOVES = ("concat", "permute", "slice")
 # Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes.
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2}
@@ -72,17 +72,18 @@ def contiguous(shape: Dims4) -> Dims4:
 @dataclass(frozen=True)
 class Tile:
     """A local tensor of one slice: `shape` elements of `value`'s 4-D view (strides `strides`, in
-    elements) starting at `start`."""
+    elements) starting at `start`, after `base` elements (where a Slice's window begins)."""
 
     value: SSAValue
     start: Dims4
     shape: Dims4
     strides: Dims4
+    base: int = 0
 
     @property
     def offset(self) -> int:
         """Elements from the start of `value` to the tile's first element."""
-        return sum(s * st for s, st in zip(self.start, self.strides, strict=True))
+        return self.base + sum(s * st for s, st in zip(self.start, self.strides, strict=True))
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,38 @@ def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Sli
     return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
 
 
+def _slice_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """The output part read from the input's window: strides times the steps, from the window's
+    first element (ONNX's clamped starts; the result type gives the sizes)."""
+    x, y = op.operands[0], op.results[0]
+    xs, ys = shape_of(x), as4d(op, shape_of(y))
+    starts, steps = slice_starts_steps(op)
+    xstrides = contiguous(as4d(op, xs))[4 - len(xs):]
+    strides = (0,) * (4 - len(xs)) + tuple(s * st for s, st in zip(xstrides, steps, strict=True))
+    base = sum(b * s for b, s in zip(starts, xstrides, strict=True))
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
+    return SlicePlan([Tile(x, start, shape, strides, base)],  # type: ignore[arg-type]
+                     Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
+
+
+def slice_starts_steps(op: Operation) -> tuple[list[int], list[int]]:
+    """Per input dim, a Slice's first element and step. `axes` absent (or offset/ends/steps of full
+    rank) means the lists are per dim, as TPU-MLIR writes them; a start clamps to [0, size]."""
+    a, xs = attrs_of(op), shape_of(op.operands[0])
+    offset, steps = list(a["offset"]), list(a["steps"])
+    axes = list(a.get("axes") or [])
+    if not axes or (len(offset) == len(xs) and len(axes) != len(offset)):
+        axes = list(range(len(offset)))
+    starts, strides = [0] * len(xs), [1] * len(xs)
+    for ax, begin, step in zip(axes, offset, steps, strict=True):
+        if step <= 0:
+            raise TpudslError(f"backend: {describe(op)}: step {step} is not modelled (only positive steps)")
+        size = xs[ax % len(xs)]
+        starts[ax % len(xs)] = min(max(begin + size if begin < 0 else begin, 0), size)
+        strides[ax % len(xs)] = step
+    return starts, strides
+
+
 def reduce_view(op: Operation) -> Dims4:
     """The tensor of an op reducing along an axis as (outer, reduced, inner, 1): the reduced elements
     on C (never sliced), the dims before them on N and after them on H, so slices along N and H keep
@@ -188,6 +221,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "unary": _elementwise_input,
     "matmul": _matmul_input,
     "permute": _permute_input,
+    "slice": _slice_input,
     "reduce": _reduce_input,
 }
 
@@ -334,7 +368,7 @@ def check_modelled(op: Operation) -> None:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
         raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
-    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.LayerNorm": 3}.get(op.name, len(op.operands))
+    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:

@@ -152,7 +152,7 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?", "buffer?"),
            attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),
                   # TPU-MLIR defaults axes to [1]; absent here means what it means on top.Slice
-                  "axes": A("i64[]"), "hasparamConvert_axes": A("i64[]", [])},
+                  "axes": A("i64[]"), "hasparamConvert_axes": A("i64[]", []), **GINFO},
            shape=S.slice_),
     OpSpec("tpu.Pad", operands=("input", "paddingsT?", "left_select?", "right_select?", "buffer?"),
            attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant")},
