@@ -34,6 +34,11 @@ class Graph:
         self.inits.append(numpy_helper.from_array(self.rng.standard_normal(shape).astype(np.float32), name))
         return name
 
+    def ints(self, values: list[int]) -> str:
+        name = f"i{len(self.inits)}"
+        self.inits.append(numpy_helper.from_array(np.array(values, np.int64), name))
+        return name
+
     def node(self, op: str, inputs: list[str], shape, **attrs) -> str:
         out = f"t{len(self.nodes)}_{op.lower()}"
         self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
@@ -56,7 +61,7 @@ def _window(draw, size: int, dilate: bool = False):
     return k, s, p0, p1, (size + p0 + p1 - (k - 1) * d - 1) // s + 1, d
 
 
-NEW_OPS = ("permute", "softmax", "layernorm")  # each must occur (as its Tpu op) in enough examples
+NEW_OPS = ("permute", "softmax", "layernorm", "slice", "batched_matmul")  # each must occur (as its Tpu op) in enough examples
 
 
 @st.composite
@@ -109,6 +114,16 @@ def networks(draw):
             norm = (n, c, h, w)[axis:]
             out = g.node("LayerNormalization", [src, g.const(norm), g.const(norm)], (n, c, h, w), axis=axis,
                          epsilon=1e-5)
+        elif kind == "slice":
+            axis, size = draw(st.sampled_from([(2, h), (3, w)]))
+            begin, step = draw(st.integers(-size, size - 1)), draw(st.integers(1, 3))
+            end = draw(st.integers(begin % size + 1, size + 2))
+            rows = len(range(size)[begin:end:step])
+            out = g.node("Slice", [src, *(g.ints([v]) for v in (begin, end, axis, step))],
+                         tuple(rows if d == axis else s for d, s in enumerate((n, c, h, w))))
+        elif kind == "batched_matmul":  # (n, c) batches of (h, w) x (w, k)
+            k = draw(st.integers(1, 6))
+            out = g.node("MatMul", [src, g.const((n, c, w, k))], (n, c, h, k))
         else:
             out = g.node("Relu", [src], (n, c, h, w))
         tensors.append(out)
@@ -142,14 +157,17 @@ def test_random_networks_cmodel_matches_tpu_interpreter(tmp_path):
         text = print_module(top.module)
         for feature, present in (("sliced along H", max(_secs(text, "hsecs"), default=1) > 1),
                                  ("sliced along N", max(_secs(text, "nsecs"), default=1) > 1),
-                                 *((f"op {op}", f'"tpu.{op}"' in text) for op in ("Permute", "Softmax", "LayerNorm"))):
+                                 *((f"op {op}", f'"tpu.{op}"' in text) for op in ("Permute", "Softmax", "LayerNorm",
+                                                                                  "Slice")),
+                                 ("op batched MatMul", re.search(r'"tpu.MatMul"\(.*tensor<\d+x\d+x\d+x\d+xf32.*, tensor<\d+x\d+x\d+x\d+xf32', text) is not None)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("sliced along H", "sliced along N", "op Permute", "op Softmax", "op LayerNorm"):
+    for feature in ("sliced along H", "sliced along N", "op Permute", "op Softmax", "op LayerNorm", "op Slice",
+                    "op batched MatMul"):
         assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
 
 
