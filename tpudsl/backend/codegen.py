@@ -88,6 +88,9 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
                                  out[1].shape[1], batch, *_relu(op))
         bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
+    if kind == "upsample":
+        skip = out[1].start[2] - ins[0][1].start[2] * a["scale_h"]
+        return isa.BdcUpsample(dtype, *_local(ins[0]), out[0], out[1].shape[2], a["scale_h"], a["scale_w"], skip)
     if op.name == "tpu.Softmax":
         return isa.BdcSoftmax(dtype, *_local(ins[0]), out[0], int(bool(a["log"])), float(a["beta"]))
     if op.name == "tpu.LayerNorm":

@@ -36,6 +36,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm)):  # reduce, subtract, reduce, scale: 4 passes
         work = 4 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcUpsample):
+        work = rounds(r.c) * r.n * r.oh * r.w * r.sw / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

@@ -300,9 +300,30 @@ class BdcLayerNorm(Record):
     eps: float
 
 
+@dataclass(frozen=True)
+class BdcUpsample(Record):
+    """Nearest upsampling by (sh, sw): out rows skip .. skip + oh - 1 of in's rows each repeated sh
+    times and columns repeated sw times (a slice's first output row may fall inside a repeat)."""
+
+    OPCODE: ClassVar[int] = 25
+    FORMAT: ClassVar[str] = "B5IIIHHH"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    oh: int
+    sh: int
+    sw: int
+    skip: int
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
-                                BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm)
+                                BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

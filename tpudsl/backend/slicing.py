@@ -28,7 +28,7 @@ Dims4 = tuple[int, int, int, int]
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
-    "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
+    "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Upsample": "upsample", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast")},
@@ -196,6 +196,16 @@ def slice_starts_steps(op: Operation) -> tuple[list[int], list[int]]:
     return starts, strides
 
 
+def _upsample_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """Output rows [h0, h1) repeat input rows [h0 // sh, (h1 - 1) // sh + 1)."""
+    x, y = op.operands[0], op.results[0]
+    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
+    sh = attrs_of(op)["scale_h"]
+    lo, hi = h[0] // sh, (h[1] - 1) // sh + 1
+    return SlicePlan([Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))],
+                     Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys)))
+
+
 def reduce_view(op: Operation) -> Dims4:
     """The tensor of an op reducing along an axis as (outer, reduced, inner, 1): the reduced elements
     on C (never sliced), the dims before them on N and after them on H, so slices along N and H keep
@@ -222,6 +232,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "matmul": _matmul_input,
     "permute": _permute_input,
     "slice": _slice_input,
+    "upsample": _upsample_input,
     "reduce": _reduce_input,
 }
 
@@ -351,6 +362,7 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.MatMul": {"left_transpose": False, "output_transpose": False, "hdim_is_batch": False, "fuse_rq": False},
     "tpu.Concat": {"do_relu": False},
     "tpu.Sub": {"is_reverse": False},
+    "tpu.Upsample": {"do_relu": False},
     "tpu.Active": {"coeffs": None},
 }
 

@@ -109,12 +109,21 @@ def _layer_norm(m: Memory, r: isa.BdcLayerNorm) -> None:
     m.write_local(r.out_addr, arith.layer_norm(x, weight, bias, r.eps).astype(dt))
 
 
+def _upsample(m: Memory, r: isa.BdcUpsample) -> None:
+    dt = numpy_dtype(r.dtype)
+    if r.skip + r.oh > r.h * r.sh:
+        raise Fault(f"upsample rows {r.skip}..{r.skip + r.oh} are past the {r.h} x {r.sh} rows of the input slice")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    y = np.repeat(np.repeat(x, r.sh, axis=2), r.sw, axis=3)[:, :, r.skip:r.skip + r.oh]
+    m.write_local(r.out_addr, y)
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _load, isa.GdmaStore: _store,
     isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
     isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
     isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
-    isa.BdcLayerNorm: _layer_norm,
+    isa.BdcLayerNorm: _layer_norm, isa.BdcUpsample: _upsample,
 }
 
 
