@@ -22,9 +22,7 @@ from tpudsl.lowering.calibration_methods import METHODS
 def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="run_calibration", description=__doc__.split("\n\n")[0])
     p.add_argument("mlir", help="the Top .mlir (after model_transform)")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--dataset", help="a directory of samples (.npz, .npy or images)")
-    source.add_argument("--data_list", help="a file with one sample per line (comma-separated files per input)")
+    add_sample_source(p)
     p.add_argument("--input_num", type=int, default=100, help="how many samples to use (0: all); default 100")
     p.add_argument("--histogram_bin_num", type=int, default=2048, help="histogram bins (at least 128); default 2048")
     p.add_argument("--method", choices=METHODS, default="kld", help="threshold method; default kld")
@@ -35,6 +33,13 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("-o", dest="output", required=True, help="the calibration table to write")
     return p
+
+
+def add_sample_source(p: CliArgumentParser) -> None:
+    """--dataset or --data_list, as run_calibration and run_qtable read samples."""
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", help="a directory of samples (.npz, .npy or images)")
+    source.add_argument("--data_list", help="a file with one sample per line (comma-separated files per input)")
 
 
 def _main(argv: Sequence[str]) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.run_calibration import add_sample_source
 from tpudsl.lowering.qtable import QTABLE_MODES
 
 FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
@@ -29,9 +30,7 @@ FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
 def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="run_qtable", description=__doc__.split("\n\n")[0])
     p.add_argument("mlir", help="the Top .mlir (after model_transform)")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--dataset", help="a directory of samples (.npz, .npy or images)")
-    source.add_argument("--data_list", help="a file with one sample per line (comma-separated files per input)")
+    add_sample_source(p)
     p.add_argument("--calibration_table", required=True, help="run_calibration's table")
     p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
     p.add_argument("--input_num", type=int, default=10, help="how many samples to use (0: all); default 10")
