@@ -9,7 +9,7 @@ A filter computed by earlier ops is not touched: it exists only at run time, so 
 baked; the backend reads it in the plain [oc, ic/g, kh, kw] layout, whose bytes are those of the
 [1, oc, ic/g, kh*kw] reshape TPU-MLIR puts in front of a dynamic filter (docs/bmodel.md).
 TPU-MLIR's separate layout for strides above 15 (kernel cells) is not ours: the backend's kernel
-reads this one layout for every stride. Filters of other element types (INT8 is not lowered yet)
+reads this one layout for every stride. Filters of other element types (INT8 layouts wait for INT8 codegen)
 and non-2-D kernels are errors naming the op, never left in a layout the backend does not read.
 """
 

@@ -1,6 +1,6 @@
 """Data-driven op definitions: one `OpSpec` row per op becomes an xDSL IRDL operation.
 
-An op of the Top (and later Tpu) dialect is described once, as data:
+An op of the Top or Tpu dialect is described once, as data:
 
     OpSpec("top.Conv", operands=("input", "filter", "bias?"),
            attrs={"kernel_shape": A("i64[]", REQUIRED), "group": A("i64", 1), ...},

@@ -1,4 +1,4 @@
-"""Run a Top (later Tpu) module on numpy arrays, with TPU-MLIR's init / inference / deinit lifecycle.
+"""Run a Top or Tpu module on numpy arrays, with TPU-MLIR's init / inference / deinit lifecycle.
 
     m = ModuleInterpreter.from_file("resnet18.mlir")     # or ModuleInterpreter(module, weights)
     m.init()                                             # plan once: kernels, weights, frees
