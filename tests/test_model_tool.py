@@ -90,7 +90,7 @@ def test_damaged_bmodel_is_one_line(tmp_path, capsys, kind, message):
 
 def test_usage_errors(tmp_path, capsys):
     status, out, err = run([], capsys)
-    assert (status, out) == (1, "") and err == "error: the following arguments are required: --info (see model_tool --help)\n"
+    assert (status, out) == (1, "") and err == "error: one of the arguments --info --timeline is required (see model_tool --help)\n"
     status, _, err = run(["--info", tmp_path / "missing.bmodel"], capsys)
     assert status == 1 and err == f"error: cannot open '{tmp_path / 'missing.bmodel'}': No such file or directory\n"
     status, _, err = run(["--info", tmp_path], capsys)

@@ -1,11 +1,13 @@
 """model_tool: what a .bmodel holds, as TPU-MLIR's `model_tool --info`.
 
   model_tool --info X.bmodel
+  model_tool --timeline X.bmodel -o X.svg
 
 Prints the network, chip and mode, each input and output (name, shape, dtype, scale, zero
 point, global address), the coefficient and activation memory, the instruction counts and,
 when the header carries it, the cost model's estimate. A damaged file is one error line and
-exit status 1 (the reader checks every section: docs/bmodel.md). model_tool writes nothing.
+exit status 1 (the reader checks every section: docs/bmodel.md). `--info` writes nothing;
+`--timeline` writes the command stream as an SVG timeline (tpudsl/backend/timeline.py), atomically.
 """
 
 from __future__ import annotations
@@ -44,12 +46,28 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
 
 def _main(argv: Sequence[str]) -> int:
     parser = CliArgumentParser(prog="model_tool", description="Show what a .bmodel holds.")
-    parser.add_argument("--info", metavar="X.bmodel", required=True, help="print the bmodel's header")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--info", metavar="X.bmodel", help="print the bmodel's header")
+    what.add_argument("--timeline", metavar="X.bmodel", help="draw the command stream as an SVG timeline (needs -o)")
+    parser.add_argument("-o", metavar="X.svg", help="where --timeline writes its SVG")
     args = parser.parse_args(argv)
+    if (args.timeline is None) != (args.o is None):
+        parser.error("-o goes with --timeline (and --timeline needs -o)")
     from tpudsl.backend.bmodel import read_bmodel
 
-    model = read_bmodel(args.info)
-    print("\n".join(info_lines(model.header, model.coeffs, model.commands, model.debug)))
+    if args.info is not None:
+        model = read_bmodel(args.info)
+        print("\n".join(info_lines(model.header, model.coeffs, model.commands, model.debug)))
+        return 0
+    from tpudsl.backend.timeline import render
+    from tpudsl.ir.diagnostics import TpudslError
+    from tpudsl.ir.module import write_atomically
+
+    try:
+        svg = render(read_bmodel(args.timeline)).encode()
+    except TpudslError as e:
+        raise TpudslError(e.message, file=e.file or args.timeline) from None
+    write_atomically(args.o, lambda f: f.write(svg))
     return 0
 
 
