@@ -96,10 +96,14 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
     (tmp_path / "bad.bmodel").write_bytes(data)
     m = read_bmodel(bmodel)
     write_bmodel(tmp_path / "short.bmodel", m.header, m.coeffs, m.commands[:-1], m.debug)
+    write_bmodel(tmp_path / "count.bmodel", {**m.header, "bdc_count": m.header["bdc_count"] + 1}, m.coeffs,
+                 m.commands, m.debug)
     for argv, expected in [
         (["--timeline", tmp_path / "bad.bmodel", "-o", tmp_path / "o.svg"], "corrupt bmodel"),
         (["--timeline", tmp_path / "short.bmodel", "-o", tmp_path / "o.svg"], "is truncated"),
-        (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "error"),
+        (["--timeline", tmp_path / "count.bmodel", "-o", tmp_path / "o.svg"], "the header says"),
+        (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),
+        (["--timeline", bmodel, "-o", tmp_path], "Is a directory"),
         (["--timeline", bmodel], "-o goes with --timeline"),
     ]:
         status, out, err = run(argv, capsys)

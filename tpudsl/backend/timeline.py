@@ -31,6 +31,11 @@ def _colour(i: int) -> str:
     return f"hsl({i * 137.508 % 360:.1f},65%,55%)"
 
 
+def _anchor(tick: int) -> str:
+    """The end ticks' labels stay inside the picture."""
+    return "start" if tick == 0 else "end" if tick == TICKS else "middle"
+
+
 def render(model: Bmodel) -> str:
     """The SVG text of `model`'s timeline; TpudslError when the command stream does not decode or
     disagrees with the header's instruction counts."""
@@ -74,7 +79,7 @@ def render(model: Bmodel) -> str:
         cyc = total * k // TICKS
         x = LEFT + cyc * scale
         out.append(f'<line x1="{x:.3f}" y1="{axis_y}" x2="{x:.3f}" y2="{axis_y + 5}" stroke="black"/>'
-                   f'<text x="{x:.3f}" y="{axis_y + 18}" text-anchor="middle">{cyc} cyc / '
+                   f'<text x="{x:.3f}" y="{axis_y + 18}" text-anchor="{_anchor(k)}">{cyc} cyc / '
                    f'{cyc / chip.clock_mhz:.3f} us</text>')
     for k, op in enumerate(ops):
         y = legend_y + 20 * k
