@@ -45,7 +45,7 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
 
 
 def _main(argv: Sequence[str]) -> int:
-    parser = CliArgumentParser(prog="model_tool", description="Show what a .bmodel holds.")
+    parser = CliArgumentParser(prog="model_tool", description="Show what a .bmodel holds, or draw its command stream.")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--info", metavar="X.bmodel", help="print the bmodel's header")
     what.add_argument("--timeline", metavar="X.bmodel", help="draw the command stream as an SVG timeline (needs -o)")
