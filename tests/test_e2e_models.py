@@ -35,6 +35,7 @@ from tests.models import (
     transformer_block,
     vit,
 )
+from tpudsl.interp import run_module
 
 COS_MIN = 0.99999
 REL_MAX = 1e-4
@@ -96,7 +97,6 @@ def _dynamic_deconvs(module) -> list:
 
 
 def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
-    from tpudsl.interp import ModuleInterpreter
     from tpudsl.ir.printer import print_module
 
     model = stylegan2_block()
@@ -127,13 +127,7 @@ def test_stylegan2_dynamic_deconv_filter_reordered_once_after_canonicalize():
     apply_canonicalize(top)
     assert print_module(top.module, debuginfo=True) == text, "a second canonicalize changed the module"
 
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    try:
-        got = interp.inference(feeds)
-    finally:
-        interp.deinit()
-    assert_matches(got, want, "stylegan2_block after canonicalize")
+    assert_matches(run_module(top.module, top.weights, feeds), want, "stylegan2_block after canonicalize")
 
 
 FILE_MODELS = ("resnet18", "mobilenetv2", "transformer_block_erf_gelu", "stylegan2_block", "east_decoder_linear")
@@ -219,12 +213,4 @@ def test_exported_chains_fuse_and_match_onnxruntime():
     ops = {loc_name(op): op.name for op in top.module.walk() if op.name.startswith("top.") and op.name != "top.Weight"}
     assert ops == {"x": "top.Input", "ln": "top.LayerNorm", "gelu": "top.GELU", "silu": "top.SiLU",
                    "hardswish": "top.HardSwish", **{k: "top.None" for k, v in ops.items() if v == "top.None"}}, ops
-    from tpudsl.interp import ModuleInterpreter
-
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    try:
-        got = interp.inference(feeds)
-    finally:
-        interp.deinit()
-    assert_matches(got, want, "exported chains after canonicalize")
+    assert_matches(run_module(top.module, top.weights, feeds), want, "exported chains after canonicalize")

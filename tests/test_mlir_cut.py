@@ -14,7 +14,7 @@ from tests.models import random_inputs, stylegan2_block
 from tpudsl.cli.mlir_cut import cut_module
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.frontend.onnx_import import convert_onnx
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module, new_top_module, save_module
 
@@ -55,12 +55,7 @@ def op_names(mod):
 
 
 def run(mod, inputs, keep_all=False):
-    interp = ModuleInterpreter(mod.module, mod.weights)
-    interp.init()
-    try:
-        return interp.inference(inputs, keep_all=keep_all)
-    finally:
-        interp.deinit()
+    return run_module(mod.module, mod.weights, inputs, keep_all=keep_all)
 
 
 def test_cut_to_an_inner_tensor_drops_the_rest():

@@ -21,7 +21,7 @@ from tests.models import resnet18
 from tests.models.runtime import onnx_inference
 from tpudsl.dialects import make_context
 from tpudsl.frontend.onnx_import import convert_onnx
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.passes import pass_class
 
 BOUNDS = {"F32": 0.999999, "F16": 0.999, "BF16": 0.99}
@@ -44,9 +44,7 @@ def lower(top, mode: str):
 
 
 def run(top, feed, keep_all=False):
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    return interp.inference(feed, keep_all=keep_all)
+    return run_module(top.module, top.weights, feed, keep_all=keep_all)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -17,7 +17,7 @@ from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
 from tpudsl.cli.model_runner import save_npz
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
 from tpudsl.interp.requant import dequantize
@@ -31,15 +31,6 @@ ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
 def _module_name(top: TopModule) -> str:
     attr = top.module.attributes.get("module.name")
     return getattr(attr, "data", None) or Path(top.path or "model").stem
-
-
-def run_module(top: TopModule, inputs: dict[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    try:
-        return interp.inference(inputs, keep_all=keep_all)
-    finally:
-        interp.deinit()
 
 
 def _lower(top: TopModule, args, weight_file: str) -> None:
@@ -82,7 +73,7 @@ def deploy(args: argparse.Namespace) -> int:
     reference, keep_f32 = None, []
     if inputs is not None:
         # The Top run comes first: lowering changes the module in place.
-        top_tensors = run_module(top, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
+        top_tensors = run_module(top.module, top.weights, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
         reference = read_npz(args.test_reference) if args.test_reference else top_tensors
         if args.quantize in LARGEST:
             keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, args.quantize)
@@ -91,7 +82,7 @@ def deploy(args: argparse.Namespace) -> int:
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
     ours = None
     if inputs is not None:
-        ours = run_module(top, inputs, keep_all=True)
+        ours = run_module(top.module, top.weights, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})
         if args.quantize in LARGEST:

@@ -75,17 +75,12 @@ def mlir_inference(
     inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False, threads: int | None = None
 ) -> dict[str, np.ndarray]:
     """Run a Top .mlir in the interpreter: outputs (or every tensor) by tensor name."""
-    from tpudsl.interp import ModuleInterpreter
+    from tpudsl.interp import run_module
     from tpudsl.ir.module import load_module
 
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
-    interpreter = ModuleInterpreter(mod.module, mod.weights, threads=threads)
-    interpreter.init()
-    try:
-        return interpreter.inference(inputs, keep_all=dump_all_tensors)
-    finally:
-        interpreter.deinit()
+    return run_module(mod.module, mod.weights, inputs, keep_all=dump_all_tensors, threads=threads)
 
 
 def onnx_inference(

@@ -176,15 +176,10 @@ def _reference_run(model, mod: TopModule, inputs: dict[str, np.ndarray], progres
     """Every tensor of the Top interpreter and the onnxruntime results for the same names. Both
     run before any file is written: a test input the model cannot take is bad input too."""
     from tpudsl.frontend.onnx_reference import onnx_reference
-    from tpudsl.interp import ModuleInterpreter
+    from tpudsl.interp import run_module
 
     with progress.step("run the Top interpreter"):
-        interp = ModuleInterpreter(mod.module, mod.weights, threads=threads)
-        interp.init()
-        try:
-            ours = interp.inference(inputs, keep_all=True)
-        finally:
-            interp.deinit()
+        ours = run_module(mod.module, mod.weights, inputs, keep_all=True, threads=threads)
     with progress.step("run onnxruntime"):
         ref = onnx_reference(model, inputs, list(ours))
     return ours, ref

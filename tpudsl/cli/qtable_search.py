@@ -12,9 +12,9 @@ import numpy as np
 from tpudsl.backend.chips import chip_named
 from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.compare import cosine_similarity
-from tpudsl.cli.deploy import run_module
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
+from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
@@ -33,7 +33,7 @@ class _Search:
         self.mlir, self.table, self.chip, self.samples = mlir, table, chip, samples
         top = load_module(mlir)
         self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.reference = [run_module(top, s, keep_all=False) for s in samples]
+        self.reference = [run_module(top.module, top.weights, s) for s in samples]
         self.lowered(top, {})  # a bad table or chip fails here, before any search
 
     def lowered(self, top: TopModule, qtable: Mapping[str, str]) -> TopModule:
@@ -45,7 +45,7 @@ class _Search:
 
     def cosine(self, qtable: Mapping[str, str]) -> float:
         top = self.lowered(load_module(self.mlir), qtable)
-        runs = [run_module(top, s, keep_all=False) for s in self.samples]
+        runs = [run_module(top.module, top.weights, s) for s in self.samples]
         return min(float(np.mean([cosine_similarity(r[name], want[name]) for r, want in zip(runs, self.reference)]))
                    for name in self.reference[0])
 

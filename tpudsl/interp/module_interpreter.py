@@ -381,3 +381,17 @@ class ModuleInterpreter:
     @property
     def output_names(self) -> list[str]:
         return [name for name, _ in self._outputs]
+
+
+def run_module(
+    module: ModuleOp | FuncOp, weights: Mapping[str, np.ndarray] | None, inputs: Mapping[str, np.ndarray],
+    keep_all: bool = False, threads: int | None = None,
+) -> dict[str, np.ndarray]:
+    """One inference with the whole lifecycle: init, inference (outputs, or every tensor with
+    keep_all), deinit even when inference fails."""
+    interp = ModuleInterpreter(module, weights, threads=threads)
+    interp.init()
+    try:
+        return interp.inference(inputs, keep_all=keep_all)
+    finally:
+        interp.deinit()
