@@ -48,3 +48,28 @@ def assert_f32_close(got: np.ndarray, want: np.ndarray, name: str) -> None:
     assert got.shape == want.shape, name
     err, scale = float(np.abs(got.astype(np.float64) - want).max(initial=0)), float(np.abs(want).max(initial=0))
     assert err <= 1e-5 * max(scale, 1e-6), f"{name}: max error {err} vs scale {scale}"
+
+
+def transformed_conv_pool(d, name: str, shape: tuple[int, ...], seed: int, tail=None):
+    """A small CNN as model_transform leaves it in directory `d` (`NAME.mlir`, `NAME_in_f32.npz`):
+    Conv 3x3 (4 channels) + Relu + MaxPool 2x2, then `tail(g, pooled, pooled_shape)` if given."""
+    import onnx
+
+    from tests.test_backend_cmodel import Graph
+    from tpudsl.cli import model_transform
+
+    rng = np.random.default_rng(seed)
+    g = Graph(rng)
+    g.shapes["x"] = shape
+    n, c, h, w = shape
+    conv = g.node("Conv", ["x", g.const((4, c, 3, 3)), g.const((4,))], (n, 4, h, w), kernel_shape=[3, 3],
+                  pads=[1, 1, 1, 1])
+    relu = g.node("Relu", [conv], (n, 4, h, w))  # fused into the conv
+    pooled_shape = (n, 4, h // 2, w // 2)
+    pooled = g.node("MaxPool", [relu], pooled_shape, kernel_shape=[2, 2], strides=[2, 2])
+    if tail is not None:
+        tail(g, pooled, pooled_shape)
+    onnx.save(g.model({"x": shape}, list(g.shapes)[-1]), d / f"{name}.onnx")
+    np.savez(d / "in.npz", x=rng.standard_normal(shape).astype(np.float32))
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
+                         "--test_input", str(d / "in.npz")])

@@ -7,6 +7,7 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.backend_support import transformed_conv_pool
 from tests.test_backend_cmodel import Graph
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import arith
@@ -18,20 +19,13 @@ from tpudsl.ir.module import load_module
 @pytest.fixture(scope="module")
 def small_cnn(tmp_path_factory):
     d = tmp_path_factory.mktemp("cnn")
-    rng = np.random.default_rng(5)
-    g = Graph(rng)
-    g.shapes["x"] = (2, 3, 96, 24)
-    c = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (2, 4, 96, 24), kernel_shape=[3, 3],
-               pads=[1, 1, 1, 1])
-    r = g.node("Relu", [c], (2, 4, 96, 24))
-    p = g.node("MaxPool", [r], (2, 4, 48, 12), kernel_shape=[2, 2], strides=[2, 2])
-    cat = g.node("Concat", [p, p], (2, 8, 48, 12), axis=1)
-    flat = g.node("Flatten", [g.node("AveragePool", [cat], (2, 8, 1, 1), kernel_shape=[48, 12])], (2, 8))
-    g.node("Gemm", [flat, g.const((5, 8)), g.const((5,))], (2, 5), transB=1)
-    onnx.save(g.model({"x": (2, 3, 96, 24)}, list(g.shapes)[-1]), d / "cnn.onnx")
-    np.savez(d / "in.npz", x=rng.standard_normal((2, 3, 96, 24)).astype(np.float32))
-    model_transform.run(["--model_name", "cnn", "--model_def", str(d / "cnn.onnx"), "--mlir", str(d / "cnn.mlir"),
-                         "--test_input", str(d / "in.npz")])
+
+    def head(g, p, shape):  # concat, global average pool, Gemm
+        cat = g.node("Concat", [p, p], (2, 8, 48, 12), axis=1)
+        flat = g.node("Flatten", [g.node("AveragePool", [cat], (2, 8, 1, 1), kernel_shape=[48, 12])], (2, 8))
+        g.node("Gemm", [flat, g.const((5, 8)), g.const((5,))], (2, 5), transB=1)
+
+    transformed_conv_pool(d, "cnn", (2, 3, 96, 24), seed=5, tail=head)
     return d
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import numpy as np
-import onnx
 import pytest
 
-from tests.test_backend_cmodel import Graph
+from tests.backend_support import transformed_conv_pool
 from tpudsl.backend import isa, timeline
 from tpudsl.backend.bmodel import read_bmodel, write_bmodel
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cost import cycles
-from tpudsl.cli import model_deploy, model_tool, model_transform
+from tpudsl.cli import model_deploy, model_tool
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -22,17 +20,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 @pytest.fixture(scope="module")
 def bmodel(tmp_path_factory):
     d = tmp_path_factory.mktemp("tl")
-    rng = np.random.default_rng(3)
-    g = Graph(rng)
-    g.shapes["x"] = (1, 3, 16, 8)
-    c = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (1, 4, 16, 8), kernel_shape=[3, 3],
-               pads=[1, 1, 1, 1])
-    r = g.node("Relu", [c], (1, 4, 16, 8))  # fused into the conv
-    g.node("MaxPool", [r], (1, 4, 8, 4), kernel_shape=[2, 2], strides=[2, 2])
-    onnx.save(g.model({"x": (1, 3, 16, 8)}, list(g.shapes)[-1]), d / "m.onnx")
-    np.savez(d / "in.npz", x=rng.standard_normal((1, 3, 16, 8)).astype(np.float32))
-    model_transform.run(["--model_name", "m", "--model_def", str(d / "m.onnx"), "--mlir", str(d / "m.mlir"),
-                         "--test_input", str(d / "in.npz")])
+    transformed_conv_pool(d, "m", (1, 3, 16, 8), seed=3)
     model_deploy.run(["--mlir", str(d / "m.mlir"), "--quantize", "F32", "--processor", "tiny",
                       "--model", str(d / "m.bmodel")])
     return d / "m.bmodel"
