@@ -75,3 +75,19 @@ def transform_steps(argv: list[str]) -> tuple[int, dict[str, float]]:
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         rc = model_transform.run(argv)
     return rc or 0, {m.group(1): float(m.group(2)) for m in map(STEP.match, err.getvalue().splitlines()) if m}
+
+
+def ort_seconds_by_op(sess, inferences: int) -> dict[str, float]:
+    """End onnxruntime's profiling of `sess` and return its kernel time per op type, in seconds per
+    inference (`inferences`: how many runs the profile covers)."""
+    import collections
+    import json
+
+    path = sess.end_profiling()
+    by_op: dict[str, float] = collections.defaultdict(float)
+    with open(path) as f:
+        for e in json.load(f):
+            if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+                by_op[e["args"]["op_name"]] += e["dur"] / 1e6 / inferences
+    os.remove(path)
+    return dict(by_op)

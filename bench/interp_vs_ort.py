@@ -44,7 +44,6 @@ def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     """Interpreter time per op type (and the costliest op shapes) next to onnxruntime's per-op-type
     kernel time from its own profiler, both per inference."""
     import collections
-    import json
 
     import onnxruntime as ort
 
@@ -71,12 +70,7 @@ def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     sess.run(None, {in_name: xs[0]})
     for i in range(runs):
         sess.run(None, {in_name: xs[i % len(xs)]})
-    path = sess.end_profiling()
-    ort_by: dict = collections.defaultdict(float)
-    for e in json.load(open(path)):
-        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
-            ort_by[e["args"]["op_name"]] += e["dur"] / 1e6 / (runs + 1)
-    os.remove(path)
+    ort_by = _common.ort_seconds_by_op(sess, runs + 1)
     fmt = lambda d: ", ".join(f"{k.removeprefix('top.')} {v * 1e3:.1f}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:5])
     worst = sorted(acc.items(), key=lambda kv: -kv[1])[:5]
     return [
@@ -109,9 +103,9 @@ def main() -> int:
     x = xs[0]
 
     t0 = time.perf_counter()
-    top = convert_onnx()(model, "resnet18")
+    top = convert_onnx(model, "resnet18")
     t_convert = time.perf_counter() - t0
-    top_c = apply_canonicalize(convert_onnx()(model, "resnet18"))
+    top_c = apply_canonicalize(convert_onnx(model, "resnet18"))
     interps = {}
     t_init = {}
     for key, t in (("raw", top), ("canon", top_c)):

@@ -41,7 +41,6 @@ _common.add_paths()
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
@@ -148,13 +147,8 @@ def profile(model, top, runs: int = 3) -> tuple[dict, dict, float]:
     mine["other"] = total - sum(mine.values())
     for _ in range(runs + 1):
         sess.run(None, {in_name: x})
-    path = sess.end_profiling()
-    theirs: dict = collections.defaultdict(float)
-    for e in json.load(open(path)):
-        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
-            theirs[e["args"]["op_name"]] += e["dur"] / 1e3 / (runs + 1)
-    os.remove(path)
-    return dict(mine), dict(theirs), total
+    theirs = {op: s * 1e3 for op, s in _common.ort_seconds_by_op(sess, runs + 1).items()}
+    return dict(mine), theirs, total
 
 
 def top_of(d: dict, n: int = 7) -> str:
