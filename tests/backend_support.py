@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.dialects import make_context
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.passes import pass_class
 
 
@@ -24,9 +24,7 @@ def compile_for(top, chip: str, path: str = "m.bmodel"):
 
 
 def interpret(top, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    interp = ModuleInterpreter(top.module, top.weights)
-    interp.init()
-    return interp.inference(feed)
+    return run_module(top.module, top.weights, feed)
 
 
 def lowered(model, mode: str = "F32", chip: str = "tiny"):

@@ -14,7 +14,7 @@ from onnx_node.harness import assert_close
 
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.frontend.onnx_import import convert_onnx
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import TopModule
 
@@ -55,9 +55,7 @@ def run_ort(model: onnx.ModelProto, feed: Mapping[str, np.ndarray]) -> dict[str,
 
 
 def run_top(mod: TopModule, feed: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    interp = ModuleInterpreter(mod.module, mod.weights)
-    interp.init()
-    return interp.inference({k: np.asarray(v, np.float32) for k, v in feed.items()})
+    return run_module(mod.module, mod.weights, {k: np.asarray(v, np.float32) for k, v in feed.items()})
 
 
 def locs(mod: TopModule) -> set[str]:

@@ -21,7 +21,7 @@ from xdsl.ir import Block, Region
 
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import create
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp import run_module
 from tpudsl.passes import pass_class
 
 NARROW = {"f16": Float16Type(), "bf16": BFloat16Type()}
@@ -49,9 +49,7 @@ def build(ops: list[str], edge: int | None, narrow: str, shape: tuple[int, ...])
 
 
 def run(module: ModuleOp, x: np.ndarray) -> np.ndarray:
-    interp = ModuleInterpreter(module, {})
-    interp.init()
-    return interp.inference({"x": x})["out"].astype(np.float64)
+    return run_module(module, {}, {"x": x})["out"].astype(np.float64)
 
 
 def test_round_trip_removal_never_moves_away_from_f32():
