@@ -15,6 +15,7 @@ from tpudsl.backend import isa
 from tpudsl.ir.diagnostics import TpudslError
 
 _RANGES = {"B": 255, "H": 2**16 - 1, "I": 2**32 - 1, "Q": 2**64 - 1, "q": 2**63 - 1}
+_SIGNED = {"b": 2**7, "i": 2**31}  # signed codes: [-x, x - 1]
 
 
 def _field_codes(cls: type[isa.Record]) -> list[str]:
@@ -36,6 +37,10 @@ def records(draw):
     for code, _f in zip(_field_codes(cls), fields(cls), strict=True):
         if code == "f":
             values.append(float(np.float32(draw(st.floats(allow_nan=False, width=32)))))
+        elif code == "d":
+            values.append(draw(st.floats(allow_nan=False)))
+        elif code in _SIGNED:
+            values.append(draw(st.integers(-_SIGNED[code], _SIGNED[code] - 1)))
         else:
             values.append(draw(st.integers(0, _RANGES[code])))
     event(cls.__name__)

@@ -12,7 +12,7 @@ instruction of each op to its location name (what the cmodel's messages and --pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -27,10 +27,11 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, attrs_of, check_modelled,
-                                    conv_filter_layout, dtype_of,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, INT8_OPS, KINDS, MOVES, SlicePlan, Tile, attrs_of,
+                                    check_modelled, conv_filter_layout, dtype_of, is_int8,
                                     shape_of, slices, tile_bytes, whole_tiles)
-from tpudsl.dialects.opdef import describe, loc_name
+from tpudsl.dialects.quant import UniformQuantizedType
+from tpudsl.dialects.opdef import SPECS, describe, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 
@@ -112,6 +113,46 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
     return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(a.get("relu_limit", -1.0)))
 
 
+# tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md).
+_ELEMENTWISE_ROUND = isa.ROUND_MODES["HalfAwayFromZero"]
+
+
+def _scale(value: SSAValue) -> float | None:
+    element = value.type.element_type  # type: ignore[attr-defined]
+    return element.scale if isinstance(element, UniformQuantizedType) else None
+
+
+def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
+                  plan: SlicePlan) -> isa.Record:
+    """The INT8 record of one slice (check_int8 accepted the op): the float record's fields (int8
+    dtype) plus the op's requantization, or a Lut / Requant / quantizing Cast."""
+    a, name = attrs_of(op), op.name[4:]
+    dtype = isa.DTYPES[dtype_of(op.operands[0])]
+    if name == "Cast":
+        s_in, s_out = _scale(op.operands[0]), _scale(op.results[0])
+        if (s_in is None) == (s_out is None):
+            raise TpudslError(f"codegen: {describe(op)}: a Cast between two int8 types is not modelled (RequantInt is)")
+        return isa.BdcQuantCast(dtype, isa.DTYPES[dtype_of(op.results[0])], *_local(ins[0]), out[0], s_in or s_out)
+    if name == "Lut":
+        return isa.BdcLut(dtype, *_local(ins[0]), out[0], whole[0])
+    round_mode = isa.ROUND_MODES[a["round_mode"]] if "round_mode" in SPECS[op.name].attrs else _ELEMENTWISE_ROUND
+    if name == "RequantInt":
+        return isa.BdcRequant(dtype, *_local(ins[0]), out[0], a["multiplier"][0], a["rshift"][0], round_mode)
+    base = astuple(_compute(op, ins, whole, out, plan))
+    if name == "Conv2D":
+        return isa.BdcConvQ(*base, round_mode)
+    if name == "Pool2D":  # max pool picks int8 values: the float record in dtype i8
+        return isa.BdcPoolQ(*base, a["multiplier"], a["rshift"], round_mode) if a["pool_mode"] == "Avg" else \
+            isa.BdcPool(*base)
+    if name == "MatMul":
+        return isa.BdcMatMulQ(*base, a["multipliers"][0], a["rshifts"][0], round_mode)
+    if name == "Add":
+        return isa.BdcBinaryQ(*base, *a["multipliers"], a["rshifts"][0], _ELEMENTWISE_ROUND)
+    if name == "Mul":
+        return isa.BdcBinaryQ(*base, a["multiplier"], 0, a["rshift"], _ELEMENTWISE_ROUND)
+    raise TpudslError(f"codegen: {describe(op)} on int8 tensors has no instruction")
+
+
 def _secs(op: Operation) -> tuple[int, int]:
     got = [op.attributes.get(k) for k in ("nsecs", "hsecs")]
     if not all(isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got):
@@ -151,7 +192,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program) -> None:
             prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
         out = (lmem.take(plan.output), plan.output)
-        prog.records.append(_compute(op, ins, whole, out, plan))
+        prog.records.append((_compute_int8 if is_int8(op) else _compute)(op, ins, whole, out, plan))
         prog.records.append(_gdma(isa.GdmaStore, plan.output, out[0]))
 
 
@@ -170,7 +211,8 @@ def _int_attr(module: ModuleOp, key: str) -> int:
 def without_instructions(module: ModuleOp) -> Operation | None:
     """The first op codegen has no instructions for (None: the module can be compiled)."""
     for op in module.walk():
-        if op.name.startswith("tpu.") and op.name not in KINDS and op.name not in GLOBAL_ONLY:
+        if op.name.startswith("tpu.") and (op.name not in KINDS and op.name not in GLOBAL_ONLY
+                                           or is_int8(op) and op.name not in INT8_OPS):
             return op
     return None
 

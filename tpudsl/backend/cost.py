@@ -32,7 +32,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcMatMul):
         work = rounds(r.n_out) * r.batch * r.m * r.k / chip.macs_per_cycle_per_lane
-    elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast)):
+    elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast, isa.BdcLut, isa.BdcRequant,
+                        isa.BdcQuantCast)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm)):  # reduce, subtract, reduce, scale: 4 passes
         work = 4 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane

@@ -10,7 +10,9 @@ cgroups = ceil(c / lanes) and `row` is h * w elements rounded up to the chip's E
 EU-aligned, as on the chip). Every local tensor starts on lane 0. Global tensors are (gaddr, four
 element strides): a strided view, so one GDMA record also transposes (MatMul's right operand).
 
-INT8 slots in with new dtype codes and new opcodes (requantizing records) in the same table.
+INT8 records (opcodes 40-46) are the float records' fields plus their requantization: the
+multiplier, the right shift and the round mode of docs/quantization.md ("INT8 arithmetic"); a conv's
+per-channel (bias, multiplier, rshift) are one int32 whole tile, what --weight-reorder merges.
 """
 
 from __future__ import annotations
@@ -21,16 +23,19 @@ from typing import ClassVar
 
 from tpudsl.ir.diagnostics import TpudslError
 
-# dtype codes of the records; INT8 adds i8/u8/i32 here.
-DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+# dtype codes of the records
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "i8": 3, "u8": 4, "i32": 5}
 DTYPE_NAMES = {code: name for name, code in DTYPES.items()}
-DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
 
 BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}
 CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4}
 ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5}
 POOL_MODES = {"Max": 0, "Avg": 1}
+# #tpu<round_mode> cases of the INT8 records (docs/quantization.md, RightShiftRound)
+ROUND_MODES = {"HalfAwayFromZero": 0, "HalfUp": 1, "HalfDown": 2, "HalfToEven": 3, "HalfToOdd": 4,
+               "HalfTowardsZero": 5, "TowardsZero": 6, "Up": 7, "Down": 8}
 
 
 @dataclass(frozen=True)
@@ -321,9 +326,115 @@ class BdcUpsample(Record):
     skip: int
 
 
+# ---- INT8 (requantizing) records: acc -> sat8(RightShiftRound(acc * multiplier, rshift, round_mode)),
+# then the fused relu (limit in the result's integer units) ----
+
+
+@dataclass(frozen=True)
+class BdcConvQ(BdcConv):
+    """INT8 conv: int8 in and weight, the accumulator in int32; `bias_addr` is the merged int32 tile
+    (1, oc, 1, 3) of (bias, multiplier, rshift) per output channel; out int8."""
+
+    OPCODE: ClassVar[int] = 40
+    FORMAT: ClassVar[str] = BdcConv.FORMAT + "B"
+    round_mode: int
+
+
+@dataclass(frozen=True)
+class BdcPoolQ(BdcPool):
+    """INT8 average pool: the window's int sum (every window holds kh*kw elements, pads are zeros)
+    requantized by (multiplier, rshift); int8 max pool is BdcPool with dtype i8."""
+
+    OPCODE: ClassVar[int] = 41
+    FORMAT: ClassVar[str] = BdcPool.FORMAT + "ibB"
+    multiplier: int
+    rshift: int
+    round_mode: int
+
+
+@dataclass(frozen=True)
+class BdcMatMulQ(BdcMatMul):
+    """INT8 MatMul: int8 left and right, int32 bias (1, n_out, 1, 1) or NO_ADDR, one (multiplier, rshift)."""
+
+    OPCODE: ClassVar[int] = 42
+    FORMAT: ClassVar[str] = BdcMatMul.FORMAT + "ibB"
+    multiplier: int
+    rshift: int
+    round_mode: int
+
+
+@dataclass(frozen=True)
+class BdcBinaryQ(BdcBinary):
+    """INT8 Add: acc = a * m0 + b * m1; INT8 Mul: acc = a * b * m0 (m1 unused); then shifted by rshift."""
+
+    OPCODE: ClassVar[int] = 43
+    FORMAT: ClassVar[str] = BdcBinary.FORMAT + "iibB"
+    m0: int
+    m1: int
+    rshift: int
+    round_mode: int
+
+
+@dataclass(frozen=True)
+class BdcLut(Record):
+    """out = table[in as uint8]; table: local (1, c, 1, 256), each channel's copy on its lane (one GDMA
+    with channel stride 0 broadcasts the 256 entries)."""
+
+    OPCODE: ClassVar[int] = 44
+    FORMAT: ClassVar[str] = "B5III"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    table_addr: int
+
+
+@dataclass(frozen=True)
+class BdcRequant(Record):
+    """int8 -> int8 at another scale: sat8(RightShiftRound(in * multiplier, rshift, round_mode))."""
+
+    OPCODE: ClassVar[int] = 45
+    FORMAT: ClassVar[str] = "B5IIibB"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    multiplier: int
+    rshift: int
+    round_mode: int
+
+
+@dataclass(frozen=True)
+class BdcQuantCast(Record):
+    """f32 -> int8: sat8(round_half_away(in / scale)), the division in float64; int8 -> f32:
+    float32(in * scale). `scale` is a double, as the quant type holds it."""
+
+    OPCODE: ClassVar[int] = 46
+    FORMAT: ClassVar[str] = "BB5IId"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    out_dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    scale: float
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
-                                BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample)
+                                BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
+                                BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.isa import lane_bytes
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
 
 Dims4 = tuple[int, int, int, int]
@@ -29,6 +30,7 @@ Dims4 = tuple[int, int, int, int]
 KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
     "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Upsample": "upsample", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
+    "tpu.Lut": "lut", "tpu.RequantInt": "unary",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast")},
@@ -37,7 +39,10 @@ KINDS: dict[str, str] = {
 MOVES = ("concat", "permute", "slice")
 # Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes.
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze")
-ESIZE = {"f32": 4, "f16": 2, "bf16": 2}
+ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
+# The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
+INT8_OPS = ("tpu.Conv2D", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Mul", "tpu.Lut", "tpu.RequantInt", "tpu.Cast",
+            "tpu.Concat", "tpu.Permute", "tpu.Slice", *GLOBAL_ONLY)
 
 
 def attrs_of(op: Operation) -> AttrView:
@@ -50,8 +55,16 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 
 
 def dtype_of(value: SSAValue) -> str:
+    """The element type's name in ESIZE: a float, i8/u8 (a symmetric `!quant.uniform` stores them), i32."""
     assert isinstance(value.type, TensorType)
-    name = str(value.type.element_type)
+    element = value.type.element_type
+    if isinstance(element, UniformQuantizedType):
+        if any(element.zero_points):
+            raise TpudslError(f"backend: {element} has a zero point; only symmetric int8 is modelled")
+        element = element.storage_type
+    name = f"i{element.width.data}" if isinstance(element, IntegerType) else str(element)
+    if isinstance(value.type.element_type, UniformQuantizedType) and not value.type.element_type.is_signed:
+        name = f"u{name[1:]}"
     if name not in ESIZE:
         raise TpudslError(f"backend: element type {name} is not modelled (only {', '.join(ESIZE)})")
     return name
@@ -132,6 +145,12 @@ def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) ->
         tiles.append(Tile(x, (nn[0], 0, hh[0], 0), (nn[1] - nn[0], xs[1], hh[1] - hh[0], xs[3]), contiguous(xs)))
     out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
     return SlicePlan(tiles, out)
+
+
+def _lut_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """The input follows the output; the table (operand 1) is a whole tile."""
+    plan = _elementwise_input(op, n, h)
+    return SlicePlan(plan.inputs[:1], plan.output)
 
 
 def _matmul_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
@@ -229,6 +248,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "pool": _window_input,
     "binary": _elementwise_input,
     "unary": _elementwise_input,
+    "lut": _lut_input,
     "matmul": _matmul_input,
     "permute": _permute_input,
     "slice": _slice_input,
@@ -260,8 +280,8 @@ def whole_tiles(op: Operation) -> list[Tile]:
     if kind == "conv":
         oc, blocks, row, _ = conv_filter_layout(op)
         tiles = [whole(op.operands[1], (1, oc, blocks, row))]
-        if len(present) > 1:
-            tiles.append(whole(present[1], (1, oc, 1, 1)))
+        if len(present) > 1:  # an INT8 conv's merged (bias, multiplier, rshift) per channel
+            tiles.append(whole(present[1], (1, oc, 1, 3 if attrs_of(op)["coeff_merged"] else 1)))
         return tiles
     if kind == "matmul":
         batch, _, k, n_out = matmul_dims(op)
@@ -271,6 +291,8 @@ def whole_tiles(op: Operation) -> list[Tile]:
         if len(present) > 1:
             tiles.append(whole(present[1], (1, n_out, 1, 1)))
         return tiles
+    if kind == "lut":  # the 256 entries once per channel: channel stride 0
+        return [Tile(op.operands[1], (0, 0, 0, 0), (1, as4d(op, shape_of(op.results[0]))[1], 1, 256), (0, 0, 0, 1))]
     if op.name == "tpu.LayerNorm":  # weight and bias, those present, in that order
         return [whole(v, (1, reduce_view(op)[1], 1, 1)) for v in op.operands[1:3] if isinstance(v.type, TensorType)]
     return []
@@ -359,7 +381,8 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.Conv2D": {"inserts": None, "kernel_zp": 0, "use_winograd": None, "do_leaky_relu": None,
                    "coeff_merged": False, "dynweight_reorderd": False, "use_3ic_optimize": 0},
     "tpu.Pool2D": {"is_adaptive": False, "ceil_mode": None, "pad_value": 0},
-    "tpu.MatMul": {"left_transpose": False, "output_transpose": False, "hdim_is_batch": False, "fuse_rq": False},
+    "tpu.MatMul": {"left_transpose": False, "output_transpose": False, "hdim_is_batch": False, "fuse_rq": False,
+                   "right_zp": 0, "input_zp": 0},
     "tpu.Concat": {"do_relu": False},
     "tpu.Sub": {"is_reverse": False},
     "tpu.Upsample": {"do_relu": False},
@@ -370,7 +393,12 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
 def check_modelled(op: Operation) -> None:
     """TpudslError naming the op and the attribute (or operand) whose value the backend does not model."""
     a = attrs_of(op)
+    int8 = is_int8(op)
+    if int8:
+        check_int8(op)
     for key, default in _NOT_MODELLED.get(op.name, {}).items():
+        if int8 and key == "coeff_merged":  # an INT8 conv's are merged (check_int8)
+            continue
         value = a.get(key)
         if value != default and (any(value) if isinstance(value, list) else bool(value)):
             raise TpudslError(f"backend: {describe(op)}: {key}={value} is not modelled")
@@ -391,3 +419,35 @@ def check_modelled(op: Operation) -> None:
             dtype_of(v)
             if 0 in shape_of(v):
                 raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")
+
+
+def is_int8(op: Operation) -> bool:
+    """The op reads or writes an int8 tensor (an INT8 Cast counts: one side is int8)."""
+    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, UniformQuantizedType)
+               for v in [*op.operands, *op.results])
+
+
+# INT8 ops' requantization attributes the backend models: one (multiplier, rshift) per tensor
+# (a conv's per channel), MultiplierShift; anything else is an error naming it.
+_INT8_SCALARS = {"tpu.MatMul": ("multipliers", "rshifts"), "tpu.RequantInt": ("multiplier", "rshift")}
+
+
+def check_int8(op: Operation) -> None:
+    """TpudslError naming an INT8 op, or an attribute of one, the backend does not model."""
+    a = attrs_of(op)
+    if op.name not in INT8_OPS:
+        raise TpudslError(f"backend: {describe(op)} on int8 tensors has no instruction (INT8: "
+                          f"{', '.join(n[4:] for n in INT8_OPS)})")
+    if a.get("quant_mode", "MultiplierShift") != "MultiplierShift":
+        raise TpudslError(f"backend: {describe(op)}: quant_mode={a['quant_mode']} is not modelled")
+    for key in _INT8_SCALARS.get(op.name, ()):
+        if len(a[key]) != 1:
+            raise TpudslError(f"backend: {describe(op)}: {key}={a[key]} (per channel) is not modelled")
+    if op.name == "tpu.Add" and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
+        raise TpudslError(f"backend: {describe(op)}: INT8 Add needs 2 multipliers and one rshift, has "
+                          f"{a['multipliers']}, {a['rshifts']}")
+    if op.name == "tpu.Conv2D" and not a["coeff_merged"]:
+        raise TpudslError(f"backend: {describe(op)}: an INT8 conv's bias, multipliers and shifts are one merged "
+                          f"coefficient; run --weight-reorder first")
+    if op.name == "tpu.Pool2D" and a["pool_mode"] == "Avg" and any(a["pads"]) and not a["count_include_pad"]:
+        raise TpudslError(f"backend: {describe(op)}: INT8 average pool with pads that are not counted is not modelled")

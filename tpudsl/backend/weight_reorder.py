@@ -9,8 +9,14 @@ A filter computed by earlier ops is not touched: it exists only at run time, so 
 baked; the backend reads it in the plain [oc, ic/g, kh, kw] layout, whose bytes are those of the
 [1, oc, ic/g, kh*kw] reshape TPU-MLIR puts in front of a dynamic filter (docs/bmodel.md).
 TPU-MLIR's separate layout for strides above 15 (kernel cells) is not ours: the backend's kernel
-reads this one layout for every stride. Filters of other element types (INT8 layouts wait for INT8 codegen)
-and non-2-D kernels are errors naming the op, never left in a layout the backend does not read.
+reads this one layout for every stride. Non-2-D kernels are errors naming the op, never left in a
+layout the backend does not read.
+
+INT8 (an int8 `!quant.uniform` filter): the filter keeps its plain layout (P = 1; TPU-MLIR packs 64
+int8 channels, which only its kernels' speed needs), and the per-channel requantization is merged,
+as TPU-MLIR's `coeff_merged`: a new int32 weight `<conv>_coeff_merged` [1, oc, 1, 3] holds
+(bias or 0, multiplier, rshift) of each output channel and becomes the bias operand, so the
+backend loads one whole tile (docs/backend.md).
 """
 
 from __future__ import annotations
@@ -19,14 +25,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, ModuleOp, StringAttr, TensorType, i32
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tpudsl.backend.chips import chip_named
+from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.geometry.conv_filter import reordered_shape
 from tpudsl.dialects.opdef import AttrView, SPECS, loc_name
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 
@@ -69,6 +77,9 @@ def reorder_conv(op: Operation, top: TopModule) -> None:
         raise _error(op, f"kernel_shape {kernel} is not 2-D; only 2-D filters are reordered")
     group, ic = a["group"], x_type.get_shape()[1]
     oc, icg = w_type.get_shape()[:2]
+    if isinstance(w_type.element_type, UniformQuantizedType):
+        merge_int8_coeffs(op, top)
+        return
     if list(w_type.get_shape()) != [oc, ic // group, *kernel]:
         return  # already reordered (the shape rule accepts only the two layouts)
     depthwise = group > 1 and group == ic == oc
@@ -83,6 +94,34 @@ def reorder_conv(op: Operation, top: TopModule) -> None:
     op.operands[1] = value
     if not filt.uses:
         Rewriter.erase_op(weight)  # type: ignore[arg-type]
+
+
+def merge_int8_coeffs(op: Operation, top: TopModule) -> None:
+    """An INT8 conv's int32 bias (or zeros), multipliers and shifts as one [1, oc, 1, 3] int32 weight
+    in its bias operand, `coeff_merged` set (no-op when they are merged already)."""
+    a = AttrView(op.attributes, SPECS[op.name])
+    if a["coeff_merged"]:
+        return
+    oc = op.results[0].type.get_shape()[1]  # type: ignore[attr-defined]
+    if a["quant_mode"] != "MultiplierShift" or len(a["multiplier"] or []) != oc or len(a["rshift"] or []) != oc:
+        raise _error(op, f"INT8 requantization {a['quant_mode']} with {len(a['multiplier'] or [])} multipliers for "
+                         f"{oc} channels cannot be merged (per-channel MultiplierShift only)")
+    if len(op.operands) < 3:
+        raise _error(op, "has no bias operand to hold the merged coefficients")
+    bias = op.operands[2]
+    merged = np.zeros((1, oc, 1, 3), np.int64)
+    if isinstance(bias.type, TensorType):
+        if not isinstance(bias.type.element_type, IntegerType) or bias.owner.name != "top.Weight":  # type: ignore[union-attr]
+            raise _error(op, f"an INT8 conv's bias must be an int32 weight, not {bias.type}")
+        merged[0, :, 0, 0] = np.asarray(top.weight_of(bias.owner)).ravel()  # type: ignore[arg-type]
+    merged[0, :, 0, 1], merged[0, :, 0, 2] = a["multiplier"], a["rshift"]
+    new = top.add_weight(f"{loc_name(op)}_coeff_merged", merged.astype(np.int32), before=op)
+    value = Rewriter.replace_value_with_new_type(new.results[0], TensorType(i32, (1, oc, 1, 3)))
+    old = bias.owner
+    op.operands[2] = value
+    op.attributes["coeff_merged"] = to_attr("bool", True)
+    if old.name == "top.Weight" and not bias.uses:  # type: ignore[union-attr]
+        Rewriter.erase_op(old)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

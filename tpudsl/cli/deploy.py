@@ -1,5 +1,5 @@
-"""What model_deploy does once its arguments are parsed: lower, check against Top, and in the float
-modes go on through the backend to the .bmodel and check the cmodel (docs in tpudsl/cli/model_deploy.py).
+"""What model_deploy does once its arguments are parsed: lower, check against Top, then go on through
+the backend to the .bmodel and check the cmodel (docs in tpudsl/cli/model_deploy.py).
 
 Kept apart from the argument parser so that `model_deploy --help` imports nothing heavy."""
 
@@ -95,10 +95,9 @@ def deploy(args: argparse.Namespace) -> int:
         _compare(ours, reference, args, tolerance, _output_names(top))
     from tpudsl.backend.codegen import without_instructions
 
-    missing = "INT8" if args.quantize == "INT8" else without_instructions(top.module)
+    missing = without_instructions(top.module)
     if missing is not None:
-        what = "INT8" if missing == "INT8" else describe(missing)  # type: ignore[arg-type]
-        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {what} yet, "
+        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} yet, "
               f"so {args.model} is not written", file=sys.stderr)
         return 0
     _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / weight_file)
@@ -118,14 +117,24 @@ def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
 
 
 def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
-    """The third comparison: the cmodel's outputs against the Tpu interpreter's, relative to each
-    tensor's largest magnitude: F32 1e-5; F16/BF16 4 ulps of the type there (both round a float32
-    result once per op, but a convolution's float32 sum may round differently in another order,
-    and one ulp apart early can grow over later layers)."""
+    """The third comparison: the cmodel's outputs against the Tpu interpreter's. INT8: bit-exact (both
+    compute in integers by the same formulas; an F32 fallback op in the model is held to it too).
+    Else relative to each tensor's largest magnitude: F32 1e-5; F16/BF16 4 ulps of the type there
+    (both round a float32 result once per op, but a convolution's float32 sum may round differently
+    in another order, and one ulp apart early can grow over later layers)."""
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.cmodel import run_bmodel
 
     outputs, _ = run_bmodel(read_bmodel(model), inputs)
+    if mode == "INT8":
+        for name, got in outputs.items():
+            if not np.array_equal(got, tpu[name]):
+                diff = int(np.count_nonzero(got != tpu[name]))
+                raise TpudslError(f"bmodel check failed at tensor '{name}': {diff} of {got.size} values differ from "
+                                  f"the Tpu interpreter (INT8 must be bit-exact)")
+        print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel equal the Tpu interpreter's "
+              f"(INT8, bit-exact)", file=sys.stderr)
+        return
     for name, got in outputs.items():
         want = tpu[name].astype(np.float64)
         err = float(np.abs(got.astype(np.float64) - want).max(initial=0))

@@ -13,12 +13,12 @@ tensor below tolerance (INT8: int8 tensors compared as stored * scale; the saved
 raw integers). INT8 imports --calibration_table first (symmetric). In F16/BF16, a run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
-In the float modes it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
+Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
 PREFIX_final.mlir, --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
-and is compared with the Tpu interpreter's outputs: F32 within 1e-5 relative (to the tensor's
-largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at the tensor's
-largest magnitude. INT8, and a model with an op the backend has no instructions for, stop after the
-Tpu check and say so (naming the op); --model is then not written.
+and is compared with the Tpu interpreter's outputs: INT8 bit-exact, F32 within 1e-5 relative (to
+the tensor's largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at
+the tensor's largest magnitude. A model with an op the backend has no instructions for stops after
+the Tpu check and says so (naming the op); --model is then not written.
 """
 
 from __future__ import annotations

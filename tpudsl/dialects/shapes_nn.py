@@ -261,6 +261,11 @@ def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
     `1x65x16x9` for oc=65, ic=16, 3x3)."""
     x, w = operand(ins, 0, "input"), operand(ins, 1, "filter")
     kernel, group = list(a["kernel_shape"]), a.get("group", 1)
+    if a.get("coeff_merged", False) and len(ins) > 2 and ins[2] is not None:
+        # INT8 after --weight-reorder: (bias, multiplier, rshift) per output channel, [1, oc, 1, 3]
+        if len(ins[2]) != 4 or ins[2][0] != 1 or tuple(ins[2][2:]) != (1, 3):  # type: ignore[arg-type]
+            raise ShapeError(f"merged coefficients have shape {fmt(ins[2])}, expected [1, oc, 1, 3]")  # type: ignore[arg-type]
+        ins = [*ins[:2], (ins[2][1],)]  # type: ignore[index]
     if len(x) > 1 and group >= 1 and x[1] % group == 0:
         icg = x[1] // group
         if ic_parallel_of(w, icg, kernel) is not None:

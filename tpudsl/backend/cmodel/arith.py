@@ -22,17 +22,25 @@ def _windows(xp: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: in
     return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
 
 
-def conv(x, weight, bias, out_shape, r) -> np.ndarray:
-    """x (n, ic, ih, iw); weight (oc, ic/group, kh, kw); bias (oc,) or None."""
+def conv_sum(x, weight, out_shape, r, dtype=np.float32) -> np.ndarray:
+    """The window sums of x (n, ic, ih, iw) with weight (oc, ic/group, kh, kw), computed in `dtype`
+    (float64 for int8 operands: every sum of int8 products below 2^53 is exact whatever the order)."""
     n, oc, oh, ow = out_shape
-    xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
+    xp = np.pad(x.astype(dtype), ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
     win = _windows(xp, r.kh, r.kw, r.sh, r.sw, r.dh, r.dw, oh, ow)
     icg, ocg = x.shape[1] // r.group, oc // r.group
-    y = np.empty((n, oc, oh, ow), np.float32)
+    y = np.empty((n, oc, oh, ow), dtype)
     for g in range(r.group):
-        part = np.tensordot(win[:, g * icg:(g + 1) * icg], weight[g * ocg:(g + 1) * ocg].astype(np.float32),
+        part = np.tensordot(win[:, g * icg:(g + 1) * icg], weight[g * ocg:(g + 1) * ocg].astype(dtype),
                             axes=([1, 4, 5], [1, 2, 3]))  # (n, oh, ow, ocg)
         y[:, g * ocg:(g + 1) * ocg] = part.transpose(0, 3, 1, 2)
+    return y
+
+
+def conv(x, weight, bias, out_shape, r) -> np.ndarray:
+    """x (n, ic, ih, iw); weight (oc, ic/group, kh, kw); bias (oc,) or None."""
+    oc = out_shape[1]
+    y = conv_sum(x, weight, out_shape, r)
     if bias is not None:
         y += bias.astype(np.float32).reshape(1, oc, 1, 1)
     return relu(y, r.do_relu, r.relu_limit)

@@ -1,7 +1,8 @@
 """The cmodel's engine: executes a command stream record by record on a `Memory`.
 
 One handler per record type (the table is keyed by the record's class). A BDC record reads its
-local operands, computes in float32 (arith.py) and rounds once to its dtype when it writes. Any
+local operands, computes in float32 (arith.py) and rounds once to its dtype when it writes; an
+INT8 record computes in integers and requantizes (arith_int8.py). Any
 fault becomes one TpudslError naming the engine, the instruction index and the op's location name.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel import arith
+from tpudsl.backend.cmodel import arith, arith_int8
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -30,7 +31,8 @@ def _store(m: Memory, r: isa.GdmaStore) -> None:
     m.write_global(r.gaddr, (r.gn, r.gc, r.gh, r.gw), m.read_local(r.laddr, (r.n, r.c, r.h, r.w), dt))
 
 
-def _conv(m: Memory, r: isa.BdcConv) -> None:
+def _conv_operands(m: Memory, r: isa.BdcConv) -> tuple[np.ndarray, np.ndarray]:
+    """The input slice and the filter as (oc, ic/group, kh, kw), un-interleaving ic_parallel."""
     dt = numpy_dtype(r.dtype)
     x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
     icg, taps, par = r.ic // r.group, r.kh * r.kw, max(r.ic_parallel, 1)
@@ -38,12 +40,26 @@ def _conv(m: Memory, r: isa.BdcConv) -> None:
     packed = m.read_local(r.weight_addr, (1, r.oc, blocks, taps * par), dt)
     # [oc, blocks, taps, P] -> [oc, blocks * P, taps]: input channel b*P + p of kernel position k
     weight = packed.reshape(r.oc, blocks, taps, par).transpose(0, 1, 3, 2).reshape(r.oc, blocks * par, taps)[:, :icg]
-    bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), F32).ravel()
-    out = (r.on, r.oc, r.oh, r.ow)
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, r.dh, r.oh)
     _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, r.dw, r.ow)
-    y = arith.conv(x, weight.reshape(r.oc, icg, r.kh, r.kw), bias, out, r)
-    m.write_local(r.out_addr, y.astype(dt))
+    return x, weight.reshape(r.oc, icg, r.kh, r.kw)
+
+
+def _conv(m: Memory, r: isa.BdcConv) -> None:
+    x, weight = _conv_operands(m, r)
+    bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), F32).ravel()
+    y = arith.conv(x, weight, bias, (r.on, r.oc, r.oh, r.ow), r)
+    m.write_local(r.out_addr, y.astype(numpy_dtype(r.dtype)))
+
+
+def _conv_q(m: Memory, r: isa.BdcConvQ) -> None:
+    """int8 conv: exact window sums + bias, requantized per output channel by the merged tile."""
+    x, weight = _conv_operands(m, r)
+    coeff = m.read_local(r.bias_addr, (1, r.oc, 1, 3), np.dtype(np.int32)).reshape(r.oc, 3).astype(np.int64)
+    per_channel = lambda i: coeff[:, i].reshape(1, r.oc, 1, 1)  # noqa: E731
+    acc = arith_int8.exact(arith.conv_sum(x, weight, (r.on, r.oc, r.oh, r.ow), r, np.float64)) + per_channel(0)
+    y = arith_int8.requantize(acc, per_channel(1), per_channel(2), r.round_mode)
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
 
 
 def _check_window(size: int, k: int, s: int, d: int, out: int) -> None:
@@ -57,6 +73,71 @@ def _pool(m: Memory, r: isa.BdcPool) -> None:
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, 1, r.oh)
     _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, 1, r.ow)
     m.write_local(r.out_addr, arith.pool(x, (r.on, r.oc, r.oh, r.ow), r).astype(dt))
+
+
+def _pool_q(m: Memory, r: isa.BdcPoolQ) -> None:
+    """int8 average pool: the window's exact sum (zero pads), requantized."""
+    x = m.read_local(r.in_addr, (r.n, r.c, r.ih, r.iw), numpy_dtype(r.dtype)).astype(np.int64)
+    _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, 1, r.oh)
+    _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, 1, r.ow)
+    if r.mode != isa.POOL_MODES["Avg"]:
+        raise Fault(f"an INT8 pool record of mode {r.mode}: int8 max pool is BdcPool")
+    xp = np.pad(x, ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
+    total = arith._windows(xp, r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
+    y = arith_int8.requantize(total, r.multiplier, r.rshift, r.round_mode)
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+
+
+def _matmul_q(m: Memory, r: isa.BdcMatMulQ) -> None:
+    dt, rows = numpy_dtype(r.dtype), r.batch * r.m
+    left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
+    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), dt).reshape(r.batch, r.k, r.n_out)
+    acc = arith_int8.exact(left.astype(np.float64) @ right.astype(np.float64))
+    if r.bias_addr != isa.NO_ADDR:
+        acc = acc + m.read_local(r.bias_addr, (1, r.n_out, 1, 1), np.dtype(np.int32)).reshape(r.n_out)
+    y = arith_int8.requantize(acc, r.multiplier, r.rshift, r.round_mode)
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).reshape(rows, r.n_out, 1, 1).astype(np.int8))
+
+
+def _binary_q(m: Memory, r: isa.BdcBinaryQ) -> None:
+    """INT8 Add: a m0 + b m1; Mul: a b m0; each then shifted, rounded and saturated."""
+    dt = numpy_dtype(r.dtype)
+    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt).astype(np.int64)
+    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt).astype(np.int64)
+    if r.op == isa.BINARY_OPS["Add"]:
+        acc = a * r.m0 + b * r.m1
+    elif r.op == isa.BINARY_OPS["Mul"]:
+        acc = a * b * r.m0
+    else:
+        raise Fault(f"INT8 binary op {r.op} is not Add or Mul")
+    if acc.shape != (r.n, r.c, r.h, r.w):
+        raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
+    y = arith_int8.sat8(arith_int8.shift_round(acc, r.rshift, r.round_mode))
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+
+
+def _lut(m: Memory, r: isa.BdcLut) -> None:
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    tables = m.read_local(r.table_addr, (1, r.c, 1, 256), np.dtype(np.int8)).reshape(r.c, 256)
+    m.write_local(r.out_addr, arith_int8.lut(x, tables))
+
+
+def _requant(m: Memory, r: isa.BdcRequant) -> None:
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    m.write_local(r.out_addr, arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode))
+
+
+def _quant_cast(m: Memory, r: isa.BdcQuantCast) -> None:
+    """f32 -> i8 quantizes, i8 -> f32 dequantizes; any other pair is not a quantizing cast."""
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    pair = (isa.DTYPE_NAMES.get(r.dtype), isa.DTYPE_NAMES.get(r.out_dtype))
+    if pair == ("f32", "i8"):
+        y = arith_int8.quantize(x, r.scale)
+    elif pair == ("i8", "f32"):
+        y = arith_int8.dequantize(x, r.scale)
+    else:
+        raise Fault(f"a quantizing cast from {pair[0]} to {pair[1]}")
+    m.write_local(r.out_addr, y)
 
 
 def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
@@ -124,6 +205,8 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
     isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
     isa.BdcLayerNorm: _layer_norm, isa.BdcUpsample: _upsample,
+    isa.BdcConvQ: _conv_q, isa.BdcPoolQ: _pool_q, isa.BdcMatMulQ: _matmul_q, isa.BdcBinaryQ: _binary_q,
+    isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast,
 }
 
 
@@ -141,5 +224,5 @@ def execute(m: Memory, records: Sequence[isa.Record], names: Sequence[str]) -> N
     for i, r in enumerate(records):
         try:
             HANDLERS[type(r)](m, r)
-        except Fault as e:
+        except (Fault, arith_int8.Int8Error) as e:
             raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {i} ({names[i]})") from None

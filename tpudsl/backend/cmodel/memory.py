@@ -13,7 +13,8 @@ import numpy as np
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
 
-NUMPY = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+NUMPY = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
+         "i8": np.dtype(np.int8), "u8": np.dtype(np.uint8), "i32": np.dtype(np.int32)}
 
 
 class Fault(Exception):

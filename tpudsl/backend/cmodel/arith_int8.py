@@ -1,0 +1,81 @@
+"""The cmodel's INT8 arithmetic, written again from docs/quantization.md ("INT8 arithmetic") and the
+INT8 records of isa.py, on int64 numpy. The Tpu interpreter's INT8 kernels (tpudsl/interp/requant.py)
+are what the cmodel is checked against, bit for bit, so they are never imported here.
+
+* shift_round(x, n, mode): x / 2^n rounded by a round mode (isa.ROUND_MODES code). With
+  val = floor(x / 2^n), mant = x - val 2^n and half = 2^(n-1), the result is val, or val + 1
+  where the mode's rule below says so; n = 0 is x, n < 0 is x 2^-n, n > 63 counts as 63.
+* requantize: sat8(shift_round(acc * multiplier, rshift, mode)), sat8 clamping to [-128, 127].
+* quantize: sat8(round half away from zero of x / scale), the division in float64; NaN has no int8
+  value (a fault). dequantize: float32(q * scale), the product in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# round_mode code -> when val + 1 (mant, half, x < 0, val odd), as docs/quantization.md lists them
+_ROUND_UP = {
+    0: lambda m, h, neg, odd: np.where(neg, m > h, m >= h),  # HalfAwayFromZero
+    1: lambda m, h, neg, odd: m >= h,  # HalfUp
+    2: lambda m, h, neg, odd: m > h,  # HalfDown
+    3: lambda m, h, neg, odd: (m > h) | ((m == h) & odd),  # HalfToEven
+    4: lambda m, h, neg, odd: (m > h) | ((m == h) & ~odd),  # HalfToOdd
+    5: lambda m, h, neg, odd: np.where(neg, m >= h, m > h),  # HalfTowardsZero
+    6: lambda m, h, neg, odd: neg & (m != 0),  # TowardsZero
+    7: lambda m, h, neg, odd: m != 0,  # Up
+    8: lambda m, h, neg, odd: np.zeros(m.shape, bool),  # Down
+}
+
+
+class Int8Error(ValueError):
+    """A value or mode the INT8 records do not define (the engine names the instruction)."""
+
+
+def shift_round(x: np.ndarray, n, mode: int) -> np.ndarray:
+    if mode not in _ROUND_UP:
+        raise Int8Error(f"unknown round mode {mode}")
+    x = np.asarray(x, np.int64)
+    n = np.broadcast_to(np.minimum(np.asarray(n, np.int64), 63), x.shape)
+    right = np.maximum(n, 0)
+    val = x >> right  # an arithmetic shift: floor
+    mant = x - (val << right)
+    half = np.left_shift(np.int64(1), np.maximum(right - 1, 0))
+    rounded = val + _ROUND_UP[mode](mant, half, x < 0, (val & 1) == 1)
+    return np.where(n > 0, rounded, np.where(n < 0, x << np.maximum(-n, 0), x))
+
+
+def sat8(y: np.ndarray) -> np.ndarray:
+    return np.clip(y, -128, 127).astype(np.int8)
+
+
+def requantize(acc: np.ndarray, multiplier, rshift, mode: int) -> np.ndarray:
+    """|acc| and |multiplier| are below 2^31: their product is exact in int64."""
+    return sat8(shift_round(np.asarray(acc, np.int64) * np.asarray(multiplier, np.int64), rshift, mode))
+
+
+def exact(y: np.ndarray) -> np.ndarray:
+    """A float64 sum of integer products (exact below 2^53) as int64."""
+    return np.rint(y).astype(np.int64)
+
+
+def quantize(x: np.ndarray, scale: float) -> np.ndarray:
+    q = np.asarray(x, np.float64) / scale
+    if np.isnan(q).any():
+        raise Int8Error("a NaN has no int8 value")
+    a = np.abs(q)
+    whole = np.floor(a)
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN: the comparison is False, inf saturates
+        whole += (a - whole) >= 0.5
+    return sat8(np.copysign(whole, q))
+
+
+def dequantize(q: np.ndarray, scale: float) -> np.ndarray:
+    return (np.asarray(q, np.float64) * scale).astype(np.float32)
+
+
+def lut(x: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """x (n, c, h, w) int8 looked up as uint8 in its channel's table: tables (c, 256)."""
+    n, c, h, w = x.shape
+    index = x.view(np.uint8).reshape(n, c, h * w).astype(np.intp)
+    return tables[np.arange(c)[None, :, None], index].reshape(n, c, h, w)
