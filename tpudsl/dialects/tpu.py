@@ -169,7 +169,7 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.RequantInt",
            attrs={"multiplier": A("i64[]", REQUIRED), "rshift": A("i64[]", REQUIRED),
                   "quant_mode": A("tpu.rq_mode", REQUIRED), **_round(), "rq_axis": A("i64", 1),
-                  "fuse_rq": A("bool", False)},
+                  "fuse_rq": A("bool", False), **GINFO},
            shape=S.same_as_first, summary="int8 -> int8 at another scale: sat((x * multiplier) >> rshift)"),
     OpSpec("tpu.Deconv", operands=("input", "filter", "bias?"),
            attrs={**WINDOW, "group": A("i64", 1), "dilations": A("i64[]"), "output_padding": A("i64[]"), **RELU,
