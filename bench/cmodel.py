@@ -1,8 +1,10 @@
-"""The cmodel on a ResNet-18-shaped model in F32: wall time against the Tpu interpreter on the same
-input (both in this process, numpy pinned to one thread), the cost model's cycles, the instruction
-count and the .bmodel's size; outputs checked to agree (1e-5 relative).
+"""The cmodel on a ResNet-18-shaped model in F32 or INT8: wall time against the Tpu interpreter on the
+same input (both in this process, numpy pinned to one thread), the cost model's cycles, the instruction
+count and the .bmodel's size; outputs checked to agree (F32: 1e-5 relative; INT8: bit-exact).
+INT8 calibrates (minmax) on two random samples first, and compiles as model_deploy does
+(--weight-reorder merges the conv coefficients); sections `cmodel` and `cmodel_int8`.
 
-    .venv/bin/python bench/cmodel.py [--size 224] [--chip bm1684x] [--runs 3] [--no-write]
+    .venv/bin/python bench/cmodel.py [--quantize F32|INT8] [--size 224] [--chip bm1684x] [--runs 3] [--no-write]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tests.backend_support import compile_for, interpret, lowered  # noqa: E402
+from tests.test_backend_int8 import compile_int8, int8_module  # noqa: E402
 from tests.models import resnet18  # noqa: E402
 from tpudsl.backend.cmodel import run_bmodel  # noqa: E402
 
@@ -34,10 +37,18 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quantize", choices=["F32", "INT8"], default="F32")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    top = lowered(resnet18(input_size=args.size, num_classes=1000), "F32", args.chip)
-    feed = {"input": np.random.default_rng(0).random((1, 3, args.size, args.size), dtype=np.float32)}
+    model, shape = resnet18(input_size=args.size, num_classes=1000), (1, 3, args.size, args.size)
+    with tempfile.TemporaryDirectory() as d:
+        if args.quantize == "INT8":  # two copies: the interpreter does not run merged coefficients
+            top, compiled, compile_ = (int8_module(model, shape, Path(d), args.chip),
+                                       int8_module(model, shape, Path(d), args.chip), compile_int8)
+        else:
+            top = compiled = lowered(model, "F32", args.chip)
+            compile_ = lambda t, p: compile_for(t, args.chip, p)  # noqa: E731
+    feed = {"input": np.random.default_rng(0).random(shape, dtype=np.float32)}
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r18.bmodel")
         t0 = time.perf_counter()
@@ -50,7 +61,7 @@ def main() -> None:
             interp_times.append(time.perf_counter() - t)
             if bm is None:
                 t0 = time.perf_counter()
-                bm = compile_for(top, args.chip, path)
+                bm = compile_(compiled, path)
                 compile_s = time.perf_counter() - t0
                 size = os.path.getsize(path)
             t = time.perf_counter()
@@ -58,14 +69,18 @@ def main() -> None:
             cmodel_times.append(time.perf_counter() - t)
     (name, want), = interp_out.items()
     err = float(np.abs(out[name] - want).max() / np.abs(want).max())
+    agree = ("bit-exact" if np.array_equal(out[name], want) else "NOT bit-exact") if args.quantize == "INT8" else \
+        f"max relative error {err:.2e}"
     h = bm.header
     total = sum(cycles.values())
+    key = "cmodel" if args.quantize == "F32" else "cmodel_int8"
     chip_mhz = {"bm1684x": 1000, "bm1688": 900, "tiny": 100}[args.chip]
     ci, cc = statistics.median(interp_times), statistics.median(cmodel_times)
     text = "\n".join([
-        "## cmodel: ResNet-18-shaped F32 on the cmodel vs the Tpu interpreter",
+        f"## {key}: ResNet-18-shaped {args.quantize} on the cmodel vs the Tpu interpreter",
         "",
-        f"Command: `.venv/bin/python bench/cmodel.py --size {args.size} --chip {args.chip} --runs {args.runs}`",
+        f"Command: `.venv/bin/python bench/cmodel.py --quantize {args.quantize} --size {args.size} --chip {args.chip} "
+        f"--runs {args.runs}`",
         f"({time.strftime('%Y-%m-%d %H:%M')}, one numpy thread, machine shared with other jobs, "
         f"load average {os.getloadavg()[0]:.1f}).",
         "",
@@ -76,11 +91,12 @@ def main() -> None:
         f"({total / chip_mhz / 1e3:.2f} ms at {chip_mhz} MHz, serial cost model)",
         f"- .bmodel: {size} bytes ({len(bm.commands)} of commands); coefficients {h['coeff_mem_bytes']} bytes, activations "
         f"{h['activation_mem_bytes']} bytes (reused by liveness)",
-        f"- compile (address-assign, layer-group, codegen) {compile_s:.2f} s; output max relative error {err:.2e}",
+        f"- compile ({'weight-reorder, ' if args.quantize == 'INT8' else ''}address-assign, layer-group, codegen) "
+        f"{compile_s:.2f} s; output {agree}",
     ])
     print(text)
     if not args.no_write:
-        _common.write_section("cmodel", text)
+        _common.write_section(key, text)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 Writes tests/models resnet18 (width 64, 1000 classes) as .onnx, then runs the three commands
 in-process, as a user would in a row: model_transform (with --test_input), run_calibration on
 --samples random .npz samples (KLD, one process), model_deploy --quantize INT8 (imports the table,
-lowers, writes NAME_bm1684x_int8_sym_tpu.mlir, runs the Tpu interpreter and compares with Top).
+lowers, writes NAME_bm1684x_int8_sym_tpu.mlir, runs the Tpu interpreter and compares with Top, then
+the backend: weight-reorder, address-assign, layer-group, codegen to r.bmodel, and the cmodel run
+compared bit for bit with the Tpu interpreter).
 Reports wall and CPU seconds per stage and the machine's load average.
 """
 

@@ -91,7 +91,8 @@ def int8_module(model: onnx.ModelProto, shape, d, chip: str = "tiny", samples: i
     """The model calibrated (minmax) on `samples` random inputs and lowered to INT8 for `chip`."""
     top = top_module(model)
     rng = np.random.default_rng(0)
-    feeds = {str(i): {"x": rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
+    name = model.graph.input[0].name
+    feeds = {str(i): {name: rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
     result = calibrate("", list(feeds), feeds.__getitem__, need_histograms=False, mod=top)
     (d / "table").write_text(table_text(result.table("minmax"), 2048, samples))
     ctx = make_context()
