@@ -8,7 +8,8 @@
 4. model_deploy, the other two levels of TPU-MLIR's check: F32 lowered to Tpu (checked against Top), then
    through the backend to a .bmodel that runs on the cmodel (checked against the Tpu interpreter);
    model_tool describes the .bmodel. Then run_calibration on 8 samples and model_deploy INT8 (checked
-   against Top). The time of each step is printed at the end.
+   against Top, then to an INT8 .bmodel whose cmodel run equals the Tpu interpreter's bit for bit).
+   The time of each step is printed at the end.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def deploy_demo(size: int = 224) -> None:
     print(run("model_deploy INT8", "model_deploy", "--mlir", "resnet18.mlir", "--quantize", "INT8",
               "--calibration_table", "resnet18_cali_table", "--processor", "bm1684x", "--model", "resnet18_int8.bmodel",
               "--test_input", "resnet18_in_f32.npz", "--tolerance", "0.99,0.9"))
+    print(run("model_tool INT8", "model_tool", "--info", "resnet18_int8.bmodel"))
 
 
 def main() -> None:
