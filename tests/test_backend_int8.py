@@ -87,8 +87,9 @@ def networks(draw):
     return g.model({"x": x}, out), x
 
 
-def int8_module(model: onnx.ModelProto, shape, d, chip: str = "tiny", samples: int = 2):
-    """The model calibrated (minmax) on `samples` random inputs and lowered to INT8 for `chip`."""
+def int8_module(model: onnx.ModelProto, shape, d, chip: str = "tiny", samples: int = 2, qtable: str = ""):
+    """The model calibrated (minmax) on `samples` random inputs and lowered to INT8 for `chip`
+    (`qtable`: lines `NAME MODE` keeping those ops in a float mode)."""
     top = top_module(model)
     rng = np.random.default_rng(0)
     name = model.graph.input[0].name
@@ -98,7 +99,9 @@ def int8_module(model: onnx.ModelProto, shape, d, chip: str = "tiny", samples: i
     ctx = make_context()
     pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=False).apply(ctx, top.module)
     pass_class("processor-assign")(chip=chip, mode="INT8").apply(ctx, top.module)
-    pass_class("convert-top-to-tpu")().apply(ctx, top.module)
+    if qtable:
+        (d / "qtable").write_text(qtable)
+    pass_class("convert-top-to-tpu")(qtable=str(d / "qtable") if qtable else "").apply(ctx, top.module)
     top.module.verify()
     return top
 
@@ -197,6 +200,30 @@ def test_model_deploy_int8_writes_a_bit_exact_bmodel(tmp_path, capsys):
     got, _ = run_bmodel(bm, read_npz(str(tmp_path / "r_in_f32.npz")))
     want = np.load(tmp_path / "r_bm1684x_int8_sym_tpu_outputs.npz")["output"]
     assert np.array_equal(got["output"], want)
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+def test_a_float_layer_of_an_int8_model_is_cast_both_ways(tmp_path, mode):
+    """A qtable keeps the middle conv in F16/BF16: int8 -> f32 -> mode before it and mode -> int8
+    after it (a quantizing cast from a 16-bit float); sliced along N and H, bit-exact."""
+    g = Graph(np.random.default_rng(1))
+    shape = (2, 3, 120, 40)
+    g.shapes["x"] = shape
+    c0 = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (2, 4, 120, 40), kernel_shape=[3, 3],
+                pads=[1, 1, 1, 1])
+    c1 = g.node("Conv", [c0, g.const((4, 4, 3, 3))], (2, 4, 120, 40), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    out = g.node("Sigmoid", [c1], (2, 4, 120, 40))
+    top = int8_module(g.model({"x": shape}, out), shape, tmp_path, qtable=f"{c1} {mode}\n")
+    feed = {"x": np.random.default_rng(2).standard_normal(shape).astype(np.float32)}
+    want = interpret(top, feed)
+    bm = compile_int8(top, str(tmp_path / "m.bmodel"))
+    casts = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcQuantCast)]
+    assert {(isa.DTYPE_NAMES[r.dtype], isa.DTYPE_NAMES[r.out_dtype]) for r in casts} == {
+        ("f32", "i8"), ("i8", "f32"), (mode.lower(), "i8")}
+    text = print_module(top.module)
+    assert max(_secs(text, "hsecs")) > 1 and max(_secs(text, "nsecs")) > 1
+    got, _ = run_bmodel(bm, feed)
+    assert np.array_equal(got[out], want[out])
 
 
 def test_an_int8_op_without_instruction_is_an_error_naming_it(tmp_path):

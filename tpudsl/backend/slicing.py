@@ -61,10 +61,9 @@ def dtype_of(value: SSAValue) -> str:
     if isinstance(element, UniformQuantizedType):
         if any(element.zero_points):
             raise TpudslError(f"backend: {element} has a zero point; only symmetric int8 is modelled")
-        element = element.storage_type
-    name = f"i{element.width.data}" if isinstance(element, IntegerType) else str(element)
-    if isinstance(value.type.element_type, UniformQuantizedType) and not value.type.element_type.is_signed:
-        name = f"u{name[1:]}"
+        name = f"{'i' if element.is_signed else 'u'}{element.storage_width}"
+    else:
+        name = f"i{element.width.data}" if isinstance(element, IntegerType) else str(element)
     if name not in ESIZE:
         raise TpudslError(f"backend: element type {name} is not modelled (only {', '.join(ESIZE)})")
     return name

@@ -127,16 +127,20 @@ def _requant(m: Memory, r: isa.BdcRequant) -> None:
     m.write_local(r.out_addr, arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode))
 
 
+_FLOATS = ("f32", "f16", "bf16")
+
+
 def _quant_cast(m: Memory, r: isa.BdcQuantCast) -> None:
-    """f32 -> i8 quantizes, i8 -> f32 dequantizes; any other pair is not a quantizing cast."""
+    """A float -> i8 quantizes; i8 -> a float dequantizes to float32, then rounds once to the float
+    type; any other pair is not a quantizing cast."""
     x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
-    pair = (isa.DTYPE_NAMES.get(r.dtype), isa.DTYPE_NAMES.get(r.out_dtype))
-    if pair == ("f32", "i8"):
+    src, dst = isa.DTYPE_NAMES.get(r.dtype), isa.DTYPE_NAMES.get(r.out_dtype)
+    if src in _FLOATS and dst == "i8":
         y = arith_int8.quantize(x, r.scale)
-    elif pair == ("i8", "f32"):
-        y = arith_int8.dequantize(x, r.scale)
+    elif src == "i8" and dst in _FLOATS:
+        y = arith_int8.dequantize(x, r.scale).astype(numpy_dtype(r.out_dtype))
     else:
-        raise Fault(f"a quantizing cast from {pair[0]} to {pair[1]}")
+        raise Fault(f"a quantizing cast from {src} to {dst}")
     m.write_local(r.out_addr, y)
 
 
