@@ -1,0 +1,282 @@
+"""schedule.py: footprints checked against the bytes the cmodel actually touches, and the
+two-engine schedule of random record streams against a brute-force reference built from those
+recorded accesses (every earlier pair compared, no pruning) and against the schedule's invariants."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from numpy.lib.array_utils import byte_bounds
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import chip_named
+from tpudsl.backend.cmodel.engine import HANDLERS
+from tpudsl.backend.cmodel.memory import Memory
+from tpudsl.backend.cost import cycles
+from tpudsl.backend.schedule import FOOTPRINTS, Span, footprint, schedule
+
+CHIP = chip_named("tiny")
+GMEM = 4096  # global bytes of the test memory, from CHIP.gmem_start
+LOCAL_SLOTS = 48  # local tensors start at one of these EU-aligned offsets: streams collide often
+DT = {"f32": isa.DTYPES["f32"], "f16": isa.DTYPES["f16"], "bf16": isa.DTYPES["bf16"]}
+
+
+class Recording(Memory):
+    """The cmodel's memory, noting every range an access covers: local (offset range, lanes) from
+    the region it slices, global (byte range) from the numpy view's own byte bounds."""
+
+    def __init__(self, chip, gmem_bytes):
+        super().__init__(chip, gmem_bytes)
+        self.reads: list[Span] = []
+        self.writes: list[Span] = []
+
+    def _note(self, into, view):
+        lo, hi = byte_bounds(view)
+        base = byte_bounds(self.gmem)[0]
+        if hi > lo:
+            into.append(Span("global", lo - base + self.chip.gmem_start, hi - base + self.chip.gmem_start))
+
+    def _global_view(self, what, gaddr, strides, shape, dtype):
+        view = super()._global_view(what, gaddr, strides, shape, dtype)
+        self._note(self.reads if what == "src" else self.writes, view)
+        return view
+
+    def _lanes(self, what, laddr, n, c, h, w, esize):
+        lanes, groups, row = super()._lanes(what, laddr, n, c, h, w, esize)
+        if n * c * h * w:
+            (self.reads if what == "src" else self.writes).append(Span("local", laddr, laddr + n * groups * row, lanes))
+        return lanes, groups, row
+
+
+def touched(r: isa.Record) -> tuple[set[Span], set[Span]]:
+    m = Recording(CHIP, GMEM)
+    with np.errstate(all="ignore"):  # garbage-free zeros, but an all-pad average window divides by 0
+        HANDLERS[type(r)](m, r)
+    return set(m.reads), set(m.writes)
+
+
+# ---- random valid records, every type, local tensors at colliding offsets ----
+
+dims = st.integers(1, 3)
+
+
+@st.composite
+def laddr(draw):
+    return draw(st.integers(0, LOCAL_SLOTS - 1)) * CHIP.eu_bytes
+
+
+@st.composite
+def gdma(draw, cls):
+    dt = draw(st.sampled_from(sorted(DT)))
+    shape = [draw(dims) for _ in range(4)]
+    order = draw(st.permutations(range(4)))  # a transposing view: contiguous strides in another order
+    strides, size = [0] * 4, 1
+    for d in reversed(order):
+        strides[d], size = size, size * shape[d]
+    esize = isa.DTYPE_BYTES[dt]
+    gaddr = CHIP.gmem_start + draw(st.integers(0, (GMEM - size * esize) // esize // 4)) * 4 * esize
+    return cls(DT[dt], gaddr, *strides, draw(laddr()), *shape)
+
+
+@st.composite
+def copy(draw):
+    span = lambda: st.integers(0, GMEM // 2 - 1).map(lambda a: CHIP.gmem_start + a)  # noqa: E731
+    return isa.GdmaCopy(draw(span()), draw(span()), draw(st.integers(1, GMEM // 2)))
+
+
+@st.composite
+def window(draw, dilate=True):
+    """(k, s, d, p0, p1, o, i): one axis of a window op whose input fits exactly."""
+    k, s, d, o = draw(dims), draw(st.integers(1, 2)), draw(st.integers(1, 2)) if dilate else 1, draw(dims)
+    need = (o - 1) * s + (k - 1) * d + 1
+    p0, p1 = draw(st.integers(0, min(1, need - 1))), draw(st.integers(0, 1))
+    p1 = min(p1, need - 1 - p0)
+    return k, s, d, p0, p1, o, need - p0 - p1
+
+
+@st.composite
+def conv(draw):
+    dt, n = draw(st.sampled_from(sorted(DT))), draw(dims)
+    kh, sh, dh, pt, pb, oh, ih = draw(window())
+    kw, sw, dw, pl, pr, ow, iw = draw(window())
+    ic = draw(st.integers(1, 6))
+    group = draw(st.sampled_from([1, ic]))
+    oc = ic if group > 1 else draw(st.integers(1, 6))
+    bias = draw(st.one_of(st.just(isa.NO_ADDR), laddr()))
+    return isa.BdcConv(DT[dt], draw(laddr()), n, ic, ih, iw, draw(laddr()), n, oc, oh, ow, draw(laddr()), bias,
+                       kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, draw(st.sampled_from([1, 2])), group,
+                       draw(st.integers(0, 1)), -1.0)
+
+
+@st.composite
+def pool(draw):
+    dt, n, c = draw(st.sampled_from(sorted(DT))), draw(dims), draw(st.integers(1, 6))
+    kh, sh, _, pt, pb, oh, ih = draw(window(False))
+    kw, sw, _, pl, pr, ow, iw = draw(window(False))
+    return isa.BdcPool(DT[dt], draw(st.integers(0, 1)), draw(laddr()), n, c, ih, iw, draw(laddr()), n, c, oh, ow,
+                       kh, kw, sh, sw, pt, pb, pl, pr, draw(st.integers(0, 1)), 0, -1.0)
+
+
+@st.composite
+def matmul(draw):
+    bias = draw(st.one_of(st.just(isa.NO_ADDR), laddr()))
+    return isa.BdcMatMul(draw(st.sampled_from(list(DT.values()))), draw(laddr()), draw(laddr()), bias, draw(laddr()),
+                         draw(dims), draw(st.integers(1, 5)), draw(st.integers(1, 6)), draw(dims), 0, -1.0)
+
+
+@st.composite
+def binary(draw):
+    shape = [draw(dims) for _ in range(4)]
+    a, b = ([draw(st.sampled_from([d, 1])) for d in shape] for _ in range(2))
+    return isa.BdcBinary(draw(st.sampled_from(list(DT.values()))), draw(st.integers(0, 4)),
+                         draw(laddr()), *a,
+                         draw(laddr()), *b, draw(laddr()), *[max(x, y) for x, y in zip(a, b)], 0, -1.0)
+
+
+def unary(build):
+    @st.composite
+    def make(draw):
+        dt = draw(st.sampled_from(list(DT.values())))
+        return build(draw, dt, draw(laddr()), *[draw(dims) for _ in range(4)], draw(laddr()))
+    return make()
+
+
+RECORDS = {
+    isa.GdmaLoad: gdma(isa.GdmaLoad),
+    isa.GdmaStore: gdma(isa.GdmaStore),
+    isa.GdmaCopy: copy(),
+    isa.BdcConv: conv(),
+    isa.BdcPool: pool(),
+    isa.BdcMatMul: matmul(),
+    isa.BdcBinary: binary(),
+    isa.BdcConst: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConst(dt, d(st.integers(0, 4)), d(st.integers(0, 1)),
+                                                                     i, n, c, h, w, o, 0.5, 0, -1.0)),
+    isa.BdcActive: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcActive(dt, d(st.integers(0, 5)), i, n, c, h, w, o,
+                                                                       -1.0)),
+    isa.BdcCast: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcCast(dt, d(st.sampled_from(list(DT.values()))),
+                                                                   i, n, c, h, w, o)),
+    isa.BdcSoftmax: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcSoftmax(dt, i, n, c, h, w, o, d(st.integers(0, 1)),
+                                                                         1.0)),
+    isa.BdcLayerNorm: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLayerNorm(
+        dt, i, n, c, h, w, d(st.one_of(st.just(isa.NO_ADDR), laddr())), d(st.one_of(st.just(isa.NO_ADDR), laddr())),
+        o, 1e-5)),
+    isa.BdcUpsample: unary(lambda d, dt, i, n, c, h, w, o: _upsample(d, dt, i, n, c, h, w, o)),
+}
+
+
+def _upsample(draw, dt, i, n, c, h, w, o):
+    sh = draw(st.integers(1, 3))
+    skip = draw(st.integers(0, h * sh - 1))
+    return isa.BdcUpsample(dt, i, n, c, h, w, o, draw(st.integers(1, h * sh - skip)), sh, draw(st.integers(1, 3)),
+                           skip)
+
+
+records = st.sampled_from(list(RECORDS)).flatmap(RECORDS.__getitem__)  # each type equally often
+
+
+def test_the_generator_covers_every_record_with_a_footprint():
+    assert set(RECORDS) == set(FOOTPRINTS) == set(isa.RECORDS.values())
+
+
+# An eighth of the profile's budget per record type (25 in CI, 250 with HYPOTHESIS_PROFILE=thorough).
+@pytest.mark.parametrize("cls", list(RECORDS), ids=lambda c: c.__name__)
+def test_footprint_is_what_the_cmodel_touches(cls):
+    """A record's footprint equals the ranges its cmodel handler reads and writes."""
+    seen = Counter()
+
+    @settings(max_examples=max(10, settings.default.max_examples // 8))
+    @given(RECORDS[cls])
+    def check(r):
+        fp = footprint(r, CHIP)
+        reads, writes = touched(r)
+        assert (set(fp.reads), set(fp.writes)) == (reads, writes), r
+        event(f"{len(fp.reads)} local/global reads")
+        seen[len(fp.reads)] += 1
+
+    check()
+    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcLayerNorm):  # with and without their optional operands
+        assert len(seen) >= 2, seen
+
+
+# ---- the schedule against a reference from the recorded accesses ----
+
+def conflicts(a: tuple[set[Span], set[Span]], b: tuple[set[Span], set[Span]]) -> bool:
+    """b after a must wait: RAW, WAR or WAW on an overlapping range (written out here, not schedule.py's)."""
+    def meet(xs, ys):
+        return any(x.space == y.space and max(x.start, y.start) < min(x.end, y.end) for x in xs for y in ys)
+    (ar, aw), (br, bw) = a, b
+    return meet(aw, br) or meet(ar, bw) or meet(aw, bw)
+
+
+def reference(stream: list[isa.Record]) -> tuple[list[int], list[int], list[set[int]]]:
+    """Start and end of every record from every earlier pair, and each record's dependencies."""
+    acc = [touched(r) for r in stream]
+    starts, ends, deps = [], [], []
+    for i, r in enumerate(stream):
+        deps.append({j for j in range(i) if conflicts(acc[j], acc[i])})
+        same = [ends[j] for j in range(i) if stream[j].ENGINE == r.ENGINE]
+        starts.append(max([0, *same[-1:], *(ends[j] for j in deps[i])]))
+        ends.append(starts[-1] + cycles(r, CHIP))
+    return starts, ends, deps
+
+
+def test_schedule_matches_the_brute_force_reference():
+    seen = Counter()
+
+    @given(st.lists(records, min_size=1, max_size=14))
+    def check(stream):
+        s = schedule(stream, CHIP)
+        starts, ends, deps = reference(stream)
+        assert (list(s.starts), list(s.ends)) == (starts, ends)
+        assert s.makespan == max(ends) and s.serial == sum(cycles(r, CHIP) for r in stream)
+        for i, r in enumerate(stream):
+            assert ends[i] - starts[i] == cycles(r, CHIP)
+            same = [j for j in range(i) if stream[j].ENGINE == r.ENGINE]
+            if same:  # an engine never overlaps itself
+                assert starts[i] >= ends[same[-1]]
+            assert all(starts[i] >= ends[j] for j in deps[i])  # every dependent pair ordered
+            # it starts at 0, at its engine's previous end or at a dependency's end
+            assert starts[i] in {0, *(ends[j] for j in same[-1:]), *(ends[j] for j in deps[i])}
+            for j in range(i):
+                if j not in deps[i] and stream[j].ENGINE != r.ENGINE and max(starts[i], starts[j]) < min(ends[i],
+                                                                                                       ends[j]):
+                    seen["independent pair overlaps"] += 1
+        if deps and any(deps[i] and any(stream[j].ENGINE != stream[i].ENGINE for j in deps[i])
+                        for i in range(len(stream))):
+            event("cross-engine dependency")
+            seen["cross-engine dependency"] += 1
+        if s.makespan < s.serial:
+            event("overlapped faster than serial")
+            seen["faster"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert seen["cross-engine dependency"] >= seen["examples"] / 4, seen
+    assert seen["faster"] >= seen["examples"] / 4, seen
+    assert seen["independent pair overlaps"] >= seen["examples"] / 4, seen
+
+
+def test_independent_engines_overlap_and_dependent_ones_wait():
+    """A load and a compute on other memory run side by side; a compute reading the load waits for it."""
+    load = isa.GdmaLoad(DT["f32"], CHIP.gmem_start, 16, 16, 4, 1, 0, 1, 1, 4, 4)
+    other = isa.BdcActive(DT["f32"], 0, 512, 1, 1, 4, 4, 1024, -1.0)
+    reader = isa.BdcActive(DT["f32"], 0, 0, 1, 1, 4, 4, 1024, -1.0)
+    c_load, c_act = cycles(load, CHIP), cycles(other, CHIP)
+    s = schedule([load, other], CHIP)
+    assert s.starts == (0, 0) and s.makespan == max(c_load, c_act)
+    s = schedule([load, reader], CHIP)
+    assert s.starts == (0, c_load) and s.makespan == c_load + c_act
+
+
+def test_a_partly_overwritten_range_still_orders_its_readers():
+    """GDMA loads [0, 64) then [32, 96): a BDC record reading [0, 16) waits for the first load,
+    though a later write covers part of its range."""
+    first = isa.GdmaLoad(DT["f32"], CHIP.gmem_start, 16, 16, 4, 1, 0, 1, 1, 4, 4)  # 64 bytes per lane at 0
+    second = isa.GdmaLoad(DT["f32"], CHIP.gmem_start, 16, 16, 4, 1, 32, 1, 1, 4, 4)  # at 32
+    reader = isa.BdcActive(DT["f32"], 0, 0, 1, 1, 2, 2, 512, -1.0)  # 16 bytes at 0
+    s = schedule([first, second, reader], CHIP)
+    assert s.starts[2] == s.ends[0] == reference([first, second, reader])[0][2]

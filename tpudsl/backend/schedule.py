@@ -1,0 +1,198 @@
+"""The two engines with sync: each record placed on GDMA or BDC as early as its dependencies allow.
+
+`footprint(record, chip)` is the single source of what a record touches: the local ranges it reads
+and writes (per lane: every local tensor starts on lane 0 and fills lanes 0 .. min(c, lanes) - 1,
+bytes laddr .. laddr + isa.lane_bytes(...) in each; isa.py's layout) and the global ranges
+(gaddr plus its strided view's lowest .. highest element). `schedule(records, chip)` issues each
+engine's records in program order; a record starts at the later of its engine being free and
+the end of every earlier record it conflicts with (it reads what that one writes, RAW; writes what
+it reads, WAR; or writes what it writes, WAW). Cycles per record are cost.cycles. This is the
+chip's dependency-driven sync idealized (no sync-id limit, no issue latency between engines):
+an estimate for comparing schedules, as cost.py is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.cost import cycles
+
+ENGINES = ("gdma", "bdc")
+F32 = isa.DTYPES["f32"]  # the bias operands of Conv and MatMul are f32 whatever the record's dtype
+
+
+@dataclass(frozen=True)
+class Span:
+    """Bytes [start, end) of global memory (lanes 0), or of local memory in lanes 0 .. lanes - 1."""
+
+    space: str  # "local" or "global"
+    start: int
+    end: int
+    lanes: int = 0
+
+    def overlaps(self, other: Span) -> bool:
+        # local spans all start on lane 0, so their lanes always intersect
+        return self.space == other.space and self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class Footprint:
+    reads: tuple[Span, ...]
+    writes: tuple[Span, ...]
+
+
+def _esize(dtype: int) -> int:
+    return isa.DTYPE_BYTES[isa.DTYPE_NAMES[dtype]]
+
+
+def local(chip: Chip, laddr: int, shape: Sequence[int], dtype: int) -> tuple[Span, ...]:
+    """The span of a local (n, c, h, w) tensor at `laddr` (none when it is empty)."""
+    n, c, h, w = shape
+    if n * c * h * w == 0:
+        return ()
+    size = isa.lane_bytes(n, c, h, w, _esize(dtype), chip.lanes, chip.eu_bytes)
+    return (Span("local", laddr, laddr + size, min(c, chip.lanes)),)
+
+
+def _global(gaddr: int, strides: Sequence[int], shape: Sequence[int], esize: int) -> tuple[Span, ...]:
+    """The span from a strided view's lowest to its highest element (a transposing view included)."""
+    if 0 in shape:
+        return ()
+    steps = [s * (d - 1) for s, d in zip(strides, shape, strict=True)]
+    lo, hi = sum(min(0, s) for s in steps), sum(max(0, s) for s in steps)
+    return (Span("global", gaddr + lo * esize, gaddr + (hi + 1) * esize),)
+
+
+def _optional(chip: Chip, addr: int, shape: Sequence[int], dtype: int) -> tuple[Span, ...]:
+    return () if addr == isa.NO_ADDR else local(chip, addr, shape, dtype)
+
+
+def _gdma(r: isa.GdmaLoad, chip: Chip) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
+    g = _global(r.gaddr, (r.gn, r.gc, r.gh, r.gw), (r.n, r.c, r.h, r.w), _esize(r.dtype))
+    lo = local(chip, r.laddr, (r.n, r.c, r.h, r.w), r.dtype)
+    return (lo, g) if isinstance(r, isa.GdmaStore) else (g, lo)
+
+
+def _conv(r: isa.BdcConv, chip: Chip):
+    blocks = -(-(r.ic // r.group) // max(r.ic_parallel, 1))
+    return (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
+            + local(chip, r.weight_addr, (1, r.oc, blocks, r.kh * r.kw * max(r.ic_parallel, 1)), r.dtype)
+            + _optional(chip, r.bias_addr, (1, r.oc, 1, 1), F32),
+            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype))
+
+
+def _matmul(r: isa.BdcMatMul, chip: Chip):
+    rows = r.batch * r.m
+    return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
+            + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), r.dtype)
+            + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), F32),
+            local(chip, r.out_addr, (rows, r.n_out, 1, 1), r.dtype))
+
+
+def _elementwise(r, chip: Chip):
+    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype."""
+    shape = (r.n, r.c, r.h, r.w)
+    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.dtype)
+
+
+# What each record reads and writes, keyed by its class (INT8 records add rows).
+FOOTPRINTS: dict[type[isa.Record], Callable] = {
+    isa.GdmaLoad: _gdma,
+    isa.GdmaStore: _gdma,
+    isa.GdmaCopy: lambda r, chip: (_global(r.src, (1,), (r.nbytes,), 1), _global(r.dst, (1,), (r.nbytes,), 1)),
+    isa.BdcConv: _conv,
+    isa.BdcPool: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
+                                  local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)),
+    isa.BdcMatMul: _matmul,
+    isa.BdcBinary: lambda r, chip: (local(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
+                                    + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
+                                    local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcConst: _elementwise,
+    isa.BdcActive: _elementwise,
+    isa.BdcSoftmax: _elementwise,
+    isa.BdcCast: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                  local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.out_dtype)),
+    isa.BdcLayerNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                       + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
+                                       + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
+                                       local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcUpsample: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                      local(chip, r.out_addr, (r.n, r.c, r.oh, r.w * r.sw), r.dtype)),
+}
+
+
+def footprint(r: isa.Record, chip: Chip) -> Footprint:
+    """The local and global spans record `r` reads and writes on `chip`."""
+    fn = FOOTPRINTS.get(type(r))
+    if fn is None:  # a record without a footprint is a bug here
+        raise AssertionError(f"no footprint for {type(r).__name__}")
+    reads, writes = fn(r, chip)
+    return Footprint(tuple(reads), tuple(writes))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    footprints: tuple[Footprint, ...]
+
+    @property
+    def makespan(self) -> int:
+        """Cycles of the whole stream with the engines overlapped."""
+        return max(self.ends, default=0)
+
+    @property
+    def serial(self) -> int:
+        """Cycles of the whole stream one record after another (the serial cost model)."""
+        return sum(e - s for s, e in zip(self.starts, self.ends, strict=True))
+
+
+class _Accesses:
+    """Earlier accesses of one memory space: (span, end cycle of its record), reads and writes apart.
+    An access lying inside a later write's span is dropped: whatever would conflict with it
+    conflicts with that write too, which ends no earlier (it waited for it)."""
+
+    def __init__(self) -> None:
+        self.reads: list[tuple[Span, int]] = []
+        self.writes: list[tuple[Span, int]] = []
+
+    def ready(self, fp_reads: Sequence[Span], fp_writes: Sequence[Span]) -> int:
+        """The latest end among the earlier accesses these reads and writes conflict with."""
+        t = 0
+        for s in fp_reads:
+            t = max([t, *(end for w, end in self.writes if w.overlaps(s))])
+        for s in fp_writes:
+            t = max([t, *(end for a, end in self.reads + self.writes if a.overlaps(s))])
+        return t
+
+    def add(self, fp_reads: Sequence[Span], fp_writes: Sequence[Span], end: int) -> None:
+        for s in fp_writes:
+            inside = lambda a: s.start <= a[0].start and a[0].end <= s.end  # noqa: E731
+            self.reads = [a for a in self.reads if not inside(a)]
+            self.writes = [a for a in self.writes if not inside(a)]
+        self.reads += [(s, end) for s in fp_reads]
+        self.writes += [(s, end) for s in fp_writes]
+
+
+def schedule(records: Sequence[isa.Record], chip: Chip) -> Schedule:
+    """Each record's (start, end) cycles with GDMA and BDC running side by side, in program order
+    per engine, every record after the earlier ones it depends on."""
+    free = dict.fromkeys(ENGINES, 0)
+    spaces = {"local": _Accesses(), "global": _Accesses()}
+    starts, ends, fps = [], [], []
+    for r in records:
+        fp = footprint(r, chip)
+        by_space = {k: ([s for s in fp.reads if s.space == k], [s for s in fp.writes if s.space == k])
+                    for k in spaces}
+        start = max([free[r.ENGINE], *(spaces[k].ready(*by_space[k]) for k in spaces)])
+        end = start + cycles(r, chip)
+        for k, acc in spaces.items():
+            acc.add(*by_space[k], end)
+        free[r.ENGINE] = end
+        starts.append(start)
+        ends.append(end)
+        fps.append(fp)
+    return Schedule(tuple(starts), tuple(ends), tuple(fps))
