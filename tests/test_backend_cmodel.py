@@ -279,7 +279,7 @@ def test_model_runner_runs_a_bmodel_by_name_and_profiles_it(tmp_path, capsys):
     top = lowered(g.model({"x": (1, 4, 8, 8)}, out))
     feed = {"x": rng.standard_normal((1, 4, 8, 8), np.float32)}
     want = interpret(top, feed)
-    compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    header = compile_for(top, "tiny", str(tmp_path / "m.bmodel")).header
     np.savez(tmp_path / "in.npz", **feed)
     model_runner.run(["--input", str(tmp_path / "in.npz"), "--model", str(tmp_path / "m.bmodel"),
                       "--output", str(tmp_path / "out.npz"), "--profile"])
@@ -288,6 +288,9 @@ def test_model_runner_runs_a_bmodel_by_name_and_profiles_it(tmp_path, capsys):
     assert_f32_close(got[out], want[out], out)
     lines = capsys.readouterr().out.splitlines()
     assert {line.split()[0] for line in lines[1:]} == {conv, out, "total"}
+    serial, overlapped = (int(line.split()[-1 if k == 0 else -2]) for k, line in enumerate(lines[-2:]))
+    assert (serial, overlapped) == (header["estimated_cycles"], header["overlapped_cycles"])  # codegen's
+    assert lines[-1].startswith("total with GDMA and BDC overlapped") and overlapped <= serial
 
 
 @pytest.mark.parametrize("par", [1, 2])

@@ -115,7 +115,7 @@ def models(draw):
          "inputs": st.lists(tensors, max_size=3), "outputs": st.lists(tensors, max_size=3),
          "coeff_mem_bytes": counts, "activation_mem_bytes": counts,
          "gdma_count": st.integers(0, 1000), "bdc_count": st.integers(0, 1000)},
-        optional={"estimated_cycles": counts}))
+        optional={"estimated_cycles": counts, "overlapped_cycles": counts}))
     n = h["gdma_count"] + h["bdc_count"]
     debug = draw(st.lists(st.tuples(st.integers(0, n - 1), names), max_size=4)) if n else []
     return h, draw(st.binary(max_size=300)), draw(st.binary(max_size=300)), debug

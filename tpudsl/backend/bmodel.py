@@ -54,8 +54,9 @@ HEADER_SCHEMA: dict[str, str] = {
     "gdma_count": "count",
     "bdc_count": "count",
     "estimated_cycles": "count",
+    "overlapped_cycles": "count",
 }
-OPTIONAL = frozenset({"estimated_cycles"})
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles"})
 
 
 @dataclass

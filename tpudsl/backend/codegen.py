@@ -25,8 +25,8 @@ from tpudsl.backend import isa
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group import module_chip
+from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, INT8_OPS, KINDS, MOVES, SlicePlan, Tile, attrs_of,
                                     check_modelled, conv_filter_layout, dtype_of, is_int8,
                                     shape_of, slices, tile_bytes, whole_tiles)
@@ -241,12 +241,13 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
             emit_op(op, chip, prog)
     gdma = sum(1 for r in prog.records if r.ENGINE == "gdma")
+    timing = schedule(prog.records, chip)
     header = {
         "network": _str_attr(module, "module.name"), "chip": chip.name, "mode": _str_attr(module, "module.mode"),
         "inputs": inputs, "outputs": outputs, "coeff_mem_bytes": len(coeffs),
         "activation_mem_bytes": _int_attr(module, "module.neuron_size"),
         "gdma_count": gdma, "bdc_count": len(prog.records) - gdma,
-        "estimated_cycles": sum(cycles(r, chip) for r in prog.records),
+        "estimated_cycles": timing.serial, "overlapped_cycles": timing.makespan,
     }
     return header, bytes(coeffs), prog
 

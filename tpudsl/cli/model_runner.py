@@ -153,9 +153,13 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False) -> dict[str, np.ndarray]:
-    """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op)."""
+    """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
+    their serial total and the total with the engines overlapped, schedule.py)."""
     from tpudsl.backend.bmodel import read_bmodel
+    from tpudsl.backend import isa
+    from tpudsl.backend.chips import chip_named
     from tpudsl.backend.cmodel import run_bmodel
+    from tpudsl.backend.schedule import schedule
 
     bmodel = read_bmodel(model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
@@ -166,6 +170,8 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
         for name, n in cycles.most_common():
             print(f"{name:<40} {n:>12} {n / max(total, 1):>7.1%}")
         print(f"{'total':<40} {total:>12}")
+        overlapped = schedule(isa.decode(bmodel.commands), chip_named(bmodel.header["chip"])).makespan
+        print(f"{'total with GDMA and BDC overlapped':<40} {overlapped:>12} {overlapped / max(total, 1):>7.1%}")
     return outputs
 
 

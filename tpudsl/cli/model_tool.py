@@ -41,6 +41,9 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     if "estimated_cycles" in h:
         cycles, mhz = h["estimated_cycles"], chip_named(h["chip"]).clock_mhz
         lines.append(f"cost model estimate: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
+    if "overlapped_cycles" in h:
+        cycles, mhz = h["overlapped_cycles"], chip_named(h["chip"]).clock_mhz
+        lines.append(f"with GDMA and BDC overlapped: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
     return lines
 
 
