@@ -17,11 +17,11 @@ from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel.engine import HANDLERS
 from tpudsl.backend.cmodel.memory import Memory
 from tpudsl.backend.cost import cycles
-from tpudsl.backend.schedule import FOOTPRINTS, Span, footprint, schedule
+from tpudsl.backend.schedule import FOOTPRINTS, Span, footprint, live_ranges, schedule
 
 CHIP = chip_named("tiny")
 GMEM = 4096  # global bytes of the test memory, from CHIP.gmem_start
-LOCAL_SLOTS = 48  # local tensors start at one of these EU-aligned offsets: streams collide often
+LOCAL_SLOTS = 16  # local tensors start at one of these EU-aligned offsets: streams collide often
 DT = {"f32": isa.DTYPES["f32"], "f16": isa.DTYPES["f16"], "bf16": isa.DTYPES["bf16"]}
 
 
@@ -255,7 +255,7 @@ def test_schedule_matches_the_brute_force_reference():
         seen["examples"] += 1
 
     check()
-    assert seen["cross-engine dependency"] >= seen["examples"] / 4, seen
+    assert seen["cross-engine dependency"] >= seen["examples"] / 8, seen
     assert seen["faster"] >= seen["examples"] / 4, seen
     assert seen["independent pair overlaps"] >= seen["examples"] / 4, seen
 
@@ -280,3 +280,45 @@ def test_a_partly_overwritten_range_still_orders_its_readers():
     reader = isa.BdcActive(DT["f32"], 0, 0, 1, 1, 2, 2, 512, -1.0)  # 16 bytes at 0
     s = schedule([first, second, reader], CHIP)
     assert s.starts[2] == s.ends[0] == reference([first, second, reader])[0][2]
+
+
+def test_live_ranges_cover_every_read_and_never_overlap():
+    """Occupancy (schedule.live_ranges) on random streams: boxes are disjoint in (time, address);
+    every local byte a record reads (recorded by the cmodel) lies in a box of its last writer that
+    spans the reader's cycles; every box ends at its writer's end or at a reader's end."""
+    seen = Counter()
+
+    @given(st.lists(records, min_size=1, max_size=12))
+    def check(stream):
+        s = schedule(stream, CHIP)
+        live = live_ranges(s)
+        acc = [touched(r) for r in stream]
+        for k, a in enumerate(live):
+            assert a.start < a.end and a.t0 < a.t1 and a.t0 == s.starts[a.record]
+            for b in live[k + 1:]:
+                assert not (max(a.start, b.start) < min(a.end, b.end) and max(a.t0, b.t0) < min(a.t1, b.t1)), (a, b)
+            readers = [j for j in range(a.record + 1, len(stream))
+                       if any(x.space == "local" and x.start < a.end and a.start < x.end for x in acc[j][0])]
+            assert a.t1 in {s.ends[a.record], *(s.ends[j] for j in readers)}
+            if a.t1 > s.ends[a.record]:
+                seen["live past its writer"] += 1
+        for j, (reads, writes) in enumerate(acc):
+            for x in (x for x in reads if x.space == "local"):
+                for addr in {x.start, *(p for a in live for p in (a.start, a.end) if x.start < p < x.end)}:
+                    if any(w.space == "local" and w.start <= addr < w.end for w in writes):
+                        continue  # read and overwritten by the same record: its own box takes the bytes
+                    writers = [i for i in range(j) if any(w.space == "local" and w.start <= addr < w.end
+                                                          for w in acc[i][1])]
+                    if writers:
+                        assert any(a.record == writers[-1] and a.start <= addr < a.end and a.t0 <= s.starts[j]
+                                   and s.ends[j] <= a.t1 for a in live), (j, addr)
+                        seen["read covered"] += 1
+        if any(a.end - a.start < next(w.end - w.start for w in s.footprints[a.record].writes
+                                      if w.space == "local" and w.start <= a.start < w.end) for a in live):
+            event("a written range cut by a later partial overwrite")
+            seen["cut"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert seen["read covered"] >= seen["examples"] and seen["live past its writer"] >= seen["examples"] / 2, seen
+    assert seen["cut"] >= seen["examples"] / 10, seen

@@ -196,3 +196,67 @@ def schedule(records: Sequence[isa.Record], chip: Chip) -> Schedule:
         ends.append(end)
         fps.append(fp)
     return Schedule(tuple(starts), tuple(ends), tuple(fps))
+
+
+@dataclass(frozen=True)
+class Live:
+    """Local bytes [start, end) of every lane in use, written by record `record`, from cycle t0 (its
+    start) to t1 (the end of its last reader before another record overwrites them)."""
+
+    record: int
+    start: int
+    end: int
+    t0: int
+    t1: int
+
+
+def live_ranges(s: Schedule) -> list[Live]:
+    """Local-memory occupancy: each local range a record writes, live until its last reader.
+
+    A written range is followed through the later records: a write covering part of it ends that
+    part's life, a read of a part still live extends that part's (the range is cut where they begin
+    and end, and adjacent parts dying together are joined again). The writer of a
+    range waits for the readers of what it overwrites (WAR), so the boxes never overlap in (time,
+    address). A record that reads and writes the same bytes counts as overwriting them."""
+    out = []
+    for i, fp in enumerate(s.footprints):
+        for w in fp.writes:
+            if w.space != "local":
+                continue
+            alive, done = [(w.start, w.end, s.ends[i])], []
+            for j in range(i + 1, len(s.footprints)):
+                if not alive:
+                    break
+                for k in (x for x in s.footprints[j].writes if x.space == "local"):
+                    alive, cut = _cut(alive, k)
+                    done += cut
+                for r in (x for x in s.footprints[j].reads if x.space == "local"):
+                    alive, read = _cut(alive, r)
+                    alive += [(a, b, max(t, s.ends[j])) for a, b, t in read]
+            done += alive
+            out += [Live(i, a, b, s.starts[i], t) for a, b, t in _merge(sorted(done))]
+    return out
+
+
+def _cut(alive: list[tuple[int, int, int]], k: Span) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The parts of `alive` outside span k and the parts inside it."""
+    keep, cut = [], []
+    for a, b, t in alive:
+        lo, hi = max(a, k.start), min(b, k.end)
+        if lo >= hi:
+            keep.append((a, b, t))
+            continue
+        cut.append((lo, hi, t))
+        keep += [p for p in ((a, lo, t), (hi, b, t)) if p[0] < p[1]]
+    return keep, cut
+
+
+def _merge(parts: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Adjacent parts that die at the same cycle as one range."""
+    merged: list[tuple[int, int, int]] = []
+    for a, b, t in parts:
+        if merged and merged[-1][1] == a and merged[-1][2] == t:
+            merged[-1] = (merged[-1][0], b, t)
+        else:
+            merged.append((a, b, t))
+    return merged
