@@ -1,5 +1,6 @@
 """model_tool --timeline (tpudsl/backend/timeline.py): the SVG of a deployed bmodel's command
-stream, checked against the bmodel's records and the cost model called here independently."""
+stream (and of a hand-written one whose engines overlap), checked against the bmodel's records, the
+cost model and the schedule, and its local-memory panel against its invariants."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tpudsl.backend import isa, timeline
 from tpudsl.backend.bmodel import read_bmodel, write_bmodel
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cost import cycles
+from tpudsl.backend.schedule import schedule
 from tpudsl.cli import model_deploy, model_tool
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -40,32 +42,77 @@ def ops_of(svg_path):
     return root, groups, legend
 
 
-def test_timeline_draws_every_instruction_by_its_cost(bmodel, tmp_path, capsys):
-    status, _, err = run(["--timeline", bmodel, "-o", tmp_path / "m.svg"], capsys)
+def overlapping(tmp_path):
+    """A hand-written stream on the tiny chip whose second load runs beside the first compute:
+    load a -> relu a -> store a, load b (other local bytes) -> relu b -> store b."""
+    f32, g = isa.DTYPES["f32"], chip_named("tiny").gmem_start
+    stream = [isa.GdmaLoad(f32, g, 64, 16, 4, 1, 0, 1, 4, 4, 4),
+              isa.BdcActive(f32, 0, 0, 1, 4, 4, 4, 2048, -1.0),
+              isa.GdmaLoad(f32, g + 256, 64, 16, 4, 1, 1024, 1, 4, 4, 4),
+              isa.GdmaStore(f32, g + 512, 64, 16, 4, 1, 2048, 1, 4, 4, 4),
+              isa.BdcActive(f32, 0, 1024, 1, 4, 4, 4, 3072, -1.0),
+              isa.GdmaStore(f32, g + 768, 64, 16, 4, 1, 3072, 1, 4, 4, 4)]
+    tensor = {"shape": [1, 4, 4, 4], "dtype": "f32", "scale": 1.0, "zero_point": 0}
+    header = {"network": "pair", "chip": "tiny", "mode": "F32", "coeff_mem_bytes": 0, "activation_mem_bytes": 1024,
+              "inputs": [{**tensor, "name": "x", "address": g}], "outputs": [{**tensor, "name": "y", "address": g + 512}],
+              "gdma_count": 4, "bdc_count": 2}
+    write_bmodel(tmp_path / "pair.bmodel", header, b"", isa.encode(stream), [(0, "a"), (2, "b")])
+    return tmp_path / "pair.bmodel"
+
+
+@pytest.mark.parametrize("which", ["deployed", "overlapping"])
+def test_timeline_draws_the_schedule_and_local_memory(bmodel, tmp_path, capsys, which):
+    path = bmodel if which == "deployed" else overlapping(tmp_path)
+    status, _, err = run(["--timeline", path, "-o", tmp_path / "m.svg"], capsys)
     assert (status, err) == (0, "")
-    model = read_bmodel(bmodel)
+    model = read_bmodel(path)
     records = isa.decode(model.commands)
     chip = chip_named(model.header["chip"])
     root, groups, legend = ops_of(tmp_path / "m.svg")
     # every op that has instructions (a debug entry starts its instructions) appears once
     debug_ops = [name for _, name in model.debug]
     assert len(debug_ops) >= 2 and sorted(groups) == sorted(debug_ops) == sorted(legend)
-    rects = [r for rs in groups.values() for r in rs]
-    assert len(rects) == len(records) == model.header["gdma_count"] + model.header["bdc_count"]
-    by_start = sorted(rects, key=lambda r: int(r.get("data-start")))
-    t = 0
-    for i, (r, rect) in enumerate(zip(records, by_start, strict=True)):
-        assert int(rect.get("data-start")) == t and rect.get("data-engine") == r.ENGINE
+    rects = sorted((r for rs in groups.values() for r in rs), key=lambda r: int(r.get("data-index")))
+    assert [int(r.get("data-index")) for r in rects] == list(range(len(records)))
+    assert len(rects) == model.header["gdma_count"] + model.header["bdc_count"]
+    sched = schedule(records, chip)  # checked against a brute-force reference in test_schedule.py
+    spans = [(int(r.get("data-start")), int(r.get("data-start")) + int(r.get("data-cycles"))) for r in rects]
+    for i, (r, rect) in enumerate(zip(records, rects, strict=True)):
+        assert rect.get("data-engine") == r.ENGINE and spans[i] == (sched.starts[i], sched.ends[i])
         assert int(rect.get("data-cycles")) == cycles(r, chip), i
-        t += cycles(r, chip)
-    scale = timeline.WIDTH / t  # the whole stream spans the axis
+    total = max(end for _, end in spans)
+    scale = timeline.WIDTH / total  # the whole stream spans the axis
     for engine in ("gdma", "bdc"):  # pixels follow cycles, no overlap within a lane
         lane = sorted((float(r.get("x")), float(r.get("width"))) for r in rects if r.get("data-engine") == engine)
         assert lane, engine
         assert all(x0 + w0 <= x1 + 1e-6 for (x0, w0), (x1, _) in zip(lane, lane[1:]))
-    for r, rect in zip(records, by_start):
-        assert float(rect.get("width")) == pytest.approx(cycles(r, chip) * scale, abs=2e-3)
-    assert f"{t} cycles" in "".join(root.itertext()) and "MHz" in "".join(root.itertext())
+    for (start, end), rect in zip(spans, rects):
+        assert float(rect.get("x")) == pytest.approx(timeline.LEFT + start * scale, abs=2e-3)
+        assert float(rect.get("width")) == pytest.approx((end - start) * scale, abs=2e-3)
+    across = [(i, j) for i in range(len(records)) for j in range(i) if records[i].ENGINE != records[j].ENGINE
+              and max(spans[i][0], spans[j][0]) < min(spans[i][1], spans[j][1])]
+    # today's codegen (one op per group, one buffer) serializes the engines; the hand-written pair overlaps
+    assert bool(across) == (which == "overlapping") and (total < sum(cycles(r, chip) for r in records)) == bool(across)
+    text = "".join(root.itertext())
+    assert f"{total} cycles" in text and f"({sum(cycles(r, chip) for r in records)} cycles one after" in text
+    check_occupancy(root, records, chip, set(debug_ops))
+
+
+def check_occupancy(root, records, chip, ops):
+    """Local-memory boxes: disjoint in (time, address), inside the panel and the chip's local memory,
+    labelled with an op, one at least per record that writes local memory."""
+    panel, = (g for g in root.iter(f"{SVG}g") if g.get("class") == "occupancy")
+    size = int(panel.get("data-bytes"))
+    assert 0 < size <= chip.lmem_bytes
+    boxes = [{k: int(b.get(f"data-{k}")) for k in ("record", "t0", "t1", "addr0", "addr1")} | {"op": b.get("data-op")}
+             for b in panel.findall(f"{SVG}rect")]
+    writers = {i for i, r in enumerate(records) if not isinstance(r, (isa.GdmaStore, isa.GdmaCopy))}
+    assert {b["record"] for b in boxes} == writers
+    for k, a in enumerate(boxes):
+        assert 0 <= a["addr0"] < a["addr1"] <= size and a["t0"] < a["t1"] and a["op"] in ops
+        for b in boxes[k + 1:]:
+            assert not (max(a["addr0"], b["addr0"]) < min(a["addr1"], b["addr1"])
+                        and max(a["t0"], b["t0"]) < min(a["t1"], b["t1"])), (a, b)
 
 
 def test_without_debug_info_ops_are_unnamed(bmodel, tmp_path, capsys):
@@ -86,10 +133,16 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
     write_bmodel(tmp_path / "short.bmodel", m.header, m.coeffs, m.commands[:-1], m.debug)
     write_bmodel(tmp_path / "count.bmodel", {**m.header, "bdc_count": m.header["bdc_count"] + 1}, m.coeffs,
                  m.commands, m.debug)
+    past = isa.GdmaLoad(isa.DTYPES["f32"], m.header["inputs"][0]["address"], 1, 1, 1, 1, (1 << 14) - 16, 1, 1, 1, 8)
+    write_bmodel(tmp_path / "past.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
+                 m.commands + past.encode(), m.debug)
     for argv, expected in [
         (["--timeline", tmp_path / "bad.bmodel", "-o", tmp_path / "o.svg"], "corrupt bmodel"),
         (["--timeline", tmp_path / "short.bmodel", "-o", tmp_path / "o.svg"], "is truncated"),
         (["--timeline", tmp_path / "count.bmodel", "-o", tmp_path / "o.svg"], "the header says"),
+        (["--timeline", tmp_path / "past.bmodel", "-o", tmp_path / "o.svg"],
+         f"instruction {len(isa.decode(m.commands))} (t2_maxpool) touches local bytes 16368..16400, past the "
+         f"chip's 16384 bytes per lane"),
         (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),
         (["--timeline", bmodel, "-o", tmp_path], "Is a directory"),
         (["--timeline", bmodel], "-o goes with --timeline"),
