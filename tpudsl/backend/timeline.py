@@ -12,6 +12,8 @@ axis is in cycles and in us at the chip's clock (chips.py).
 
 from __future__ import annotations
 
+import colorsys
+
 from xml.sax.saxutils import escape, quoteattr
 
 from tpudsl.backend import isa
@@ -28,8 +30,10 @@ TICKS = 5
 
 
 def _colour(i: int) -> str:
-    """A distinct hue per op, by the op's order (golden-angle steps, so neighbours differ)."""
-    return f"hsl({i * 137.508 % 360:.1f},65%,55%)"
+    """A distinct hue per op, by the op's order (golden-angle steps, so neighbours differ); #rrggbb,
+    which every SVG renderer reads (some, e.g. cairosvg, draw hsl() black)."""
+    rgb = colorsys.hls_to_rgb(i * 137.508 % 360 / 360, 0.55, 0.65)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
 
 
 def _anchor(tick: int) -> str:
@@ -85,7 +89,7 @@ def render(model: Bmodel) -> str:
     panel = _panel_bytes(max((a.end for a in live), default=1), chip.lmem_bytes)
     yscale = OCC_H / panel
     axis_y = occ_y + OCC_H + 10
-    legend_y = axis_y + 40
+    legend_y = axis_y + 50
     height = legend_y + 20 * len(ops) + 20
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + 20}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -94,7 +98,7 @@ def render(model: Bmodel) -> str:
            f'BDC overlapped ({serial} cycles one after another)</text>']
     out += [f'<text x="4" y="{y + LANE_H * 0.65:.0f}">{e.upper()}</text>' for e, y in lane_y.items()]
     for op in ops:
-        out.append(f'<g class="op" data-op={quoteattr(op)} fill="{colour[op]}"><title>{escape(op)}</title>')
+        out.append(f'<g class="op" data-op={quoteattr(op)} fill="{colour[op]}" stroke="white" stroke-width="0.5"><title>{escape(op)}</title>')
         for i, (r, name) in enumerate(zip(records, names, strict=True)):
             if name == op:
                 start, c = sched.starts[i], sched.ends[i] - sched.starts[i]
@@ -109,8 +113,8 @@ def render(model: Bmodel) -> str:
         cyc = total * k // TICKS
         x = LEFT + cyc * scale
         out.append(f'<line x1="{x:.3f}" y1="{axis_y}" x2="{x:.3f}" y2="{axis_y + 5}" stroke="black"/>'
-                   f'<text x="{x:.3f}" y="{axis_y + 18}" text-anchor="{_anchor(k)}">{cyc} cyc / '
-                   f'{cyc / chip.clock_mhz:.3f} us</text>')
+                   f'<text x="{x:.3f}" y="{axis_y + 18}" text-anchor="{_anchor(k)}">{cyc} cyc</text>'
+                   f'<text x="{x:.3f}" y="{axis_y + 32}" text-anchor="{_anchor(k)}">{cyc / chip.clock_mhz:.3f} us</text>')
     for k, op in enumerate(ops):
         y = legend_y + 20 * k
         out.append(f'<g class="legend"><rect x="{LEFT}" y="{y}" width="12" height="12" fill="{colour[op]}"/>'
