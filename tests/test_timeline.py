@@ -54,7 +54,8 @@ def overlapping(tmp_path):
               isa.GdmaStore(f32, g + 768, 64, 16, 4, 1, 3072, 1, 4, 4, 4)]
     tensor = {"shape": [1, 4, 4, 4], "dtype": "f32", "scale": 1.0, "zero_point": 0}
     header = {"network": "pair", "chip": "tiny", "mode": "F32", "coeff_mem_bytes": 0, "activation_mem_bytes": 1024,
-              "inputs": [{**tensor, "name": "x", "address": g}], "outputs": [{**tensor, "name": "y", "address": g + 512}],
+              "inputs": [{**tensor, "name": "x", "address": g}],
+              "outputs": [{**tensor, "name": "y", "address": g + 512}],
               "gdma_count": 4, "bdc_count": 2}
     write_bmodel(tmp_path / "pair.bmodel", header, b"", isa.encode(stream), [(0, "a"), (2, "b")])
     return tmp_path / "pair.bmodel"

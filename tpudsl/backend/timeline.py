@@ -98,7 +98,8 @@ def render(model: Bmodel) -> str:
            f'BDC overlapped ({serial} cycles one after another)</text>']
     out += [f'<text x="4" y="{y + LANE_H * 0.65:.0f}">{e.upper()}</text>' for e, y in lane_y.items()]
     for op in ops:
-        out.append(f'<g class="op" data-op={quoteattr(op)} fill="{colour[op]}" stroke="white" stroke-width="0.5"><title>{escape(op)}</title>')
+        out.append(f'<g class="op" data-op={quoteattr(op)} fill="{colour[op]}" stroke="white" stroke-width="0.5">'
+                   f'<title>{escape(op)}</title>')
         for i, (r, name) in enumerate(zip(records, names, strict=True)):
             if name == op:
                 start, c = sched.starts[i], sched.ends[i] - sched.starts[i]
@@ -114,7 +115,8 @@ def render(model: Bmodel) -> str:
         x = LEFT + cyc * scale
         out.append(f'<line x1="{x:.3f}" y1="{axis_y}" x2="{x:.3f}" y2="{axis_y + 5}" stroke="black"/>'
                    f'<text x="{x:.3f}" y="{axis_y + 18}" text-anchor="{_anchor(k)}">{cyc} cyc</text>'
-                   f'<text x="{x:.3f}" y="{axis_y + 32}" text-anchor="{_anchor(k)}">{cyc / chip.clock_mhz:.3f} us</text>')
+                   f'<text x="{x:.3f}" y="{axis_y + 32}" text-anchor="{_anchor(k)}">'
+                   f'{cyc / chip.clock_mhz:.3f} us</text>')
     for k, op in enumerate(ops):
         y = legend_y + 20 * k
         out.append(f'<g class="legend"><rect x="{LEFT}" y="{y}" width="12" height="12" fill="{colour[op]}"/>'
