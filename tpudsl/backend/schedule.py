@@ -13,6 +13,7 @@ an estimate for comparing schedules, as cost.py is.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -150,31 +151,51 @@ class Schedule:
         return sum(e - s for s, e in zip(self.starts, self.ends, strict=True))
 
 
-class _Accesses:
-    """Earlier accesses of one memory space: (span, end cycle of its record), reads and writes apart.
-    An access lying inside a later write's span is dropped: whatever would conflict with it
-    conflicts with that write too, which ends no earlier (it waited for it)."""
+class _Intervals:
+    """Byte ranges [start, end) with the end cycle of the record that accessed them, sorted by start,
+    so that the ranges overlapping a span are found by bisection: a range overlapping [lo, hi) starts
+    before hi and after lo - longest (the longest range held so far)."""
 
     def __init__(self) -> None:
-        self.reads: list[tuple[Span, int]] = []
-        self.writes: list[tuple[Span, int]] = []
+        self.items: list[tuple[int, int, int]] = []
+        self.longest = 0
+
+    def latest(self, s: Span) -> int:
+        """The latest end cycle among the ranges overlapping span s (0: none)."""
+        lo = bisect.bisect_left(self.items, (s.start - self.longest + 1,))
+        hi = bisect.bisect_left(self.items, (s.end,))
+        return max((t for _, end, t in self.items[lo:hi] if end > s.start), default=0)
+
+    def add(self, s: Span, t: int) -> None:
+        bisect.insort(self.items, (s.start, s.end, t))
+        self.longest = max(self.longest, s.end - s.start)
+
+    def drop_inside(self, s: Span) -> None:
+        lo, hi = bisect.bisect_left(self.items, (s.start,)), bisect.bisect_left(self.items, (s.end,))
+        self.items[lo:hi] = [item for item in self.items[lo:hi] if item[1] > s.end]
+
+
+class _Accesses:
+    """Earlier accesses of one memory space, reads and writes apart. An access lying inside a later
+    write's span is dropped: whatever would conflict with it conflicts with that write too, which
+    ends no earlier (it waited for it)."""
+
+    def __init__(self) -> None:
+        self.reads, self.writes = _Intervals(), _Intervals()
 
     def ready(self, fp_reads: Sequence[Span], fp_writes: Sequence[Span]) -> int:
-        """The latest end among the earlier accesses these reads and writes conflict with."""
-        t = 0
-        for s in fp_reads:
-            t = max([t, *(end for w, end in self.writes if w.overlaps(s))])
-        for s in fp_writes:
-            t = max([t, *(end for a, end in self.reads + self.writes if a.overlaps(s))])
-        return t
+        """The latest end among the earlier accesses these reads (RAW) and writes (WAR, WAW) conflict with."""
+        return max([0, *(self.writes.latest(s) for s in fp_reads),
+                    *(max(self.reads.latest(s), self.writes.latest(s)) for s in fp_writes)])
 
     def add(self, fp_reads: Sequence[Span], fp_writes: Sequence[Span], end: int) -> None:
         for s in fp_writes:
-            inside = lambda a: s.start <= a[0].start and a[0].end <= s.end  # noqa: E731
-            self.reads = [a for a in self.reads if not inside(a)]
-            self.writes = [a for a in self.writes if not inside(a)]
-        self.reads += [(s, end) for s in fp_reads]
-        self.writes += [(s, end) for s in fp_writes]
+            self.reads.drop_inside(s)
+            self.writes.drop_inside(s)
+        for s in fp_reads:
+            self.reads.add(s, end)
+        for s in fp_writes:
+            self.writes.add(s, end)
 
 
 def schedule(records: Sequence[isa.Record], chip: Chip) -> Schedule:
