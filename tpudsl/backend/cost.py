@@ -1,7 +1,7 @@
 """The cost model: cycles of one instruction from the chip's numbers (chips.py).
 
-Serial, as codegen emits today (no overlap of GDMA and BDC, no pipelining): a fixed issue cost
-plus the work divided by the chip's throughput. GDMA moves `dma_bytes_per_cycle` bytes a cycle;
+Per instruction (schedule.py places them on the two engines): a fixed issue cost plus the work
+divided by the chip's throughput. GDMA moves `dma_bytes_per_cycle` bytes a cycle;
 a BDC record does `macs_per_cycle_per_lane` multiply-adds (or element operations) per lane a
 cycle, with the channels spread over the lanes (ceil(c / lanes) rounds on each). These are
 estimates for comparing schedules, not the vendor's timings.
