@@ -135,12 +135,17 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
     write_bmodel(tmp_path / "count.bmodel", {**m.header, "bdc_count": m.header["bdc_count"] + 1}, m.coeffs,
                  m.commands, m.debug)
     past = isa.GdmaLoad(isa.DTYPES["f32"], m.header["inputs"][0]["address"], 1, 1, 1, 1, (1 << 14) - 16, 1, 1, 1, 8)
+    odd = isa.BdcCast(0, 9, 0, 1, 1, 1, 1, 64)
+    write_bmodel(tmp_path / "dtype.bmodel", {**m.header, "bdc_count": m.header["bdc_count"] + 1}, m.coeffs,
+                 m.commands + odd.encode(), m.debug)
     write_bmodel(tmp_path / "past.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
                  m.commands + past.encode(), m.debug)
     for argv, expected in [
         (["--timeline", tmp_path / "bad.bmodel", "-o", tmp_path / "o.svg"], "corrupt bmodel"),
         (["--timeline", tmp_path / "short.bmodel", "-o", tmp_path / "o.svg"], "is truncated"),
         (["--timeline", tmp_path / "count.bmodel", "-o", tmp_path / "o.svg"], "the header says"),
+        (["--timeline", tmp_path / "dtype.bmodel", "-o", tmp_path / "o.svg"],
+         f"instruction {len(isa.decode(m.commands))} (BdcCast) has unknown out_dtype code 9"),
         (["--timeline", tmp_path / "past.bmodel", "-o", tmp_path / "o.svg"],
          f"instruction {len(isa.decode(m.commands))} (t2_maxpool) touches local bytes 16368..16400, past the "
          f"chip's 16384 bytes per lane"),

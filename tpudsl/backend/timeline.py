@@ -48,6 +48,11 @@ def _checked_records(model: Bmodel) -> list[isa.Record]:
     if (counts["gdma"], counts["bdc"]) != (h["gdma_count"], h["bdc_count"]):
         raise TpudslError(f"bmodel: the command stream holds {counts['gdma']} GDMA and {counts['bdc']} BDC "
                           f"instructions, the header says {h['gdma_count']} and {h['bdc_count']}")
+    for i, r in enumerate(records):  # the cost model and the footprints need the element size
+        for key in ("dtype", "out_dtype"):
+            if getattr(r, key, 0) not in isa.DTYPE_NAMES:
+                raise TpudslError(f"bmodel: instruction {i} ({type(r).__name__}) has unknown {key} code "
+                                  f"{getattr(r, key)}")
     return records
 
 
