@@ -8,7 +8,8 @@ engine's records in program order; a record starts at the later of its engine be
 the end of every earlier record it conflicts with (it reads what that one writes, RAW; writes what
 it reads, WAR; or writes what it writes, WAW). Cycles per record are cost.cycles. This is the
 chip's dependency-driven sync idealized (no sync-id limit, no issue latency between engines):
-an estimate for comparing schedules, as cost.py is.
+an estimate for comparing schedules, as cost.py is. `live_ranges(schedule)` derives local-memory
+occupancy from the same footprints (model_tool --timeline draws it).
 """
 
 from __future__ import annotations

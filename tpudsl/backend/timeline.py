@@ -19,10 +19,9 @@ from xml.sax.saxutils import escape, quoteattr
 from tpudsl.backend import isa
 from tpudsl.backend.bmodel import Bmodel
 from tpudsl.backend.chips import chip_named
-from tpudsl.backend.schedule import Schedule, live_ranges, schedule
+from tpudsl.backend.schedule import ENGINES, Schedule, live_ranges, schedule
 from tpudsl.ir.diagnostics import TpudslError
 
-ENGINES = ("gdma", "bdc")
 WIDTH = 1000  # pixels of the time axis
 LEFT, LANE_H, TOP = 60, 30, 40
 OCC_H = 240  # pixels of the local-memory panel
