@@ -23,6 +23,8 @@ CHIP = chip_named("tiny")
 GMEM = 4096  # global bytes of the test memory, from CHIP.gmem_start
 LOCAL_SLOTS = 16  # local tensors start at one of these EU-aligned offsets: streams collide often
 DT = {"f32": isa.DTYPES["f32"], "f16": isa.DTYPES["f16"], "bf16": isa.DTYPES["bf16"]}
+I8 = isa.DTYPES["i8"]
+requant = st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(-128, 127), st.integers(0, 8))  # mult, shift, mode
 
 
 class Recording(Memory):
@@ -71,7 +73,7 @@ def laddr(draw):
 
 @st.composite
 def gdma(draw, cls):
-    dt = draw(st.sampled_from(sorted(DT)))
+    dt = draw(st.sampled_from(sorted(DT) + ["i8"]))
     shape = [draw(dims) for _ in range(4)]
     order = draw(st.permutations(range(4)))  # a transposing view: contiguous strides in another order
     strides, size = [0] * 4, 1
@@ -79,7 +81,7 @@ def gdma(draw, cls):
         strides[d], size = size, size * shape[d]
     esize = isa.DTYPE_BYTES[dt]
     gaddr = CHIP.gmem_start + draw(st.integers(0, (GMEM - size * esize) // esize // 4)) * 4 * esize
-    return cls(DT[dt], gaddr, *strides, draw(laddr()), *shape)
+    return cls(isa.DTYPES[dt], gaddr, *strides, draw(laddr()), *shape)
 
 
 @st.composite
@@ -99,42 +101,51 @@ def window(draw, dilate=True):
 
 
 @st.composite
-def conv(draw):
-    dt, n = draw(st.sampled_from(sorted(DT))), draw(dims)
+def conv(draw, q=False):
+    dt, n = draw(st.sampled_from(list(DT.values()))) if not q else I8, draw(dims)
     kh, sh, dh, pt, pb, oh, ih = draw(window())
     kw, sw, dw, pl, pr, ow, iw = draw(window())
     ic = draw(st.integers(1, 6))
     group = draw(st.sampled_from([1, ic]))
     oc = ic if group > 1 else draw(st.integers(1, 6))
-    bias = draw(st.one_of(st.just(isa.NO_ADDR), laddr()))
-    return isa.BdcConv(DT[dt], draw(laddr()), n, ic, ih, iw, draw(laddr()), n, oc, oh, ow, draw(laddr()), bias,
-                       kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, draw(st.sampled_from([1, 2])), group,
-                       draw(st.integers(0, 1)), -1.0)
+    bias = draw(laddr() if q else st.one_of(st.just(isa.NO_ADDR), laddr()))  # INT8: the merged tile, always
+    fields = (dt, draw(laddr()), n, ic, ih, iw, draw(laddr()), n, oc, oh, ow, draw(laddr()), bias,
+              kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, draw(st.sampled_from([1, 2])), group, draw(st.integers(0, 1)),
+              -1.0)
+    return isa.BdcConvQ(*fields, draw(st.integers(0, 8))) if q else isa.BdcConv(*fields)
 
 
 @st.composite
-def pool(draw):
-    dt, n, c = draw(st.sampled_from(sorted(DT))), draw(dims), draw(st.integers(1, 6))
+def pool(draw, q=False):
+    """q: the INT8 average pool; the float record also runs int8 max pools (dtype i8)."""
+    dt, n, c = draw(st.sampled_from([*DT.values(), I8])) if not q else I8, draw(dims), draw(st.integers(1, 6))
     kh, sh, _, pt, pb, oh, ih = draw(window(False))
     kw, sw, _, pl, pr, ow, iw = draw(window(False))
-    return isa.BdcPool(DT[dt], draw(st.integers(0, 1)), draw(laddr()), n, c, ih, iw, draw(laddr()), n, c, oh, ow,
-                       kh, kw, sh, sw, pt, pb, pl, pr, draw(st.integers(0, 1)), 0, -1.0)
+    mode = isa.POOL_MODES["Avg"] if q else draw(st.integers(0, 1) if dt != I8 else st.just(isa.POOL_MODES["Max"]))
+    fields = (dt, mode, draw(laddr()), n, c, ih, iw, draw(laddr()), n, c, oh, ow, kh, kw, sh, sw, pt, pb, pl, pr,
+              draw(st.integers(0, 1)), 0, -1.0)
+    return isa.BdcPoolQ(*fields, *draw(requant)) if q else isa.BdcPool(*fields)
 
 
 @st.composite
-def matmul(draw):
+def matmul(draw, q=False):
     bias = draw(st.one_of(st.just(isa.NO_ADDR), laddr()))
-    return isa.BdcMatMul(draw(st.sampled_from(list(DT.values()))), draw(laddr()), draw(laddr()), bias, draw(laddr()),
-                         draw(dims), draw(st.integers(1, 5)), draw(st.integers(1, 6)), draw(dims), 0, -1.0)
+    fields = (I8 if q else draw(st.sampled_from(list(DT.values()))), draw(laddr()), draw(laddr()), bias,
+              draw(laddr()), draw(dims), draw(st.integers(1, 5)), draw(st.integers(1, 6)), draw(dims), 0, -1.0)
+    return isa.BdcMatMulQ(*fields, *draw(requant)) if q else isa.BdcMatMul(*fields)
 
 
 @st.composite
-def binary(draw):
+def binary(draw, q=False):
     shape = [draw(dims) for _ in range(4)]
     a, b = ([draw(st.sampled_from([d, 1])) for d in shape] for _ in range(2))
-    return isa.BdcBinary(draw(st.sampled_from(list(DT.values()))), draw(st.integers(0, 4)),
-                         draw(laddr()), *a,
-                         draw(laddr()), *b, draw(laddr()), *[max(x, y) for x, y in zip(a, b)], 0, -1.0)
+    dt = I8 if q else draw(st.sampled_from(list(DT.values())))
+    op = draw(st.sampled_from([isa.BINARY_OPS["Add"], isa.BINARY_OPS["Mul"]]) if q else st.integers(0, 4))
+    fields = (dt, op, draw(laddr()), *a, draw(laddr()), *b, draw(laddr()), *[max(x, y) for x, y in zip(a, b)], 0, -1.0)
+    if not q:
+        return isa.BdcBinary(*fields)
+    m0, m1, (_, shift, mode) = draw(st.integers(-(2**15), 2**15)), draw(st.integers(-(2**15), 2**15)), draw(requant)
+    return isa.BdcBinaryQ(*fields, m0, m1, shift, mode)
 
 
 def unary(build):
@@ -165,6 +176,15 @@ RECORDS = {
         dt, i, n, c, h, w, d(st.one_of(st.just(isa.NO_ADDR), laddr())), d(st.one_of(st.just(isa.NO_ADDR), laddr())),
         o, 1e-5)),
     isa.BdcUpsample: unary(lambda d, dt, i, n, c, h, w, o: _upsample(d, dt, i, n, c, h, w, o)),
+    isa.BdcConvQ: conv(q=True),
+    isa.BdcPoolQ: pool(q=True),
+    isa.BdcMatMulQ: matmul(q=True),
+    isa.BdcBinaryQ: binary(q=True),
+    isa.BdcLut: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLut(d(st.sampled_from([I8, isa.DTYPES["u8"]])), i, n, c,
+                                                                 h, w, o, d(laddr()))),
+    isa.BdcRequant: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequant(I8, i, n, c, h, w, o, *d(requant))),
+    isa.BdcQuantCast: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcQuantCast(
+        *d(st.sampled_from([(dt, I8), (I8, dt)])), i, n, c, h, w, o, 0.5)),
 }
 
 
@@ -201,7 +221,7 @@ def test_footprint_is_what_the_cmodel_touches(cls):
         seen[len(fp.reads)] += 1
 
     check()
-    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcLayerNorm):  # with and without their optional operands
+    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcLayerNorm):  # with and without optional operands
         assert len(seen) >= 2, seen
 
 

@@ -24,6 +24,7 @@ from tpudsl.backend.cost import cycles
 
 ENGINES = ("gdma", "bdc")
 F32 = isa.DTYPES["f32"]  # the bias operands of Conv and MatMul are f32 whatever the record's dtype
+I8, I32 = isa.DTYPES["i8"], isa.DTYPES["i32"]  # INT8 records write int8; their biases are int32
 
 
 @dataclass(frozen=True)
@@ -79,50 +80,76 @@ def _gdma(r: isa.GdmaLoad, chip: Chip) -> tuple[tuple[Span, ...], tuple[Span, ..
 
 
 def _conv(r: isa.BdcConv, chip: Chip):
+    """BdcConv (f32 bias), BdcConvQ (the merged int32 (bias, multiplier, rshift) tile, int8 out)."""
     blocks = -(-(r.ic // r.group) // max(r.ic_parallel, 1))
+    q = isinstance(r, isa.BdcConvQ)
+    bias = local(chip, r.bias_addr, (1, r.oc, 1, 3), I32) if q else _optional(chip, r.bias_addr, (1, r.oc, 1, 1), F32)
     return (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
-            + local(chip, r.weight_addr, (1, r.oc, blocks, r.kh * r.kw * max(r.ic_parallel, 1)), r.dtype)
-            + _optional(chip, r.bias_addr, (1, r.oc, 1, 1), F32),
-            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype))
+            + local(chip, r.weight_addr, (1, r.oc, blocks, r.kh * r.kw * max(r.ic_parallel, 1)), r.dtype) + bias,
+            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), I8 if q else r.dtype))
 
 
 def _matmul(r: isa.BdcMatMul, chip: Chip):
-    rows = r.batch * r.m
+    """BdcMatMul (f32 bias), BdcMatMulQ (int32 bias, int8 out)."""
+    rows, q = r.batch * r.m, isinstance(r, isa.BdcMatMulQ)
     return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
             + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), r.dtype)
-            + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), F32),
-            local(chip, r.out_addr, (rows, r.n_out, 1, 1), r.dtype))
+            + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32),
+            local(chip, r.out_addr, (rows, r.n_out, 1, 1), I8 if q else r.dtype))
+
+
+def _pool(r: isa.BdcPool, chip: Chip):
+    return (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
+            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), I8 if isinstance(r, isa.BdcPoolQ) else r.dtype))
+
+
+def _binary(r: isa.BdcBinary, chip: Chip):
+    return (local(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
+            + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
+            local(chip, r.out_addr, (r.n, r.c, r.h, r.w), I8 if isinstance(r, isa.BdcBinaryQ) else r.dtype))
 
 
 def _elementwise(r, chip: Chip):
-    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype."""
+    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype (BdcRequant: int8 out)."""
     shape = (r.n, r.c, r.h, r.w)
-    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.dtype)
+    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape,
+                                                         I8 if isinstance(r, isa.BdcRequant) else r.dtype)
 
 
-# What each record reads and writes, keyed by its class (INT8 records add rows).
+def _cast(r, chip: Chip):
+    """BdcCast, BdcQuantCast: out in `out_dtype`."""
+    shape = (r.n, r.c, r.h, r.w)
+    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.out_dtype)
+
+
+# What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
 FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _gdma,
     isa.GdmaStore: _gdma,
     isa.GdmaCopy: lambda r, chip: (_global(r.src, (1,), (r.nbytes,), 1), _global(r.dst, (1,), (r.nbytes,), 1)),
     isa.BdcConv: _conv,
-    isa.BdcPool: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
-                                  local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)),
+    isa.BdcPool: _pool,
     isa.BdcMatMul: _matmul,
-    isa.BdcBinary: lambda r, chip: (local(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
-                                    + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
-                                    local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcBinary: _binary,
     isa.BdcConst: _elementwise,
     isa.BdcActive: _elementwise,
     isa.BdcSoftmax: _elementwise,
-    isa.BdcCast: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
-                                  local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.out_dtype)),
+    isa.BdcCast: _cast,
     isa.BdcLayerNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
                                        + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
                                        + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
                                        local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
     isa.BdcUpsample: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
                                       local(chip, r.out_addr, (r.n, r.c, r.oh, r.w * r.sw), r.dtype)),
+    isa.BdcConvQ: _conv,
+    isa.BdcPoolQ: _pool,
+    isa.BdcMatMulQ: _matmul,
+    isa.BdcBinaryQ: _binary,
+    isa.BdcLut: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                 + local(chip, r.table_addr, (1, r.c, 1, 256), I8),
+                                 local(chip, r.out_addr, (r.n, r.c, r.h, r.w), I8)),
+    isa.BdcRequant: _elementwise,
+    isa.BdcQuantCast: _cast,
 }
 
 
