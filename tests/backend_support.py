@@ -12,12 +12,12 @@ from tpudsl.interp import run_module
 from tpudsl.passes import pass_class
 
 
-def compile_for(top, chip: str, path: str = "m.bmodel"):
-    """Address, layer-group and codegen a lowered module (its module.chip replaced by `chip`)."""
+def compile_for(top, chip: str, path: str = "m.bmodel", opt: int = 2):
+    """Address, layer-group (`opt`) and codegen a lowered module (its module.chip replaced by `chip`)."""
     ctx = make_context()
     top.module.attributes["module.chip"] = StringAttr(chip)
     pass_class("address-assign")().apply(ctx, top.module)
-    pass_class("layer-group")().apply(ctx, top.module)
+    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
     top.module.verify()
     pass_class("codegen")(model_file=path, embed_debug_info=True).apply(ctx, top.module)
     return read_bmodel(path)

@@ -1,11 +1,11 @@
-// --layer-group on the tiny chip (4 lanes x 16384 bytes, rows aligned to 16 bytes).
+// --layer-group="opt=1" (groups of one) on the tiny chip (4 lanes x 16384 bytes, rows aligned to 16 bytes).
 // The conv's output (2x4x64x32 f32) is split along N first: one image needs its 64 input rows
 // (8192 bytes a lane), its 64 output rows (8192) and the weights (144 + 16): 16544 > 16384, so
 // H is split too. Each half reads 33 input rows (its 32 rows and one halo row; the tensor's edge
 // is a pad row): 4224 + 4096 + 160 = 8480 bytes. The big relu needs 2 x 8192 bytes per image: one
 // image per slice fills local memory exactly (16384 is allowed). The small relu is not split.
-// RUN: tpuc-opt %s --layer-group | filecheck %s
-// RUN: tpuc-opt %s --layer-group | tpuc-opt | filecheck %s
+// RUN: tpuc-opt %s --layer-group="opt=1" | filecheck %s
+// RUN: tpuc-opt %s --layer-group="opt=1" | tpuc-opt | filecheck %s
 
 // CHECK: "tpu.Conv2D"{{.*}}hsecs = 2 : i64, {{.*}}lmem_bytes = 8480 : i64, nsecs = 2 : i64
 // CHECK: "tpu.Relu"(%{{.*}}) {hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 2 : i64}

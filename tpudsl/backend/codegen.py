@@ -25,7 +25,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.layer_group import module_chip
+from tpudsl.backend.layer_group import group_members, module_chip
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, INT8_OPS, KINDS, MOVES, SlicePlan, Tile, attrs_of,
                                     check_modelled, conv_filter_layout, dtype_of, is_int8,
@@ -224,6 +224,7 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
     coeffs = bytearray(neuron_addr - coeff_addr)
     prog = Program()
     inputs, outputs = [], []
+    groups = group_members(top.main_func().body.block)
     for op in top.main_func().body.block.ops:
         if op.name == "top.Weight" and address_of(op.results[0]) is not None:
             data = np.ascontiguousarray(top.weight_of(op)).tobytes()
@@ -239,7 +240,12 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
         elif op.name not in _PASSIVE:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
-            emit_op(op, chip, prog)
+            if op not in groups:
+                emit_op(op, chip, prog)
+            elif op is groups[op][0]:  # a group of several ops is emitted where its first op is
+                from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
+
+                emit_group(groups[op], chip, prog)
     gdma = sum(1 for r in prog.records if r.ENGINE == "gdma")
     timing = schedule(prog.records, chip)
     header = {

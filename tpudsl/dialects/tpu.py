@@ -9,7 +9,8 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
 * optional extra operands TPU-MLIR adds for the chip (`buffer`, lookup `table`s) are `name?`
   operands that lowering fills with `top.None`;
 * the ops that carry layer-group info also declare `--layer-group`'s decision (docs/backend.md):
-  `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on tpu.Group) and `lmem_bytes`;
+  `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on tpu.Group) and `lmem_bytes`, and
+  for an op in a group of several ops `group_id` and `out_addr` (its output's local address);
 * `ginfo`/`layer_group` (layer-group info, `#tpu.lg<...>`) is declared as kind "any" until the
   layer-group pass gives it a type.
 
@@ -28,7 +29,7 @@ from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
-SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64")}
+SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64"), "group_id": A("i64"), "out_addr": A("i64")}
 GINFO = {"ginfo": A("any"), **SLICES}
 
 

@@ -1,0 +1,90 @@
+// --layer-group's group search (opt=2, the default) on the tiny chip (4 lanes x 16384 bytes, rows
+// aligned to 16 bytes): where a group of several ops forms, and where it must not.
+// RUN: tpuc-opt %s --layer-group --split-input-file | filecheck %s
+// RUN: tpuc-opt %s --layer-group --split-input-file | tpuc-opt --split-input-file | filecheck %s
+// RUN: tpuc-opt %s --layer-group="opt=1" --split-input-file | filecheck %s --check-prefix=ONE
+// RUN: not tpuc-opt %s --layer-group="opt=4" --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
+
+// BAD: error: layer-group: opt=4 is not one of 1 (groups of one), 2, 3 (group search)
+// ONE-NOT: group_id
+
+// A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
+// output. Local memory per lane: the filters (1, 4, 4, 9), 144 bytes each, at 0 and 144; then two
+// buffers (slices alternate) per loaded input part: the first conv's x rows with both convs'
+// halos, and the Add's x rows; then the output tiles, 64 bytes a row. hsecs = 2 (48 rows) needs
+// 288 + 2 x 50 x 64 + 2 x 48 x 64 + 49 x 64 + 48 x 64 = 19040 > 16384; hsecs = 3 (32 rows): the
+// middle slice reads x rows [30, 66), 36 rows: 288 + 2 x 2304 + 2 x 2048 = 8992, where the first
+// conv's tile (34 rows, 2176) starts; the second conv's at 11168 (32 rows, 2048) ends at 13216.
+// The first conv's tile is free once the second has run: the Add writes at 8992 again.
+// CHECK-LABEL: func.func @main
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 3 : i64, {{.*}}lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 8992 : i64
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 3 : i64, {{.*}}lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 11168 : i64
+// CHECK: "tpu.Add"{{.*}}{group_id = 0 : i64, hsecs = 3 : i64, lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 8992 : i64}
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w1")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x96x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x96x16xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x96x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x96x16xf32> loc("b")
+    %s = "tpu.Add"(%b, %x) : (tensor<1x4x96x16xf32>, tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("s")
+    return %s : tensor<1x4x96x16xf32>
+  }
+}
+
+// -----
+
+// A consumer outside: the first conv's result is also returned, so it cannot stay in local
+// memory: no group (the second conv alone is a group of one).
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: group_id
+// CHECK: return
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x32x16xf32>) -> (tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>) {
+    %x = "top.Input"(%arg0) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w0")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x32x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x32x16xf32> loc("a")
+    %b = "tpu.Relu"(%a) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("b")
+    return %a, %b : tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>
+  }
+}
+
+// -----
+
+// Weights are held whole for the whole group: each filter here takes 8640 bytes a lane
+// ((1, 60, 16, 9): 15 channel groups x 576; (1, 16, 60, 9): 4 x 2160), both 17280 > 16384,
+// so the two convs, which fit alone, do not form a group.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: group_id
+// CHECK: return
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<60x16x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<16x60x3x3xf32> loc("w1")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x16x8x8xf32>, tensor<60x16x3x3xf32>, none) -> tensor<1x60x8x8xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x60x8x8xf32>, tensor<16x60x3x3xf32>, none) -> tensor<1x16x8x8xf32> loc("b")
+    return %b : tensor<1x16x8x8xf32>
+  }
+}
+
+// -----
+
+// A dynamic filter computed by an op just before the conv: the filter is read whole, so its
+// producer cannot be in the conv's group (it would be sliced with it): no group.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: group_id
+// CHECK: return
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x32x16xf32>, %arg1: tensor<4x4x3x3xf32>) -> tensor<1x4x32x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("x")
+    %f = "top.Input"(%arg1) : (tensor<4x4x3x3xf32>) -> tensor<4x4x3x3xf32> loc("f")
+    %n = "top.None"() : () -> none loc("none")
+    %r = "tpu.Relu"(%f) : (tensor<4x4x3x3xf32>) -> tensor<4x4x3x3xf32> loc("filter")
+    %a = "tpu.Conv2D"(%x, %r, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x32x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x32x16xf32> loc("a")
+    return %a : tensor<1x4x32x16xf32>
+  }
+}

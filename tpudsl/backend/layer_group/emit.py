@@ -1,0 +1,76 @@
+"""The command stream of one layer group of several ops (a `GroupPlan`).
+
+Every op's whole tiles (weights, a dynamic filter) are loaded once, first. Then per slice, in
+order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
+group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
+of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
+from local memory (an intermediate tile is read where its producer wrote it); after the last op,
+its output part is stored. Each record is tagged with the op it belongs to (debug info, --profile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.codegen import _compute as compute_record  # the BDC record of one part, as codegen emits it
+from tpudsl.backend.codegen import _gaddr
+from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.backend.slicing import Tile, check_modelled, dtype_of, whole_tiles
+from tpudsl.dialects.opdef import describe, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+
+Record = tuple[Operation, isa.Record]
+
+
+def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[Record]:
+    """The group's records, each with its op; `gaddr` gives a tile's global address."""
+
+    def gdma(cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
+        return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
+
+    out: list[Record] = []
+    for op in plan.ops:
+        out += [(op, gdma(isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
+    for s, parts in enumerate(plan.slices):
+        for op in plan.ops:
+            part, ins = parts[op], []
+            for i, t in enumerate(part.inputs):
+                if plan.is_member(t.value):
+                    ins.append((plan.out_addr[t.value.owner], t))  # type: ignore[index]
+                else:
+                    laddr = plan.loads[(op, i)][s % 2]
+                    out.append((op, gdma(isa.GdmaLoad, t, laddr)))
+                    ins.append((laddr, t))
+            out.append((op, compute_record(op, ins, plan.whole[op], (plan.out_addr[op], part.output), part)))
+        last = plan.ops[-1]
+        out.append((last, gdma(isa.GdmaStore, parts[last].output, plan.out_addr[last])))
+    return out
+
+
+def emit_group(ops: list[Operation], chip: Chip, prog) -> None:
+    """Append the records of the group `ops` (as --layer-group left them) to codegen's `prog`."""
+    for op in ops:
+        check_modelled(op)
+    plan = plan_group(ops, chip, _int(ops[-1], "nsecs"), _int(ops[-1], "hsecs"))
+    if isinstance(plan, str) or any(_int(op, "out_addr") != plan.out_addr[op] for op in ops):
+        why = plan if isinstance(plan, str) else "its local addresses differ from the attributes"
+        raise TpudslError(f"codegen: group {_int(ops[0], 'group_id')} ({describe(ops[0])} ...): {why}; "
+                          f"run --layer-group again")
+    current = None
+    for op, record in group_records(plan, _gaddr):
+        if op is not current:
+            prog.debug.append((len(prog.records), loc_name(op) or op.name))
+            current = op
+        prog.records.append(record)
+
+
+def _int(op: Operation, key: str) -> int:
+    attr = op.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise TpudslError(f"codegen: {describe(op)} is in a layer group but has no {key}; run --layer-group again")
+    return attr.value.data

@@ -1,0 +1,194 @@
+"""One layer group of several consecutive ops: its slices, the tiles each op computes in them, and
+where every tile lives in local memory.
+
+A group is sliced on its last op's output, `nsecs` parts along N times `hsecs` along H. Each op's
+part follows from its consumers' (`backward_update_slice`: `slicing.BACKWARD_UPDATE_SLICE` of each
+consumer, last op first), so a conv's halo rows are computed by its producer in the same slice.
+`plan_group` returns the plan or the reason the group is not valid:
+
+* every op is of a kind that joins groups (`GROUPABLE`: one BDC record on N/H parts whose C and W
+  are whole); the moves, MatMul and the reductions along C stay groups of one;
+* only the last op's result leaves the group (every other result is read by ops of the group
+  only), so what is stored is exactly the group's output, each element once;
+* all consumers of an intermediate tensor need the same part of it in every slice (a tile is one
+  local tensor: the ISA's layout cannot hand out a sub-window of it);
+* the group's output does not share global memory with an input (--address-assign freed the input
+  after its last reader, a member: the first store would overwrite rows later slices load);
+* operands read whole (weights, a dynamic filter) come from outside the group: they are loaded
+  whole once per group and never sliced;
+* the summed H of every sliced tensor's parts over one N part stays within `H_GROWTH` x its H
+  (TPU-MLIR's limit on recomputed halos);
+* the tiles fit the chip's local memory: whole tiles, two buffers per loaded input part (slice i+1
+  loads into one while slice i computes on the other), the intermediate and output tiles, which
+  reuse each other's space once their last consumer has run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.backend.address_assign import address_of, align, nbytes
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, KINDS, SlicePlan, Tile, as4d, output_dims, shape_of, split,
+                                    tile_bytes, whole_tiles)
+
+GROUPABLE = ("conv", "pool", "binary", "unary", "upsample")
+H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
+
+Range = tuple[tuple[int, int], tuple[int, int]]  # (n0, n1), (h0, h1) of a tensor's 4-D view
+
+
+@dataclass
+class GroupPlan:
+    ops: list[Operation]
+    nsecs: int
+    hsecs: int
+    slices: list[dict[Operation, SlicePlan]]  # per slice (N outer, H inner), each op's part
+    whole: dict[Operation, list[int]]  # local addresses of each op's whole tiles
+    loads: dict[tuple[Operation, int], tuple[int, int]]  # (op, sliced input index) -> its two buffers
+    out_addr: dict[Operation, int]  # local address of each op's output tile
+    lmem_bytes: int
+
+    def is_member(self, value: SSAValue) -> bool:
+        return value.owner in self.ops
+
+
+def static_reason(ops: list[Operation]) -> str | None:
+    """Why `ops` cannot be one group whatever its slicing, nor with more ops before them (None: they may be)."""
+    members = set(ops)
+    for op in ops:
+        if KINDS.get(op.name) not in GROUPABLE:
+            return f"{op.name} does not join groups"
+        if any(t.value.owner in members for t in whole_tiles(op)):
+            return "an operand read whole (weight, dynamic filter) is computed inside the group"
+        if op is not ops[-1] and any(use.operation not in members for use in op.results[0].uses):
+            return "a result other than the last op's is used outside the group"
+    return None
+
+
+def _shares_memory(ops: list[Operation]) -> bool:
+    """Whether the group's output shares global memory with one of its inputs."""
+    out = _global_range(ops[-1].results[0])
+    return out is not None and any(_overlap(out, _global_range(v)) for op in ops for v in op.operands
+                                   if v.owner not in ops)
+
+
+def _global_range(value: SSAValue) -> tuple[int, int] | None:
+    addr = address_of(value)
+    return None if addr is None else (addr, addr + nbytes(value))
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int] | None) -> bool:
+    return b is not None and a[0] < b[1] and b[0] < a[1]
+
+
+def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> dict[Operation, SlicePlan] | None:
+    """Each op's part of the slice (n, h) of the last op's output; None if two consumers of a
+    tensor need different parts of it."""
+    members = set(ops)
+    wanted: dict[SSAValue, Range] = {ops[-1].results[0]: (n, h)}
+    plans: dict[Operation, SlicePlan] = {}
+    for op in reversed(ops):
+        rn, rh = wanted[op.results[0]]
+        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, rn, rh)
+        for t in plan.inputs:
+            if t.value.owner in members:
+                got = ((t.start[0], t.start[0] + t.shape[0]), (t.start[2], t.start[2] + t.shape[2]))
+                if wanted.setdefault(t.value, got) != got:
+                    return None
+    return plans
+
+
+class _Allocator:
+    """First fit of EU-aligned blocks over [base, ...): a block is freed once its last reader ran."""
+
+    def __init__(self, base: int, eu: int):
+        self.base, self.eu, self.live, self.end = base, eu, {}, base
+
+    def take(self, key: object, size: int) -> int:
+        at = self.base
+        for start, stop in sorted(self.live.values()):
+            if at + size <= start:
+                break
+            at = max(at, align(stop, self.eu))
+        self.live[key] = (at, at + size)
+        self.end = max(self.end, at + size)
+        return at
+
+    def free(self, key: object) -> None:
+        del self.live[key]
+
+
+def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True) -> GroupPlan | str:
+    """The plan of `ops` as one group sliced (nsecs, hsecs), or why that is not valid (without
+    `check_memory`, a plan whatever local memory it needs: the cost of a group of one)."""
+    reason = static_reason(ops)
+    if reason is not None:
+        return reason
+    if _shares_memory(ops):
+        return "its output shares global memory with an input it still reads after the first store"
+    n_total, h_total = output_dims(ops[-1])
+    n_parts, h_parts = split(n_total, nsecs), split(h_total, hsecs)
+    slices = []
+    for n in n_parts:
+        for h in h_parts:
+            plans = _backward(ops, n, h)
+            if plans is None:
+                return "two consumers of a tensor need different parts of it"
+            slices.append(plans)
+    if hsecs > 1:
+        for op in ops:
+            for i, t in enumerate(slices[0][op].inputs):
+                rows = sum(s[op].inputs[i].shape[2] for s in slices[:len(h_parts)])
+                if rows > H_GROWTH * _view_h(t):
+                    return f"its H slices read {rows} rows of a {_view_h(t)}-row tensor (> {H_GROWTH}x)"
+    top, whole = 0, {}
+    for op in ops:
+        whole[op] = []
+        for t in whole_tiles(op):
+            whole[op].append(top)
+            top = align(top + tile_bytes(t, chip), chip.eu_bytes)
+    loads = {}
+    for op in ops:
+        for i, t in enumerate(slices[0][op].inputs):
+            if t.value.owner not in ops:
+                size = align(max(tile_bytes(s[op].inputs[i], chip) for s in slices), chip.eu_bytes)
+                buffers = 2 if len(slices) > 1 else 1
+                loads[(op, i)] = (top, top + size * (buffers - 1))
+                top += size * buffers
+    alloc, out_addr = _Allocator(top, chip.eu_bytes), {}
+    last_reader = {op: max((ops.index(u.operation) for u in op.results[0].uses if u.operation in ops),
+                           default=len(ops)) for op in ops}
+    for i, op in enumerate(ops):
+        for done in [o for o in alloc.live if last_reader[o] < i]:
+            alloc.free(done)
+        out_addr[op] = alloc.take(op, max(tile_bytes(s[op].output, chip) for s in slices))
+    if check_memory and alloc.end > chip.lmem_bytes:
+        return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, alloc.end)
+
+
+def _view_h(t: Tile) -> int:
+    """Rows (H) of a tile's tensor in its 4-D view."""
+    return as4d(t.value.owner, shape_of(t.value))[2]
+
+
+def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
+    """The valid plan with the fewest slices (N before H, as groups of one), or why there is none."""
+    n_total, h_total = output_dims(ops[-1])
+    reason = "no split"
+    for hsecs in range(1, h_total + 1):
+        if len(split(h_total, hsecs)) != hsecs:
+            continue
+        for nsecs in range(1, n_total + 1):
+            if len(split(n_total, nsecs)) != nsecs:
+                continue
+            got = plan_group(ops, chip, nsecs, hsecs)
+            if isinstance(got, GroupPlan):
+                return got
+            reason = got
+            if not reason.startswith("its tiles need"):
+                return reason  # more slices cannot fix the others (H growth only grows)
+    return reason

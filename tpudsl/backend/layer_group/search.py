@@ -1,0 +1,65 @@
+"""The group search: which consecutive runs of Tpu ops become one layer group.
+
+Dynamic programming over the ops in order, as TPU-MLIR's LayerGroup does: the best grouping of the
+first i ops is the best of (the best grouping of the first j ops) + (ops j..i-1 as one group), over
+the runs that are valid groups (`plan.plan_group`, with the fewest slices that fit). The cost of a
+group is the cost model's cycles of the records it emits (`emit.group_records`, `cost.cycles`), so
+keeping a tensor in local memory wins exactly when the GDMA traffic it saves outweighs the halo
+rows its slices recompute. A run stops growing backwards at the first op that makes it invalid
+whatever comes before it (a kind that does not join groups, a result used outside the run); runs
+are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.cost import cycles
+from tpudsl.backend.layer_group.emit import group_records
+from tpudsl.backend.layer_group.plan import GROUPABLE, GroupPlan, first_fit_split, plan_group, static_reason
+from tpudsl.backend.slicing import KINDS
+
+MAX_GROUP_OPS = 12
+
+
+def _cost(plan: GroupPlan, chip: Chip) -> int:
+    return sum(cycles(r, chip) for _, r in group_records(plan, lambda tile: 0))
+
+
+def _single_cost(op: Operation, chip: Chip) -> int:
+    """Cycles of the op as a group of one, sliced as --layer-group="opt=1" slices it (0 for an op
+    that never joins groups: its cost is the same in every grouping)."""
+    if KINDS.get(op.name) not in GROUPABLE:
+        return 0
+    secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
+    plan = plan_group([op], chip, *secs, check_memory=False)
+    assert isinstance(plan, GroupPlan), plan
+    return _cost(plan, chip)
+
+
+def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
+    """The groups of two or more ops of the cheapest grouping of `ops` (in order; the rest stay alone)."""
+    best, choice = [0], [None]  # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
+    for i in range(1, len(ops) + 1):
+        best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
+        choice.append(None)
+        for j in range(i - 2, max(-1, i - 1 - MAX_GROUP_OPS), -1):
+            run = ops[j:i]
+            if static_reason(run) is not None:
+                break
+            plan = first_fit_split(run, chip)
+            if isinstance(plan, str):
+                continue  # more ops before it may make it valid (an input becomes an intermediate)
+            cost = best[j] + _cost(plan, chip)
+            if cost < best[i]:
+                best[i], choice[i] = cost, plan
+    groups, i = [], len(ops)
+    while i > 0:
+        plan = choice[i]
+        if plan is None:
+            i -= 1
+        else:
+            groups.append(plan)
+            i -= len(plan.ops)
+    return groups[::-1]
