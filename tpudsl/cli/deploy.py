@@ -19,7 +19,7 @@ from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
 from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, read_npz, save_module
+from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
 from tpudsl.interp.requant import dequantize
 from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
 from tpudsl.lowering.top_to_tpu_int8 import int8_scales
@@ -108,9 +108,16 @@ def deploy(args: argparse.Namespace) -> int:
 
 def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
     ctx = make_context()
-    for name in ("weight-reorder", "address-assign", "layer-group"):
+    for name in ("weight-reorder", "address-assign"):
         pass_class(name)().apply(ctx, top.module)
+    pass_class("layer-group")(opt=1 if args.disable_layer_group else 2).apply(ctx, top.module)
     top.module.verify()
+    if args.debug:  # the group decisions, one line per group, next to the outputs
+        from tpudsl.backend.layer_group import describe_groups
+
+        text = describe_groups(top.module).encode()
+        write_atomically(final_mlir.with_name(final_mlir.name.replace("_final.mlir", "_layer_groups.txt")),
+                         lambda f: f.write(text))
     save_module(top, final_mlir, weights)
     pass_class("codegen")(model_file=str(args.model), embed_debug_info=True).apply(ctx, top.module)
     print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)

@@ -3,7 +3,7 @@
   model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8 --processor bm1684x --model NAME.bmodel
       [--quantize_table Q] [--calibration_table T]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
-      [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b]
+      [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
 
 Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
 NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names them. With
@@ -14,7 +14,8 @@ raw integers). INT8 imports --calibration_table first (symmetric). In F16/BF16, 
 prints the qtable lines that keep the overflowing ops in F32.
 
 Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
-PREFIX_final.mlir, --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
+PREFIX_final.mlir (layer groups of several ops unless --disable_layer_group; --debug also writes
+the group decisions to PREFIX_layer_groups.txt), --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
 and is compared with the Tpu interpreter's outputs: INT8 bit-exact, F32 within 1e-5 relative (to
 the tensor's largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at
 the tensor's largest magnitude. A model with an op the backend has no instructions for stops after
@@ -44,6 +45,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--tolerance", default="0.8,0.5", help="min cosine,euclid similarity vs the reference")
     p.add_argument("--compare_all", action="store_true", help="compare every tensor, not only the outputs")
     p.add_argument("--excepts", default=None, help="comma-separated tensors not to compare")
+    p.add_argument("--disable_layer_group", action="store_true",
+                   help="every op its own layer group (--layer-group=\"opt=1\"); default: the group search (opt=2)")
     return p
 
 

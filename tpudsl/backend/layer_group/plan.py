@@ -12,8 +12,9 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
   only), so what is stored is exactly the group's output, each element once;
 * all consumers of an intermediate tensor need the same part of it in every slice (a tile is one
   local tensor: the ISA's layout cannot hand out a sub-window of it);
-* the group's output does not share global memory with an input (--address-assign freed the input
-  after its last reader, a member: the first store would overwrite rows later slices load);
+* with more than one slice, the group's output does not share global memory with an input
+  (--address-assign freed the input after its last reader, a member: the first slice's store
+  would overwrite rows later slices load);
 * operands read whole (weights, a dynamic filter) come from outside the group: they are loaded
   whole once per group and never sliced;
 * the summed H of every sliced tensor's parts over one N part stays within `H_GROWTH` x its H
@@ -127,8 +128,6 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     reason = static_reason(ops)
     if reason is not None:
         return reason
-    if _shares_memory(ops):
-        return "its output shares global memory with an input it still reads after the first store"
     n_total, h_total = output_dims(ops[-1])
     n_parts, h_parts = split(n_total, nsecs), split(h_total, hsecs)
     slices = []
@@ -138,6 +137,8 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
             if plans is None:
                 return "two consumers of a tensor need different parts of it"
             slices.append(plans)
+    if len(slices) > 1 and _shares_memory(ops):
+        return "its output shares global memory with an input it still reads after the first store"
     if hsecs > 1:
         for op in ops:
             for i, t in enumerate(slices[0][op].inputs):

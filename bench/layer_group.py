@@ -1,0 +1,114 @@
+"""Layer groups of several ops (--layer-group="opt=2") against groups of one (opt=1) on the
+ResNet-18-shaped and MobileNetV2-shaped models of tests/models, F32: the cost model's cycles and
+the GDMA bytes of the command stream, the group search's time, and the cmodel's wall time, both
+compilations in this process on the same input (outputs checked to agree, 1e-5 relative).
+
+    .venv/bin/python bench/layer_group.py [--size 224] [--chip bm1684x] [--runs 3] [--no-write]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+
+_common.pin_one_thread()
+_common.add_paths()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from tests.backend_support import lowered  # noqa: E402
+from tests.models import mobilenetv2, resnet18  # noqa: E402
+from tpudsl.backend import isa  # noqa: E402
+from tpudsl.backend.bmodel import read_bmodel  # noqa: E402
+from tpudsl.backend.cmodel import run_bmodel  # noqa: E402
+from tpudsl.dialects import make_context  # noqa: E402
+from tpudsl.passes import pass_class  # noqa: E402
+
+MODELS = {"ResNet-18": lambda size: resnet18(input_size=size, num_classes=1000),
+          "MobileNetV2": lambda size: mobilenetv2(input_size=size, num_classes=1000)}
+
+
+def _compile(top, opt: int, path: str) -> tuple[float, object]:
+    """(seconds of --layer-group, the .bmodel) of an addressed copy of the module."""
+    ctx = make_context()
+    t = time.perf_counter()
+    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+    seconds = time.perf_counter() - t
+    pass_class("codegen")(model_file=path, embed_debug_info=True).apply(ctx, top.module)
+    return seconds, read_bmodel(path)
+
+
+def _gdma_bytes(bm) -> int:
+    total = 0
+    for r in isa.decode(bm.commands):
+        if isinstance(r, isa.GdmaLoad):
+            total += r.n * r.c * r.h * r.w * isa.DTYPE_BYTES[isa.DTYPE_NAMES[r.dtype]]
+        elif isinstance(r, isa.GdmaCopy):
+            total += r.nbytes
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--chip", default="bm1684x")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    load_before = os.getloadavg()
+    rows = []
+    for name, build in MODELS.items():
+        top = lowered(build(args.size), "F32", args.chip)
+        pass_class("address-assign")().apply(make_context(), top.module)
+        feed = {"input": np.random.default_rng(0).random((1, 3, args.size, args.size), dtype=np.float32)}
+        with tempfile.TemporaryDirectory() as d:
+            one_s, one = _compile(top, 1, os.path.join(d, "one.bmodel"))
+            search_s, grouped = _compile(top, 2, os.path.join(d, "groups.bmodel"))
+            groups = {op.attributes["group_id"].value.data for op in top.module.walk() if "group_id" in op.attributes}
+            members = sum(1 for op in top.module.walk() if "group_id" in op.attributes)
+            times = {"one": [], "groups": []}
+            outs = {}
+            for _ in range(args.runs):  # alternate, so load from other jobs hits both
+                for key, bm in (("one", one), ("groups", grouped)):
+                    t = time.perf_counter()
+                    outs[key], _ = run_bmodel(bm, feed)
+                    times[key].append(time.perf_counter() - t)
+        (out, want), = outs["one"].items()
+        err = float(np.abs(outs["groups"][out].astype(np.float64) - want).max() / np.abs(want).max())
+        assert err <= 1e-5, f"{name}: groups differ from groups of one by {err}"
+        c1, c2 = one.header["estimated_cycles"], grouped.header["estimated_cycles"]
+        b1, b2 = _gdma_bytes(one), _gdma_bytes(grouped)
+        w1, w2 = statistics.median(times["one"]), statistics.median(times["groups"])
+        rows.append(f"| {name} | {c1} | {c2} | **{100 * (1 - c2 / c1):.1f}%** | {b1} | {b2} | **{100 * (1 - b2 / b1):.1f}%** "
+                    f"| {len(groups)} groups, {members} ops | {search_s:.2f} s (opt=1: {one_s:.2f} s) | "
+                    f"{w1 * 1e3:.0f} / {w2 * 1e3:.0f} ms | {err:.1e} |")
+    text = "\n".join([
+        "## layer_group: groups of several ops (opt=2) vs groups of one (opt=1)",
+        "",
+        f"Command: `.venv/bin/python bench/layer_group.py --size {args.size} --chip {args.chip} --runs {args.runs}`",
+        f"({time.strftime('%Y-%m-%d %H:%M')}, one numpy thread, machine shared with other jobs, `uptime` load "
+        f"average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after, on 2 cores). F32, input "
+        f"1x3x{args.size}x{args.size}, 1000 classes, tests/models. Cycles: the serial cost model's estimate "
+        f"(cost.py). GDMA bytes: every load, store and copy of the command stream.",
+        "",
+        "| model | cycles opt=1 | cycles opt=2 | fewer | GDMA bytes opt=1 | opt=2 | fewer | grouped | --layer-group time "
+        "| cmodel wall opt=1 / opt=2 (median) | max rel. diff |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ])
+    print(text)
+    if not args.no_write:
+        _common.write_section("layer_group", text)
+
+
+if __name__ == "__main__":
+    main()
