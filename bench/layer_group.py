@@ -1,7 +1,8 @@
 """Layer groups of several ops (--layer-group="opt=2") against groups of one (opt=1) on the
-ResNet-18-shaped and MobileNetV2-shaped models of tests/models, F32: the cost model's cycles and
-the GDMA bytes of the command stream, the group search's time, and the cmodel's wall time, both
-compilations in this process on the same input (outputs checked to agree, 1e-5 relative).
+ResNet-18-shaped and MobileNetV2-shaped models of tests/models, F32 and INT8 (calibrated minmax on
+two random samples, compiled as model_deploy does): the cost model's cycles and the GDMA bytes of
+the command stream, the group search's time, and the cmodel's wall time, both compilations in this
+process on the same input (outputs checked to agree: F32 1e-5 relative, INT8 bit-exact).
 
     .venv/bin/python bench/layer_group.py [--size 224] [--chip bm1684x] [--runs 3] [--no-write]
 """
@@ -26,6 +27,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tests.backend_support import lowered  # noqa: E402
+from tests.test_backend_int8 import int8_module  # noqa: E402
 from tests.models import mobilenetv2, resnet18  # noqa: E402
 from tpudsl.backend import isa  # noqa: E402
 from tpudsl.backend.bmodel import read_bmodel  # noqa: E402
@@ -66,9 +68,13 @@ def main() -> None:
     args = ap.parse_args()
     load_before = os.getloadavg()
     rows = []
-    for name, build in MODELS.items():
-        top = lowered(build(args.size), "F32", args.chip)
-        pass_class("address-assign")().apply(make_context(), top.module)
+    for (name, build), mode in ((m, q) for q in ("F32", "INT8") for m in MODELS.items()):
+        shape = (1, 3, args.size, args.size)
+        with tempfile.TemporaryDirectory() as d:
+            top = lowered(build(args.size), mode, args.chip) if mode == "F32" else \
+                int8_module(build(args.size), shape, Path(d), args.chip)
+        for step in ("weight-reorder", "address-assign"):  # as model_deploy (merges INT8 conv coefficients)
+            pass_class(step)().apply(make_context(), top.module)
         feed = {"input": np.random.default_rng(0).random((1, 3, args.size, args.size), dtype=np.float32)}
         with tempfile.TemporaryDirectory() as d:
             one_s, one = _compile(top, 1, os.path.join(d, "one.bmodel"))
@@ -84,11 +90,11 @@ def main() -> None:
                     times[key].append(time.perf_counter() - t)
         (out, want), = outs["one"].items()
         err = float(np.abs(outs["groups"][out].astype(np.float64) - want).max() / np.abs(want).max())
-        assert err <= 1e-5, f"{name}: groups differ from groups of one by {err}"
+        assert err <= (1e-5 if mode == "F32" else 0), f"{name} {mode}: groups differ from groups of one by {err}"
         c1, c2 = one.header["estimated_cycles"], grouped.header["estimated_cycles"]
         b1, b2 = _gdma_bytes(one), _gdma_bytes(grouped)
         w1, w2 = statistics.median(times["one"]), statistics.median(times["groups"])
-        rows.append(f"| {name} | {c1} | {c2} | **{100 * (1 - c2 / c1):.1f}%** | {b1} | {b2} | **{100 * (1 - b2 / b1):.1f}%** "
+        rows.append(f"| {name} {mode} | {c1} | {c2} | **{100 * (1 - c2 / c1):.1f}%** | {b1} | {b2} | **{100 * (1 - b2 / b1):.1f}%** "
                     f"| {one.header['coeff_mem_bytes']} | {len(groups)} groups, {members} ops | {search_s:.2f} s (opt=1: {one_s:.2f} s) | "
                     f"{w1 * 1e3:.0f} / {w2 * 1e3:.0f} ms | {err:.1e} |")
     text = "\n".join([
@@ -96,9 +102,10 @@ def main() -> None:
         "",
         f"Command: `.venv/bin/python bench/layer_group.py --size {args.size} --chip {args.chip} --runs {args.runs}`",
         f"({time.strftime('%Y-%m-%d %H:%M')}, one numpy thread, machine shared with other jobs, `uptime` load "
-        f"average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after, on 2 cores). F32, input "
+        f"average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after, on 2 cores). Input "
         f"1x3x{args.size}x{args.size}, 1000 classes, tests/models. Cycles: the serial cost model's estimate "
-        f"(cost.py). GDMA bytes: every load, store and copy of the command stream.",
+        f"(cost.py). GDMA bytes: every load, store and copy of the command stream. INT8: calibrated (minmax) on "
+        f"two random samples, --weight-reorder first (merged conv coefficients), as model_deploy compiles.",
         "",
         "| model | cycles opt=1 | cycles opt=2 | fewer | GDMA bytes opt=1 | opt=2 | fewer | of which coefficients "
         "(loaded once in both) | grouped | --layer-group time | cmodel wall opt=1 / opt=2 (median) | max rel. diff |",

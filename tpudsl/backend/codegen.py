@@ -153,6 +153,12 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
     raise TpudslError(f"codegen: {describe(op)} on int8 tensors has no instruction")
 
 
+def compute_record(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
+                   plan: SlicePlan) -> isa.Record:
+    """The BDC record of one slice of `op`, float or INT8 (also a layer group's, layer_group/emit.py)."""
+    return (_compute_int8 if is_int8(op) else _compute)(op, ins, whole, out, plan)
+
+
 def _secs(op: Operation) -> tuple[int, int]:
     got = [op.attributes.get(k) for k in ("nsecs", "hsecs")]
     if not all(isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got):
@@ -192,7 +198,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program) -> None:
             prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
         out = (lmem.take(plan.output), plan.output)
-        prog.records.append((_compute_int8 if is_int8(op) else _compute)(op, ins, whole, out, plan))
+        prog.records.append(compute_record(op, ins, whole, out, plan))
         prog.records.append(_gdma(isa.GdmaStore, plan.output, out[0]))
 
 

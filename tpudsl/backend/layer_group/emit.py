@@ -17,8 +17,7 @@ from xdsl.ir import Operation
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.codegen import _compute as compute_record  # the BDC record of one part, as codegen emits it
-from tpudsl.backend.codegen import _gaddr
+from tpudsl.backend.codegen import _gaddr, compute_record
 from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
 from tpudsl.backend.slicing import Tile, check_modelled, dtype_of, whole_tiles
 from tpudsl.dialects.opdef import describe, loc_name

@@ -35,7 +35,7 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, KINDS, SlicePlan, Tile, as4d, output_dims, shape_of, split,
                                     tile_bytes, whole_tiles)
 
-GROUPABLE = ("conv", "pool", "binary", "unary", "upsample")
+GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
 H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
 
 Range = tuple[tuple[int, int], tuple[int, int]]  # (n0, n1), (h0, h1) of a tensor's 4-D view
