@@ -215,3 +215,41 @@ def test_dynamic_filter_is_held_whole_for_the_group(tmp_path):
     assert [(r.n, r.c, r.h, r.w) for r in loads] == [(1, 3, 2, 9)]  # whole: (1, oc, ic, kh*kw)
     got, _ = run_bmodel(bm, feed)
     assert_f32_close(got[out], want[out], out)
+
+
+def test_int8_groups_are_bit_exact(tmp_path_factory):
+    """INT8 (test_backend_int8's random chains, calibrated and lowered for the tiny chip): with
+    groups, the cmodel equals the Tpu interpreter and the groups-of-one compilation bit for bit."""
+    from tests.test_backend_int8 import int8_module
+    from tests.test_backend_int8 import networks as int8_networks
+    from tpudsl.backend.bmodel import read_bmodel
+    from tpudsl.dialects import make_context
+    from tpudsl.passes import pass_class
+
+    seen = Counter()
+
+    @settings(max_examples=max(12, settings.default.max_examples // 8))
+    @given(int8_networks())
+    def check(net):
+        model, shape = net
+        d = tmp_path_factory.mktemp("n")
+        top = int8_module(model, shape, d)
+        feed = {"x": np.random.default_rng(7).standard_normal(shape).astype(np.float32)}
+        want = interpret(top, feed)  # before --weight-reorder merges the conv coefficients
+        ctx = make_context()
+        for name in ("weight-reorder", "address-assign"):
+            pass_class(name)().apply(ctx, top.module)
+        got = {}
+        for opt in (1, 2):
+            pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+            pass_class("codegen")(model_file=str(d / f"{opt}.bmodel")).apply(ctx, top.module)
+            got[opt], _ = run_bmodel(read_bmodel(str(d / f"{opt}.bmodel")), feed)
+        for name, w in want.items():
+            assert np.array_equal(got[2][name], w) and np.array_equal(got[1][name], w), name
+        if _groups(print_module(top.module)):
+            event("group of >= 2 ops")
+            seen["group of >= 2 ops"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert seen["group of >= 2 ops"] >= seen["examples"] / 5, seen
