@@ -253,3 +253,23 @@ def test_int8_groups_are_bit_exact(tmp_path_factory):
 
     check()
     assert seen["group of >= 2 ops"] >= seen["examples"] / 5, seen
+
+
+def test_a_split_whose_rows_grow_beyond_one_and_a_half_times_is_rejected():
+    """Three 3x3 convs (pads 1) on 96 rows, sliced on the last one's output: each slice's first
+    conv reads its rows plus 3 halo rows on each side (clamped at the tensor's edges), so the parts
+    sum to 96 + 6 x (hsecs - 1) rows: 138 <= 144 (1.5 x 96) at hsecs 8, 162 > 144 at hsecs 12."""
+    from tpudsl.backend.chips import chip_named
+    from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+
+    rng = np.random.default_rng(3)
+    g = Graph(rng)
+    shape = (1, 4, 96, 8)
+    g.shapes["x"] = shape
+    t = "x"
+    for _ in range(3):
+        t = g.node("Conv", [t, g.const((4, 4, 3, 3))], shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    top = lowered(g.model({"x": shape}, t))
+    ops = [op for op in top.main_func().body.block.ops if op.name == "tpu.Conv2D"]
+    assert isinstance(plan_group(ops, chip_named("tiny"), 1, 8), GroupPlan)
+    assert plan_group(ops, chip_named("tiny"), 1, 12) == "its H slices read 162 rows of a 96-row tensor (> 1.5x)"

@@ -1,0 +1,27 @@
+// --codegen of a group of several ops: the bmodel is written; group attributes that no longer
+// describe a valid group (edited by hand, or addresses changed since --layer-group) are one error
+// line naming the group and what is wrong, and no .bmodel is written. Two 3x3 max pools and the Add
+// of x: at hsecs = 3 the loads take 2 x 2304 (x rows [30, 66)) + 2 x 2048 bytes, so the first
+// pool's tile starts at 8704; unsliced (hsecs = 1, one buffer each), the four 96-row tiles need
+// 4 x 96 x 64 = 24576 bytes per lane.
+// RUN: rm -f %t.bmodel && tpuc-opt %s --address-assign --layer-group --codegen="model_file=%t.bmodel" -o %t.mlir
+// RUN: filecheck %s --check-prefix=IR < %t.mlir
+// RUN: test -s %t.bmodel
+// RUN: rm -f %t.bad.bmodel && sed -e 's/out_addr = 8704/out_addr = 8000/' %t.mlir > %t.bad.mlir
+// RUN: not tpuc-opt %t.bad.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=STALE
+// RUN: not test -e %t.bad.bmodel
+// RUN: sed -e 's/group_id = 0 : i64, hsecs = 3/group_id = 0 : i64, hsecs = 1/g' %t.mlir > %t.big.mlir
+// RUN: not tpuc-opt %t.big.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=BIG
+
+// IR-COUNT-3: group_id = 0 : i64, hsecs = 3 : i64
+// STALE: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its local addresses differ from the attributes; run --layer-group again
+// BIG: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its tiles need 24576 bytes per lane; chip tiny has 16384; run --layer-group again
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("x")
+    %a = "tpu.Pool2D"(%x) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], pool_mode = #tpu<pool_mode Max>} : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("a")
+    %b = "tpu.Pool2D"(%a) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], pool_mode = #tpu<pool_mode Max>} : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("b")
+    %s = "tpu.Add"(%b, %x) : (tensor<1x4x96x16xf32>, tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("s")
+    return %s : tensor<1x4x96x16xf32>
+  }
+}
