@@ -45,11 +45,14 @@ def describe_groups(module: ModuleOp) -> str:
     from tpudsl.backend.slicing import KINDS
     from tpudsl.dialects.opdef import loc_name
 
-    lines, seen = [], set()
+    lines, seen, groups = [], set(), {}
     for op in module.walk():
         if op.name not in KINDS or op in seen:
             continue
-        members = group_members(op.parent_block()).get(op, [op])  # type: ignore[arg-type]
+        block = op.parent_block()
+        if block not in groups:
+            groups[block] = group_members(block)  # type: ignore[arg-type]
+        members = groups[block].get(op, [op])
         seen.update(members)
         a = {k: op.attributes[k].value.data for k in ("nsecs", "hsecs", "lmem_bytes")}  # type: ignore[attr-defined]
         names = ", ".join(loc_name(m) or m.name for m in members)
