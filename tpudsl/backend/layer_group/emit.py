@@ -1,7 +1,8 @@
 """The command stream of one layer group of several ops (a `GroupPlan`).
 
-Every op's whole tiles (weights, a dynamic filter) are loaded once, first. Then per slice, in
-order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
+Every op's whole tiles (weights, a dynamic filter) are loaded once, in the first slice just
+before the op's first record, so that GDMA loads them while BDC computes the ops before it. Per
+slice, in order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
 group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
 of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
 from local memory (an intermediate tile is read where its producer wrote it); after the last op,
@@ -33,10 +34,11 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[Record]
         return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
 
     out: list[Record] = []
-    for op in plan.ops:
-        out += [(op, gdma(isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
     for s, parts in enumerate(plan.slices):
         for op in plan.ops:
+            if s == 0:  # just before its first use: GDMA loads them while BDC computes the ops before
+                out += [(op, gdma(isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op],
+                                                                               strict=True)]
             part, ins = parts[op], []
             for i, t in enumerate(part.inputs):
                 if plan.is_member(t.value):

@@ -3,9 +3,10 @@
 Dynamic programming over the ops in order, as TPU-MLIR's LayerGroup does: the best grouping of the
 first i ops is the best of (the best grouping of the first j ops) + (ops j..i-1 as one group), over
 the runs that are valid groups (`plan.plan_group`, with the fewest slices that fit). The cost of a
-group is the cost model's cycles of the records it emits (`emit.group_records`, `cost.cycles`), so
-keeping a tensor in local memory wins exactly when the GDMA traffic it saves outweighs the halo
-rows its slices recompute. A run stops growing backwards at the first op that makes it invalid
+group is the cost model's cycles of the records it emits (`emit.group_records`), GDMA and BDC
+overlapped as `schedule.py` places them, so keeping a tensor in local memory wins exactly when the
+GDMA traffic it saves outweighs the halo rows its slices recompute. Groups are costed apart (the
+sum of their makespans: no overlap across groups is counted). A run stops growing backwards at the first op that makes it invalid
 whatever comes before it (a kind that does not join groups, a result used outside the run); runs
 are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
 """
@@ -15,16 +16,23 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.cost import cycles
+from tpudsl.backend.address_assign import address_of
+from tpudsl.backend.codegen import _gaddr
 from tpudsl.backend.layer_group.emit import group_records
 from tpudsl.backend.layer_group.plan import GROUPABLE, GroupPlan, first_fit_split, plan_group, static_reason
+from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import KINDS
 
 MAX_GROUP_OPS = 12
 
 
 def _cost(plan: GroupPlan, chip: Chip) -> int:
-    return sum(cycles(r, chip) for _, r in group_records(plan, lambda tile: 0))
+    """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
+    buffers let slice i+1's loads run under slice i's compute. Without global addresses (a module
+    not yet addressed) every tensor is at 0, which serializes GDMA a little more: the same for
+    every candidate."""
+    records = [r for _, r in group_records(plan, lambda t: _gaddr(t) if address_of(t.value) is not None else 0)]
+    return schedule(records, chip).makespan
 
 
 def _single_cost(op: Operation, chip: Chip) -> int:
