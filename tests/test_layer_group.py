@@ -2,23 +2,41 @@
 that join groups (conv, pool, element-wise), with a Concat now and then that must cut them, compiled
 for the `tiny` chip: the cmodel matches the Tpu interpreter (F32, 1e-5 relative) and the
 groups-of-one compilation (opt=1). Groups of >= 2 ops, and groups sliced along H and along N,
-must each occur in enough examples."""
+must each occur in enough examples. INT8 groups are bit-exact; the rest checks the decisions on
+small models (intermediates kept local, weights and dynamic filters loaded once, the 1.5x limit),
+model_deploy's options, the IR against upstream MLIR, op names in debug info, and ResNet-18."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from tests.backend_support import assert_f32_close, compile_for, interpret, lowered, transformed_conv_pool
+from tests.models import resnet18
 from tests.test_backend_cmodel import Graph, _window
+from tests.test_backend_int8 import int8_module
+from tests.test_backend_int8 import networks as int8_networks
+from tests.test_text_oracle import upstream
 from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
+from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.backend.cmodel.engine import op_names
+from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.cli import model_deploy
+from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module
+from tpudsl.ir.parser import parse_module
 from tpudsl.ir.printer import print_module
+from tpudsl.passes import pass_class
 
 
 @st.composite
@@ -135,9 +153,6 @@ def test_a_group_keeps_its_intermediates_local_and_loads_weights_once(tmp_path):
 def test_model_deploy_groups_by_default_disable_layer_group_and_debug_dump(tmp_path, capsys):
     """model_deploy: conv(+relu) and the max pool form one group (the bmodel check passes);
     --debug writes the decisions, every op once; --disable_layer_group leaves groups of one."""
-    from tpudsl.cli import model_deploy
-    from tpudsl.ir.module import load_module
-
     transformed_conv_pool(tmp_path, "cnn", (2, 3, 96, 24), seed=7)
     argv = ["--mlir", str(tmp_path / "cnn.mlir"), "--quantize", "F32", "--processor", "tiny",
             "--model", str(tmp_path / "cnn.bmodel"), "--test_input", str(tmp_path / "cnn_in_f32.npz")]
@@ -158,8 +173,6 @@ def test_model_deploy_groups_by_default_disable_layer_group_and_debug_dump(tmp_p
 def test_resnet18_deploys_with_groups_and_matches(tmp_path):
     """ResNet-18 (tests/models, 64x64, width 16) on bm1684x: most ops in groups of several, the
     cmodel matches the Tpu interpreter, and the cost model counts fewer cycles than groups of one."""
-    from tests.models import resnet18
-
     top = lowered(resnet18(input_size=64, num_classes=10, width=16), "F32", "bm1684x")
     feed = {"input": np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)}
     want = interpret(top, feed)
@@ -177,10 +190,6 @@ def test_resnet18_deploys_with_groups_and_matches(tmp_path):
 def test_grouped_ir_prints_as_upstream_mlir_and_parses_back(tmp_path):
     """The group attributes are plain op attributes: upstream MLIR (the iree oracle) prints the
     grouped module exactly as we do, and our parser reads it back to the same text."""
-    from tests.test_text_oracle import upstream
-    from tpudsl.dialects import make_context
-    from tpudsl.ir.parser import parse_module
-
     model, _ = _chain((1, 4, 96, 16))
     top = lowered(model)
     compile_for(top, "tiny", str(tmp_path / "g.bmodel"))
@@ -220,12 +229,6 @@ def test_dynamic_filter_is_held_whole_for_the_group(tmp_path):
 def test_int8_groups_are_bit_exact(tmp_path_factory):
     """INT8 (test_backend_int8's random chains, calibrated and lowered for the tiny chip): with
     groups, the cmodel equals the Tpu interpreter and the groups-of-one compilation bit for bit."""
-    from tests.test_backend_int8 import int8_module
-    from tests.test_backend_int8 import networks as int8_networks
-    from tpudsl.backend.bmodel import read_bmodel
-    from tpudsl.dialects import make_context
-    from tpudsl.passes import pass_class
-
     seen = Counter()
 
     @settings(max_examples=max(12, settings.default.max_examples // 8))
@@ -259,9 +262,6 @@ def test_a_split_whose_rows_grow_beyond_one_and_a_half_times_is_rejected():
     """Three 3x3 convs (pads 1) on 96 rows, sliced on the last one's output: each slice's first
     conv reads its rows plus 3 halo rows on each side (clamped at the tensor's edges), so the parts
     sum to 96 + 6 x (hsecs - 1) rows: 138 <= 144 (1.5 x 96) at hsecs 8, 162 > 144 at hsecs 12."""
-    from tpudsl.backend.chips import chip_named
-    from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
-
     rng = np.random.default_rng(3)
     g = Graph(rng)
     shape = (1, 4, 96, 8)
@@ -273,3 +273,20 @@ def test_a_split_whose_rows_grow_beyond_one_and_a_half_times_is_rejected():
     ops = [op for op in top.main_func().body.block.ops if op.name == "tpu.Conv2D"]
     assert isinstance(plan_group(ops, chip_named("tiny"), 1, 8), GroupPlan)
     assert plan_group(ops, chip_named("tiny"), 1, 12) == "its H slices read 162 rows of a 96-row tensor (> 1.5x)"
+
+
+def test_records_of_a_group_keep_their_op_names(tmp_path):
+    """Debug info names the op of every record of a group: a record of the second conv pushed out
+    of local memory is a cmodel error naming that conv, and --profile counts each op's cycles."""
+    model, feed = _chain((1, 4, 96, 16))
+    bm = compile_for(lowered(model), "tiny", str(tmp_path / "g.bmodel"))
+    records = isa.decode(bm.commands)
+    names = op_names(bm.debug, len(records))
+    assert {n for r, n in zip(records, names) if isinstance(r, isa.BdcConv)} == {"t0_conv", "t1_conv"}
+    _, profile = run_bmodel(bm, feed)
+    assert set(profile) == {"t0_conv", "t1_conv", "t2_add"}
+    i = next(i for i, (r, n) in enumerate(zip(records, names)) if isinstance(r, isa.BdcConv) and n == "t1_conv")
+    records[i] = dataclasses.replace(records[i], out_addr=0x3FF0)
+    bm.commands = isa.encode(records)
+    with pytest.raises(TpudslError, match=rf"cmodel: bdc: .* at instruction {i} \(t1_conv\)"):
+        run_bmodel(bm, feed)
