@@ -178,6 +178,9 @@ def _view_h(t: Tile) -> int:
 
 def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
     """The valid plan with the fewest slices (N before H, as groups of one), or why there is none."""
+    whole = sum(align(tile_bytes(t, chip), chip.eu_bytes) for op in ops for t in whole_tiles(op))
+    if whole > chip.lmem_bytes:  # held whole for the whole group: no slicing helps
+        return f"its whole tiles need {whole} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
     n_total, h_total = output_dims(ops[-1])
     reason = "no split"
     for hsecs in range(1, h_total + 1):
