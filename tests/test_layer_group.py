@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 
 from tests.backend_support import assert_f32_close, compile_for, interpret, lowered, transformed_conv_pool
 from tests.models import resnet18
@@ -41,7 +42,8 @@ from tpudsl.passes import pass_class
 
 @st.composite
 def groupable_networks(draw):
-    """(model, feed): 2-6 ops, each reading the last tensor (or, for a binary, an earlier one)."""
+    """(model, feed): 2-6 ops, each reading the last tensor (or, for a binary, an earlier one); in
+    some, an intermediate tensor is a model output too."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(3, 96)), draw(st.integers(2, 24)))
@@ -73,7 +75,15 @@ def groupable_networks(draw):
         else:
             out = g.node("Relu", [src], (n, c, h, w))
         tensors.append(out)
-    return g.model({"x": x}, tensors[-1]), {"x": rng.standard_normal(x).astype(np.float32)}
+    model = g.model({"x": x}, tensors[-1])
+    extra = draw(st.sampled_from(tensors[1:-1] or [None]))
+    if extra is not None and draw(st.booleans()):  # an intermediate tensor is an output too
+        model.graph.output.append(helper.make_tensor_value_info(extra, TensorProto.FLOAT, g.shapes[extra]))
+    return model, {"x": rng.standard_normal(x).astype(np.float32)}
+
+
+def _position(op) -> int:
+    return list(op.parent_block().ops).index(op)
 
 
 def _groups(text: str) -> dict[int, list[tuple[int, int]]]:
@@ -98,20 +108,26 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
         want = interpret(top, feed)
         got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "g.bmodel"), opt=2), feed)
         groups = _groups(print_module(top.module))
+        members = {op: op.attributes["group_id"] for op in top.module.walk() if "group_id" in op.attributes}
+        stores_more = any(u.operation not in members or members[u.operation] != gid
+                          for op, gid in members.items() for u in op.results[0].uses
+                          if op is not max((o for o in members if members[o] == gid), key=_position))
         alone, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1), feed)
         for name, w in want.items():
             assert_f32_close(got[name], w, name)
             assert_f32_close(got[name], alone[name].astype(np.float64), name)
         for feature, present in (("group of >= 2 ops", bool(groups)),
                                  ("group sliced along H", any(s[0][1] > 1 for s in groups.values())),
-                                 ("group sliced along N", any(s[0][0] > 1 for s in groups.values()))):
+                                 ("group sliced along N", any(s[0][0] > 1 for s in groups.values())),
+                                 ("group stores a result besides its last op's", stores_more)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature, share in (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10)):
+    for feature, share in (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
+                           ("group stores a result besides its last op's", 20)):
         assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']}"
 
 

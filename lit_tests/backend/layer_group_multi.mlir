@@ -35,11 +35,11 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 
 // -----
 
-// A consumer outside: the first conv's result is also returned, so it cannot stay in local
-// memory: no group (the second conv alone is a group of one).
+// A consumer outside: the conv's result is also returned, so the group stores it too, from every
+// slice (its parts cover the whole tensor).
 // CHECK-LABEL: func.func @main
-// CHECK-NOT: group_id
-// CHECK: return
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64
+// CHECK: "tpu.Relu"{{.*}}group_id = 0 : i64
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x32x16xf32>) -> (tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>) {
     %x = "top.Input"(%arg0) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("x")
@@ -48,6 +48,25 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x32x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x32x16xf32> loc("a")
     %b = "tpu.Relu"(%a) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("b")
     return %a, %b : tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>
+  }
+}
+
+// -----
+
+// A consumer outside, but the group would not compute all of it: the 1x1 pool with stride 2
+// reads the conv's rows 0..30 only (even rows, as one contiguous part), so row 31 would never be
+// stored: no group.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: group_id
+// CHECK: return
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x32x16xf32>) -> (tensor<1x4x32x16xf32>, tensor<1x4x16x8xf32>) {
+    %x = "top.Input"(%arg0) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w0")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x32x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x32x16xf32> loc("a")
+    %b = "tpu.Pool2D"(%a) {kernel_shape = [1, 1], strides = [2, 2], pads = [0, 0, 0, 0], pool_mode = #tpu<pool_mode Max>} : (tensor<1x4x32x16xf32>) -> tensor<1x4x16x8xf32> loc("b")
+    return %a, %b : tensor<1x4x32x16xf32>, tensor<1x4x16x8xf32>
   }
 }
 

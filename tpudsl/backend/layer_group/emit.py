@@ -5,8 +5,8 @@ before the op's first record, so that GDMA loads them while BDC computes the ops
 slice, in order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
 group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
 of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
-from local memory (an intermediate tile is read where its producer wrote it); after the last op,
-its output part is stored. Each record is tagged with the op it belongs to (debug info, --profile).
+from local memory (an intermediate tile is read where its producer wrote it); a result used
+outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[Record]
                     out.append((op, gdma(isa.GdmaLoad, t, laddr)))
                     ins.append((laddr, t))
             out.append((op, compute_record(op, ins, plan.whole[op], (plan.out_addr[op], part.output), part)))
-        last = plan.ops[-1]
-        out.append((last, gdma(isa.GdmaStore, parts[last].output, plan.out_addr[last])))
+            if op in plan.stored:  # right away: a later op's tile may reuse these bytes
+                out.append((op, gdma(isa.GdmaStore, part.output, plan.out_addr[op])))
     return out
 
 

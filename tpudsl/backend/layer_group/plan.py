@@ -6,13 +6,15 @@ part follows from its consumers' (`backward_update_slice`: `slicing.BACKWARD_UPD
 consumer, last op first), so a conv's halo rows are computed by its producer in the same slice.
 `plan_group` returns the plan or the reason the group is not valid:
 
+* every op but the last is read by an op of the group (its part follows from theirs);
 * every op is of a kind that joins groups (`GROUPABLE`: one BDC record on N/H parts whose C and W
   are whole); the moves, MatMul and the reductions along C stay groups of one;
-* only the last op's result leaves the group (every other result is read by ops of the group
-  only), so what is stored is exactly the group's output, each element once;
+* a result read outside the group (the last op's always counts) is stored from every slice, so
+  its slices' parts must cover the whole tensor (a strided consumer may skip rows; halo rows are
+  stored twice, with the same values);
 * all consumers of an intermediate tensor need the same part of it in every slice (a tile is one
   local tensor: the ISA's layout cannot hand out a sub-window of it);
-* with more than one slice, the group's output does not share global memory with an input
+* with more than one slice, no result it stores shares global memory with an input
   (--address-assign freed the input after its last reader, a member: the first slice's store
   would overwrite rows later slices load);
 * operands read whole (weights, a dynamic filter) come from outside the group: they are loaded
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of, align, nbytes
@@ -51,6 +54,7 @@ class GroupPlan:
     loads: dict[tuple[Operation, int], tuple[int, int]]  # (op, sliced input index) -> its two buffers
     out_addr: dict[Operation, int]  # local address of each op's output tile
     lmem_bytes: int
+    stored: frozenset[Operation]  # the ops whose results leave the group
 
     def is_member(self, value: SSAValue) -> bool:
         return value.owner in self.ops
@@ -64,16 +68,30 @@ def static_reason(ops: list[Operation]) -> str | None:
             return f"{op.name} does not join groups"
         if any(t.value.owner in members for t in whole_tiles(op)):
             return "an operand read whole (weight, dynamic filter) is computed inside the group"
-        if op is not ops[-1] and any(use.operation not in members for use in op.results[0].uses):
-            return "a result other than the last op's is used outside the group"
+        if op is not ops[-1] and not any(u.operation in members for u in op.results[0].uses):
+            return "an op other than the last is read by no op of the group (its slices are undefined)"
     return None
 
 
-def _shares_memory(ops: list[Operation]) -> bool:
-    """Whether the group's output shares global memory with one of its inputs."""
-    out = _global_range(ops[-1].results[0])
-    return out is not None and any(_overlap(out, _global_range(v)) for op in ops for v in op.operands
-                                   if v.owner not in ops)
+def _stored(ops: list[Operation]) -> frozenset[Operation]:
+    return frozenset(op for op in ops if op is ops[-1] or any(u.operation not in ops for u in op.results[0].uses))
+
+
+def _shares_memory(ops: list[Operation], stored: frozenset[Operation]) -> bool:
+    """Whether a result the group stores shares global memory with one of its inputs."""
+    inputs = [_global_range(v) for op in ops for v in op.operands if v.owner not in ops]
+    outs = [_global_range(op.results[0]) for op in stored]
+    return any(out is not None and _overlap(out, i) for out in outs for i in inputs)
+
+
+def _covers(op: Operation, slices: list[dict[Operation, SlicePlan]]) -> bool:
+    """Whether the op's output parts over the slices cover its whole tensor (N x H of its view)."""
+    n_total, h_total = output_dims(op)
+    seen = np.zeros((n_total, h_total), bool)
+    for parts in slices:
+        t = parts[op].output
+        seen[t.start[0]:t.start[0] + t.shape[0], t.start[2]:t.start[2] + t.shape[2]] = True
+    return bool(seen.all())
 
 
 def _global_range(value: SSAValue) -> tuple[int, int] | None:
@@ -137,8 +155,11 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
             if plans is None:
                 return "two consumers of a tensor need different parts of it"
             slices.append(plans)
-    if len(slices) > 1 and _shares_memory(ops):
-        return "its output shares global memory with an input it still reads after the first store"
+    stored = _stored(ops)
+    if any(not _covers(op, slices) for op in stored):
+        return "its slices do not compute all of a result used outside the group"
+    if len(slices) > 1 and _shares_memory(ops, stored):
+        return "a result it stores shares global memory with an input it still reads after the first store"
     if hsecs > 1:
         for op in ops:
             for i, t in enumerate(slices[0][op].inputs):
@@ -168,7 +189,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         out_addr[op] = alloc.take(op, max(tile_bytes(s[op].output, chip) for s in slices))
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
-    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, alloc.end)
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, alloc.end, stored)
 
 
 def _view_h(t: Tile) -> int:

@@ -7,7 +7,8 @@ group is the cost model's cycles of the records it emits (`emit.group_records`),
 overlapped as `schedule.py` places them, so keeping a tensor in local memory wins exactly when the
 GDMA traffic it saves outweighs the halo rows its slices recompute. Groups are costed apart (the
 sum of their makespans: no overlap across groups is counted). A run stops growing backwards at the first op that makes it invalid
-whatever comes before it (a kind that does not join groups, a result used outside the run); runs
+whatever comes before it (a kind that does not join groups, a filter computed inside, an op the
+rest of the run does not read); runs
 are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
 """
 
