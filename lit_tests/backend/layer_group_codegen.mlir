@@ -3,7 +3,8 @@
 // line naming the group and what is wrong, and no .bmodel is written. Two 3x3 max pools and the Add
 // of x: at hsecs = 3 the loads take 2 x 2304 (x rows [30, 66)) + 2 x 2048 bytes, so the first
 // pool's tile starts at 8704; unsliced (hsecs = 1, one buffer each), the four 96-row tiles need
-// 4 x 96 x 64 = 24576 bytes per lane.
+// 4 x 96 x 64 = 24576 bytes per lane. A group's ops must be consecutive: the second pool moved to
+// another group leaves group 0 with a gap.
 // RUN: rm -f %t.bmodel && tpuc-opt %s --address-assign --layer-group --codegen="model_file=%t.bmodel" -o %t.mlir
 // RUN: filecheck %s --check-prefix=IR < %t.mlir
 // RUN: test -s %t.bmodel
@@ -12,9 +13,12 @@
 // RUN: not test -e %t.bad.bmodel
 // RUN: sed -e 's/group_id = 0 : i64, hsecs = 3/group_id = 0 : i64, hsecs = 1/g' %t.mlir > %t.big.mlir
 // RUN: not tpuc-opt %t.big.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=BIG
+// RUN: sed -e 's/"tpu.Pool2D"(%1) {group_id = 0 : i64/"tpu.Pool2D"(%1) {group_id = 1 : i64/' %t.mlir > %t.gap.mlir
+// RUN: not tpuc-opt %t.gap.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=GAP
 
 // IR-COUNT-3: group_id = 0 : i64, hsecs = 3 : i64
 // STALE: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its local addresses differ from the attributes; run --layer-group again
+// GAP: error: layer group 0 is not a run of consecutive ops (at tpu.Pool2D before tpu.Add); run --layer-group again
 // BIG: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its tiles need 24576 bytes per lane; chip tiny has 16384; run --layer-group again
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {

@@ -31,12 +31,19 @@ def module_chip(module: ModuleOp) -> Chip:
 
 
 def group_members(block: Block) -> dict[Operation, list[Operation]]:
-    """Each op of a group of several ops -> the group's ops in order (by their `group_id`)."""
+    """Each op of a group of several ops -> the group's ops in order (by their `group_id`). A group
+    must be a run of consecutive ops (weights, inputs and none aside): codegen emits it where its
+    first op is, so an op in between would run after the group that reads its result."""
     by_id: dict[int, list[Operation]] = {}
-    for op in block.ops:
+    computing = [op for op in block.ops if op.name not in ("top.Weight", "top.Input", "top.None")]
+    for at, op in enumerate(computing):
         gid = op.attributes.get("group_id")
         if isinstance(gid, IntegerAttr):
-            by_id.setdefault(gid.value.data, []).append(op)
+            members = by_id.setdefault(gid.value.data, [])
+            if members and computing[at - 1] is not members[-1]:
+                raise TpudslError(f"layer group {gid.value.data} is not a run of consecutive ops (at "
+                                  f"{computing[at - 1].name} before {op.name}); run --layer-group again")
+            members.append(op)
     return {op: ops for ops in by_id.values() for op in ops}
 
 
