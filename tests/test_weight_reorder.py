@@ -19,6 +19,7 @@ from tests.test_tpu_float import lower, run, top_module
 from tpudsl.backend.weight_reorder import reorder_filter
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import SPECS, AttrView
+from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.kernels_tpu import TPU_KERNELS
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
@@ -53,8 +54,8 @@ def conv_problems(draw):
 
 
 def test_reorder_and_interpreter_property():
-    """Packing matches TPU-MLIR's formula, and tpu.Conv2D on the packed filter equals top.Conv on
-    the plain one bit for bit; padded last blocks, several blocks and groups each occur often."""
+    """Packing matches TPU-MLIR's formula, and tpu.Conv2D on the packed filter, run directly and
+    prepared (filter unpacked at init), equals top.Conv on the plain one bit for bit; padded last blocks, several blocks and groups each occur often."""
     seen = collections.Counter()
 
     @given(conv_problems())
@@ -67,9 +68,13 @@ def test_reorder_and_interpreter_property():
         x = rng.standard_normal((1, icg * group, 4, 5)).astype(np.float32)
         attrs = {"kernel_shape": [kh, kw], "strides": [stride, stride], "pads": [0, 0, 0, 0], "group": group}
         (expected,) = run_top("top.Conv", [x, w, None], attrs)
-        (got,) = run_kernel(TPU_KERNELS["tpu.Conv2D"], [x, packed, None],
-                            top_attrs("tpu.Conv2D", {**attrs, "with_bias": False}))
+        a = top_attrs("tpu.Conv2D", {**attrs, "with_bias": False})
+        (got,) = run_kernel(TPU_KERNELS["tpu.Conv2D"], [x, packed, None], a)
         np.testing.assert_array_equal(got, expected)
+        # Prepared as init does it: unpacked once, the input channel count read from the input type.
+        a = KernelAttrs(a, a.out_shapes, a.out_dtypes, in_shapes=[x.shape, packed.shape, None])
+        prepared = TPU_KERNELS["tpu.Conv2D"].prepare([None, packed, None], a)
+        np.testing.assert_array_equal(prepared([x, packed, None], a), expected)
         for case, present in (("padded block", icg % p != 0), ("several blocks", icg > p), ("grouped", group > 1)):
             if present:
                 event(case)

@@ -39,12 +39,12 @@ class Kernel:
 
 class KernelAttrs(Mapping[str, Any]):
     """Attribute values (spec defaults filled in) plus the op's result shapes and dtypes (and
-    quantized scales, see `scales`).
+    quantized scales, see `scales`; operand shapes, see `in_shapes`).
 
     `get(key, default)` returns `default` when the attribute is absent or None, so a kernel
     keeps working on IR whose op spec lacks an optional attribute."""
 
-    __slots__ = ("_values", "out_shapes", "out_dtypes", "scales")
+    __slots__ = ("_values", "out_shapes", "out_dtypes", "scales", "in_shapes")
 
     def __init__(
         self,
@@ -52,12 +52,16 @@ class KernelAttrs(Mapping[str, Any]):
         out_shapes: Sequence[tuple[int, ...] | None] = (),
         out_dtypes: Sequence[np.dtype | None] = (),
         scales: tuple[float | None, float | None] = (None, None),
+        in_shapes: Sequence[tuple[int, ...] | None] = (),
     ):
         self._values = values
         self.out_shapes = list(out_shapes)
         self.out_dtypes = list(out_dtypes)
         # (operand 0, result 0) scale of an int8 `!quant.uniform` type: INT8 Casts convert with them.
         self.scales = scales
+        # Operand shapes from the operand types (None where unknown), for a `prepare` that needs
+        # more than its weights' shapes (a reordered Tpu filter hides its input channel count).
+        self.in_shapes = list(in_shapes)
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]

@@ -21,7 +21,7 @@ import numpy as np
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
 from tpudsl.interp.table import KERNELS, merge
 
 # tpu.Active's mode -> (Top op, the attributes that select the function).
@@ -41,7 +41,7 @@ class _Attrs(KernelAttrs):
     """The Tpu op's attributes with some replaced for the Top kernel (e.g. Active's mode)."""
 
     def __init__(self, attrs: KernelAttrs, extra: dict[str, object]):
-        super().__init__({**attrs, **extra}, attrs.out_shapes, attrs.out_dtypes)
+        super().__init__({**attrs, **extra}, attrs.out_shapes, attrs.out_dtypes, attrs.scales, attrs.in_shapes)
 
 
 # Ops whose Top kernel only moves values: on int8 operands (a !quant.uniform type) they give the
@@ -62,8 +62,26 @@ def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> 
     return Kernel(run)
 
 
+def _prepare_via(top: str, run: Run, unpack: Callable[[Inputs, KernelAttrs], Inputs | None] = lambda w, a: w):
+    """A `prepare` for a Tpu op that runs Top's `top`: the Top kernel's own prepare (a conv
+    filter packed for GEMM or Winograd once) on the widened weights, after `unpack` (None: it
+    cannot, and `run` packs on every call as before). An int8 operand keeps `run` (INT8 kernel)."""
+
+    def prepare(static: Inputs, attrs: KernelAttrs) -> Run:
+        weights = unpack([_wide(w) for w in static], attrs)
+        if attrs.scales[0] is not None or weights is None:
+            return run
+        top_run = KERNELS[top].prepare(weights, attrs)
+        return lambda inputs, attrs: top_run([_wide(x) for x in inputs], attrs)
+
+    return prepare
+
+
 def _same(top: str) -> Kernel:
-    return _via_top(lambda attrs: (top, {}))
+    kernel = _via_top(lambda attrs: (top, {}))
+    if KERNELS[top].prepare is None:
+        return kernel
+    return Kernel(kernel.run, _prepare_via(top, kernel.run))
 
 
 # tpu.Active's mode -> (Top op, the attributes its coeffs give, in order).
@@ -83,11 +101,11 @@ def _active(attrs: KernelAttrs) -> tuple[str, dict[str, object]]:
     return _ACTIVE[mode]
 
 
-def _plain_filter(w: Array, x: Array, attrs: KernelAttrs) -> Array:
+def _plain_filter(w: Array, in_channels: int, attrs: KernelAttrs) -> Array:
     """The [oc, ic/g, kh, kw] filter of a tpu.Conv2D, whatever layout --weight-reorder gave it
     (geometry/conv_filter.py): reordered[0, o, b, k*P + p] = filter[o, b*P + p, k]."""
     kernel = list(attrs["kernel_shape"])
-    icg = x.shape[1] // attrs.get("group", 1)
+    icg = in_channels // attrs.get("group", 1)
     ic_parallel = ic_parallel_of(w.shape, icg, kernel)
     if ic_parallel is None:
         return w
@@ -98,7 +116,17 @@ def _plain_filter(w: Array, x: Array, attrs: KernelAttrs) -> Array:
 
 def _conv2d(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
     x, w, *rest = [_wide(v) for v in inputs]
-    return KERNELS["top.Conv"].run([x, _plain_filter(w, x, attrs), *rest], attrs)
+    return KERNELS["top.Conv"].run([x, _plain_filter(w, x.shape[1], attrs), *rest], attrs)
+
+
+def _conv2d_weights(static: Inputs, attrs: KernelAttrs) -> Inputs | None:
+    """A static filter in the plain layout for Top's prepare; the input channel count a reordered
+    filter needs comes from the input's type. None (unpack on every call) for a computed filter
+    or an input type without a static shape."""
+    x_shape = attrs.in_shapes[0] if attrs.in_shapes else None
+    if static[1] is None or x_shape is None:
+        return None
+    return [static[0], _plain_filter(static[1], x_shape[1], attrs), *static[2:]]
 
 
 def _cast(inputs: Inputs, attrs: KernelAttrs) -> Array:
@@ -118,11 +146,17 @@ def _scale(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
 
 
 def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs], Array]) -> Kernel:
-    def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
-        x = inputs[0]
-        return int8_kernel(inputs, attrs) if x is not None and x.dtype == np.int8 else float_kernel.run(inputs, attrs)
+    def dispatch(float_run: Run) -> Run:
+        def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+            x = inputs[0]
+            return int8_kernel(inputs, attrs) if x is not None and x.dtype == np.int8 else float_run(inputs, attrs)
 
-    return Kernel(run)
+        return run
+
+    if float_kernel.prepare is None:
+        return Kernel(dispatch(float_kernel.run))
+    prepare = float_kernel.prepare
+    return Kernel(dispatch(float_kernel.run), lambda static, attrs: dispatch(prepare(static, attrs)))
 
 
 _SAME_AS_TOP = (
@@ -135,7 +169,7 @@ _SAME_AS_TOP = (
 
 TPU_KERNELS: dict[str, Kernel] = {
     **{f"tpu.{name}": _same(f"top.{name}") for name in _SAME_AS_TOP},
-    "tpu.Conv2D": Kernel(_conv2d),
+    "tpu.Conv2D": Kernel(_conv2d, _prepare_via("top.Conv", _conv2d, _conv2d_weights)),
     "tpu.PReluOp": _same("top.PRelu"),
     "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
     "tpu.Active": _via_top(_active),

@@ -126,7 +126,8 @@ def op_attrs(op: Operation) -> KernelAttrs:
         view = AttrView(op.attributes, spec)
         values = {k: view[k] for k in view if k in op.attributes or spec.attrs[k].default is not REQUIRED}
     scales = (_scale(op.operands[0]) if op.operands else None, _scale(op.results[0]) if op.results else None)
-    return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results], scales)
+    return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results], scales,
+                       [_static_shape(v) for v in op.operands])
 
 
 def _scale(value: SSAValue) -> float | None:
