@@ -10,8 +10,8 @@ from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
+from tpudsl.interp import kernels_nn
 from tpudsl.interp.kernel import KernelAttrs
-from tpudsl.interp.kernels_nn import CHANNELS_LAST_MIN_RATIO
 from tpudsl.interp.table import KERNELS
 
 CONV_CASES = {
@@ -48,8 +48,6 @@ def test_conv_matches_onnxruntime(case, bias):
 
 @pytest.mark.parametrize("size", [(12, 12), (11, 13)])  # whole tiles, and odd sizes padded to tiles
 def test_wide_3x3_conv_takes_winograd_and_matches_onnxruntime(size):
-    from tpudsl.interp import kernels_nn
-
     ic = kernels_nn.WINOGRAD_MIN_CHANNELS
     rng = np.random.default_rng(8)
     x, w, b = rand(rng, 2, ic, *size), rand(rng, 5, ic, 3, 3), rand(rng, 5)
@@ -243,7 +241,6 @@ def test_matmul_property(batch, m, k, n, right_batched, seed):
 @st.composite
 def depthwise_problems(draw):
     rank = draw(st.integers(1, 3))
-    # many channels on a small map: the channels-last layout (kernels_nn.CHANNELS_LAST_MIN_RATIO)
     channels = draw(st.integers(1, 4) | st.integers(16, 160))
     mult = draw(st.integers(1, 2))
     k = [draw(st.integers(1, 4)) for _ in range(rank)]
@@ -253,34 +250,38 @@ def depthwise_problems(draw):
     pads = [draw(st.integers(0, e - 1)) for e in extent * 2]
     lows = [max(1, e - pads[i] - pads[i + rank]) for i, e in enumerate(extent)]
     size = [draw(st.integers(lo, max(lo, (8 if rank < 3 else 5) if channels <= 4 else 4))) for lo in lows]
-    return rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, draw(st.integers(0, 2**16))
+    # the column block (kernels_nn.DEPTHWISE_COL_BYTES): all channels at once, or a few per block
+    col_bytes = draw(st.sampled_from([2 << 20, 4]) | st.integers(64, 4096))
+    return rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, col_bytes, draw(st.integers(0, 2**16))
 
 
-def test_depthwise_conv_property():
+def test_depthwise_conv_property(monkeypatch):
     """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
-    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row kernel, channels-first
-    and (many channels, small maps) channels-last. Each feature
-    it handles must occur in at least a fifth of the examples."""
+    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row im2col and its
+    per-channel GEMMs, over all channels at once or in blocks of channels. Each feature it
+    handles must occur in at least a fifth of the examples."""
     seen = collections.Counter()
 
     @given(depthwise_problems())
     def check(problem):
-        rank, channels, mult, k, s, d, pads, n, size, seed = problem
+        rank, channels, mult, k, s, d, pads, n, size, col_bytes, seed = problem
+        monkeypatch.setattr(kernels_nn, "DEPTHWISE_COL_BYTES", col_bytes)
         rng = np.random.default_rng(seed)
         x, w, b = rand(rng, n, channels, *size), rand(rng, channels * mult, 1, *k), rand(rng, channels * mult)
         attrs = {"kernel_shape": k, "strides": s, "dilations": d, "pads": pads, "group": channels}
         (expected,) = ort_run("Conv", [x, w, b], attrs)
         assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
-        # a wide row: every axis but the first, padded, in stride phases
+        # a wide row: every axis but the first, padded, in stride phases; a channel's columns: K wide outputs
         row = int(np.prod([-(-(size[i] + pads[i] + pads[i + rank]) // s[i]) for i in range(1, rank)]))
-        channels_last = mult == 1 and channels >= CHANNELS_LAST_MIN_RATIO * row
+        per_channel = int(np.prod(k)) * expected.shape[2] * row
+        blocks = channels > max(1, col_bytes // 4 // per_channel)
         for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
-                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channels-last", channels_last)):
+                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channel blocks", blocks)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channels-last"):
+    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channel blocks"):
         assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"

@@ -72,7 +72,7 @@ _local = threading.local()
 _MAX_WORK_BYTES = 64 << 20  # beyond this (many shapes, big images) the cache starts over
 
 
-def _work(tag: str, shape: tuple[int, ...], zeroed: bool = False) -> Array:
+def work(tag: str, shape: tuple[int, ...], zeroed: bool = False) -> Array:
     """A float32 work array reused across calls of this thread. A `zeroed` one is zero when made;
     callers key it so that every call writes the same region, and the rest stays zero."""
     cache = getattr(_local, "cache", None)
@@ -104,32 +104,32 @@ def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: A
     oh, ow = h + pt + pb - 2, w + pl + pr - 2
     th, tw = -(-oh // m), -(-ow // m)  # tiles down and across; the last ones may overhang
     # channels-last padded input; keyed by pads and size so the zero border is never overwritten
-    xh = _work(f"f{m}x{pads}{h}x{w}", (n, m * th + 2, m * tw + 2, ic), zeroed=True)
-    hwc = _work(f"f{m}hwc", (h * w, ic))
+    xh = work(f"f{m}x{pads}{h}x{w}", (n, m * th + 2, m * tw + 2, ic), zeroed=True)
+    hwc = work(f"f{m}hwc", (h * w, ic))
     for b in range(n):  # a 2-D transpose is fast in numpy, a 4-D one into a strided window is not
         np.copyto(hwc, x[b].reshape(ic, h * w).T)
         xh[b, pt : pt + h, pl : pl + w] = hwc.reshape(h, w, ic)
-    rows = _work(f"f{m}rows", (a, n, th, m * tw + 2, ic))  # row i of every tile
+    rows = work(f"f{m}rows", (a, n, th, m * tw + 2, ic))  # row i of every tile
     for i in range(a):
         rows[i] = xh[:, i : i + m * th : m]
-    rt = _work(f"f{m}rt", rows.shape)
+    rt = work(f"f{m}rt", rows.shape)
     np.matmul(bt, rows.reshape(a, -1), out=rt.reshape(a, -1))
-    cols = _work(f"f{m}cols", (a, a, n, th, tw, ic))  # column k of every tile, after the row pass
+    cols = work(f"f{m}cols", (a, a, n, th, tw, ic))  # column k of every tile, after the row pass
     for k in range(a):
         cols[k] = rt[:, :, :, k : k + m * tw : m]
     tiles = n * th * tw
-    v = _work(f"f{m}v", (a * a, tiles, ic))
+    v = work(f"f{m}v", (a * a, tiles, ic))
     np.matmul(bt, cols.reshape(a, -1), out=v.reshape(a, -1))
     oc = u.shape[2]
-    mm = _work(f"f{m}m", (a * a, tiles, oc))
+    mm = work(f"f{m}m", (a * a, tiles, oc))
     np.matmul(v, u, out=mm)
     if bias is not None:
         mm[a + 1] += bias.astype(np.float32, copy=False)
-    z = _work(f"f{m}z", (m, a, tiles * oc))
+    z = work(f"f{m}z", (m, a, tiles * oc))
     np.matmul(at, mm.reshape(a, -1), out=z.reshape(m, -1))
-    ym = _work(f"f{m}y", (m, m, tiles * oc))  # [output column, output row, tiles, oc]
+    ym = work(f"f{m}y", (m, m, tiles * oc))  # [output column, output row, tiles, oc]
     np.matmul(at, z, out=ym)
-    yh = _work(f"f{m}yh", (n, th, m, tw, m, oc))  # channels-last output
+    yh = work(f"f{m}yh", (n, th, m, tw, m, oc))  # channels-last output
     np.copyto(yh, ym.reshape(m, m, n, th, tw, oc).transpose(2, 3, 1, 4, 0, 5))
     y = np.empty((n, oc, m * th, m * tw), np.float32)
     for b in range(n):
