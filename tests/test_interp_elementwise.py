@@ -59,6 +59,9 @@ def _sigmoid64(x):
 UNARY_FORMULAS = {
     "rsqrt": ("Rsqrt", {}, POS, lambda x: 1 / np.sqrt(f64(x))),
     "silu": ("SiLU", {}, X, lambda x: f64(x) * _sigmoid64(x)),
+    # exp(-x) overflows to inf below -88.7: the quotient is then -0
+    "silu_tails": ("SiLU", {}, np.array([-500, -120, -89, -88, -20, 0, 20, 89, 120, 500], np.float32),
+                   lambda x: f64(x) * _sigmoid64(x)),
     "gelu_sigm": ("GELU", {"approx_mode": "sigm"}, X, lambda x: f64(x) * _sigmoid64(1.702 * f64(x))),
     "sigmoid_scaled": ("Sigmoid", {"scale": 2.0, "bias": -0.5}, X, lambda x: _sigmoid64(2 * f64(x) - 0.5)),
     "log_sigmoid": ("Sigmoid", {"log": True}, X, lambda x: np.log(_sigmoid64(x))),
