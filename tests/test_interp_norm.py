@@ -60,9 +60,10 @@ def test_layer_norm_matches_onnxruntime(axis):
     norm_shape = X.shape[axis % 4 :]
     w = rand(np.random.default_rng(7), *norm_shape)
     b = rand(np.random.default_rng(8), *norm_shape)
-    (expected,) = ort_run("LayerNormalization", [X, w, b], {"axis": axis, "epsilon": 1e-5})
-    got = run_top("top.LayerNorm", [X, w, b], {"axis": axis, "eps": 1e-5, "normalized_shape": list(norm_shape)})[0]
-    assert_close(got, expected)
+    expected = ort_run("LayerNormalization", [X, w, b], {"axis": axis, "epsilon": 1e-5}, n_outputs=3)
+    got = run_top("top.LayerNorm", [X, w, b], {"axis": axis, "eps": 1e-5, "normalized_shape": list(norm_shape)})
+    for mine, theirs in zip(got, expected, strict=True):  # y, and the Mean and InvStdDev outputs
+        assert_close(mine, theirs)
 
 
 def test_instance_norm_matches_onnxruntime():
