@@ -82,8 +82,12 @@ def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
     g, out, overhang = _geometry(x, a)
     if g.kernel == x.shape[2:] and not any(g.pads_begin) and not any(g.pads_end) and all(o == 1 for o in out):
-        # Global average pool (SE blocks, classifier heads): one contiguous mean per channel.
-        return _keepdims(x.reshape(*x.shape[:2], -1).mean(axis=-1).reshape(*x.shape[:2], *out), a)
+        # Global average pool (SE blocks, classifier heads): one GEMV of the channel rows with
+        # 1/size (BLAS); numpy's mean over each row measured 3.5-6x slower at 7x7-112x112.
+        rows = x.reshape(-1, int(np.prod(x.shape[2:])))
+        size = rows.shape[1]
+        mean = rows @ np.full(size, 1 / size if size else np.nan, np.result_type(x.dtype, np.float32))
+        return _keepdims(mean.reshape(*x.shape[:2], *out), a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     total = _window_reduce(pad_spatial(x, g.pads_begin, end), g, out, np.add)
     counted = np.ones((1, 1, *x.shape[2:]), np.float32)
