@@ -38,6 +38,17 @@ def _horner(coeffs: np.ndarray, z: np.ndarray) -> np.ndarray:
     return acc
 
 
+_SIGN_BIT = np.int32(-(2**31))
+
+
+def _copysign_nonneg(r: np.ndarray, x: np.ndarray, scratch: np.ndarray) -> None:
+    """np.copysign(r, x, out=r) for float32 r without a sign bit set (r >= +0): x's sign bit ORed
+    into r's bits, bit for bit the same. np.copysign has no SIMD loop: 4x slower than the two
+    integer passes, a fifth of a GELU block. `scratch` is a float32 array of x's size to clobber."""
+    np.bitwise_and(x.view(np.int32), _SIGN_BIT, out=scratch.view(np.int32))
+    np.bitwise_or(r.view(np.int32), scratch.view(np.int32), out=r.view(np.int32))
+
+
 # erf runs over blocks of this many elements: its ~30 passes then stay in L2 and reuse small
 # temporaries (whole-tensor temporaries of a 1.2M-element GELU cost ~3000 page faults a call).
 BLOCK = 1 << 16
@@ -50,8 +61,8 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
     near *= xc
     far = _horner(_Q, np.minimum(a, F32(4)))
     np.exp(far, out=far)
-    np.subtract(F32(1), far, out=far)
-    np.copysign(far, x, out=far)
+    np.subtract(F32(1), far, out=far)  # in [+0, 1]
+    _copysign_nonneg(far, x, xc)
     # Select by arithmetic (both branches are finite): np.where on a data-dependent mask
     # mispredicts branches and costs as much as the polynomials.
     keep_near = (a < _SPLIT).astype(F32)
@@ -78,8 +89,8 @@ def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
     with np.errstate(under="ignore"):
         np.exp(r, out=r)
     r *= t
-    r *= F32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2
-    np.copysign(r, x, out=r)
+    r *= F32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2, >= +0
+    _copysign_nonneg(r, x, a)
     np.subtract(x >= 0, r, out=r)  # Phi(x): 1 - Phi(-x) for x >= 0, Phi(-|x|) below
     np.multiply(r, x, out=out)
 
