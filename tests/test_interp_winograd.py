@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from interp_ref import ort_run, rand
-from tpudsl.interp import KERNELS, kernels_nn
+from tpudsl.interp import KERNELS, kernels_nn, winograd
 from tpudsl.interp.kernel import KernelAttrs, run_kernel
 
 SCALE_TOLERANCE = 2e-5
@@ -46,6 +46,20 @@ def test_winograd_conv_matches_onnxruntime(kind, n, ic, oc, size, pads):
     for _ in range(2):  # reused work buffers must not leak values between calls
         assert_close_to_scale(static([x, w, b], a), expected)
     assert_close_to_scale(run_kernel(KERNELS["top.Conv"], [x, w, b], a)[0], expected)  # computed filter
+
+
+@pytest.mark.parametrize("strip_bytes", [1, 400_000])  # strips of one tile row; of 2 rows and a last one of 1 or 2
+@pytest.mark.parametrize("n,ic,oc,size,pads", [(2, 64, 5, (29, 31), [1, 1, 1, 1]), (1, 96, 6, (15, 13), [1, 0, 0, 1])])
+def test_winograd_in_strips_matches_onnxruntime(monkeypatch, strip_bytes, n, ic, oc, size, pads):
+    """Images whose transform work exceeds 2 * winograd.STRIP_BYTES go in strips of tile rows."""
+    monkeypatch.setattr(winograd, "STRIP_BYTES", strip_bytes)
+    rng = np.random.default_rng(5)
+    x, w, b = rand(rng, n, ic, *size), rand(rng, oc, ic, 3, 3), rand(rng, oc)
+    attrs = {"kernel_shape": [3, 3], "pads": pads}
+    (expected,) = ort_run("Conv", [x, w, b], attrs)
+    a = KernelAttrs(attrs, [expected.shape])
+    assert kernels_nn._winograd_kind(ic, kernels_nn.Geometry.of(a, w.shape), expected.shape[2:]) is not None
+    assert_close_to_scale(run_kernel(KERNELS["top.Conv"], [x, w, b], a)[0], expected)
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])

@@ -94,21 +94,13 @@ def release_work() -> None:
 
 # ---- the convolution ------------------------------------------------------------------------
 
-def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: Array | None = None) -> Array:
-    """3x3 stride-1 convolution of x [n, ic, h, w], zero-padded by (top, left, bottom, right), with
-    U from `pack_filter(w, m)`, plus the bias [oc] if given."""
+def _strip(xh: Array, u: Array, m: int, bias: Array | None, yh: Array) -> None:
+    """The tiles of the channels-last padded rows xh [n, m * th + 2, m * tw + 2, ic] into yh
+    [n, th, m, tw, m, oc]: input transform, the a*a GEMMs with U, output transform."""
     bt, _, at = _MATRICES[m]
     a = m + 2
-    n, ic, h, w = x.shape
-    pt, pl, pb, pr = pads
-    oh, ow = h + pt + pb - 2, w + pl + pr - 2
-    th, tw = -(-oh // m), -(-ow // m)  # tiles down and across; the last ones may overhang
-    # channels-last padded input; keyed by pads and size so the zero border is never overwritten
-    xh = work(f"f{m}x{pads}{h}x{w}", (n, m * th + 2, m * tw + 2, ic), zeroed=True)
-    hwc = work(f"f{m}hwc", (h * w, ic))
-    for b in range(n):  # a 2-D transpose is fast in numpy, a 4-D one into a strided window is not
-        np.copyto(hwc, x[b].reshape(ic, h * w).T)
-        xh[b, pt : pt + h, pl : pl + w] = hwc.reshape(h, w, ic)
+    n, _, _, ic = xh.shape
+    th, tw, oc = yh.shape[1], yh.shape[3], yh.shape[5]
     rows = work(f"f{m}rows", (a, n, th, m * tw + 2, ic))  # row i of every tile
     for i in range(a):
         rows[i] = xh[:, i : i + m * th : m]
@@ -120,7 +112,6 @@ def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: A
     tiles = n * th * tw
     v = work(f"f{m}v", (a * a, tiles, ic))
     np.matmul(bt, cols.reshape(a, -1), out=v.reshape(a, -1))
-    oc = u.shape[2]
     mm = work(f"f{m}m", (a * a, tiles, oc))
     np.matmul(v, u, out=mm)
     if bias is not None:
@@ -129,8 +120,35 @@ def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: A
     np.matmul(at, mm.reshape(a, -1), out=z.reshape(m, -1))
     ym = work(f"f{m}y", (m, m, tiles * oc))  # [output column, output row, tiles, oc]
     np.matmul(at, z, out=ym)
-    yh = work(f"f{m}yh", (n, th, m, tw, m, oc))  # channels-last output
     np.copyto(yh, ym.reshape(m, m, n, th, tw, oc).transpose(2, 3, 1, 4, 0, 5))
+
+
+# Strips of tile rows keep the transform work arrays (a*a x tiles x channels) in L2 when the whole
+# image's would not fit in 2 strips: measured (one thread, best of 31) 22-35% faster at 56x56 with
+# 64-128 channels; at 14x14-28x28, whose arrays fit, strips were up to 25% slower (smaller GEMMs).
+STRIP_BYTES = 512 << 10
+
+
+def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: Array | None = None) -> Array:
+    """3x3 stride-1 convolution of x [n, ic, h, w], zero-padded by (top, left, bottom, right), with
+    U from `pack_filter(w, m)`, plus the bias [oc] if given."""
+    a = m + 2
+    n, ic, h, w = x.shape
+    pt, pl, pb, pr = pads
+    oh, ow = h + pt + pb - 2, w + pl + pr - 2
+    th, tw = -(-oh // m), -(-ow // m)  # tiles down and across; the last ones may overhang
+    # channels-last padded input; keyed by pads and size so the zero border is never overwritten
+    xh = work(f"f{m}x{pads}{h}x{w}", (n, m * th + 2, m * tw + 2, ic), zeroed=True)
+    hwc = work(f"f{m}hwc", (h * w, ic))
+    for b in range(n):  # a 2-D transpose is fast in numpy, a 4-D one into a strided window is not
+        np.copyto(hwc, x[b].reshape(ic, h * w).T)
+        xh[b, pt : pt + h, pl : pl + w] = hwc.reshape(h, w, ic)
+    oc = u.shape[2]
+    yh = work(f"f{m}yh", (n, th, m, tw, m, oc))  # channels-last output
+    row_bytes = a * a * tw * n * 4 * max(ic, oc)  # one tile row's transform work
+    step = th if row_bytes * th <= 2 * STRIP_BYTES else max(1, STRIP_BYTES // row_bytes)
+    for t0 in range(0, th, step):
+        _strip(xh[:, m * t0 : m * min(th, t0 + step) + 2], u, m, bias, yh[:, t0 : t0 + step])
     y = np.empty((n, oc, m * th, m * tw), np.float32)
     for b in range(n):
         np.copyto(y[b].reshape(oc, -1), yh[b].reshape(-1, oc).T)
