@@ -109,6 +109,21 @@ def test_const_op_fused_relu_with_limit():
     assert_close(got, np.clip(added, 0, 2))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int8])
+def test_relu_of_integers_stays_integer(dtype):
+    """Float relus go through np.clip with an infinite bound (kernel.relu); integers must not."""
+    (got,) = run_top("top.Relu", [np.array([-3, 0, 5], dtype)], out_dtypes=[np.dtype(dtype)])
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.array([0, 0, 5], dtype))
+
+
+def test_relu_keeps_nan_and_inf():
+    x = np.array([np.nan, -np.inf, -1, -0.0, 2, np.inf], np.float32)
+    np.testing.assert_array_equal(run_top("top.Relu", [x])[0], np.array([np.nan, 0, 0, 0, 2, np.inf], np.float32))
+    fused = run_top("top.AddConst", [x], {"const_val": 0.0, "do_relu": True})[0]
+    np.testing.assert_array_equal(fused, np.array([np.nan, 0, 0, 0, 2, np.inf], np.float32))
+
+
 SHAPES3 = [(2, 3, 4), (3, 1), (1, 4)]  # broadcast together
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, carrier, hold
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, carrier, hold, relu
 from tpudsl.interp.mathfn import erf, gelu
 
 F32 = np.float32
@@ -60,8 +60,7 @@ def _gelu(x: Array, a: KernelAttrs) -> Array:
 
 
 def _relu(x: Array, a: KernelAttrs) -> Array:
-    limit = a.get("relu_limit", -1.0)
-    return np.clip(x, 0, limit) if limit > 0 else np.maximum(x, 0)
+    return relu(x, a.get("relu_limit", -1.0))
 
 
 def _sigmoid_op(x: Array, a: KernelAttrs) -> Array:
