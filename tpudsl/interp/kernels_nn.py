@@ -98,9 +98,10 @@ def _conv_gemm(xp: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> A
     return y.reshape(n, groups * oc_g, *out)
 
 
-# The column block of a depthwise conv: its copies and its GEMMs stay in L2. Measured (one
-# thread, best of 15): 1-4 MiB as fast as the whole im2col at once, 128-256 KiB blocks (a channel
-# or two) up to 4x slower from the call count.
+# The column block of a depthwise conv, so that its copies and GEMMs stay in cache. Measured (one
+# thread, best of 21): 1 MiB 0-8% faster than 2 MiB on 3x3/5x5 but 40% slower on 7x7 at 56x56
+# (680 KiB of columns a channel: blocks of one); 256 KiB up to 2x slower, everything at once up
+# to 1.7x slower.
 DEPTHWISE_COL_BYTES = 2 << 20
 
 
@@ -114,9 +115,10 @@ def _depthwise(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Ar
     col + off_c). A tap's column is then one contiguous copy per channel; the columns past the
     output width are garbage (they wrap into the next row; one spare row keeps the last read in
     bounds) and are dropped at the end. The GEMM ([oc/g, K] @ [K, wide length], BLAS) sums the
-    K taps in registers in one pass over the columns: 1.3-2.8x faster than a multiply and an
-    add per tap over whole channels (numpy has no fused multiply-add, so that was 2 memory passes
-    per tap plus a temporary), and faster than its channels-last variant on small maps."""
+    K taps in registers in one pass over the columns: 1.07-1.7x faster per layer than a multiply
+    and an add per tap (numpy has no fused multiply-add: 2 memory passes per tap plus a
+    temporary), except on 7x7 maps with many channels and 5x5/7x7 taps (0.84-0.92x,
+    docs/interpreter.md)."""
     n, groups = x.shape[:2]
     w = packed.reshape(groups, packed.shape[1], -1)
     oc_g = w.shape[1]
