@@ -34,7 +34,7 @@ def _normalize(x: Array, axis: int, eps: float) -> tuple[Array, Array, Array]:
 
     As rows of a 2-D view: the means are one GEMV (BLAS) and the squared deviations one einsum
     row dot, where numpy's mean over short trailing rows (LayerNorm's 96-768 channels) pays a
-    reduction loop per row and a squared temporary: 1.4-1.5x faster over the whole norm."""
+    reduction loop per row and a squared temporary: 1.15-1.47x faster LayerNorms (ConvNeXt, ViT)."""
     d = int(np.prod(x.shape[axis:]))
     rows = x.reshape(-1, d)
     inv = x.dtype.type(1 / d) if d else x.dtype.type(np.nan)  # the mean of nothing is NaN, as np.mean
