@@ -1,6 +1,9 @@
 """run_calibration's throughput against onnxruntime inference, and what --workers 2 gains (issue 10).
 
-    .venv/bin/python bench/calibration.py [--size 224] [--samples 24] [--busy] [--no-write]
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/calibration.py \
+        [--size 224] [--samples 24] [--busy] [--no-write]
+
+(unset both where the machine sets them, as for bench/interp_zoo.py; the kernels in use are printed)
 
 Model: tests/models resnet18 (width 64), canonicalized as model_transform writes it, input
 1x3xSxS; --samples random-normal .npz samples (seed 0) in a temporary directory. In one process:
@@ -51,6 +54,14 @@ def timed(fn):
     c0, w0 = time.process_time(), time.perf_counter()
     out = fn()
     return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def blas_kernels() -> str:
+    """The OpenBLAS kernel set in use: OPENBLAS_CORETYPE=Haswell, as this machine sets it, makes its
+    GEMMs 1.8x slower than the SkylakeX ones on AVX-512 (bench/interp_zoo.py)."""
+    from threadpoolctl import threadpool_info
+
+    return ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
 
 
 def main() -> int:
@@ -137,9 +148,11 @@ def main() -> int:
     text = "\n".join([
         f"## calibration: run_calibration vs onnxruntime, and --workers 2 ({setting})",
         "",
-        f"Command: `.venv/bin/python bench/calibration.py --size {args.size} --samples {n}{' --busy' if args.busy else ''}` "
+        f"Command: `{'' if 'OPENBLAS_CORETYPE' in os.environ else 'env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '}"
+        f".venv/bin/python bench/calibration.py --size {args.size} --samples {n}{' --busy' if args.busy else ''}` "
         f"({time.strftime('%Y-%m-%d %H:%M')}; `uptime` load average {load0[0]:.2f} before, {load1[0]:.2f} after, on "
-        f"{os.cpu_count()} cores shared with other engineers' jobs; one BLAS / ORT thread per process).",
+        f"{os.cpu_count()} cores shared with other engineers' jobs; one BLAS / ORT thread per process; numpy's BLAS "
+        f"kernels: {blas_kernels()}).",
         "",
         f"- model: tests/models resnet18 (canonicalized), input 1x3x{args.size}x{args.size}, {n} .npz samples, kld, 2048 bins",
         f"- CPU time per sample: onnxruntime {ms(ort_cpu)}; calibration {ms(cal_cpu)} "
