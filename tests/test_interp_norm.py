@@ -137,3 +137,13 @@ def test_arg_matches_onnxruntime(mode, onnx_op, keepdims, last):
 def test_cumsum_matches_onnxruntime():
     (expected,) = ort_run("CumSum", [X, np.array(2, np.int64)])
     assert_close(run_top("top.CumSum", [X], {"axis": 2})[0], expected)
+
+
+def test_layer_norm_of_float16_sums_in_float32():
+    """A float16 input is normalised with float32 sums (as np.mean does for float16), not in float16,
+    whose step near an offset of 100 is 0.06: checked against float64 on the same float16 values."""
+    x = (np.random.default_rng(3).standard_normal((2, 5, 300)) * 3 + 100).astype(np.float16)
+    y, mean, rstd = run_top("top.LayerNorm", [x, None, None], {"axis": -1, "eps": 1e-5})
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, want, rtol=0, atol=1e-4)

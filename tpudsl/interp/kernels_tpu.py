@@ -68,8 +68,10 @@ def _prepare_via(top: str, run: Run, unpack: Callable[[Inputs, KernelAttrs], Inp
     cannot, and `run` packs on every call as before). An int8 operand keeps `run` (INT8 kernel)."""
 
     def prepare(static: Inputs, attrs: KernelAttrs) -> Run:
+        if attrs.scales[0] is not None:
+            return run
         weights = unpack([_wide(w) for w in static], attrs)
-        if attrs.scales[0] is not None or weights is None:
+        if weights is None:
             return run
         top_run = KERNELS[top].prepare(weights, attrs)
         return lambda inputs, attrs: top_run([_wide(x) for x in inputs], attrs)
