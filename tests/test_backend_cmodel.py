@@ -1,4 +1,4 @@
-"""The backend end to end: random chains and small DAGs of conv / pool / element-wise / concat /
+"""The backend end to end: random chains and small DAGs of conv / deconv / pool / pad / element-wise / concat /
 matmul compiled for the `tiny` chip (4 lanes x 16 KiB, so ops are sliced along N and H), run on
 the cmodel and compared with the Tpu interpreter (F32: 1e-5 relative). Each slicing kind must
 occur in enough examples; the dynamic-filter Conv and the bounds-check message have their own tests."""
@@ -62,20 +62,26 @@ def _window(draw, size: int, dilate: bool = False):
 
 
 NEW_OPS = ("permute", "softmax", "layernorm", "slice", "batched_matmul")  # each must occur (as its Tpu op) in enough examples
+GROWING = ("deconv", "pad")  # the first op of `networks(growing=True)`
 
 
 @st.composite
-def networks(draw):
-    """(model, input feed): a chain of 1-5 ops, each reading the last tensor or an earlier one."""
+def networks(draw, growing: bool = False):
+    """(model, input feed): a chain of 1-5 ops, each reading the last tensor or an earlier one;
+    `growing`: a Deconv or a Pad first (they grow the tensor). Without it the draws are the ones
+    the chains had before Deconv and Pad existed, so the other kinds keep their examples."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 8)), draw(st.integers(3, 80)), draw(st.integers(2, 48)))
     g.shapes["x"] = x
     tensors = ["x"]
-    for _ in range(draw(st.integers(1, 5))):
+    first = [draw(st.sampled_from(GROWING))] if growing else []
+    for first_kind in first + [None] * draw(st.integers(1, 5)):
         src = draw(st.sampled_from(tensors[-2:]))
         n, c, h, w = g.shapes[src]
-        kind = draw(st.sampled_from(["conv", "conv", "pool", "binary", "concat", "relu", *NEW_OPS]))
+        # a grown tensor may be too wide for a batched MatMul's right side (k = w)
+        kinds = [k for k in NEW_OPS if not (growing and k == "batched_matmul" and h * w > 80 * 40)]
+        kind = first_kind or draw(st.sampled_from(["conv", "conv", "pool", "binary", "concat", "relu", *kinds]))
         if kind == "conv":
             kh, sh, pt, pb, oh, dh = _window(draw, h, dilate=True)
             kw, sw, pl, pr, ow, dw = _window(draw, w, dilate=True)
@@ -121,6 +127,23 @@ def networks(draw):
             rows = len(range(size)[begin:end:step])
             out = g.node("Slice", [src, *(g.ints([v]) for v in (begin, end, axis, step))],
                          tuple(rows if d == axis else s for d, s in enumerate((n, c, h, w))))
+        elif kind == "deconv":  # ConvTranspose: stride, dilation, pads < kernel, output_padding, groups
+            oc_g, group = draw(st.integers(1, 3)), draw(st.sampled_from([g for g in (1, 2) if c % g == 0]))
+            geo = []
+            for size in (h, w):
+                k, s, d = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+                p0, p1 = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
+                op_ = draw(st.integers(0, max(s, d) - 1))
+                geo.append((k, s, d, p0, p1, op_, (size - 1) * s + (k - 1) * d + 1 - p0 - p1 + op_))
+            (kh, sh, dh, pt, pb, oph, oh), (kw, sw, dw, pl, pr, opw, ow) = geo
+            out = g.node("ConvTranspose", [src, g.const((c, oc_g, kh, kw))], (n, oc_g * group, oh, ow),
+                         kernel_shape=[kh, kw], strides=[sh, sw], dilations=[dh, dw], pads=[pt, pl, pb, pr],
+                         output_padding=[oph, opw], group=group)
+        elif kind == "pad":
+            widths = [draw(st.integers(d == 2, 3)) if d in (2, 3, 6, 7) else draw(st.integers(0, 1)) for d in range(8)]
+            mode = draw(st.sampled_from(["constant", "edge"]))
+            out = g.node("Pad", [src, g.ints(widths)], tuple(sz + widths[d] + widths[d + 4] for d, sz in
+                                                             enumerate((n, c, h, w))), mode=mode)
         elif kind == "batched_matmul":  # (n, c) batches of (h, w) x (w, k)
             k = draw(st.integers(1, 6))
             out = g.node("MatMul", [src, g.const((n, c, w, k))], (n, c, h, k))
@@ -169,6 +192,32 @@ def test_random_networks_cmodel_matches_tpu_interpreter(tmp_path):
     for feature in ("sliced along H", "sliced along N", "op Permute", "op Softmax", "op LayerNorm", "op Slice",
                     "op batched MatMul"):
         assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
+
+
+def test_random_growing_networks_cmodel_matches_tpu_interpreter(tmp_path):
+    """Chains that start with a Deconv (strides, dilations, pads, output_padding, groups) or a Pad
+    (constant or edge, every dim) and go on as above; canonicalize may fold a Pad into a following conv."""
+    seen = Counter()
+
+    @settings(max_examples=max(50, settings.default.max_examples // 4))
+    @given(networks(growing=True))
+    def check(net):
+        model, feed = net
+        top = lowered(model)
+        want = interpret(top, feed)
+        got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), feed)
+        for name, w in want.items():
+            assert_f32_close(got[name], w, name)
+        text = print_module(top.module)
+        for op in ("Deconv", "Pad"):
+            if f'"tpu.{op}"' in text:
+                event(f"op {op}")
+                seen[op] += 1
+        seen["examples"] += 1
+
+    check()
+    for op in ("Deconv", "Pad"):
+        assert seen[op] >= seen["examples"] / 20, f"{op}: {seen[op]} of {seen['examples']} examples"
 
 
 ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}

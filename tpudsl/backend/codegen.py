@@ -28,7 +28,8 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import group_members, module_chip
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, INT8_OPS, KINDS, MOVES, SlicePlan, Tile, attrs_of,
-                                    check_modelled, conv_filter_layout, dtype_of, is_int8,
+                                    check_modelled, conv_filter_layout, dtype_of, gather_copies, interp_codes, is_int8,
+                                    pad_widths,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.opdef import SPECS, describe, loc_name
@@ -81,6 +82,10 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         mode = isa.POOL_MODES[a["pool_mode"]]
         return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
                            int(bool(a["count_include_pad"])), *_relu(op))
+    if kind == "deconv":
+        bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
+        return isa.BdcDeconv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, *a["kernel_shape"], *a["strides"],
+                             *(a.get("dilations") or [1, 1]), *plan.pads, a["group"], *_relu(op))
     if kind == "matmul":
         rows, k = ins[0][1].shape[:2]
         if len(ins) > 1:  # batched: this slice's batches of the right side
@@ -94,6 +99,23 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         return isa.BdcUpsample(dtype, *_local(ins[0]), out[0], out[1].shape[2], a["scale_h"], a["scale_w"], skip)
     if op.name == "tpu.Softmax":
         return isa.BdcSoftmax(dtype, *_local(ins[0]), out[0], int(bool(a["log"])), float(a["beta"]))
+    if kind == "interp":
+        xs, ys = shape_of(op.operands[0]), shape_of(op.results[0])
+        return isa.BdcInterp(dtype, *interp_codes(op), *_local(ins[0]), out[0], out[1].shape[2], ys[3],
+                             ins[0][1].start[2], out[1].start[2], xs[2], ys[2], a["scale_h"], a["scale_w"])
+    if kind == "pad":
+        pt, pb, pl, pr = plan.pads
+        return isa.BdcPad(dtype, isa.PAD_MODES[a["mode"]], *_local(ins[0]), out[0], *plan.npads, *pad_widths(op)[1],
+                          pt, pb, pl, pr, float(a["val"]))
+    if op.name == "tpu.Reduce":
+        if a["mode"] not in isa.REDUCE_MODES:
+            raise TpudslError(f"codegen: {describe(op)}: mode {a['mode']} has no instruction")
+        return isa.BdcReduce(dtype, isa.REDUCE_MODES[a["mode"]], *_local(ins[0]), out[0])
+    if kind == "groupnorm":
+        present = iter(whole)
+        weight, bias = (next(present) if isinstance(v.type, TensorType) else isa.NO_ADDR for v in op.operands[1:3])
+        groups = a["num_groups"] if op.name == "tpu.GroupNorm" else ins[0][1].shape[1]
+        return isa.BdcGroupNorm(dtype, *_local(ins[0]), weight, bias, out[0], groups, float(a["eps"]))
     if op.name == "tpu.LayerNorm":
         present = iter(whole)
         weight, bias = (next(present) if isinstance(v.type, TensorType) else isa.NO_ADDR for v in op.operands[1:3])
@@ -107,10 +129,11 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
                             out[0], float(a["const_val"]), *_relu(op))
     if name == "Cast":
         return isa.BdcCast(isa.DTYPES[dtype_of(op.operands[0])], dtype, *_local(ins[0]), out[0])
-    mode = "RELU" if name == "Relu" else a["mode"]
+    mode = {"Relu": "RELU", "LeakyRelu": "LEAKY_RELU"}.get(name) or a["mode"]
     if mode not in isa.ACTIVE_MODES:
         raise TpudslError(f"codegen: {describe(op)}: mode {mode} has no instruction")
-    return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(a.get("relu_limit", -1.0)))
+    limit = a["alpha"] if name == "LeakyRelu" else a.get("relu_limit", -1.0)
+    return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(limit))
 
 
 # tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md).
@@ -177,8 +200,22 @@ class _Lmem:
         return addr
 
 
-def emit_op(op: Operation, chip: Chip, prog: Program) -> None:
+def _gather(op: Operation, top: TopModule | None, prog: Program) -> None:
+    """Gather: one global copy per slab (slicing.gather_copies); its indices must be a weight."""
+    indices = op.operands[1].owner
+    if top is None or getattr(indices, "name", None) != "top.Weight":
+        raise TpudslError(f"codegen: {describe(op)}: only constant (weight) indices have instructions")
+    esize = ESIZE[dtype_of(op.results[0])]
+    src, dst = address_of(op.operands[0]), address_of(op.results[0])
+    for s, d, count in gather_copies(op, top.weight_of(indices)):  # type: ignore[arg-type]
+        prog.records.append(isa.GdmaCopy(src + s * esize, dst + d * esize, count * esize))  # type: ignore[operator]
+
+
+def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = None) -> None:
     prog.debug.append((len(prog.records), loc_name(op) or op.name))
+    if op.name == "tpu.Gather":
+        _gather(op, top, prog)
+        return
     if op.name in GLOBAL_ONLY:
         src, dst = op.operands[0], op.results[0]
         prog.records.append(isa.GdmaCopy(address_of(src), address_of(dst), nbytes(src)))  # type: ignore[arg-type]
@@ -247,7 +284,7 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
             if op not in groups:
-                emit_op(op, chip, prog)
+                emit_op(op, chip, prog, top)
             elif op is groups[op][0]:  # a group of several ops is emitted where its first op is
                 from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
 

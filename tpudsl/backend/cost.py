@@ -28,15 +28,22 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = r.nbytes / chip.dma_bytes_per_cycle
     elif isinstance(r, isa.BdcConv):
         work = rounds(r.oc) * r.on * r.oh * r.ow * (r.ic // r.group) * r.kh * r.kw / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcDeconv):  # the stride-1 conv over the zero-inserted input, zeros included
+        work = rounds(r.oc) * r.on * r.oh * r.ow * (r.ic // r.group) * r.kh * r.kw / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcPool):
         work = rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcMatMul):
         work = rounds(r.n_out) * r.batch * r.m * r.k / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast, isa.BdcLut, isa.BdcRequant,
-                        isa.BdcQuantCast)):
+                        isa.BdcQuantCast, isa.BdcReduce)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
-    elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm)):  # reduce, subtract, reduce, scale: 4 passes
+    elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm, isa.BdcGroupNorm)):  # reduce, subtract, reduce, scale: 4 passes
         work = 4 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcPad):  # every output element written once
+        work = (rounds(r.c + r.pc0 + r.pc1) * (r.n + r.pn0 + r.pn1) * (r.h + r.ph0 + r.ph1) * (r.w + r.pw0 + r.pw1)
+                / chip.macs_per_cycle_per_lane)
+    elif isinstance(r, isa.BdcInterp):  # two passes (rows, columns), two taps each for linear
+        work = (1 + r.mode) * 2 * rounds(r.c) * r.n * r.oh * r.ow / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcUpsample):
         work = rounds(r.c) * r.n * r.oh * r.w * r.sw / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here

@@ -21,6 +21,9 @@ import struct
 from dataclasses import astuple, dataclass, fields
 from typing import ClassVar
 
+import numpy as np
+
+from tpudsl.dialects.geometry import resize
 from tpudsl.ir.diagnostics import TpudslError
 
 # dtype codes of the records
@@ -30,8 +33,13 @@ DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
 
 BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}
-CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4}
-ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5}
+CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4, "DivConst": 5}
+ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5, "SQRT": 6, "LEAKY_RELU": 7}
+REDUCE_MODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3}
+PAD_MODES = {"constant": 0, "edge": 1}
+INTERP_MODES = {"nearest": 0, "linear": 1}
+COORD_MODES = {"align_corners": 0, "half_pixel": 1, "pytorch_half_pixel": 2, "asymmetric": 3}
+NEAREST_MODES = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
 POOL_MODES = {"Max": 0, "Avg": 1}
 # #tpu<round_mode> cases of the INT8 records (docs/quantization.md, RightShiftRound)
 ROUND_MODES = {"HalfAwayFromZero": 0, "HalfUp": 1, "HalfDown": 2, "HalfToEven": 3, "HalfToOdd": 4,
@@ -212,7 +220,7 @@ class BdcBinary(Record):
 
 @dataclass(frozen=True)
 class BdcConst(Record):
-    """out = in (op) value (reverse: value (op) in, for SubConst)."""
+    """out = in (op) value (reverse: value (op) in, for SubConst and DivConst)."""
 
     OPCODE: ClassVar[int] = 20
     FORMAT: ClassVar[str] = "BBB5IIfBf"
@@ -233,7 +241,8 @@ class BdcConst(Record):
 
 @dataclass(frozen=True)
 class BdcActive(Record):
-    """out = f(in), f chosen by `mode` (RELU clamps at `limit` when it is > 0)."""
+    """out = f(in), f chosen by `mode` (RELU clamps at `limit` when it is > 0; LEAKY_RELU's
+    negative slope is `limit`)."""
 
     OPCODE: ClassVar[int] = 21
     FORMAT: ClassVar[str] = "BB5IIf"
@@ -431,10 +440,172 @@ class BdcQuantCast(Record):
     scale: float
 
 
+# ---- float records added with Deconv (opcodes 48 and up) ----
+
+
+@dataclass(frozen=True)
+class BdcDeconv(Record):
+    """Transposed convolution as a conv of stride 1 over the zero-inserted input: in's rows and
+    columns sh / sw apart with (pt, pb, pl, pr) zero rows/columns around them (this slice's), read
+    by the flipped kernel with dilation (dh, dw). weight: local (group, oc/group, ic/group, kh*kw),
+    output channel first; bias: local (1, oc, 1, 1) in the record's dtype (as lowered) or NO_ADDR."""
+
+    OPCODE: ClassVar[int] = 48  # 48 and up: these float ops' (INT8's records are 40-47)
+    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHHBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    ic: int
+    ih: int
+    iw: int
+    out_addr: int
+    on: int
+    oc: int
+    oh: int
+    ow: int
+    weight_addr: int
+    bias_addr: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pt: int
+    pb: int
+    pl: int
+    pr: int
+    group: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcReduce(Record):
+    """out (n, 1, h, w) = the sum, mean, max or min of in (n, c, h, w) along C (across lanes)."""
+
+    OPCODE: ClassVar[int] = 49
+    FORMAT: ClassVar[str] = "BB5II"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+
+
+@dataclass(frozen=True)
+class BdcPad(Record):
+    """out = in with (before, after) elements added along N, C, H and W: `value` (constant) or
+    copies of the nearest element (edge); out is (n + pn0 + pn1, c + pc0 + pc1, ...)."""
+
+    OPCODE: ClassVar[int] = 50
+    FORMAT: ClassVar[str] = "BB5IIHHHHHHHHf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    pn0: int
+    pn1: int
+    pc0: int
+    pc1: int
+    ph0: int
+    ph1: int
+    pw0: int
+    pw1: int
+    value: float
+
+
+@dataclass(frozen=True)
+class BdcInterp(Record):
+    """Resize of a slice: output rows oh0 .. oh0 + oh - 1 of a (full_ih -> full_oh) resize, all
+    ow columns of (w -> ow); in holds input rows ih0 .. ih0 + h - 1. Nearest copies the row/column
+    `interp_sources` names; linear blends rows (then columns) i0 and i1 as i0 * (1 - f) + i1 * f."""
+
+    OPCODE: ClassVar[int] = 51
+    FORMAT: ClassVar[str] = "BBBB5IIIIIIIIff"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    coord: int
+    nearest: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    oh: int
+    ow: int
+    ih0: int
+    oh0: int
+    full_ih: int
+    full_oh: int
+    scale_h: float
+    scale_w: float
+
+
+@dataclass(frozen=True)
+class BdcGroupNorm(Record):
+    """out = (in - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var of each n's group
+    of c / groups channels over all their h x w elements; weight and bias local (1, c, 1, 1) in the
+    record's dtype, or NO_ADDR. InstanceNorm is groups == c. The reduction crosses lanes."""
+
+    OPCODE: ClassVar[int] = 52
+    FORMAT: ClassVar[str] = "B5IIIIIf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    weight_addr: int
+    bias_addr: int
+    out_addr: int
+    groups: int
+    eps: float
+
+
+def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: int,
+                   nearest: int) -> tuple[list[int], list[int], list[float]]:
+    """Per output index along one axis of BdcInterp: input indices i0, i1 and the weight f of i1
+    (nearest: i0 == i1, f 0). The coordinate is ONNX's (tpudsl/dialects/geometry/resize.py); an
+    axis kept at its size with scale +-1 is the identity; scale <= 0 means out_len / in_len."""
+    if out_len == in_len and scale in (-1.0, 1.0):
+        same = list(range(out_len))
+        return same, same, [0.0] * out_len
+    coords = resize.source_coords(in_len, out_len, scale if scale > 0 else out_len / in_len,
+                                  _name(COORD_MODES, coord))
+    if mode == INTERP_MODES["nearest"]:
+        i0 = resize.nearest_indices(coords, in_len, _name(NEAREST_MODES, nearest))
+        return i0.tolist(), i0.tolist(), [0.0] * out_len
+    c = np.clip(coords.astype(np.float32), 0, in_len - 1)
+    i0 = np.floor(c).astype(np.int64)
+    return i0.tolist(), np.minimum(i0 + 1, in_len - 1).tolist(), (c - i0).astype(np.float32).tolist()
+
+
+def _name(table: dict[str, int], code: int) -> str:
+    names = [k for k, v in table.items() if v == code]
+    if not names:
+        raise TpudslError(f"BdcInterp: unknown mode code {code}")
+    return names[0]
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
-                                BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast)
+                                BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast,
+                                BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

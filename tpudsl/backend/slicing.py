@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.chips import Chip
+from tpudsl.backend import isa
 from tpudsl.backend.isa import lane_bytes
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
 from tpudsl.dialects.quant import UniformQuantizedType
@@ -28,17 +29,20 @@ Dims4 = tuple[int, int, int, int]
 
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
-    "tpu.Conv2D": "conv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
+    "tpu.Conv2D": "conv", "tpu.Deconv": "deconv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
     "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Upsample": "upsample", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     "tpu.Lut": "lut", "tpu.RequantInt": "unary",
+    "tpu.Reduce": "reduce", "tpu.Pad": "pad", "tpu.Interp": "interp",
+    "tpu.GroupNorm": "groupnorm", "tpu.InstanceNorm": "groupnorm",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
-                                     "Cast")},
+                                     "Cast", "DivConst", "LeakyRelu")},
 }
 # Kinds with no BDC record: each slice's input part moves through local memory to its output place.
 MOVES = ("concat", "permute", "slice")
-# Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes.
-GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze")
+# Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes;
+# Gather with constant indices: one contiguous copy per (outer index, gathered index).
+GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Mul", "tpu.Lut", "tpu.RequantInt", "tpu.Cast",
@@ -103,6 +107,7 @@ class SlicePlan:
     inputs: list[Tile]  # the sliced operands, in operand order
     output: Tile
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right of this slice
+    npads: tuple[int, int] = (0, 0)  # before, after along N (Pad's slices)
 
 
 def whole(value: SSAValue, shape: Dims4, strides: Dims4 | None = None) -> Tile:
@@ -133,12 +138,120 @@ def _window_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     return SlicePlan([tile], out, (lo - first, last + 1 - hi, pl, pr))
 
 
+def transposed_window(o: tuple[int, int], size: int, k: int, s: int, d: int, pad: int) -> tuple[int, int, int, int]:
+    """Output rows [o0, o1) of a transposed conv, computed as a stride-1 conv of the flipped kernel
+    over the input with s - 1 zeros between its rows and d*(k-1) - pad zero rows before them: the
+    input rows [lo, hi) they read and the zero rows (before, after) around them in this slice."""
+    first = o[0] - (d * (k - 1) - pad)  # zero-inserted position of the first row read
+    last = first + o[1] - o[0] - 1 + d * (k - 1)
+    lo, hi = max(-(-first // s), 0), min(last // s + 1, size)
+    if hi <= lo:
+        raise TpudslError(f"backend: a transposed window of output rows {o[0]}..{o[1]} reads no input row; "
+                          f"not modelled")
+    before = lo * s - first
+    return lo, hi, before, last - first + 1 - before - (hi - 1 - lo) * s - 1
+
+
+def _deconv_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    a = attrs_of(op)
+    x, y = op.operands[0], op.results[0]
+    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel_shape"], a["strides"], a.get("dilations") or [1, 1]
+    pt, pl = a["pads"][:2]
+    lo, hi, top, bottom = transposed_window(h, xs[2], kh, sh, dh, pt)
+    wlo, whi, left, right = transposed_window((0, ys[3]), xs[3], kw, sw, dw, pl)
+    tile = Tile(x, (n[0], 0, lo, wlo), (n[1] - n[0], xs[1], hi - lo, whi - wlo), contiguous(xs))
+    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
+    return SlicePlan([tile], out, (top, bottom, left, right))
+
+
+def elementwise_views(op: Operation) -> list[Dims4]:
+    """The 4-D views of an element-wise op's result and operands (in that order). Rank <= 4: each
+    shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
+    neighbours where every operand broadcasts both or has both whole merge until four are left
+    ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
+    ys, values = shape_of(op.results[0]), [*op.operands, op.results[0]]
+    if len(ys) <= 4:
+        return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
+    shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
+    groups = [[d] for d in range(len(ys)) if ys[d] != 1]
+    while len(groups) > 4:  # merge the innermost neighbours that fold, keeping the outer dims to slice
+        i = next((i for i in reversed(range(len(groups) - 1))
+                  if all((s[groups[i][0]] == 1) == (s[groups[i + 1][0]] == 1) for s in shapes)), None)
+        if i is None:
+            raise TpudslError(f"backend: {describe(op)}: shapes {[shape_of(v) for v in values]} do not fold to "
+                              f"4-D; not modelled")
+        groups[i:i + 2] = [groups[i] + groups[i + 1]]
+    folded = [[int(np.prod([s[d] for d in g], dtype=np.int64)) for g in groups] for s in shapes]
+    return [as4d(op, f) for f in (folded[-1], *folded[:-1])]
+
+
+def pad_widths(op: Operation) -> list[tuple[int, int]]:
+    """Pad's (before, after) per dim of its 4-D view; crops (negative pads) are not modelled."""
+    xs, pads = shape_of(op.operands[0]), list(attrs_of(op)["paddings"])
+    if len(pads) != 2 * len(xs) or min(pads) < 0:
+        raise TpudslError(f"backend: {describe(op)}: paddings {pads} are not modelled (only {2 * len(xs)} values >= 0)")
+    return [(0, 0)] * (4 - len(xs)) + list(zip(pads[:len(xs)], pads[len(xs):], strict=True))
+
+
+def _pad_range(o: tuple[int, int], size: int, before: int, edge: bool) -> tuple[int, int, int, int]:
+    """Output rows [o0, o1) of a padded dim: the input rows [lo, hi) they copy and the pad rows
+    (before, after) around them; edge mode always reads at least the nearest row."""
+    if edge:
+        lo, hi = min(max(o[0] - before, 0), size - 1), min(max(o[1] - 1 - before, 0), size - 1) + 1
+    else:
+        lo, hi = min(max(o[0] - before, 0), size), min(max(o[1] - before, 0), size)
+    first = min(max(before - o[0], 0), o[1] - o[0] - (hi - lo))
+    return lo, hi, first, o[1] - o[0] - first - (hi - lo)
+
+
+def _pad_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    x, y = op.operands[0], op.results[0]
+    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
+    widths, edge = pad_widths(op), attrs_of(op)["mode"] == "edge"
+    nlo, nhi, n0, n1 = _pad_range(n, xs[0], widths[0][0], edge)
+    hlo, hhi, h0, h1 = _pad_range(h, xs[2], widths[2][0], edge)
+    tile = Tile(x, (nlo, 0, hlo, 0), (nhi - nlo, xs[1], hhi - hlo, xs[3]), contiguous(xs))
+    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
+    return SlicePlan([tile], out, (h0, h1, *widths[3]), (n0, n1))
+
+
+def interp_codes(op: Operation) -> tuple[int, int, int]:
+    """(mode, coord, nearest) codes of a tpu.Interp; absent nearest_mode is floor, as the interpreter reads it."""
+    a = attrs_of(op)
+    return (isa.INTERP_MODES[a["mode"]], isa.COORD_MODES[a["coord_mode"]],
+            isa.NEAREST_MODES[a.get("nearest_mode") or "floor"])
+
+
+def _interp_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """Output rows [h0, h1) read the input rows their sources span (isa.interp_sources)."""
+    x, y = op.operands[0], op.results[0]
+    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
+    i0, i1, _ = isa.interp_sources(xs[2], ys[2], attrs_of(op)["scale_h"], *interp_codes(op))
+    lo, hi = min(i0[h[0]:h[1]]), max(i1[h[0]:h[1]]) + 1
+    return SlicePlan([Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))],
+                     Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys)))
+
+
+def group_norm_view(op: Operation) -> Dims4:
+    """GroupNorm/InstanceNorm's tensor as (n, c, spatial elements, 1): a group's statistics span
+    H, so only N is sliced (output_dims)."""
+    shape = shape_of(op.operands[0])
+    return shape[0], shape[1], int(np.prod(shape[2:], dtype=np.int64)), 1
+
+
+def _group_norm_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    view = group_norm_view(op)
+    start, shape = (n[0], 0, 0, 0), (n[1] - n[0], *view[1:])
+    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
+                     Tile(op.results[0], start, shape, contiguous(view)))
+
+
 def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
     y = op.results[0]
-    ys = as4d(op, shape_of(y))
+    ys, *views = elementwise_views(op)
     tiles = []
-    for x in op.operands:
-        xs = as4d(op, shape_of(x))
+    for x, xs in zip(op.operands, views, strict=True):
         nn = (0, 1) if xs[0] == 1 else n  # a broadcast dim is read whole (it has one element)
         hh = (0, 1) if xs[2] == 1 else h
         tiles.append(Tile(x, (nn[0], 0, hh[0], 0), (nn[1] - nn[0], xs[1], hh[1] - hh[0], xs[3]), contiguous(xs)))
@@ -170,12 +283,34 @@ def _right_strides(op: Operation, k: int, n_out: int) -> Dims4:
     return (k * n_out, 1, 0, k) if attrs_of(op)["right_transpose"] else (k * n_out, n_out, 0, 1)
 
 
+def permute_view(op: Operation) -> tuple[list[int], list[int]]:
+    """A Permute's input shape and order; above rank 4, size-1 dims dropped and input dims that
+    stay neighbours, in order, in the output merged: ShuffleNet's channel shuffle (n, g, c/g, h, w) by
+    [0, 2, 1, 3, 4] is (n, g, c/g, h*w) by [0, 2, 1, 3]. More than four dims left is an error."""
+    xs, order = shape_of(op.operands[0]), list(attrs_of(op)["order"])
+    if len(xs) <= 4:
+        return list(xs), order
+    kept = [d for d in order if xs[d] != 1]
+    groups: list[list[int]] = []
+    for d in kept:
+        if groups and d == groups[-1][-1] + 1:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    if len(groups) > 4:
+        raise TpudslError(f"backend: {describe(op)}: order {order} of shape {list(xs)} does not fold to 4-D; "
+                          f"not modelled")
+    by_input = sorted(range(len(groups)), key=lambda i: groups[i][0])  # folded input dims, in input order
+    shape = [int(np.prod([xs[d] for d in groups[i]], dtype=np.int64)) for i in by_input]
+    return shape, [by_input.index(i) for i in range(len(groups))]
+
+
 def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
     """The output part read from the input through permuted strides: output dim i steps the input's
     dim order[i]; one strided GDMA load does the transpose, the store is contiguous."""
     x, y = op.operands[0], op.results[0]
-    xs, order = shape_of(x), attrs_of(op)["order"]
-    ys = as4d(op, shape_of(y))
+    xs, order = permute_view(op)
+    ys = as4d(op, [xs[d] for d in order])
     xstrides = contiguous(as4d(op, xs))[4 - len(xs):]
     strides = (0,) * (4 - len(order)) + tuple(xstrides[d] for d in order)
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
@@ -228,23 +363,39 @@ def reduce_view(op: Operation) -> Dims4:
     """The tensor of an op reducing along an axis as (outer, reduced, inner, 1): the reduced elements
     on C (never sliced), the dims before them on N and after them on H, so slices along N and H keep
     every reduced row whole. Softmax reduces its axis; LayerNorm every dim from its axis on."""
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    if op.name == "tpu.Reduce":
+        return _reduced_axes_view(op, prod)
     shape = shape_of(op.results[0])
     axis = attrs_of(op)["axis"] % len(shape)
     end = axis + 1 if op.name == "tpu.Softmax" else len(shape)
-    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
     return prod(shape[:axis]), prod(shape[axis:end]), prod(shape[end:]), 1
 
 
+def _reduced_axes_view(op: Operation, prod: Callable) -> Dims4:
+    """tpu.Reduce's input as (outer, reduced, inner, 1): its axes must be neighbours."""
+    shape, axes = shape_of(op.operands[0]), sorted(a % len(shape_of(op.operands[0])) for a in attrs_of(op)["axes"])
+    if axes != list(range(axes[0], axes[-1] + 1)):
+        raise TpudslError(f"backend: {describe(op)}: axes {axes} are not neighbours; not modelled")
+    return prod(shape[:axes[0]]), prod(shape[axes[0]:axes[-1] + 1]), prod(shape[axes[-1] + 1:]), 1
+
+
 def _reduce_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """Whole reduced rows in; out the same rows (Reduce: one element per row, C = 1)."""
     view = reduce_view(op)
+    out_view = (view[0], 1, view[2], 1) if op.name == "tpu.Reduce" else view
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
     return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
-                     Tile(op.results[0], start, shape, contiguous(view)))
+                     Tile(op.results[0], start, (shape[0], out_view[1], shape[2], 1), contiguous(out_view)))
 
 
 BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int, int]], SlicePlan]] = {
     "conv": _window_input,
     "pool": _window_input,
+    "deconv": _deconv_input,
+    "pad": _pad_input,
+    "interp": _interp_input,
+    "groupnorm": _group_norm_input,
     "binary": _elementwise_input,
     "unary": _elementwise_input,
     "lut": _lut_input,
@@ -282,6 +433,11 @@ def whole_tiles(op: Operation) -> list[Tile]:
         if len(present) > 1:  # an INT8 conv's merged (bias, multiplier, rshift) per channel
             tiles.append(whole(present[1], (1, oc, 1, 3 if attrs_of(op)["coeff_merged"] else 1)))
         return tiles
+    if kind == "deconv":
+        tiles = [deconv_filter(op)]
+        if len(present) > 1:
+            tiles.append(whole(present[1], (1, shape_of(op.results[0])[1], 1, 1)))
+        return tiles
     if kind == "matmul":
         batch, _, k, n_out = matmul_dims(op)
         if batch > 1:
@@ -294,6 +450,9 @@ def whole_tiles(op: Operation) -> list[Tile]:
         return [Tile(op.operands[1], (0, 0, 0, 0), (1, as4d(op, shape_of(op.results[0]))[1], 1, 256), (0, 0, 0, 1))]
     if op.name == "tpu.LayerNorm":  # weight and bias, those present, in that order
         return [whole(v, (1, reduce_view(op)[1], 1, 1)) for v in op.operands[1:3] if isinstance(v.type, TensorType)]
+    if kind == "groupnorm":  # per-channel weight and bias, those present
+        return [whole(v, (1, shape_of(op.operands[0])[1], 1, 1)) for v in op.operands[1:3]
+                if isinstance(v.type, TensorType)]
     return []
 
 
@@ -313,6 +472,19 @@ def conv_filter_layout(op: Operation) -> tuple[int, int, int, int]:
                       f"[1, oc, ceil(ic/g / P), kh*kw*P]")
 
 
+def deconv_filter(op: Operation) -> Tile:
+    """A Deconv's filter as the local (group, oc/g, ic/g, kh*kw), output channel first: contiguous
+    with dynweight_reorderd ([oc, ic/g, kh, kw]), through transposing strides from ONNX's
+    [ic, oc/g, kh, kw] otherwise (input channel g*ic/g + i of group g)."""
+    a = attrs_of(op)
+    fs, group = shape_of(op.operands[1]), a["group"]
+    taps = fs[2] * fs[3]
+    if a["dynweight_reorderd"]:
+        return whole(op.operands[1], (group, fs[0] // group, fs[1], taps))
+    icg, ocg = fs[0] // group, fs[1]
+    return Tile(op.operands[1], (0, 0, 0, 0), (group, ocg, icg, taps), (icg * ocg * taps, taps, ocg * taps, 1))
+
+
 def output_dims(op: Operation) -> tuple[int, int]:
     """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
     if KINDS[op.name] == "matmul":
@@ -320,7 +492,13 @@ def output_dims(op: Operation) -> tuple[int, int]:
         return (batch if batch > 1 else m), 1
     if KINDS[op.name] == "reduce":
         return reduce_view(op)[0], reduce_view(op)[2]
-    ys = as4d(op, shape_of(op.results[0]))
+    if KINDS[op.name] == "groupnorm":
+        return shape_of(op.operands[0])[0], 1
+    if KINDS[op.name] == "permute":
+        xs, order = permute_view(op)
+        ys = as4d(op, [xs[d] for d in order])
+    else:
+        ys = elementwise_views(op)[0] if KINDS[op.name] in ("binary", "unary") else as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
 
@@ -362,31 +540,75 @@ def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
     return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output]
 
 
-def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip) -> int:
+def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip, slice_weights: bool = False) -> int:
     """Bytes per lane the op needs with this slicing: its whole tiles plus its largest slice.
-    N parts never grow along N, so the first N part's H parts hold the largest slice."""
-    fixed = sum(tile_bytes(t, chip) for t in whole_tiles(op))
-    if KINDS[op.name] == "concat":
+    N parts never grow along N (but Pad's), so the first N part's H parts hold the largest slice.
+    slice_weights (test-only, `--layer-group="slice_weights=true"`): see `budgeted_whole_tiles`."""
+    sliced_filter = slice_weights and has_dynamic_filter(op)
+    fixed = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
+    if KINDS[op.name] in ("concat", "pad"):  # a Pad's first N part may be all padding
         plans = slices(op, nsecs, hsecs)
     else:
         n_total, h_total = output_dims(op)
         first_n = split(n_total, nsecs)[0]
         plans = [BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, first_n, h) for h in split(h_total, hsecs)]
-    return fixed + max(sum(tile_bytes(t, chip) for t in slice_tiles(op, p)) for p in plans)
+    return fixed + max(sum(tile_bytes(t, chip) for t in slice_tiles(op, p))
+                       + (tile_bytes(_filter_part(op, p.output), chip) if sliced_filter else 0) for p in plans)
+
+
+def has_dynamic_filter(op: Operation) -> bool:
+    """A Conv or Deconv whose filter is computed by earlier ops (DragGAN's modulated filters)."""
+    return KINDS[op.name] in ("conv", "deconv") and getattr(op.operands[1].owner, "name", None) != "top.Weight"
+
+
+def budgeted_whole_tiles(op: Operation, slice_weights: bool) -> list[Tile]:
+    """The whole tiles layer-group budgets local memory for. With slice_weights, a TEST-ONLY switch,
+    a dynamic filter is not among them: it is budgeted like an activation, cut along its first dim
+    and H like the output slice (`_filter_part`), as a layer group that takes a computed filter for
+    one more activation would. Codegen still loads it whole, so the plan is short of local memory
+    and the cmodel reports the overflow (the DragGAN failure, reproduced on purpose)."""
+    tiles = whole_tiles(op)
+    return tiles[1:] if slice_weights and has_dynamic_filter(op) else tiles
+
+
+def _filter_part(op: Operation, out: Tile) -> Tile:
+    """A dynamic filter cut like an activation: the output slice's N and H ranges, clamped to its dims."""
+    fs = as4d(op, shape_of(op.operands[1]))
+    (n0, h0), (n1, h1) = (out.start[0], out.start[2]), (out.start[0] + out.shape[0], out.start[2] + out.shape[2])
+    n, h = (min(n0, fs[0]), min(n1, fs[0])), (min(h0, fs[2]), min(h1, fs[2]))
+    return Tile(op.operands[1], (n[0], 0, h[0], 0), (n[1] - n[0], fs[1], h[1] - h[0], fs[3]), contiguous(fs))
 
 
 # Attributes whose non-default values the backend does not model, by op: an error, never ignored.
 _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.Conv2D": {"inserts": None, "kernel_zp": 0, "use_winograd": None, "do_leaky_relu": None,
                    "coeff_merged": False, "dynweight_reorderd": False, "use_3ic_optimize": 0},
+    "tpu.Deconv": {"multiplier": None, "rshift": None},
     "tpu.Pool2D": {"is_adaptive": False, "ceil_mode": None, "pad_value": 0},
     "tpu.MatMul": {"left_transpose": False, "output_transpose": False, "hdim_is_batch": False, "fuse_rq": False,
                    "right_zp": 0, "input_zp": 0},
     "tpu.Concat": {"do_relu": False},
     "tpu.Sub": {"is_reverse": False},
     "tpu.Upsample": {"do_relu": False},
+    "tpu.Reduce": {"multiplier": None, "rshift": None},
+    "tpu.LeakyRelu": {"multiplier": None, "multiplier_neg": None, "rshift": None, "rshift_neg": None},
     "tpu.Active": {"coeffs": None},
 }
+
+
+def gather_copies(op: Operation, indices: np.ndarray) -> list[tuple[int, int, int]]:
+    """(source element, destination element, elements) of each contiguous copy a Gather along
+    `axis` with these constant indices makes: for every outer index o and position p, the slab
+    x[o, idx[p], ...] (the dims after the axis) goes to y[o, p, ...]; negative indices count from the end."""
+    xs = shape_of(op.operands[0])
+    axis = attrs_of(op)["axis"] % len(xs)
+    idx = np.asarray(indices).astype(np.int64).reshape(-1)
+    idx = np.where(idx < 0, idx + xs[axis], idx)
+    if idx.size and (idx.min() < 0 or idx.max() >= xs[axis]):
+        raise TpudslError(f"backend: {describe(op)}: an index is outside [0, {xs[axis]}) on axis {axis}")
+    outer, inner = int(np.prod(xs[:axis], dtype=np.int64)), int(np.prod(xs[axis + 1:], dtype=np.int64))
+    return [((o * xs[axis] + int(j)) * inner, (o * idx.size + p) * inner, inner)
+            for o in range(outer) for p, j in enumerate(idx)]
 
 
 def check_modelled(op: Operation) -> None:
@@ -403,18 +625,26 @@ def check_modelled(op: Operation) -> None:
             raise TpudslError(f"backend: {describe(op)}: {key}={value} is not modelled")
     if op.name in ("tpu.Add", "tpu.Max", "tpu.Min", "tpu.Sub") and any(c != 1.0 for c in a.get("coeff") or []):
         raise TpudslError(f"backend: {describe(op)}: coeff={a['coeff']} is not modelled")
+    if op.name == "tpu.Interp" and (len(shape_of(op.operands[0])) != 4 or a["mode"] not in isa.INTERP_MODES
+                                    or a["coord_mode"] not in isa.COORD_MODES):
+        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']}, coord_mode {a['coord_mode']} of a rank-"
+                          f"{len(shape_of(op.operands[0]))} tensor is not modelled (only 4-D, nearest/linear)")
+    if op.name == "tpu.Pad" and a["mode"] not in ("constant", "edge"):
+        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only constant and edge)")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
         raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
-    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3}.get(op.name, len(op.operands))
+    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
+              "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
-            if op.name == "tpu.LayerNorm" and dtype_of(v) != dtype_of(op.results[0]):
+            if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm")
+                    and dtype_of(v) != dtype_of(op.results[0])):
                 raise TpudslError(f"backend: {describe(op)}: a {dtype_of(v)} operand of a {dtype_of(op.results[0])} "
-                                  f"LayerNorm is not modelled")
+                                  f"{op.name[4:]} is not modelled")
             dtype_of(v)
             if 0 in shape_of(v):
                 raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")

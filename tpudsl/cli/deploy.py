@@ -100,7 +100,8 @@ def deploy(args: argparse.Namespace) -> int:
         print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} yet, "
               f"so {args.model} is not written", file=sys.stderr)
         return 0
-    _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / weight_file)
+    # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
+    _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")
     if inputs is not None and ours is not None:
         _check_bmodel(args.model, inputs, ours, args.quantize)
     return 0

@@ -156,7 +156,8 @@ SPECS: list[OpSpec] = [
                   "axes": A("i64[]"), "hasparamConvert_axes": A("i64[]", []), **GINFO},
            shape=S.slice_),
     OpSpec("tpu.Pad", operands=("input", "paddingsT?", "left_select?", "right_select?", "buffer?"),
-           attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant")},
+           attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant"),
+                  **GINFO},
            shape=S.pad),
     OpSpec("tpu.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU, **GINFO},
            shape=S.upsample),
@@ -203,7 +204,7 @@ SPECS: list[OpSpec] = [
            shape=S.interp),
     OpSpec("tpu.Reduce", operands=("input", "buffer?", "reciprocal_mantissa_table?"),
            attrs={"axes": A("i64[]", REQUIRED), "keepdims": A("bool", REQUIRED),
-                  "mode": A("str", REQUIRED, REDUCE_MODES), "multiplier": A("i64[]"), "rshift": A("i64[]")},
+                  "mode": A("str", REQUIRED, REDUCE_MODES), "multiplier": A("i64[]"), "rshift": A("i64[]"), **GINFO},
            shape=S.reduce),
     OpSpec("tpu.Arg", results=("indices", "values?"),
            attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED), "mode": A("str", REQUIRED, ("ArgMin", "ArgMax")),
@@ -226,14 +227,14 @@ SPECS: list[OpSpec] = [
                   **GINFO},
            shape=NN.layer_norm),
     OpSpec("tpu.InstanceNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
-           attrs={"eps": A("f64", REQUIRED)}, shape=NN.instance_norm),
+           attrs={"eps": A("f64", REQUIRED), **GINFO}, shape=NN.instance_norm),
     # Ours, not TpuOps.td's (TPU-MLIR rewrites these before or while lowering): kept as ops so the
     # Tpu level computes exactly what Top computes.
     OpSpec("tpu.Pow", attrs={"exponent": A("f64", REQUIRED)}, shape=S.same_as_first),
-    OpSpec("tpu.DivConst", attrs={"const_val": A("f64", REQUIRED), "is_reverse": A("bool", False), **RELU},
+    OpSpec("tpu.DivConst", attrs={"const_val": A("f64", REQUIRED), "is_reverse": A("bool", False), **RELU, **GINFO},
            shape=S.same_as_first),
     OpSpec("tpu.GroupNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
-           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
+           attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED), **GINFO}, shape=NN.group_norm),
 ]
 
 def _as_top(name: str) -> OpSpec:

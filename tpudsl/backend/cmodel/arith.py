@@ -25,10 +25,28 @@ def _windows(xp: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: in
 def conv_sum(x, weight, out_shape, r, dtype=np.float32) -> np.ndarray:
     """The window sums of x (n, ic, ih, iw) with weight (oc, ic/group, kh, kw), computed in `dtype`
     (float64 for int8 operands: every sum of int8 products below 2^53 is exact whatever the order)."""
-    n, oc, oh, ow = out_shape
     xp = np.pad(x.astype(dtype), ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
-    win = _windows(xp, r.kh, r.kw, r.sh, r.sw, r.dh, r.dw, oh, ow)
-    icg, ocg = x.shape[1] // r.group, oc // r.group
+    return _correlate(xp, weight, out_shape, r.sh, r.sw, r, dtype)
+
+
+def deconv(x, weight, bias, out_shape, r) -> np.ndarray:
+    """x (n, ic, ih, iw) with sh - 1 (sw - 1) zeros between rows (columns) and the record's zero
+    borders, correlated at stride 1 with the flipped weight (oc, ic/group, kh, kw): every input
+    pixel x[i] reaches outputs i*s + tap*d - pad, the transposed convolution's definition."""
+    n, ic, ih, iw = x.shape
+    z = np.zeros((n, ic, r.pt + (ih - 1) * r.sh + 1 + r.pb, r.pl + (iw - 1) * r.sw + 1 + r.pr), np.float32)
+    z[:, :, r.pt:r.pt + (ih - 1) * r.sh + 1:r.sh, r.pl:r.pl + (iw - 1) * r.sw + 1:r.sw] = x
+    y = _correlate(z, weight[:, :, ::-1, ::-1], out_shape, 1, 1, r, np.float32)
+    if bias is not None:
+        y += bias.astype(np.float32).reshape(1, -1, 1, 1)
+    return relu(y, r.do_relu, r.relu_limit)
+
+
+def _correlate(xp, weight, out_shape, sh: int, sw: int, r, dtype) -> np.ndarray:
+    """out[n, o] = sum over o's group's channels and the window (stride sh, sw; r's dilation) of xp * weight."""
+    n, oc, oh, ow = out_shape
+    win = _windows(xp, r.kh, r.kw, sh, sw, r.dh, r.dw, oh, ow)
+    icg, ocg = xp.shape[1] // r.group, oc // r.group
     y = np.empty((n, oc, oh, ow), dtype)
     for g in range(r.group):
         part = np.tensordot(win[:, g * icg:(g + 1) * icg], weight[g * ocg:(g + 1) * ocg].astype(dtype),
@@ -71,7 +89,7 @@ def matmul(left, right, bias, r) -> np.ndarray:
     return relu(y, r.do_relu, r.relu_limit)
 
 
-BINARY = [np.add, np.subtract, np.multiply, np.maximum, np.minimum]  # by isa.BINARY_OPS code
+BINARY = [np.add, np.subtract, np.multiply, np.maximum, np.minimum, np.divide]  # by isa.BINARY_OPS/CONST_OPS code
 
 
 def binary(a, b, r) -> np.ndarray:
@@ -96,12 +114,23 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return (x64 / 2 * (1 + erf(x64 / math.sqrt(2)))).astype(np.float32)
 
 
-ACTIVE = [None, _sigmoid, np.tanh, np.exp, np.abs, _gelu]  # by isa.ACTIVE_MODES code; 0 is RELU
+ACTIVE = [  # by isa.ACTIVE_MODES code: f(x, record)
+    lambda x, r: relu(x, 1, r.limit), lambda x, r: _sigmoid(x), lambda x, r: np.tanh(x), lambda x, r: np.exp(x),
+    lambda x, r: np.abs(x), lambda x, r: _gelu(x), lambda x, r: np.sqrt(x),
+    lambda x, r: np.where(x >= 0, x, np.float32(r.limit) * x),
+]
 
 
 def active(x, r) -> np.ndarray:
-    x = x.astype(np.float32)
-    return relu(x, 1, r.limit) if r.mode == 0 else ACTIVE[r.mode](x)
+    return ACTIVE[r.mode](x.astype(np.float32), r)
+
+
+REDUCE = [np.sum, np.mean, np.max, np.min]  # by isa.REDUCE_MODES code
+
+
+def reduce_c(x, r) -> np.ndarray:
+    """The record's reduction of x (n, c, h, w) along C, in float32."""
+    return REDUCE[r.mode](x.astype(np.float32), axis=1, keepdims=True)
 
 
 def softmax(x, r) -> np.ndarray:
@@ -121,3 +150,30 @@ def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
     if weight is not None:
         y = y * weight.astype(np.float32)
     return y if bias is None else y + bias.astype(np.float32)
+
+
+def _lerp(x: np.ndarray, axis: int, i0, i1, f) -> np.ndarray:
+    """x[i0] * (1 - f) + x[i1] * f along `axis` (f 0 everywhere: a plain copy, nearest)."""
+    a = np.take(x, np.asarray(i0), axis=axis)
+    if not np.any(f):
+        return a
+    b = np.take(x, np.asarray(i1), axis=axis)
+    f = np.asarray(f, np.float32).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+    return a * (np.float32(1) - f) + b * f
+
+
+def interp(x, rows, cols) -> np.ndarray:
+    """Resize of x (n, c, h, w): rows first, then columns, each (i0, i1, f) per output index."""
+    return _lerp(_lerp(x.astype(np.float32), 2, *rows), 3, *cols)
+
+
+def group_norm(x, weight, bias, groups: int, eps: float) -> np.ndarray:
+    """Each n's groups of c / groups channels normalized over all their elements, then per channel
+    * weight + bias (each (c,) or None); var is the mean squared deviation."""
+    n, c = x.shape[:2]
+    g = x.astype(np.float32).reshape(n, groups, -1)
+    d = g - g.mean(axis=2, keepdims=True)
+    y = (d / np.sqrt((d * d).mean(axis=2, keepdims=True) + np.float32(eps))).reshape(x.shape)
+    if weight is not None:
+        y = y * weight.astype(np.float32).reshape(1, c, 1, 1)
+    return y if bias is None else y + bias.astype(np.float32).reshape(1, c, 1, 1)

@@ -62,6 +62,18 @@ def _conv_q(m: Memory, r: isa.BdcConvQ) -> None:
     m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
 
 
+def _deconv(m: Memory, r: isa.BdcDeconv) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
+    icg = r.ic // r.group
+    weight = m.read_local(r.weight_addr, (r.group, r.oc // r.group, icg, r.kh * r.kw), dt)
+    weight = weight.reshape(r.oc, icg, r.kh, r.kw)  # output channel g * oc/group + j
+    bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), dt).ravel()
+    _check_window(r.pt + (r.ih - 1) * r.sh + 1 + r.pb, r.kh, 1, r.dh, r.oh)
+    _check_window(r.pl + (r.iw - 1) * r.sw + 1 + r.pr, r.kw, 1, r.dw, r.ow)
+    m.write_local(r.out_addr, arith.deconv(x, weight, bias, (r.on, r.oc, r.oh, r.ow), r).astype(dt))
+
+
 def _check_window(size: int, k: int, s: int, d: int, out: int) -> None:
     if (size - (k - 1) * d - 1) // s + 1 < out:
         raise Fault(f"the input slice ({size} rows/columns with pads) is too small for {out} outputs")
@@ -166,6 +178,8 @@ def _binary(m: Memory, r: isa.BdcBinary) -> None:
 
 def _const(m: Memory, r: isa.BdcConst) -> None:
     dt = numpy_dtype(r.dtype)
+    if not 0 <= r.op < len(arith.BINARY):
+        raise Fault(f"unknown constant op {r.op}")
     m.write_local(r.out_addr, arith.const(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
 
 
@@ -174,6 +188,40 @@ def _active(m: Memory, r: isa.BdcActive) -> None:
     if not 0 <= r.mode < len(arith.ACTIVE):
         raise Fault(f"unknown activation mode {r.mode}")
     m.write_local(r.out_addr, arith.active(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
+
+
+def _reduce(m: Memory, r: isa.BdcReduce) -> None:
+    dt = numpy_dtype(r.dtype)
+    if not 0 <= r.mode < len(arith.REDUCE):
+        raise Fault(f"unknown reduce mode {r.mode}")
+    m.write_local(r.out_addr, arith.reduce_c(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
+
+
+def _pad(m: Memory, r: isa.BdcPad) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    widths = ((r.pn0, r.pn1), (r.pc0, r.pc1), (r.ph0, r.ph1), (r.pw0, r.pw1))
+    if r.mode not in (0, 1):
+        raise Fault(f"unknown pad mode {r.mode}")
+    if r.mode == 1 and any(size == 0 and sum(p) for size, p in zip(x.shape, widths, strict=True)):
+        raise Fault("edge padding of an empty slice")
+    y = np.pad(x, widths, mode="edge") if r.mode else np.pad(x, widths, constant_values=np.asarray(r.value, dt))
+    m.write_local(r.out_addr, y)
+
+
+def _interp(m: Memory, r: isa.BdcInterp) -> None:
+    dt = numpy_dtype(r.dtype)
+    for table, code in ((isa.INTERP_MODES, r.mode), (isa.COORD_MODES, r.coord), (isa.NEAREST_MODES, r.nearest)):
+        if code not in table.values():
+            raise Fault(f"unknown interp mode code {code}")
+    rows = isa.interp_sources(r.full_ih, r.full_oh, r.scale_h, r.mode, r.coord, r.nearest)
+    rows = tuple(v[r.oh0:r.oh0 + r.oh] for v in rows)
+    if min(rows[0]) < r.ih0 or max(rows[1]) >= r.ih0 + r.h:
+        raise Fault(f"interp rows {min(rows[0])}..{max(rows[1])} are outside the input slice {r.ih0}..{r.ih0 + r.h - 1}")
+    cols = isa.interp_sources(r.w, r.ow, r.scale_w, r.mode, r.coord, r.nearest)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    y = arith.interp(x, (np.array(rows[0]) - r.ih0, np.array(rows[1]) - r.ih0, rows[2]), cols)
+    m.write_local(r.out_addr, y.astype(dt))
 
 
 def _cast(m: Memory, r: isa.BdcCast) -> None:
@@ -194,6 +242,16 @@ def _layer_norm(m: Memory, r: isa.BdcLayerNorm) -> None:
     m.write_local(r.out_addr, arith.layer_norm(x, weight, bias, r.eps).astype(dt))
 
 
+def _group_norm(m: Memory, r: isa.BdcGroupNorm) -> None:
+    dt = numpy_dtype(r.dtype)
+    if r.groups < 1 or r.c % r.groups:
+        raise Fault(f"{r.groups} groups do not divide {r.c} channels")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    weight, bias = (None if a == isa.NO_ADDR else m.read_local(a, (1, r.c, 1, 1), dt).ravel()
+                    for a in (r.weight_addr, r.bias_addr))
+    m.write_local(r.out_addr, arith.group_norm(x, weight, bias, r.groups, r.eps).astype(dt))
+
+
 def _upsample(m: Memory, r: isa.BdcUpsample) -> None:
     dt = numpy_dtype(r.dtype)
     if r.skip + r.oh > r.h * r.sh:
@@ -211,6 +269,8 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcLayerNorm: _layer_norm, isa.BdcUpsample: _upsample,
     isa.BdcConvQ: _conv_q, isa.BdcPoolQ: _pool_q, isa.BdcMatMulQ: _matmul_q, isa.BdcBinaryQ: _binary_q,
     isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast,
+    isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
+    isa.BdcGroupNorm: _group_norm,
 }
 
 

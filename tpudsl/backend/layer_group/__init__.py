@@ -70,11 +70,14 @@ def describe_groups(module: ModuleOp) -> str:
 
 @dataclass(frozen=True)
 class LayerGroupPass(ModulePass):
-    """Split the Tpu ops into slices that fit local memory; opt=2/3 also groups consecutive ops."""
+    """Split the Tpu ops into slices that fit local memory; opt=2/3 also groups consecutive ops.
+    slice_weights: TEST-ONLY; groups of one budget dynamic filters like activations
+    (slicing.budgeted_whole_tiles) to reproduce the DragGAN failure. Never use it to deploy."""
 
     name = "layer-group"
 
     opt: int = 2
+    slice_weights: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from tpudsl.backend.layer_group.search import search
@@ -89,7 +92,7 @@ class LayerGroupPass(ModulePass):
             check_modelled(inner)
             for stale in ("group_id", "out_addr"):  # an earlier run's groups
                 inner.attributes.pop(stale, None)
-            _set(inner, zip(("nsecs", "hsecs", "lmem_bytes"), choose_secs(inner, chip)))
+            _set(inner, zip(("nsecs", "hsecs", "lmem_bytes"), choose_secs(inner, chip, self.slice_weights)))
         if self.opt == 1:
             return
         # the global-only moves stay in the sequence: a group never spans one (codegen's order)
