@@ -156,6 +156,38 @@ def unary(build):
     return make()
 
 
+@st.composite
+def deconv(draw):
+    """A BdcDeconv whose zero-inserted input (with its borders) yields exactly oh x ow outputs."""
+    dt, n, group = draw(st.sampled_from(list(DT.values()))), draw(dims), draw(st.integers(1, 2))
+    icg, ocg = draw(dims), draw(dims)
+    axes = []
+    for _ in range(2):
+        k, s, d, i = draw(dims), draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(dims)
+        p0, p1 = draw(st.integers(0, (k - 1) * d)), draw(st.integers(0, (k - 1) * d))
+        o = p0 + (i - 1) * s + 1 + p1 - (k - 1) * d
+        p1, o = (p1 + 1 - o, 1) if o < 1 else (p1, o)
+        axes.append((k, s, d, p0, p1, o, i))
+    (kh, sh, dh, pt, pb, oh, ih), (kw, sw, dw, pl, pr, ow, iw) = axes
+    return isa.BdcDeconv(dt, draw(laddr()), n, group * icg, ih, iw, draw(laddr()), n, group * ocg, oh, ow, draw(laddr()),
+                         draw(st.one_of(st.just(isa.NO_ADDR), laddr())), kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, group,
+                         draw(st.integers(0, 1)), -1.0)
+
+
+@st.composite
+def interp(draw):
+    """A BdcInterp slice whose input rows are the ones its output rows' sources span."""
+    dt, n, c, w, ow = draw(st.sampled_from(list(DT.values()))), draw(dims), draw(dims), draw(dims), draw(dims)
+    mode, coord, nearest = draw(st.integers(0, 1)), draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    full_ih, full_oh = draw(dims), draw(st.integers(1, 6))
+    oh0 = draw(st.integers(0, full_oh - 1))
+    oh = draw(st.integers(1, full_oh - oh0))
+    i0, i1, _ = isa.interp_sources(full_ih, full_oh, 0.0, mode, coord, nearest)
+    ih0 = min(i0[oh0:oh0 + oh])
+    return isa.BdcInterp(dt, mode, coord, nearest, draw(laddr()), n, c, max(i1[oh0:oh0 + oh]) + 1 - ih0, w,
+                         draw(laddr()), oh, ow, ih0, oh0, full_ih, full_oh, 0.0, 0.0)
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -185,6 +217,14 @@ RECORDS = {
     isa.BdcRequant: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequant(I8, i, n, c, h, w, o, *d(requant))),
     isa.BdcQuantCast: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcQuantCast(
         *d(st.sampled_from([(dt, I8), (I8, dt)])), i, n, c, h, w, o, 0.5)),
+    isa.BdcDeconv: deconv(),
+    isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(dt, d(st.integers(0, 3)), i, n, c, h, w, o)),
+    isa.BdcPad: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcPad(dt, d(st.integers(0, 1)), i, n, c, h, w, o,
+                                                                 *[d(st.integers(0, 2)) for _ in range(8)], 1.5)),
+    isa.BdcInterp: interp(),
+    isa.BdcGroupNorm: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcGroupNorm(
+        dt, i, n, c, h, w, d(st.one_of(st.just(isa.NO_ADDR), laddr())), d(st.one_of(st.just(isa.NO_ADDR), laddr())),
+        o, d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0])), 1e-5)),
 }
 
 

@@ -150,6 +150,22 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                  local(chip, r.out_addr, (r.n, r.c, r.h, r.w), I8)),
     isa.BdcRequant: _elementwise,
     isa.BdcQuantCast: _cast,
+    isa.BdcDeconv: lambda r, chip: (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
+                                    + local(chip, r.weight_addr, (r.group, r.oc // r.group, r.ic // r.group,
+                                                                  r.kh * r.kw), r.dtype)
+                                    + _optional(chip, r.bias_addr, (1, r.oc, 1, 1), r.dtype),
+                                    local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)),
+    isa.BdcReduce: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                    local(chip, r.out_addr, (r.n, 1, r.h, r.w), r.dtype)),
+    isa.BdcPad: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                 local(chip, r.out_addr, (r.n + r.pn0 + r.pn1, r.c + r.pc0 + r.pc1,
+                                                          r.h + r.ph0 + r.ph1, r.w + r.pw0 + r.pw1), r.dtype)),
+    isa.BdcInterp: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                    local(chip, r.out_addr, (r.n, r.c, r.oh, r.ow), r.dtype)),
+    isa.BdcGroupNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                       + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
+                                       + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
+                                       local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
 }
 
 
