@@ -629,6 +629,8 @@ def check_modelled(op: Operation) -> None:
                                     or a["coord_mode"] not in isa.COORD_MODES):
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']}, coord_mode {a['coord_mode']} of a rank-"
                           f"{len(shape_of(op.operands[0]))} tensor is not modelled (only 4-D, nearest/linear)")
+    if op.name == "tpu.Reduce" and a["mode"] not in isa.REDUCE_MODES:
+        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only {', '.join(isa.REDUCE_MODES)})")
     if op.name == "tpu.Pad" and a["mode"] not in ("constant", "edge"):
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only constant and edge)")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
