@@ -62,20 +62,20 @@ def _window(draw, size: int, dilate: bool = False):
 
 
 NEW_OPS = ("permute", "softmax", "layernorm", "slice", "batched_matmul")  # each must occur (as its Tpu op) in enough examples
-GROWING = ("deconv", "pad")  # the first op of `networks(growing=True)`
+GROWING = ("deconv", "pad", "resize")  # the first op of `networks(growing=KIND)`
 
 
 @st.composite
-def networks(draw, growing: bool = False):
+def networks(draw, growing: str = ""):
     """(model, input feed): a chain of 1-5 ops, each reading the last tensor or an earlier one;
-    `growing`: a Deconv or a Pad first (they grow the tensor). Without it the draws are the ones
-    the chains had before Deconv and Pad existed, so the other kinds keep their examples."""
+    `growing`: that kind (one of GROWING) first. Without it the draws are the ones the chains had
+    before Deconv, Pad and Resize existed, so the other kinds keep their examples."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 8)), draw(st.integers(3, 80)), draw(st.integers(2, 48)))
     g.shapes["x"] = x
     tensors = ["x"]
-    first = [draw(st.sampled_from(GROWING))] if growing else []
+    first = [growing] if growing else []
     for first_kind in first + [None] * draw(st.integers(1, 5)):
         src = draw(st.sampled_from(tensors[-2:]))
         n, c, h, w = g.shapes[src]
@@ -144,6 +144,16 @@ def networks(draw, growing: bool = False):
             mode = draw(st.sampled_from(["constant", "edge"]))
             out = g.node("Pad", [src, g.ints(widths)], tuple(sz + widths[d] + widths[d + 4] for d, sz in
                                                              enumerate((n, c, h, w))), mode=mode)
+        elif kind == "resize":  # -> tpu.Interp (tpu.Upsample for whole nearest scales); exact float scales
+            scales = [draw(st.sampled_from([sc for sc in (0.5, 1.5, 2.0, 2.5) if int(size * sc) >= 1])) for size in (h, w)]
+            mode = draw(st.sampled_from(["nearest", "linear"]))
+            coord = draw(st.sampled_from(["align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"]))
+            extra = {"nearest_mode": draw(st.sampled_from(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]))
+                     } if mode == "nearest" else {}
+            name = f"sc{len(g.inits)}"
+            g.inits.append(numpy_helper.from_array(np.array([1, 1, *scales], np.float32), name))
+            out = g.node("Resize", [src, "", name], (n, c, int(h * scales[0]), int(w * scales[1])), mode=mode,
+                         coordinate_transformation_mode=coord, **extra)
         elif kind == "batched_matmul":  # (n, c) batches of (h, w) x (w, k)
             k = draw(st.integers(1, 6))
             out = g.node("MatMul", [src, g.const((n, c, w, k))], (n, c, h, k))
@@ -194,13 +204,17 @@ def test_random_networks_cmodel_matches_tpu_interpreter(tmp_path):
         assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
 
 
-def test_random_growing_networks_cmodel_matches_tpu_interpreter(tmp_path):
-    """Chains that start with a Deconv (strides, dilations, pads, output_padding, groups) or a Pad
-    (constant or edge, every dim) and go on as above; canonicalize may fold a Pad into a following conv."""
+@pytest.mark.parametrize("first", GROWING)
+def test_random_growing_networks_cmodel_matches_tpu_interpreter(tmp_path, first):
+    """Chains that start with a Deconv (strides, dilations, pads, output_padding, groups), a Pad
+    (constant or edge, every dim) or a Resize (nearest or linear, every Tpu coordinate mode, up or
+    down) and go on as above; canonicalize may fold a Pad into a following conv, and a Resize by
+    whole nearest scales is a tpu.Upsample, so the Tpu op must be there in 1 of 20 examples."""
+    op = {"deconv": "Deconv", "pad": "Pad", "resize": "Interp"}[first]
     seen = Counter()
 
-    @settings(max_examples=max(50, settings.default.max_examples // 4))
-    @given(networks(growing=True))
+    @settings(max_examples=max(25, settings.default.max_examples // 8))
+    @given(networks(growing=first))
     def check(net):
         model, feed = net
         top = lowered(model)
@@ -208,16 +222,13 @@ def test_random_growing_networks_cmodel_matches_tpu_interpreter(tmp_path):
         got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), feed)
         for name, w in want.items():
             assert_f32_close(got[name], w, name)
-        text = print_module(top.module)
-        for op in ("Deconv", "Pad"):
-            if f'"tpu.{op}"' in text:
-                event(f"op {op}")
-                seen[op] += 1
+        if f'"tpu.{op}"' in print_module(top.module):
+            event(f"op {op}")
+            seen[op] += 1
         seen["examples"] += 1
 
     check()
-    for op in ("Deconv", "Pad"):
-        assert seen[op] >= seen["examples"] / 20, f"{op}: {seen[op]} of {seen['examples']} examples"
+    assert seen[op] >= seen["examples"] / 20, f"{op}: {seen[op]} of {seen['examples']} examples"
 
 
 ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
