@@ -138,7 +138,8 @@ def _window_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     return SlicePlan([tile], out, (lo - first, last + 1 - hi, pl, pr))
 
 
-def transposed_window(o: tuple[int, int], size: int, k: int, s: int, d: int, pad: int) -> tuple[int, int, int, int]:
+def transposed_window(op: Operation, o: tuple[int, int], size: int, k: int, s: int, d: int,
+                      pad: int) -> tuple[int, int, int, int]:
     """Output rows [o0, o1) of a transposed conv, computed as a stride-1 conv of the flipped kernel
     over the input with s - 1 zeros between its rows and d*(k-1) - pad zero rows before them: the
     input rows [lo, hi) they read and the zero rows (before, after) around them in this slice."""
@@ -146,8 +147,8 @@ def transposed_window(o: tuple[int, int], size: int, k: int, s: int, d: int, pad
     last = first + o[1] - o[0] - 1 + d * (k - 1)
     lo, hi = max(-(-first // s), 0), min(last // s + 1, size)
     if hi <= lo:
-        raise TpudslError(f"backend: a transposed window of output rows {o[0]}..{o[1]} reads no input row; "
-                          f"not modelled")
+        raise TpudslError(f"backend: {describe(op)}: output rows/columns {o[0]}..{o[1] - 1} read no input; "
+                          f"a slice of only inserted zeros is not modelled")
     before = lo * s - first
     return lo, hi, before, last - first + 1 - before - (hi - 1 - lo) * s - 1
 
@@ -158,8 +159,8 @@ def _deconv_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     (kh, kw), (sh, sw), (dh, dw) = a["kernel_shape"], a["strides"], a.get("dilations") or [1, 1]
     pt, pl = a["pads"][:2]
-    lo, hi, top, bottom = transposed_window(h, xs[2], kh, sh, dh, pt)
-    wlo, whi, left, right = transposed_window((0, ys[3]), xs[3], kw, sw, dw, pl)
+    lo, hi, top, bottom = transposed_window(op, h, xs[2], kh, sh, dh, pt)
+    wlo, whi, left, right = transposed_window(op, (0, ys[3]), xs[3], kw, sw, dw, pl)
     tile = Tile(x, (n[0], 0, lo, wlo), (n[1] - n[0], xs[1], hi - lo, whi - wlo), contiguous(xs))
     out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
     return SlicePlan([tile], out, (top, bottom, left, right))
