@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of, align, nbytes
@@ -60,11 +61,17 @@ class GroupPlan:
         return value.owner in self.ops
 
 
+def joins_groups(op: Operation) -> bool:
+    """A GROUPABLE kind without tensors of rank > 4 (those fold to a 4-D view of their own)."""
+    return KINDS.get(op.name) in GROUPABLE and not any(isinstance(v.type, TensorType) and len(shape_of(v)) > 4
+                                                       for v in (*op.operands, *op.results))
+
+
 def static_reason(ops: list[Operation]) -> str | None:
     """Why `ops` cannot be one group whatever its slicing, nor with more ops before them (None: they may be)."""
     members = set(ops)
     for op in ops:
-        if KINDS.get(op.name) not in GROUPABLE:
+        if not joins_groups(op):
             return f"{op.name} does not join groups"
         if any(t.value.owner in members for t in whole_tiles(op)):
             return "an operand read whole (weight, dynamic filter) is computed inside the group"
@@ -160,11 +167,11 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         return "its slices do not compute all of a result used outside the group"
     if len(slices) > 1 and _shares_memory(ops, stored):
         return "a result it stores shares global memory with an input it still reads after the first store"
-    if hsecs > 1:
+    if hsecs > 1 and len(ops) > 1:  # a group of one is sliced as opt=1 slices it, halos and all
         for op in ops:
             for i, t in enumerate(slices[0][op].inputs):
                 rows = sum(s[op].inputs[i].shape[2] for s in slices[:len(h_parts)])
-                if rows > H_GROWTH * _view_h(t):
+                if _view_h(t) > 1 and rows > H_GROWTH * _view_h(t):  # one row: a broadcast read, no halo
                     return f"its H slices read {rows} rows of a {_view_h(t)}-row tensor (> {H_GROWTH}x)"
     top, whole = 0, {}
     for op in ops:

@@ -20,9 +20,8 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.codegen import _gaddr
 from tpudsl.backend.layer_group.emit import group_records
-from tpudsl.backend.layer_group.plan import GROUPABLE, GroupPlan, first_fit_split, plan_group, static_reason
+from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
 from tpudsl.backend.schedule import schedule
-from tpudsl.backend.slicing import KINDS
 
 MAX_GROUP_OPS = 12
 
@@ -39,7 +38,7 @@ def _cost(plan: GroupPlan, chip: Chip) -> int:
 def _single_cost(op: Operation, chip: Chip) -> int:
     """Cycles of the op as a group of one, sliced as --layer-group="opt=1" slices it (0 for an op
     that never joins groups: its cost is the same in every grouping)."""
-    if KINDS.get(op.name) not in GROUPABLE:
+    if not joins_groups(op):
         return 0
     secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
     plan = plan_group([op], chip, *secs, check_memory=False)
