@@ -5,7 +5,8 @@ before the op's first record, so that GDMA loads them while BDC computes the ops
 slice, in order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
 group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
 of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
-from local memory (an intermediate tile is read where its producer wrote it); a result used
+from local memory (an intermediate's part is read in place, inside the tile its producer wrote:
+the union of its consumers' parts); a result used
 outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
 """
 
@@ -42,7 +43,7 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[Record]
             part, ins = parts[op], []
             for i, t in enumerate(part.inputs):
                 if plan.is_member(t.value):
-                    ins.append((plan.out_addr[t.value.owner], t))  # type: ignore[index]
+                    ins.append((plan.reads[s][(op, i)], t))  # in place, inside its producer's tile
                 else:
                     laddr = plan.loads[(op, i)][s % 2]
                     out.append((op, gdma(isa.GdmaLoad, t, laddr)))

@@ -12,8 +12,11 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
 * a result read outside the group (the last op's always counts) is stored from every slice, so
   its slices' parts must cover the whole tensor (a strided consumer may skip rows; halo rows are
   stored twice, with the same values);
-* all consumers of an intermediate tensor need the same part of it in every slice (a tile is one
-  local tensor: the ISA's layout cannot hand out a sub-window of it);
+* a tensor read by several ops of the group is computed, in each slice, as the union of the parts
+  they need (the widest N and H ranges: a residual block's input feeds its first conv, halo rows
+  and all, and the Add), and each consumer reads its part in place, at an offset into that tile
+  (`window_offset`); where isa.py's layout cannot address the part as a local tensor (rows of
+  another length in a tile of several channel groups or N), the group is not valid;
 * with more than one slice, no result it stores shares global memory with an input
   (--address-assign freed the input after its last reader, a member: the first slice's store
   would overwrite rows later slices load);
@@ -36,8 +39,9 @@ from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, KINDS, SlicePlan, Tile, as4d, output_dims, shape_of, split,
-                                    tile_bytes, whole_tiles)
+from tpudsl.backend.isa import cgroups, row_bytes
+from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, SlicePlan, Tile, as4d, dtype_of, output_dims,
+                                    shape_of, split, tile_bytes, whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
 H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
@@ -54,6 +58,7 @@ class GroupPlan:
     whole: dict[Operation, list[int]]  # local addresses of each op's whole tiles
     loads: dict[tuple[Operation, int], tuple[int, int]]  # (op, sliced input index) -> its two buffers
     out_addr: dict[Operation, int]  # local address of each op's output tile
+    reads: list[dict[tuple[Operation, int], int]]  # per slice, (op, input index) -> where it reads a member's part
     lmem_bytes: int
     stored: frozenset[Operation]  # the ops whose results leave the group
 
@@ -110,9 +115,10 @@ def _overlap(a: tuple[int, int], b: tuple[int, int] | None) -> bool:
     return b is not None and a[0] < b[1] and b[0] < a[1]
 
 
-def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> dict[Operation, SlicePlan] | None:
-    """Each op's part of the slice (n, h) of the last op's output; None if two consumers of a
-    tensor need different parts of it."""
+def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> dict[Operation, SlicePlan]:
+    """Each op's part of the slice (n, h) of the last op's output. A tensor read by several members
+    is computed as the union of their parts: every consumer of a member comes after it in `ops`, so
+    all of them have asked for their part before its producer's turn."""
     members = set(ops)
     wanted: dict[SSAValue, Range] = {ops[-1].results[0]: (n, h)}
     plans: dict[Operation, SlicePlan] = {}
@@ -122,9 +128,29 @@ def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> d
         for t in plan.inputs:
             if t.value.owner in members:
                 got = ((t.start[0], t.start[0] + t.shape[0]), (t.start[2], t.start[2] + t.shape[2]))
-                if wanted.setdefault(t.value, got) != got:
-                    return None
+                had = wanted.setdefault(t.value, got)
+                wanted[t.value] = ((min(had[0][0], got[0][0]), max(had[0][1], got[0][1])),
+                                   (min(had[1][0], got[1][0]), max(had[1][1], got[1][1])))
     return plans
+
+
+def window_offset(tile: Tile, part: Tile, chip: Chip) -> int | None:
+    """Bytes from the start of `tile` (a producer's output in local memory) to `part` (the rows a
+    consumer reads, inside it) read in place as the local tensor `part.shape` (isa.py's layout), or
+    None when that tensor would not be these elements: its rows (n, channel group) are laid out
+    `row_bytes(part's h)` apart, the tile's `row_bytes(tile's h)` apart, so a part with fewer rows
+    is addressable only when it has one row of planes (N 1, one channel group) or the rounding to
+    the EU width makes both lengths equal. Its last row must also end inside the tile."""
+    if part.shape == tile.shape:
+        return 0
+    n, c, h, w = part.shape
+    esize, groups = ESIZE[dtype_of(part.value)], cgroups(c, chip.lanes)
+    row, tile_row = row_bytes(h, w, esize, chip.eu_bytes), row_bytes(tile.shape[2], w, esize, chip.eu_bytes)
+    if n * groups > 1 and row != tile_row:
+        return None
+    offset = (part.start[0] - tile.start[0]) * groups * tile_row + (part.start[2] - tile.start[2]) * w * esize
+    end = offset + (n * groups - 1) * tile_row + row
+    return offset if end <= tile.shape[0] * groups * tile_row else None
 
 
 class _Allocator:
@@ -158,10 +184,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     slices = []
     for n in n_parts:
         for h in h_parts:
-            plans = _backward(ops, n, h)
-            if plans is None:
-                return "two consumers of a tensor need different parts of it"
-            slices.append(plans)
+            slices.append(_backward(ops, n, h))
     stored = _stored(ops)
     if any(not _covers(op, slices) for op in stored):
         return "its slices do not compute all of a result used outside the group"
@@ -196,7 +219,18 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         out_addr[op] = alloc.take(op, max(tile_bytes(s[op].output, chip) for s in slices))
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
-    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, alloc.end, stored)
+    reads = []
+    for parts in slices:
+        reads.append({})
+        for op in ops:
+            for i, t in enumerate(parts[op].inputs):
+                if t.value.owner in ops:
+                    offset = window_offset(parts[t.value.owner].output, t, chip)  # type: ignore[index]
+                    if offset is None:
+                        return (f"{op.name} reads a part of its operand {i} that its producer's tile (the union of "
+                                f"its consumers' parts) cannot hand out in place")
+                    reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored)
 
 
 def _view_h(t: Tile) -> int:

@@ -23,7 +23,7 @@ from tpudsl.backend.layer_group.emit import group_records
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
 from tpudsl.backend.schedule import schedule
 
-MAX_GROUP_OPS = 12
+MAX_GROUP_OPS = 16
 
 
 def _cost(plan: GroupPlan, chip: Chip) -> int:
