@@ -29,7 +29,9 @@ from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.cmodel.engine import op_names
-from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.backend.cmodel.memory import Memory
+from tpudsl.backend.layer_group.plan import GroupPlan, plan_group, window_offset
+from tpudsl.backend.slicing import Tile
 from tpudsl.cli import model_deploy
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
@@ -42,8 +44,10 @@ from tpudsl.passes import pass_class
 
 @st.composite
 def groupable_networks(draw):
-    """(model, feed): 2-6 ops, each reading the last tensor (or, for a binary, an earlier one); in
-    some, an intermediate tensor is a model output too."""
+    """(model, feed): 2-6 ops, each reading the last tensor (or, for a binary, an earlier one), or a
+    residual block (1-2 shape-keeping convs, a Relu between, then Add of the block's input: that
+    input has two consumers needing different rows); in some, an intermediate tensor is a model
+    output too."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(3, 96)), draw(st.integers(2, 24)))
@@ -52,8 +56,18 @@ def groupable_networks(draw):
     for _ in range(draw(st.integers(2, 6))):
         src = tensors[-1]
         n, c, h, w = g.shapes[src]
-        kind = draw(st.sampled_from(["conv", "conv", "conv", "pool", "binary", "binary", "relu", "concat"]))
-        if kind == "conv":
+        kind = draw(st.sampled_from(["conv", "conv", "conv", "pool", "binary", "binary", "relu", "concat",
+                                     "residual", "residual"]))
+        if kind == "residual":
+            t = src
+            for i in range(draw(st.integers(1, 2))):
+                if i:
+                    t = g.node("Relu", [t], (n, c, h, w))
+                kh, kw = draw(st.sampled_from([1, 3])), draw(st.sampled_from([1, 3]))
+                t = g.node("Conv", [t, g.const((c, c, kh, kw))], (n, c, h, w), kernel_shape=[kh, kw],
+                           pads=[kh // 2, kw // 2, kh // 2, kw // 2])
+            out = g.node("Add", [t, src], (n, c, h, w))
+        elif kind == "conv":
             kh, sh, pt, pb, oh, dh = _window(draw, h, dilate=True)
             kw, sw, pl, pr, ow, dw = _window(draw, w)
             group, oc = (c, c) if draw(st.booleans()) else (1, draw(st.integers(1, 6)))
@@ -109,6 +123,7 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
         got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "g.bmodel"), opt=2), feed)
         groups = _groups(print_module(top.module))
         members = {op: op.attributes["group_id"] for op in top.module.walk() if "group_id" in op.attributes}
+        shared = _shared(top)  # before opt=1 drops the groups
         stores_more = any(u.operation not in members or members[u.operation] != gid
                           for op, gid in members.items() for u in op.results[0].uses
                           if op is not max((o for o in members if members[o] == gid), key=_position))
@@ -119,7 +134,8 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
         for feature, present in (("group of >= 2 ops", bool(groups)),
                                  ("group sliced along H", any(s[0][1] > 1 for s in groups.values())),
                                  ("group sliced along N", any(s[0][0] > 1 for s in groups.values())),
-                                 ("group stores a result besides its last op's", stores_more)):
+                                 ("group stores a result besides its last op's", stores_more),
+                                 ("tensor with two consumers inside a group", bool(shared))):
             if present:
                 event(feature)
                 seen[feature] += 1
@@ -127,8 +143,113 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
 
     check()
     for feature, share in (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
-                           ("group stores a result besides its last op's", 20)):
+                           ("group stores a result besides its last op's", 20),
+                           ("tensor with two consumers inside a group", 10)):
         assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']}"
+
+
+def _shared(top) -> list:
+    """The ops of a group whose result two or more ops of the same group read."""
+    gid = {op: op.attributes["group_id"] for op in top.module.walk() if "group_id" in op.attributes}
+    return [op for op, g in gid.items() if len({u.operation for u in op.results[0].uses if gid.get(u.operation) == g}) > 1]
+
+
+@st.composite
+def residual_networks(draw):
+    """(model, feed): x -> conv -> 1-2 residual blocks (conv, or conv-Relu-conv, plus the block's
+    input, then a Relu or not), shapes that need slicing on the tiny chip: the block input has two
+    consumers in the group (the first conv, halo rows and all, and the Add, its own rows)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    g = Graph(rng)
+    x = (draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(32, 128)), draw(st.integers(16, 40)))
+    g.shapes["x"] = x
+    c = draw(st.integers(1, 4))
+    shape = (x[0], c, x[2], x[3])
+    t = g.node("Conv", ["x", g.const((c, x[1], 3, 3))], shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    for _ in range(draw(st.integers(1, 2))):
+        block_in = t
+        for i in range(draw(st.integers(1, 2))):
+            if i:
+                t = g.node("Relu", [t], shape)
+            kh, kw = draw(st.sampled_from([1, 3])), draw(st.sampled_from([1, 3]))
+            t = g.node("Conv", [t, g.const((c, c, kh, kw))], shape, kernel_shape=[kh, kw],
+                       pads=[kh // 2, kw // 2, kh // 2, kw // 2])
+        t = g.node("Add", [t, block_in], shape)
+        if draw(st.booleans()):
+            t = g.node("Relu", [t], shape)
+    return g.model({"x": x}, t), {"x": rng.standard_normal(x).astype(np.float32)}
+
+
+def test_residual_blocks_group_with_their_input_read_twice(tmp_path):
+    """A tensor with two consumers inside a group (a residual block's input: its first conv reads
+    the rows of the slice plus halos, the Add only the slice's rows) is computed once per slice as
+    the union of both parts and each reads its part in place: the cmodel matches the Tpu interpreter
+    and the groups-of-one compilation, also when the group is sliced along H (required)."""
+    seen = Counter()
+
+    @settings(max_examples=max(25, settings.default.max_examples // 8))
+    @given(residual_networks())
+    def check(net):
+        model, feed = net
+        top = lowered(model)
+        want = interpret(top, feed)
+        got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "g.bmodel"), opt=2), feed)
+        shared = _shared(top)
+        alone, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1), feed)
+        for name, w in want.items():
+            assert_f32_close(got[name], w, name)
+            assert_f32_close(got[name], alone[name].astype(np.float64), name)
+        for feature, present in (("tensor with two consumers inside a group", bool(shared)),
+                                 ("... in a group sliced along H", any(op.attributes["hsecs"].value.data > 1
+                                                                       for op in shared))):
+            if present:
+                event(feature)
+                seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature, share in (("tensor with two consumers inside a group", 2), ("... in a group sliced along H", 5)):
+        assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']}"
+
+
+def test_a_part_is_read_in_place_exactly_where_the_layout_allows(tmp_path):
+    """window_offset against the cmodel's local memory (isa.py's layout, written separately): a tile
+    of random values written at some address; the part read back as a local tensor at the offset it
+    gives equals the numpy sub-array, and where it says None, no offset inside the tile does."""
+    chip = chip_named("tiny")
+    seen = Counter()
+    value = next(op.results[0] for op in lowered(_chain((1, 1, 4, 4), tail=1)[0]).main_func().body.block.ops
+                 if op.name == "tpu.Conv2D")  # an f32 tensor
+
+    @settings(max_examples=max(40, settings.default.max_examples // 4))
+    @given(st.integers(1, 2), st.integers(1, 8), st.integers(1, 12), st.integers(1, 6), st.data())
+    def check(n, c, h, w, data):
+        dn, dh = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, h - 1))
+        pn, ph = data.draw(st.integers(1, n - dn)), data.draw(st.integers(1, h - dh))
+        tile = Tile(value, (0, 0, 0, 0), (n, c, h, w), (c * h * w, h * w, w, 1))
+        part = Tile(value, (dn, 0, dh, 0), (pn, c, ph, w), tile.strides)
+        mem = Memory(chip, 64)
+        mem.lmem[...] = np.random.default_rng(n * c * h * w).integers(0, 256, mem.lmem.shape, np.uint8)
+        values = np.random.default_rng(dh).standard_normal((n, c, h, w)).astype(np.float32)
+        laddr = 2 * chip.eu_bytes
+        mem.write_local(laddr, values)
+        want = values[dn:dn + pn, :, dh:dh + ph]
+        size = lambda shape: isa.lane_bytes(*shape, 4, chip.lanes, chip.eu_bytes)  # noqa: E731
+        fits = [o for o in range(size(tile.shape) - size(part.shape) + 1)
+                if np.array_equal(mem.read_local(laddr + o, part.shape, np.dtype(np.float32)), want)]
+        got = window_offset(tile, part, chip)
+        if got is None:
+            assert fits == [], (tile, part)
+            event("not addressable in place")
+            seen["none"] += 1
+        else:
+            assert got in fits
+            event("read in place at an offset" if got else "the whole tile")
+            seen["offset" if got else "whole"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert min(seen["none"], seen["offset"]) >= seen["examples"] / 6, seen
 
 
 def _chain(shape, tail: int = 2):
