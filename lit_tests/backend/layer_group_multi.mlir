@@ -107,3 +107,59 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     return %a : tensor<1x4x32x16xf32>
   }
 }
+
+// -----
+
+// A whole basic block whose input is computed in the group (ResNet's blocks after the first): the
+// stem conv a feeds the block's first conv b (its rows plus two halo rows for b and c) and the Add
+// (its rows only). a is computed as the union of both parts and the Add reads its rows in place.
+// hsecs = 1 needs 16816 bytes (filters 3 x 144, x 4096, then a, b, c 4096 each, all live when c
+// runs). hsecs = 2, output rows [0, 32) and [32, 64): a's union is [0, 34) and [30, 64), 34 rows,
+// 2176 bytes; filters at 0..432, x's two buffers of 35 rows (2240) up to 4912, a at 4912, b (33
+// rows) at 7088, c (32 rows) at 9200 ending at 11248; the Add reuses b's place, the Relu a's.
+// CHECK-LABEL: func.func @main
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 4912 : i64
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}out_addr = 7088 : i64
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}out_addr = 9200 : i64
+// CHECK: "tpu.Add"{{.*}}{group_id = 0 : i64, hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 7088 : i64}
+// CHECK: "tpu.Relu"{{.*}}{group_id = 0 : i64, hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 4912 : i64}
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w1")
+    %w2 = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w2")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x64x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x64x16xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false, do_relu = true} : (tensor<1x4x64x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x64x16xf32> loc("b")
+    %c = "tpu.Conv2D"(%b, %w2, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x64x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x64x16xf32> loc("c")
+    %s = "tpu.Add"(%c, %a) : (tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> loc("s")
+    %r = "tpu.Relu"(%s) : (tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> loc("r")
+    return %r : tensor<1x4x64x16xf32>
+  }
+}
+
+// -----
+
+// The same block with 8 channels: two channel groups per lane, so a's 18-row tile lays its planes
+// 1152 bytes apart while the Add's 16-row part would be read 1024 apart: not addressable in place,
+// so the stem conv stays out and the block (b, c, the Add, the Relu) loads a from global memory.
+// CHECK-LABEL: func.func @main
+// CHECK: "tpu.Conv2D"(%0, %1, %4) {hsecs = 1 : i64, kernel_shape
+// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64
+// CHECK: "tpu.Relu"{{.*}}group_id = 0 : i64, hsecs = 2 : i64
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w1")
+    %w2 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w2")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x32x16xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x32x16xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false, do_relu = true} : (tensor<1x8x32x16xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x32x16xf32> loc("b")
+    %c = "tpu.Conv2D"(%b, %w2, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x32x16xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x32x16xf32> loc("c")
+    %s = "tpu.Add"(%c, %a) : (tensor<1x8x32x16xf32>, tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("s")
+    %r = "tpu.Relu"(%s) : (tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("r")
+    return %r : tensor<1x8x32x16xf32>
+  }
+}
