@@ -17,6 +17,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
+from xdsl.dialects.builtin import IntegerAttr, i64
 
 from tests.backend_support import assert_f32_close, compile_for, interpret, lowered, transformed_conv_pool
 from tests.models import resnet18
@@ -30,7 +31,7 @@ from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.cmodel.engine import op_names
 from tpudsl.backend.cmodel.memory import Memory
-from tpudsl.backend.layer_group.plan import GroupPlan, plan_group, window_offset
+from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, plan_group, window_offset
 from tpudsl.backend.slicing import Tile
 from tpudsl.cli import model_deploy
 from tpudsl.dialects import make_context
@@ -210,6 +211,54 @@ def test_residual_blocks_group_with_their_input_read_twice(tmp_path):
     check()
     for feature, share in (("tensor with two consumers inside a group", 2), ("... in a group sliced along H", 5)):
         assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']}"
+
+
+def _basic_block(shape):
+    """x -> conv a -> conv b (Relu) -> conv c -> Add(c, a) -> Relu: a has two consumers, b and the Add."""
+    rng = np.random.default_rng(11)
+    g = Graph(rng)
+    g.shapes["x"] = shape
+    c = shape[1]
+    conv = lambda t: g.node("Conv", [t, g.const((c, c, 3, 3)) ], shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])  # noqa: E731
+    a = conv("x")
+    out = g.node("Relu", [g.node("Add", [conv(g.node("Relu", [conv(a)], shape)), a], shape)], shape)
+    return g.model({"x": shape}, out), {"x": rng.standard_normal(shape).astype(np.float32)}
+
+
+def test_an_int8_basic_block_as_one_group_is_bit_exact(tmp_path):
+    """INT8: a basic block with its input computed in the group, made one group sliced along H (the
+    plan first_fit_split finds; at this size the search prefers to cut after the stem conv, whose
+    halo rows cost more BDC cycles than its tile's GDMA round trip): the Add reads the stem's rows
+    in place, at an offset into its tile in some slice, and the cmodel equals the Tpu interpreter
+    and opt=1 bit for bit."""
+    model, feed = _basic_block((1, 4, 128, 32))
+    top = int8_module(model, (1, 4, 128, 32), tmp_path)
+    want = interpret(top, feed)
+    ctx = make_context()
+    for name in ("weight-reorder", "address-assign"):
+        pass_class(name)().apply(ctx, top.module)
+    got = {}
+    for opt in (1, 2):
+        pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+        if opt == 2:  # the whole model (quantizing Cast .. dequantizing Cast) as one group
+            ops = [op for op in top.main_func().body.block.ops if op.name.startswith("tpu.")]
+            plan = first_fit_split(ops, chip_named("tiny"))
+            assert isinstance(plan, GroupPlan) and plan.hsecs > 1, plan
+            for op in ops:
+                for key, value in (("group_id", 0), ("nsecs", plan.nsecs), ("hsecs", plan.hsecs),
+                                   ("lmem_bytes", plan.lmem_bytes), ("out_addr", plan.out_addr[op])):
+                    op.attributes[key] = IntegerAttr(value, i64)
+        pass_class("codegen")(model_file=str(tmp_path / f"{opt}.bmodel"), embed_debug_info=True).apply(ctx, top.module)
+        bm = read_bmodel(str(tmp_path / f"{opt}.bmodel"))
+        got[opt], _ = run_bmodel(bm, feed)
+    stem, add = [op for op in ops if op.name in ("tpu.Conv2D", "tpu.Add")][::3]
+    records = isa.decode(bm.commands)
+    reads = {r.b_addr for r, n in zip(records, op_names(bm.debug, len(records)))
+             if isinstance(r, isa.BdcBinaryQ) and n == loc_name(add)}
+    tile = plan.out_addr[stem]
+    assert reads == {tile, tile + 2 * 32}, (tile, reads)  # later slices: 2 halo rows (b's, c's) of 32 int8 before
+    for name, w in want.items():
+        assert np.array_equal(got[2][name], w) and np.array_equal(got[1][name], w), name
 
 
 def test_a_part_is_read_in_place_exactly_where_the_layout_allows(tmp_path):
