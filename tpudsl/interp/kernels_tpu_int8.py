@@ -9,17 +9,22 @@ rshift are the op's attributes, as on the chip; only `tpu.Cast` reads scales, fr
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from tpudsl.dialects.geometry.window import transposed_out_size
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
 from tpudsl.interp.kernels_nn import KERNELS as NN_KERNELS
 from tpudsl.interp.kernels_nn import _out_sizes
 from tpudsl.interp.table import KERNELS
-from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, saturate
+from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, saturate, scale_and_shift
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
-# tpu.Add and tpu.Mul have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
+# tpu.Add, tpu.Sub and tpu.Mul have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
 ELEMENTWISE_ROUND = "HalfAwayFromZero"
+# tpu.Deconv has none either (in our table): Conv2D's default, the same requantization as a conv.
+DECONV_ROUND = "HalfUp"
 
 
 def _exact(y: Array) -> Array:
@@ -41,6 +46,28 @@ def _window_sums(x: Array, w: Array, g: Geometry) -> Array:
     return _exact(y).reshape(n, oc, *out)
 
 
+def _deconv_sums(x: Array, w: Array, a: KernelAttrs) -> Array:
+    """Integer transposed convolution of x [n, ic, h, w] with w [ic, oc/group, kh, kw] (ONNX
+    layout): every tap's products summed exactly (float64, < 2^53), scattered into an int64
+    canvas, cropped by pads and grown by output_padding."""
+    if a.get("dynweight_reorderd", False):
+        raise ValueError("tpu.Deconv INT8 with a reordered [oc, ic/g, kh, kw] filter is not modelled")
+    g = Geometry.of(a, w.shape)
+    n, ic, *size = x.shape
+    icg, ocg = ic // g.group, w.shape[1]
+    xg = x.astype(np.float64).reshape(n, g.group, icg, -1)
+    wg = w.astype(np.float64).reshape(g.group, icg, ocg, -1).transpose(0, 3, 2, 1)  # [g, taps, oc/g, ic/g]
+    full = [transposed_out_size(s, k, st, d, 0, 0, 0) for s, k, st, d in zip(size, g.kernel, g.strides, g.dilations, strict=True)]
+    output_padding = list(a.get("output_padding") or [0] * len(size))
+    out = [f - pb - pe + op for f, pb, pe, op in zip(full, g.pads_begin, g.pads_end, output_padding, strict=True)]
+    canvas = np.zeros((n, g.group * ocg, *(max(f, pb + o) for f, pb, o in zip(full, g.pads_begin, out, strict=True))),
+                      np.int64)
+    for t, tap in enumerate(g.taps()):
+        canvas[(slice(None), slice(None), *tap_slices(tap, g, tuple(size)))] += \
+            _exact(np.matmul(wg[:, t], xg)).reshape(n, g.group * ocg, *size)
+    return canvas[(slice(None), slice(None), *(slice(pb, pb + o) for pb, o in zip(g.pads_begin, out, strict=True)))]
+
+
 def _per_channel(values: list[int], rank: int) -> Array:
     return np.asarray(values, np.int64).reshape(-1, *[1] * (rank - 2))
 
@@ -55,23 +82,66 @@ def conv2d(ins: Inputs, a: KernelAttrs) -> Array:
                    a["round_mode"])
 
 
+def deconv(ins: Inputs, a: KernelAttrs) -> Array:
+    x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
+    assert x is not None and w is not None
+    acc = _deconv_sums(x, w, a)
+    if bias is not None:
+        acc += _per_channel(list(bias.ravel()), acc.ndim)
+    return requant(acc, _per_channel(a["multiplier"], acc.ndim), _per_channel(a["rshift"], acc.ndim),
+                   DECONV_ROUND)
+
+
+def softmax(ins: Inputs, a: KernelAttrs) -> Array:
+    """e = table[max - x] along the axis (int8 differences, 0..255; the table holds
+    round(exp(-d s_in beta) 2^16) as int32), S = sum e (int64, exact), then the float tail
+    y = sat(round_half_away((e / S) / s_out)), both divisions in float64."""
+    x, table = ins[0], ins[1]
+    if table is None or table.shape != (256,) or table.dtype != np.int32:
+        raise ValueError("tpu.Softmax INT8 needs a 256-entry int32 exp table")
+    if a.get("log", False):
+        raise ValueError("tpu.Softmax INT8 with log=true is not modelled")
+    axis = a["axis"]
+    xi = x.astype(np.int64)  # type: ignore[union-attr]
+    e = table.astype(np.int64)[xi.max(axis, keepdims=True) - xi]
+    return quantize(e / e.sum(axis, keepdims=True), a.scales[1])
+
+
 def matmul(ins: Inputs, a: KernelAttrs) -> Array:
-    if len(a["multipliers"]) != 1:
-        raise ValueError("tpu.MatMul INT8 with per-channel multipliers is not modelled")
+    """One (multiplier, rshift), or one per output column (per-channel weights): they broadcast
+    along the result's last axis, as the int32 bias does."""
     x, right, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     acc = _exact(NN_KERNELS["top.MatMul"].run([x.astype(np.float64), right.astype(np.float64), None], a))  # type: ignore[union-attr]
     if bias is not None:
         acc = acc + bias.astype(np.int64)
-    return requant(acc, a["multipliers"][0], a["rshifts"][0], a["round_mode"])
+    multipliers, rshifts = a["multipliers"], a["rshifts"]
+    if len(multipliers) not in (1, acc.shape[-1]) or len(rshifts) != len(multipliers):
+        raise ValueError(f"tpu.MatMul INT8 needs 1 or {acc.shape[-1]} multipliers and as many rshifts, "
+                         f"has {len(multipliers)} and {len(rshifts)}")
+    return requant(acc, np.asarray(multipliers, np.int64), np.asarray(rshifts, np.int64), a["round_mode"])
+
+
+def _terms(ins: Inputs, a: KernelAttrs, op: str) -> tuple[list[Array], int]:
+    """x_i * m_i (int64) of each input, and the one shift of tpu.Add / tpu.Sub."""
+    shifts = set(a["rshifts"])
+    if len(shifts) != 1 or len(a["multipliers"]) != len(ins):
+        raise ValueError(f"{op} INT8 needs one multiplier per input and one shift, has {a['rshifts']}")
+    return [x.astype(np.int64) * m for x, m in zip(ins, a["multipliers"], strict=True)], shifts.pop()  # type: ignore[union-attr]
 
 
 def add(ins: Inputs, a: KernelAttrs) -> Array:
     """sat(right_shift_round(sum_i x_i * m_i, n)) with one shift n."""
-    shifts = set(a["rshifts"])
-    if len(shifts) != 1 or len(a["multipliers"]) != len(ins):
-        raise ValueError(f"tpu.Add INT8 needs one multiplier per input and one shift, has {a['rshifts']}")
-    acc = sum(x.astype(np.int64) * m for x, m in zip(ins, a["multipliers"], strict=True))  # type: ignore[union-attr]
-    return saturate(right_shift_round(acc, shifts.pop(), ELEMENTWISE_ROUND))
+    terms, shift = _terms(ins, a, "tpu.Add")
+    return saturate(right_shift_round(sum(terms), shift, ELEMENTWISE_ROUND))
+
+
+def sub(ins: Inputs, a: KernelAttrs) -> Array:
+    """sat(right_shift_round(x_0 m_0 - x_1 m_1, n)); is_reverse: x_1 m_1 - x_0 m_0."""
+    if len(ins) != 2:
+        raise ValueError(f"tpu.Sub INT8 is modelled with two inputs, has {len(ins)}")
+    (t0, t1), shift = _terms(ins, a, "tpu.Sub")
+    acc = t1 - t0 if a.get("is_reverse", False) else t0 - t1
+    return saturate(right_shift_round(acc, shift, ELEMENTWISE_ROUND))
 
 
 def mul(ins: Inputs, a: KernelAttrs) -> Array:
@@ -80,15 +150,26 @@ def mul(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 def pool2d(ins: Inputs, a: KernelAttrs) -> Array:
+    """Max: the int8 values picked. Avg: the window sum requantized by (multiplier, rshift); with
+    pads and count_include_pad false, each position by scale_and_shift(scale / k) instead, k the
+    number of its window's elements inside the input and `scale` the f32 s_in / s_out."""
     x = ins[0]
     assert x is not None
     if a["pool_mode"] == "Max":  # int8 values are exact in float32: the Top kernel picks them
         return KERNELS["top.MaxPool"].run([x.astype(np.float32)], a).astype(np.int8)  # type: ignore[union-attr]
+    if a.get("ceil_mode", False):
+        raise ValueError("tpu.Pool2D Avg INT8 with ceil_mode is not modelled")
     c = x.shape[1]
     ones = np.ones((c, 1, *a["kernel_shape"]), np.int8)
     g = Geometry.of(a, ones.shape)
-    sums = _window_sums(x, ones, Geometry(g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, c))
-    return requant(sums, a["multiplier"], a["rshift"], a["round_mode"])
+    sums = _window_sums(x, ones, dataclasses.replace(g, group=c))
+    if a.get("count_include_pad", False) or not any(g.pads_begin + g.pads_end):
+        return requant(sums, a["multiplier"], a["rshift"], a["round_mode"])
+    counts = _window_sums(np.ones((1, 1, *x.shape[2:]), np.int8), ones[:1], dataclasses.replace(g, group=1))[0, 0]
+    multipliers, rshifts = np.zeros(counts.shape, np.int64), np.zeros(counts.shape, np.int64)
+    for k in np.unique(counts):
+        multipliers[counts == k], rshifts[counts == k] = scale_and_shift(a["scale"] / int(k))
+    return requant(sums, multipliers, rshifts, a["round_mode"])
 
 
 def lut(ins: Inputs, a: KernelAttrs) -> Array:
@@ -121,7 +202,10 @@ def cast(ins: Inputs, a: KernelAttrs) -> Array | None:
 INT8_KERNELS = {
     "tpu.Conv2D": conv2d,
     "tpu.MatMul": matmul,
+    "tpu.Deconv": deconv,
+    "tpu.Softmax": softmax,
     "tpu.Add": add,
+    "tpu.Sub": sub,
     "tpu.Mul": mul,
     "tpu.Pool2D": pool2d,
 }

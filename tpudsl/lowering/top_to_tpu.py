@@ -442,7 +442,6 @@ class ConvertTopToTpuPass(ModulePass):
         mode = mode_attr.data
         for option, value, default in (("asymmetric", self.asymmetric, False),
                                        ("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
-                                       ("matmul_perchannel", self.matmul_perchannel, False),
                                        ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
@@ -452,11 +451,13 @@ class ConvertTopToTpuPass(ModulePass):
             if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8"):
                 raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered "
                                   "(F32, F16 and BF16 are; INT8 when the module's mode is INT8)")
+        if self.matmul_perchannel and mode != "INT8":
+            raise TpudslError("convert-top-to-tpu: matmul_perchannel=true needs mode INT8")
         if mode == "INT8":
             # Imported here: the INT8 lowering builds on this module's float lowering (its fallback).
             from tpudsl.lowering.top_to_tpu_int8 import lower_int8
 
-            lower_int8(top, qtable)
+            lower_int8(top, qtable, self.matmul_perchannel)
         else:
             lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")

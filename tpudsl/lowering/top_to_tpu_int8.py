@@ -19,6 +19,7 @@ Tpu interpreter's INT8 kernels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -74,6 +75,7 @@ class _Int8Lowering(_Lowering):
     scales: dict[str, float] = field(default_factory=dict)
     int8_casts: dict[tuple[SSAValue, float], SSAValue] = field(default_factory=dict)
     quantized: dict[str, SSAValue] = field(default_factory=dict)
+    matmul_perchannel: bool = False
 
     def value_in(self, value: SSAValue, mode: str) -> SSAValue:
         """A float op's operand: an int8 value is first cast to f32 (`<producer>_f32`)."""
@@ -179,41 +181,69 @@ def _bias(s: _Int8Lowering, op: Operation, bias: SSAValue, scales: np.ndarray) -
     return s.new_weight(f"{loc_name(bias.owner)}_int32", array, op)  # type: ignore[arg-type]
 
 
-def _conv(op: Operation, s: _Int8Lowering) -> bool:
-    """Per output channel c: s_w[c] = max|w_c| / 127, int32 bias b / (s_w[c] s_in), and
-    (multiplier[c], rshift[c]) = scale_and_shift(s_w[c] s_in / s_out)."""
-    x, w = op.operands[0], op.operands[1]
-    if not _is_weight(w):
-        return False
-    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+def _per_channel_weight(s: _Int8Lowering, op: Operation, w: SSAValue, axis: int) -> tuple[SSAValue, np.ndarray]:
+    """A weight quantized per channel along `axis`: s_w[c] = max|w_c| / 127, the filter typed
+    `!quant.uniform<i8<-127:127>:f32:axis, {...}>`; returns the int8 weight and s_w."""
     data = np.asarray(s.top.weight_of(w.owner), dtype=np.float32)  # type: ignore[arg-type]
-    sw = np.array([_weight_scale(c) for c in data])
-    qw = quantize(data, sw.reshape(-1, *[1] * (data.ndim - 1)), -INT8_MAX)
-    wtype = TensorType(UniformQuantizedType.make("i8", Float32Type(), list(sw), [0] * len(sw), axis=0,
+    sw = np.array([_weight_scale(np.take(data, c, axis)) for c in range(data.shape[axis])])
+    shape = [1] * data.ndim
+    shape[axis] = -1
+    qw = quantize(data, sw.reshape(shape), -INT8_MAX)
+    wtype = TensorType(UniformQuantizedType.make("i8", Float32Type(), list(sw), [0] * len(sw), axis=axis,
                                                  storage_range=(-INT8_MAX, INT8_MAX)), data.shape)
-    operands = [s.int8_in(x), s.new_weight(f"{loc_name(w.owner)}_int8", qw, op, wtype)]  # type: ignore[arg-type]
+    return s.new_weight(f"{loc_name(w.owner)}_int8", qw, op, wtype), sw  # type: ignore[arg-type]
+
+
+def _filter_op(op: Operation, s: _Int8Lowering, tpu: str, axis: int) -> bool:
+    """Conv2D / Deconv: per output channel c (filter axis `axis`) s_w[c], int32 bias
+    b / (s_w[c] s_in), and (multiplier[c], rshift[c]) = scale_and_shift(s_w[c] s_in / s_out)."""
+    x = op.operands[0]
+    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+    weight, sw = _per_channel_weight(s, op, op.operands[1], axis)
+    operands = [s.int8_in(x), weight]
     has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
     operands.append(_bias(s, op, op.operands[2], sw * s_in) if has_bias else s.none_value(op))
     pairs = [scale_and_shift(float(c) * s_in / s_out) for c in sw]
     attrs = {**_float_attrs(op), "multiplier": [m for m, _ in pairs], "rshift": [r for _, r in pairs],
              "quant_mode": "MultiplierShift"}
-    return _replace(op, s, "tpu.Conv2D", operands, s_out, attrs)
+    return _replace(op, s, tpu, operands, s_out, attrs)
+
+
+def _conv(op: Operation, s: _Int8Lowering) -> bool:
+    """A static filter [oc, ic/g, kh, kw], per output channel (axis 0)."""
+    return _is_weight(op.operands[1]) and _filter_op(op, s, "tpu.Conv2D", 0)
+
+
+def _deconv(op: Operation, s: _Int8Lowering) -> bool:
+    """A static filter in ONNX layout [ic, oc, kh, kw], per output channel (axis 1): only with
+    group 1 (with groups an output channel is a (group, column) pair no per-axis type names)."""
+    top = _top(op)
+    if not _is_weight(op.operands[1]) or top.get("group", 1) != 1 or top.get("dynweight_reorderd", False):
+        return False
+    return _filter_op(op, s, "tpu.Deconv", 1)
 
 
 def _matmul(op: Operation, s: _Int8Lowering) -> bool:
-    """Per tensor: the right operand (a weight at max|w|/127, or an int8 activation) at s_r,
-    int32 bias b / (s_r s_in), one (multiplier, rshift) of s_r s_in / s_out."""
+    """The right operand (a weight at max|w|/127, or an int8 activation) at s_r, int32 bias
+    b / (s_r s_in), one (multiplier, rshift) of s_r s_in / s_out. With matmul_perchannel a 2-D
+    weight is quantized per output column (as Conv's filter per output channel): s_r, the bias
+    scale and (multiplier, rshift) per column."""
     x, right = op.operands[0], op.operands[1]
     has_bias = len(op.operands) > 2 and op.operands[2].owner.name != "top.None"  # type: ignore[union-attr]
     if (has_bias and not _is_weight(op.operands[2])):
         return False
     s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
-    operands = [s.int8_in(x), s.int8_in(right)]
-    s_right = scale_of(operands[1])
-    assert s_right is not None
-    operands.append(_bias(s, op, op.operands[2], np.float64(s_right * s_in)) if has_bias else s.none_value(op))
-    multiplier, rshift = scale_and_shift(s_right * s_in / s_out)
-    attrs = {**_float_attrs(op), "multipliers": [multiplier], "rshifts": [rshift], "quant_mode": "MultiplierShift"}
+    top = _top(op)
+    if s.matmul_perchannel and _is_weight(right) and len(_shape(right)) == 2 and not top.get("hdim_is_batch", False):
+        weight, s_right = _per_channel_weight(s, op, right, 0 if top.get("right_transpose", False) else 1)
+        operands = [s.int8_in(x), weight]
+    else:
+        operands = [s.int8_in(x), s.int8_in(right)]
+        s_right = np.array([scale_of(operands[1])])
+    operands.append(_bias(s, op, op.operands[2], s_right * s_in) if has_bias else s.none_value(op))
+    pairs = [scale_and_shift(float(c) * s_in / s_out) for c in s_right]
+    attrs = {**_float_attrs(op), "multipliers": [m for m, _ in pairs], "rshifts": [r for _, r in pairs],
+             "quant_mode": "MultiplierShift"}
     return _replace(op, s, "tpu.MatMul", operands, s_out, attrs)
 
 
@@ -222,6 +252,15 @@ def _add(op: Operation, s: _Int8Lowering) -> bool:
     shift n, the largest in get_scale_and_shift's range [-32, 30] at which every
     m_i = round(r_i 2^n) fits an int32 (one input's own best shift would round the others away:
     r = 1 alone gives n = 0, and 0.82 would become 1)."""
+    return _weighted_sum(op, s, "tpu.Add")
+
+
+def _sub(op: Operation, s: _Int8Lowering) -> bool:
+    """Add's constants for two inputs; the kernel subtracts: x_0 m_0 - x_1 m_1 >> n."""
+    return len(op.operands) == 2 and _weighted_sum(op, s, "tpu.Sub")
+
+
+def _weighted_sum(op: Operation, s: _Int8Lowering, tpu: str) -> bool:
     coeff = _top(op).get("coeff")
     if coeff is not None and any(c != 1.0 for c in coeff):
         return False
@@ -232,7 +271,7 @@ def _add(op: Operation, s: _Int8Lowering) -> bool:
     attrs = {**_float_attrs(op), "multipliers": [round_half_away(r * 2.0**rshift) for r in ratios],
              "rshifts": [rshift] * len(ratios)}
     attrs.pop("coeff", None)
-    return _replace(op, s, "tpu.Add", operands, s_out, attrs)
+    return _replace(op, s, tpu, operands, s_out, attrs)
 
 
 def _mul(op: Operation, s: _Int8Lowering) -> bool:
@@ -255,17 +294,32 @@ def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
 
 
 def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
-    """The window sum times s_in / (s_out kh kw), one (multiplier, rshift): only where every
-    window holds kh kw elements (no pads or count_include_pad, no ceil_mode)."""
+    """The window sum times s_in / (s_out kh kw), one (multiplier, rshift). With pads and
+    count_include_pad false the divisor is the window's element count inside the input, per
+    position: the op also carries scale = float32(s_in / s_out) and the kernel requantizes each
+    position by scale_and_shift(scale / count). Not with ceil_mode."""
     attrs = _float_attrs(op)
-    top = _top(op)
-    if (any(from_attr(attrs["pads"])) and not top.get("count_include_pad", False)) or top.get("ceil_mode", False) \
-           :
+    if _top(op).get("ceil_mode", False):
         return False
     s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
     multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(from_attr(attrs["kernel_shape"])))))
     attrs.update(multiplier=multiplier, rshift=rshift)
+    if any(from_attr(attrs["pads"])) and not _top(op).get("count_include_pad", False):
+        attrs["scale"] = float(np.float32(s_in / s_out))
     return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], s_out, attrs)
+
+
+def _softmax(op: Operation, s: _Int8Lowering) -> bool:
+    """An exp table on int8 differences from the max: entry d = round(exp(-d s_in beta) 2^16)
+    (int32, `<name>_table`), then the kernel's float tail (kernels_tpu_int8.softmax). Not log."""
+    if _top(op).get("log", False):
+        return False
+    x = op.operands[0]
+    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
+    beta = _top(op).get("beta", 1.0)
+    table = np.array([round_half_away(math.exp(-d * s_in * beta) * 2**16) for d in range(256)], np.int32)
+    return _replace(op, s, "tpu.Softmax", [s.int8_in(x), s.new_weight(f"{loc_name(op)}_table", table, op)], s_out,
+                    _float_attrs(op))
 
 
 def _lut(op: Operation, s: _Int8Lowering) -> bool:
@@ -294,6 +348,9 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Conv": _conv,
     "top.MatMul": _matmul,
     "top.Add": _add,
+    "top.Sub": _sub,
+    "top.Deconv": _deconv,
+    "top.Softmax": _softmax,
     "top.Mul": _mul,
     "top.AvgPool": _avg_pool,
     **{name: _same_scale for name in ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute",
@@ -324,13 +381,14 @@ def _calibrated_scales(top: TopModule) -> dict[str, float]:
     return scales
 
 
-def lower_int8(top: TopModule, qtable: Mapping[str, str]) -> None:
+def lower_int8(top: TopModule, qtable: Mapping[str, str], matmul_perchannel: bool = False) -> None:
     """Lower @main in INT8; ops the qtable names in a float mode, and ops without an INT8 form,
     in that float mode (F32 for the latter). Outputs come back as f32."""
     if top.module.attributes.get("module.state") != StringAttr("TOP_CALIBRATED"):
         raise TpudslError("convert-top-to-tpu: INT8 needs a calibrated module: run --import-calibration-table first")
     state = _Int8Lowering(top, "F32", {})
     state.scales = _calibrated_scales(top)
+    state.matmul_perchannel = matmul_perchannel
     main = top.main_func()
     for op in list(main.body.block.ops):
         if op.name in KEPT or isinstance(op, ReturnOp):
