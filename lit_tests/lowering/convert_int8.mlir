@@ -20,7 +20,7 @@
 // Multipliers and shifts: tests/test_requant.py's Fraction reference ref_scale_and_shift of
 // s_w s_in / s_out = 0.5/254, 1.27/254, 0.3/254 (s_out = 2.54 / 127): n = 30, the last candidate.
 // CHECK: %[[C:[0-9]+]] = "tpu.Conv2D"(%[[X]], %{{[0-9]+}}, %{{[0-9]+}}) {{{.*}}multiplier = [2113665, 5368709, 1268199], {{.*}}quant_mode = #tpu<rq_mode MultiplierShift>, {{.*}}rshift = [30, 30, 30]{{.*}} : (tensor<1x1x2x2x!quant.uniform<i8:f32, 1.000000e-02>>, tensor<3x1x1x1x!quant.uniform<i8<-127:127>:f32:0, {{.*}}>>, tensor<3xi32>) -> tensor<1x3x2x2x!quant.uniform<i8:f32, 2.000000e-02>>
-// Must not: Softmax has no INT8 form, it stays F32 after a Cast to f32 (named <producer>_f32).
+// Must not: Softmax with log = true has no INT8 form, it stays F32 after a Cast to f32 (named <producer>_f32).
 // CHECK-NEXT: %[[CF:[0-9]+]] = "tpu.Cast"(%[[C]]) : (tensor<1x3x2x2x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<1x3x2x2xf32>
 // MaxPool's output scale (2.0 / 127) differs from its input's: a RequantInt first, no arithmetic in the pool.
 // (2.54/127) / (2.0/127) = 1.27: the reference gives (2663383, 21).
@@ -50,7 +50,7 @@ module attributes {module.name = "m", module.state = "TOP_F32", module.weight_fi
     %3 = "top.Conv"(%0, %1, %2) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0]} : (tensor<1x1x2x2xf32>, tensor<3x1x1x1xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32> loc("conv")
     %4 = "top.MaxPool"(%3) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x3x2x2xf32>) -> tensor<1x3x1x1xf32> loc("pool")
     %5 = "top.Sigmoid"(%4) : (tensor<1x3x1x1xf32>) -> tensor<1x3x1x1xf32> loc("sig")
-    %6 = "top.Softmax"(%3) {axis = 1 : i64} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> loc("soft")
+    %6 = "top.Softmax"(%3) {axis = 1 : i64, log = true} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> loc("soft")
     return %5, %6 : tensor<1x3x1x1xf32>, tensor<1x3x2x2xf32>
   }
 }
