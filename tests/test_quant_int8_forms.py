@@ -1,0 +1,210 @@
+"""The INT8 forms of Sub, Deconv, Softmax, AvgPool without counted pads and per-channel MatMul.
+
+* Kernels: each against a reference written here from docs/quantization.md's formulas with
+  Python ints, fractions and floats (loops over elements, no numpy arithmetic shared with the
+  kernels), the rounding of tests/test_requant.py.
+* Lowering constants: recomputed here from the weights and thresholds with fractions.
+* Against Top: one model with every form, calibrated on random samples (minmax), output cosine
+  >= 0.99 on another input, and every form really INT8 (not the F32 fallback).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tests.models.builder import GraphBuilder
+from tests.test_requant import ref_round, ref_scale_and_shift
+from tests.test_tpu_float import cosine, run, top_module
+from tests.test_tpu_int8 import kernel, ref_rq, rng_int8
+from tpudsl.dialects import make_context
+from tpudsl.interp.kernel import KernelAttrs
+from tpudsl.interp.kernels_tpu import TPU_KERNELS
+from tpudsl.interp.module_interpreter import result_names
+from tpudsl.ir.module import load_module, save_module
+from tpudsl.lowering.calibration import calibrate
+from tpudsl.lowering.calibration_table import table_text
+from tpudsl.passes import pass_class
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_sub_kernel_is_the_formula(reverse):
+    rng = np.random.default_rng(11)
+    a, b = rng_int8(rng, 2, 3, 4), rng_int8(rng, 1, 3, 1)
+    got = kernel("tpu.Sub", [a, b], {"multipliers": [1234567, 765432], "rshifts": [21, 21], "is_reverse": reverse},
+                 None)
+    for idx in itertools.product(range(2), range(3), range(4)):
+        p, q = int(a[idx]) * 1234567, int(b[0, idx[1], 0]) * 765432
+        assert got[idx] == ref_rq(q - p if reverse else p - q, 1, 21, "HalfAwayFromZero"), idx
+
+
+def test_deconv_kernel_is_the_formula():
+    """Each input pixel scatters x * w[ic, oc] to i * stride + tap * dilation - pad_begin; positions
+    outside the output are dropped; output_padding adds rows that only the bias reaches."""
+    rng = np.random.default_rng(12)
+    x, w = rng_int8(rng, 1, 4, 3, 3), rng_int8(rng, 4, 3, 2, 3)  # group 2: ic/g = 2, oc/g = 3
+    bias = rng.integers(-5000, 5000, 6).astype(np.int32)
+    mult = [int(v) for v in rng.integers(1, 2**20, 6)]
+    shift = [int(v) for v in rng.integers(10, 24, 6)]
+    strides, dil, pb, pe, opad = (2, 1), (1, 2), (1, 0), (0, 1), (1, 0)
+    attrs = {"kernel_shape": [2, 3], "strides": list(strides), "pads": [*pb, *pe], "group": 2,
+             "dilations": list(dil), "output_padding": list(opad), "multiplier": mult, "rshift": shift}
+    got = kernel("tpu.Deconv", [x, w, bias], attrs, None)
+    out = [(3 - 1) * s + d * (k - 1) + 1 - b - e + o for s, d, k, b, e, o in zip(strides, dil, (2, 3), pb, pe, opad)]
+    assert got.shape == (1, 6, *out) and got.dtype == np.int8
+    acc = {(o, i, j): int(bias[o]) for o in range(6) for i in range(out[0]) for j in range(out[1])}
+    for ic, i, j, oc, a, b in itertools.product(range(4), range(3), range(3), range(3), range(2), range(3)):
+        o = (ic // 2) * 3 + oc
+        pos = (i * strides[0] + a * dil[0] - pb[0], j * strides[1] + b * dil[1] - pb[1])
+        if (o, *pos) in acc:
+            acc[(o, *pos)] += int(x[0, ic, i, j]) * int(w[ic, oc, a, b])
+    for (o, i, j), total in acc.items():
+        assert got[0, o, i, j] == ref_rq(total, mult[o], shift[o], "HalfUp"), (o, i, j)
+
+
+def test_softmax_kernel_is_the_formula():
+    """e = table[max - x], S = sum e, y = sat(round_half_away((e / S) / s_out)) in doubles."""
+    rng = np.random.default_rng(13)
+    x = rng_int8(rng, 2, 5, 3)
+    s_in, s_out = 0.03, 1 / 127
+    table = np.array([round(math.exp(-d * s_in) * 65536) for d in range(256)], np.int32)
+    got = TPU_KERNELS["tpu.Softmax"].run([x, table], KernelAttrs({"axis": 1}, [None], [np.dtype(np.int8)],
+                                                                 (s_in, s_out)))
+    for n, k in itertools.product(range(2), range(3)):
+        column = [int(v) for v in x[n, :, k]]
+        e = [int(table[max(column) - v]) for v in column]
+        for c in range(5):
+            want = max(-128, min(127, ref_round(Fraction((e[c] / sum(e)) / s_out), "HalfAwayFromZero")))
+            assert got[n, c, k] == want, (n, c, k)
+
+
+def test_avgpool_without_counted_pads_is_the_formula():
+    """Each position's window sum over the elements inside the input, requantized by
+    scale_and_shift(scale / count)."""
+    rng = np.random.default_rng(14)
+    x = rng_int8(rng, 1, 2, 5, 5)
+    scale = float(np.float32(2.7))
+    attrs = {"pool_mode": "Avg", "kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
+             "count_include_pad": False, "multiplier": 1, "rshift": 0, "scale": scale, "round_mode": "HalfUp"}
+    got = kernel("tpu.Pool2D", [x], attrs, (1, 2, 3, 3))
+    counts = set()
+    for c, i, j in itertools.product(range(2), range(3), range(3)):
+        inside = [(r, q) for r in range(2 * i - 1, 2 * i + 2) for q in range(2 * j - 1, 2 * j + 2)
+                  if 0 <= r < 5 and 0 <= q < 5]
+        counts.add(len(inside))
+        m, n = ref_scale_and_shift(scale / len(inside))
+        assert got[0, c, i, j] == ref_rq(sum(int(x[0, c, r, q]) for r, q in inside), m, n, "HalfUp"), (c, i, j)
+    assert counts == {4, 6, 9}
+
+
+def test_per_channel_matmul_kernel_is_the_formula():
+    rng = np.random.default_rng(15)
+    x, w = rng_int8(rng, 2, 3, 40), rng_int8(rng, 40, 5)
+    bias = rng.integers(-3000, 3000, 5).astype(np.int32)
+    mult = [int(v) for v in rng.integers(1, 2**20, 5)]
+    shift = [int(v) for v in rng.integers(18, 30, 5)]
+    got = kernel("tpu.MatMul", [x, w, bias], {"multipliers": mult, "rshifts": shift, "round_mode": "HalfUp"},
+                 (2, 3, 5))
+    for i, j, k in itertools.product(range(2), range(3), range(5)):
+        acc = int(bias[k]) + sum(int(x[i, j, t]) * int(w[t, k]) for t in range(40))
+        assert got[i, j, k] == ref_rq(acc, mult[k], shift[k], "HalfUp")
+
+
+# ---- lowering and accuracy ----------------------------------------------------------------------
+
+
+def forms_model():
+    """Conv -> Sub, AvgPool (pads not counted), ConvTranspose, Softmax, MatMul (a weight with one
+    column 100 times smaller: per-channel scales matter there), each an output."""
+    b = GraphBuilder("forms", seed=3)
+    x = b.input("input", [1, 4, 6, 6])
+    c = b.conv(x, "c", 4, 4, 3)
+    outs = [b.node("Sub", [x, c], "sub"),
+            b.node("AveragePool", [c], "avg", kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
+            b.node("ConvTranspose", [c, b.weight("dec.weight", (4, 3, 2, 2), 16), b.small("dec.bias", (3,))],
+                   "dec", kernel_shape=[2, 2], strides=[2, 2]),
+            b.node("Softmax", [c], "soft", axis=1)]
+    wm = (b.rng.standard_normal((6, 3)) * np.array([0.5, 0.005, 0.3])).astype(np.float32)
+    outs.append(b.node("MatMul", [c, b.const("mm.weight", wm)], "mm"))
+    for o in outs:
+        b.output(o)
+    return b.model(), ("sub", "avg", "dec", "soft", "mm")
+
+
+def lowered(model, d, perchannel: bool, samples: int = 16):
+    top = top_module(model)
+    save_module(top, d / "m.mlir")
+    rng = np.random.default_rng(0)
+    feeds = {str(i): {"input": rng.standard_normal((1, 4, 6, 6)).astype(np.float32)} for i in range(samples)}
+    result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
+    (d / "table").write_text(table_text(result.table("minmax"), 2048, samples))
+    top = load_module(d / "m.mlir")
+    ctx = make_context()
+    pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=False).apply(ctx, top.module)
+    pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(matmul_perchannel=perchannel).apply(ctx, top.module)
+    top.module.verify()
+    return top, {k: e.threshold for k, e in result.table("minmax").items()}
+
+
+def ints(op, key):
+    attr = op.attributes[key]
+    return [v.value.data for v in attr.data] if isinstance(getattr(attr, "data", None), tuple) else attr.value.data
+
+
+def test_forms_lowering_constants_are_the_formulas(tmp_path):
+    model, _ = forms_model()
+    weights = {t.name: np.asarray(__import__("onnx").numpy_helper.to_array(t)) for t in model.graph.initializer}
+    top, th = lowered(model, tmp_path, perchannel=True)
+    ops = {name: op for op in top.main_func().walk() for name in result_names(op)}
+    s = {k: Fraction(float(np.float32(v))) / 127 for k, v in th.items()}
+    # per-channel MatMul: column k at max|w[:, k]| / 127
+    mm = ops["mm_int8"]
+    wm = weights["mm.weight"]
+    want = [ref_scale_and_shift(float(Fraction(float(np.abs(wm[:, k]).max())) / 127 * s["c"] / s["mm"]))
+            for k in range(3)]
+    assert list(zip(ints(mm, "multipliers"), ints(mm, "rshifts"), strict=True)) == want
+    # Deconv: filter [ic, oc, kh, kw] per output channel (axis 1), bias at s_w[oc] s_in
+    dec = ops["dec_int8"]
+    wd, bd = weights["dec.weight"], weights["dec.bias"]
+    s_w = [Fraction(float(np.abs(wd[:, o]).max())) / 127 for o in range(3)]
+    assert list(zip(ints(dec, "multiplier"), ints(dec, "rshift"), strict=True)) == \
+        [ref_scale_and_shift(float(sw * s["c"] / s["dec"])) for sw in s_w]
+    bias = top.weights[dec.operands[2].owner.location.desc.data]
+    assert [int(v) for v in bias] == [ref_round(Fraction(float(bd[o])) / (Fraction(float(s_w[o])) * Fraction(float(s["c"]))),
+                                                "HalfAwayFromZero") for o in range(3)]
+    # AvgPool: the full window's constants and scale = float32(s_in / s_out)
+    avg = ops["avg_int8"]
+    assert (ints(avg, "multiplier"), ints(avg, "rshift")) == ref_scale_and_shift(float(s["c"] / (s["avg"] * 9)))
+    assert avg.attributes["scale"].value.data == float(np.float32(float(s["c"] / s["avg"])))
+    # Softmax: entry d = round(exp(-d s_in) 2^16)
+    table = top.weights["soft_table"]
+    assert [int(v) for v in table] == [ref_round(Fraction(math.exp(-d * float(s["c"])) * 65536), "HalfAwayFromZero")
+                                       for d in range(256)]
+    # Sub: Add's one-shift multipliers of s_i / s_out
+    sub = ops["sub_int8"]
+    ratios = [float(np.float32(float(s[k] / s["sub"]))) for k in ("input", "c")]
+    n = ints(sub, "rshifts")[0]
+    assert n == max(n for n in range(-32, 31)
+                    if all(abs(ref_round(Fraction(r) * 2**n, "HalfAwayFromZero")) < 2**31 - 1 for r in ratios))
+    assert ints(sub, "multipliers") == [ref_round(Fraction(r) * 2**n, "HalfAwayFromZero") for r in ratios]
+
+
+@pytest.mark.parametrize("perchannel", [False, True])
+def test_forms_close_to_top(tmp_path, perchannel):
+    model, outputs = forms_model()
+    top, _ = lowered(model, tmp_path, perchannel)
+    kinds = {op.name: op for op in top.main_func().walk()}
+    for name in ("tpu.Sub", "tpu.Pool2D", "tpu.Deconv", "tpu.Softmax", "tpu.MatMul"):
+        assert "quant.uniform" in str(kinds[name].results[0].type), name  # INT8, not the fallback
+    feed = {"input": np.random.default_rng(77).standard_normal((1, 4, 6, 6)).astype(np.float32)}
+    got, want = run(top, feed), run(top_module(model), feed)
+    for name in outputs:
+        assert cosine(got[name], want[name]) >= 0.99, name
+    # per tensor the small column keeps a few int8 levels; per column it spans [-127, 127]
+    column = top.weights[kinds["tpu.MatMul"].operands[1].owner.location.desc.data][:, 1]
+    assert (np.abs(column).max() == 127) == perchannel, column
