@@ -220,7 +220,7 @@ def test_model_deploy_int8(tmp_path, capsys):
 # ---- random graphs ------------------------------------------------------------------------------
 
 LAYERS = ("conv", "conv_dw", "maxpool", "avgpool", "add", "mul", "sigmoid", "silu", "tanh", "exp", "relu",
-          "leaky", "concat", "sub", "avgpool_pad", "deconv", "softmax")
+          "leaky", "concat")
 
 
 @st.composite
@@ -242,16 +242,8 @@ def random_graphs(draw):
         elif kind in ("maxpool", "avgpool") and size >= 4:
             x = b.node("MaxPool" if kind == "maxpool" else "AveragePool", [x], name, kernel_shape=[2, 2], strides=[2, 2])
             size //= 2
-        elif kind in ("add", "sub"):
-            x = b.node(kind.capitalize(), [x, b.conv(x, f"{name}.branch", c, c, 3)], name)
-        elif kind == "avgpool_pad":  # pads not counted: a per-position divisor
-            x = b.node("AveragePool", [x], name, kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
-        elif kind == "deconv" and size <= 8:
-            x = b.node("ConvTranspose", [x, b.weight(f"{name}.weight", (c, c, 2, 2), c)], name, kernel_shape=[2, 2],
-                       strides=[2, 2])
-            size *= 2
-        elif kind == "softmax":
-            x = b.node("Softmax", [x], name, axis=1)
+        elif kind == "add":
+            x = b.node("Add", [x, b.conv(x, f"{name}.branch", c, c, 3)], name)
         elif kind == "mul":
             x = b.node("Mul", [x, b.node("Sigmoid", [b.conv(x, f"{name}.gate", c, c, 1)], f"{name}.sig")], name)
         elif kind == "concat":
@@ -297,8 +289,7 @@ def test_random_graphs_int8_close_to_top(tmp_path_factory):
         seen["examples"] += 1
 
     check()
-    for kind in ("tpu.Conv2D", "tpu.Add", "tpu.Mul", "tpu.Pool2D", "tpu.Lut", "tpu.Concat", "tpu.RequantInt",
-                 "tpu.Sub", "tpu.Deconv", "tpu.Softmax"):
+    for kind in ("tpu.Conv2D", "tpu.Add", "tpu.Mul", "tpu.Pool2D", "tpu.Lut", "tpu.Concat", "tpu.RequantInt"):
         assert seen[kind] >= seen["examples"] / 10, (kind, seen)
 
 
