@@ -10,12 +10,15 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from tests.models.builder import GraphBuilder
 from tests.test_requant import ref_round, ref_scale_and_shift
@@ -210,3 +213,58 @@ def test_forms_close_to_top(tmp_path, perchannel):
     # per tensor the small column keeps a few int8 levels; per column it spans [-127, 127]
     column = top.weights[kinds["tpu.MatMul"].operands[1].owner.location.desc.data][:, 1]
     assert (np.abs(column).max() == 127) == perchannel, column
+
+
+FORMS = ("sub", "avgpool_pad", "deconv", "softmax", "conv", "relu")
+
+
+@st.composite
+def form_chains(draw):
+    """A chain of 2-4 distinct layers (the new forms, conv, relu) on [1, 4, 6, 6], then MatMul."""
+    layers = draw(st.permutations(FORMS))[:draw(st.integers(2, 4))]
+    b = GraphBuilder("chain", seed=draw(st.integers(0, 2**16)))
+    x = b.input("input", [1, 4, 6, 6])
+    size = 6
+    for i, kind in enumerate(layers):
+        name = f"l{i}.{kind}"
+        if kind == "sub":
+            x = b.node("Sub", [x, b.conv(x, f"{name}.branch", 4, 4, 3)], name)
+        elif kind == "avgpool_pad":
+            x = b.node("AveragePool", [x], name, kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+        elif kind == "deconv":
+            x = b.node("ConvTranspose", [x, b.weight(f"{name}.weight", (4, 4, 2, 2), 4)], name, kernel_shape=[2, 2],
+                       strides=[2, 2])
+            size *= 2
+        elif kind == "softmax":
+            x = b.node("Softmax", [x], name, axis=1)
+        elif kind == "conv":
+            x = b.conv(x, name, 4, 4, 3)
+        else:
+            x = b.relu(x, name)
+    x = b.node("Flatten", [x], "flatten")
+    b.output(b.node("MatMul", [x, b.weight("fc", (4 * size * size, 5), 4 * size * size)], "output"))
+    return layers, b.model()
+
+
+def test_random_chains_of_the_new_forms_close_to_top(tmp_path_factory):
+    """Chains of the new forms, calibrated (minmax) on 16 samples: output cosine >= 0.99 with Top
+    on another input, with each form INT8 in at least a fifth of the examples."""
+    seen = collections.Counter()
+
+    @settings(max_examples=max(10, settings.default.max_examples // 10))
+    @given(form_chains())
+    def check(case):
+        layers, model = case
+        top, _ = lowered(model, tmp_path_factory.mktemp("c"), perchannel=True)
+        feed = {"input": np.random.default_rng(5).standard_normal((1, 4, 6, 6)).astype(np.float32)}
+        got, want = run(top, feed), run(top_module(model), feed)
+        assert cosine(got["output"], want["output"]) >= 0.99, layers
+        for op in top.main_func().walk():
+            if op.results and "quant.uniform" in str(op.results[0].type) and op.name.startswith("tpu."):
+                seen[op.name] += 1
+                event(op.name)
+        seen["examples"] += 1
+
+    check()
+    for kind in ("tpu.Sub", "tpu.Pool2D", "tpu.Deconv", "tpu.Softmax"):
+        assert seen[kind] >= seen["examples"] / 5, (kind, seen)

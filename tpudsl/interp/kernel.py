@@ -44,7 +44,7 @@ class KernelAttrs(Mapping[str, Any]):
     `get(key, default)` returns `default` when the attribute is absent or None, so a kernel
     keeps working on IR whose op spec lacks an optional attribute."""
 
-    __slots__ = ("_values", "out_shapes", "out_dtypes", "scales", "in_shapes")
+    __slots__ = ("_values", "out_shapes", "out_dtypes", "scales", "in_shapes", "zero_points")
 
     def __init__(
         self,
@@ -53,6 +53,7 @@ class KernelAttrs(Mapping[str, Any]):
         out_dtypes: Sequence[np.dtype | None] = (),
         scales: tuple[float | None, float | None] = (None, None),
         in_shapes: Sequence[tuple[int, ...] | None] = (),
+        zero_points: tuple[tuple[int, ...], int] = ((), 0),
     ):
         self._values = values
         self.out_shapes = list(out_shapes)
@@ -62,6 +63,9 @@ class KernelAttrs(Mapping[str, Any]):
         # Operand shapes from the operand types (None where unknown), for a `prepare` that needs
         # more than its weights' shapes (a reordered Tpu filter hides its input channel count).
         self.in_shapes = list(in_shapes)
+        # (every operand's, result 0's) zero point of a `!quant.uniform` type, 0 for other types:
+        # asymmetric INT8 kernels subtract and add them.
+        self.zero_points = zero_points
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]

@@ -151,7 +151,8 @@ def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs],
     def dispatch(float_run: Run) -> Run:
         def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
             x = inputs[0]
-            return int8_kernel(inputs, attrs) if x is not None and x.dtype == np.int8 else float_run(inputs, attrs)
+            quantized = x is not None and x.dtype in (np.int8, np.uint8)  # uint8: asymmetric INT8
+            return int8_kernel(inputs, attrs) if quantized else float_run(inputs, attrs)
 
         return run
 

@@ -18,7 +18,7 @@ from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
 from tpudsl.interp.kernels_nn import KERNELS as NN_KERNELS
 from tpudsl.interp.kernels_nn import _out_sizes
 from tpudsl.interp.table import KERNELS
-from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, saturate, scale_and_shift
+from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, scale_and_shift, store
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
 # tpu.Add, tpu.Sub and tpu.Mul have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
@@ -68,6 +68,18 @@ def _deconv_sums(x: Array, w: Array, a: KernelAttrs) -> Array:
     return canvas[(slice(None), slice(None), *(slice(pb, pb + o) for pb, o in zip(g.pads_begin, out, strict=True)))]
 
 
+def _in(ins: Inputs, a: KernelAttrs, i: int) -> Array:
+    """Operand i as int64 less its zero point (asymmetric INT8; 0 when symmetric): the real value
+    divided by the scale, so that pads and sums in this domain are those of the float op."""
+    zps = a.zero_points[0]
+    return ins[i].astype(np.int64) - (zps[i] if i < len(zps) else 0)  # type: ignore[union-attr]
+
+
+def _out(a: KernelAttrs) -> dict:
+    """The result's zero point and storage dtype (int8, or uint8 when asymmetric)."""
+    return {"zero_point": a.zero_points[1], "dtype": a.out_dtype(0) or np.dtype(np.int8)}
+
+
 def _per_channel(values: list[int], rank: int) -> Array:
     return np.asarray(values, np.int64).reshape(-1, *[1] * (rank - 2))
 
@@ -75,27 +87,28 @@ def _per_channel(values: list[int], rank: int) -> Array:
 def conv2d(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     assert x is not None and w is not None
-    acc = _window_sums(x, w, Geometry.of(a, w.shape))
+    acc = _window_sums(_in(ins, a, 0), w, Geometry.of(a, w.shape))
     if bias is not None:
         acc += _per_channel(list(bias.ravel()), acc.ndim)
     return requant(acc, _per_channel(a["multiplier"], acc.ndim), _per_channel(a["rshift"], acc.ndim),
-                   a["round_mode"])
+                   a["round_mode"], **_out(a))
 
 
 def deconv(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     assert x is not None and w is not None
-    acc = _deconv_sums(x, w, a)
+    acc = _deconv_sums(_in(ins, a, 0), w, a)
     if bias is not None:
         acc += _per_channel(list(bias.ravel()), acc.ndim)
     return requant(acc, _per_channel(a["multiplier"], acc.ndim), _per_channel(a["rshift"], acc.ndim),
-                   DECONV_ROUND)
+                   DECONV_ROUND, **_out(a))
 
 
 def softmax(ins: Inputs, a: KernelAttrs) -> Array:
     """e = table[max - x] along the axis (int8 differences, 0..255; the table holds
     round(exp(-d s_in beta) 2^16) as int32), S = sum e (int64, exact), then the float tail
-    y = sat(round_half_away((e / S) / s_out)), both divisions in float64."""
+    y = sat(round_half_away((e / S) / s_out) + zp_out), both divisions in float64 (an input
+    zero point cancels in the differences)."""
     x, table = ins[0], ins[1]
     if table is None or table.shape != (256,) or table.dtype != np.int32:
         raise ValueError("tpu.Softmax INT8 needs a 256-entry int32 exp table")
@@ -104,35 +117,38 @@ def softmax(ins: Inputs, a: KernelAttrs) -> Array:
     axis = a["axis"]
     xi = x.astype(np.int64)  # type: ignore[union-attr]
     e = table.astype(np.int64)[xi.max(axis, keepdims=True) - xi]
-    return quantize(e / e.sum(axis, keepdims=True), a.scales[1])
+    out = _out(a)
+    info = np.iinfo(out["dtype"])
+    return quantize(e / e.sum(axis, keepdims=True), a.scales[1], info.min, info.max, out["dtype"], out["zero_point"])
 
 
 def matmul(ins: Inputs, a: KernelAttrs) -> Array:
     """One (multiplier, rshift), or one per output column (per-channel weights): they broadcast
     along the result's last axis, as the int32 bias does."""
-    x, right, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
-    acc = _exact(NN_KERNELS["top.MatMul"].run([x.astype(np.float64), right.astype(np.float64), None], a))  # type: ignore[union-attr]
+    bias = ins[2] if len(ins) > 2 else None
+    x, right = _in(ins, a, 0).astype(np.float64), _in(ins, a, 1).astype(np.float64)
+    acc = _exact(NN_KERNELS["top.MatMul"].run([x, right, None], a))
     if bias is not None:
         acc = acc + bias.astype(np.int64)
     multipliers, rshifts = a["multipliers"], a["rshifts"]
     if len(multipliers) not in (1, acc.shape[-1]) or len(rshifts) != len(multipliers):
         raise ValueError(f"tpu.MatMul INT8 needs 1 or {acc.shape[-1]} multipliers and as many rshifts, "
                          f"has {len(multipliers)} and {len(rshifts)}")
-    return requant(acc, np.asarray(multipliers, np.int64), np.asarray(rshifts, np.int64), a["round_mode"])
+    return requant(acc, np.asarray(multipliers, np.int64), np.asarray(rshifts, np.int64), a["round_mode"], **_out(a))
 
 
 def _terms(ins: Inputs, a: KernelAttrs, op: str) -> tuple[list[Array], int]:
-    """x_i * m_i (int64) of each input, and the one shift of tpu.Add / tpu.Sub."""
+    """(x_i - zp_i) * m_i (int64) of each input, and the one shift of tpu.Add / tpu.Sub."""
     shifts = set(a["rshifts"])
     if len(shifts) != 1 or len(a["multipliers"]) != len(ins):
         raise ValueError(f"{op} INT8 needs one multiplier per input and one shift, has {a['rshifts']}")
-    return [x.astype(np.int64) * m for x, m in zip(ins, a["multipliers"], strict=True)], shifts.pop()  # type: ignore[union-attr]
+    return [_in(ins, a, i) * m for i, m in enumerate(a["multipliers"])], shifts.pop()
 
 
 def add(ins: Inputs, a: KernelAttrs) -> Array:
-    """sat(right_shift_round(sum_i x_i * m_i, n)) with one shift n."""
+    """sat(right_shift_round(sum_i x_i * m_i, n) + zp_out) with one shift n."""
     terms, shift = _terms(ins, a, "tpu.Add")
-    return saturate(right_shift_round(sum(terms), shift, ELEMENTWISE_ROUND))
+    return store(right_shift_round(sum(terms), shift, ELEMENTWISE_ROUND), **_out(a))
 
 
 def sub(ins: Inputs, a: KernelAttrs) -> Array:
@@ -141,12 +157,11 @@ def sub(ins: Inputs, a: KernelAttrs) -> Array:
         raise ValueError(f"tpu.Sub INT8 is modelled with two inputs, has {len(ins)}")
     (t0, t1), shift = _terms(ins, a, "tpu.Sub")
     acc = t1 - t0 if a.get("is_reverse", False) else t0 - t1
-    return saturate(right_shift_round(acc, shift, ELEMENTWISE_ROUND))
+    return store(right_shift_round(acc, shift, ELEMENTWISE_ROUND), **_out(a))
 
 
 def mul(ins: Inputs, a: KernelAttrs) -> Array:
-    x, y = ins[0], ins[1]
-    return requant(x.astype(np.int64) * y.astype(np.int64), a["multiplier"], a["rshift"], ELEMENTWISE_ROUND)  # type: ignore[union-attr]
+    return requant(_in(ins, a, 0) * _in(ins, a, 1), a["multiplier"], a["rshift"], ELEMENTWISE_ROUND, **_out(a))
 
 
 def pool2d(ins: Inputs, a: KernelAttrs) -> Array:
@@ -155,21 +170,21 @@ def pool2d(ins: Inputs, a: KernelAttrs) -> Array:
     number of its window's elements inside the input and `scale` the f32 s_in / s_out."""
     x = ins[0]
     assert x is not None
-    if a["pool_mode"] == "Max":  # int8 values are exact in float32: the Top kernel picks them
-        return KERNELS["top.MaxPool"].run([x.astype(np.float32)], a).astype(np.int8)  # type: ignore[union-attr]
+    if a["pool_mode"] == "Max":  # stored values are exact in float32: the Top kernel picks them
+        return KERNELS["top.MaxPool"].run([x.astype(np.float32)], a).astype(x.dtype)  # type: ignore[union-attr]
     if a.get("ceil_mode", False):
         raise ValueError("tpu.Pool2D Avg INT8 with ceil_mode is not modelled")
     c = x.shape[1]
     ones = np.ones((c, 1, *a["kernel_shape"]), np.int8)
     g = Geometry.of(a, ones.shape)
-    sums = _window_sums(x, ones, dataclasses.replace(g, group=c))
+    sums = _window_sums(_in(ins, a, 0), ones, dataclasses.replace(g, group=c))
     if a.get("count_include_pad", False) or not any(g.pads_begin + g.pads_end):
-        return requant(sums, a["multiplier"], a["rshift"], a["round_mode"])
+        return requant(sums, a["multiplier"], a["rshift"], a["round_mode"], **_out(a))
     counts = _window_sums(np.ones((1, 1, *x.shape[2:]), np.int8), ones[:1], dataclasses.replace(g, group=1))[0, 0]
     multipliers, rshifts = np.zeros(counts.shape, np.int64), np.zeros(counts.shape, np.int64)
     for k in np.unique(counts):
         multipliers[counts == k], rshifts[counts == k] = scale_and_shift(a["scale"] / int(k))
-    return requant(sums, multipliers, rshifts, a["round_mode"])
+    return requant(sums, multipliers, rshifts, a["round_mode"], **_out(a))
 
 
 def lut(ins: Inputs, a: KernelAttrs) -> Array:
@@ -182,18 +197,21 @@ def lut(ins: Inputs, a: KernelAttrs) -> Array:
 def requant_int(ins: Inputs, a: KernelAttrs) -> Array:
     if len(a["multiplier"]) != 1 or a["quant_mode"] != "MultiplierShift":
         raise ValueError("tpu.RequantInt is modelled per tensor in MultiplierShift mode only")
-    return requant(ins[0], a["multiplier"][0], a["rshift"][0], a["round_mode"])  # type: ignore[arg-type]
+    return requant(_in(ins, a, 0), a["multiplier"][0], a["rshift"][0], a["round_mode"], **_out(a))
 
 
 def cast(ins: Inputs, a: KernelAttrs) -> Array | None:
-    """f32 -> int8 at the result's scale, int8 -> f32 at the operand's; None: not an INT8 Cast."""
+    """f32 -> int8/uint8 at the result's scale and zero point, int8/uint8 -> f32 at the operand's;
+    None: not an INT8 Cast."""
     x = ins[0]
     assert x is not None
     s_in, s_out = a.scales
     if s_out is not None and s_in is None:
-        return quantize(x, s_out)
+        out = _out(a)
+        info = np.iinfo(out["dtype"])
+        return quantize(x, s_out, info.min, info.max, out["dtype"], out["zero_point"])
     if s_in is not None and s_out is None:
-        return dequantize(x, s_in)
+        return dequantize(x, s_in, a.zero_points[0][0])
     if s_in is not None:
         raise ValueError("tpu.Cast between two quantized types: use tpu.RequantInt")
     return None

@@ -126,8 +126,9 @@ def op_attrs(op: Operation) -> KernelAttrs:
         view = AttrView(op.attributes, spec)
         values = {k: view[k] for k in view if k in op.attributes or spec.attrs[k].default is not REQUIRED}
     scales = (_scale(op.operands[0]) if op.operands else None, _scale(op.results[0]) if op.results else None)
+    zero_points = (tuple(_zero_point(v) for v in op.operands), _zero_point(op.results[0]) if op.results else 0)
     return KernelAttrs(values, [_static_shape(r) for r in op.results], [_dtype(r) for r in op.results], scales,
-                       [_static_shape(v) for v in op.operands])
+                       [_static_shape(v) for v in op.operands], zero_points)
 
 
 def _scale(value: SSAValue) -> float | None:
@@ -135,6 +136,13 @@ def _scale(value: SSAValue) -> float | None:
     if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
         return t.element_type.scale
     return None
+
+
+def _zero_point(value: SSAValue) -> int:
+    t = value.type
+    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
+        return t.element_type.zero_point
+    return 0
 
 
 def result_names(op: Operation) -> list[str]:

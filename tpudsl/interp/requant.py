@@ -9,7 +9,9 @@ lowering may import interp/. No dialect here: numbers and numpy arrays only.
 * `right_shift_round(x, n, mode)`: TPU-MLIR's `RightShiftRound`, x / 2^n rounded by one of the
   `#tpu<round_mode>` cases, on int64 (n < 0 shifts left).
 * `requant(acc, m, n, mode)`: `applyMultiplierAndRShift` in MultiplierShift mode then saturation
-  to int8: sat(right_shift_round(acc * m, n)).
+  to int8: sat(right_shift_round(acc * m, n)); asymmetric: plus the output zero point, saturated to
+  the storage type (int8 or uint8).
+* `asymmetric_params(lo, hi)`: TPU-MLIR's getScaleAndZeroPoint for a range.
 """
 
 from __future__ import annotations
@@ -93,17 +95,37 @@ def saturate(x: np.ndarray, lo: int = INT8_MIN, hi: int = INT8_MAX, dtype=np.int
     return np.clip(x, lo, hi).astype(dtype)
 
 
-def requant(acc: np.ndarray, multiplier: np.ndarray | int, rshift: np.ndarray | int, mode: str) -> np.ndarray:
-    """int8 sat(right_shift_round(acc * multiplier, rshift, mode)); multiplier and rshift broadcast
-    against acc (per channel: shaped [C, 1, 1]). |acc| < 2^31 and |multiplier| < 2^31, so the
-    product fits int64 exactly."""
+def store(x: np.ndarray, zero_point: int = 0, dtype=np.int8) -> np.ndarray:
+    """x + zero_point saturated to the storage type's range (int8 or uint8)."""
+    info = np.iinfo(dtype)
+    return saturate(np.asarray(x, np.int64) + zero_point, info.min, info.max, dtype)
+
+
+def requant(acc: np.ndarray, multiplier: np.ndarray | int, rshift: np.ndarray | int, mode: str,
+            zero_point: int = 0, dtype=np.int8) -> np.ndarray:
+    """sat(right_shift_round(acc * multiplier, rshift, mode) + zero_point) in `dtype` (int8 unless
+    asymmetric); multiplier and rshift broadcast against acc (per channel: shaped [C, 1, 1]).
+    |acc| < 2^31 and |multiplier| < 2^31, so the product fits int64 exactly."""
     product = np.asarray(acc, dtype=np.int64) * np.asarray(multiplier, dtype=np.int64)
-    return saturate(right_shift_round(product, rshift, mode))
+    return store(right_shift_round(product, rshift, mode), zero_point, dtype)
 
 
-def quantize(x: np.ndarray, scale: float, lo: int = INT8_MIN, hi: int = INT8_MAX, dtype=np.int8) -> np.ndarray:
-    """sat(round_half_away(x / scale)), the division in float64 (f32 -> int8 Cast, weights, Lut);
-    +-inf saturates, NaN is an error (it has no int8 value)."""
+def asymmetric_params(lo: float, hi: float) -> tuple[float, int, bool]:
+    """(scale, zero_point, signed) of a range, TPU-MLIR's getScaleAndZeroPoint with the range
+    first widened to hold 0 (so that 0.0, the pad value, is exact): a range with lo >= 0 is uint8
+    [0, 255], any other int8 [-128, 127]; scale = (hi - lo) / 255, zero point = qmin - lo / scale
+    rounded half away and kept in [qmin, qmax]."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    signed = lo < 0
+    qmin, qmax = (INT8_MIN, INT8_MAX) if signed else (0, 255)
+    scale = (hi - lo) / (qmax - qmin)
+    return scale, min(max(round_half_away(qmin - lo / scale), qmin), qmax), signed
+
+
+def quantize(x: np.ndarray, scale: float, lo: int = INT8_MIN, hi: int = INT8_MAX, dtype=np.int8,
+             zero_point: int = 0) -> np.ndarray:
+    """sat(round_half_away(x / scale) + zero_point), the division in float64 (f32 -> int8 Cast,
+    weights, Lut); +-inf saturates, NaN is an error (it has no int8 value)."""
     q = np.asarray(x, dtype=np.float64) / scale
     if np.isnan(q).any():
         raise ValueError("a NaN cannot be quantized to int8")
@@ -111,9 +133,9 @@ def quantize(x: np.ndarray, scale: float, lo: int = INT8_MIN, hi: int = INT8_MAX
     r = np.floor(a)
     with np.errstate(invalid="ignore"):  # inf - inf: r stays inf, which the clip saturates
         r += a - r >= 0.5
-    return saturate(np.copysign(r, q), lo, hi, dtype)
+    return saturate(np.copysign(r, q) + zero_point, lo, hi, dtype)
 
 
-def dequantize(q: np.ndarray, scale: float) -> np.ndarray:
-    """float32(q * scale), the product in float64 (int8 -> f32 Cast)."""
-    return (np.asarray(q, dtype=np.float64) * scale).astype(np.float32)
+def dequantize(q: np.ndarray, scale: float, zero_point: int = 0) -> np.ndarray:
+    """float32((q - zero_point) * scale), the product in float64 (int8 -> f32 Cast)."""
+    return ((np.asarray(q, dtype=np.float64) - zero_point) * scale).astype(np.float32)
