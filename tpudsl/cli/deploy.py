@@ -22,7 +22,7 @@ from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
 from tpudsl.interp.requant import dequantize
 from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
-from tpudsl.lowering.top_to_tpu_int8 import int8_scales
+from tpudsl.lowering.top_to_tpu_int8 import int8_params
 from tpudsl.passes import pass_class
 
 ULP_TYPES = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
@@ -90,8 +90,8 @@ def deploy(args: argparse.Namespace) -> int:
             if report:
                 print("\n".join(report), file=sys.stderr)
         if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
-            scales = int8_scales(top)
-            ours = {k: dequantize(v, scales[k]) if k in scales else v for k, v in ours.items()}
+            params = int8_params(top)
+            ours = {k: dequantize(v, *params[k]) if k in params else v for k, v in ours.items()}
         _compare(ours, reference, args, tolerance, _output_names(top))
     from tpudsl.backend.codegen import without_instructions
 

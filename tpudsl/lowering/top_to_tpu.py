@@ -440,8 +440,7 @@ class ConvertTopToTpuPass(ModulePass):
         if not isinstance(mode_attr, StringAttr):
             raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
         mode = mode_attr.data
-        for option, value, default in (("asymmetric", self.asymmetric, False),
-                                       ("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
+        for option, value, default in (("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
                                        ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
@@ -451,13 +450,16 @@ class ConvertTopToTpuPass(ModulePass):
             if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8"):
                 raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered "
                                   "(F32, F16 and BF16 are; INT8 when the module's mode is INT8)")
-        if self.matmul_perchannel and mode != "INT8":
-            raise TpudslError("convert-top-to-tpu: matmul_perchannel=true needs mode INT8")
+        for option, value in (("matmul_perchannel", self.matmul_perchannel), ("asymmetric", self.asymmetric)):
+            if value and mode != "INT8":
+                raise TpudslError(f"convert-top-to-tpu: {option}=true needs mode INT8")
         if mode == "INT8":
             # Imported here: the INT8 lowering builds on this module's float lowering (its fallback).
             from tpudsl.lowering.top_to_tpu_int8 import lower_int8
 
-            lower_int8(top, qtable, self.matmul_perchannel)
+            lower_int8(top, qtable, self.matmul_perchannel, self.asymmetric)
+            if self.asymmetric:
+                op.attributes["module.asymmetric"] = to_attr("bool", True)
         else:
             lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")

@@ -38,6 +38,7 @@ from tpudsl.interp.requant import INT8_MAX, dequantize, quantize, round_half_awa
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
+from tpudsl.lowering.int8_types import QType, qtype_of, scale_of
 from tpudsl.lowering.top_to_tpu import (
     KEPT,
     LOWERINGS,
@@ -56,24 +57,14 @@ from tpudsl.lowering.top_to_tpu import (
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
-def int8_type(scale: float, shape: tuple[int, ...]) -> TensorType:
-    return TensorType(UniformQuantizedType.make("i8", Float32Type(), [scale], [0]), shape)
-
-
-def scale_of(value: SSAValue) -> float | None:
-    """The scale of an int8 activation (per tensor), or None for any other value."""
-    t = value.type
-    if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
-        return t.element_type.scale
-    return None
-
-
 @dataclass
 class _Int8Lowering(_Lowering):
-    """The float lowering's state plus what INT8 needs: the scale of every calibrated tensor."""
+    """The float lowering's state plus what INT8 needs: the QType of every calibrated tensor
+    (`scales` holds their scales)."""
 
+    qtypes: dict[str, QType] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)
-    int8_casts: dict[tuple[SSAValue, float], SSAValue] = field(default_factory=dict)
+    int8_casts: dict[tuple[SSAValue, QType], SSAValue] = field(default_factory=dict)
     quantized: dict[str, SSAValue] = field(default_factory=dict)
     matmul_perchannel: bool = False
 
@@ -89,44 +80,46 @@ class _Int8Lowering(_Lowering):
             value = self.casts[key]
         return super().value_in(value, mode)
 
-    def int8_in(self, value: SSAValue, scale: float | None = None) -> SSAValue:
-        """An int8 op's operand at `scale` (default: its own): itself, a Cast of a float value
-        (`<name>_int8`), a RequantInt of an int8 value at another scale (`<name>_requant`), or a
-        weight quantized per tensor (`<weight>_int8`)."""
+    def int8_in(self, value: SSAValue, target: QType | None = None) -> SSAValue:
+        """An int8 op's operand in `target` (default: its own type): itself, a Cast of a float
+        value (`<name>_int8`), a RequantInt of an int8 value in another type (`<name>_requant`),
+        or a weight quantized per tensor (`<weight>_int8`)."""
         owner = value.owner
         if isinstance(owner, Operation) and owner.name == "top.Weight":
-            return self.weight_int8(value, scale)
-        own = scale_of(value)
+            return self.weight_int8(value, target)
+        own = qtype_of(value)
         if own is None:
-            own = self.scales[_name(value)]
+            own = self.qtypes[_name(value)]
             key = (value, own)
             if key not in self.int8_casts:
-                cast = _cast(value, UniformQuantizedType.make("i8", Float32Type(), [own], [0]), f"{_name(value)}_int8")
+                cast = _cast(value, own.element_type(), f"{_name(value)}_int8")
                 Rewriter.insert_op(cast, InsertPoint.after(owner))  # type: ignore[arg-type]
                 self.int8_casts[key] = cast.results[0]
             value = self.int8_casts[key]
-        if scale is None or scale == own:
+        if target is None or target == own:
             return value
-        key = (value, scale)
+        key = (value, target)
         if key not in self.int8_casts:
-            multiplier, rshift = scale_and_shift(own / scale)
-            rq = create("tpu.RequantInt", [value], [int8_type(scale, _shape(value))],
+            multiplier, rshift = scale_and_shift(own.scale / target.scale)
+            rq = create("tpu.RequantInt", [value], [target.tensor(_shape(value))],
                         attrs={"multiplier": [multiplier], "rshift": [rshift], "quant_mode": "MultiplierShift"},
                         loc=f"{_name(value)}_requant")
             Rewriter.insert_op(rq, InsertPoint.after(value.owner))  # type: ignore[arg-type]
             self.int8_casts[key] = rq.results[0]
         return self.int8_casts[key]
 
-    def weight_int8(self, value: SSAValue, scale: float | None = None) -> SSAValue:
-        """A weight as int8 per tensor: at `scale`, or at max|w|/127."""
+    def weight_int8(self, value: SSAValue, target: QType | None = None) -> SSAValue:
+        """A weight quantized per tensor: in `target`, or symmetric at max|w|/127 in [-127, 127]."""
         owner = value.owner
         data = np.asarray(self.top.weight_of(owner), dtype=np.float32)  # type: ignore[arg-type]
-        scale = scale or _weight_scale(data)
+        q = target or QType(_weight_scale(data))
+        lo, hi = (-INT8_MAX, INT8_MAX) if target is None else q.storage_range
         name = f"{loc_name(owner)}_int8"  # type: ignore[arg-type]
-        key = f"{name}@{scale!r}"
+        key = f"{name}@{q!r}"
         if key not in self.quantized:
-            op = self.top.add_weight(name, quantize(data, scale, -INT8_MAX), before=owner)  # type: ignore[arg-type]
-            self.quantized[key] = Rewriter.replace_value_with_new_type(op.results[0], int8_type(scale, data.shape))
+            stored = quantize(data, q.scale, lo, hi, q.dtype, q.zero_point)
+            op = self.top.add_weight(name, stored, before=owner)  # type: ignore[arg-type]
+            self.quantized[key] = Rewriter.replace_value_with_new_type(op.results[0], q.tensor(data.shape))
         return self.quantized[key]
 
     def new_weight(self, name: str, data: np.ndarray, before: Operation, type_: Attribute | None = None) -> SSAValue:
@@ -134,10 +127,11 @@ class _Int8Lowering(_Lowering):
         return Rewriter.replace_value_with_new_type(op.results[0], type_) if type_ is not None else op.results[0]
 
 
-def int8_scales(top: TopModule) -> dict[str, float]:
-    """The scale of every int8 activation of a lowered module, by tensor name (to compare an int8
-    tensor with its float counterpart: value = stored * scale)."""
-    return {_name(r): sc for op in top.main_func().walk() for r in op.results if (sc := scale_of(r)) is not None}
+def int8_params(top: TopModule) -> dict[str, tuple[float, int]]:
+    """(scale, zero point) of every quantized activation of a lowered module, by tensor name (to
+    compare it with its float counterpart: value = (stored - zero point) * scale)."""
+    return {_name(r): (q.scale, q.zero_point) for op in top.main_func().walk() for r in op.results
+            if (q := qtype_of(r)) is not None}
 
 
 def _name(value: SSAValue) -> str:
@@ -154,12 +148,15 @@ def _weight_scale(data: np.ndarray) -> float:
     return m / INT8_MAX if m > 0 else 1.0 / INT8_MAX
 
 
-def _replace(op: Operation, s: _Int8Lowering, name: str, operands: list[SSAValue], scale: float, attrs: dict) -> bool:
-    """Replace `op` by Tpu op `name` with an int8 result at `scale`. A fused relu's limit is in
-    the result's integer units: round(limit / scale), at most 127."""
-    result = int8_type(scale, _shape(op.results[0]))
+def _replace(op: Operation, s: _Int8Lowering, name: str, operands: list[SSAValue], attrs: dict) -> bool:
+    """Replace `op` by Tpu op `name` with a quantized result in its calibrated QType. A fused
+    relu's limit is in the result's stored units: round(limit / scale) + zero point, at most the
+    storage maximum."""
+    q = s.qtypes[_name(op.results[0])]
+    result = q.tensor(_shape(op.results[0]))
     if "relu_limit" in attrs and _top(op).get("do_relu", False) and _top(op).get("relu_limit", -1.0) > 0:
-        attrs["relu_limit"] = float(min(round_half_away(_top(op)["relu_limit"] / scale), INT8_MAX))
+        limit = round_half_away(_top(op)["relu_limit"] / q.scale) + q.zero_point
+        attrs["relu_limit"] = float(min(limit, q.storage_range[1]))
     Rewriter.replace_op(op, create(name, complete_operands(name, operands, s, op), [result], attrs=attrs,
                                    loc=op.location))
     return True
@@ -206,7 +203,7 @@ def _filter_op(op: Operation, s: _Int8Lowering, tpu: str, axis: int) -> bool:
     pairs = [scale_and_shift(float(c) * s_in / s_out) for c in sw]
     attrs = {**_float_attrs(op), "multiplier": [m for m, _ in pairs], "rshift": [r for _, r in pairs],
              "quant_mode": "MultiplierShift"}
-    return _replace(op, s, tpu, operands, s_out, attrs)
+    return _replace(op, s, tpu, operands, attrs)
 
 
 def _conv(op: Operation, s: _Int8Lowering) -> bool:
@@ -244,7 +241,7 @@ def _matmul(op: Operation, s: _Int8Lowering) -> bool:
     pairs = [scale_and_shift(float(c) * s_in / s_out) for c in s_right]
     attrs = {**_float_attrs(op), "multipliers": [m for m, _ in pairs], "rshifts": [r for _, r in pairs],
              "quant_mode": "MultiplierShift"}
-    return _replace(op, s, "tpu.MatMul", operands, s_out, attrs)
+    return _replace(op, s, "tpu.MatMul", operands, attrs)
 
 
 def _add(op: Operation, s: _Int8Lowering) -> bool:
@@ -271,7 +268,7 @@ def _weighted_sum(op: Operation, s: _Int8Lowering, tpu: str) -> bool:
     attrs = {**_float_attrs(op), "multipliers": [round_half_away(r * 2.0**rshift) for r in ratios],
              "rshifts": [rshift] * len(ratios)}
     attrs.pop("coeff", None)
-    return _replace(op, s, tpu, operands, s_out, attrs)
+    return _replace(op, s, tpu, operands, attrs)
 
 
 def _mul(op: Operation, s: _Int8Lowering) -> bool:
@@ -282,15 +279,16 @@ def _mul(op: Operation, s: _Int8Lowering) -> bool:
     operands = [s.int8_in(v) for v in op.operands]
     multiplier, rshift = scale_and_shift(scale_of(operands[0]) * scale_of(operands[1]) / s_out)  # type: ignore[operator]
     attrs = {**_float_attrs(op), "multiplier": multiplier, "rshift": rshift, "quant_mode": "MultiplierShift"}
-    return _replace(op, s, "tpu.Mul", operands, s_out, attrs)
+    return _replace(op, s, "tpu.Mul", operands, attrs)
 
 
 def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
     """Ops that move or pick int8 values (MaxPool, Reshape, Permute, Concat, ...): no arithmetic;
-    an input whose scale differs from the output's is requantized to it first (RequantInt)."""
-    s_out = s.scales[_name(op.results[0])]
-    operands = [v if v.owner.name == "top.None" else s.int8_in(v, s_out) for v in op.operands]  # type: ignore[union-attr]
-    return _replace(op, s, LOWERINGS[op.name].tpu, operands, s_out, _float_attrs(op))
+    an input whose QType (scale, zero point, storage) differs from the output's is requantized to
+    it first (RequantInt)."""
+    q_out = s.qtypes[_name(op.results[0])]
+    operands = [v if v.owner.name == "top.None" else s.int8_in(v, q_out) for v in op.operands]  # type: ignore[union-attr]
+    return _replace(op, s, LOWERINGS[op.name].tpu, operands, _float_attrs(op))
 
 
 def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
@@ -306,7 +304,7 @@ def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
     attrs.update(multiplier=multiplier, rshift=rshift)
     if any(from_attr(attrs["pads"])) and not _top(op).get("count_include_pad", False):
         attrs["scale"] = float(np.float32(s_in / s_out))
-    return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], s_out, attrs)
+    return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], attrs)
 
 
 def _softmax(op: Operation, s: _Int8Lowering) -> bool:
@@ -318,22 +316,24 @@ def _softmax(op: Operation, s: _Int8Lowering) -> bool:
     s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
     beta = _top(op).get("beta", 1.0)
     table = np.array([round_half_away(math.exp(-d * s_in * beta) * 2**16) for d in range(256)], np.int32)
-    return _replace(op, s, "tpu.Softmax", [s.int8_in(x), s.new_weight(f"{loc_name(op)}_table", table, op)], s_out,
+    return _replace(op, s, "tpu.Softmax", [s.int8_in(x), s.new_weight(f"{loc_name(op)}_table", table, op)],
                     _float_attrs(op))
 
 
 def _lut(op: Operation, s: _Int8Lowering) -> bool:
-    """y = table[x]: entry i is the op's Top kernel at int8(i) (i < 128: i, else i - 256)
-    dequantized at s_in, quantized at s_out."""
+    """y = table[x]: entry i (the input's byte) is the op's Top kernel at the stored value i
+    (int8: i < 128 ? i : i - 256; uint8: i) dequantized with the input's scale and zero point,
+    quantized in the output's QType (the table has its storage type)."""
     x = op.operands[0]
     if len(op.operands) != 1 or _shape(x) != _shape(op.results[0]):
         return False
-    s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
-    q = np.arange(256, dtype=np.uint8).view(np.int8)
+    q_in, q_out = s.qtypes[_name(x)], s.qtypes[_name(op.results[0])]
+    stored = np.arange(256, dtype=np.uint8).view(q_in.dtype)
     attrs = KernelAttrs(dict(op_attrs(op)), [(256,)], [np.dtype(np.float32)])
-    (y,) = run_kernel(KERNELS[op.name], [dequantize(q, s_in)], attrs)
-    table = s.new_weight(f"{loc_name(op)}_table", quantize(y, s_out), op)
-    return _replace(op, s, "tpu.Lut", [s.int8_in(x), table], s_out, {})
+    (y,) = run_kernel(KERNELS[op.name], [dequantize(stored, q_in.scale, q_in.zero_point)], attrs)
+    lo, hi = q_out.storage_range
+    table = s.new_weight(f"{loc_name(op)}_table", quantize(y, q_out.scale, lo, hi, q_out.dtype, q_out.zero_point), op)
+    return _replace(op, s, "tpu.Lut", [s.int8_in(x), table], {})
 
 
 # The element-wise functions of one tensor that become a 256-entry Lut.
@@ -367,27 +367,38 @@ def _all_float(op: Operation) -> bool:
         for v in op.operands)
 
 
-def _calibrated_scales(top: TopModule) -> dict[str, float]:
-    """th / 127 of every calibrated tensor, by name; the calibrated types become f32 again."""
-    scales = {}
+def _calibrated_qtypes(top: TopModule, asymmetric: bool) -> dict[str, QType]:
+    """The QType of every calibrated tensor (int8_types.py), by name; the calibrated types of
+    inputs and weights become f32 again."""
+    qtypes = {}
     for op in top.main_func().walk():
         for result, name in zip(op.results, result_names(op), strict=True):
             t = result.type
             if isinstance(t, TensorType) and isinstance(t.element_type, CalibratedQuantizedType):
-                scales[name] = max(abs(t.element_type.min), abs(t.element_type.max)) / INT8_MAX
+                qtypes[name] = QType.of_range(t.element_type.min, t.element_type.max, asymmetric)
                 if op.name in KEPT:
                     Rewriter.replace_value_with_new_type(result, TensorType(t.element_type.expressed_type,
                                                                             t.get_shape()))
-    return scales
+    return qtypes
 
 
-def lower_int8(top: TopModule, qtable: Mapping[str, str], matmul_perchannel: bool = False) -> None:
-    """Lower @main in INT8; ops the qtable names in a float mode, and ops without an INT8 form,
-    in that float mode (F32 for the latter). Outputs come back as f32."""
+def _relu_needs_zero_point(op: Operation, s: _Int8Lowering) -> bool:
+    """A fused relu clamps stored values at 0: right only where 0.0 is stored as 0. An asymmetric
+    result with another zero point (a range the table gave below 0) falls back to F32."""
+    return _top(op).get("do_relu", False) and any(
+        s.qtypes[_name(r)].zero_point != 0 for r in op.results if _name(r) in s.qtypes)
+
+
+def lower_int8(top: TopModule, qtable: Mapping[str, str], matmul_perchannel: bool = False,
+               asymmetric: bool = False) -> None:
+    """Lower @main in INT8 (asymmetric: uint8/int8 with zero points); ops the qtable names in a
+    float mode, and ops without an INT8 form, in that float mode (F32 for the latter). Outputs
+    come back as f32."""
     if top.module.attributes.get("module.state") != StringAttr("TOP_CALIBRATED"):
         raise TpudslError("convert-top-to-tpu: INT8 needs a calibrated module: run --import-calibration-table first")
     state = _Int8Lowering(top, "F32", {})
-    state.scales = _calibrated_scales(top)
+    state.qtypes = _calibrated_qtypes(top, asymmetric)
+    state.scales = {name: q.scale for name, q in state.qtypes.items()}
     state.matmul_perchannel = matmul_perchannel
     main = top.main_func()
     for op in list(main.body.block.ops):
@@ -397,7 +408,8 @@ def lower_int8(top: TopModule, qtable: Mapping[str, str], matmul_perchannel: boo
         if any(_name(r) not in state.scales for r in op.results if _is_float(r)):
             raise _error(op, "has no calibrated range: run --import-calibration-table first")
         rule = INT8_LOWERINGS.get(op.name)
-        if mode == "INT8" and rule is not None and _all_float(op) and rule(op, state):
+        if mode == "INT8" and rule is not None and _all_float(op) and not _relu_needs_zero_point(op, state) \
+                and rule(op, state):
             continue
         state.mode = "F32" if mode == "INT8" else mode
         _lower_op(op, state)
