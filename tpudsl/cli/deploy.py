@@ -36,9 +36,11 @@ def _module_name(top: TopModule) -> str:
 def _lower(top: TopModule, args, weight_file: str) -> None:
     ctx = make_context()
     if args.quantize == "INT8":
-        pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=False).apply(ctx, top.module)
+        pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=args.asymmetric).apply(
+            ctx, top.module)
     pass_class("processor-assign")(chip=args.processor, mode=args.quantize).apply(ctx, top.module)
-    pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file).apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
+                                     asymmetric=args.asymmetric).apply(ctx, top.module)
     top.module.verify()
 
 
@@ -60,12 +62,15 @@ def deploy(args: argparse.Namespace) -> int:
         raise TpudslError(f"--tolerance: {e}") from None
     if args.quantize == "INT8" and not args.calibration_table:
         raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
+    if args.asymmetric and args.quantize != "INT8":
+        raise TpudslError("--asymmetric needs --quantize INT8")
     out_dir = Path(args.model).parent
     if not out_dir.is_dir():
         raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
     top = load_module(args.mlir)
     name = _module_name(top)
-    prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}" + ("_sym" if args.quantize == "INT8" else "")
+    suffix = ("_asym" if args.asymmetric else "_sym") if args.quantize == "INT8" else ""
+    prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}{suffix}"
     tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
     weight_file = f"{prefix}_tpu_weights.npz"
     inputs = read_npz(args.test_input) if args.test_input else None

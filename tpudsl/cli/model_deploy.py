@@ -1,16 +1,16 @@
 """model_deploy: Top .mlir -> Tpu .mlir in one precision, checked against Top (TPU-MLIR's flags).
 
   model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8 --processor bm1684x --model NAME.bmodel
-      [--quantize_table Q] [--calibration_table T]
+      [--quantize_table Q] [--calibration_table T] [--asymmetric]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
 
 Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
-NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym), as TPU-MLIR names them. With
+NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym, or _int8_asym with --asymmetric), as TPU-MLIR names them. With
 --test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
-tensor below tolerance (INT8: int8 tensors compared as stored * scale; the saved outputs keep the
-raw integers). INT8 imports --calibration_table first (symmetric). In F16/BF16, a run that produced inf/NaN names the first op that did and
+tensor below tolerance (INT8: int8 tensors compared as (stored - zero point) * scale; the saved outputs keep the
+raw integers). INT8 imports --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
 Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
@@ -40,6 +40,7 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--model", required=True, help="the .bmodel to write (its directory receives the .mlir files)")
     p.add_argument("--calibration_table", default=None, help="run_calibration's table (INT8)")
     p.add_argument("--quantize_table", default=None, help="per-op precision, TPU-MLIR's qtable format")
+    p.add_argument("--asymmetric", action="store_true", help="INT8 with zero points (uint8 for ranges >= 0)")
     p.add_argument("--test_input", default=None, help="inputs .npz (model_transform's NAME_in_f32.npz)")
     p.add_argument("--test_reference", default=None, help="reference .npz; default: the Top interpreter on --test_input")
     p.add_argument("--tolerance", default="0.8,0.5", help="min cosine,euclid similarity vs the reference")
