@@ -45,6 +45,12 @@ def test_sub_kernel_is_the_formula(reverse):
         assert got[idx] == ref_rq(q - p if reverse else p - q, 1, 21, "HalfAwayFromZero"), idx
 
 
+def test_mul_const_kernel_is_the_formula():
+    x = rng_int8(np.random.default_rng(16), 3, 7)
+    got = kernel("tpu.MulConst", [x], {"const_val": -2.5, "multiplier": -1234567, "rshift": 22}, None)
+    assert [int(v) for v in got.ravel()] == [ref_rq(int(v) * -1234567, 1, 22, "HalfAwayFromZero") for v in x.ravel()]
+
+
 def test_deconv_kernel_is_the_formula():
     """Each input pixel scatters x * w[ic, oc] to i * stride + tap * dilation - pad_begin; positions
     outside the output are dropped; output_padding adds rows that only the bias reaches."""
@@ -135,9 +141,10 @@ def forms_model():
             b.node("Softmax", [c], "soft", axis=1)]
     wm = (b.rng.standard_normal((6, 3)) * np.array([0.5, 0.005, 0.3])).astype(np.float32)
     outs.append(b.node("MatMul", [c, b.const("mm.weight", wm)], "mm"))
+    outs.append(b.node("Mul", [c, b.const("mc.c", np.array(-1.7, np.float32))], "mc"))
     for o in outs:
         b.output(o)
-    return b.model(), ("sub", "avg", "dec", "soft", "mm")
+    return b.model(), ("sub", "avg", "dec", "soft", "mm", "mc")
 
 
 def lowered(model, d, perchannel: bool, samples: int = 16):
@@ -190,6 +197,10 @@ def test_forms_lowering_constants_are_the_formulas(tmp_path):
     table = top.weights["soft_table"]
     assert [int(v) for v in table] == [ref_round(Fraction(math.exp(-d * float(s["c"])) * 65536), "HalfAwayFromZero")
                                        for d in range(256)]
+    # MulConst: s_in c / s_out
+    mc = ops["mc_int8"]
+    assert mc.name == "tpu.MulConst"
+    assert (ints(mc, "multiplier"), ints(mc, "rshift")) == ref_scale_and_shift(float(s["c"] * Fraction(float(np.float32(-1.7))) / s["mc"]))
     # Sub: Add's one-shift multipliers of s_i / s_out
     sub = ops["sub_int8"]
     ratios = [float(np.float32(float(s[k] / s["sub"]))) for k in ("input", "c")]
@@ -204,7 +215,7 @@ def test_forms_close_to_top(tmp_path, perchannel):
     model, outputs = forms_model()
     top, _ = lowered(model, tmp_path, perchannel)
     kinds = {op.name: op for op in top.main_func().walk()}
-    for name in ("tpu.Sub", "tpu.Pool2D", "tpu.Deconv", "tpu.Softmax", "tpu.MatMul"):
+    for name in ("tpu.Sub", "tpu.Pool2D", "tpu.Deconv", "tpu.Softmax", "tpu.MatMul", "tpu.MulConst"):
         assert "quant.uniform" in str(kinds[name].results[0].type), name  # INT8, not the fallback
     feed = {"input": np.random.default_rng(77).standard_normal((1, 4, 6, 6)).astype(np.float32)}
     got, want = run(top, feed), run(top_module(model), feed)

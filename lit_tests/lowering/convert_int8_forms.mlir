@@ -1,4 +1,4 @@
-// INT8 forms of Sub, AvgPool without counted pads, Deconv, Softmax and MatMul (per tensor, and per
+// INT8 forms of Sub, MulConst, AvgPool without counted pads, Deconv, Softmax and MatMul (per tensor, and per
 // column with matmul_perchannel=true), and where each must not fire (Sub with coeff, AvgPool with
 // ceil_mode, Deconv with groups: F32 fallback). Multipliers: docs/quantization.md's formulas.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
@@ -38,6 +38,8 @@
 // CHECK: "tpu.Softmax"(%[[X]], %[[T]], {{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.0078740157480314959>>
 // MatMul per tensor by default: one multiplier, the weight at max|w|/127 = 1/127.
 // CHECK: "tpu.MatMul"(%[[X]], %{{[0-9]+}}, {{.*}}multipliers = [6039043], {{.*}}rshifts = [28]} : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.0078740157480314959>>, tensor<4x3x!quant.uniform<i8:f32, 0.0078740157480314959>>
+// MulConst: one multiplier of s_in c / s_out = (1/127) (-1.5) / (1.5/127) = -1 exactly: (-1, 0), the first shift without error.
+// CHECK: "tpu.MulConst"(%[[X]]) {const_val = -1.500000e+00 : f64, multiplier = -1 : i64, rshift = 0 : i64} : {{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.011811023622047244>>
 // PC: "tpu.MatMul"({{.*}}multipliers = [6039043, 966247, 6039043], {{.*}}rshifts = [28, 30, 29]} : ({{.*}}, tensor<4x3x!quant.uniform<i8<-127:127>:f32:1, {0.0078740157480314959,3.1496062288134116E-4,0.003937007874015748}>>
 // LOC-DAG: loc("sub_int8")
 // LOC-DAG: loc("avg_int8")
@@ -48,7 +50,7 @@
 // LOC-DAG: loc("subc")
 // LOC-DAG: loc("decg")
 module attributes {module.name = "m", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
-  func.func @main(%arg0: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>) {
+  func.func @main(%arg0: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>, tensor<1x2x4x4xf32>) {
     %0 = "top.Input"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("x")
     %1 = "top.Weight"() : () -> tensor<2x2x1x1xf32> loc("wc")
     %2 = "top.Weight"() : () -> tensor<2x2x2x2xf32> loc("wd")
@@ -64,6 +66,7 @@ module attributes {module.name = "m", module.state = "TOP_F32", module.weight_fi
     %12 = "top.Deconv"(%0, %3, %5) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], group = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<2x1x2x2xf32>, none) -> tensor<1x2x8x8xf32> loc("decg")
     %13 = "top.Softmax"(%0) {axis = 1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("soft")
     %14 = "top.MatMul"(%0, %4, %5) : (tensor<1x2x4x4xf32>, tensor<4x3xf32>, none) -> tensor<1x2x4x3xf32> loc("mm")
-    return %7, %8, %9, %10, %11, %12, %13, %14 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>
+    %15 = "top.MulConst"(%0) {const_val = -1.500000e+00 : f64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("mc")
+    return %7, %8, %9, %10, %11, %12, %13, %14, %15 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>, tensor<1x2x4x4xf32>
   }
 }

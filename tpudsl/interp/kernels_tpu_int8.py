@@ -21,7 +21,7 @@ from tpudsl.interp.table import KERNELS
 from tpudsl.interp.requant import dequantize, quantize, requant, right_shift_round, scale_and_shift, store
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
-# tpu.Add, tpu.Sub and tpu.Mul have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
+# tpu.Add, tpu.Sub, tpu.Mul and tpu.MulConst have no round_mode attribute in TpuOps.td: TPU-MLIR's default mode.
 ELEMENTWISE_ROUND = "HalfAwayFromZero"
 # tpu.Deconv has none either (in our table): Conv2D's default, the same requantization as a conv.
 DECONV_ROUND = "HalfUp"
@@ -164,6 +164,12 @@ def mul(ins: Inputs, a: KernelAttrs) -> Array:
     return requant(_in(ins, a, 0) * _in(ins, a, 1), a["multiplier"], a["rshift"], ELEMENTWISE_ROUND, **_out(a))
 
 
+def mul_const(ins: Inputs, a: KernelAttrs) -> Array:
+    """sat(right_shift_round((x - zp_in) * multiplier, rshift) + zp_out): the constant is in the
+    multiplier (s_in c / s_out, its sign included)."""
+    return requant(_in(ins, a, 0), a["multiplier"], a["rshift"], ELEMENTWISE_ROUND, **_out(a))
+
+
 def pool2d(ins: Inputs, a: KernelAttrs) -> Array:
     """Max: the int8 values picked. Avg: the window sum requantized by (multiplier, rshift); with
     pads and count_include_pad false, each position by scale_and_shift(scale / k) instead, k the
@@ -225,5 +231,6 @@ INT8_KERNELS = {
     "tpu.Add": add,
     "tpu.Sub": sub,
     "tpu.Mul": mul,
+    "tpu.MulConst": mul_const,
     "tpu.Pool2D": pool2d,
 }

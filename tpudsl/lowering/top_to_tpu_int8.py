@@ -282,6 +282,15 @@ def _mul(op: Operation, s: _Int8Lowering) -> bool:
     return _replace(op, s, "tpu.Mul", operands, attrs)
 
 
+def _mul_const(op: Operation, s: _Int8Lowering) -> bool:
+    """x c: one (multiplier, rshift) of s_in c / s_out (a negative c gives a negative multiplier;
+    const_val stays for the reader, the kernel uses the multiplier)."""
+    s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
+    multiplier, rshift = scale_and_shift(s_in * _top(op)["const_val"] / s_out)
+    attrs = {**_float_attrs(op), "multiplier": multiplier, "rshift": rshift}
+    return _replace(op, s, "tpu.MulConst", [s.int8_in(op.operands[0])], attrs)
+
+
 def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
     """Ops that move or pick int8 values (MaxPool, Reshape, Permute, Concat, ...): no arithmetic;
     an input whose QType (scale, zero point, storage) differs from the output's is requantized to
@@ -352,6 +361,7 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Deconv": _deconv,
     "top.Softmax": _softmax,
     "top.Mul": _mul,
+    "top.MulConst": _mul_const,
     "top.AvgPool": _avg_pool,
     **{name: _same_scale for name in ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute",
                                       "top.Transpose", "top.Squeeze", "top.Unsqueeze", "top.Concat")},
