@@ -82,7 +82,7 @@ def measure() -> dict:
 def _cell(r: dict | None) -> str:
     if r is None or "error" in r:
         return "n/a"
-    return f"{r['cos']:.5f}, {r['int8']}/{r['ops']} INT8"
+    return f"{r['cos']:.6f}, {r['int8']}/{r['ops']} INT8"
 
 
 def main() -> None:
