@@ -69,6 +69,7 @@ def test_bf16_needs_no_qtable(stylegan, capsys):
     ("extra", "message"),
     [
         (["--quantize", "INT8"], "--quantize INT8 needs --calibration_table"),
+        (["--quantize", "F16", "--asymmetric"], "--asymmetric needs --quantize INT8"),
         (["--quantize", "F16", "--processor", "bm9999"], "unknown chip 'bm9999'"),
         (["--quantize", "F16", "--quantize_table", "QTABLE"], r"qtable:2: error: no op of the module is named 'nope'"),
     ],

@@ -4,7 +4,10 @@ docs/quantization.md ("INT8 arithmetic"), with requant.py's rounding and saturat
 Products of int8 values are summed in float64, where every partial sum of at most 2^53 / 127^2
 (5.6e11) products is an exact integer whatever the order, then converted to int64: so the result
 does not depend on BLAS's summation order and two runs give the same bits. The multiplier and
-rshift are the op's attributes, as on the chip; only `tpu.Cast` reads scales, from its types.
+rshift are the op's attributes, as on the chip; scales are read from the types only by `tpu.Cast`
+and Softmax's float tail. Asymmetric INT8: every kernel computes on x - zp_in and adds the
+result's zero point, saturating to its storage type (int8 or uint8); zero points come from the
+types (`KernelAttrs.zero_points`), as TPU-MLIR's interpreter reads them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`--convert-top-to-tpu` in INT8 (symmetric): calibrated Top ops become int8 Tpu ops.
+"""`--convert-top-to-tpu` in INT8: calibrated Top ops become int8 (asymmetric: int8/uint8) Tpu ops.
 
 One table, `INT8_LOWERINGS`, keyed by Top op: a function that replaces the op by its int8 Tpu op
 and returns True, or returns False when this op has no INT8 form (then it is lowered in F32 by
@@ -6,15 +6,17 @@ the float lowering, with Casts at its boundaries: the fallback, docs/lowering.md
 (multiplier/rshift, requantization, quantization) is `tpudsl/interp/requant.py`, shared with the
 Tpu interpreter's INT8 kernels.
 
-* an activation with calibrated range [lo, hi] gets th = max(|lo|, |hi|) and the type
-  `tensor<...x!quant.uniform<i8:f32, th/127>>` (symmetric: zero point 0);
+* an activation with calibrated range [lo, hi] gets a QType (int8_types.py): symmetric
+  `tensor<...x!quant.uniform<i8:f32, th/127>>` with th = max(|lo|, |hi|); asymmetric uint8 or
+  int8 with a zero point;
 * inputs stay f32 `top.Input`s, followed by a `tpu.Cast` to int8 named `<input>_int8`; a float
   value (an input, a fallback op's result) feeding an int8 op is cast the same way, and an int8
   value feeding a float op is cast to f32 as `<producer>_f32`;
 * a returned int8 value is cast back to f32 by a `tpu.Cast` carrying the Top output name; the op
   that computed it gets `<name>_int8`;
-* weights: Conv2D filters per output channel (scale max|w_c|/127, `!quant.uniform<i8<-127:127>:
-  f32:0, {...}>`), other weights per tensor; biases int32 at scale s_w * s_in.
+* weights (always symmetric): Conv2D and Deconv filters per output channel (scale max|w_c|/127,
+  `!quant.uniform<i8<-127:127>:f32:axis, {...}>`), MatMul weights per tensor or, with
+  matmul_perchannel, per column; biases int32 at scale s_w * s_in.
 """
 
 from __future__ import annotations
