@@ -664,8 +664,9 @@ def is_int8(op: Operation) -> bool:
 _INT8_SCALARS = {"tpu.MatMul": ("multipliers", "rshifts"), "tpu.RequantInt": ("multiplier", "rshift")}
 
 
-def check_int8(op: Operation) -> None:
-    """TpudslError naming an INT8 op, or an attribute of one, the backend does not model."""
+def check_int8(op: Operation, merged: bool = True) -> None:
+    """TpudslError naming an INT8 op, or an attribute of one, the backend does not model (`merged`
+    false: before --weight-reorder, a conv's coefficients are not merged yet)."""
     a = attrs_of(op)
     if op.name not in INT8_OPS:
         raise TpudslError(f"backend: {describe(op)} on int8 tensors has no instruction (INT8: "
@@ -678,7 +679,7 @@ def check_int8(op: Operation) -> None:
     if op.name == "tpu.Add" and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
         raise TpudslError(f"backend: {describe(op)}: INT8 Add needs 2 multipliers and one rshift, has "
                           f"{a['multipliers']}, {a['rshifts']}")
-    if op.name == "tpu.Conv2D" and not a["coeff_merged"]:
+    if merged and op.name == "tpu.Conv2D" and not a["coeff_merged"]:
         raise TpudslError(f"backend: {describe(op)}: an INT8 conv's bias, multipliers and shifts are one merged "
                           f"coefficient; run --weight-reorder first")
     if op.name == "tpu.Lut" and (shape_of(op.operands[1]) != (256,) or dtype_of(op.operands[1]) != "i8"):
