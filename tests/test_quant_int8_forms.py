@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -171,7 +172,7 @@ def ints(op, key):
 
 def test_forms_lowering_constants_are_the_formulas(tmp_path):
     model, _ = forms_model()
-    weights = {t.name: np.asarray(__import__("onnx").numpy_helper.to_array(t)) for t in model.graph.initializer}
+    weights = {t.name: np.asarray(onnx.numpy_helper.to_array(t)) for t in model.graph.initializer}
     top, th = lowered(model, tmp_path, perchannel=True)
     ops = {name: op for op in top.main_func().walk() for name in result_names(op)}
     s = {k: Fraction(float(np.float32(v))) / 127 for k, v in th.items()}
@@ -289,7 +290,7 @@ def test_model_deploy_stops_after_the_tpu_check_on_a_form_the_backend_lacks(tmp_
     x = b.input("input", [1, 4, 8, 8])
     b.output(b.node("AveragePool", [b.conv(x, "c", 4, 4, 3)], "avg", kernel_shape=[3, 3], strides=[1, 1],
                     pads=[1, 1, 1, 1]))
-    __import__("onnx").save(b.model(), tmp_path / "p.onnx")
+    onnx.save(b.model(), tmp_path / "p.onnx")
     np.savez(tmp_path / "in.npz", input=np.random.default_rng(0).random((1, 4, 8, 8), dtype=np.float32))
     model_transform.run(["--model_name", "p", "--model_def", str(tmp_path / "p.onnx"), "--mlir",
                          str(tmp_path / "p.mlir"), "--test_input", str(tmp_path / "in.npz")])
