@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 from fractions import Fraction
 
@@ -20,7 +21,7 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -28,7 +29,7 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 from tests.models import mobilenetv2, resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
-from tests.test_tpu_int8 import _Reader
+from tests.test_tpu_int8 import _Reader, random_graphs
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
@@ -207,3 +208,37 @@ def test_asymmetric_error_is_onnxruntime_qdqs(name, tmp_path):
         ours.append(cosine(run(tpu, feed)["output"], run(top, feed)["output"]))
         theirs.append(cosine(qdq_session.run(None, feed)[0], float_session.run(None, feed)[0]))
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
+
+
+def test_random_graphs_asymmetric_close_to_top(tmp_path_factory):
+    """tests/test_tpu_int8.py's random conv/pool/add/mul/concat/activation graphs in asymmetric
+    INT8 (minmax, 16 samples): output cosine >= 0.99 with Top on another input; uint8 and int8
+    tensors with a zero point both occur in most examples."""
+    seen = collections.Counter()
+
+    @settings(max_examples=max(10, settings.default.max_examples // 10))
+    @given(random_graphs())
+    def check(case):
+        layers, model = case
+        d = tmp_path_factory.mktemp("g")
+        save_module(top_module(model), d / "m.mlir")
+        rng = np.random.default_rng(0)
+        feeds = {str(i): {"input": rng.random((1, 4, 8, 8), dtype=np.float32)} for i in range(16)}
+        result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
+        (d / "table").write_text(table_text(result.table("minmax"), 2048, 16))
+        tpu = load_module(d / "m.mlir")
+        ctx = make_context()
+        pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=True).apply(ctx, tpu.module)
+        pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, tpu.module)
+        pass_class("convert-top-to-tpu")(asymmetric=True).apply(ctx, tpu.module)
+        feed = {"input": np.random.default_rng(123).random((1, 4, 8, 8), dtype=np.float32)}
+        assert cosine(run(tpu, feed)["output"], run(top_module(model), feed)["output"]) >= 0.99, layers
+        text = str(tpu.module)
+        for kind, present in (("uint8", "quant.uniform<u8" in text), ("int8 with zero point", ":-" in text)):
+            if present:
+                seen[kind] += 1
+                event(kind)
+        seen["examples"] += 1
+
+    check()
+    assert seen["uint8"] >= seen["examples"] / 2 and seen["int8 with zero point"] >= seen["examples"] / 2, seen
