@@ -30,6 +30,7 @@ from tests.models import mobilenetv2, resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
 from tests.test_tpu_int8 import _Reader, random_graphs
+from tpudsl.backend.codegen import without_instructions
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
@@ -161,6 +162,7 @@ def test_resnet18_asymmetric_close_to_top(resnet_deployed):
     # every Conv2D/Add/pool/MatMul quantized (no fallback); ReLU outputs (range >= 0) are uint8
     assert set(kinds) == {"tpu.Conv2D", "tpu.Add", "tpu.Pool2D", "tpu.MatMul"}, kinds
     assert "u8" in kinds["tpu.Conv2D"] and "u8" in kinds["tpu.Pool2D"], kinds
+    assert without_instructions(tpu.module) is not None  # the backend names an op it has no records for
     top = top_module(model)
     rng = np.random.default_rng(99)  # not the calibration samples
     for _ in range(2):

@@ -260,7 +260,11 @@ def without_instructions(module: ModuleOp) -> Operation | None:
 
 def _int8_modelled(op: Operation) -> bool:
     """The backend has records for this INT8 op's form (the INT8 lowering has forms it has not:
-    Sub, Deconv, Softmax, per-column MatMul, average pools with pads not counted, ...)."""
+    Sub, Deconv, Softmax, per-column MatMul, average pools with pads not counted, zero points of
+    asymmetric INT8, ...)."""
+    if any(isinstance(t := v.type, TensorType) and isinstance(t.element_type, UniformQuantizedType)
+           and any(t.element_type.zero_points) for v in [*op.operands, *op.results]):
+        return False
     try:
         check_int8(op, merged=False)
     except TpudslError:
