@@ -244,3 +244,21 @@ def test_random_graphs_asymmetric_close_to_top(tmp_path_factory):
 
     check()
     assert seen["uint8"] >= seen["examples"] / 2 and seen["int8 with zero point"] >= seen["examples"] / 2, seen
+
+
+def test_the_backend_names_the_first_op_with_a_zero_point(tmp_path):
+    """A Cast and an Add the backend has records for in symmetric INT8, here with a zero point:
+    codegen.without_instructions names the Cast (model_deploy then stops after the Tpu check)."""
+    q = "tensor<1x4x!quant.uniform<i8:f32, 1.000000e-02:-3>>"
+    (tmp_path / "m.mlir").write_text(f'''module attributes {{module.name = "m", module.state = "TPU_LOWERED", module.mode = "INT8", module.chip = "bm1684x"}} {{
+  func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {{
+    %0 = "top.Input"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("x")
+    %1 = "tpu.Cast"(%0) : (tensor<1x4xf32>) -> {q} loc("x_int8")
+    %2 = "tpu.Add"(%1, %1) {{multipliers = [1, 1], rshifts = [0, 0]}} : ({q}, {q}) -> {q} loc("a")
+    %3 = "tpu.Cast"(%2) : ({q}) -> tensor<1x4xf32> loc("y")
+    return %3 : tensor<1x4xf32>
+  }}
+}}
+''')
+    op = without_instructions(load_module(tmp_path / "m.mlir").module)
+    assert op is not None and op.name == "tpu.Cast" and "x_int8" in str(op.location)
