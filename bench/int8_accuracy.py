@@ -1,6 +1,6 @@
 """INT8 accuracy and coverage: output cosine with Top and the share of ops lowered in INT8.
 
-For ResNet-18-, MobileNetV2- and transformer-block-shaped models (tests/models, small sizes):
+For ResNet-18-, MobileNetV2-, transformer-block- and ViT-shaped models (tests/models, small sizes):
 calibrate on 32 random samples (KLD), lower symmetric INT8, symmetric with matmul_perchannel and
 asymmetric INT8, and report the mean output cosine with the Top interpreter over 8 other inputs,
 and the share of Tpu ops (Casts and RequantInts not counted) whose result is quantized.
@@ -27,11 +27,13 @@ MODES = {"sym": {}, "sym+perchannel": {"matmul_perchannel": True}, "asym": {"asy
 
 
 def _models():
-    from tests.models import mobilenetv2, resnet18, transformer_block
+    from tests.models import mobilenetv2, resnet18, transformer_block, vit
 
     return {"resnet18": (resnet18(input_size=32, num_classes=10, width=8), "input", (1, 3, 32, 32)),
             "mobilenetv2": (mobilenetv2(input_size=32, num_classes=10, width_mult=0.25), "input", (1, 3, 32, 32)),
-            "transformer": (transformer_block(seq_len=16, d_model=64, num_heads=4, d_ff=128), "x", (1, 16, 64))}
+            "transformer": (transformer_block(seq_len=16, d_model=64, num_heads=4, d_ff=128), "x", (1, 16, 64)),
+            "vit": (vit(input_size=32, patch=8, d_model=32, depth=2, num_heads=2, num_classes=10), "input",
+                    (1, 3, 32, 32))}
 
 
 def measure() -> dict:

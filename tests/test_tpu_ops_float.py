@@ -51,6 +51,9 @@ CASES = {
     "TopK": ([node("TopK", ["x", "k"], ["v", "i"], axis=-1)],
              {"x": np.concatenate([r(2, 260), r(2, 40, low=3, high=4)], 1)}, {"k": i64(3)}, 13,
              "top.TopK", "tpu.TopK"),
+    # a scalar index (ViT's class token): tpu.Gather has an extra `buffer` operand
+    "Gather": ([node("Gather", ["x", "ind"], axis=1)], {"x": r(1, 5, 3)}, {"ind": np.array(0, np.int64)}, 13,
+               "top.Gather", "tpu.Gather"),
     "GatherND": ([node("GatherND", ["x", "ind"])], {"x": r(3, 4, 2)}, {"ind": np.array([[2, 1], [0, 3]], np.int64)},
                  13, "top.GatherND", "tpu.GatherND"),
     "ScatterElements": ([node("ScatterElements", ["x", "ind", "u"], axis=1)], {"x": r(2, 5), "u": r(2, 2)},

@@ -147,6 +147,11 @@ def _scale(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
     return _same("top.Scale").run(inputs[:3], attrs)
 
 
+def _gather(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+    # The optional `buffer` operand is the chip's scratch memory; Top's Gather takes two operands.
+    return _same("top.Gather").run(inputs[:2], attrs)
+
+
 def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs], Array]) -> Kernel:
     def dispatch(float_run: Run) -> Run:
         def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
@@ -165,7 +170,7 @@ def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs],
 _SAME_AS_TOP = (
     "Add", "Sub", "Mul", "Div", "Max", "Min", "AddConst", "SubConst", "MulConst", "MaxConst", "MinConst",
     "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
-    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "LRN", "Tile", "Gather",
+    "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "LRN", "Tile",
     "GatherElements", "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
     "InstanceNorm", "GroupNorm", "Pow", "DivConst", *AS_TOP,
 )
@@ -178,6 +183,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Active": _via_top(_active),
     "tpu.Cast": Kernel(_cast),
     "tpu.Scale": Kernel(_scale),
+    "tpu.Gather": Kernel(_gather),
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
 }
