@@ -62,7 +62,7 @@ def test_asymmetric_params_are_getscaleandzeropoint(lo, width, non_negative):
 
 
 def attrs(values, out_dtype, zps, out_zp, scales=(None, None), shape=None):
-    return KernelAttrs(values, [shape], [np.dtype(out_dtype)], scales, (tuple(zps), out_zp))
+    return KernelAttrs(values, [shape], [np.dtype(out_dtype)], scales, zero_points=(tuple(zps), out_zp))
 
 
 def rq(acc: int, m: int, n: int, mode: str, zp: int, dtype) -> int:
