@@ -126,7 +126,7 @@ def _expand(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 def _gather(ins: Inputs, a: KernelAttrs) -> Array:
-    x, indices = ins[:2]  # tpu.Gather has a third (buffer) operand
+    x, indices = ins
     axis = a.get("axis", 0) % x.ndim
     # Frontends store index tensors as float weights; negative indices count from the end.
     idx = np.asarray(indices).astype(np.int64)
