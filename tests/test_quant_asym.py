@@ -19,17 +19,14 @@ from fractions import Fraction
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
-from onnxruntime.quantization.shape_inference import quant_pre_process
 
 from tests.models import mobilenetv2, resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
-from tests.test_tpu_int8 import _Reader, random_graphs
+from tests.test_tpu_int8 import qdq_second_opinion, random_graphs
 from tpudsl.backend.codegen import without_instructions
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
@@ -191,24 +188,8 @@ def test_asymmetric_error_is_onnxruntime_qdqs(name, tmp_path):
     pass_class("import-calibration-table")(file=str(tmp_path / "table"), asymmetric=True).apply(ctx, tpu.module)
     pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, tpu.module)
     pass_class("convert-top-to-tpu")(asymmetric=True).apply(ctx, tpu.module)
-    onnx.save(model, tmp_path / "raw.onnx")
-    quant_pre_process(str(tmp_path / "raw.onnx"), str(tmp_path / "f.onnx"))
-    tensors = {o for n in model.graph.node for o in n.output} | {"input"}
-    overrides = {k: [{"rmin": np.float32(min(e.min, 0.0)), "rmax": np.float32(max(e.max, 0.0))}]
-                 for k, e in table.items() if k in tensors}
-    assert len(overrides) == len(table)
-    quantize_static(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), _Reader(feeds), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
-                    calibrate_method=CalibrationMethod.MinMax,
-                    extra_options={"ActivationSymmetric": False, "WeightSymmetric": True,
-                                   "TensorQuantOverrides": overrides})
-    float_session, qdq_session = (onnxruntime.InferenceSession(str(tmp_path / f)) for f in ("f.onnx", "q.onnx"))
-    rng = np.random.default_rng(99)
-    ours, theirs = [], []
-    for _ in range(8):
-        feed = {"input": rng.random((1, 3, 32, 32), dtype=np.float32)}
-        ours.append(cosine(run(tpu, feed)["output"], run(top, feed)["output"]))
-        theirs.append(cosine(qdq_session.run(None, feed)[0], float_session.run(None, feed)[0]))
+    ranges = {k: (min(e.min, 0.0), max(e.max, 0.0)) for k, e in table.items()}
+    ours, theirs = qdq_second_opinion(model, tpu, feeds, ranges, tmp_path, symmetric=False)
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
 
 
