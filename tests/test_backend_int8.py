@@ -35,22 +35,25 @@ from tpudsl.lowering.calibration_table import table_text
 from tpudsl.passes import pass_class
 
 ACTIVATIONS = ("Relu", "Sigmoid", "Tanh")
+KINDS = ("conv", "maxpool", "avgpool", "add", "mul", "concat", "act")  # the first op of `networks(first=KIND)`
 
 
 @st.composite
-def networks(draw):
-    """(model, shape): a chain of 1-4 ops that all have an INT8 form, each reading the last tensor
-    or the one before, and maybe a linear head (an INT8 MatMul: Gemm with bias after a Flatten, or
-    MatMul on the last dim)."""
+def networks(draw, first: str):
+    """(model, shape): a chain of 1-4 ops that all have an INT8 form, `first` (one of KINDS) first,
+    each reading the last tensor or the one before, and maybe a linear head (an INT8 MatMul: Gemm
+    with bias after a Flatten, or MatMul on the last dim). The test gives each kind the same number
+    of examples as `first`: hypothesis's draws of a kind cluster (a 1-in-12 kind was in 0 of 50
+    examples of some random runs), a fixed first kind cannot."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(3, 160)), draw(st.integers(2, 64)))
     g.shapes["x"] = x
     tensors = ["x"]
-    for _ in range(draw(st.integers(1, 4))):
+    for kind in [first] + [None] * draw(st.integers(0, 3)):
         src = draw(st.sampled_from(tensors[-2:]))
         n, c, h, w = g.shapes[src]
-        kind = draw(st.sampled_from(["conv", "conv", "maxpool", "avgpool", "add", "mul", "concat", "act"]))
+        kind = kind or draw(st.sampled_from(["conv", "conv", "maxpool", "avgpool", "add", "mul", "concat", "act"]))
         if kind == "conv":
             kh, sh, pt, pb, oh, dh = _window(draw, h, dilate=True)
             kw, sw, pl, pr, ow, dw = _window(draw, w, dilate=True)
@@ -124,9 +127,6 @@ FEATURES = ("BdcConvQ", "BdcPoolQ", "BdcPool", "BdcBinaryQ Add", "BdcBinaryQ Mul
 def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
     seen = Counter()
 
-    # A quarter of the profile's budget (50 in CI): each example calibrates, lowers and compiles.
-    @settings(max_examples=max(12, settings.default.max_examples // 4))
-    @given(networks())
     def check(net):
         model, shape = net
         d = tmp_path_factory.mktemp("n")
@@ -154,7 +154,11 @@ def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
                 seen[feature] += 1
         seen["examples"] += 1
 
-    check()
+    # A quarter of the profile's budget (49 in CI, 7 per first kind): each example calibrates,
+    # lowers and compiles.
+    budget = settings(max_examples=max(2, settings.default.max_examples // (4 * len(KINDS))))
+    for first in KINDS:
+        budget(given(networks(first))(check))()
     for feature in FEATURES:
         assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
 
