@@ -35,6 +35,7 @@ def header(**changes):
 
 
 DEBUG = [(0, "x"), (3, "conv1"), (4, "y")]
+GROUP = {"id": 0, "ops": ["conv1", "y"], "nsecs": 1, "hsecs": 2, "first": 2, "count": 3}  # instructions 2..4
 
 
 def canonical(value) -> bytes:
@@ -216,12 +217,19 @@ def test_garbage_is_one_error(data):
     (b'{"network":NaN}', "error: corrupt bmodel: the header section is not canonical JSON (NaN is not JSON)"),
     (b"[]", "error: bmodel header: 'header' must be an object, got list"),
     (canonical({**header(), "extra": 1}), "error: bmodel header: unknown key 'extra' in 'header'"),
+    (canonical(header(layer_groups=[{**GROUP, "count": 4}])),
+     "error: bmodel header: 'layer_groups[0]' spans instructions 2..5, past the 5 instructions of the header"),
 ])
 def test_header_checked_on_read(body, message):
     """A file whose checksums hold but whose header breaks the schema (another writer's, or
     an edited one) is refused on read too."""
     _, bodies = sample()
     assert error_of(assemble([body, *bodies[1:]])).startswith(message)
+
+
+def test_layer_groups_round_trip(tmp_path):
+    write_bmodel(tmp_path / "m.bmodel", header(layer_groups=[GROUP]), b"", b"", DEBUG)
+    assert read_bmodel(tmp_path / "m.bmodel").header == header(layer_groups=[GROUP])
 
 
 def test_debug_checked_on_read():
@@ -247,6 +255,12 @@ BAD_HEADERS = [
     ({"outputs": [{**tensor(), "scale": float("nan")}]}, "'outputs[0].scale' must be a finite number, got nan"),
     ({"outputs": [{**tensor(), "zp": 0}]}, "unknown key 'zp' in 'outputs[0]'"),
     ({"outputs": [{k: v for k, v in tensor().items() if k != "address"}]}, "missing key 'address' in 'outputs[0]'"),
+    ({"layer_groups": {}}, "'layer_groups' must be a list of groups, got dict"),
+    ({"layer_groups": [{**GROUP, "ops": []}]}, "'layer_groups[0].ops' must be a non-empty list of non-empty strings, got []"),
+    ({"layer_groups": [{**GROUP, "hsecs": 0}]}, "'layer_groups[0].hsecs' must be a positive integer, got 0"),
+    ({"layer_groups": [{k: v for k, v in GROUP.items() if k != "first"}]}, "missing key 'first' in 'layer_groups[0]'"),
+    ({"layer_groups": [GROUP, {**GROUP, "first": 3}]},
+     "'layer_groups[1]' spans instructions 3..5, past the 5 instructions of the header"),
 ]
 
 

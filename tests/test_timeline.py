@@ -157,3 +157,52 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
         assert status == 1 and out == "" and len(err.strip().splitlines()) == 1 and expected in err, (argv, err)
         assert "Traceback" not in err
     assert not (tmp_path / "o.svg").exists() and not (tmp_path / "missing").exists()
+
+
+def test_each_layer_group_is_one_band_over_its_records(tmp_path, capsys):
+    """Two groups of several ops (a Concat between cuts them): each is one band, labelled with its
+    ops and nsecs x hsecs as --layer-group left them in the IR, spanning exactly the time of its
+    ops' rectangles (the debug info's names, not the header's instruction range)."""
+    import numpy as np
+
+    from tests.backend_support import compile_for, lowered
+    from tests.test_backend_cmodel import Graph
+    from tpudsl.dialects.opdef import loc_name
+
+    g = Graph(np.random.default_rng(5))
+    shape = (2, 4, 64, 16)
+    g.shapes["x"] = shape
+    t = "x"
+    for k in range(5):
+        if k == 2:
+            shape = (2, 8, 64, 16)
+            t = g.node("Concat", [t, t], shape, axis=1)
+        t = g.node("Conv", [t, g.const((shape[1], shape[1], 3, 3))], shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    top = lowered(g.model({"x": (2, 4, 64, 16)}, t))
+    compile_for(top, "tiny", str(tmp_path / "g.bmodel"))
+    want: dict[int, tuple[list[str], tuple[int, int]]] = {}  # group id -> its ops, (nsecs, hsecs) of its last
+    for op in top.main_func().body.block.ops:
+        if "group_id" in op.attributes:
+            ops = want.get(op.attributes["group_id"].value.data, ([], ()))[0] + [loc_name(op)]
+            want[op.attributes["group_id"].value.data] = (ops, (op.attributes["nsecs"].value.data,
+                                                                op.attributes["hsecs"].value.data))
+    assert len(want) == 2 and all(len(ops) >= 2 for ops, _ in want.values()), want
+    status, _, err = run(["--timeline", tmp_path / "g.bmodel", "-o", tmp_path / "g.svg"], capsys)
+    assert (status, err) == (0, "")
+    root, op_rects, _ = ops_of(tmp_path / "g.svg")
+    bands = [b for b in root.iter(f"{SVG}g") if b.get("class") == "group"]
+    assert sorted(int(b.get("data-group")) for b in bands) == sorted(want)  # each group once
+    total = max(int(r.get("data-start")) + int(r.get("data-cycles")) for rs in op_rects.values() for r in rs)
+    scale = timeline.WIDTH / total
+    for band in bands:
+        ops, (nsecs, hsecs) = want[int(band.get("data-group"))]
+        assert band.get("data-ops").split() == ops and (int(band.get("data-nsecs")), int(band.get("data-hsecs"))) \
+            == (nsecs, hsecs)
+        assert f"{', '.join(ops)} ({nsecs}x{hsecs} slices)" in band.find(f"{SVG}title").text
+        rects = [r for op in ops for r in op_rects[op]]
+        t0 = min(int(r.get("data-start")) for r in rects)
+        t1 = max(int(r.get("data-start")) + int(r.get("data-cycles")) for r in rects)
+        assert (int(band.get("data-t0")), int(band.get("data-t1"))) == (t0, t1)
+        box = band.find(f"{SVG}rect")
+        assert float(box.get("x")) == pytest.approx(timeline.LEFT + t0 * scale, abs=2e-3)
+        assert float(box.get("width")) == pytest.approx((t1 - t0) * scale, abs=2e-3)

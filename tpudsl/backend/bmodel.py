@@ -43,6 +43,10 @@ DTYPES = ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32")
 TENSOR_SCHEMA: dict[str, str] = {
     "name": "str", "shape": "dims", "dtype": "dtype", "scale": "number", "zero_point": "int", "address": "count",
 }
+# A layer group of several ops: its records are instructions first .. first + count - 1.
+GROUP_SCHEMA: dict[str, str] = {
+    "id": "count", "ops": "names", "nsecs": "positive", "hsecs": "positive", "first": "count", "count": "positive",
+}
 HEADER_SCHEMA: dict[str, str] = {
     "network": "str",
     "chip": "chip",
@@ -55,8 +59,9 @@ HEADER_SCHEMA: dict[str, str] = {
     "bdc_count": "count",
     "estimated_cycles": "count",
     "overlapped_cycles": "count",
+    "layer_groups": "groups",
 }
-OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles"})
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups"})
 
 
 @dataclass
@@ -79,6 +84,10 @@ def _check_value(where: str, kind: str, v: object) -> None:
         ok = _is_int(v)
     elif kind == "count":
         ok = _is_int(v) and v >= 0
+    elif kind == "positive":
+        ok = _is_int(v) and v >= 1
+    elif kind == "names":
+        ok = isinstance(v, list) and len(v) > 0 and all(isinstance(n, str) and n for n in v)
     elif kind == "number":
         ok = (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
     elif kind == "dims":
@@ -95,12 +104,19 @@ def _check_value(where: str, kind: str, v: object) -> None:
         for i, t in enumerate(v):
             _check_dict(f"{where}[{i}]", t, TENSOR_SCHEMA, frozenset())
         return
+    elif kind == "groups":
+        if not isinstance(v, list):
+            raise TpudslError(f"bmodel header: '{where}' must be a list of groups, got {type(v).__name__}")
+        for i, g in enumerate(v):
+            _check_dict(f"{where}[{i}]", g, GROUP_SCHEMA, frozenset())
+        return
     else:  # a schema entry without a check is a bug here, not bad input
         raise AssertionError(f"no check for kind {kind}")
     if not ok:
         expected = {"dtype": f"one of {', '.join(DTYPES)}", "chip": f"one of {', '.join(CHIPS)}",
                     "mode": f"one of {', '.join(MODES)}", "dims": "a list of non-negative integers",
-                    "count": "a non-negative integer", "str": "a non-empty string", "number": "a finite number"}
+                    "count": "a non-negative integer", "positive": "a positive integer",
+                    "names": "a non-empty list of non-empty strings", "str": "a non-empty string", "number": "a finite number"}
         raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
 
 
@@ -120,6 +136,11 @@ def _check_dict(where: str, d: object, schema: dict[str, str], optional: frozens
 def validate_header(header: object) -> None:
     """TpudslError naming the first key of `header` that HEADER_SCHEMA does not allow."""
     _check_dict("header", header, HEADER_SCHEMA, OPTIONAL)
+    instructions = header["gdma_count"] + header["bdc_count"]  # type: ignore[index]
+    for i, g in enumerate(header.get("layer_groups", [])):  # type: ignore[union-attr]
+        if g["first"] + g["count"] > instructions:
+            raise TpudslError(f"bmodel header: 'layer_groups[{i}]' spans instructions {g['first']}.."
+                              f"{g['first'] + g['count'] - 1}, past the {instructions} instructions of the header")
 
 
 def validate_debug(debug: object, instructions: int) -> None:

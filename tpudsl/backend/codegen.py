@@ -43,6 +43,7 @@ _PASSIVE = ("top.Input", "top.Weight", "top.None", "func.return")
 class Program:
     records: list[isa.Record] = field(default_factory=list)
     debug: list[tuple[int, str]] = field(default_factory=list)
+    groups: list[dict] = field(default_factory=list)  # the header's layer_groups (bmodel.GROUP_SCHEMA)
 
 
 def _gaddr(tile: Tile) -> int:
@@ -310,6 +311,8 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
         "gdma_count": gdma, "bdc_count": len(prog.records) - gdma,
         "estimated_cycles": timing.serial, "overlapped_cycles": timing.makespan,
     }
+    if prog.groups:  # optional: a bmodel without groups is byte for byte what it was before the key
+        header["layer_groups"] = prog.groups
     return header, bytes(coeffs), prog
 
 

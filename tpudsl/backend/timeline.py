@@ -7,7 +7,9 @@ range a record writes, from that record's start to its last reader's end (schedu
 at its offset in each lane. Rectangles and ranges are coloured per op (debug info's loc name;
 instructions before any debug entry, or of a bmodel without debug info, are "no debug info");
 each op is one <g> holding its instructions, with the op and instruction in <title> tooltips. The
-axis is in cycles and in us at the chip's clock (chips.py).
+axis is in cycles and in us at the chip's clock (chips.py). Each layer group of several ops (the
+header's layer_groups) is a labelled band over both lanes, from its first record's start to its
+last record's end: group id, its ops, nsecs x hsecs.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tpudsl.backend.schedule import ENGINES, Schedule, live_ranges, schedule
 from tpudsl.ir.diagnostics import TpudslError
 
 WIDTH = 1000  # pixels of the time axis
-LEFT, LANE_H, TOP = 60, 30, 40
+LEFT, LANE_H, TOP = 60, 30, 56  # room above the lanes for the groups' labels
 OCC_H = 240  # pixels of the local-memory panel
 TICKS = 5
 
@@ -101,6 +103,7 @@ def render(model: Bmodel) -> str:
            f'{sched.makespan} cycles, {sched.makespan / chip.clock_mhz:.3f} us at {chip.clock_mhz} MHz with GDMA and '
            f'BDC overlapped ({serial} cycles one after another)</text>']
     out += [f'<text x="4" y="{y + LANE_H * 0.65:.0f}">{e.upper()}</text>' for e, y in lane_y.items()]
+    out += _group_bands(h.get("layer_groups", []), sched, scale, lane_y[ENGINES[-1]] + LANE_H)
     for op in ops:
         out.append(f'<g class="op" data-op={quoteattr(op)} fill="{colour[op]}" stroke="white" stroke-width="0.5">'
                    f'<title>{escape(op)}</title>')
@@ -127,6 +130,25 @@ def render(model: Bmodel) -> str:
                    f'<text x="{LEFT + 18}" y="{y + 11}">{escape(op)}</text></g>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _group_bands(groups: list[dict], sched: Schedule, scale: float, bottom: int) -> list[str]:
+    """One band per layer group, behind the lanes' rectangles' colours (translucent), spanning its
+    records' time: the schedule may start a group's first load before the previous group ends."""
+    out = []
+    for g in groups:
+        span = range(g["first"], g["first"] + g["count"])
+        t0, t1 = min(sched.starts[i] for i in span), max(sched.ends[i] for i in span)
+        x, w = LEFT + t0 * scale, (t1 - t0) * scale
+        label = f'group {g["id"]}: {", ".join(g["ops"])} ({g["nsecs"]}x{g["hsecs"]} slices)'
+        shown = label if w > 6 * len(label) else f'group {g["id"]}'  # the whole label where it has room
+        out.append(f'<g class="group" data-group="{g["id"]}" data-ops={quoteattr(" ".join(g["ops"]))} '
+                   f'data-nsecs="{g["nsecs"]}" data-hsecs="{g["hsecs"]}" data-t0="{t0}" data-t1="{t1}">'
+                   f'<title>{escape(label)}, instructions {span.start}..{span.stop - 1}, cycles {t0}..{t1}</title>'
+                   f'<rect x="{x:.3f}" y="{TOP - 14}" width="{w:.3f}" height="{bottom - TOP + 18}" fill="grey" '
+                   f'fill-opacity="0.12" stroke="black" stroke-width="0.8"/>'
+                   f'<text x="{x + 2:.3f}" y="{TOP - 3}" font-size="10">{escape(shown)}</text></g>')
+    return out
 
 
 def _occupancy(live, names, colour, y0: int, panel: int, scale: float, yscale: float) -> list[str]:

@@ -7,7 +7,8 @@ group are loaded (with their halos) into that input's buffer for the slice's par
 of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
 from local memory (an intermediate's part is read in place, inside the tile its producer wrote:
 the union of its consumers' parts); a result used
-outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
+outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile);
+the group itself (id, ops, nsecs/hsecs, its instruction range) is the header's layer_groups (the timeline's bands).
 """
 
 from __future__ import annotations
@@ -63,12 +64,14 @@ def emit_group(ops: list[Operation], chip: Chip, prog) -> None:
         why = plan if isinstance(plan, str) else "its local addresses differ from the attributes"
         raise TpudslError(f"codegen: group {_int(ops[0], 'group_id')} ({describe(ops[0])} ...): {why}; "
                           f"run --layer-group again")
-    current = None
+    current, first = None, len(prog.records)
     for op, record in group_records(plan, _gaddr):
         if op is not current:
             prog.debug.append((len(prog.records), loc_name(op) or op.name))
             current = op
         prog.records.append(record)
+    prog.groups.append({"id": _int(ops[0], "group_id"), "ops": [loc_name(op) or op.name for op in ops],
+                        "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first})
 
 
 def _int(op: Operation, key: str) -> int:
