@@ -25,8 +25,9 @@ config.substitutions.append(
     (r"(?<![\w/.-])tpuc-opt(?![\w.-])", f'"{sys.executable}" "{repo_root}/tools/tpuc-opt.py"')
 )
 config.substitutions.append((r"(?<![\w/.-])filecheck(?![\w.-])", f'"{sys.executable}" -m filecheck'))
-# The tools that check a rewrite numerically: run the module before and after, compare outputs.
-for tool in ("model_runner", "npz_tool"):
+# The tools that check a rewrite numerically: run the module before and after, compare outputs
+# (model_tool: what a written bmodel holds).
+for tool in ("model_runner", "npz_tool", "model_tool"):
     config.substitutions.append((rf"(?<![\w/.-]){tool}(?![\w.-])", f'"{sys.executable}" "{repo_root}/tools/{tool}.py"'))
 
 # A pass that loops forever fails its test instead of hanging CI (needs psutil, a test dependency).

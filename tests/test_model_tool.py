@@ -58,6 +58,13 @@ def test_info_without_estimate_or_debug(tmp_path, capsys):
     assert status == 0 and out.splitlines()[-1] == "debug info: none" and "estimate" not in out
 
 
+def test_info_lists_layer_groups(tmp_path, capsys):
+    groups = [{"id": 3, "ops": ["conv1", "relu1", "pool1"], "nsecs": 2, "hsecs": 4, "first": 10, "count": 25}]
+    write_bmodel(tmp_path / "m.bmodel", {**HEADER, "layer_groups": groups}, b"", b"", [])
+    status, out, _ = run(["--info", tmp_path / "m.bmodel"], capsys)
+    assert status == 0 and out.splitlines()[-1] == "layer group 3: conv1, relu1, pool1 (2x4 slices), instructions 10..34"
+
+
 def damaged(data: bytes) -> dict[str, bytes]:
     flipped_header = bytearray(data)
     flipped_header[130] ^= 1

@@ -4,10 +4,14 @@
 // of x: at hsecs = 3 the loads take 2 x 2304 (x rows [30, 66)) + 2 x 2048 bytes, so the first
 // pool's tile starts at 8704; unsliced (hsecs = 1, one buffer each), the four 96-row tiles need
 // 4 x 96 x 64 = 24576 bytes per lane. A group's ops must be consecutive: the second pool moved to
-// another group leaves group 0 with a gap.
+// another group leaves group 0 with a gap. The bmodel's header names the group (model_tool --info);
+// groups of one (opt=1) are not listed.
 // RUN: rm -f %t.bmodel && tpuc-opt %s --address-assign --layer-group --codegen="model_file=%t.bmodel" -o %t.mlir
 // RUN: filecheck %s --check-prefix=IR < %t.mlir
 // RUN: test -s %t.bmodel
+// RUN: model_tool --info %t.bmodel | filecheck %s --check-prefix=INFO
+// RUN: rm -f %t.one.bmodel && tpuc-opt %s --address-assign --layer-group="opt=1" --codegen="model_file=%t.one.bmodel" -o %t.one.mlir
+// RUN: model_tool --info %t.one.bmodel | filecheck %s --check-prefix=ONE
 // RUN: rm -f %t.bad.bmodel && sed -e 's/out_addr = 8704/out_addr = 8000/' %t.mlir > %t.bad.mlir
 // RUN: not tpuc-opt %t.bad.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=STALE
 // RUN: not test -e %t.bad.bmodel
@@ -17,6 +21,10 @@
 // RUN: not tpuc-opt %t.gap.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=GAP
 
 // IR-COUNT-3: group_id = 0 : i64, hsecs = 3 : i64
+// INFO: layer group 0: a, b, s (1x3 slices), instructions 0..{{[0-9]+}}
+// INFO-NOT: layer group
+// ONE: instructions:
+// ONE-NOT: layer group
 // STALE: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its local addresses differ from the attributes; run --layer-group again
 // GAP: error: layer group 0 is not a run of consecutive ops (at tpu.Pool2D before tpu.Add); run --layer-group again
 // BIG: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its tiles need 24576 bytes per lane; chip tiny has 16384; run --layer-group again

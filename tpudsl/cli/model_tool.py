@@ -44,6 +44,8 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     if "overlapped_cycles" in h:
         cycles, mhz = h["overlapped_cycles"], chip_named(h["chip"]).clock_mhz
         lines.append(f"with GDMA and BDC overlapped: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
+    lines += [f"layer group {g['id']}: {', '.join(g['ops'])} ({g['nsecs']}x{g['hsecs']} slices), instructions "
+              f"{g['first']}..{g['first'] + g['count'] - 1}" for g in h.get("layer_groups", [])]
     return lines
 
 
