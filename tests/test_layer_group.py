@@ -1,8 +1,8 @@
 """Layer groups of several ops (`--layer-group="opt=2"`): random chains and small DAGs of the ops
 that join groups (conv, pool, element-wise), with a Concat now and then that must cut them, compiled
 for the `tiny` chip: the cmodel matches the Tpu interpreter (F32, 1e-5 relative) and the
-groups-of-one compilation (opt=1; F16/BF16 bit-exactly, within 4 ulps of the interpreter). Groups of >= 2 ops, and groups sliced along H and along N,
-must each occur in enough examples. INT8 groups are bit-exact; the rest checks the decisions on
+groups-of-one compilation (opt=1; F16/BF16: bit-exactly, and within 4 ulps of the interpreter).
+Groups of >= 2 ops, and groups sliced along H and along N, must each occur in enough examples. INT8 groups are bit-exact; the rest checks the decisions on
 small models (intermediates kept local, weights and dynamic filters loaded once, the 1.5x limit),
 model_deploy's options, the IR against upstream MLIR, op names in debug info, and ResNet-18."""
 
@@ -46,9 +46,9 @@ from tpudsl.passes import pass_class
 @st.composite
 def groupable_networks(draw, rows: tuple[int, int] = (3, 96)):
     """(model, feed): 2-6 ops on `rows` input rows, each reading the last tensor (or, for a
-    binary, an earlier one), or a residual block (1-2 shape-keeping convs, a Relu between, then Add of the block's input: that
-    input has two consumers needing different rows); in some, an intermediate tensor is a model
-    output too."""
+    binary, an earlier one), or a residual block (1-2 shape-keeping convs, a Relu between, then
+    Add of the block's input: that input has two consumers needing different rows); in some, an
+    intermediate tensor is a model output too."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(*rows)), draw(st.integers(2, 24)))

@@ -62,7 +62,8 @@ def test_info_lists_layer_groups(tmp_path, capsys):
     groups = [{"id": 3, "ops": ["conv1", "relu1", "pool1"], "nsecs": 2, "hsecs": 4, "first": 10, "count": 25}]
     write_bmodel(tmp_path / "m.bmodel", {**HEADER, "layer_groups": groups}, b"", b"", [])
     status, out, _ = run(["--info", tmp_path / "m.bmodel"], capsys)
-    assert status == 0 and out.splitlines()[-1] == "layer group 3: conv1, relu1, pool1 (2x4 slices), instructions 10..34"
+    assert status == 0
+    assert out.splitlines()[-1] == "layer group 3: conv1, relu1, pool1 (2x4 slices), instructions 10..34"
 
 
 def damaged(data: bytes) -> dict[str, bytes]:

@@ -116,7 +116,8 @@ def _check_value(where: str, kind: str, v: object) -> None:
         expected = {"dtype": f"one of {', '.join(DTYPES)}", "chip": f"one of {', '.join(CHIPS)}",
                     "mode": f"one of {', '.join(MODES)}", "dims": "a list of non-negative integers",
                     "count": "a non-negative integer", "positive": "a positive integer",
-                    "names": "a non-empty list of non-empty strings", "str": "a non-empty string", "number": "a finite number"}
+                    "names": "a non-empty list of non-empty strings", "str": "a non-empty string",
+                    "number": "a finite number"}
         raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
 
 

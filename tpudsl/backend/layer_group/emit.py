@@ -7,8 +7,9 @@ group are loaded (with their halos) into that input's buffer for the slice's par
 of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
 from local memory (an intermediate's part is read in place, inside the tile its producer wrote:
 the union of its consumers' parts); a result used
-outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile);
-the group itself (id, ops, nsecs/hsecs, its instruction range) is the header's layer_groups (the timeline's bands).
+outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
+The group itself (id, ops, nsecs/hsecs, its instruction range) is the header's layer_groups
+(model_tool --info, the timeline's bands).
 """
 
 from __future__ import annotations
