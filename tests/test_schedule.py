@@ -140,7 +140,7 @@ def binary(draw, q=False):
     shape = [draw(dims) for _ in range(4)]
     a, b = ([draw(st.sampled_from([d, 1])) for d in shape] for _ in range(2))
     dt = I8 if q else draw(st.sampled_from(list(DT.values())))
-    op = draw(st.sampled_from([isa.BINARY_OPS["Add"], isa.BINARY_OPS["Mul"]]) if q else st.integers(0, 4))
+    op = draw(st.sampled_from([isa.BINARY_OPS[k] for k in ("Add", "Sub", "Mul")]) if q else st.integers(0, 4))
     fields = (dt, op, draw(laddr()), *a, draw(laddr()), *b, draw(laddr()), *[max(x, y) for x, y in zip(a, b)], 0, -1.0)
     if not q:
         return isa.BdcBinary(*fields)
@@ -217,6 +217,8 @@ RECORDS = {
     isa.BdcRequant: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequant(I8, i, n, c, h, w, o, *d(requant))),
     isa.BdcQuantCast: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcQuantCast(
         *d(st.sampled_from([(dt, I8), (I8, dt)])), i, n, c, h, w, o, 0.5)),
+    isa.BdcConstQ: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstQ(I8, isa.CONST_OPS["MulConst"], 0, i, n, c, h,
+                                                                       w, o, 0.5, 0, -1.0, *d(requant))),
     isa.BdcDeconv: deconv(),
     isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(dt, d(st.integers(0, 3)), i, n, c, h, w, o)),
     isa.BdcPad: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcPad(dt, d(st.integers(0, 1)), i, n, c, h, w, o,

@@ -172,6 +172,10 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
         return isa.BdcBinaryQ(*base, *a["multipliers"], a["rshifts"][0], _ELEMENTWISE_ROUND)
     if name == "Mul":
         return isa.BdcBinaryQ(*base, a["multiplier"], 0, a["rshift"], _ELEMENTWISE_ROUND)
+    if name == "Sub":  # check_modelled refuses is_reverse, as for float Sub
+        return isa.BdcBinaryQ(*base, *a["multipliers"], a["rshifts"][0], _ELEMENTWISE_ROUND)
+    if name == "MulConst":
+        return isa.BdcConstQ(*base, a["multiplier"], a["rshift"], _ELEMENTWISE_ROUND)
     raise TpudslError(f"codegen: {describe(op)} on int8 tensors has no instruction")
 
 
@@ -261,7 +265,7 @@ def without_instructions(module: ModuleOp) -> Operation | None:
 
 def _int8_modelled(op: Operation) -> bool:
     """The backend has records for this INT8 op's form (the INT8 lowering has forms it has not:
-    Sub, Deconv, Softmax, per-column MatMul, average pools with pads not counted, zero points of
+    Deconv, Softmax, per-column MatMul, average pools with pads not counted, zero points of
     asymmetric INT8, ...)."""
     if any(isinstance(t := v.type, TensorType) and isinstance(t.element_type, UniformQuantizedType)
            and any(t.element_type.zero_points) for v in [*op.operands, *op.results]):

@@ -10,7 +10,7 @@ cgroups = ceil(c / lanes) and `row` is h * w elements rounded up to the chip's E
 EU-aligned, as on the chip). Every local tensor starts on lane 0. Global tensors are (gaddr, four
 element strides): a strided view, so one GDMA record also transposes (MatMul's right operand).
 
-INT8 records (opcodes 40-46) are the float records' fields plus their requantization: the
+INT8 records (opcodes 40-47) are the float records' fields plus their requantization: the
 multiplier, the right shift and the round mode of docs/quantization.md ("INT8 arithmetic"); a conv's
 per-channel (bias, multiplier, rshift) are one int32 whole tile, what --weight-reorder merges.
 """
@@ -374,7 +374,8 @@ class BdcMatMulQ(BdcMatMul):
 
 @dataclass(frozen=True)
 class BdcBinaryQ(BdcBinary):
-    """INT8 Add: acc = a * m0 + b * m1; INT8 Mul: acc = a * b * m0 (m1 unused); then shifted by rshift."""
+    """INT8 Add: acc = a * m0 + b * m1; Sub: acc = a * m0 - b * m1; Mul: acc = a * b * m0 (m1 unused);
+    then shifted by rshift."""
 
     OPCODE: ClassVar[int] = 43
     FORMAT: ClassVar[str] = BdcBinary.FORMAT + "iibB"
@@ -438,6 +439,18 @@ class BdcQuantCast(Record):
     w: int
     out_addr: int
     scale: float
+
+
+@dataclass(frozen=True)
+class BdcConstQ(BdcConst):
+    """INT8 MulConst: sat8(RightShiftRound(in * multiplier, rshift, round_mode)); the constant is in
+    the multiplier (its sign included), `value` only records it (op must be MulConst)."""
+
+    OPCODE: ClassVar[int] = 47
+    FORMAT: ClassVar[str] = BdcConst.FORMAT + "ibB"
+    multiplier: int
+    rshift: int
+    round_mode: int
 
 
 # ---- float records added with Deconv (opcodes 48 and up) ----
@@ -604,7 +617,7 @@ def _name(table: dict[str, int], code: int) -> str:
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
-                                BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast,
+                                BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast, BdcConstQ,
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}

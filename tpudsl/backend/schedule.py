@@ -110,10 +110,11 @@ def _binary(r: isa.BdcBinary, chip: Chip):
 
 
 def _elementwise(r, chip: Chip):
-    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype (BdcRequant: int8 out)."""
+    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype (BdcRequant, BdcConstQ:
+    int8 out)."""
     shape = (r.n, r.c, r.h, r.w)
     return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape,
-                                                         I8 if isinstance(r, isa.BdcRequant) else r.dtype)
+                                                         I8 if isinstance(r, (isa.BdcRequant, isa.BdcConstQ)) else r.dtype)
 
 
 def _cast(r, chip: Chip):
@@ -150,6 +151,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                  local(chip, r.out_addr, (r.n, r.c, r.h, r.w), I8)),
     isa.BdcRequant: _elementwise,
     isa.BdcQuantCast: _cast,
+    isa.BdcConstQ: _elementwise,
     isa.BdcDeconv: lambda r, chip: (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
                                     + local(chip, r.weight_addr, (r.group, r.oc // r.group, r.ic // r.group,
                                                                   r.kh * r.kw), r.dtype)

@@ -45,8 +45,8 @@ MOVES = ("concat", "permute", "slice")
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
-INT8_OPS = ("tpu.Conv2D", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Mul", "tpu.Lut", "tpu.RequantInt", "tpu.Cast",
-            "tpu.Concat", "tpu.Permute", "tpu.Slice", *GLOBAL_ONLY)
+INT8_OPS = ("tpu.Conv2D", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst", "tpu.Lut",
+            "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice", *GLOBAL_ONLY)
 
 
 def attrs_of(op: Operation) -> AttrView:
@@ -676,8 +676,8 @@ def check_int8(op: Operation, merged: bool = True) -> None:
     for key in _INT8_SCALARS.get(op.name, ()):
         if len(a[key]) != 1:
             raise TpudslError(f"backend: {describe(op)}: {key}={a[key]} (per channel) is not modelled")
-    if op.name == "tpu.Add" and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
-        raise TpudslError(f"backend: {describe(op)}: INT8 Add needs 2 multipliers and one rshift, has "
+    if op.name in ("tpu.Add", "tpu.Sub") and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
+        raise TpudslError(f"backend: {describe(op)}: INT8 {op.name[4:]} needs 2 multipliers and one rshift, has "
                           f"{a['multipliers']}, {a['rshifts']}")
     if merged and op.name == "tpu.Conv2D" and not a["coeff_merged"]:
         raise TpudslError(f"backend: {describe(op)}: an INT8 conv's bias, multipliers and shifts are one merged "

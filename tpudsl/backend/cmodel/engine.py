@@ -112,19 +112,30 @@ def _matmul_q(m: Memory, r: isa.BdcMatMulQ) -> None:
 
 
 def _binary_q(m: Memory, r: isa.BdcBinaryQ) -> None:
-    """INT8 Add: a m0 + b m1; Mul: a b m0; each then shifted, rounded and saturated."""
+    """INT8 Add: a m0 + b m1; Sub: a m0 - b m1; Mul: a b m0; each then shifted, rounded and saturated."""
     dt = numpy_dtype(r.dtype)
     a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt).astype(np.int64)
     b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt).astype(np.int64)
     if r.op == isa.BINARY_OPS["Add"]:
         acc = a * r.m0 + b * r.m1
+    elif r.op == isa.BINARY_OPS["Sub"]:
+        acc = a * r.m0 - b * r.m1
     elif r.op == isa.BINARY_OPS["Mul"]:
         acc = a * b * r.m0
     else:
-        raise Fault(f"INT8 binary op {r.op} is not Add or Mul")
+        raise Fault(f"INT8 binary op {r.op} is not Add, Sub or Mul")
     if acc.shape != (r.n, r.c, r.h, r.w):
         raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
     y = arith_int8.sat8(arith_int8.shift_round(acc, r.rshift, r.round_mode))
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+
+
+def _const_q(m: Memory, r: isa.BdcConstQ) -> None:
+    """INT8 MulConst: the constant is in the multiplier (the value field is not read)."""
+    if r.op != isa.CONST_OPS["MulConst"] or r.reverse:
+        raise Fault(f"an INT8 constant record of op {r.op} (reverse {r.reverse}): only MulConst is modelled")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    y = arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode)
     m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
 
 
@@ -268,7 +279,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
     isa.BdcLayerNorm: _layer_norm, isa.BdcUpsample: _upsample,
     isa.BdcConvQ: _conv_q, isa.BdcPoolQ: _pool_q, isa.BdcMatMulQ: _matmul_q, isa.BdcBinaryQ: _binary_q,
-    isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast,
+    isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast, isa.BdcConstQ: _const_q,
     isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
     isa.BdcGroupNorm: _group_norm,
 }

@@ -1,0 +1,132 @@
+"""The newer INT8 forms in the backend: Sub (BdcBinaryQ with the Sub code) and MulConst (BdcConstQ)
+in random chains with convs and adds, calibrated, lowered to symmetric INT8, compiled for the
+`tiny` chip (sliced along N and H) and run on the cmodel: bit-exact against the Tpu interpreter
+(whose INT8 kernels are written apart from the cmodel's). The records' arithmetic is also checked
+against big integers computed here from docs/quantization.md's formulas."""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from tests.backend_support import interpret
+from tests.test_backend_cmodel import Graph, _secs
+from tests.test_backend_int8 import compile_int8, int8_module
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.ir.printer import print_module
+
+
+@st.composite
+def networks(draw):
+    """(model, shape): 2-4 of Sub, Mul by a scalar (MulConst), Neg (MulConst -1), Add and a 3x3 conv,
+    each reading the last tensor or the one before (same shapes throughout)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    g = Graph(rng)
+    x = (draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(3, 120)), draw(st.integers(2, 48)))
+    g.shapes["x"] = x
+    tensors = ["x"]
+    for _ in range(draw(st.integers(2, 4))):
+        src = draw(st.sampled_from(tensors[-2:]))
+        kind = draw(st.sampled_from(["sub", "sub", "mulconst", "neg", "add", "conv"]))
+        if kind in ("sub", "add"):
+            out = g.node(kind.capitalize(), [src, draw(st.sampled_from(tensors))], x)
+        elif kind == "mulconst":
+            out = g.node("Mul", [src, g.const(())], x)
+        elif kind == "neg":
+            out = g.node("Neg", [src], x)
+        else:
+            out = g.node("Conv", [src, g.const((x[1], x[1], 3, 3))], x, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        tensors.append(out)
+    return g.model({"x": x}, tensors[-1]), x
+
+
+FEATURES = ("BdcBinaryQ Sub", "BdcConstQ", "BdcConstQ negative", "sliced along H")
+
+
+def test_random_sub_and_mulconst_networks_are_bit_exact(tmp_path_factory):
+    seen = Counter()
+
+    @settings(max_examples=max(12, settings.default.max_examples // 4))
+    @given(networks())
+    def check(net):
+        model, shape = net
+        d = tmp_path_factory.mktemp("f")
+        top = int8_module(model, shape, d)
+        feed = {"x": np.random.default_rng(3).standard_normal(shape).astype(np.float32)}
+        want = interpret(top, feed)
+        bm = compile_int8(top, str(d / "m.bmodel"))
+        got, _ = run_bmodel(bm, feed)
+        for name, w in want.items():
+            assert got[name].dtype == w.dtype and np.array_equal(got[name], w), \
+                f"{name}: {np.count_nonzero(got[name] != w)} of {w.size} values differ"
+        records = isa.decode(bm.commands)
+        names = {"BdcBinaryQ Sub" for r in records if isinstance(r, isa.BdcBinaryQ) and r.op == isa.BINARY_OPS["Sub"]}
+        names |= {"BdcConstQ" for r in records if isinstance(r, isa.BdcConstQ)}
+        names |= {"BdcConstQ negative" for r in records if isinstance(r, isa.BdcConstQ) and r.multiplier < 0}
+        if max(_secs(print_module(top.module), "hsecs"), default=1) > 1:
+            names.add("sliced along H")
+        for feature in FEATURES:
+            if feature in names:
+                event(feature)
+                seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature in FEATURES:
+        assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
+
+
+def _round_half_away(q: Fraction) -> int:
+    whole = abs(q.numerator) // q.denominator
+    return (1 if q >= 0 else -1) * (whole + (abs(q) - whole >= Fraction(1, 2)))
+
+
+def _sat8(v: int) -> int:
+    return max(-128, min(127, v))
+
+
+def _run_one(record, inputs: dict[int, np.ndarray], out_shape) -> np.ndarray:
+    """One BDC record on the cmodel's memory, its int8 inputs at local addresses."""
+    from tpudsl.backend.chips import CHIPS
+    from tpudsl.backend.cmodel.engine import HANDLERS
+    from tpudsl.backend.cmodel.memory import Memory
+
+    m = Memory(CHIPS["tiny"], 64)
+    for addr, value in inputs.items():
+        m.write_local(addr, value)
+    HANDLERS[type(record)](m, record)
+    return m.read_local(record.out_addr, out_shape, np.dtype(np.int8))
+
+
+@settings(max_examples=max(20, settings.default.max_examples // 2))
+@given(st.lists(st.integers(-128, 127), min_size=6, max_size=6), st.lists(st.integers(-128, 127), min_size=6,
+       max_size=6), st.integers(-2**31 + 1, 2**31 - 1), st.integers(-2**31 + 1, 2**31 - 1), st.integers(-8, 40))
+def test_int8_sub_record_is_the_exact_quotient(a, b, m0, m1, shift):
+    """BdcBinaryQ Sub: sat8(round_half_away((a m0 - b m1) / 2^shift)), in fractions."""
+    a_, b_ = np.array(a, np.int8).reshape(1, 2, 1, 3), np.array(b, np.int8).reshape(1, 2, 1, 3)
+    r = isa.BdcBinaryQ(isa.DTYPES["i8"], isa.BINARY_OPS["Sub"], 0, 1, 2, 1, 3, 64, 1, 2, 1, 3, 128, 1, 2, 1, 3,
+                       0, -1.0, m0, m1, shift, isa.ROUND_MODES["HalfAwayFromZero"])
+    got = _run_one(r, {0: a_, 64: b_}, (1, 2, 1, 3)).ravel().tolist()
+    want = [_sat8(_round_half_away(Fraction(x * m0 - y * m1) / Fraction(2) ** shift)) for x, y in zip(a, b)]
+    event("saturated" if any(abs(v) >= 127 for v in want) else "in range")
+    assert got == want
+
+
+@settings(max_examples=max(20, settings.default.max_examples // 2))
+@given(st.lists(st.integers(-128, 127), min_size=6, max_size=6), st.integers(-2**31 + 1, 2**31 - 1),
+       st.integers(-8, 40), st.booleans())
+def test_int8_mulconst_record_is_the_exact_quotient(x, multiplier, shift, relu):
+    """BdcConstQ: sat8(round_half_away(x multiplier / 2^shift)), then the fused relu, in fractions."""
+    x_ = np.array(x, np.int8).reshape(1, 2, 1, 3)
+    r = isa.BdcConstQ(isa.DTYPES["i8"], isa.CONST_OPS["MulConst"], 0, 0, 1, 2, 1, 3, 64, 0.5, int(relu), -1.0,
+                      multiplier, shift, isa.ROUND_MODES["HalfAwayFromZero"])
+    got = _run_one(r, {0: x_}, (1, 2, 1, 3)).ravel().tolist()
+    want = [_sat8(_round_half_away(Fraction(v * multiplier) / Fraction(2) ** shift)) for v in x]
+    want = [max(v, 0) for v in want] if relu else want
+    event("negative multiplier" if multiplier < 0 else "positive multiplier")
+    assert got == want
