@@ -25,6 +25,7 @@ from tpudsl.backend.cost import cycles
 ENGINES = ("gdma", "bdc")
 F32 = isa.DTYPES["f32"]  # the bias operands of Conv and MatMul are f32 whatever the record's dtype
 I8, I32 = isa.DTYPES["i8"], isa.DTYPES["i32"]  # INT8 records write int8; their biases are int32
+INT8_OUT = (isa.BdcRequant, isa.BdcConstQ)  # elementwise records whose out is int8 whatever their dtype field
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _elementwise(r, chip: Chip):
     int8 out)."""
     shape = (r.n, r.c, r.h, r.w)
     return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape,
-                                                         I8 if isinstance(r, (isa.BdcRequant, isa.BdcConstQ)) else r.dtype)
+                                                         I8 if isinstance(r, INT8_OUT) else r.dtype)
 
 
 def _cast(r, chip: Chip):
