@@ -1,5 +1,6 @@
-"""The newer INT8 forms in the backend: Sub (BdcBinaryQ with the Sub code) and MulConst (BdcConstQ)
-in random chains with convs and adds, calibrated, lowered to symmetric INT8, compiled for the
+"""The newer INT8 forms in the backend: Sub (BdcBinaryQ with the Sub code), MulConst (BdcConstQ)
+and average pools whose pads are not counted (BdcPoolQ, per-position divisor) in random chains with
+convs and adds, calibrated, lowered to symmetric INT8, compiled for the
 `tiny` chip (sliced along N and H) and run on the cmodel: bit-exact against the Tpu interpreter
 (whose INT8 kernels are written apart from the cmodel's). The records' arithmetic is also checked
 against big integers computed here from docs/quantization.md's formulas."""
@@ -10,6 +11,7 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
+import onnx
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -17,14 +19,20 @@ from tests.backend_support import interpret
 from tests.test_backend_cmodel import Graph, _secs
 from tests.test_backend_int8 import compile_int8, int8_module
 from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.cli import model_deploy, model_transform
+from tpudsl.ir.module import read_npz
 from tpudsl.ir.printer import print_module
+from tpudsl.lowering.calibration import calibrate
+from tpudsl.lowering.calibration_table import table_text
 
 
 @st.composite
 def networks(draw):
-    """(model, shape): 2-4 of Sub, Mul by a scalar (MulConst), Neg (MulConst -1), Add and a 3x3 conv,
-    each reading the last tensor or the one before (same shapes throughout)."""
+    """(model, shape): 2-4 of Sub, Mul by a scalar (MulConst), Neg (MulConst -1), Add, a 3x3 conv and
+    an average pool of stride 1 with k // 2 pads not counted (odd k: ONNX's default
+    count_include_pad 0), each reading the last tensor or the one before (same shapes throughout)."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     g = Graph(rng)
     x = (draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(3, 120)), draw(st.integers(2, 48)))
@@ -32,23 +40,26 @@ def networks(draw):
     tensors = ["x"]
     for _ in range(draw(st.integers(2, 4))):
         src = draw(st.sampled_from(tensors[-2:]))
-        kind = draw(st.sampled_from(["sub", "sub", "mulconst", "neg", "add", "conv"]))
+        kind = draw(st.sampled_from(["sub", "mulconst", "mulconst", "neg", "add", "conv", "avgpool"]))
         if kind in ("sub", "add"):
             out = g.node(kind.capitalize(), [src, draw(st.sampled_from(tensors))], x)
         elif kind == "mulconst":
             out = g.node("Mul", [src, g.const(())], x)
         elif kind == "neg":
             out = g.node("Neg", [src], x)
+        elif kind == "avgpool":
+            kh, kw = draw(st.sampled_from([(3, 3), (5, 5), (1, 3), (3, 1), (5, 3)]))
+            out = g.node("AveragePool", [src], x, kernel_shape=[kh, kw], pads=[kh // 2, kw // 2, kh // 2, kw // 2])
         else:
             out = g.node("Conv", [src, g.const((x[1], x[1], 3, 3))], x, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
         tensors.append(out)
     return g.model({"x": x}, tensors[-1]), x
 
 
-FEATURES = ("BdcBinaryQ Sub", "BdcConstQ", "BdcConstQ negative", "sliced along H")
+FEATURES = ("BdcBinaryQ Sub", "BdcConstQ", "BdcConstQ negative", "BdcPoolQ pads not counted", "sliced along H")
 
 
-def test_random_sub_and_mulconst_networks_are_bit_exact(tmp_path_factory):
+def test_random_sub_mulconst_avgpool_networks_are_bit_exact(tmp_path_factory):
     seen = Counter()
 
     @settings(max_examples=max(12, settings.default.max_examples // 4))
@@ -67,6 +78,7 @@ def test_random_sub_and_mulconst_networks_are_bit_exact(tmp_path_factory):
         records = isa.decode(bm.commands)
         names = {"BdcBinaryQ Sub" for r in records if isinstance(r, isa.BdcBinaryQ) and r.op == isa.BINARY_OPS["Sub"]}
         names |= {"BdcConstQ" for r in records if isinstance(r, isa.BdcConstQ)}
+        names |= {"BdcPoolQ pads not counted" for r in records if isinstance(r, isa.BdcPoolQ) and not r.count_include_pad}
         names |= {"BdcConstQ negative" for r in records if isinstance(r, isa.BdcConstQ) and r.multiplier < 0}
         if max(_secs(print_module(top.module), "hsecs"), default=1) > 1:
             names.add("sliced along H")
@@ -130,3 +142,50 @@ def test_int8_mulconst_record_is_the_exact_quotient(x, multiplier, shift, relu):
     want = [max(v, 0) for v in want] if relu else want
     event("negative multiplier" if multiplier < 0 else "positive multiplier")
     assert got == want
+
+
+@settings(max_examples=max(20, settings.default.max_examples // 2))
+@given(st.floats(2.0**-30, 2.0**10, width=32), st.integers(1, 25))
+def test_scale_and_shift_is_the_lowerings(scale, k):
+    """The cmodel's get_scale_and_shift (written again) gives the lowering's (interp/requant.py)
+    constants for the per-position divisors scale / k of an average pool."""
+    from tpudsl.backend.cmodel.arith_int8 import scale_and_shift
+    from tpudsl.interp.requant import scale_and_shift as lowering_scale_and_shift
+
+    event("k > 1" if k > 1 else "k = 1")
+    assert scale_and_shift(scale / k) == lowering_scale_and_shift(scale / k)
+
+
+def test_model_deploy_int8_writes_the_new_forms_bit_exact(tmp_path, capsys):
+    """Conv -> AveragePool (3x3, stride 2, pads not counted) -> Sub of a second pool -> Mul by
+    -0.75 through model_deploy INT8 on bm1684x: the .bmodel is written with the new records and
+    its output equals the Tpu interpreter's."""
+    g = Graph(np.random.default_rng(4))
+    g.shapes["x"] = (1, 3, 15, 15)
+    c = g.node("Conv", ["x", g.const((4, 3, 3, 3))], (1, 4, 15, 15), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    a = g.node("AveragePool", [c], (1, 4, 8, 8), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    m = g.node("MaxPool", [c], (1, 4, 8, 8), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    s = g.node("Sub", [a, m], (1, 4, 8, 8))
+    g.inits.append(onnx.numpy_helper.from_array(np.array(-0.75, np.float32), "k"))
+    out = g.node("Mul", [s, "k"], (1, 4, 8, 8))
+    onnx.save(g.model({"x": (1, 3, 15, 15)}, out), tmp_path / "f.onnx")
+    np.savez(tmp_path / "in.npz", x=np.random.default_rng(7).standard_normal((1, 3, 15, 15)).astype(np.float32))
+    model_transform.run(["--model_name", "f", "--model_def", str(tmp_path / "f.onnx"), "--mlir",
+                         str(tmp_path / "f.mlir"), "--test_input", str(tmp_path / "in.npz")])
+    rng = np.random.default_rng(0)
+    feeds = {str(i): {"x": rng.standard_normal((1, 3, 15, 15)).astype(np.float32)} for i in range(4)}
+    result = calibrate(str(tmp_path / "f.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
+    (tmp_path / "table").write_text(table_text(result.table("minmax"), 2048, 4))
+    assert model_deploy.run(["--mlir", str(tmp_path / "f.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
+                             "--calibration_table", str(tmp_path / "table"), "--model", str(tmp_path / "f.bmodel"),
+                             "--test_input", str(tmp_path / "f_in_f32.npz"), "--tolerance", "0.9,0.6"]) == 0
+    err = capsys.readouterr().err
+    assert "bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in err, err
+    bm = read_bmodel(str(tmp_path / "f.bmodel"))
+    records = isa.decode(bm.commands)
+    assert any(isinstance(r, isa.BdcPoolQ) and not r.count_include_pad for r in records)
+    assert any(isinstance(r, isa.BdcBinaryQ) and r.op == isa.BINARY_OPS["Sub"] for r in records)
+    assert any(isinstance(r, isa.BdcConstQ) and r.multiplier < 0 for r in records)
+    got, _ = run_bmodel(bm, read_npz(str(tmp_path / "f_in_f32.npz")))
+    want = np.load(tmp_path / "f_bm1684x_int8_sym_tpu_outputs.npz")[out]
+    assert np.array_equal(got[out], want)

@@ -122,9 +122,10 @@ def pool(draw, q=False):
     kh, sh, _, pt, pb, oh, ih = draw(window(False))
     kw, sw, _, pl, pr, ow, iw = draw(window(False))
     mode = isa.POOL_MODES["Avg"] if q else draw(st.integers(0, 1) if dt != I8 else st.just(isa.POOL_MODES["Max"]))
+    counted = 1 if q and max(pt - kh, pb - kh, pl - kw, pr - kw) >= 0 else draw(st.integers(0, 1))  # no empty window
     fields = (dt, mode, draw(laddr()), n, c, ih, iw, draw(laddr()), n, c, oh, ow, kh, kw, sh, sw, pt, pb, pl, pr,
-              draw(st.integers(0, 1)), 0, -1.0)
-    return isa.BdcPoolQ(*fields, *draw(requant)) if q else isa.BdcPool(*fields)
+              counted, 0, -1.0)
+    return isa.BdcPoolQ(*fields, *draw(requant), 0.25) if q else isa.BdcPool(*fields)
 
 
 @st.composite

@@ -12,7 +12,7 @@ instruction of each op to its location name (what the cmodel's messages and --pr
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 
 import numpy as np
 from xdsl.context import Context
@@ -160,12 +160,16 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
     round_mode = isa.ROUND_MODES[a["round_mode"]] if "round_mode" in SPECS[op.name].attrs else _ELEMENTWISE_ROUND
     if name == "RequantInt":
         return isa.BdcRequant(dtype, *_local(ins[0]), out[0], a["multiplier"][0], a["rshift"][0], round_mode)
-    base = astuple(_compute(op, ins, whole, out, plan))
+    float_record = _compute(op, ins, whole, out, plan)
+    base = astuple(float_record)
     if name == "Conv2D":
         return isa.BdcConvQ(*base, round_mode)
+    if name == "Pool2D" and a["pool_mode"] == "Avg":  # one divisor unless the op has pads it does not count
+        uniform = bool(a["count_include_pad"]) or not any(a["pads"])
+        requant = (a["multiplier"], a["rshift"], round_mode, 0.0) if uniform else (0, 0, round_mode, float(a["scale"]))
+        return isa.BdcPoolQ(*astuple(replace(float_record, count_include_pad=int(uniform))), *requant)
     if name == "Pool2D":  # max pool picks int8 values: the float record in dtype i8
-        return isa.BdcPoolQ(*base, a["multiplier"], a["rshift"], round_mode) if a["pool_mode"] == "Avg" else \
-            isa.BdcPool(*base)
+        return isa.BdcPool(*base)
     if name == "MatMul":
         return isa.BdcMatMulQ(*base, a["multipliers"][0], a["rshifts"][0], round_mode)
     if name == "Add":
@@ -265,8 +269,7 @@ def without_instructions(module: ModuleOp) -> Operation | None:
 
 def _int8_modelled(op: Operation) -> bool:
     """The backend has records for this INT8 op's form (the INT8 lowering has forms it has not:
-    Deconv, Softmax, per-column MatMul, average pools with pads not counted, zero points of
-    asymmetric INT8, ...)."""
+    Deconv, Softmax, per-column MatMul, zero points of asymmetric INT8, ...)."""
     if any(isinstance(t := v.type, TensorType) and isinstance(t.element_type, UniformQuantizedType)
            and any(t.element_type.zero_points) for v in [*op.operands, *op.results]):
         return False

@@ -351,14 +351,18 @@ class BdcConvQ(BdcConv):
 
 @dataclass(frozen=True)
 class BdcPoolQ(BdcPool):
-    """INT8 average pool: the window's int sum (every window holds kh*kw elements, pads are zeros)
-    requantized by (multiplier, rshift); int8 max pool is BdcPool with dtype i8."""
+    """INT8 average pool: the window's int sum (pads are zeros) requantized. count_include_pad 1:
+    by (multiplier, rshift), every window counting kh*kw elements; 0: each position by
+    get_scale_and_shift(float32(scale / k)), k its window's elements inside this slice's input
+    (pads not counted; a slice's halo rows are input), `scale` the op's f32 s_in / s_out.
+    int8 max pool is BdcPool with dtype i8."""
 
     OPCODE: ClassVar[int] = 41
-    FORMAT: ClassVar[str] = BdcPool.FORMAT + "ibB"
+    FORMAT: ClassVar[str] = BdcPool.FORMAT + "ibBd"
     multiplier: int
     rshift: int
     round_mode: int
+    scale: float
 
 
 @dataclass(frozen=True)

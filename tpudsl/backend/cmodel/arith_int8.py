@@ -6,6 +6,9 @@ are what the cmodel is checked against, bit for bit, so they are never imported 
   val = floor(x / 2^n), mant = x - val 2^n and half = 2^(n-1), the result is val, or val + 1
   where the mode's rule below says so; n = 0 is x, n < 0 is x 2^-n, n > 63 counts as 63.
 * requantize: sat8(shift_round(acc * multiplier, rshift, mode)), sat8 clamping to [-128, 127].
+* scale_and_shift(s): get_scale_and_shift at 32 bits: s rounded to float32; over n = -32 .. 30,
+  m = round half away(s 2^n) where |m| < 2^31 - 1, the n whose float32 error |m / 2^n - s| is the
+  first smallest; (m, n).
 * quantize: sat8(round half away from zero of x / scale), the division in float64; NaN has no int8
   value (a fault). dequantize: float32(q * scale), the product in float64.
 """
@@ -52,6 +55,19 @@ def sat8(y: np.ndarray) -> np.ndarray:
 def requantize(acc: np.ndarray, multiplier, rshift, mode: int) -> np.ndarray:
     """|acc| and |multiplier| are below 2^31: their product is exact in int64."""
     return sat8(shift_round(np.asarray(acc, np.int64) * np.asarray(multiplier, np.int64), rshift, mode))
+
+
+def _round_half_away(v: float) -> int:
+    whole = np.floor(abs(v))
+    return int(np.copysign(whole + (abs(v) - whole >= 0.5), v))
+
+
+def scale_and_shift(scale: float) -> tuple[int, int]:
+    s = float(np.float32(scale))
+    candidates = [(float(np.float32(abs(m * 2.0**-n - s))), n, m) for n in range(-32, 31)
+                  if abs(m := _round_half_away(s * 2.0**n)) < 2**31 - 1]
+    _, n, m = min(candidates, key=lambda t: t[:2])  # the smallest error, then the smallest n
+    return m, n
 
 
 def exact(y: np.ndarray) -> np.ndarray:

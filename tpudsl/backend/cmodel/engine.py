@@ -88,15 +88,26 @@ def _pool(m: Memory, r: isa.BdcPool) -> None:
 
 
 def _pool_q(m: Memory, r: isa.BdcPoolQ) -> None:
-    """int8 average pool: the window's exact sum (zero pads), requantized."""
+    """int8 average pool: the window's exact sum (zero pads), requantized (per position when pads
+    are not counted)."""
     x = m.read_local(r.in_addr, (r.n, r.c, r.ih, r.iw), numpy_dtype(r.dtype)).astype(np.int64)
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, 1, r.oh)
     _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, 1, r.ow)
     if r.mode != isa.POOL_MODES["Avg"]:
         raise Fault(f"an INT8 pool record of mode {r.mode}: int8 max pool is BdcPool")
-    xp = np.pad(x, ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
-    total = arith._windows(xp, r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
-    y = arith_int8.requantize(total, r.multiplier, r.rshift, r.round_mode)
+    pads = ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr))
+    total = arith._windows(np.pad(x, pads), r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
+    if r.count_include_pad:
+        y = arith_int8.requantize(total, r.multiplier, r.rshift, r.round_mode)
+    else:  # per position: the divisor k is the window's count of input elements
+        inside = np.pad(np.ones((1, 1, r.ih, r.iw), np.int64), pads)
+        counts = arith._windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
+        multipliers, rshifts = np.zeros(counts.shape, np.int64), np.zeros(counts.shape, np.int64)
+        if not counts.all():
+            raise Fault("an INT8 average pool window without input elements (pads not counted)")
+        for k in np.unique(counts):
+            multipliers[counts == k], rshifts[counts == k] = arith_int8.scale_and_shift(r.scale / int(k))
+        y = arith_int8.requantize(total, multipliers, rshifts, r.round_mode)
     m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
 
 
