@@ -21,6 +21,8 @@ import numpy as np
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
+from tpudsl.interp.half import half_format
+from tpudsl.interp.kernels_tpu_half import HALF_KERNELS
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
 from tpudsl.interp.table import KERNELS, merge
 
@@ -187,6 +189,41 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
 }
+
+
+def _plain_conv_operands(inputs: Inputs, attrs: KernelAttrs) -> Inputs:
+    return [inputs[0], _plain_filter(inputs[1], inputs[0].shape[1], attrs), *inputs[2:]]
+
+
+_HALF_OPERANDS = {"tpu.Conv2D": _plain_conv_operands}
+
+
+def _half_first(name: str, kernel: Kernel) -> Kernel:
+    """`kernel`, except that an F16/BF16 result (of float operands) comes from
+    kernels_tpu_half's exact reduction (decided at prepare, or per call without one)."""
+    half_run, operands = HALF_KERNELS[name], _HALF_OPERANDS.get(name, lambda ins, a: ins)
+
+    def choose(float_run: Run) -> Run:
+        def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+            fmt = half_format(attrs.out_dtype())
+            if fmt is None or attrs.scales[0] is not None:
+                return float_run(inputs, attrs)
+            y = half_run(operands(inputs, attrs), attrs, fmt)
+            return float_run(inputs, attrs) if y is None else y
+
+        return run
+
+    if kernel.prepare is None:
+        return Kernel(choose(kernel.run))
+    prepare = kernel.prepare
+
+    def prepare_half(static: Inputs, attrs: KernelAttrs) -> Run:
+        return choose(kernel.run) if half_format(attrs.out_dtype()) is not None else prepare(static, attrs)
+
+    return Kernel(choose(kernel.run), prepare_half)
+
+
+TPU_KERNELS.update({name: _half_first(name, TPU_KERNELS[name]) for name in HALF_KERNELS})
 TPU_KERNELS.update({name: _by_dtype(TPU_KERNELS[name], kernel) for name, kernel in int8.INT8_KERNELS.items()})
 
 ALL_KERNELS: dict[str, Kernel] = merge(KERNELS, TPU_KERNELS)

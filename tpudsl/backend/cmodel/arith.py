@@ -1,6 +1,8 @@
-"""The cmodel's arithmetic on local tiles (numpy, float32 accumulation), written from the records'
-definitions in isa.py. Written again on purpose: the Tpu interpreter, which runs the Top kernels on
-whole tensors, is what the cmodel is checked against, so it is never imported here."""
+"""The cmodel's arithmetic on local tiles (numpy), written from the records' definitions in isa.py.
+F32 records accumulate in float32; F16/BF16 records that reduce give the exact value rounded once
+(arith_half.py), the others compute each element in float32 and round once when written. Written
+again on purpose: the Tpu interpreter, which runs the Top kernels on whole tensors, is what the
+cmodel is checked against, so it is never imported here."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+from tpudsl.backend.cmodel import arith_half
 
 
 def relu(y: np.ndarray, do_relu: int, limit: float) -> np.ndarray:
@@ -34,11 +38,16 @@ def deconv(x, weight, bias, out_shape, r) -> np.ndarray:
     borders, correlated at stride 1 with the flipped weight (oc, ic/group, kh, kw): every input
     pixel x[i] reaches outputs i*s + tap*d - pad, the transposed convolution's definition."""
     n, ic, ih, iw = x.shape
-    z = np.zeros((n, ic, r.pt + (ih - 1) * r.sh + 1 + r.pb, r.pl + (iw - 1) * r.sw + 1 + r.pr), np.float32)
+    half = arith_half.is_half(x.dtype)
+    z = np.zeros((n, ic, r.pt + (ih - 1) * r.sh + 1 + r.pb, r.pl + (iw - 1) * r.sw + 1 + r.pr),
+                 np.float64 if half else np.float32)
     z[:, :, r.pt:r.pt + (ih - 1) * r.sh + 1:r.sh, r.pl:r.pl + (iw - 1) * r.sw + 1:r.sw] = x
-    y = _correlate(z, weight[:, :, ::-1, ::-1], out_shape, 1, 1, r, np.float32)
-    if bias is not None:
-        y += bias.astype(np.float32).reshape(1, -1, 1, 1)
+    if half:
+        y = _correlate_half(z, weight[:, :, ::-1, ::-1], bias, out_shape, 1, 1, r, x.dtype)
+    else:
+        y = _correlate(z, weight[:, :, ::-1, ::-1], out_shape, 1, 1, r, np.float32)
+        if bias is not None:
+            y += bias.astype(np.float32).reshape(1, -1, 1, 1)
     return relu(y, r.do_relu, r.relu_limit)
 
 
@@ -55,9 +64,34 @@ def _correlate(xp, weight, out_shape, sh: int, sw: int, r, dtype) -> np.ndarray:
     return y
 
 
+def _correlate_half(xp, weight, bias, out_shape, sh: int, sw: int, r, dt) -> np.ndarray:
+    """_correlate of the float64 padded input, each output the exact sum of its products plus
+    bias rounded once to dt; the bound from the same correlation of magnitudes."""
+    w = weight.astype(np.float64)
+    s = _correlate(xp, w, out_shape, sh, sw, r, np.float64)
+    a = _correlate(np.abs(xp), np.abs(w), out_shape, sh, sw, r, np.float64)
+    n = w[0].size
+    if bias is not None:
+        b = bias.astype(np.float64).reshape(1, -1, 1, 1)
+        s, a, n = s + b, a + np.abs(b), n + 1
+    win = _windows(xp, r.kh, r.kw, sh, sw, r.dh, r.dw, out_shape[2], out_shape[3])
+    icg, ocg = xp.shape[1] // r.group, out_shape[1] // r.group
+
+    def terms_at(index):
+        b_, o, h, col = index
+        g = o // ocg
+        t = (win[b_, g * icg:(g + 1) * icg, h, col] * w[o]).ravel()
+        return t if bias is None else np.append(t, float(bias[o]))
+
+    return arith_half.products(s, a, n, dt, terms_at)
+
+
 def conv(x, weight, bias, out_shape, r) -> np.ndarray:
     """x (n, ic, ih, iw); weight (oc, ic/group, kh, kw); bias (oc,) or None."""
     oc = out_shape[1]
+    if arith_half.is_half(x.dtype):
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr)))
+        return relu(_correlate_half(xp, weight, bias, out_shape, r.sh, r.sw, r, x.dtype), r.do_relu, r.relu_limit)
     y = conv_sum(x, weight, out_shape, r)
     if bias is not None:
         y += bias.astype(np.float32).reshape(1, oc, 1, 1)
@@ -67,6 +101,8 @@ def conv(x, weight, bias, out_shape, r) -> np.ndarray:
 def pool(x, out_shape, r) -> np.ndarray:
     n, c, oh, ow = out_shape
     pads = ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr))
+    if r.mode != 0 and arith_half.is_half(x.dtype):
+        return relu(_avg_pool_half(x, out_shape, r, pads), r.do_relu, r.relu_limit)
     x = x.astype(np.float32)
     if r.mode == 0:  # max
         xp = np.pad(x, pads, constant_values=-np.inf)
@@ -82,7 +118,37 @@ def pool(x, out_shape, r) -> np.ndarray:
     return relu(y.astype(np.float32), r.do_relu, r.relu_limit)
 
 
+def _avg_pool_half(x, out_shape, r, pads) -> np.ndarray:
+    """The exact window sum over the count (kh x kw, or the window's input elements), rounded once."""
+    n, c, oh, ow = out_shape
+    win = _windows(np.pad(x.astype(np.float64), pads), r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow)
+    if r.count_include_pad:
+        count = np.full((1, 1, oh, ow), float(r.kh * r.kw))
+    else:
+        inside = np.pad(np.ones((1, 1, *x.shape[2:])), pads)
+        count = _windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
+    return arith_half.means(win.sum(axis=(4, 5)), np.abs(win).sum(axis=(4, 5)), r.kh * r.kw, count, x.dtype,
+                            lambda i: win[i])
+
+
+def _matmul_half(left, right, bias, dt) -> np.ndarray:
+    """Each entry the exact sum of its k products (+ bias) rounded once to dt."""
+    lf, rf = left.astype(np.float64), right.astype(np.float64)
+    s, a, n = lf @ rf, np.abs(lf) @ np.abs(rf), lf.shape[-1]
+    if bias is not None:
+        b = bias.astype(np.float64)
+        s, a, n = s + b, a + np.abs(b), n + 1
+
+    def terms_at(index):
+        t = lf[index[0], index[1], :] * rf[index[0], :, index[2]]
+        return t if bias is None else np.append(t, float(bias[index[2]]))
+
+    return arith_half.products(s, a, n, dt, terms_at)
+
+
 def matmul(left, right, bias, r) -> np.ndarray:
+    if arith_half.is_half(left.dtype):
+        return relu(_matmul_half(left, right, bias, left.dtype), r.do_relu, r.relu_limit)
     y = left.astype(np.float32) @ right.astype(np.float32)
     if bias is not None:
         y += bias.astype(np.float32)
@@ -129,12 +195,29 @@ REDUCE = [np.sum, np.mean, np.max, np.min]  # by isa.REDUCE_MODES code
 
 
 def reduce_c(x, r) -> np.ndarray:
-    """The record's reduction of x (n, c, h, w) along C, in float32."""
+    """The record's reduction of x (n, c, h, w) along C, in float32 (F16/BF16 sum and mean: exact,
+    rounded once)."""
+    if arith_half.is_half(x.dtype) and r.mode in (0, 1):
+        xf = x.astype(np.float64)
+        s, a = xf.sum(axis=1, keepdims=True), np.abs(xf).sum(axis=1, keepdims=True)
+        terms_at = lambda i: xf[i[0], :, i[2], i[3]]  # noqa: E731
+        if r.mode == 0:
+            return arith_half.products(s, a, x.shape[1], x.dtype, terms_at)
+        return arith_half.means(s, a, x.shape[1], np.float64(x.shape[1]), x.dtype, terms_at)
     return REDUCE[r.mode](x.astype(np.float32), axis=1, keepdims=True)
 
 
 def softmax(x, r) -> np.ndarray:
-    """softmax(beta * x) along C, from its definition: exp(z - max) / sum exp(z - max)."""
+    """softmax(beta * x) along C, from its definition: exp(z - max) / sum exp(z - max). F16/BF16:
+    z in float64, e = exp(z), e over the exact sum of e rounded once; log: z - log(fsum(e))."""
+    if arith_half.is_half(x.dtype):
+        z = x.astype(np.float64)
+        z = z * float(np.float32(r.beta)) if np.float32(r.beta) != 1 else z
+        z = np.ascontiguousarray(z - z.max(axis=1, keepdims=True))
+        e = np.exp(z)
+        if r.log:
+            return (z - np.log(arith_half.fsum_along(e, 1))).astype(x.dtype)
+        return arith_half.softmax(e, x.dtype)
     z = x.astype(np.float32) * np.float32(r.beta)
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -143,7 +226,12 @@ def softmax(x, r) -> np.ndarray:
 
 
 def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
-    """(x - mean) / sqrt(var + eps) * weight + bias along C, var the mean squared deviation."""
+    """(x - mean) / sqrt(var + eps) * weight + bias along C, var the mean squared deviation.
+    F16/BF16: arith_half.normalize's float64 steps, rounded once."""
+    if arith_half.is_half(x.dtype):
+        y = arith_half.normalize(x.astype(np.float64), 1, eps)
+        y = y if weight is None else y * weight.astype(np.float64)
+        return (y if bias is None else y + bias.astype(np.float64)).astype(x.dtype)
     x = x.astype(np.float32)
     d = x - x.mean(axis=1, keepdims=True)
     y = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + np.float32(eps))
@@ -171,6 +259,10 @@ def group_norm(x, weight, bias, groups: int, eps: float) -> np.ndarray:
     """Each n's groups of c / groups channels normalized over all their elements, then per channel
     * weight + bias (each (c,) or None); var is the mean squared deviation."""
     n, c = x.shape[:2]
+    if arith_half.is_half(x.dtype):
+        y = arith_half.normalize(x.astype(np.float64).reshape(n, groups, -1), 2, eps).reshape(x.shape)
+        y = y if weight is None else y * weight.astype(np.float64).reshape(1, c, 1, 1)
+        return (y if bias is None else y + bias.astype(np.float64).reshape(1, c, 1, 1)).astype(x.dtype)
     g = x.astype(np.float32).reshape(n, groups, -1)
     d = g - g.mean(axis=2, keepdims=True)
     y = (d / np.sqrt((d * d).mean(axis=2, keepdims=True) + np.float32(eps))).reshape(x.shape)

@@ -1,0 +1,158 @@
+"""F16/BF16 reductions of the Tpu interpreter: the exact value, rounded once (docs/quantization.md,
+"F16/BF16 arithmetic").
+
+A Conv, Deconv, MatMul, average pool, ReduceSum/Mean or Softmax in F16/BF16 gives the exact real
+value of its sum (products of f16/bf16 values are exact in float64; a float32 bias is one more
+term; a mean or a softmax divides the exact sum), rounded once to the result type, to nearest
+even. That value does not depend on any order of summation, so the cmodel (which writes the same
+definition again, backend/cmodel/half.py) reproduces it bit for bit.
+
+How it is computed: BLAS sums in float64 (`s`, any order) and the same sums of magnitudes (`a`);
+|s - exact| <= (n - 1) 2^-53 a (the classic bound for n terms summed in any order, products
+exact), so wherever both ends of [s - err, s + err] round to the same value that value is the
+answer. The few elements whose interval straddles a rounding boundary (an exact tie, heavy
+cancellation) are summed exactly: math.fsum (correctly rounded float64) plus the sign of the
+remainder decides a tie, or Fractions where the sum is divided.
+
+Norms (LayerNorm, GroupNorm, InstanceNorm) round at fixed points in float64 instead: the mean is
+fsum(x) / d, the variance fsum(c * c) / d of the centred values c = x - mean, then
+c / sqrt(var + eps) * weight + bias, each step one float64 operation, and the result rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+
+from tpudsl.interp.kernel import Array
+
+# dtype name -> (significand bits with the hidden one, smallest normal exponent, largest finite value)
+FORMATS = {
+    "float16": (11, -14, 65504.0),
+    "bfloat16": (8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
+}
+Format = tuple[int, int, float]
+_U = 2.0**-53  # float64's unit roundoff
+
+
+def half_format(dtype: np.dtype | None) -> Format | None:
+    """The format of an F16/BF16 result type, None for any other."""
+    return None if dtype is None else FORMATS.get(np.dtype(dtype).name)
+
+
+def round_to(x: Array, fmt: Format, sticky: Array | None = None) -> Array:
+    """float64 values rounded to the format (nearest, ties to even; beyond the largest finite value
+    inf), as float64. `sticky`: the sign of (exact value - x) where x is itself rounded, which
+    breaks what would otherwise look like a tie."""
+    p, emin, largest = fmt
+    x = np.asarray(x, np.float64)
+    _, e = np.frexp(x)
+    q_exp = np.maximum(e - 1, emin) - (p - 1)  # the exponent of the format's unit in the last place
+    q = np.ldexp(x, -q_exp)
+    r = np.rint(q)
+    if sticky is not None:
+        tie = np.abs(q - np.trunc(q)) == 0.5
+        r = np.where(tie & (sticky > 0), np.ceil(q), np.where(tie & (sticky < 0), np.floor(q), r))
+    y = np.ldexp(r, q_exp)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(y) > largest, np.copysign(np.inf, x), y)
+
+
+def _exact_sum(terms: Array) -> tuple[float, float]:
+    """(the float64 nearest the exact sum, the sign of what is left over)."""
+    if not np.isfinite(terms).all():
+        return float(np.sum(terms)), 0.0  # inf or nan whatever the order
+    values = terms.tolist()
+    f = math.fsum(values)
+    rest = math.fsum([*values, -f])
+    return f, float((rest > 0) - (rest < 0))
+
+
+def _exact_quotient(terms: Array, divisor: float) -> tuple[float, float]:
+    if not np.isfinite(terms).all():
+        return float(np.sum(terms) / divisor), 0.0
+    exact = sum(map(Fraction, terms.tolist())) / Fraction(divisor)
+    f = float(exact)
+    return f, float((exact > f) - (exact < f))
+
+
+def _certified(s: Array, a: Array, n: int, fmt: Format, divisor: Array | None,
+               terms: Callable[[tuple[int, ...]], Array]) -> Array:
+    """s rounded to fmt where the bound decides it; elsewhere the exact sum of terms(index)
+    (divided by divisor[index])."""
+    err = (2 * n + 4) * _U * a  # twice the bound: also covers rounding s +- err
+    if divisor is not None:
+        s = s / divisor
+        err = (err / divisor + 4 * _U * np.abs(s)) * (1 + 2.0**-40)
+    with np.errstate(invalid="ignore"):
+        lo, hi = round_to(s - err, fmt), round_to(s + err, fmt)
+    undecided = np.argwhere(~(lo == hi))
+    if not len(undecided):
+        return lo
+    exact = []
+    for index in map(tuple, undecided):
+        t = terms(index)
+        exact.append(_exact_sum(t) if divisor is None else _exact_quotient(t, float(divisor[index])))
+    f, sticky = np.array(exact).reshape(-1, 2).T
+    lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
+    return lo
+
+
+def dot(left: Array, right: Array, bias: Array | None, fmt: Format) -> Array:
+    """round(left @ right + bias) exactly: left (..., m, k), right (..., k, n) with broadcasting
+    batch dims, float64 (f16/bf16 values); bias broadcasts to the result (float32 values)."""
+    s, a = left @ right, np.abs(left) @ np.abs(right)
+    if bias is not None:
+        s, a = s + bias, a + np.abs(bias)
+    batch = s.shape[:-2]
+    lb, rb = np.broadcast_to(left, batch + left.shape[-2:]), np.broadcast_to(right, batch + right.shape[-2:])
+    bb = None if bias is None else np.broadcast_to(bias, s.shape)
+
+    def terms(index: tuple[int, ...]) -> Array:
+        *b, i, j = index
+        products = lb[(*b, i)] * rb[(*b, slice(None), j)]
+        return products if bb is None else np.append(products, bb[index])
+
+    return _certified(s, a, left.shape[-1] + (bias is not None), fmt, None, terms)
+
+
+def sums(t: Array, divisor: Array | None, fmt: Format) -> Array:
+    """round(sum of t along its last axis / divisor) exactly (divisor None: the sum)."""
+    return _certified(t.sum(axis=-1), np.abs(t).sum(axis=-1), t.shape[-1], fmt,
+                      None if divisor is None else np.broadcast_to(divisor, t.shape[:-1]), lambda i: t[i])
+
+
+def fsum_rows(rows: Array) -> Array:
+    """The float64 nearest each row's exact sum (rows: 2-D float64)."""
+    return np.array([math.fsum(r) for r in rows.tolist()], np.float64).reshape(rows.shape[0])
+
+
+def quotients(e: Array, fmt: Format) -> Array:
+    """round(e / the exact sum of e along the last axis) for e >= 0 (softmax's exponentials): the
+    float64 sum of n non-negative terms is within (n - 1) 2^-53 of its own size."""
+    s = e.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = e / s
+        err = q * ((4 * e.shape[-1] + 16) * _U)
+        lo, hi = round_to(q - err, fmt), round_to(q + err, fmt)
+    undecided = np.argwhere(~(lo == hi))
+    totals: dict[tuple[int, ...], Fraction] = {}
+    exact = []
+    for index in map(tuple, undecided):
+        row = e[index[:-1]]
+        if not np.isfinite(row).all():
+            exact.append((float(q[index]), 0.0))
+            continue
+        if index[:-1] not in totals:
+            totals[index[:-1]] = sum(map(Fraction, row.tolist()))
+        value = Fraction(float(e[index])) / totals[index[:-1]]
+        f = float(value)
+        exact.append((f, float((value > f) - (value < f))))
+    if exact:
+        f, sticky = np.array(exact).reshape(-1, 2).T
+        lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
+    return lo

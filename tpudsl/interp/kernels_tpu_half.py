@@ -1,0 +1,196 @@
+"""The Tpu ops whose F16/BF16 result is defined by half.py's exact reductions, keyed by op name.
+
+Each kernel takes the operands (f16 values, or bf16 values held in float32; a Conv2D filter in
+its plain [oc, ic/g, kh, kw] layout), the attributes and the result's format, and returns float64
+values already rounded to it (the interpreter's `hold` then converts them exactly). The other
+float kernels (element-wise ops, moves) compute each element alone in float32 and round once,
+which has no order to disagree on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tpudsl.dialects.geometry.window import transposed_out_size
+from tpudsl.interp import half
+from tpudsl.interp.half import Format
+from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
+from tpudsl.interp.kernels_pool import _geometry as pool_geometry
+from tpudsl.interp.kernels_pool import _keepdims as pool_keepdims
+from tpudsl.interp.kernels_reduce import _axes as reduce_axes
+from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
+
+HalfRun = Callable[[Inputs, KernelAttrs, Format], "Array | list[Array]"]
+
+
+def _f64(x: Array | None) -> Array | None:
+    return None if x is None else np.asarray(x, np.float64)
+
+
+def _taps(xp: Array, g: Geometry, out: tuple[int, ...]) -> Array:
+    """(n, c, taps, *out): the value every kernel tap reads for every output position."""
+    return np.stack([xp[(slice(None), slice(None), *tap_slices(tap, g, out))] for tap in g.taps()], axis=2)
+
+
+def _conv_padded(xp: Array, w: Array, bias: Array | None, g: Geometry, fmt: Format) -> Array:
+    """Correlation of the padded input xp (n, ic, ...) with w (oc, ic/group, *k), geometry g (pads
+    already in xp), every output the exactly rounded sum of its products plus bias."""
+    n, ic = xp.shape[:2]
+    oc, group = w.shape[0], g.group
+    out = tuple((size - (k - 1) * d - 1) // s + 1
+                for size, k, s, d in zip(xp.shape[2:], g.kernel, g.strides, g.dilations, strict=True))
+    col = _taps(xp, g, out).reshape(n, group, ic // group * len(list(g.taps())), -1)
+    left = w.reshape(group, oc // group, -1)
+    b = None if bias is None else bias.reshape(group, oc // group, 1)
+    return half.dot(left, col, b, fmt).reshape(n, oc, *out)
+
+
+def conv(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    x, w, bias = (_f64(v) for v in (list(ins) + [None])[:3])
+    g = Geometry.of(a, w.shape, x.shape)
+    zero = (0,) * len(g.kernel)
+    return _conv_padded(pad_spatial(x, g.pads_begin, g.pads_end), w, bias,
+                        Geometry(g.kernel, g.strides, g.dilations, zero, zero, g.group), fmt)
+
+
+def deconv(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """The transposed convolution as its definition's other form: a stride-1 correlation of the
+    flipped filter over the input with stride - 1 zeros between its elements, bordered by
+    dilation * (k - 1) - pad zeros (output_padding more at the end; a negative border crops)."""
+    x, w, bias = (_f64(v) for v in (list(ins) + [None])[:3])
+    g = Geometry.of(a, w.shape)
+    rank, k = len(g.kernel), int(np.prod(g.kernel))
+    if not a.get("dynweight_reorderd", False):  # [ic, oc/g, *k] -> [oc, ic/g, *k]
+        ic, ocg = w.shape[:2]
+        w = w.reshape(g.group, ic // g.group, ocg, k).transpose(0, 2, 1, 3).reshape(g.group * ocg, ic // g.group, *g.kernel)
+    w = w[(slice(None), slice(None), *(slice(None, None, -1),) * rank)]
+    out_pad = list(a.get("output_padding") or [0] * rank)
+    n, c, *size = x.shape
+    z = np.zeros((n, c, *((s - 1) * st + 1 for s, st in zip(size, g.strides, strict=True))))
+    z[(slice(None), slice(None), *(slice(None, None, st) for st in g.strides))] = x
+    borders = [(d * (kk - 1) - pb, d * (kk - 1) - pe + op)
+               for kk, d, pb, pe, op in zip(g.kernel, g.dilations, g.pads_begin, g.pads_end, out_pad, strict=True)]
+    z = np.pad(z, [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in borders])
+    z = z[(slice(None), slice(None), *(slice(max(-b, 0), z.shape[2 + i] - max(-e, 0)) for i, (b, e) in enumerate(borders)))]
+    ones = (1,) * rank
+    full = tuple(transposed_out_size(s, kk, st, d, pb, pe, op) for s, kk, st, d, pb, pe, op in
+                 zip(size, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, out_pad, strict=True))
+    y = _conv_padded(z, w, bias, Geometry(g.kernel, ones, g.dilations, (0,) * rank, (0,) * rank, g.group), fmt)
+    assert y.shape[2:] == full, (y.shape, full)
+    return y
+
+
+def matmul(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    x, right, bias = (_f64(v) for v in (list(ins) + [None])[:3])
+    for flag in ("hdim_is_batch", "left_transpose", "output_transpose"):
+        if a.get(flag, False):
+            raise NotImplementedError(f"tpu.MatMul with {flag}=true in F16/BF16")
+    if a.get("right_transpose", False):
+        right = np.swapaxes(right, -1, -2)
+    if right.ndim == 2 and x.ndim > 2:  # one product over all rows
+        y = half.dot(x.reshape(-1, x.shape[-1]), right, bias, fmt).reshape(*x.shape[:-1], right.shape[-1])
+    else:
+        y = half.dot(x, right, bias, fmt)
+    shape = a.out_shape()
+    return y.reshape(shape) if shape is not None and shape != y.shape else y
+
+
+def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """The exact sum of each window over the number of positions that count (Top's rule: pads
+    when count_include_pad, never the ceil_mode overhang)."""
+    x = _f64(ins[0])
+    g, out, overhang = pool_geometry(x, a)
+    end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
+    windows = np.moveaxis(_taps(pad_spatial(x, g.pads_begin, end), g, out), 2, -1)
+    counted = np.ones((1, 1, *x.shape[2:]))
+    if a.get("count_include_pad", False):
+        counted = pad_spatial(pad_spatial(counted, g.pads_begin, g.pads_end, 1.0), (0,) * len(out), overhang)
+    else:
+        counted = pad_spatial(counted, g.pads_begin, end)
+    counts = _taps(counted, g, out).sum(axis=2)
+    return pool_keepdims(half.sums(windows, counts, fmt), a)
+
+
+def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """ReduceSum / ReduceMean exactly rounded; max and min need no rounding."""
+    x, mode = _f64(ins[0]), a["mode"]
+    axes = reduce_axes(a, x.ndim)
+    keepdims = bool(a.get("keepdims", True))
+    if mode in ("ReduceMax", "ReduceMin"):
+        return (np.max if mode == "ReduceMax" else np.min)(x, axis=axes, keepdims=keepdims)
+    if mode not in ("ReduceSum", "ReduceMean"):
+        raise NotImplementedError(f"tpu.Reduce mode {mode} in F16/BF16")
+    moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0)))
+    rest = moved.shape[:x.ndim - len(axes)]
+    t = moved.reshape(*rest, -1)
+    y = half.sums(t, None if mode == "ReduceSum" else np.float64(t.shape[-1]), fmt)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return y.reshape(kept) if keepdims else y
+
+
+def softmax(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """e = exp(z), z = beta * x - max (float64, beta a float32 as the record holds it);
+    softmax = round(e / the exact sum of e); log: round(z - log(fsum(e)))."""
+    x, axis = _f64(ins[0]), a.get("axis", -1) % ins[0].ndim
+    beta = float(np.float32(a.get("beta", 1.0)))
+    z = np.moveaxis(x * beta if beta != 1 else x, axis, -1)
+    z = np.ascontiguousarray(z - z.max(axis=-1, keepdims=True))
+    e = np.exp(z)  # the same float64 exp as the cmodel's, element by element
+    if a.get("log", False):
+        total = half.fsum_rows(e.reshape(-1, e.shape[-1])).reshape(*e.shape[:-1], 1)
+        return np.moveaxis(half.round_to(z - np.log(total), fmt), -1, axis)
+    return np.moveaxis(half.quotients(e, fmt), -1, axis)
+
+
+def _normalized_rows(rows: Array, eps: float) -> Array:
+    """(rows - mean) / sqrt(var + eps) with mean = fsum / d and var = fsum(c * c) / d, float64."""
+    d = rows.shape[1]
+    c = rows - (half.fsum_rows(rows) / d)[:, None]
+    var = half.fsum_rows(c * c) / d
+    return c / np.sqrt(var + float(np.float32(eps)))[:, None]
+
+
+def _affine(y: Array, weight: Array | None, bias: Array | None) -> Array:
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
+
+
+def layer_norm(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    x, weight, bias = (_f64(v) for v in (list(ins) + [None, None])[:3])
+    axis = a.get("axis", -1) % x.ndim
+    rows = x.reshape(int(np.prod(x.shape[:axis])), -1)
+    y = _normalized_rows(rows, a.get("eps", 1e-5)).reshape(x.shape)
+    return half.round_to(_affine(y, weight, bias), fmt)
+
+
+def _grouped(x: Array, weight: Array | None, bias: Array | None, groups: int, eps: float, fmt: Format) -> Array:
+    per_channel = (1, -1) + (1,) * (x.ndim - 2)
+    y = _normalized_rows(x.reshape(x.shape[0] * groups, -1), eps).reshape(x.shape)
+    y = _affine(y, None if weight is None else weight.reshape(per_channel),
+                None if bias is None else bias.reshape(per_channel))
+    return half.round_to(y, fmt)
+
+
+def group_norm(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    x, weight, bias = (_f64(v) for v in (list(ins) + [None, None])[:3])
+    return _grouped(x, weight, bias, int(a["num_groups"]), a.get("eps", 1e-5), fmt)
+
+
+def instance_norm(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    x, weight, bias = (_f64(v) for v in (list(ins) + [None, None])[:3])
+    return _grouped(x, weight, bias, x.shape[1], a.get("eps", 1e-5), fmt)
+
+
+def pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
+    """Average pools; None: a max pool, which Top's kernel computes exactly."""
+    return avg_pool(ins, a, fmt) if a["pool_mode"] == "Avg" else None
+
+
+# op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).
+HALF_KERNELS: dict[str, HalfRun] = {
+    "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
+    "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
+    "tpu.InstanceNorm": instance_norm,
+}
