@@ -71,3 +71,14 @@ def transformed_conv_pool(d, name: str, shape: tuple[int, ...], seed: int, tail=
     np.savez(d / "in.npz", x=rng.standard_normal(shape).astype(np.float32))
     model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
                          "--test_input", str(d / "in.npz")])
+
+
+def assert_bit_exact(got: np.ndarray, want: np.ndarray, name: str) -> None:
+    """F16/BF16 (and INT8): the same values, the same NaN positions and the same signs of zeros."""
+    assert got.shape == want.shape, f"{name}: shape {got.shape} vs {want.shape}"
+    g, w = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    same = (g == w) & (np.signbit(g) == np.signbit(w)) | (np.isnan(g) & np.isnan(w))
+    if not same.all():
+        at = tuple(np.argwhere(~same)[0])
+        raise AssertionError(f"{name}: {int((~same).sum())} of {same.size} elements differ, first at {at}: "
+                             f"{g[at]!r} vs {w[at]!r}")

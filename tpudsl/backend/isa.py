@@ -606,9 +606,8 @@ def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: in
     if mode == INTERP_MODES["nearest"]:
         i0 = resize.nearest_indices(coords, in_len, _name(NEAREST_MODES, nearest))
         return i0.tolist(), i0.tolist(), [0.0] * out_len
-    c = np.clip(coords.astype(np.float32), 0, in_len - 1)
-    i0 = np.floor(c).astype(np.int64)
-    return i0.tolist(), np.minimum(i0 + 1, in_len - 1).tolist(), (c - i0).astype(np.float32).tolist()
+    i0, i1, f = resize.linear_sources(coords, in_len)
+    return i0.tolist(), i1.tolist(), f.tolist()
 
 
 def _name(table: dict[str, int], code: int) -> str:

@@ -50,7 +50,7 @@ def round_to(x: Array, fmt: Format, sticky: Array | None = None) -> Array:
     breaks what would otherwise look like a tie."""
     p, emin, largest = fmt
     x = np.asarray(x, np.float64)
-    _, e = np.frexp(x)
+    _, e = np.frexp(x)  # x = m 2^e, 1/2 <= |m| < 1
     q_exp = np.maximum(e - 1, emin) - (p - 1)  # the exponent of the format's unit in the last place
     q = np.ldexp(x, -q_exp)
     r = np.rint(q)
@@ -92,14 +92,14 @@ def _certified(s: Array, a: Array, n: int, fmt: Format, divisor: Array | None,
         lo, hi = round_to(s - err, fmt), round_to(s + err, fmt)
     undecided = np.argwhere(~(lo == hi))
     if not len(undecided):
-        return lo
+        return lo + 0.0  # a zero result is +0 (the float64 sums' signs of zero depend on the order)
     exact = []
     for index in map(tuple, undecided):
         t = terms(index)
         exact.append(_exact_sum(t) if divisor is None else _exact_quotient(t, float(divisor[index])))
     f, sticky = np.array(exact).reshape(-1, 2).T
     lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
-    return lo
+    return lo + 0.0
 
 
 def dot(left: Array, right: Array, bias: Array | None, fmt: Format) -> Array:

@@ -12,12 +12,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tpudsl.dialects.geometry import resize
 from tpudsl.dialects.geometry.window import transposed_out_size
 from tpudsl.interp import half
 from tpudsl.interp.half import Format
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
 from tpudsl.interp.kernels_pool import _geometry as pool_geometry
 from tpudsl.interp.kernels_pool import _keepdims as pool_keepdims
+from tpudsl.interp.kernels_interp import _out_sizes as interp_out_sizes
+from tpudsl.interp.kernels_interp import _spatial_scales as interp_scales
 from tpudsl.interp.kernels_reduce import _axes as reduce_axes
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -188,9 +191,30 @@ def pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     return avg_pool(ins, a, fmt) if a["pool_mode"] == "Avg" else None
 
 
+def interp(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
+    """Linear resize along each resized axis in turn (resize.linear_sources' definition) in float64,
+    rounded once; None (Top's kernel) for the other modes: nearest copies, and the backend emits
+    no other."""
+    if a.get("mode", "nearest") != "linear" or a.get("antialias", False) \
+            or a.get("coord_mode", "half_pixel") == "tf_crop_and_resize":
+        return None
+    y = _f64(ins[0])
+    scales = interp_scales(a, y.ndim - 2)
+    for axis, (out, scale) in enumerate(zip(interp_out_sizes(ins, a, y, scales), scales, strict=True), start=2):
+        size = y.shape[axis]
+        if out == size and scale in (-1.0, 1.0):
+            continue
+        coords = resize.source_coords(size, out, scale if scale > 0 else out / size, a.get("coord_mode", "half_pixel"))
+        i0, i1, f = resize.linear_sources(coords, size)
+        f = f.astype(np.float64).reshape((-1,) + (1,) * (y.ndim - axis - 1))
+        lo, hi = np.take(y, i0, axis=axis), np.take(y, i1, axis=axis)
+        y = np.where(f == 0, lo, lo * (1.0 - f) + hi * f)
+    return half.round_to(y, fmt)
+
+
 # op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).
 HALF_KERNELS: dict[str, HalfRun] = {
     "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
     "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
-    "tpu.InstanceNorm": instance_norm,
+    "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp,
 }

@@ -241,17 +241,21 @@ def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
 
 
 def _lerp(x: np.ndarray, axis: int, i0, i1, f) -> np.ndarray:
-    """x[i0] * (1 - f) + x[i1] * f along `axis` (f 0 everywhere: a plain copy, nearest)."""
+    """x[i0] * (1 - f) + x[i1] * f along `axis`, in x's dtype (float32 or float64); x[i0] where
+    f is 0 (f 0 everywhere: a plain copy, nearest)."""
     a = np.take(x, np.asarray(i0), axis=axis)
     if not np.any(f):
         return a
     b = np.take(x, np.asarray(i1), axis=axis)
-    f = np.asarray(f, np.float32).reshape((-1,) + (1,) * (x.ndim - axis - 1))
-    return a * (np.float32(1) - f) + b * f
+    f = np.asarray(f, np.float32).astype(x.dtype).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+    return np.where(f == 0, a, a * (x.dtype.type(1) - f) + b * f)
 
 
 def interp(x, rows, cols) -> np.ndarray:
-    """Resize of x (n, c, h, w): rows first, then columns, each (i0, i1, f) per output index."""
+    """Resize of x (n, c, h, w): rows first, then columns, each (i0, i1, f) per output index; in
+    float32, F16/BF16 in float64 (each product and sum one float64 rounding) rounded once."""
+    if arith_half.is_half(x.dtype):
+        return _lerp(_lerp(x.astype(np.float64), 2, *rows), 3, *cols).astype(x.dtype)
     return _lerp(_lerp(x.astype(np.float32), 2, *rows), 3, *cols)
 
 

@@ -50,7 +50,7 @@ def _decide(sums: np.ndarray, bound: np.ndarray, dt: np.dtype, exact: Callable[[
     for index in zip(*np.nonzero(~(low == high)), strict=True):
         v = exact(index)
         y[index] = _round_fraction(v, dt) if isinstance(v, Fraction) else v
-    return y.astype(dt)
+    return (y + 0.0).astype(dt)  # a zero sum is +0, whatever the order of its float64 sums gave
 
 
 def _exact(terms: np.ndarray, divisor: float = 1.0) -> Fraction | float:

@@ -126,6 +126,16 @@ FILTERS: dict[str, tuple[Callable[[np.ndarray, float], np.ndarray], int]] = {
 }
 
 
+def linear_sources(coords: np.ndarray, in_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Linear interpolation as the Tpu Interp's F16/BF16 arithmetic and the backend's BdcInterp
+    define it: per output, input indices i0, i1 and the float32 weight f of i1 (the coordinate in
+    float32, clamped into the input); the output is x[i0] where f == 0, else
+    x[i0] * (1 - f) + x[i1] * f."""
+    c = np.clip(coords.astype(F32), 0, in_len - 1)
+    i0 = np.floor(c).astype(np.int64)
+    return i0, np.minimum(i0 + 1, in_len - 1), (c - i0).astype(F32)
+
+
 def interpolation_taps(
     coords: np.ndarray, in_len: int, scale: float, mode: str, *,
     cubic_coeff_a: float = CUBIC_COEFF_A, exclude_outside: bool = False, antialias: bool = False,
