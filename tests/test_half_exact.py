@@ -1,0 +1,218 @@
+"""F16/BF16 arithmetic (docs/quantization.md "F16/BF16 arithmetic"): a reduction's result is its
+exact value rounded once to the type, ties to even. Both implementations (the Tpu interpreter's
+kernels and the cmodel's arith.py) are checked against references written here: the exact value
+as a Fraction of the exactly multiplied operands, rounded by choosing the nearest of the type's
+neighbouring values (`nearest`); and, on grid data whose float64 sums are exact, a float64 numpy
+formula rounded once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from types import SimpleNamespace
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from onnx import numpy_helper
+
+from tests.backend_support import assert_bit_exact, interpret, lowered
+from tests.test_backend_cmodel import Graph
+from tpudsl.backend.cmodel import arith
+from tpudsl.interp.kernel import KernelAttrs, run_kernel
+from tpudsl.interp.kernels_tpu import TPU_KERNELS
+
+TYPES = {"F16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16)}
+NO_RELU = SimpleNamespace(do_relu=0, relu_limit=0.0)
+
+
+@np.errstate(over="ignore")
+def nearest(value: Fraction, dt: np.dtype) -> float:
+    """The value of type dt nearest `value`, ties to the even significand; inf from the largest
+    finite value plus half its spacing on (IEEE overflow)."""
+    largest = np.array(ml_dtypes.finfo(dt).max, dt)
+    top = Fraction(float(largest))
+    if abs(value) >= top + (top - Fraction(float(np.nextafter(largest, np.array(0, dt))))) / 2:
+        return float(np.copysign(np.inf, float(value)))
+    guess = np.array(float(value), np.float64).astype(dt)  # within one value of the answer
+    candidates = [guess, np.nextafter(guess, np.array(np.inf, dt)), np.nextafter(guess, np.array(-np.inf, dt))]
+    candidates = [c for c in candidates if np.isfinite(c)]
+    best = min(abs(Fraction(float(c)) - value) for c in candidates)
+    ties = [c for c in candidates if abs(Fraction(float(c)) - value) == best]
+    even = [c for c in ties if int(np.array(c, dt).view(np.uint16)) % 2 == 0]
+    return float((even or ties)[0]) + 0.0
+
+
+@np.errstate(over="ignore")
+def _is_midpoint(value: Fraction, dt: np.dtype) -> bool:
+    down = np.array(float(value), np.float64).astype(dt)
+    for c in (down, np.nextafter(down, np.array(np.inf, dt)), np.nextafter(down, np.array(-np.inf, dt))):
+        for d in (np.nextafter(c, np.array(np.inf, dt)),):
+            if np.isfinite(c) and np.isfinite(d) and (Fraction(float(c)) + Fraction(float(d))) / 2 == value:
+                return True
+    return False
+
+
+# Per type: the integer range of "integers" (exact, so sums land on midpoints often), values whose
+# products are near the top of the range, and tiny ones whose products are subnormal; the nudge is
+# the smallest product (below every float64 unit of the rest once a cancelling pair is in front).
+SCALES = {"F16": {"integers": 40, "large": 255.0, "tiny": 2.0**-9, "nudge": 2.0**-24, "cancel": 2.0**15},
+          "BF16": {"integers": 6, "large": 2.0**64, "tiny": 2.0**-64, "nudge": 2.0**-133, "cancel": 2.0**100}}
+
+
+@st.composite
+def dot_cases(draw, mode: str):
+    """(kind, a, b): a k-term dot product of values of the type, of one of five kinds ("tie": a
+    value v plus half its spacing, then pairs x y - x y), optionally after a tiny nudge term, and
+    a cancelling pair of huge products in front of the nudge."""
+    dt, scale = TYPES[mode], SCALES[mode]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["normal", "integers", "large", "tiny", "tie", "tie"]))
+    k = draw(st.integers(256, 1500)) if draw(st.booleans()) else draw(st.integers(1, 12))
+    if kind == "integers":
+        a, b = (rng.integers(-scale["integers"], scale["integers"] + 1, k).astype(np.float64) for _ in range(2))
+    elif kind == "large":  # a few terms of about the largest value: some overflow
+        k = min(k, 3)
+        a, b = rng.uniform(0.5, 1, k) * scale["large"], rng.uniform(0.5, 1, k) * scale["large"]
+    elif kind == "tie":
+        v = np.array(rng.standard_normal(), dt)
+        half = (float(np.nextafter(v, np.array(np.inf, dt))) - float(v)) / 2
+        x, y = rng.standard_normal(k).astype(dt).astype(np.float64), rng.standard_normal(k).astype(dt).astype(np.float64)
+        a, b = np.concatenate([[float(v), half], x, -x]), np.concatenate([[1.0, 1.0], y, y])
+    else:
+        t = scale["tiny"] if kind == "tiny" else 1.0
+        a, b = rng.standard_normal(k) * t, rng.standard_normal(k) * t
+    head = draw(st.sampled_from(["none", "nudge", "cancelled nudge", "cancelled nudge"]))
+    head_a, head_b = [], []
+    if head != "none":
+        head_a, head_b = [scale["nudge"] * draw(st.sampled_from([1.0, -1.0]))], [1.0]
+    if head == "cancelled nudge":  # big + nudge - big: a float64 sum in this order loses the nudge
+        head_a, head_b = [scale["cancel"], *head_a, -scale["cancel"]], [scale["cancel"], *head_b, scale["cancel"]]
+    return kind, np.concatenate([head_a, a]).astype(dt), np.concatenate([head_b, b]).astype(dt)
+
+
+def _carried(x: np.ndarray) -> np.ndarray:
+    """How the interpreter holds a value of the type (bf16 in float32)."""
+    return x if x.dtype == np.float16 else x.astype(np.float32)
+
+
+def _attrs(shape, dt, **values) -> KernelAttrs:
+    return KernelAttrs(values, out_shapes=[shape], out_dtypes=[dt])
+
+
+@pytest.mark.parametrize("mode", sorted(TYPES))
+def test_dot_products_are_the_exact_sum_rounded_once(mode):
+    """tpu.MatMul in the interpreter and BdcMatMul's arithmetic in the cmodel, one k-term dot product
+    each: == nearest(exact sum). The cases it exists for must occur: many terms, a sum exactly on a
+    midpoint, a float64 sum in order that rounds to the wrong value, overflow, a subnormal result."""
+    dt, seen = TYPES[mode], Counter()
+
+    @settings(max_examples=max(60, settings.default.max_examples // 3))
+    @given(dot_cases(mode))
+    def check(case):
+        kind, a, b = case
+        exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b, strict=True)), Fraction(0))
+        want = nearest(exact, dt)
+        (interp,) = run_kernel(TPU_KERNELS["tpu.MatMul"], [_carried(a[None, :]), _carried(b[:, None]), None],
+                               _attrs((1, 1), dt))
+        cmodel = arith.matmul(a.reshape(1, 1, -1), b.reshape(1, -1, 1), None, NO_RELU)
+        with np.errstate(over="ignore"):
+            in_order = float(np.array(sum(float(x) * float(y) for x, y in zip(a, b, strict=True))).astype(dt))
+        features = {"many terms": len(a) >= 256, "sum on a midpoint": _is_midpoint(exact, dt),
+                    "float64 in order rounds wrong": in_order != want and not np.isnan(in_order),
+                    "overflow": np.isinf(want), "subnormal result": 0 < abs(want) < float(ml_dtypes.finfo(dt).tiny)}
+        for name, present in features.items():
+            if present:
+                event(name)
+                seen[name] += 1
+        seen["examples"] += 1
+        assert_bit_exact(np.float64(interp.reshape(())), np.float64(want), f"interpreter ({kind})")
+        assert_bit_exact(np.float64(cmodel.reshape(())), np.float64(want), f"cmodel ({kind})")
+
+    check()
+    for name in ("many terms", "sum on a midpoint", "float64 in order rounds wrong", "overflow", "subnormal result"):
+        assert seen[name] >= seen["examples"] / 25, (name, seen)
+
+
+@st.composite
+def mean_cases(draw, mode: str):
+    """A row of k integers, normal values, or neighbouring values v, v' of the type repeated (their
+    mean is the midpoint between them), shuffled."""
+    dt = TYPES[mode]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    k = draw(st.integers(256, 1200)) if draw(st.booleans()) else draw(st.integers(1, 12))
+    kind = draw(st.sampled_from(["integers", "normal", "neighbours"]))
+    if kind == "integers":
+        return rng.integers(-300, 301, k).astype(dt)
+    if kind == "normal":
+        return (rng.standard_normal(k) * 10 ** draw(st.integers(-3, 3))).astype(dt)
+    v = np.array(rng.standard_normal() * 10 ** draw(st.integers(-3, 3)), dt)
+    pair = [v, np.nextafter(v, np.array(np.inf, dt))]
+    return rng.permutation(np.array(pair * max(1, k // 2), dt))
+
+
+@pytest.mark.parametrize("mode", sorted(TYPES))
+def test_means_are_the_exact_quotient_rounded_once(mode):
+    """ReduceMean along C (interpreter) and BdcReduce mean (cmodel): nearest(exact sum / count);
+    quotients exactly on a midpoint and long rows must occur."""
+    dt, seen = TYPES[mode], Counter()
+
+    @settings(max_examples=max(40, settings.default.max_examples // 5))
+    @given(mean_cases(mode))
+    def check(x):
+        exact = sum((Fraction(float(v)) for v in x), Fraction(0)) / len(x)
+        want = nearest(exact, dt)
+        (interp,) = run_kernel(TPU_KERNELS["tpu.Reduce"], [_carried(x.reshape(1, -1, 1, 1))],
+                               _attrs((1, 1, 1, 1), dt, axes=[1], keepdims=True, mode="ReduceMean"))
+        cmodel = arith.reduce_c(x.reshape(1, -1, 1, 1), SimpleNamespace(mode=1))
+        for name, present in (("many terms", len(x) >= 256), ("quotient on a midpoint", _is_midpoint(exact, dt))):
+            if present:
+                event(name)
+                seen[name] += 1
+        seen["examples"] += 1
+        assert_bit_exact(np.float64(interp.reshape(())), np.float64(want), "interpreter")
+        assert_bit_exact(np.float64(cmodel.reshape(())), np.float64(want), "cmodel")
+
+    check()
+    for name in ("many terms", "quotient on a midpoint"):
+        assert seen[name] >= seen["examples"] / 10, (name, seen)
+
+
+def _grid(rng, shape) -> np.ndarray:
+    """Multiples of 1/16 in [-2, 2): exact in F16 and BF16, products multiples of 2^-8, so any
+    float64 sum of a few thousand of them is exact."""
+    return (rng.integers(-32, 32, shape) / 16).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", sorted(TYPES))
+def test_conv_and_avg_pool_match_a_float64_formula_rounded_once(mode):
+    """A Conv (3x3, pads 1, stride 2, bias) of grid values, alone and followed by an AveragePool
+    2x2, lowered to F16/BF16: the Tpu interpreter's conv is the float64 numpy sum of its window
+    products plus bias rounded once to the type (some of them exactly on a midpoint), and the pool
+    the float64 mean of those rounded values rounded once."""
+    dt, rng = TYPES[mode], np.random.default_rng(5)
+    x, w, bias = _grid(rng, (2, 16, 9, 9)), _grid(rng, (8, 16, 3, 3)), _grid(rng, (8,))
+
+    def run(with_pool: bool) -> np.ndarray:
+        g = Graph(rng)
+        g.shapes["x"] = x.shape
+        g.inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "b")]
+        out = g.node("Conv", ["x", "w", "b"], (2, 8, 5, 5), kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+        if with_pool:
+            out = g.node("AveragePool", [out], (2, 8, 4, 4), kernel_shape=[2, 2], strides=[1, 1])
+        return interpret(lowered(g.model({"x": x.shape}, out), mode), {"x": x})[out]
+
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    sums = np.zeros((2, 8, 5, 5))
+    for i in range(5):
+        for j in range(5):
+            window = xp[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+            sums[:, :, i, j] = np.einsum("nchw,ochw->no", window, w.astype(np.float64)) + bias
+    conv = sums.astype(dt).astype(np.float64)
+    assert (np.abs(sums - conv) == np.spacing(np.abs(conv).astype(dt)).astype(np.float64) / 2).any(), \
+        "no conv output on a midpoint: the grid no longer exercises ties"
+    assert_bit_exact(run(False), conv.astype(np.float32), "conv")
+    pooled = (conv[:, :, :-1, :-1] + conv[:, :, 1:, :-1] + conv[:, :, :-1, 1:] + conv[:, :, 1:, 1:]) / 4
+    assert_bit_exact(run(True), pooled.astype(dt).astype(np.float32), "pool")
