@@ -225,6 +225,14 @@ def softmax(x, r) -> np.ndarray:
     return z - np.log(total) if r.log else e / total
 
 
+def _centred(x: np.ndarray, axis: int) -> np.ndarray:
+    """x minus its float32 mean along `axis`, then minus the mean of that: the first mean is off by
+    up to its own ulp, many standard deviations when the mean is large and the spread small, and
+    x - mean is exact there, so the second mean is that error (the corrected two-pass algorithm)."""
+    d = x - x.mean(axis=axis, keepdims=True)
+    return d - d.mean(axis=axis, keepdims=True)
+
+
 def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
     """(x - mean) / sqrt(var + eps) * weight + bias along C, var the mean squared deviation.
     F16/BF16: arith_half.normalize's float64 steps, rounded once."""
@@ -233,7 +241,7 @@ def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
         y = y if weight is None else y * weight.astype(np.float64)
         return (y if bias is None else y + bias.astype(np.float64)).astype(x.dtype)
     x = x.astype(np.float32)
-    d = x - x.mean(axis=1, keepdims=True)
+    d = _centred(x, 1)
     y = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + np.float32(eps))
     if weight is not None:
         y = y * weight.astype(np.float32)
@@ -268,7 +276,7 @@ def group_norm(x, weight, bias, groups: int, eps: float) -> np.ndarray:
         y = y if weight is None else y * weight.astype(np.float64).reshape(1, c, 1, 1)
         return (y if bias is None else y + bias.astype(np.float64).reshape(1, c, 1, 1)).astype(x.dtype)
     g = x.astype(np.float32).reshape(n, groups, -1)
-    d = g - g.mean(axis=2, keepdims=True)
+    d = _centred(g, 2)
     y = (d / np.sqrt((d * d).mean(axis=2, keepdims=True) + np.float32(eps))).reshape(x.shape)
     if weight is not None:
         y = y * weight.astype(np.float32).reshape(1, c, 1, 1)
