@@ -172,12 +172,17 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), erf from math.erf in float64 (exact; slow, but the
-    cmodel runs small tensors), rounded once to float32."""
+def _gelu64(x: np.ndarray) -> np.ndarray:
+    """x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)) in float64, erf from math.erf (exact; slow, but the
+    cmodel runs small tensors)."""
     erf = np.vectorize(math.erf, otypes=[np.float64])
     x64 = x.astype(np.float64)
-    return (x64 / 2 * (1 + erf(x64 / math.sqrt(2)))).astype(np.float32)
+    return x64 / 2 * (1 + erf(x64 / math.sqrt(2)))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU rounded once to float32."""
+    return _gelu64(x).astype(np.float32)
 
 
 ACTIVE = [  # by isa.ACTIVE_MODES code: f(x, record)
@@ -188,6 +193,8 @@ ACTIVE = [  # by isa.ACTIVE_MODES code: f(x, record)
 
 
 def active(x, r) -> np.ndarray:
+    if r.mode == 5 and arith_half.is_half(x.dtype):  # F16/BF16 GELU: the float64 value, rounded once when written
+        return _gelu64(x)
     return ACTIVE[r.mode](x.astype(np.float32), r)
 
 
