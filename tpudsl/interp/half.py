@@ -73,8 +73,9 @@ def _exact_sum(terms: Array) -> tuple[float, float]:
 
 
 def _exact_quotient(terms: Array, divisor: float) -> tuple[float, float]:
-    if not np.isfinite(terms).all():
-        return float(np.sum(terms) / divisor), 0.0
+    if not np.isfinite(terms).all() or divisor == 0:  # a window without counted elements: NaN
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(np.float64(np.sum(terms)) / divisor), 0.0
     exact = sum(map(Fraction, terms.tolist())) / Fraction(divisor)
     f = float(exact)
     return f, float((exact > f) - (exact < f))
@@ -85,10 +86,10 @@ def _certified(s: Array, a: Array, n: int, fmt: Format, divisor: Array | None,
     """s rounded to fmt where the bound decides it; elsewhere the exact sum of terms(index)
     (divided by divisor[index])."""
     err = (2 * n + 4) * _U * a  # twice the bound: also covers rounding s +- err
-    if divisor is not None:
-        s = s / divisor
-        err = (err / divisor + 4 * _U * np.abs(s)) * (1 + 2.0**-40)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if divisor is not None:
+            s = s / divisor
+            err = (err / divisor + 4 * _U * np.abs(s)) * (1 + 2.0**-40)
         lo, hi = round_to(s - err, fmt), round_to(s + err, fmt)
     undecided = np.argwhere(~(lo == hi))
     if not len(undecided):

@@ -54,8 +54,9 @@ def _decide(sums: np.ndarray, bound: np.ndarray, dt: np.dtype, exact: Callable[[
 
 
 def _exact(terms: np.ndarray, divisor: float = 1.0) -> Fraction | float:
-    if not np.all(np.isfinite(terms)):
-        return float(np.sum(terms)) / divisor
+    if not np.all(np.isfinite(terms)) or divisor == 0:  # inf or nan whatever the order
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(np.float64(np.sum(terms)) / divisor)
     return sum((Fraction(t) for t in terms.ravel().tolist()), Fraction(0)) / Fraction(divisor)
 
 
@@ -68,8 +69,9 @@ def products(s: np.ndarray, a: np.ndarray, n: int, dt: np.dtype, terms_at: Calla
 def means(s: np.ndarray, a: np.ndarray, n: int, count: np.ndarray, dt: np.dtype,
           terms_at: Callable[[tuple[int, ...]], np.ndarray]):
     """Round (the exact sum of n terms) / count to dt (s, a as for `products`)."""
-    q = s / count
-    bound = ((n + 2) * 2.0**-52 * a / count + 2.0**-50 * np.abs(q)) * (1 + 2.0**-40)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = s / count
+        bound = ((n + 2) * 2.0**-52 * a / count + 2.0**-50 * np.abs(q)) * (1 + 2.0**-40)
     count = np.broadcast_to(count, s.shape)
     return _decide(q, bound, dt, lambda i: _exact(terms_at(i), float(count[i])))
 
