@@ -196,6 +196,7 @@ def _plain_conv_operands(inputs: Inputs, attrs: KernelAttrs) -> Inputs:
 
 
 _HALF_OPERANDS = {"tpu.Conv2D": _plain_conv_operands}
+_HALF_WEIGHTS = {"tpu.Conv2D": _conv2d_weights}  # static operands -> plain ones (None: per call)
 
 
 def _half_first(name: str, kernel: Kernel) -> Kernel:
@@ -218,7 +219,20 @@ def _half_first(name: str, kernel: Kernel) -> Kernel:
     prepare = kernel.prepare
 
     def prepare_half(static: Inputs, attrs: KernelAttrs) -> Run:
-        return choose(kernel.run) if half_format(attrs.out_dtype()) is not None else prepare(static, attrs)
+        """F16/BF16: the static operands (plain layout) widened to float64 once, not per call."""
+        fmt = half_format(attrs.out_dtype())
+        if fmt is None:
+            return prepare(static, attrs)
+        plain = None if attrs.scales[0] is not None else _HALF_WEIGHTS.get(name, lambda w, a: w)(static, attrs)
+        if plain is None:
+            return choose(kernel.run)
+        wide = [None if w is None else np.asarray(w, np.float64) for w in plain]
+
+        def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+            y = half_run([x if w is None else w for x, w in zip(inputs, wide, strict=False)], attrs, fmt)
+            return kernel.run(inputs, attrs) if y is None else y
+
+        return run
 
     return Kernel(choose(kernel.run), prepare_half)
 

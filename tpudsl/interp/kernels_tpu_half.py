@@ -12,7 +12,6 @@ import functools
 import math
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from tpudsl.dialects.geometry import resize
@@ -219,8 +218,7 @@ def interp(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
 def _gelu_table(fmt: Format) -> Array:
     """GELU of every value of the 16-bit type, by its bits: x / 2 * (1 + erf(x / sqrt 2)) in float64
     (math.erf) rounded once (a float32 erf rounds a few inputs apart from it, found exhaustively)."""
-    dt = np.dtype(np.float16) if fmt == half.FORMATS["float16"] else np.dtype(ml_dtypes.bfloat16)
-    x = np.arange(1 << 16, dtype=np.uint16).view(dt).astype(np.float64)
+    x = np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64)
     with np.errstate(invalid="ignore"):
         y = x / 2 * (1 + np.array([math.erf(v) for v in (x / math.sqrt(2)).tolist()]))
     return half.round_to(y, fmt)
@@ -231,8 +229,7 @@ def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     results round to the same 16-bit values as the cmodel's (tests/test_half_exact.py, every input)."""
     if a["mode"] != "GELU":
         return None
-    dt = np.float16 if fmt == half.FORMATS["float16"] else ml_dtypes.bfloat16
-    return _gelu_table(fmt)[np.asarray(ins[0]).astype(dt).view(np.uint16)]
+    return _gelu_table(fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
 
 
 # op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).
