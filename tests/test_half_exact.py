@@ -301,3 +301,24 @@ def test_element_wise_ops_agree_on_every_16_bit_input(mode):
                     assert_bit_exact(cmodel(arith.const(x, record)).astype(np.float64),
                                      interp(f"tpu.{name}", const_val=value, **extra).astype(np.float64),
                                      f"{name} {value} reverse={reverse}")
+
+
+@pytest.mark.parametrize("mode", sorted(TYPES))
+def test_float64_to_16_bit_conversion_rounds_directly(mode):
+    """Both sides round float64 values with numpy's float16 / ml_dtypes' bfloat16 conversion where
+    their error bound decides; that is right only if the conversion rounds directly, not through
+    float32 (which turns M + 2^-30 M into the midpoint M and then rounds to even). Checked on values
+    just above and below every midpoint of one binade, the subnormals and the overflow threshold."""
+    dt = TYPES[mode]
+    with np.errstate(invalid="ignore"):
+        values = _every_value(dt).astype(np.float64)
+    values = values[np.isfinite(values) & (values > 0)]
+    mids = (values[:-1] + values[1:]) / 2
+    probes = np.concatenate([mids * (1 + 2.0**-30), mids * (1 - 2.0**-30), mids])
+    with np.errstate(over="ignore"):
+        got = probes.astype(dt).astype(np.float64)
+    want = [nearest(Fraction(float(p)), dt) for p in probes[:: max(1, len(probes) // 4000)]]
+    assert_bit_exact(got[:: max(1, len(probes) // 4000)], np.array(want), f"{mode} conversion")
+    # every probe just above (below) a midpoint goes up (down)
+    n = len(mids)
+    assert (got[:n] == values[1:]).all() and (got[n:2 * n] == values[:-1]).all()
