@@ -341,8 +341,10 @@ def test_deconv_sliced_along_h_matches_tpu_interpreter(tmp_path, case, dynamic):
 
 
 @pytest.mark.parametrize("mode", HALF_MODES)
-def test_deconv_f16_bf16_bit_exact(tmp_path, mode):
-    model, feed, out = _deconv_model(np.random.default_rng(18), "stride2_bias", True)
+@pytest.mark.parametrize("case, dynamic", [("stride2_bias", True), ("output_padding", False), ("dilated", True),
+                                           ("stride_past_kernel_grouped", False)])
+def test_deconv_f16_bf16_bit_exact(tmp_path, case, dynamic, mode):
+    model, feed, out = _deconv_model(np.random.default_rng(18), case, dynamic)
     top = lowered(model, mode)
     want = interpret(top, feed)
     got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), feed)

@@ -79,7 +79,7 @@ def dot_cases(draw, mode: str):
     elif kind == "tie":
         v = np.array(rng.standard_normal(), dt)
         half = (float(np.nextafter(v, np.array(np.inf, dt))) - float(v)) / 2
-        x, y = rng.standard_normal(k).astype(dt).astype(np.float64), rng.standard_normal(k).astype(dt).astype(np.float64)
+        x, y = (rng.standard_normal(k).astype(dt).astype(np.float64) for _ in range(2))
         a, b = np.concatenate([[float(v), half], x, -x]), np.concatenate([[1.0, 1.0], y, y])
     else:
         t = scale["tiny"] if kind == "tiny" else 1.0
@@ -290,7 +290,8 @@ def test_element_wise_ops_agree_on_every_16_bit_input(mode):
                 continue
             got = cmodel(arith.active(x, SimpleNamespace(mode=code, limit=0.0)))
             assert_bit_exact(got.astype(np.float64), interp("tpu.Active", mode=name).astype(np.float64), name)
-        got = cmodel(arith.active(x, SimpleNamespace(mode=isa.ACTIVE_MODES["LEAKY_RELU"], limit=float(np.float32(0.1)))))
+        leaky = SimpleNamespace(mode=isa.ACTIVE_MODES["LEAKY_RELU"], limit=float(np.float32(0.1)))
+        got = cmodel(arith.active(x, leaky))
         assert_bit_exact(got.astype(np.float64), interp("tpu.LeakyRelu", alpha=0.1).astype(np.float64), "LeakyRelu")
         for name, code in isa.CONST_OPS.items():
             for value in (0.1, -7.3):

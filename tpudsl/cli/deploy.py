@@ -141,8 +141,9 @@ def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.n
         for name, got in outputs.items():
             if not np.array_equal(got, tpu[name], equal_nan=got.dtype.kind == "f"):
                 same = (got == tpu[name]) | (np.isnan(got) & np.isnan(tpu[name]) if got.dtype.kind == "f" else False)
-                raise TpudslError(f"bmodel check failed at tensor '{name}': {int(np.count_nonzero(~same))} of {got.size} "
-                                  f"values differ from the Tpu interpreter ({mode} must be bit-exact)")
+                differ = int(np.count_nonzero(~same))
+                raise TpudslError(f"bmodel check failed at tensor '{name}': {differ} of {got.size} values differ "
+                                  f"from the Tpu interpreter ({mode} must be bit-exact)")
         print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel equal the Tpu interpreter's "
               f"({mode}, bit-exact)", file=sys.stderr)
         return

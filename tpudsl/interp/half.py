@@ -5,18 +5,17 @@ A Conv, Deconv, MatMul, average pool, ReduceSum/Mean or Softmax in F16/BF16 give
 value of its sum (products of f16/bf16 values are exact in float64; a float32 bias is one more
 term; a mean or a softmax divides the exact sum), rounded once to the result type, to nearest
 even. That value does not depend on any order of summation, so the cmodel (which writes the same
-definition again, backend/cmodel/half.py) reproduces it bit for bit.
+definition again, backend/cmodel/arith_half.py) reproduces it bit for bit.
 
-How it is computed: BLAS sums in float64 (`s`, any order) and the same sums of magnitudes (`a`);
-|s - exact| <= (n - 1) 2^-53 a (the classic bound for n terms summed in any order, products
-exact), so wherever both ends of [s - err, s + err] round to the same value that value is the
-answer. The few elements whose interval straddles a rounding boundary (an exact tie, heavy
+How it is computed: BLAS sums in float64 (`s`, any order) and a bound `a` of the sum of the terms'
+magnitudes; |s - exact| <= (n - 1) 2^-53 a (the classic bound for n terms summed in any order,
+products exact), so wherever both ends of [s - err, s + err] round to the same value that value is
+the answer. The few elements whose interval straddles a rounding boundary (an exact tie, heavy
 cancellation) are summed exactly: math.fsum (correctly rounded float64) plus the sign of the
 remainder decides a tie, or Fractions where the sum is divided.
 
-Norms (LayerNorm, GroupNorm, InstanceNorm) round at fixed points in float64 instead: the mean is
-fsum(x) / d, the variance fsum(c * c) / d of the centred values c = x - mean, then
-c / sqrt(var + eps) * weight + bias, each step one float64 operation, and the result rounded once.
+Norms (LayerNorm, GroupNorm, InstanceNorm) round at fixed points in float64 instead
+(kernels_tpu_half.py): fsum for their sums, one float64 operation per step.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import ml_dtypes
 import numpy as np
 
 from tpudsl.interp.kernel import Array
-
 
 
 class Format(NamedTuple):
@@ -96,26 +94,29 @@ def _exact_quotient(terms: Array, divisor: float) -> tuple[float, float]:
     return f, float((exact > f) - (exact < f))
 
 
+def _rounded(q: Array, err: Array, fmt: Format, exact: Callable[[tuple[int, ...]], tuple[float, float]]) -> Array:
+    """q rounded to fmt where all of [q - err, q + err] rounds to one value; elsewhere
+    round_to(*exact(index)). A zero result is +0 (the sign of a float64 zero sum depends on the order)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        lo, hi = _decide(q - err, q + err, fmt)
+    undecided = np.argwhere(~(lo == hi))
+    if len(undecided):
+        f, sticky = np.array([exact(i) for i in map(tuple, undecided)]).reshape(-1, 2).T
+        lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
+    return lo + 0.0
+
+
 def _certified(s: Array, a: Array, n: int, fmt: Format, divisor: Array | None,
                terms: Callable[[tuple[int, ...]], Array]) -> Array:
-    """s rounded to fmt where the bound decides it; elsewhere the exact sum of terms(index)
-    (divided by divisor[index])."""
+    """The float64 sums s of n terms (a: a bound of their magnitudes' sums) rounded exactly, each
+    divided by divisor[index] when given; terms(index) lists an element's terms."""
     err = (2 * n + 4) * _U * a  # twice the bound: also covers rounding s +- err
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if divisor is not None:
-            s = s / divisor
-            err = (err / divisor + 4 * _U * np.abs(s)) * (1 + 2.0**-40)
-        lo, hi = _decide(s - err, s + err, fmt)
-    undecided = np.argwhere(~(lo == hi))
-    if not len(undecided):
-        return lo + 0.0  # a zero result is +0 (the float64 sums' signs of zero depend on the order)
-    exact = []
-    for index in map(tuple, undecided):
-        t = terms(index)
-        exact.append(_exact_sum(t) if divisor is None else _exact_quotient(t, float(divisor[index])))
-    f, sticky = np.array(exact).reshape(-1, 2).T
-    lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
-    return lo + 0.0
+    if divisor is None:
+        return _rounded(s, err, fmt, lambda i: _exact_sum(terms(i)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = s / divisor
+        err = (err / divisor + 4 * _U * np.abs(q)) * (1 + 2.0**-40)
+    return _rounded(q, err, fmt, lambda i: _exact_quotient(terms(i), float(divisor[i])))
 
 
 def _norms(x: Array, axis: int) -> Array:
@@ -160,25 +161,19 @@ def fsum_rows(rows: Array) -> Array:
 def quotients(e: Array, fmt: Format) -> Array:
     """round(e / the exact sum of e along the last axis) for e >= 0 (softmax's exponentials): the
     float64 sum of n non-negative terms is within (n - 1) 2^-53 of its own size."""
-    s = e.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        q = e / s
+        q = e / e.sum(axis=-1, keepdims=True)
         err = q * ((4 * e.shape[-1] + 16) * _U)
-        lo, hi = _decide(q - err, q + err, fmt)
-    undecided = np.argwhere(~(lo == hi))
     totals: dict[tuple[int, ...], Fraction] = {}
-    exact = []
-    for index in map(tuple, undecided):
+
+    def exact(index: tuple[int, ...]) -> tuple[float, float]:
         row = e[index[:-1]]
         if not np.isfinite(row).all():
-            exact.append((float(q[index]), 0.0))
-            continue
+            return float(q[index]), 0.0
         if index[:-1] not in totals:
             totals[index[:-1]] = sum(map(Fraction, row.tolist()))
         value = Fraction(float(e[index])) / totals[index[:-1]]
         f = float(value)
-        exact.append((f, float((value > f) - (value < f))))
-    if exact:
-        f, sticky = np.array(exact).reshape(-1, 2).T
-        lo[tuple(undecided.T)] = round_to(f, fmt, sticky)
-    return lo
+        return f, float((value > f) - (value < f))
+
+    return _rounded(q, err, fmt, exact)

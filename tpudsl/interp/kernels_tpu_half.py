@@ -15,7 +15,6 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.dialects.geometry import resize
-from tpudsl.dialects.geometry.window import transposed_out_size
 from tpudsl.interp import half
 from tpudsl.interp.half import Format
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
@@ -68,7 +67,8 @@ def deconv(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     rank, k = len(g.kernel), int(np.prod(g.kernel))
     if not a.get("dynweight_reorderd", False):  # [ic, oc/g, *k] -> [oc, ic/g, *k]
         ic, ocg = w.shape[:2]
-        w = w.reshape(g.group, ic // g.group, ocg, k).transpose(0, 2, 1, 3).reshape(g.group * ocg, ic // g.group, *g.kernel)
+        icg = ic // g.group
+        w = w.reshape(g.group, icg, ocg, k).transpose(0, 2, 1, 3).reshape(g.group * ocg, icg, *g.kernel)
     w = w[(slice(None), slice(None), *(slice(None, None, -1),) * rank)]
     out_pad = list(a.get("output_padding") or [0] * rank)
     n, c, *size = x.shape
@@ -77,26 +77,26 @@ def deconv(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     borders = [(d * (kk - 1) - pb, d * (kk - 1) - pe + op)
                for kk, d, pb, pe, op in zip(g.kernel, g.dilations, g.pads_begin, g.pads_end, out_pad, strict=True)]
     z = np.pad(z, [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in borders])
-    z = z[(slice(None), slice(None), *(slice(max(-b, 0), z.shape[2 + i] - max(-e, 0)) for i, (b, e) in enumerate(borders)))]
-    ones = (1,) * rank
-    full = tuple(transposed_out_size(s, kk, st, d, pb, pe, op) for s, kk, st, d, pb, pe, op in
-                 zip(size, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, out_pad, strict=True))
-    y = _conv_padded(z, w, bias, Geometry(g.kernel, ones, g.dilations, (0,) * rank, (0,) * rank, g.group), fmt)
-    assert y.shape[2:] == full, (y.shape, full)
-    return y
+    crops = (slice(max(-b, 0), z.shape[2 + i] - max(-e, 0)) for i, (b, e) in enumerate(borders))
+    z = z[(slice(None), slice(None), *crops)]
+    zero = (0,) * rank
+    return _conv_padded(z, w, bias, Geometry(g.kernel, (1,) * rank, g.dilations, zero, zero, g.group), fmt)
 
 
 def matmul(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     x, right, bias = (_f64(v) for v in (list(ins) + [None])[:3])
-    for flag in ("hdim_is_batch", "left_transpose", "output_transpose"):
-        if a.get(flag, False):
-            raise NotImplementedError(f"tpu.MatMul with {flag}=true in F16/BF16")
+    if a.get("hdim_is_batch", False):
+        raise NotImplementedError("tpu.MatMul with hdim_is_batch=true")
+    if a.get("left_transpose", False):
+        x = np.swapaxes(x, -1, -2)
     if a.get("right_transpose", False):
         right = np.swapaxes(right, -1, -2)
     if right.ndim == 2 and x.ndim > 2:  # one product over all rows
         y = half.dot(x.reshape(-1, x.shape[-1]), right, bias, fmt).reshape(*x.shape[:-1], right.shape[-1])
     else:
         y = half.dot(x, right, bias, fmt)
+    if a.get("output_transpose", False):
+        y = np.swapaxes(y, -1, -2)
     shape = a.out_shape()
     return y.reshape(shape) if shape is not None and shape != y.shape else y
 
