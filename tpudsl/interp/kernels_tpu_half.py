@@ -1,10 +1,12 @@
-"""The Tpu ops whose F16/BF16 result is defined by half.py's exact reductions, keyed by op name.
+"""The Tpu ops' F16/BF16 kernels that docs/quantization.md "F16/BF16 arithmetic" defines apart from
+the Top kernels, keyed by op name: the reductions (half.py's exact value rounded once), the norms
+(fixed float64 steps), Interp linear (resize.linear_sources in float64) and GELU (float64 erf).
 
 Each kernel takes the operands (f16 values, or bf16 values held in float32; a Conv2D filter in
 its plain [oc, ic/g, kh, kw] layout), the attributes and the result's format, and returns float64
-values already rounded to it (the interpreter's `hold` then converts them exactly). The other
-float kernels (element-wise ops, moves) compute each element alone in float32 and round once,
-which has no order to disagree on."""
+values already rounded to it (the interpreter's `hold` then converts them exactly), or None where
+the Top kernel's float32 result rounded once is already the definition (max pool, Reduce max/min,
+nearest Interp, the other Active modes: element-wise or copies, with no order to disagree on)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from tpudsl.interp.kernels_interp import _spatial_scales as interp_scales
 from tpudsl.interp.kernels_reduce import _axes as reduce_axes
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
-HalfRun = Callable[[Inputs, KernelAttrs, Format], "Array | list[Array]"]
+HalfRun = Callable[[Inputs, KernelAttrs, Format], "Array | None"]
 
 
 def _f64(x: Array | None) -> Array | None:
@@ -44,7 +46,7 @@ def _conv_padded(xp: Array, w: Array, bias: Array | None, g: Geometry, fmt: Form
     oc, group = w.shape[0], g.group
     out = tuple((size - (k - 1) * d - 1) // s + 1
                 for size, k, s, d in zip(xp.shape[2:], g.kernel, g.strides, g.dilations, strict=True))
-    col = _taps(xp, g, out).reshape(n, group, ic // group * len(list(g.taps())), -1)
+    col = _taps(xp, g, out).reshape(n, group, ic // group * int(np.prod(g.kernel)), -1)
     left = w.reshape(group, oc // group, -1)
     b = None if bias is None else bias.reshape(group, oc // group, 1)
     return half.dot(left, col, b, fmt).reshape(n, oc, *out)
@@ -117,15 +119,15 @@ def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return pool_keepdims(half.sums(windows, counts, fmt), a)
 
 
-def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
-    """ReduceSum / ReduceMean exactly rounded; max and min need no rounding."""
-    x, mode = _f64(ins[0]), a["mode"]
+def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
+    """ReduceSum / ReduceMean exactly rounded; None (Top's kernel) for the other modes: max and min
+    need no rounding, and the backend emits no other (they stay float32, rounded once)."""
+    mode = a["mode"]
+    if mode not in ("ReduceSum", "ReduceMean"):
+        return None
+    x = _f64(ins[0])
     axes = reduce_axes(a, x.ndim)
     keepdims = bool(a.get("keepdims", True))
-    if mode in ("ReduceMax", "ReduceMin"):
-        return (np.max if mode == "ReduceMax" else np.min)(x, axis=axes, keepdims=keepdims)
-    if mode not in ("ReduceSum", "ReduceMean"):
-        raise NotImplementedError(f"tpu.Reduce mode {mode} in F16/BF16")
     moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0)))
     rest = moved.shape[:x.ndim - len(axes)]
     t = moved.reshape(*rest, -1)
