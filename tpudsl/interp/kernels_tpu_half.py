@@ -220,8 +220,8 @@ def interp(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
 def _gelu_table(fmt: Format) -> Array:
     """GELU of every value of the 16-bit type, by its bits: x / 2 * (1 + erf(x / sqrt 2)) in float64
     (math.erf) rounded once (a float32 erf rounds a few inputs apart from it, found exhaustively)."""
-    x = np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # the NaN patterns
+        x = np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64)
         y = x / 2 * (1 + np.array([math.erf(v) for v in (x / math.sqrt(2)).tolist()]))
     return half.round_to(y, fmt)
 
