@@ -39,6 +39,7 @@ def test_deploy_writes_final_mlir_and_bmodel_and_checks_it(small_cnn, capsys, mo
     deploy(small_cnn, mode)
     err = capsys.readouterr().err
     assert "bmodel check passed: 1 outputs" in err, err
+    assert ("1e-5 relative" if mode == "F32" else f"({mode}, bit-exact)") in err, err
     final = load_module(small_cnn / f"cnn_tiny_{mode.lower()}_final.mlir")
     assert final.module.attributes["module.state"].data == "TPU_ADDRESSED"
     conv = next(op for op in final.main_func().body.block.ops if op.name == "tpu.Conv2D")
@@ -54,6 +55,20 @@ def test_third_comparison_fails_when_the_cmodel_is_wrong(small_cnn, monkeypatch)
     monkeypatch.setattr(arith, "conv", lambda *a: real(*a) + np.float32(1e-3))
     with pytest.raises(TpudslError, match=r"bmodel check failed at tensor '\w+': max difference"):
         deploy(small_cnn, "F32")
+
+
+def test_f16_third_comparison_fails_on_one_ulp(small_cnn, monkeypatch):
+    """F16 is compared bit for bit: the cmodel's conv one float16 ulp up everywhere fails it."""
+    real = arith.conv
+
+    def one_ulp_off(*a):
+        y = real(*a)
+        return np.nextafter(y, np.array(np.inf, y.dtype))
+
+    monkeypatch.setattr(arith, "conv", one_ulp_off)
+    with pytest.raises(TpudslError, match=r"bmodel check failed at tensor '\w+': \d+ of \d+ values differ from the "
+                                          r"Tpu interpreter \(F16 must be bit-exact\)"):
+        deploy(small_cnn, "F16")
 
 
 def test_an_op_without_instructions_stops_after_the_tpu_check_naming_it(tmp_path, capsys):
