@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 from tpudsl.dialects.geometry.window import transposed_out_size, window_out_size
-from tpudsl.interp import winograd
+from tpudsl.interp import banded, winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -51,9 +51,12 @@ def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
 
 
 def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
-    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], None (im2col) [g, oc/g, ic/g * K].
+    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], "banded" (banded.pack's),
+    None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
+    if out is not None and banded.eligible(g, w.shape):
+        return "banded", banded.pack(w, g, out[1])
     kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
     if kind is not None:
         return kind, winograd.pack_filter(w, _TILE[kind])
@@ -71,9 +74,11 @@ def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
 def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry) -> Array:
     out = _out_sizes(x.shape, g)
     kind, w = packed
-    if kind is not None:  # pads and bias folded into its transforms
+    if kind in _TILE:  # pads and bias folded into its transforms
         return winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
-    if x.shape[1] == w.shape[0]:  # one input channel per group: pads go into its phase split
+    if kind == "banded":
+        y = banded.conv(x, w, g, out)
+    elif x.shape[1] == w.shape[0]:  # one input channel per group: pads go into its phase split
         y = _depthwise(x, w, g, out)
     else:
         y = _conv_gemm(pad_spatial(x, g.pads_begin, g.pads_end), w, g, out)
