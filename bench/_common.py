@@ -1,4 +1,5 @@
-"""Shared bits of the benches: paths, thread pinning, and RESULTS.md section replacement."""
+"""Shared bits of the benches: paths, thread pinning, RESULTS.md section replacement, the
+onnxruntime session and Top module every interpreter bench builds, and the BLAS kernels in use."""
 
 from __future__ import annotations
 
@@ -27,20 +28,61 @@ def add_paths() -> None:
             sys.path.insert(0, p)
 
 
-def write_section(key: str, text: str) -> None:
-    """Replace (or append) the section between `<!-- key:begin -->` and `<!-- key:end -->`."""
+def write_section(key: str, text: str, path: Path = RESULTS) -> None:
+    """Replace (or append) the section between `<!-- key:begin -->` and `<!-- key:end -->` of `path`."""
     begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
     block = f"{begin}\n{text.rstrip()}\n{end}\n"
-    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
+    old = path.read_text() if path.exists() else "# Benchmark results\n\n"
     if begin in old and end in old:
         head, rest = old.split(begin, 1)
         _, tail = rest.split(end, 1)
         new = head + block + tail.lstrip("\n")
     else:
         new = old.rstrip("\n") + "\n\n" + block
-    tmp = RESULTS.with_suffix(".md.tmp")
+    tmp = path.with_suffix(".md.tmp")
     tmp.write_text(new)
-    os.replace(tmp, RESULTS)
+    os.replace(tmp, path)
+
+
+def ort_session(model, threads: int = 1, basic: bool = False, profile_prefix: str | None = None):
+    """An onnxruntime CPU session of `model` (a ModelProto): `threads` intra-op threads (0: its
+    default, one per core), one inter-op thread, warnings off. `basic`: ORT_ENABLE_BASIC graph
+    optimisations only (no NCHWc layout, no fusions); `profile_prefix`: profile to that file.
+
+    With more than one thread its pool threads do not spin (`session.intra_op.allow_spinning` 0):
+    by default they spin after each run, beside the interpreter's timed runs in the same process
+    (their CPU counted in its process_time, its core taken). Without spinning onnxruntime itself
+    measured faster under a load (EfficientNet-style 17.0 -> 11.6 ms, ResNet-18 105 -> 84 ms, one
+    busy competitor, load ~6)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    if threads != 1:
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    if basic:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    if profile_prefix is not None:
+        opts.enable_profiling = True
+        opts.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def top_module(model, name: str):
+    """`model` (a ModelProto) as model_transform writes it: converted, then canonicalized."""
+    from onnx_node.harness import apply_canonicalize, convert_onnx
+
+    return apply_canonicalize(convert_onnx(model, name))
+
+
+def blas_kernels() -> str:
+    """numpy's BLAS and the kernel set it picked at load ("openblas SkylakeX"): OPENBLAS_CORETYPE,
+    read once when the library loads, can force slower ones (docs/interpreter.md, BLAS kernels)."""
+    from threadpoolctl import threadpool_info
+
+    return ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
 
 
 def timed_kernels(kernels, acc):

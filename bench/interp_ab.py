@@ -102,7 +102,6 @@ def main() -> int:
     args = ap.parse_args()
 
     import interp_zoo
-    from onnx_node.harness import apply_canonicalize, convert_onnx
     from tpudsl.interp import KERNELS
 
     rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=_common.ROOT, check=True,
@@ -114,7 +113,7 @@ def main() -> int:
     rows, best_ratios = [], []
     for name in names:
         model = builders[name]()
-        r = compare(model, apply_canonicalize(convert_onnx(model, name)), kernels, args.runs)
+        r = compare(model, _common.top_module(model, name), kernels, args.runs)
         (b_best, b_med), (t_best, t_med) = r["base"], r["tree"]
         best_ratios.append(b_best / t_best)
         rows.append(f"| {name} | {b_best * 1e3:.1f} | {t_best * 1e3:.1f} | **{b_best / t_best:.2f}** | "

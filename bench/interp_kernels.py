@@ -55,10 +55,7 @@ def ort_session(w: np.ndarray, b: np.ndarray, attrs: dict, x_shape: tuple[int, .
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return _common.ort_session(model)
 
 
 def main() -> None:

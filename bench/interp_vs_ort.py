@@ -45,8 +45,6 @@ def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     kernel time from its own profiler, both per inference."""
     import collections
 
-    import onnxruntime as ort
-
     from tpudsl.interp import KERNELS, ModuleInterpreter
 
     acc: dict = {}
@@ -60,13 +58,7 @@ def per_op_breakdown(top, model, xs, in_name, runs: int = 3) -> list[str]:
     by_op: dict = collections.defaultdict(float)
     for (name, _, _), t in acc.items():
         by_op[name] += t / runs
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    opts.enable_profiling = True
-    opts.profile_file_prefix = "/tmp/interp_vs_ort_ort_profile"
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = _common.ort_session(model, profile_prefix="/tmp/interp_vs_ort_ort_profile")
     sess.run(None, {in_name: xs[0]})
     for i in range(runs):
         sess.run(None, {in_name: xs[i % len(xs)]})
@@ -92,7 +84,7 @@ def main() -> int:
     import onnxruntime as ort
 
     from tests.models import resnet18
-    from onnx_node.harness import apply_canonicalize, convert_onnx, cosine, max_rel_err
+    from onnx_node.harness import convert_onnx, cosine, max_rel_err
     from tpudsl.interp import ModuleInterpreter
 
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -105,7 +97,7 @@ def main() -> int:
     t0 = time.perf_counter()
     top = convert_onnx(model, "resnet18")
     t_convert = time.perf_counter() - t0
-    top_c = apply_canonicalize(convert_onnx(model, "resnet18"))
+    top_c = _common.top_module(model, "resnet18")
     interps = {}
     t_init = {}
     for key, t in (("raw", top), ("canon", top_c)):
@@ -121,18 +113,9 @@ def main() -> int:
     interps["canon"].inference({model.graph.input[0].name: xs[0]})
     rss_b = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = _common.ort_session(model)
     # context only: onnxruntime without its layout (NCHWc) and fusion passes
-    opts_basic = ort.SessionOptions()
-    opts_basic.intra_op_num_threads = 1
-    opts_basic.inter_op_num_threads = 1
-    opts_basic.log_severity_level = 3
-    opts_basic.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    sess_basic = ort.InferenceSession(model.SerializeToString(), opts_basic, providers=["CPUExecutionProvider"])
+    sess_basic = _common.ort_session(model, basic=True)
     in_name = sess.get_inputs()[0].name
     out_name = sess.get_outputs()[0].name
 

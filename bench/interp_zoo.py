@@ -21,7 +21,7 @@ ratio of each side's best CPU time (process_time), which other jobs on a shared 
 interpreter's default `threads`), with one competing busy process (target geomean <= 2); the
 interpreter with numpy's BLAS on every core is shown too, for the collapse the default avoids
 (timed in a second loop, so that its spinning BLAS threads disturb no other run). onnxruntime's
-pool threads do not spin here (`session.intra_op.allow_spinning` 0; see ort_session).
+pool threads do not spin here (`session.intra_op.allow_spinning` 0; see _common.ort_session).
 
 --profile: per model, interpreter time per op type (the kernel alone; "other" is the rest of the
 inference: relu/cast finishing, freeing, the step loop) next to onnxruntime's per-op-type kernel
@@ -69,25 +69,6 @@ def zoo() -> dict:
     }
 
 
-def ort_session(model, threads: int, profile: bool = False):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads  # 0: onnxruntime's default (one per core)
-    if threads != 1:
-        # Its pool threads spin after each run by default: in this process they would run beside
-        # the interpreter's timed runs (their CPU counted in its process_time, stealing its core).
-        # Without spinning onnxruntime itself measured faster under a load (EfficientNet-style
-        # 17.0 -> 11.6 ms, ResNet-18 105 -> 84 ms, one busy competitor, load ~6).
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    if profile:
-        opts.enable_profiling = True
-        opts.profile_file_prefix = "/tmp/interp_zoo_ort_profile"
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-
-
 def interpreter(top, threads, kernels=None):
     from tpudsl.interp import KERNELS, ModuleInterpreter
 
@@ -103,7 +84,7 @@ def compare(name, model, top, runs: int, interp_threads: dict, ort_threads: int)
     timed ort and `interp` runs (and being counted in their process_time)."""
     from onnx_node.harness import cosine
 
-    sess = ort_session(model, ort_threads)
+    sess = _common.ort_session(model, ort_threads)
     in_name, out_name = sess.get_inputs()[0].name, sess.get_outputs()[0].name
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     rng = np.random.default_rng(0)
@@ -142,7 +123,7 @@ def profile(model, top, runs: int = 3) -> tuple[dict, dict, float]:
 
     acc: dict = {}
     it = interpreter(top, 1, _common.timed_kernels(KERNELS, acc))
-    sess = ort_session(model, 1, profile=True)
+    sess = _common.ort_session(model, 1, profile_prefix="/tmp/interp_zoo_ort_profile")
     in_name = sess.get_inputs()[0].name
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
@@ -177,9 +158,6 @@ def main() -> int:
     args = ap.parse_args()
 
     import onnxruntime as ort
-    from threadpoolctl import threadpool_info
-
-    from onnx_node.harness import apply_canonicalize, convert_onnx
     from tpudsl.interp.threads import default_threads
 
     builders = zoo()
@@ -197,7 +175,7 @@ def main() -> int:
     try:
         for name in names:
             model = builders[name]()
-            top = apply_canonicalize(convert_onnx(model, name))
+            top = _common.top_module(model, name)
             r = compare(name, model, top, args.runs, interp_threads, ort_threads)
             med, cpu = r["med"], r["cpu"]
             ratio = med["interp"] / med["ort"]
@@ -219,7 +197,7 @@ def main() -> int:
     load1 = os.getloadavg()[0]
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
     geo_cpu = math.exp(sum(map(math.log, cpu_ratios)) / len(cpu_ratios))
-    blas = ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
+    blas = _common.blas_kernels()
     if args.loaded:
         key = "interp_zoo_loaded"
         head = (f"Default thread settings: onnxruntime intra_op default, interpreter `threads` default "

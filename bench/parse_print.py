@@ -23,11 +23,12 @@ from pathlib import Path
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
 from tpudsl.dialects import make_context
 from tpudsl.ir.parser import parse_module
 from tpudsl.ir.printer import print_module
 
-BEGIN, END = "<!-- parse_print:begin -->", "<!-- parse_print:end -->"
 SECTION = "## parse_print: MLIR text layer, 10k-op Top module"
 
 
@@ -127,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         ("print (debuginfo)", n / t_print, n / w_print, n / t_xprint, t_xprint / t_print, 40_000),
     ]
     report = [
-        BEGIN,
         SECTION,
         "",
         f"Command: `.venv/bin/python bench/parse_print.py --ops {opts.ops}` ({time.strftime('%Y-%m-%d %H:%M')}; "
@@ -143,23 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     report += [
         "",
         "The generated text is also the expected output: tpudsl's print(parse(text)) reproduces it byte for byte.",
-        END,
     ]
     print("\n".join(report))
     if opts.write:
-        _write_section(opts.write, "\n".join(report) + "\n")
+        _common.write_section("parse_print", "\n".join(report), opts.write)
     return 0
-
-
-def _write_section(path: Path, section: str) -> None:
-    """Replace (or append) this benchmark's marked section, leaving the other sections alone."""
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start, end = old.find(BEGIN), old.find(END)
-    if start < 0 or end < 0:
-        new = old.rstrip("\n") + "\n" + section
-    else:
-        new = old[:start] + section + old[end + len(END) + 1 :]
-    path.write_text(new)
 
 
 if __name__ == "__main__":

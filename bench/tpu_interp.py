@@ -46,10 +46,10 @@ def main() -> int:
     from tpudsl.interp.kernel import Kernel
     from tpudsl.interp.kernels_tpu import ALL_KERNELS
     from tpudsl.passes import pass_class
-    from onnx_node.harness import apply_canonicalize, convert_onnx, cosine
+    from onnx_node.harness import cosine
 
     model = resnet18(input_size=args.size, num_classes=1000)
-    top = apply_canonicalize(convert_onnx(model, "resnet18"))
+    top = _common.top_module(model, "resnet18")
     unprepared = {n: Kernel(k.run, None, k.fuses_relu) if n.startswith("tpu.") else k for n, k in ALL_KERNELS.items()}
     rng = np.random.default_rng(0)
     xs = [rng.random((1, 3, args.size, args.size), dtype=np.float32) for _ in range(args.runs + 1)]
