@@ -15,9 +15,16 @@ def _per_channel(p: Array | None, ndim: int) -> Array | None:
     return None if p is None else p.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-def _affine(y: Array, scale: Array | None, bias: Array | None) -> Array:
-    """y * scale + bias; y itself is never written (it may be the kernel's input), the
-    product is, when bias keeps its shape."""
+def _affine(y: Array, scale: Array | None, bias: Array | None, fresh: bool = False) -> Array:
+    """y * scale + bias; y itself is written only when `fresh` (the kernel's own array, whose
+    shape and float dtype the result keeps): it may be the kernel's input. The product is
+    written when bias keeps its shape."""
+    if fresh and all(p is None or np.broadcast_shapes(y.shape, p.shape) == y.shape for p in (scale, bias)):
+        if scale is not None:
+            y *= scale
+        if bias is not None:
+            y += bias
+        return y
     if scale is not None:
         y = y * scale
         if bias is not None and np.broadcast_shapes(y.shape, bias.shape) == y.shape:
@@ -97,20 +104,20 @@ def _layer_norm(ins: Inputs, a: KernelAttrs) -> list[Array]:
     x, weight, bias = (list(ins) + [None, None])[:3]
     axis = a.get("axis", -1) % x.ndim
     y, mean, rstd = _normalize(x, axis, a.get("eps", 1e-5))
-    return [_affine(y, weight, bias), mean, rstd]
+    return [_affine(y, weight, bias, fresh=True), mean, rstd]
 
 
 def _instance_norm(ins: Inputs, a: KernelAttrs) -> Array:
     x, weight, bias = (list(ins) + [None, None])[:3]
     y, _, _ = _normalize(x, 2, a.get("eps", 1e-5))
-    return _affine(y, _per_channel(weight, x.ndim), _per_channel(bias, x.ndim))
+    return _affine(y, _per_channel(weight, x.ndim), _per_channel(bias, x.ndim), fresh=True)
 
 
 def _group_norm(ins: Inputs, a: KernelAttrs) -> Array:
     x, weight, bias = (list(ins) + [None, None])[:3]
     grouped = x.reshape(x.shape[0], int(a["num_groups"]), -1)
     y, _, _ = _normalize(grouped, 2, a.get("eps", 1e-5))
-    return _affine(y.reshape(x.shape), _per_channel(weight, x.ndim), _per_channel(bias, x.ndim))
+    return _affine(y.reshape(x.shape), _per_channel(weight, x.ndim), _per_channel(bias, x.ndim), fresh=True)
 
 
 def _rms_norm(ins: Inputs, a: KernelAttrs) -> Array:
