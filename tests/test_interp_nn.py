@@ -27,6 +27,10 @@ CONV_CASES = {
     "conv1d": ((2, 3, 15), (4, 3, 5), {"strides": [2], "pads": [2, 1], "dilations": [2]}),
     "conv3d": ((1, 2, 5, 6, 4), (3, 2, 3, 3, 2), {"pads": [1, 0, 1, 1, 1, 0], "strides": [1, 2, 1]}),
     "single_input_channel": ((1, 1, 6, 6), (4, 1, 3, 3), {}),
+    # many taps per stride phase: im2col reads unit-step windows of the stride phases
+    "stem_phases": ((2, 3, 15, 13), (4, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 2, 3]}),
+    "phases_dilated": ((1, 2, 17, 12), (3, 2, 5, 5), {"strides": [2, 3], "dilations": [2, 1], "pads": [4, 2, 3, 1]}),
+    "phases_1d": ((1, 2, 20), (3, 2, 9), {"strides": [2], "pads": [4, 3]}),
 }
 
 
