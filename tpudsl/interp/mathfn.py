@@ -13,7 +13,8 @@ t * exp(-a^2 + R(t)), t = 1 / (1 + a / 2), R of degree 9; relative error below 1
 and Phi = [x >= 0] - copysign(erfc(|x| / sqrt 2) / 2, x), exact in both tails: about 25 passes
 instead of erf's 30 and the chain's five more, 2.2x faster than erf + the chain. Max error in
 float32 2.5e-7 * max(1, |x|) absolute, 3e-6 relative where gelu(x) is above 1e-5 in magnitude
-(tests/test_interp_elementwise.py checks both against math.erfc)."""
+(tests/test_interp_elementwise.py checks both against math.erfc). The exponential is exp2 of
+the exponent in base 2 and the step [x >= 0] comes from the sign bit: 190 -> 155 us a block."""
 
 from __future__ import annotations
 
@@ -49,6 +50,18 @@ def _copysign_nonneg(r: np.ndarray, x: np.ndarray, scratch: np.ndarray) -> None:
     np.bitwise_or(r.view(np.int32), scratch.view(np.int32), out=r.view(np.int32))
 
 
+_ONE_BITS = np.int32(0x3F800000)  # float32 1.0
+
+
+def _sign_step(x: np.ndarray, out: np.ndarray) -> None:
+    """out = 1.0 where x's sign bit is clear, 0.0 where it is set, in three integer passes: the
+    bool mask of `x >= 0` and its conversion in the subtraction cost twice as much."""
+    bits = out.view(np.int32)
+    np.right_shift(x.view(np.int32), 31, out=bits)  # -1 where the sign bit is set, else 0
+    np.invert(bits, out=bits)
+    np.bitwise_and(bits, _ONE_BITS, out=bits)
+
+
 # erf runs over blocks of this many elements: its ~30 passes then stay in L2 and reuse small
 # temporaries (whole-tensor temporaries of a 1.2M-element GELU cost ~3000 page faults a call).
 BLOCK = 1 << 16
@@ -74,24 +87,31 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
 
 _ERFCC = np.array([-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
                    1.48851587, -0.82215223, 0.17087277], F32)
-_SQRT_HALF = F32(np.sqrt(0.5))
+# The exponent -a^2 + R(t) is computed in base 2 (R's coefficients and a scaled by log2 e, at no
+# extra pass) so that numpy's exp2 does the exponential: half the time of its exp, 7% of a GELU
+# block; the exponent's rounding error in ulps, so the result's relative error, stays the same.
+_LOG2E = np.log2(np.e)
+_ERFCC2 = (_ERFCC.astype(np.float64) * _LOG2E).astype(F32)
+_T_SCALE = F32(np.sqrt(0.5) / 2)  # t = 1 / (1 + a / 2), a = |x| / sqrt 2
+_A2_SCALE = F32(np.sqrt(0.5 * _LOG2E))  # (|x| * this)^2 = a^2 log2 e
 
 
 def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
     a = np.abs(x)
-    a *= _SQRT_HALF
-    t = a * F32(0.5)
+    t = a * _T_SCALE
     t += F32(1)
     np.reciprocal(t, out=t)
-    r = _horner(_ERFCC, t)
+    r = _horner(_ERFCC2, t)
+    a *= _A2_SCALE
     np.multiply(a, a, out=a)
     r -= a
     with np.errstate(under="ignore"):
-        np.exp(r, out=r)
+        np.exp2(r, out=r)
     r *= t
     r *= F32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2, >= +0
     _copysign_nonneg(r, x, a)
-    np.subtract(x >= 0, r, out=r)  # Phi(x): 1 - Phi(-x) for x >= 0, Phi(-|x|) below
+    _sign_step(x, a)
+    np.subtract(a, r, out=r)  # Phi(x): 1 - Phi(-x) for x >= +0, Phi(-|x|) below
     np.multiply(r, x, out=out)
 
 
