@@ -31,6 +31,10 @@ CONV_CASES = {
     "stem_phases": ((2, 3, 15, 13), (4, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 2, 3]}),
     "phases_dilated": ((1, 2, 17, 12), (3, 2, 5, 5), {"strides": [2, 3], "dilations": [2, 1], "pads": [4, 2, 3, 1]}),
     "phases_1d": ((1, 2, 20), (3, 2, 9), {"strides": [2], "pads": [4, 3]}),
+    # windows that tile the input (patch embedding): the columns are its blocks, leftovers dropped
+    "patches": ((2, 3, 9, 13), (4, 3, 4, 3), {"strides": [4, 3]}),
+    "patches_grouped": ((1, 4, 8, 8), (6, 2, 2, 2), {"strides": [2, 2], "group": 2}),
+    "patches_1d": ((1, 2, 11), (3, 2, 5), {"strides": [5]}),
 }
 
 

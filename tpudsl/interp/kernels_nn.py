@@ -96,6 +96,14 @@ def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Ar
         xp = pad_spatial(x, g.pads_begin, g.pads_end)
         window = xp[(slice(None), slice(None), *tap_slices((0,) * len(out), g, out))]
         return np.matmul(packed, window.reshape(n, groups, c // groups, spatial)).reshape(n, groups * oc_g, *out)
+    if g.kernel == g.strides and not any(g.pads_begin) and not any(g.pads_end) and max(g.dilations) == 1:
+        # Windows that tile the input (ViT's and ConvNeXt's patch embeddings): the columns are the
+        # input's blocks, one transposing copy; a strided gather per tap was 2.6x slower at 16x16.
+        rank = len(out)
+        x = x[(slice(None), slice(None), *(slice(0, o * k) for o, k in zip(out, g.kernel, strict=True)))]
+        blocks = x.reshape(n, c, *itertools.chain.from_iterable(zip(out, g.kernel, strict=True)))
+        col = blocks.transpose(0, 1, *range(3, 2 + 2 * rank, 2), *range(2, 2 + 2 * rank, 2))
+        return np.matmul(packed, col.reshape(n, groups, -1, spatial)).reshape(n, groups * oc_g, *out)
     col = np.empty((n, c, taps, *out), np.float32)
     if taps >= PHASE_MIN_TAPS_PER_PHASE * int(np.prod(g.strides)) > PHASE_MIN_TAPS_PER_PHASE:
         # Many taps at a stride: each tap's column is a unit-step window of one stride phase,
