@@ -101,6 +101,7 @@ def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Ar
         # input's blocks, one transposing copy; a strided gather per tap was 2.6x slower at 16x16.
         rank = len(out)
         x = x[(slice(None), slice(None), *(slice(0, o * k) for o, k in zip(out, g.kernel, strict=True)))]
+        x = x.astype(np.float32, copy=False)  # float32 columns, as the other paths' im2col
         blocks = x.reshape(n, c, *itertools.chain.from_iterable(zip(out, g.kernel, strict=True)))
         col = blocks.transpose(0, 1, *range(3, 2 + 2 * rank, 2), *range(2, 2 + 2 * rank, 2))
         return np.matmul(packed, col.reshape(n, groups, -1, spatial)).reshape(n, groups * oc_g, *out)
