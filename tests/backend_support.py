@@ -1,5 +1,6 @@
 """Helpers of the backend tests: lower an ONNX model for a chip, compile it to a .bmodel, run it in
-the Tpu interpreter, compare F32 results."""
+the Tpu interpreter, compare F32 results; INT8: calibrate and lower, compile as model_deploy does,
+and check the cmodel against the Tpu interpreter bit for bit."""
 
 from __future__ import annotations
 
@@ -82,3 +83,56 @@ def assert_bit_exact(got: np.ndarray, want: np.ndarray, name: str) -> None:
         at = tuple(np.argwhere(~same)[0])
         raise AssertionError(f"{name}: {int((~same).sum())} of {same.size} elements differ, first at {at}: "
                              f"{g[at]!r} vs {w[at]!r}")
+
+
+def int8_module(model, shape, d, chip: str = "tiny", samples: int = 2, qtable: str = "", asymmetric: bool = False,
+                matmul_perchannel: bool = False):
+    """The model calibrated (minmax) on `samples` random inputs and lowered to INT8 for `chip`
+    (`qtable`: lines `NAME MODE` keeping those ops in a float mode; `asymmetric`: zero points and
+    uint8; `matmul_perchannel`: a MatMul's weight per output column)."""
+    from tests.test_tpu_float import top_module
+    from tpudsl.lowering.calibration import calibrate
+    from tpudsl.lowering.calibration_table import table_text
+
+    top = top_module(model)
+    rng = np.random.default_rng(0)
+    name = model.graph.input[0].name
+    feeds = {str(i): {name: rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
+    result = calibrate("", list(feeds), feeds.__getitem__, need_histograms=False, mod=top)
+    (d / "table").write_text(table_text(result.table("minmax"), 2048, samples))
+    ctx = make_context()
+    pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=asymmetric).apply(ctx, top.module)
+    pass_class("processor-assign")(chip=chip, mode="INT8").apply(ctx, top.module)
+    if qtable:
+        (d / "qtable").write_text(qtable)
+    pass_class("convert-top-to-tpu")(qtable=str(d / "qtable") if qtable else "", asymmetric=asymmetric,
+                                     matmul_perchannel=matmul_perchannel).apply(ctx, top.module)
+    top.module.verify()
+    return top
+
+
+def compile_int8(top, path: str, opt: int = 2):
+    """What model_deploy runs after the Tpu check: weight-reorder (merges each INT8 conv's bias,
+    multipliers and shifts), address-assign, layer-group, codegen."""
+    ctx = make_context()
+    for name in ("weight-reorder", "address-assign"):
+        pass_class(name)().apply(ctx, top.module)
+    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+    top.module.verify()
+    pass_class("codegen")(model_file=path, embed_debug_info=True).apply(ctx, top.module)
+    return read_bmodel(path)
+
+
+def int8_bit_exact(top, feed: dict[str, np.ndarray], path: str, opt: int = 2):
+    """Run the INT8 module in the Tpu interpreter, compile it (compile_int8) and run the .bmodel on the
+    cmodel: every output equal bit for bit. Returns the .bmodel's records."""
+    from tpudsl.backend import isa
+    from tpudsl.backend.cmodel import run_bmodel
+
+    want = interpret(top, feed)
+    bm = compile_int8(top, path, opt)
+    got, _ = run_bmodel(bm, feed)
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype and np.array_equal(got[name], w), \
+            f"{name}: {np.count_nonzero(got[name] != w)} of {w.size} values differ"
+    return isa.decode(bm.commands)

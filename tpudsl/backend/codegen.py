@@ -29,7 +29,7 @@ from tpudsl.backend.layer_group import group_members, module_chip
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
-                                    interp_codes, is_int8, pad_widths,
+                                    interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths, zero_point,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.opdef import SPECS, describe, loc_name
@@ -93,7 +93,7 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             batch = ins[1][1].shape[0]
             return isa.BdcMatMul(dtype, ins[0][0], ins[1][0], isa.NO_ADDR, out[0], rows // batch, k,
                                  out[1].shape[1], batch, *_relu(op))
-        bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
+        bias = whole[1] if matmul_bias(op) is not None else isa.NO_ADDR
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
     if kind == "upsample":
         skip = out[1].start[2] - ins[0][1].start[2] * a["scale_h"]
@@ -135,8 +135,10 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
     return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(limit))
 
 
-# tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md).
+# tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md);
+# tpu.Deconv has none either: it requantizes as Conv2D's default, HalfUp.
 _ELEMENTWISE_ROUND = isa.ROUND_MODES["HalfAwayFromZero"]
+_DECONV_ROUND = isa.ROUND_MODES["HalfUp"]
 
 
 def _scale(value: SSAValue) -> float | None:
@@ -144,40 +146,72 @@ def _scale(value: SSAValue) -> float | None:
     return element.scale if isinstance(element, UniformQuantizedType) else None
 
 
+def _asymmetric(op: Operation) -> bool:
+    """An int8 tensor of the op has a zero point or uint8 storage: the records with zero points (53-59)."""
+    return any(isinstance(t := v.type, TensorType) and isinstance(e := t.element_type, UniformQuantizedType)
+               and e.axis is None and (e.zero_point != 0 or not e.is_signed) for v in [*op.operands, *op.results])
+
+
+def _zp_fields(op: Operation) -> tuple[int, int, int]:
+    """(out_dtype, in_zp, out_zp) of an INT8 record with zero points."""
+    return isa.DTYPES[dtype_of(op.results[0])], zero_point(op.operands[0]), zero_point(op.results[0])
+
+
 def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
                   plan: SlicePlan) -> isa.Record:
     """The INT8 record of one slice (check_int8 accepted the op): the float record's fields (int8
-    dtype) plus the op's requantization, or a Lut / Requant / quantizing Cast."""
-    a, name = attrs_of(op), op.name[4:]
+    dtype) plus the op's requantization, or a Lut / Requant / quantizing Cast; with zero points or
+    uint8 tensors (asymmetric INT8) the records of opcodes 53-59."""
+    a, name, asym = attrs_of(op), op.name[4:], _asymmetric(op)
     dtype = isa.DTYPES[dtype_of(op.operands[0])]
+    out_dtype, in_zp, out_zp = _zp_fields(op)
     if name == "Cast":
         s_in, s_out = _scale(op.operands[0]), _scale(op.results[0])
         if (s_in is None) == (s_out is None):
             raise TpudslError(f"codegen: {describe(op)}: a Cast between two int8 types is not modelled (RequantInt is)")
-        return isa.BdcQuantCast(dtype, isa.DTYPES[dtype_of(op.results[0])], *_local(ins[0]), out[0], s_in or s_out)
+        if asym:
+            return isa.BdcRequantZ(dtype, out_dtype, *_local(ins[0]), out[0], in_zp, out_zp, 0, 0, 0, 0, -1.0,
+                                   s_in or s_out)
+        return isa.BdcQuantCast(dtype, out_dtype, *_local(ins[0]), out[0], s_in or s_out)
     if name == "Lut":
         return isa.BdcLut(dtype, *_local(ins[0]), out[0], whole[0])
+    if name == "Softmax":
+        return isa.BdcSoftmaxQ(dtype, *_local(ins[0]), out[0], whole[0], out_dtype, out_zp, _scale(op.results[0]))
     round_mode = isa.ROUND_MODES[a["round_mode"]] if "round_mode" in SPECS[op.name].attrs else _ELEMENTWISE_ROUND
-    if name == "RequantInt":
-        return isa.BdcRequant(dtype, *_local(ins[0]), out[0], a["multiplier"][0], a["rshift"][0], round_mode)
+    if name == "RequantInt" or (name == "MulConst" and asym):  # (in - in_zp) * multiplier >> rshift + out_zp
+        multiplier, rshift = (a["multiplier"][0], a["rshift"][0]) if name == "RequantInt" else (a["multiplier"],
+                                                                                                  a["rshift"])
+        if asym:
+            return isa.BdcRequantZ(dtype, out_dtype, *_local(ins[0]), out[0], in_zp, out_zp, multiplier, rshift,
+                                   round_mode, *_relu(op), 0.0)
+        return isa.BdcRequant(dtype, *_local(ins[0]), out[0], multiplier, rshift, round_mode)
     float_record = _compute(op, ins, whole, out, plan)
     base = astuple(float_record)
     if name == "Conv2D":
-        return isa.BdcConvQ(*base, round_mode)
+        return isa.BdcConvQZ(*base, round_mode, out_dtype, in_zp, out_zp) if asym else isa.BdcConvQ(*base, round_mode)
+    if name == "Deconv":
+        return isa.BdcDeconvQ(*base, _DECONV_ROUND, out_dtype, in_zp, out_zp)
     if name == "Pool2D" and a["pool_mode"] == "Avg":  # one divisor unless the op has pads it does not count
         uniform = bool(a["count_include_pad"]) or not any(a["pads"])
         requant = (a["multiplier"], a["rshift"], round_mode, 0.0) if uniform else (0, 0, round_mode, float(a["scale"]))
-        return isa.BdcPoolQ(*astuple(replace(float_record, count_include_pad=int(uniform))), *requant)
-    if name == "Pool2D":  # max pool picks int8 values: the float record in dtype i8
+        fields = (*astuple(replace(float_record, count_include_pad=int(uniform))), *requant)
+        return isa.BdcPoolQZ(*fields, out_dtype, in_zp, out_zp) if asym else isa.BdcPoolQ(*fields)
+    if name == "Pool2D":  # max pool picks stored values (its input and output share scale and zero point)
         return isa.BdcPool(*base)
     if name == "MatMul":
+        multi = matmul_multi(op)
+        if asym or multi is not None:
+            quant = whole[-1] if multi is not None else isa.NO_ADDR
+            return isa.BdcMatMulQZ(*base, a["multipliers"][0], a["rshifts"][0], round_mode,
+                                   isa.DTYPES[dtype_of(op.operands[1])], quant, in_zp, zero_point(op.operands[1]),
+                                   out_zp, out_dtype)
         return isa.BdcMatMulQ(*base, a["multipliers"][0], a["rshifts"][0], round_mode)
-    if name == "Add":
-        return isa.BdcBinaryQ(*base, *a["multipliers"], a["rshifts"][0], _ELEMENTWISE_ROUND)
-    if name == "Mul":
-        return isa.BdcBinaryQ(*base, a["multiplier"], 0, a["rshift"], _ELEMENTWISE_ROUND)
-    if name == "Sub":  # check_modelled refuses is_reverse, as for float Sub
-        return isa.BdcBinaryQ(*base, *a["multipliers"], a["rshifts"][0], _ELEMENTWISE_ROUND)
+    if name in ("Add", "Sub", "Mul"):  # check_modelled refuses a reversed Sub, as for float Sub
+        m0, m1, rshift = (a["multiplier"], 0, a["rshift"]) if name == "Mul" else (*a["multipliers"], a["rshifts"][0])
+        if asym:
+            return isa.BdcBinaryQZ(*base, m0, m1, rshift, _ELEMENTWISE_ROUND, isa.DTYPES[dtype_of(op.operands[1])],
+                                   out_dtype, in_zp, zero_point(op.operands[1]), out_zp)
+        return isa.BdcBinaryQ(*base, m0, m1, rshift, _ELEMENTWISE_ROUND)
     if name == "MulConst":
         return isa.BdcConstQ(*base, a["multiplier"], a["rshift"], _ELEMENTWISE_ROUND)
     raise TpudslError(f"codegen: {describe(op)} on int8 tensors has no instruction")
@@ -268,11 +302,7 @@ def without_instructions(module: ModuleOp) -> Operation | None:
 
 
 def _int8_modelled(op: Operation) -> bool:
-    """The backend has records for this INT8 op's form (the INT8 lowering has forms it has not:
-    Deconv, Softmax, per-column MatMul, zero points of asymmetric INT8, ...)."""
-    if any(isinstance(t := v.type, TensorType) and isinstance(t.element_type, UniformQuantizedType)
-           and any(t.element_type.zero_points) for v in [*op.operands, *op.results]):
-        return False
+    """The backend has records for this INT8 op's form (check_int8, before --weight-reorder)."""
     try:
         check_int8(op, merged=False)
     except TpudslError:

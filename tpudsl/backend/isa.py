@@ -593,6 +593,132 @@ class BdcGroupNorm(Record):
     eps: float
 
 
+# ---- INT8 forms added later (opcodes 53-59): Deconv, Softmax, per-column MatMul and asymmetric
+# INT8. A zero point (`*_zp`) is the stored value of 0.0: an operand is read as (stored - zp), the
+# result is sat(... + out_zp) in `out_dtype`, int8 [-128, 127] or uint8 [0, 255]; symmetric INT8
+# keeps opcodes 40-47 ----
+
+
+@dataclass(frozen=True)
+class BdcDeconvQ(BdcDeconv):
+    """INT8 Deconv: BdcDeconv's conv over the zero-inserted (in - in_zp) (inserted zeros and borders
+    are 0.0) with the int8 filter, exact; `bias_addr` the merged int32 tile (1, oc, 1, 3) of (bias,
+    multiplier, rshift) per output channel; out = sat(shift_round(acc * m, rshift, round_mode) +
+    out_zp) in out_dtype, then the fused relu."""
+
+    OPCODE: ClassVar[int] = 53
+    FORMAT: ClassVar[str] = BdcDeconv.FORMAT + "BBii"
+    round_mode: int
+    out_dtype: int
+    in_zp: int
+    out_zp: int
+
+
+@dataclass(frozen=True)
+class BdcSoftmaxQ(Record):
+    """INT8 Softmax along C: d = max over C of in - in (0..255; an input zero point cancels), e =
+    table[d], S = sum of e over C (int64, exact), out = sat(round_half_away((e / S) / out_scale) +
+    out_zp) in out_dtype, both divisions in float64. table: local int32 (1, min(c, lanes), 1, 256),
+    one copy per lane (channel k reads lane k % lanes's), loaded by one GDMA with channel stride 0."""
+
+    OPCODE: ClassVar[int] = 54
+    FORMAT: ClassVar[str] = "B5IIIBid"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    table_addr: int
+    out_dtype: int
+    out_zp: int
+    out_scale: float
+
+
+@dataclass(frozen=True)
+class BdcMatMulQZ(BdcMatMulQ):
+    """INT8 MatMul with per-column requantization or zero points: acc = (left - left_zp) @ (right -
+    right_zp) + bias (right stored as right_dtype); `quant_addr` a local int32 (1, n_out, 1, 2) of
+    (multiplier, rshift) per output column, or NO_ADDR for the scalar `multiplier`, `rshift`;
+    out = sat(shift_round(acc * m, rshift, round_mode) + out_zp) in out_dtype, then the fused relu."""
+
+    OPCODE: ClassVar[int] = 55
+    FORMAT: ClassVar[str] = BdcMatMulQ.FORMAT + "BIiiiB"
+    right_dtype: int
+    quant_addr: int
+    left_zp: int
+    right_zp: int
+    out_zp: int
+    out_dtype: int
+
+
+@dataclass(frozen=True)
+class BdcConvQZ(BdcConvQ):
+    """Asymmetric INT8 conv: BdcConvQ on (in - in_zp) (pads are 0.0, i.e. in_zp stored), the int8
+    filter; out = sat(... + out_zp) in out_dtype."""
+
+    OPCODE: ClassVar[int] = 56
+    FORMAT: ClassVar[str] = BdcConvQ.FORMAT + "Bii"
+    out_dtype: int
+    in_zp: int
+    out_zp: int
+
+
+@dataclass(frozen=True)
+class BdcPoolQZ(BdcPoolQ):
+    """Asymmetric INT8 average pool: BdcPoolQ on (in - in_zp); out = sat(... + out_zp) in out_dtype."""
+
+    OPCODE: ClassVar[int] = 57
+    FORMAT: ClassVar[str] = BdcPoolQ.FORMAT + "Bii"
+    out_dtype: int
+    in_zp: int
+    out_zp: int
+
+
+@dataclass(frozen=True)
+class BdcBinaryQZ(BdcBinaryQ):
+    """Asymmetric INT8 Add, Sub, Mul: BdcBinaryQ on a - a_zp and b - b_zp (b stored as b_dtype);
+    out = sat(shift_round(acc, rshift, round_mode) + out_zp) in out_dtype (Mul: acc x m0)."""
+
+    OPCODE: ClassVar[int] = 58
+    FORMAT: ClassVar[str] = BdcBinaryQ.FORMAT + "BBiii"
+    b_dtype: int
+    out_dtype: int
+    a_zp: int
+    b_zp: int
+    out_zp: int
+
+
+@dataclass(frozen=True)
+class BdcRequantZ(Record):
+    """A change of grid with zero points, by the dtypes: integer -> integer (RequantInt, MulConst):
+    sat(shift_round((in - in_zp) * multiplier, rshift, round_mode) + out_zp), then the fused relu;
+    float -> integer (quantize): sat(round_half_away(in / scale) + out_zp), the division in float64;
+    integer -> float (dequantize): float32((in - in_zp) * scale), rounded once to out_dtype."""
+
+    OPCODE: ClassVar[int] = 59
+    FORMAT: ClassVar[str] = "BB5IIiiibBBfd"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    out_dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    in_zp: int
+    out_zp: int
+    multiplier: int
+    rshift: int
+    round_mode: int
+    do_relu: int
+    relu_limit: float
+    scale: float
+
+
 def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: int,
                    nearest: int) -> tuple[list[int], list[int], list[float]]:
     """Per output index along one axis of BdcInterp: input indices i0, i1 and the weight f of i1
@@ -621,7 +747,8 @@ RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
                                 BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast, BdcConstQ,
-                                BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm)
+                                BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
+                                BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

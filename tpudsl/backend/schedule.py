@@ -28,6 +28,11 @@ I8, I32 = isa.DTYPES["i8"], isa.DTYPES["i32"]  # INT8 records write int8; their 
 INT8_OUT = (isa.BdcRequant, isa.BdcConstQ)  # elementwise records whose out is int8 whatever their dtype field
 
 
+def _q_out(r) -> int:
+    """An INT8 record's result dtype: `out_dtype` (opcodes 53-59: i8 or u8), else int8."""
+    return getattr(r, "out_dtype", I8)
+
+
 @dataclass(frozen=True)
 class Span:
     """Bytes [start, end) of global memory (lanes 0), or of local memory in lanes 0 .. lanes - 1."""
@@ -87,27 +92,29 @@ def _conv(r: isa.BdcConv, chip: Chip):
     bias = local(chip, r.bias_addr, (1, r.oc, 1, 3), I32) if q else _optional(chip, r.bias_addr, (1, r.oc, 1, 1), F32)
     return (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
             + local(chip, r.weight_addr, (1, r.oc, blocks, r.kh * r.kw * max(r.ic_parallel, 1)), r.dtype) + bias,
-            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), I8 if q else r.dtype))
+            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), _q_out(r) if q else r.dtype))
 
 
 def _matmul(r: isa.BdcMatMul, chip: Chip):
-    """BdcMatMul (f32 bias), BdcMatMulQ (int32 bias, int8 out)."""
+    """BdcMatMul (f32 bias), BdcMatMulQ (int32 bias, int8 out), BdcMatMulQZ (also the per-column
+    (multiplier, rshift) tile, out in out_dtype)."""
     rows, q = r.batch * r.m, isinstance(r, isa.BdcMatMulQ)
+    quant = _optional(chip, r.quant_addr, (1, r.n_out, 1, 2), I32) if isinstance(r, isa.BdcMatMulQZ) else ()
     return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
-            + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), r.dtype)
-            + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32),
-            local(chip, r.out_addr, (rows, r.n_out, 1, 1), I8 if q else r.dtype))
+            + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), getattr(r, "right_dtype", r.dtype))
+            + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32) + quant,
+            local(chip, r.out_addr, (rows, r.n_out, 1, 1), _q_out(r) if q else r.dtype))
 
 
 def _pool(r: isa.BdcPool, chip: Chip):
     return (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
-            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), I8 if isinstance(r, isa.BdcPoolQ) else r.dtype))
+            local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), _q_out(r) if isinstance(r, isa.BdcPoolQ) else r.dtype))
 
 
 def _binary(r: isa.BdcBinary, chip: Chip):
     return (local(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
-            + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
-            local(chip, r.out_addr, (r.n, r.c, r.h, r.w), I8 if isinstance(r, isa.BdcBinaryQ) else r.dtype))
+            + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), getattr(r, "b_dtype", r.dtype)),
+            local(chip, r.out_addr, (r.n, r.c, r.h, r.w), _q_out(r) if isinstance(r, isa.BdcBinaryQ) else r.dtype))
 
 
 def _elementwise(r, chip: Chip):
@@ -119,7 +126,7 @@ def _elementwise(r, chip: Chip):
 
 
 def _cast(r, chip: Chip):
-    """BdcCast, BdcQuantCast: out in `out_dtype`."""
+    """BdcCast, BdcQuantCast, BdcRequantZ: out in `out_dtype`."""
     shape = (r.n, r.c, r.h, r.w)
     return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.out_dtype)
 
@@ -169,6 +176,19 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                        + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
                                        + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
                                        local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcDeconvQ: lambda r, chip: (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
+                                     + local(chip, r.weight_addr, (r.group, r.oc // r.group, r.ic // r.group,
+                                                                   r.kh * r.kw), I8)
+                                     + local(chip, r.bias_addr, (1, r.oc, 1, 3), I32),
+                                     local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.out_dtype)),
+    isa.BdcSoftmaxQ: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                      + local(chip, r.table_addr, (1, min(r.c, chip.lanes), 1, 256), I32),
+                                      local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.out_dtype)),
+    isa.BdcMatMulQZ: _matmul,
+    isa.BdcConvQZ: _conv,
+    isa.BdcPoolQZ: _pool,
+    isa.BdcBinaryQZ: _binary,
+    isa.BdcRequantZ: _cast,
 }
 
 

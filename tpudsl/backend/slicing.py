@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.backend.chips import Chip
+from tpudsl.backend.chips import Chip, chip_named
 from tpudsl.backend import isa
 from tpudsl.backend.isa import lane_bytes
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
@@ -45,8 +45,9 @@ MOVES = ("concat", "permute", "slice")
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
-INT8_OPS = ("tpu.Conv2D", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst", "tpu.Lut",
-            "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice", *GLOBAL_ONLY)
+INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
+            "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice",
+            *GLOBAL_ONLY)
 
 
 def attrs_of(op: Operation) -> AttrView:
@@ -59,18 +60,24 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 
 
 def dtype_of(value: SSAValue) -> str:
-    """The element type's name in ESIZE: a float, i8/u8 (a symmetric `!quant.uniform` stores them), i32."""
+    """The element type's name in ESIZE: a float, i8/u8 (a `!quant.uniform` stores them; its zero
+    point is the records' business, `zero_point`), i32."""
     assert isinstance(value.type, TensorType)
     element = value.type.element_type
     if isinstance(element, UniformQuantizedType):
-        if any(element.zero_points):
-            raise TpudslError(f"backend: {element} has a zero point; only symmetric int8 is modelled")
         name = f"{'i' if element.is_signed else 'u'}{element.storage_width}"
     else:
         name = f"i{element.width.data}" if isinstance(element, IntegerType) else str(element)
     if name not in ESIZE:
         raise TpudslError(f"backend: element type {name} is not modelled (only {', '.join(ESIZE)})")
     return name
+
+
+def zero_point(value: SSAValue) -> int:
+    """The stored value of 0.0 of a per-tensor `!quant.uniform` (asymmetric INT8); 0 otherwise
+    (per-axis weights are symmetric)."""
+    element = value.type.element_type  # type: ignore[attr-defined]
+    return element.zero_points[0] if isinstance(element, UniformQuantizedType) and element.axis is None else 0
 
 
 def as4d(op: Operation, shape: Sequence[int]) -> Dims4:
@@ -434,27 +441,50 @@ def whole_tiles(op: Operation) -> list[Tile]:
         if len(present) > 1:  # an INT8 conv's merged (bias, multiplier, rshift) per channel
             tiles.append(whole(present[1], (1, oc, 1, 3 if attrs_of(op)["coeff_merged"] else 1)))
         return tiles
-    if kind == "deconv":
+    if kind == "deconv":  # an INT8 deconv's bias is the merged (bias, multiplier, rshift) tile
         tiles = [deconv_filter(op)]
         if len(present) > 1:
-            tiles.append(whole(present[1], (1, shape_of(op.results[0])[1], 1, 1)))
+            tiles.append(whole(present[1], (1, shape_of(op.results[0])[1], 1, 3 if attrs_of(op)["coeff_merged"] else 1)))
         return tiles
     if kind == "matmul":
         batch, _, k, n_out = matmul_dims(op)
         if batch > 1:
             return []  # its right side is sliced with its batches
         tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), _right_strides(op, k, n_out))]
-        if len(present) > 1:
-            tiles.append(whole(present[1], (1, n_out, 1, 1)))
+        if matmul_bias(op) is not None:
+            tiles.append(whole(op.operands[2], (1, n_out, 1, 1)))
+        if matmul_multi(op) is not None:  # INT8 per column: (multiplier, rshift), --weight-reorder's
+            tiles.append(whole(op.operands[3], (1, n_out, 1, 2)))
         return tiles
     if kind == "lut":  # the 256 entries once per channel: channel stride 0
         return [Tile(op.operands[1], (0, 0, 0, 0), (1, as4d(op, shape_of(op.results[0]))[1], 1, 256), (0, 0, 0, 1))]
+    if op.name == "tpu.Softmax" and is_int8(op):  # the int32 exp table once per lane: channel stride 0
+        lanes = min(reduce_view(op)[1], _lanes(op))
+        return [Tile(op.operands[1], (0, 0, 0, 0), (1, lanes, 1, 256), (0, 0, 0, 1))]
     if op.name == "tpu.LayerNorm":  # weight and bias, those present, in that order
         return [whole(v, (1, reduce_view(op)[1], 1, 1)) for v in op.operands[1:3] if isinstance(v.type, TensorType)]
     if kind == "groupnorm":  # per-channel weight and bias, those present
         return [whole(v, (1, shape_of(op.operands[0])[1], 1, 1)) for v in op.operands[1:3]
                 if isinstance(v.type, TensorType)]
     return []
+
+
+def _lanes(op: Operation) -> int:
+    """The lanes of the chip the op's module is compiled for (module.chip)."""
+    chip = op.get_toplevel_object().attributes.get("module.chip")
+    if chip is None:
+        raise TpudslError(f"backend: {describe(op)}: the module has no module.chip; run --processor-assign first")
+    return chip_named(chip.data).lanes  # type: ignore[attr-defined]
+
+
+def matmul_bias(op: Operation) -> SSAValue | None:
+    """A MatMul's bias operand, None when absent (no operand, or a none value)."""
+    return op.operands[2] if len(op.operands) > 2 and isinstance(op.operands[2].type, TensorType) else None
+
+
+def matmul_multi(op: Operation) -> SSAValue | None:
+    """A MatMul's `multi` operand: INT8 per-column (multiplier, rshift) as [1, n, 1, 2] int32."""
+    return op.operands[3] if len(op.operands) > 3 and isinstance(op.operands[3].type, TensorType) else None
 
 
 def conv_filter_layout(op: Operation) -> tuple[int, int, int, int]:
@@ -619,7 +649,7 @@ def check_modelled(op: Operation) -> None:
     if int8:
         check_int8(op)
     for key, default in _NOT_MODELLED.get(op.name, {}).items():
-        if int8 and key == "coeff_merged":  # an INT8 conv's are merged (check_int8)
+        if int8 and key in _INT8_ATTRS:  # an INT8 op's requantization (check_int8)
             continue
         value = a.get(key)
         if value != default and (any(value) if isinstance(value, list) else bool(value)):
@@ -636,9 +666,10 @@ def check_modelled(op: Operation) -> None:
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only constant and edge)")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
-    if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3:]):
-        raise TpudslError(f"backend: {describe(op)}: the multi/buffer operands are not modelled")
-    tables = {"tpu.Softmax": 1, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
+    if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3 + int8:]):
+        raise TpudslError(f"backend: {describe(op)}: the {'buffer' if int8 else 'multi/buffer'} operands are not "
+                          f"modelled")
+    tables = {"tpu.Softmax": 1 + int8, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
               "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
@@ -659,9 +690,8 @@ def is_int8(op: Operation) -> bool:
                for v in [*op.operands, *op.results])
 
 
-# INT8 ops' requantization attributes the backend models: one (multiplier, rshift) per tensor
-# (a conv's per channel), MultiplierShift; anything else is an error naming it.
-_INT8_SCALARS = {"tpu.MatMul": ("multipliers", "rshifts"), "tpu.RequantInt": ("multiplier", "rshift")}
+# Attributes _NOT_MODELLED refuses in float that an INT8 op's requantization uses (check_int8 checks them).
+_INT8_ATTRS = ("coeff_merged", "multiplier", "rshift")
 
 
 def check_int8(op: Operation, merged: bool = True) -> None:
@@ -673,18 +703,36 @@ def check_int8(op: Operation, merged: bool = True) -> None:
                           f"{', '.join(n[4:] for n in INT8_OPS)})")
     if a.get("quant_mode", "MultiplierShift") != "MultiplierShift":
         raise TpudslError(f"backend: {describe(op)}: quant_mode={a['quant_mode']} is not modelled")
-    for key in _INT8_SCALARS.get(op.name, ()):
-        if len(a[key]) != 1:
-            raise TpudslError(f"backend: {describe(op)}: {key}={a[key]} (per channel) is not modelled")
+    if op.name == "tpu.RequantInt" and len(a["multiplier"]) != 1:
+        raise TpudslError(f"backend: {describe(op)}: multiplier={a['multiplier']} (per channel) is not modelled")
+    if op.name == "tpu.MatMul":
+        _check_int8_matmul(op, merged)
+    if op.name == "tpu.Softmax" and (a["log"] or len(op.operands) < 2 or shape_of(op.operands[1]) != (256,)
+                                     or dtype_of(op.operands[1]) != "i32"):
+        raise TpudslError(f"backend: {describe(op)}: INT8 Softmax is modelled with a 256-entry int32 exp table and "
+                          f"log=false")
     if op.name in ("tpu.Add", "tpu.Sub") and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
         raise TpudslError(f"backend: {describe(op)}: INT8 {op.name[4:]} needs 2 multipliers and one rshift, has "
                           f"{a['multipliers']}, {a['rshifts']}")
-    if merged and op.name == "tpu.Conv2D" and not a["coeff_merged"]:
-        raise TpudslError(f"backend: {describe(op)}: an INT8 conv's bias, multipliers and shifts are one merged "
-                          f"coefficient; run --weight-reorder first")
-    if op.name == "tpu.Lut" and (shape_of(op.operands[1]) != (256,) or dtype_of(op.operands[1]) != "i8"):
+    if merged and op.name in ("tpu.Conv2D", "tpu.Deconv") and not a["coeff_merged"]:
+        raise TpudslError(f"backend: {describe(op)}: an INT8 {op.name[4:].lower().removesuffix('2d')}'s bias, multipliers and shifts are one "
+                          f"merged coefficient; run --weight-reorder first")
+    if op.name == "tpu.Lut" and (shape_of(op.operands[1]) != (256,) or ESIZE[dtype_of(op.operands[1])] != 1):
         raise TpudslError(f"backend: {describe(op)}: the table must be 256 int8 entries, not {op.operands[1].type}")
     if op.name == "tpu.Pool2D" and a["pool_mode"] == "Avg" and any(a["pads"]) and not a["count_include_pad"] \
             and a.get("scale") is None:
         raise TpudslError(f"backend: {describe(op)}: INT8 average pool with pads that are not counted needs its "
                           f"`scale` (s_in / s_out)")
+
+
+def _check_int8_matmul(op: Operation, merged: bool) -> None:
+    """One (multiplier, rshift), or one per output column: then --weight-reorder puts them in the
+    `multi` operand (the record reads them as a tile)."""
+    a = attrs_of(op)
+    columns = matmul_dims(op)[3]
+    if len(a["multipliers"]) not in (1, columns) or len(a["rshifts"]) != len(a["multipliers"]):
+        raise TpudslError(f"backend: {describe(op)}: multipliers={a['multipliers']}, rshifts={a['rshifts']}: one "
+                          f"pair or one per output column ({columns}) is modelled")
+    if merged and len(a["multipliers"]) > 1 and matmul_multi(op) is None:
+        raise TpudslError(f"backend: {describe(op)}: its per-column multipliers and shifts are the `multi` "
+                          f"operand; run --weight-reorder first")

@@ -16,7 +16,9 @@ INT8 (an int8 `!quant.uniform` filter): the filter keeps its plain layout (P = 1
 int8 channels, which only its kernels' speed needs), and the per-channel requantization is merged,
 as TPU-MLIR's `coeff_merged`: a new int32 weight `<conv>_coeff_merged` [1, oc, 1, 3] holds
 (bias or 0, multiplier, rshift) of each output channel and becomes the bias operand, so the
-backend loads one whole tile (docs/backend.md).
+backend loads one whole tile (docs/backend.md). An INT8 tpu.Deconv's the same way (its filter keeps
+the ONNX layout), and an INT8 tpu.MatMul with one (multiplier, rshift) per output column gets them
+as its `multi` operand, a new int32 weight `<matmul>_multi` [1, n, 1, 2] (its bias stays).
 """
 
 from __future__ import annotations
@@ -97,8 +99,8 @@ def reorder_conv(op: Operation, top: TopModule) -> None:
 
 
 def merge_int8_coeffs(op: Operation, top: TopModule) -> None:
-    """An INT8 conv's int32 bias (or zeros), multipliers and shifts as one [1, oc, 1, 3] int32 weight
-    in its bias operand, `coeff_merged` set (no-op when they are merged already)."""
+    """An INT8 conv's (or deconv's) int32 bias (or zeros), multipliers and shifts as one [1, oc, 1, 3]
+    int32 weight in its bias operand, `coeff_merged` set (no-op when they are merged already)."""
     a = AttrView(op.attributes, SPECS[op.name])
     if a["coeff_merged"]:
         return
@@ -124,6 +126,27 @@ def merge_int8_coeffs(op: Operation, top: TopModule) -> None:
         Rewriter.erase_op(old)  # type: ignore[arg-type]
 
 
+def merge_matmul_columns(op: Operation, top: TopModule) -> None:
+    """An INT8 MatMul's per-column multipliers and shifts as its `multi` operand, [1, n, 1, 2] int32
+    (no-op with one pair, or when it has the operand already)."""
+    a = AttrView(op.attributes, SPECS[op.name])
+    multipliers, rshifts = list(a["multipliers"]), list(a["rshifts"])
+    if len(multipliers) == 1 or (len(op.operands) > 3 and isinstance(op.operands[3].type, TensorType)):
+        return
+    if len(op.operands) != 3 or len(rshifts) != len(multipliers):
+        raise _error(op, f"{len(multipliers)} multipliers and {len(rshifts)} rshifts with {len(op.operands)} operands "
+                         f"cannot become its multi operand")
+    data = np.array([multipliers, rshifts], np.int64).T.reshape(1, -1, 1, 2).astype(np.int32)
+    new = top.add_weight(f"{loc_name(op)}_multi", data, before=op)
+    value = Rewriter.replace_value_with_new_type(new.results[0], TensorType(i32, data.shape))
+    op.operands = [*op.operands, value]
+
+
+def _int8_weight(value) -> bool:
+    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, UniformQuantizedType) \
+        and value.owner.name == "top.Weight"
+
+
 @dataclass(frozen=True)
 class WeightReorderPass(ModulePass):
     """Reorder static tpu.Conv2D filters into the backend's coefficient layout."""
@@ -133,10 +156,17 @@ class WeightReorderPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         convs = [o for o in op.walk() if o.name == "tpu.Conv2D"]
         static = [c for c in convs if c.operands[1].owner.name == "top.Weight"]  # type: ignore[union-attr]
-        if not static:
+        deconvs = [o for o in op.walk() if o.name == "tpu.Deconv" and _int8_weight(o.operands[1])]
+        matmuls = [o for o in op.walk() if o.name == "tpu.MatMul" and _int8_weight(o.operands[1])
+                   and len(AttrView(o.attributes, SPECS[o.name])["multipliers"]) > 1]
+        if not static and not deconvs and not matmuls:
             return
         top = top_module_of(op)
         if top is None:
             raise TpudslError("weight-reorder: the weight data is not loaded (the module names no readable weight file)")
         for conv in static:
             reorder_conv(conv, top)
+        for deconv in deconvs:
+            merge_int8_coeffs(deconv, top)
+        for matmul in matmuls:
+            merge_matmul_columns(matmul, top)

@@ -98,7 +98,9 @@ def conv(ins: Ins, a: AttrView) -> list[Shape]:
 
 def deconv(ins: Ins, a: AttrView) -> list[Shape]:
     """Deconv(input, filter, bias?): filter is [IC, OC/g, *K] (ONNX layout) unless
-    dynweight_reorderd, which means a Permute already made it [OC, IC/g, *K]."""
+    dynweight_reorderd, which means a Permute already made it [OC, IC/g, *K]. tpu.Deconv INT8 after
+    --weight-reorder: a merged [1, oc, 1, 3] bias (coeff_merged)."""
+    ins = _merged_bias(ins, a)
     x = operand(ins, 0, "input")
     w = operand(ins, 1, "filter")
     kernel, strides, pads, dilations = _spatial(x, a)
@@ -255,17 +257,23 @@ def shuffle_channel(ins: Ins, a: AttrView) -> list[Shape]:
     return [x]
 
 
+def _merged_bias(ins: Ins, a: AttrView) -> Ins:
+    """INT8 after --weight-reorder (coeff_merged): the bias operand is (bias, multiplier, rshift) per
+    output channel, [1, oc, 1, 3]; the rules then check it as an [oc] bias."""
+    if a.get("coeff_merged", False) and len(ins) > 2 and ins[2] is not None:
+        if len(ins[2]) != 4 or ins[2][0] != 1 or tuple(ins[2][2:]) != (1, 3):  # type: ignore[arg-type]
+            raise ShapeError(f"merged coefficients have shape {fmt(ins[2])}, expected [1, oc, 1, 3]")  # type: ignore[arg-type]
+        return [*ins[:2], (ins[2][1],)]  # type: ignore[index]
+    return ins
+
+
 def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
     """tpu.Conv2D: the filter is [oc, ic/g, kh, kw], or after --weight-reorder
     [1, oc, ceil((ic/g) / P), kh*kw*P] (geometry/conv_filter.py; P = 1 is TPU-MLIR's F32
     `1x65x16x9` for oc=65, ic=16, 3x3)."""
     x, w = operand(ins, 0, "input"), operand(ins, 1, "filter")
     kernel, group = list(a["kernel_shape"]), a.get("group", 1)
-    if a.get("coeff_merged", False) and len(ins) > 2 and ins[2] is not None:
-        # INT8 after --weight-reorder: (bias, multiplier, rshift) per output channel, [1, oc, 1, 3]
-        if len(ins[2]) != 4 or ins[2][0] != 1 or tuple(ins[2][2:]) != (1, 3):  # type: ignore[arg-type]
-            raise ShapeError(f"merged coefficients have shape {fmt(ins[2])}, expected [1, oc, 1, 3]")  # type: ignore[arg-type]
-        ins = [*ins[:2], (ins[2][1],)]  # type: ignore[index]
+    ins = _merged_bias(ins, a)
     if len(x) > 1 and group >= 1 and x[1] % group == 0:
         icg = x[1] // group
         if ic_parallel_of(w, icg, kernel) is not None:

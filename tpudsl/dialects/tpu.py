@@ -178,7 +178,9 @@ SPECS: list[OpSpec] = [
                   "with_bias": A("bool", REQUIRED), "multiplier": A("i64[]"), "rshift": A("i64[]"),
                   "quant_mode": A("tpu.rq_mode", "MultiplierShift"), **GINFO,
                   # not in TpuOps.td: Top's filter-layout flag, kept so the filter's layout is explicit
-                  "dynweight_reorderd": A("bool", False)},
+                  "dynweight_reorderd": A("bool", False),
+                  # not in TpuOps.td either: INT8 after --weight-reorder, the bias is Conv2D's merged tile
+                  "coeff_merged": A("bool", False)},
            shape=NN.deconv),
     OpSpec("tpu.Scale", operands=("input", "scale", "bias", "lshift?"), attrs={**RELU, **GINFO},
            shape=NN.channel_affine),

@@ -9,13 +9,19 @@ are what the cmodel is checked against, bit for bit, so they are never imported 
 * scale_and_shift(s): get_scale_and_shift at 32 bits: s rounded to float32; over n = -32 .. 30,
   m = round half away(s 2^n) where |m| < 2^31 - 1, the n whose float32 error |m / 2^n - s| is the
   first smallest; (m, n).
-* quantize: sat8(round half away from zero of x / scale), the division in float64; NaN has no int8
-  value (a fault). dequantize: float32(q * scale), the product in float64.
+* quantize: sat(round half away from zero of x / scale + zp), the division in float64; NaN has no
+  int8 value (a fault). dequantize: float32((q - zp) * scale), the product in float64.
+* store: sat(y + zp) to a record's out_dtype, int8 [-128, 127] or uint8 [0, 255] (asymmetric INT8:
+  the zero point is added after the rounding shift, docs/quantization.md).
+* softmax: e = table[max - x] along C, S = sum e, sat(round half away((e / S) / scale) + zp).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import arith
 
 # round_mode code -> when val + 1 (mant, half, x < 0, val odd), as docs/quantization.md lists them
 _ROUND_UP = {
@@ -48,13 +54,27 @@ def shift_round(x: np.ndarray, n, mode: int) -> np.ndarray:
     return np.where(n > 0, rounded, np.where(n < 0, x << np.maximum(-n, 0), x))
 
 
+# a record's integer out_dtype code -> its range and numpy type
+_STORAGE = {isa.DTYPES["i8"]: (-128, 127, np.int8), isa.DTYPES["u8"]: (0, 255, np.uint8)}
+I8 = isa.DTYPES["i8"]
+
+
+def store(y: np.ndarray, zp: int = 0, out_dtype: int = I8) -> np.ndarray:
+    """sat(y + zp) in the storage type out_dtype (int64 y, or float y whose +-inf saturates)."""
+    if out_dtype not in _STORAGE:
+        raise Int8Error(f"an integer result of dtype code {out_dtype} (only i8 and u8)")
+    lo, hi, dtype = _STORAGE[out_dtype]
+    return np.clip(np.asarray(y) + zp, lo, hi).astype(dtype)
+
+
 def sat8(y: np.ndarray) -> np.ndarray:
-    return np.clip(y, -128, 127).astype(np.int8)
+    return store(y)
 
 
-def requantize(acc: np.ndarray, multiplier, rshift, mode: int) -> np.ndarray:
+def requantize(acc: np.ndarray, multiplier, rshift, mode: int, zp: int = 0, out_dtype: int = I8) -> np.ndarray:
     """|acc| and |multiplier| are below 2^31: their product is exact in int64."""
-    return sat8(shift_round(np.asarray(acc, np.int64) * np.asarray(multiplier, np.int64), rshift, mode))
+    return store(shift_round(np.asarray(acc, np.int64) * np.asarray(multiplier, np.int64), rshift, mode), zp,
+                 out_dtype)
 
 
 def _round_half_away(v: float) -> int:
@@ -70,12 +90,22 @@ def scale_and_shift(scale: float) -> tuple[int, int]:
     return m, n
 
 
+def deconv_sums(x: np.ndarray, weight: np.ndarray, out_shape, r) -> np.ndarray:
+    """A BdcDeconvQ's exact int64 sums: x (n, ic, ih, iw) integers with sh - 1 (sw - 1) zeros
+    between rows (columns) and the record's zero borders, correlated at stride 1 with the flipped
+    weight (oc, ic/group, kh, kw), in float64 (exact below 2^53)."""
+    n, ic, ih, iw = x.shape
+    z = np.zeros((n, ic, r.pt + (ih - 1) * r.sh + 1 + r.pb, r.pl + (iw - 1) * r.sw + 1 + r.pr), np.float64)
+    z[:, :, r.pt:r.pt + (ih - 1) * r.sh + 1:r.sh, r.pl:r.pl + (iw - 1) * r.sw + 1:r.sw] = x
+    return exact(arith._correlate(z, weight[:, :, ::-1, ::-1], out_shape, 1, 1, r, np.float64))
+
+
 def exact(y: np.ndarray) -> np.ndarray:
     """A float64 sum of integer products (exact below 2^53) as int64."""
     return np.rint(y).astype(np.int64)
 
 
-def quantize(x: np.ndarray, scale: float) -> np.ndarray:
+def quantize(x: np.ndarray, scale: float, zp: int = 0, out_dtype: int = I8) -> np.ndarray:
     q = np.asarray(x, np.float64) / scale
     if np.isnan(q).any():
         raise Int8Error("a NaN has no int8 value")
@@ -83,11 +113,19 @@ def quantize(x: np.ndarray, scale: float) -> np.ndarray:
     whole = np.floor(a)
     with np.errstate(invalid="ignore"):  # inf - inf is NaN: the comparison is False, inf saturates
         whole += (a - whole) >= 0.5
-    return sat8(np.copysign(whole, q))
+    return store(np.copysign(whole, q), zp, out_dtype)
 
 
-def dequantize(q: np.ndarray, scale: float) -> np.ndarray:
-    return (np.asarray(q, np.float64) * scale).astype(np.float32)
+def dequantize(q: np.ndarray, scale: float, zp: int = 0) -> np.ndarray:
+    return ((np.asarray(q, np.float64) - zp) * scale).astype(np.float32)
+
+
+def softmax(x: np.ndarray, tables: np.ndarray, scale: float, zp: int, out_dtype: int) -> np.ndarray:
+    """x (n, c, h, w) stored integers; tables (c, 256) int32, channel k's copy in row k."""
+    xi = np.asarray(x, np.int64)
+    d = xi.max(axis=1, keepdims=True) - xi
+    e = tables[np.arange(x.shape[1])[None, :, None, None], d].astype(np.int64)
+    return quantize(e / e.sum(axis=1, keepdims=True), scale, zp, out_dtype)
 
 
 def lut(x: np.ndarray, tables: np.ndarray) -> np.ndarray:

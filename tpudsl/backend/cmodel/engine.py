@@ -31,13 +31,12 @@ def _store(m: Memory, r: isa.GdmaStore) -> None:
     m.write_global(r.gaddr, (r.gn, r.gc, r.gh, r.gw), m.read_local(r.laddr, (r.n, r.c, r.h, r.w), dt))
 
 
-def _conv_operands(m: Memory, r: isa.BdcConv) -> tuple[np.ndarray, np.ndarray]:
+def _conv_operands(m: Memory, r: isa.BdcConv, weight_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """The input slice and the filter as (oc, ic/group, kh, kw), un-interleaving ic_parallel."""
-    dt = numpy_dtype(r.dtype)
-    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
+    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), numpy_dtype(r.dtype))
     icg, taps, par = r.ic // r.group, r.kh * r.kw, max(r.ic_parallel, 1)
     blocks = -(-icg // par)
-    packed = m.read_local(r.weight_addr, (1, r.oc, blocks, taps * par), dt)
+    packed = m.read_local(r.weight_addr, (1, r.oc, blocks, taps * par), weight_dtype)
     # [oc, blocks, taps, P] -> [oc, blocks * P, taps]: input channel b*P + p of kernel position k
     weight = packed.reshape(r.oc, blocks, taps, par).transpose(0, 1, 3, 2).reshape(r.oc, blocks * par, taps)[:, :icg]
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, r.dh, r.oh)
@@ -46,31 +45,63 @@ def _conv_operands(m: Memory, r: isa.BdcConv) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _conv(m: Memory, r: isa.BdcConv) -> None:
-    x, weight = _conv_operands(m, r)
+    x, weight = _conv_operands(m, r, numpy_dtype(r.dtype))
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), F32).ravel()
     y = arith.conv(x, weight, bias, (r.on, r.oc, r.oh, r.ow), r)
     m.write_local(r.out_addr, y.astype(numpy_dtype(r.dtype)))
 
 
+I8 = np.dtype(np.int8)
+I32 = np.dtype(np.int32)
+
+
+def _zps(r: isa.Record) -> tuple[int, int, int]:
+    """(in_zp, out_zp, out_dtype) of an INT8 record: 0, 0, i8 for the symmetric ones (40-47)."""
+    return getattr(r, "in_zp", 0), getattr(r, "out_zp", 0), getattr(r, "out_dtype", isa.DTYPES["i8"])
+
+
+def _write_q(m: Memory, r: isa.Record, y: np.ndarray) -> None:
+    """An INT8 result (stored values, zero point added) after the fused relu on stored values."""
+    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(y.dtype))  # type: ignore[attr-defined]
+
+
+def _merged(m: Memory, addr: int, oc: int) -> list[np.ndarray]:
+    """The merged int32 (1, oc, 1, 3) tile's bias, multiplier and rshift, each (1, oc, 1, 1)."""
+    coeff = m.read_local(addr, (1, oc, 1, 3), I32).reshape(oc, 3).astype(np.int64)
+    return [coeff[:, i].reshape(1, oc, 1, 1) for i in range(3)]
+
+
 def _conv_q(m: Memory, r: isa.BdcConvQ) -> None:
-    """int8 conv: exact window sums + bias, requantized per output channel by the merged tile."""
-    x, weight = _conv_operands(m, r)
-    coeff = m.read_local(r.bias_addr, (1, r.oc, 1, 3), np.dtype(np.int32)).reshape(r.oc, 3).astype(np.int64)
-    per_channel = lambda i: coeff[:, i].reshape(1, r.oc, 1, 1)  # noqa: E731
-    acc = arith_int8.exact(arith.conv_sum(x, weight, (r.on, r.oc, r.oh, r.ow), r, np.float64)) + per_channel(0)
-    y = arith_int8.requantize(acc, per_channel(1), per_channel(2), r.round_mode)
-    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+    """int8 conv: exact window sums of (in - in_zp) + bias, requantized per output channel by the merged tile."""
+    x, weight = _conv_operands(m, r, I8)
+    in_zp, out_zp, out_dtype = _zps(r)
+    bias, multiplier, rshift = _merged(m, r.bias_addr, r.oc)
+    acc = arith_int8.exact(arith.conv_sum(x.astype(np.int64) - in_zp, weight, (r.on, r.oc, r.oh, r.ow), r,
+                                          np.float64)) + bias
+    _write_q(m, r, arith_int8.requantize(acc, multiplier, rshift, r.round_mode, out_zp, out_dtype))
+
+
+def _deconv_operands(m: Memory, r: isa.BdcDeconv, weight_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The input slice and the filter as (oc, ic/group, kh, kw), output channel g * oc/group + j."""
+    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), numpy_dtype(r.dtype))
+    weight = m.read_local(r.weight_addr, (r.group, r.oc // r.group, r.ic // r.group, r.kh * r.kw), weight_dtype)
+    _check_window(r.pt + (r.ih - 1) * r.sh + 1 + r.pb, r.kh, 1, r.dh, r.oh)
+    _check_window(r.pl + (r.iw - 1) * r.sw + 1 + r.pr, r.kw, 1, r.dw, r.ow)
+    return x, weight.reshape(r.oc, r.ic // r.group, r.kh, r.kw)
+
+
+def _deconv_q(m: Memory, r: isa.BdcDeconvQ) -> None:
+    """int8 deconv: exact sums over the zero-inserted (in - in_zp) + bias, requantized per output channel."""
+    x, weight = _deconv_operands(m, r, I8)
+    bias, multiplier, rshift = _merged(m, r.bias_addr, r.oc)
+    acc = arith_int8.deconv_sums(x.astype(np.int64) - r.in_zp, weight, (r.on, r.oc, r.oh, r.ow), r) + bias
+    _write_q(m, r, arith_int8.requantize(acc, multiplier, rshift, r.round_mode, r.out_zp, r.out_dtype))
 
 
 def _deconv(m: Memory, r: isa.BdcDeconv) -> None:
     dt = numpy_dtype(r.dtype)
-    x = m.read_local(r.in_addr, (r.n, r.ic, r.ih, r.iw), dt)
-    icg = r.ic // r.group
-    weight = m.read_local(r.weight_addr, (r.group, r.oc // r.group, icg, r.kh * r.kw), dt)
-    weight = weight.reshape(r.oc, icg, r.kh, r.kw)  # output channel g * oc/group + j
+    x, weight = _deconv_operands(m, r, dt)
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.oc, 1, 1), dt).ravel()
-    _check_window(r.pt + (r.ih - 1) * r.sh + 1 + r.pb, r.kh, 1, r.dh, r.oh)
-    _check_window(r.pl + (r.iw - 1) * r.sw + 1 + r.pr, r.kw, 1, r.dw, r.ow)
     m.write_local(r.out_addr, arith.deconv(x, weight, bias, (r.on, r.oc, r.oh, r.ow), r).astype(dt))
 
 
@@ -90,7 +121,8 @@ def _pool(m: Memory, r: isa.BdcPool) -> None:
 def _pool_q(m: Memory, r: isa.BdcPoolQ) -> None:
     """int8 average pool: the window's exact sum (zero pads), requantized (per position when pads
     are not counted)."""
-    x = m.read_local(r.in_addr, (r.n, r.c, r.ih, r.iw), numpy_dtype(r.dtype)).astype(np.int64)
+    in_zp, out_zp, out_dtype = _zps(r)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.ih, r.iw), numpy_dtype(r.dtype)).astype(np.int64) - in_zp
     _check_window(r.ih + r.pt + r.pb, r.kh, r.sh, 1, r.oh)
     _check_window(r.iw + r.pl + r.pr, r.kw, r.sw, 1, r.ow)
     if r.mode != isa.POOL_MODES["Avg"]:
@@ -98,7 +130,7 @@ def _pool_q(m: Memory, r: isa.BdcPoolQ) -> None:
     pads = ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr))
     total = arith._windows(np.pad(x, pads), r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
     if r.count_include_pad:
-        y = arith_int8.requantize(total, r.multiplier, r.rshift, r.round_mode)
+        y = arith_int8.requantize(total, r.multiplier, r.rshift, r.round_mode, out_zp, out_dtype)
     else:  # per position: the divisor k is the window's count of input elements
         inside = np.pad(np.ones((1, 1, r.ih, r.iw), np.int64), pads)
         counts = arith._windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, r.oh, r.ow).sum(axis=(4, 5))
@@ -107,26 +139,33 @@ def _pool_q(m: Memory, r: isa.BdcPoolQ) -> None:
             raise Fault("an INT8 average pool window without input elements (pads not counted)")
         for k in np.unique(counts):
             multipliers[counts == k], rshifts[counts == k] = arith_int8.scale_and_shift(r.scale / int(k))
-        y = arith_int8.requantize(total, multipliers, rshifts, r.round_mode)
-    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+        y = arith_int8.requantize(total, multipliers, rshifts, r.round_mode, out_zp, out_dtype)
+    _write_q(m, r, y)
 
 
 def _matmul_q(m: Memory, r: isa.BdcMatMulQ) -> None:
-    dt, rows = numpy_dtype(r.dtype), r.batch * r.m
-    left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
-    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), dt).reshape(r.batch, r.k, r.n_out)
-    acc = arith_int8.exact(left.astype(np.float64) @ right.astype(np.float64))
+    """int8 MatMul: exact products of (left - left_zp) and (right - right_zp) + int32 bias, requantized
+    by the scalar (multiplier, rshift) or, with BdcMatMulQZ's quant tile, per output column."""
+    rows = r.batch * r.m
+    left_zp, right_zp, (_, out_zp, out_dtype) = getattr(r, "left_zp", 0), getattr(r, "right_zp", 0), _zps(r)
+    left = m.read_local(r.left_addr, (rows, r.k, 1, 1), numpy_dtype(r.dtype)).reshape(r.batch, r.m, r.k)
+    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(getattr(r, "right_dtype", r.dtype)))
+    acc = arith_int8.exact((left.astype(np.float64) - left_zp) @ (right.reshape(r.batch, r.k, r.n_out) - right_zp))
     if r.bias_addr != isa.NO_ADDR:
-        acc = acc + m.read_local(r.bias_addr, (1, r.n_out, 1, 1), np.dtype(np.int32)).reshape(r.n_out)
-    y = arith_int8.requantize(acc, r.multiplier, r.rshift, r.round_mode)
-    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).reshape(rows, r.n_out, 1, 1).astype(np.int8))
+        acc = acc + m.read_local(r.bias_addr, (1, r.n_out, 1, 1), I32).reshape(r.n_out)
+    multiplier, rshift = r.multiplier, r.rshift
+    if getattr(r, "quant_addr", isa.NO_ADDR) != isa.NO_ADDR:
+        multiplier, rshift = m.read_local(r.quant_addr, (1, r.n_out, 1, 2), I32).reshape(r.n_out, 2).T
+    y = arith_int8.requantize(acc, multiplier, rshift, r.round_mode, out_zp, out_dtype)
+    _write_q(m, r, y.reshape(rows, r.n_out, 1, 1))
 
 
 def _binary_q(m: Memory, r: isa.BdcBinaryQ) -> None:
     """INT8 Add: a m0 + b m1; Sub: a m0 - b m1; Mul: a b m0; each then shifted, rounded and saturated."""
-    dt = numpy_dtype(r.dtype)
-    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt).astype(np.int64)
-    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt).astype(np.int64)
+    a_zp, b_zp, (_, out_zp, out_dtype) = getattr(r, "a_zp", 0), getattr(r, "b_zp", 0), _zps(r)
+    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), numpy_dtype(r.dtype)).astype(np.int64) - a_zp
+    b_dtype = numpy_dtype(getattr(r, "b_dtype", r.dtype))
+    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), b_dtype).astype(np.int64) - b_zp
     if r.op == isa.BINARY_OPS["Add"]:
         acc = a * r.m0 + b * r.m1
     elif r.op == isa.BINARY_OPS["Sub"]:
@@ -137,8 +176,8 @@ def _binary_q(m: Memory, r: isa.BdcBinaryQ) -> None:
         raise Fault(f"INT8 binary op {r.op} is not Add, Sub or Mul")
     if acc.shape != (r.n, r.c, r.h, r.w):
         raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
-    y = arith_int8.sat8(arith_int8.shift_round(acc, r.rshift, r.round_mode))
-    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+    y = arith_int8.store(arith_int8.shift_round(acc, r.rshift, r.round_mode), out_zp, out_dtype)
+    _write_q(m, r, y)
 
 
 def _const_q(m: Memory, r: isa.BdcConstQ) -> None:
@@ -146,8 +185,7 @@ def _const_q(m: Memory, r: isa.BdcConstQ) -> None:
     if r.op != isa.CONST_OPS["MulConst"] or r.reverse:
         raise Fault(f"an INT8 constant record of op {r.op} (reverse {r.reverse}): only MulConst is modelled")
     x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
-    y = arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode)
-    m.write_local(r.out_addr, arith.relu(y, r.do_relu, r.relu_limit).astype(np.int8))
+    _write_q(m, r, arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode))
 
 
 def _lut(m: Memory, r: isa.BdcLut) -> None:
@@ -162,6 +200,7 @@ def _requant(m: Memory, r: isa.BdcRequant) -> None:
 
 
 _FLOATS = ("f32", "f16", "bf16")
+_INTS = ("i8", "u8")
 
 
 def _quant_cast(m: Memory, r: isa.BdcQuantCast) -> None:
@@ -176,6 +215,32 @@ def _quant_cast(m: Memory, r: isa.BdcQuantCast) -> None:
     else:
         raise Fault(f"a quantizing cast from {src} to {dst}")
     m.write_local(r.out_addr, y)
+
+
+def _requant_z(m: Memory, r: isa.BdcRequantZ) -> None:
+    """By the dtypes: integer -> integer requantizes, float -> integer quantizes, integer -> float
+    dequantizes to float32 then rounds once to the float type."""
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    src, dst = isa.DTYPE_NAMES.get(r.dtype), isa.DTYPE_NAMES.get(r.out_dtype)
+    if src in _INTS and dst in _INTS:
+        y = arith_int8.requantize(x.astype(np.int64) - r.in_zp, r.multiplier, r.rshift, r.round_mode, r.out_zp,
+                                  r.out_dtype)
+        y = arith.relu(y, r.do_relu, r.relu_limit).astype(y.dtype)
+    elif src in _FLOATS and dst in _INTS:
+        y = arith_int8.quantize(x, r.scale, r.out_zp, r.out_dtype)
+    elif src in _INTS and dst in _FLOATS:
+        y = arith_int8.dequantize(x, r.scale, r.in_zp).astype(numpy_dtype(r.out_dtype))
+    else:
+        raise Fault(f"a change of grid from {src} to {dst}")
+    m.write_local(r.out_addr, y)
+
+
+def _softmax_q(m: Memory, r: isa.BdcSoftmaxQ) -> None:
+    """The exp table of each channel's lane, the sum across lanes, the float tail (arith_int8.softmax)."""
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    copies = m.read_local(r.table_addr, (1, min(r.c, m.chip.lanes), 1, 256), I32).reshape(-1, 256)
+    tables = copies[np.arange(r.c) % m.chip.lanes]
+    m.write_local(r.out_addr, arith_int8.softmax(x, tables, r.out_scale, r.out_zp, r.out_dtype))
 
 
 def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
@@ -293,6 +358,8 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast, isa.BdcConstQ: _const_q,
     isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
     isa.BdcGroupNorm: _group_norm,
+    isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
+    isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
 }
 
 
