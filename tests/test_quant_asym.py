@@ -27,13 +27,16 @@ from tests.models import mobilenetv2, resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
 from tests.test_tpu_int8 import qdq_second_opinion, random_graphs
+from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
+from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.codegen import without_instructions
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.kernels_tpu import TPU_KERNELS
 from tpudsl.interp.requant import asymmetric_params
-from tpudsl.ir.module import load_module, save_module
+from tpudsl.ir.module import load_module, read_npz, save_module
 from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import table_text
 from tpudsl.passes import pass_class
@@ -127,8 +130,8 @@ def test_casts_and_lut_with_zero_points():
 
 @pytest.fixture(scope="module")
 def resnet_deployed(tmp_path_factory):
-    """ResNet-18-shaped, calibrated on 16 random samples, deployed with --asymmetric (it stops after
-    the Tpu check: the backend models symmetric INT8 only)."""
+    """ResNet-18-shaped, calibrated on 16 random samples, deployed with --asymmetric on bm1684x: the
+    Tpu check, then the .bmodel and its third comparison (bit-exact, the records with zero points)."""
     d = tmp_path_factory.mktemp("asym")
     model = resnet18(input_size=32, num_classes=10, width=8)
     onnx.save(model, d / "r.onnx")
@@ -142,7 +145,7 @@ def resnet_deployed(tmp_path_factory):
     assert model_deploy.run(["--mlir", str(d / "r.mlir"), "--quantize", "INT8", "--asymmetric", "--processor",
                              "bm1684x", "--calibration_table", str(d / "table"), "--model", str(d / "r.bmodel"),
                              "--test_input", str(d / "r_in_f32.npz"), "--compare_all", "--tolerance", "0.95,0.7"]) == 0
-    assert not (d / "r.bmodel").exists()
+    assert (d / "r.bmodel").exists()
     return model, d
 
 
@@ -159,12 +162,25 @@ def test_resnet18_asymmetric_close_to_top(resnet_deployed):
     # every Conv2D/Add/pool/MatMul quantized (no fallback); ReLU outputs (range >= 0) are uint8
     assert set(kinds) == {"tpu.Conv2D", "tpu.Add", "tpu.Pool2D", "tpu.MatMul"}, kinds
     assert "u8" in kinds["tpu.Conv2D"] and "u8" in kinds["tpu.Pool2D"], kinds
-    assert without_instructions(tpu.module) is not None  # the backend names an op it has no records for
+    assert without_instructions(tpu.module) is None
     top = top_module(model)
     rng = np.random.default_rng(99)  # not the calibration samples
     for _ in range(2):
         feed = {"input": rng.random((1, 3, 32, 32), dtype=np.float32)}
         assert cosine(run(tpu, feed)["output"], run(top, feed)["output"]) >= 0.99
+
+
+def test_resnet18_asymmetric_bmodel_is_bit_exact(resnet_deployed):
+    """The third comparison again, here: the cmodel's output equals the Tpu interpreter's bit for bit,
+    and the zero-point records (uint8 ReLU outputs, int8 tensors with zero points) are in the stream."""
+    _, d = resnet_deployed
+    bm = read_bmodel(str(d / "r.bmodel"))
+    kinds = collections.Counter(type(r).__name__ for r in isa.decode(bm.commands))
+    assert kinds["BdcConvQZ"] == 20 and kinds["BdcBinaryQZ"] == 8 and kinds["BdcMatMulQZ"] == 1, kinds
+    assert kinds["BdcRequantZ"] >= 2 and kinds["BdcPoolQZ"] >= 1, kinds  # the casts; the global average pool
+    got, _ = run_bmodel(bm, read_npz(str(d / "r_in_f32.npz")))
+    want = np.load(d / "r_bm1684x_int8_asym_tpu_outputs.npz")["output"]
+    assert np.array_equal(got["output"], want)
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenetv2"])

@@ -149,7 +149,7 @@ def _scale(value: SSAValue) -> float | None:
 def _asymmetric(op: Operation) -> bool:
     """An int8 tensor of the op has a zero point or uint8 storage: the records with zero points (53-59)."""
     return any(isinstance(t := v.type, TensorType) and isinstance(e := t.element_type, UniformQuantizedType)
-               and e.axis is None and (e.zero_point != 0 or not e.is_signed) for v in [*op.operands, *op.results])
+               and not e.is_per_axis and (e.zero_point != 0 or not e.is_signed) for v in [*op.operands, *op.results])
 
 
 def _zp_fields(op: Operation) -> tuple[int, int, int]:
@@ -185,7 +185,7 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
             return isa.BdcRequantZ(dtype, out_dtype, *_local(ins[0]), out[0], in_zp, out_zp, multiplier, rshift,
                                    round_mode, *_relu(op), 0.0)
         return isa.BdcRequant(dtype, *_local(ins[0]), out[0], multiplier, rshift, round_mode)
-    float_record = _compute(op, ins, whole, out, plan)
+    float_record = replace(_compute(op, ins, whole, out, plan), dtype=dtype)  # an INT8 record's dtype is its input's
     base = astuple(float_record)
     if name == "Conv2D":
         return isa.BdcConvQZ(*base, round_mode, out_dtype, in_zp, out_zp) if asym else isa.BdcConvQ(*base, round_mode)

@@ -77,7 +77,7 @@ def zero_point(value: SSAValue) -> int:
     """The stored value of 0.0 of a per-tensor `!quant.uniform` (asymmetric INT8); 0 otherwise
     (per-axis weights are symmetric)."""
     element = value.type.element_type  # type: ignore[attr-defined]
-    return element.zero_points[0] if isinstance(element, UniformQuantizedType) and element.axis is None else 0
+    return element.zero_point if isinstance(element, UniformQuantizedType) and not element.is_per_axis else 0
 
 
 def as4d(op: Operation, shape: Sequence[int]) -> Dims4:
@@ -675,7 +675,7 @@ def check_modelled(op: Operation) -> None:
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
-            if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm")
+            if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm") and not int8
                     and dtype_of(v) != dtype_of(op.results[0])):
                 raise TpudslError(f"backend: {describe(op)}: a {dtype_of(v)} operand of a {dtype_of(op.results[0])} "
                                   f"{op.name[4:]} is not modelled")

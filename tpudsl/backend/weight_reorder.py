@@ -133,13 +133,13 @@ def merge_matmul_columns(op: Operation, top: TopModule) -> None:
     multipliers, rshifts = list(a["multipliers"]), list(a["rshifts"])
     if len(multipliers) == 1 or (len(op.operands) > 3 and isinstance(op.operands[3].type, TensorType)):
         return
-    if len(op.operands) != 3 or len(rshifts) != len(multipliers):
+    if len(op.operands) < 3 or len(rshifts) != len(multipliers):
         raise _error(op, f"{len(multipliers)} multipliers and {len(rshifts)} rshifts with {len(op.operands)} operands "
                          f"cannot become its multi operand")
     data = np.array([multipliers, rshifts], np.int64).T.reshape(1, -1, 1, 2).astype(np.int32)
     new = top.add_weight(f"{loc_name(op)}_multi", data, before=op)
     value = Rewriter.replace_value_with_new_type(new.results[0], TensorType(i32, data.shape))
-    op.operands = [*op.operands, value]
+    op.operands = [*op.operands[:3], value, *op.operands[4:]]  # operand 3, in place of a none value
 
 
 def _int8_weight(value) -> bool:

@@ -98,9 +98,8 @@ def deploy(args: argparse.Namespace) -> int:
     from tpudsl.backend.codegen import without_instructions
 
     missing = without_instructions(top.module)
-    what = "asymmetric INT8 (zero points)" if args.asymmetric else describe(missing) if missing is not None else None
-    if what is not None:
-        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {what} yet, "
+    if missing is not None:
+        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} yet, "
               f"so {args.model} is not written", file=sys.stderr)
         return 0
     # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
