@@ -150,7 +150,8 @@ def _matmul_q(m: Memory, r: isa.BdcMatMulQ) -> None:
     left_zp, right_zp, (_, out_zp, out_dtype) = getattr(r, "left_zp", 0), getattr(r, "right_zp", 0), _zps(r)
     left = m.read_local(r.left_addr, (rows, r.k, 1, 1), numpy_dtype(r.dtype)).reshape(r.batch, r.m, r.k)
     right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(getattr(r, "right_dtype", r.dtype)))
-    acc = arith_int8.exact((left.astype(np.float64) - left_zp) @ (right.reshape(r.batch, r.k, r.n_out) - right_zp))
+    right = right.reshape(r.batch, r.k, r.n_out).astype(np.float64) - right_zp
+    acc = arith_int8.exact((left.astype(np.float64) - left_zp) @ right)
     if r.bias_addr != isa.NO_ADDR:
         acc = acc + m.read_local(r.bias_addr, (1, r.n_out, 1, 1), I32).reshape(r.n_out)
     multiplier, rshift = r.multiplier, r.rshift
