@@ -23,6 +23,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from tests.backend_support import compile_for
 from tests.models import mobilenetv2, resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
@@ -243,9 +244,9 @@ def test_random_graphs_asymmetric_close_to_top(tmp_path_factory):
     assert seen["uint8"] >= seen["examples"] / 2 and seen["int8 with zero point"] >= seen["examples"] / 2, seen
 
 
-def test_the_backend_names_the_first_op_with_a_zero_point(tmp_path):
-    """A Cast and an Add the backend has records for in symmetric INT8, here with a zero point:
-    codegen.without_instructions names the Cast (model_deploy then stops after the Tpu check)."""
+def test_a_cast_and_an_add_with_a_zero_point_compile_bit_exact(tmp_path):
+    """A Cast and an Add with a zero point have records (BdcRequantZ, BdcBinaryQZ): nothing is left
+    without instructions, and the cmodel computes what the Tpu interpreter computes."""
     q = "tensor<1x4x!quant.uniform<i8:f32, 1.000000e-02:-3>>"
     (tmp_path / "m.mlir").write_text(f'''module attributes {{module.name = "m", module.state = "TPU_LOWERED", module.mode = "INT8", module.chip = "bm1684x"}} {{
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {{
@@ -257,5 +258,10 @@ def test_the_backend_names_the_first_op_with_a_zero_point(tmp_path):
   }}
 }}
 ''')
-    op = without_instructions(load_module(tmp_path / "m.mlir").module)
-    assert op is not None and op.name == "tpu.Cast" and "x_int8" in str(op.location)
+    top = load_module(tmp_path / "m.mlir")
+    assert without_instructions(top.module) is None
+    feed = {"x": np.linspace(-2, 2, 4, dtype=np.float32).reshape(1, 4)}
+    want = run(top, feed)["y"]
+    bm = compile_for(top, "bm1684x", str(tmp_path / "m.bmodel"))
+    assert {type(r).__name__ for r in isa.decode(bm.commands)} >= {"BdcRequantZ", "BdcBinaryQZ"}
+    assert np.array_equal(run_bmodel(bm, feed)[0]["y"], want)
