@@ -37,6 +37,14 @@ ACTIVATIONS = ("Relu", "Sigmoid", "Tanh")
 KINDS = ("conv", "maxpool", "avgpool", "add", "mul", "concat", "act")  # the first op of `networks(first=KIND)`
 
 
+def graph_with_input(draw, n: int, c: int, h: int, w: int) -> tuple[Graph, tuple[int, int, int, int]]:
+    """A Graph of a drawn seed and its input "x" of a drawn shape up to (n, c, h, w) (h >= 3, w >= 2)."""
+    g = Graph(np.random.default_rng(draw(st.integers(0, 2**16))))
+    x = (draw(st.integers(1, n)), draw(st.integers(1, c)), draw(st.integers(3, h)), draw(st.integers(2, w)))
+    g.shapes["x"] = x
+    return g, x
+
+
 @st.composite
 def networks(draw, first: str):
     """(model, shape): a chain of 1-4 ops that all have an INT8 form, `first` (one of KINDS) first,
@@ -44,10 +52,7 @@ def networks(draw, first: str):
     with bias after a Flatten, or MatMul on the last dim). The test gives each kind the same number
     of examples as `first`: hypothesis's draws of a kind cluster (a 1-in-12 kind was in 0 of 50
     examples of some random runs), a fixed first kind cannot."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    g = Graph(rng)
-    x = (draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(3, 160)), draw(st.integers(2, 64)))
-    g.shapes["x"] = x
+    g, x = graph_with_input(draw, 4, 6, 160, 64)
     tensors = ["x"]
     for kind in [first] + [None] * draw(st.integers(0, 3)):
         src = draw(st.sampled_from(tensors[-2:]))

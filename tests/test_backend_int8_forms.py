@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tests.backend_support import int8_bit_exact, int8_module
 from tests.test_backend_cmodel import Graph, _secs
+from tests.test_backend_int8 import graph_with_input
 from tpudsl.backend import isa
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import run_bmodel
@@ -37,10 +38,7 @@ def networks(draw, first: str):
     count_include_pad 0), `first` (one of KINDS) first and read by the second, each other reading the
     last tensor or the one before (same shapes throughout). The test gives each kind the same number of examples as
     `first`: hypothesis's draws of a kind cluster, a fixed first kind cannot."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    g = Graph(rng)
-    x = (draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(3, 120)), draw(st.integers(2, 48)))
-    g.shapes["x"] = x
+    g, x = graph_with_input(draw, 3, 5, 120, 48)
     tensors = ["x"]
     for i, kind in enumerate([first] + [None] * draw(st.integers(1, 3))):
         src = draw(st.sampled_from(tensors[-2:])) if i != 1 else tensors[-1]  # `first`'s result is always read

@@ -17,8 +17,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from tests.backend_support import int8_bit_exact, int8_module
-from tests.test_backend_cmodel import Graph, _secs
+from tests.test_backend_cmodel import _secs
 from tests.test_backend_int8 import KINDS as INT8_KINDS
+from tests.test_backend_int8 import graph_with_input
 from tests.test_backend_int8 import networks as int8_networks
 from tests.test_backend_int8_forms import KINDS as FORM_KINDS
 from tests.test_backend_int8_forms import networks as form_networks
@@ -33,10 +34,7 @@ def networks(draw, first: str):
     """(model, shape): `first` (a ConvTranspose, a Softmax along C, H or W, or a MatMul on the last
     dim by a weight, quantized per column) then 0-2 of those, 3x3 convs, average pools and Adds,
     each reading the last tensor."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    g = Graph(rng)
-    x = (draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(3, 160)), draw(st.integers(2, 40)))
-    g.shapes["x"] = x
+    g, x = graph_with_input(draw, 2, 4, 160, 40)
     tensors = ["x"]
     for kind in [first] + [None] * draw(st.integers(0, 2)):
         src = tensors[-1]
@@ -45,7 +43,8 @@ def networks(draw, first: str):
         if kind == "deconv" and h * w <= 3200:  # else an Add: the cmodel's time
             s = draw(st.integers(1, 2))
             k, d = draw(st.integers(s, 3)), draw(st.integers(1, 2))  # k >= s: every output row reads input
-            p0, p1, extra = draw(st.integers(0, (k - 1) * d)), draw(st.integers(0, (k - 1) * d)), draw(st.integers(0, s - 1))
+            p0, p1 = draw(st.integers(0, (k - 1) * d)), draw(st.integers(0, (k - 1) * d))
+            extra = draw(st.integers(0, s - 1))
             size = [(v - 1) * s + (k - 1) * d + 1 - p0 - p1 + extra for v in (h, w)]
             oc = draw(st.integers(1, 4))
             ins = [src, g.const((c, oc, k, k))] + ([g.const((oc,))] if draw(st.booleans()) else [])
@@ -72,7 +71,8 @@ def _features(records: list[isa.Record], text: str) -> set[str]:
     """What an example exercised, by its records and the compiled module's text."""
     names = {type(r).__name__ for r in records}
     names |= {"BdcDeconvQ stride 2" for r in records if isinstance(r, isa.BdcDeconvQ) and r.sh == 2}
-    names |= {"BdcMatMulQZ per column" for r in records if isinstance(r, isa.BdcMatMulQZ) and r.quant_addr != isa.NO_ADDR}
+    names |= {"BdcMatMulQZ per column" for r in records
+              if isinstance(r, isa.BdcMatMulQZ) and r.quant_addr != isa.NO_ADDR}
     names |= {"zero point" for r in records if any(getattr(r, k, 0) for k in ("in_zp", "out_zp", "a_zp", "b_zp"))}
     names |= {"BdcRequantZ requantizes" for r in records if isinstance(r, isa.BdcRequantZ)
               and isa.DTYPE_NAMES[r.dtype] in ("i8", "u8") and isa.DTYPE_NAMES[r.out_dtype] in ("i8", "u8")}

@@ -302,7 +302,8 @@ def test_footprint_is_what_the_cmodel_touches(cls):
         seen[len(fp.reads)] += 1
 
     check()
-    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcLayerNorm):  # with and without optional operands
+    # with and without optional operands
+    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcLayerNorm):
         assert len(seen) >= 2, seen
 
 

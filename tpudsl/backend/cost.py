@@ -37,7 +37,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
     elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast, isa.BdcLut, isa.BdcRequant,
                         isa.BdcQuantCast, isa.BdcReduce, isa.BdcRequantZ)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
-    elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm, isa.BdcGroupNorm, isa.BdcSoftmaxQ)):  # reduce, subtract, reduce, scale: 4 passes
+    elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm, isa.BdcGroupNorm,
+                        isa.BdcSoftmaxQ)):  # reduce, subtract, reduce, scale: 4 passes
         work = 4 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcPad):  # every output element written once
         work = (rounds(r.c + r.pc0 + r.pc1) * (r.n + r.pn0 + r.pn1) * (r.h + r.ph0 + r.ph1) * (r.w + r.pw0 + r.pw1)

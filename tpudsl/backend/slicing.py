@@ -444,7 +444,8 @@ def whole_tiles(op: Operation) -> list[Tile]:
     if kind == "deconv":  # an INT8 deconv's bias is the merged (bias, multiplier, rshift) tile
         tiles = [deconv_filter(op)]
         if len(present) > 1:
-            tiles.append(whole(present[1], (1, shape_of(op.results[0])[1], 1, 3 if attrs_of(op)["coeff_merged"] else 1)))
+            merged = 3 if attrs_of(op)["coeff_merged"] else 1
+            tiles.append(whole(present[1], (1, shape_of(op.results[0])[1], 1, merged)))
         return tiles
     if kind == "matmul":
         batch, _, k, n_out = matmul_dims(op)
@@ -715,8 +716,9 @@ def check_int8(op: Operation, merged: bool = True) -> None:
         raise TpudslError(f"backend: {describe(op)}: INT8 {op.name[4:]} needs 2 multipliers and one rshift, has "
                           f"{a['multipliers']}, {a['rshifts']}")
     if merged and op.name in ("tpu.Conv2D", "tpu.Deconv") and not a["coeff_merged"]:
-        raise TpudslError(f"backend: {describe(op)}: an INT8 {op.name[4:].lower().removesuffix('2d')}'s bias, multipliers and shifts are one "
-                          f"merged coefficient; run --weight-reorder first")
+        what = "conv" if op.name == "tpu.Conv2D" else "deconv"
+        raise TpudslError(f"backend: {describe(op)}: an INT8 {what}'s bias, multipliers and shifts are one merged "
+                          f"coefficient; run --weight-reorder first")
     if op.name == "tpu.Lut" and (shape_of(op.operands[1]) != (256,) or ESIZE[dtype_of(op.operands[1])] != 1):
         raise TpudslError(f"backend: {describe(op)}: the table must be 256 int8 entries, not {op.operands[1].type}")
     if op.name == "tpu.Pool2D" and a["pool_mode"] == "Avg" and any(a["pads"]) and not a["count_include_pad"] \

@@ -99,8 +99,8 @@ def deploy(args: argparse.Namespace) -> int:
 
     missing = without_instructions(top.module)
     if missing is not None:
-        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} yet, "
-              f"so {args.model} is not written", file=sys.stderr)
+        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} "
+              f"yet, so {args.model} is not written", file=sys.stderr)
         return 0
     # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
     _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")
