@@ -3,9 +3,12 @@ same input (both in this process, numpy pinned to one thread), the cost model's 
 the engines overlapped by schedule.py), the instruction count and the .bmodel's size; outputs checked
 to agree (F32: 1e-5 relative; INT8: bit-exact).
 INT8 calibrates (minmax) on two random samples first, and compiles as model_deploy does
-(--weight-reorder merges the conv coefficients); sections `cmodel` and `cmodel_int8`.
+(--weight-reorder merges the conv coefficients); sections `cmodel` and `cmodel_int8`. With
+--asymmetric (INT8 with zero points, uint8 tensors: the records 53-59), section `cmodel_int8_asym`,
+which also compiles the symmetric model for its cycles.
 
-    .venv/bin/python bench/cmodel.py [--quantize F32|INT8] [--size 224] [--chip bm1684x] [--runs 3] [--no-write]
+    .venv/bin/python bench/cmodel.py [--quantize F32|INT8] [--asymmetric] [--size 224] [--chip bm1684x] [--runs 3]
+        [--no-write]
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ from collections import Counter  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from tests.backend_support import compile_for, interpret, lowered  # noqa: E402
-from tests.test_backend_int8 import compile_int8, int8_module  # noqa: E402
+from tests.backend_support import compile_for, compile_int8, int8_module, interpret, lowered  # noqa: E402
 from tests.models import resnet18  # noqa: E402
 from tpudsl.backend import cost, isa  # noqa: E402
 from tpudsl.backend.chips import chip_named  # noqa: E402
@@ -43,13 +45,20 @@ def main() -> None:
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quantize", choices=["F32", "INT8"], default="F32")
+    ap.add_argument("--asymmetric", action="store_true")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    asym = args.quantize == "INT8" and args.asymmetric
+    sym_cycles = None
     model, shape = resnet18(input_size=args.size, num_classes=1000), (1, 3, args.size, args.size)
     with tempfile.TemporaryDirectory() as d:
         if args.quantize == "INT8":  # two copies: the interpreter does not run merged coefficients
-            top, compiled, compile_ = (int8_module(model, shape, Path(d), args.chip),
-                                       int8_module(model, shape, Path(d), args.chip), compile_int8)
+            top, compiled, compile_ = (int8_module(model, shape, Path(d), args.chip, asymmetric=asym),
+                                       int8_module(model, shape, Path(d), args.chip, asymmetric=asym), compile_int8)
+            if asym:  # the symmetric compilation's cycles, to compare
+                sym = compile_int8(int8_module(model, shape, Path(d), args.chip), os.path.join(d, "sym.bmodel"))
+                sym_cycles = (sym.header["estimated_cycles"], sym.header["overlapped_cycles"], sym.header["gdma_count"],
+                              sym.header["bdc_count"], len(sym.commands))
         else:
             top = compiled = lowered(model, "F32", args.chip)
             compile_ = lambda t, p: compile_for(t, args.chip, p)  # noqa: E731
@@ -78,7 +87,7 @@ def main() -> None:
         f"max relative error {err:.2e}"
     h = bm.header
     total = sum(cycles.values())
-    key = "cmodel" if args.quantize == "F32" else "cmodel_int8"
+    key = "cmodel" if args.quantize == "F32" else "cmodel_int8_asym" if asym else "cmodel_int8"
     busy, records = Counter(), isa.decode(bm.commands)
     for r in records:
         busy[r.ENGINE] += cost.cycles(r, chip_named(args.chip))
@@ -88,11 +97,12 @@ def main() -> None:
     sched_s = (time.perf_counter() - t) / 10
     chip_mhz = {"bm1684x": 1000, "bm1688": 900, "tiny": 100}[args.chip]
     ci, cc = statistics.median(interp_times), statistics.median(cmodel_times)
+    mode = f"{args.quantize}{' asymmetric' if asym else ''}"
     text = "\n".join([
-        f"## {key}: ResNet-18-shaped {args.quantize} on the cmodel vs the Tpu interpreter",
+        f"## {key}: ResNet-18-shaped {mode} on the cmodel vs the Tpu interpreter",
         "",
-        f"Command: `.venv/bin/python bench/cmodel.py --quantize {args.quantize} --size {args.size} --chip {args.chip} "
-        f"--runs {args.runs}`",
+        f"Command: `.venv/bin/python bench/cmodel.py --quantize {args.quantize}{' --asymmetric' if asym else ''} "
+        f"--size {args.size} --chip {args.chip} --runs {args.runs}`",
         f"({time.strftime('%Y-%m-%d %H:%M')}, one numpy thread, machine shared with other jobs, "
         f"load average {os.getloadavg()[0]:.1f}).",
         "",
@@ -110,6 +120,12 @@ def main() -> None:
         f"{h['activation_mem_bytes']} bytes (reused by liveness)",
         f"- compile ({'weight-reorder, ' if args.quantize == 'INT8' else ''}address-assign, layer-group, codegen) "
         f"{compile_s:.2f} s; output {agree}",
+        *([] if sym_cycles is None else [
+            f"- symmetric INT8, the same model and calibration: {sym_cycles[0]} cycles serial, {sym_cycles[1]} "
+            f"overlapped, {sym_cycles[2]} GDMA + {sym_cycles[3]} BDC, {sym_cycles[4]} bytes of commands: "
+            f"**asymmetric/symmetric = {total / sym_cycles[0]:.3f} serial, {h['overlapped_cycles'] / sym_cycles[1]:.3f} "
+            f"overlapped** (the cost model charges a record by its elements, zero points or not; the zero-point "
+            f"fields cost {len(bm.commands) - sym_cycles[4]} bytes of commands)"]),
     ])
     print(text)
     if not args.no_write:

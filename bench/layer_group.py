@@ -27,7 +27,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tests.backend_support import lowered  # noqa: E402
-from tests.test_backend_int8 import int8_module  # noqa: E402
+from tests.backend_support import int8_module  # noqa: E402
 from tests.models import mobilenetv2, resnet18  # noqa: E402
 from tpudsl.backend import isa  # noqa: E402
 from tpudsl.backend.bmodel import read_bmodel  # noqa: E402

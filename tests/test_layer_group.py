@@ -30,7 +30,7 @@ from tests.backend_support import (
 from tests.models import resnet18
 from tests.test_backend_cmodel import Graph, _window
 from tests.test_backend_int8 import KINDS as INT8_KINDS
-from tests.test_backend_int8 import int8_module
+from tests.backend_support import int8_module
 from tests.test_backend_int8 import networks as int8_networks
 from tests.test_text_oracle import upstream
 from tpudsl.backend import isa
