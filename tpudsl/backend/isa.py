@@ -13,6 +13,8 @@ element strides): a strided view, so one GDMA record also transposes (MatMul's r
 INT8 records (opcodes 40-47) are the float records' fields plus their requantization: the
 multiplier, the right shift and the round mode of docs/quantization.md ("INT8 arithmetic"); a conv's
 per-channel (bias, multiplier, rshift) are one int32 whole tile, what --weight-reorder merges.
+Opcodes 53-59 are the INT8 forms added later: Deconv, Softmax, per-column MatMul and the records
+with zero points of asymmetric INT8 (docs/bmodel.md lists their fields).
 """
 
 from __future__ import annotations
