@@ -17,7 +17,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from tests.backend_support import int8_bit_exact, int8_module
-from tests.test_backend_cmodel import _secs
+from tests.test_backend_cmodel import Graph, _secs
 from tests.test_backend_int8 import KINDS as INT8_KINDS
 from tests.test_backend_int8 import graph_with_input
 from tests.test_backend_int8 import networks as int8_networks
@@ -193,3 +193,29 @@ def test_softmax_q_record_is_its_definition(seed, out_zp, dst, scale, c):
         want = [max(lo, min(hi, _round_half_away(Fraction((v / sum(e)) / scale)) + out_zp)) for v in e]
         assert got[0, :, 0, j].tolist() == want
     event("saturated" if (got == lo).any() or (got == hi).any() else "in range")
+
+
+def test_unmerged_per_column_matmul_and_deconv_are_errors_naming_them(tmp_path):
+    """Before --weight-reorder an INT8 Deconv has no merged tile and a per-column MatMul no `multi`
+    operand: layer-group stops naming each; after it, a second --weight-reorder changes nothing."""
+    import pytest
+
+    from tpudsl.dialects import make_context
+    from tpudsl.ir.diagnostics import TpudslError
+    from tpudsl.passes import pass_class
+
+    g = Graph(np.random.default_rng(2))
+    g.shapes["x"] = (1, 2, 5, 4)
+    d = g.node("ConvTranspose", ["x", g.const((2, 3, 2, 2))], (1, 3, 10, 8), kernel_shape=[2, 2], strides=[2, 2])
+    m = g.node("MatMul", ["x", g.const((4, 3))], (1, 2, 5, 3))  # its own model: x -> MatMul
+    for last, error, merged in ((m, "per-column multipliers and shifts are the `multi` operand", "tensor<1x3x1x2xi32>"),
+                                (d, "an INT8 deconv's bias, multipliers and shifts are one merged",
+                                 "coeff_merged = true")):
+        top = int8_module(g.model({"x": (1, 2, 5, 4)}, last), (1, 2, 5, 4), tmp_path, matmul_perchannel=True)
+        with pytest.raises(TpudslError, match=error):
+            for p in ("address-assign", "layer-group"):
+                pass_class(p)().apply(make_context(), top.module)
+        pass_class("weight-reorder")().apply(make_context(), top.module)
+        once = print_module(top.module)
+        pass_class("weight-reorder")().apply(make_context(), top.module)
+        assert print_module(top.module) == once and merged in once
