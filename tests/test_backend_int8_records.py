@@ -219,3 +219,37 @@ def test_unmerged_per_column_matmul_and_deconv_are_errors_naming_them(tmp_path):
         once = print_module(top.module)
         pass_class("weight-reorder")().apply(make_context(), top.module)
         assert print_module(top.module) == once and merged in once
+
+
+def test_per_axis_zero_points_are_an_error_naming_them(tmp_path):
+    """The records hold one zero point per tensor: a per-channel filter with zero points (written by
+    hand; the lowering's weights are symmetric) is refused, naming them."""
+    from tpudsl.backend.codegen import without_instructions
+    from tpudsl.backend.slicing import check_modelled
+    from tpudsl.ir.diagnostics import TpudslError
+    from tpudsl.ir.module import load_module
+
+    q = "!quant.uniform<i8:f32, 1.000000e-02>"
+    w = "!quant.uniform<i8<-127:127>:f32:0, {1.000000e-02:3,2.000000e-02}>"
+    (tmp_path / "m.mlir").write_text(f'''module attributes {{module.name = "m", module.state = "TPU_LOWERED", module.mode = "INT8", module.chip = "tiny", module.weight_file = "w.npz"}} {{
+  func.func @main(%arg0: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {{
+    %0 = "top.Input"(%arg0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("x")
+    %1 = "tpu.Cast"(%0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4x{q}> loc("x_int8")
+    %2 = "top.Weight"() : () -> tensor<2x1x1x1x{w}> loc("w")
+    %3 = "top.None"() : () -> none loc("none")
+    %4 = "tpu.Conv2D"(%1, %2, %3) {{kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], with_bias = false, multiplier = [1, 1], rshift = [0, 0]}} : (tensor<1x1x4x4x{q}>, tensor<2x1x1x1x{w}>, none) -> tensor<1x2x4x4x{q}> loc("conv")
+    %5 = "tpu.Cast"(%4) : (tensor<1x2x4x4x{q}>) -> tensor<1x2x4x4xf32> loc("y")
+    return %5 : tensor<1x2x4x4xf32>
+  }}
+}}
+''')
+    np.savez(tmp_path / "w.npz", w=np.ones((2, 1, 1, 1), np.int8))
+    top = load_module(tmp_path / "m.mlir")
+    conv = next(op for op in top.main_func().walk() if op.name == "tpu.Conv2D")
+    assert without_instructions(top.module) is conv
+    try:
+        check_modelled(conv)
+    except TpudslError as e:
+        assert 'op "conv": per-axis zero points [3, 0] are not modelled' in str(e), str(e)
+    else:
+        raise AssertionError("no error")

@@ -75,7 +75,7 @@ def dtype_of(value: SSAValue) -> str:
 
 def zero_point(value: SSAValue) -> int:
     """The stored value of 0.0 of a per-tensor `!quant.uniform` (asymmetric INT8); 0 otherwise
-    (per-axis weights are symmetric)."""
+    (per-axis weights are symmetric: check_int8 refuses per-axis zero points)."""
     element = value.type.element_type  # type: ignore[attr-defined]
     return element.zero_point if isinstance(element, UniformQuantizedType) and not element.is_per_axis else 0
 
@@ -704,6 +704,10 @@ def check_int8(op: Operation, merged: bool = True) -> None:
                           f"{', '.join(n[4:] for n in INT8_OPS)})")
     if a.get("quant_mode", "MultiplierShift") != "MultiplierShift":
         raise TpudslError(f"backend: {describe(op)}: quant_mode={a['quant_mode']} is not modelled")
+    for v in [*op.operands, *op.results]:  # the records hold one zero point per tensor
+        e = getattr(v.type, "element_type", None)
+        if isinstance(e, UniformQuantizedType) and e.is_per_axis and any(e.zero_points):
+            raise TpudslError(f"backend: {describe(op)}: per-axis zero points {list(e.zero_points)} are not modelled")
     if op.name == "tpu.RequantInt" and len(a["multiplier"]) != 1:
         raise TpudslError(f"backend: {describe(op)}: multiplier={a['multiplier']} (per channel) is not modelled")
     if op.name == "tpu.MatMul":
