@@ -125,7 +125,10 @@ def softmax(x: np.ndarray, tables: np.ndarray, scale: float, zp: int, out_dtype:
     xi = np.asarray(x, np.int64)
     d = xi.max(axis=1, keepdims=True) - xi
     e = tables[np.arange(x.shape[1])[None, :, None, None], d].astype(np.int64)
-    return quantize(e / e.sum(axis=1, keepdims=True), scale, zp, out_dtype)
+    total = e.sum(axis=1, keepdims=True)
+    if (total == 0).any():
+        raise Int8Error("a softmax row whose exp table entries sum to 0")
+    return quantize(e / total, scale, zp, out_dtype)
 
 
 def lut(x: np.ndarray, tables: np.ndarray) -> np.ndarray:
