@@ -150,12 +150,15 @@ def matmul(draw, q=False):
 
 
 @st.composite
-def binary(draw, q=False):
+def binary(draw, q=False, x=False):
     shape = [draw(dims) for _ in range(4)]
     a, b = ([draw(st.sampled_from([d, 1])) for d in shape] for _ in range(2))
     dt = I8 if q else draw(st.sampled_from(list(DT.values())))
     op = draw(st.sampled_from([isa.BINARY_OPS[k] for k in ("Add", "Sub", "Mul")]) if q else st.integers(0, 4))
     fields = (dt, op, draw(laddr()), *a, draw(laddr()), *b, draw(laddr()), *[max(x, y) for x, y in zip(a, b)], 0, -1.0)
+    if x:  # BdcBinaryX: its own ops (all but Clip) and a reverse flag
+        op = draw(st.integers(0, isa.ELEMENTWISE_X_OPS["Clip"] - 1))
+        return isa.BdcBinaryX(dt, op, draw(st.integers(0, 1)), *fields[2:])
     if not q:
         return isa.BdcBinary(*fields)
     m0, m1, (_, shift, mode) = draw(st.integers(-(2**15), 2**15)), draw(st.integers(-(2**15), 2**15)), draw(requant)
@@ -255,6 +258,18 @@ RECORDS = {
     isa.BdcGroupNorm: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcGroupNorm(
         dt, i, n, c, h, w, d(st.one_of(st.just(isa.NO_ADDR), laddr())), d(st.one_of(st.just(isa.NO_ADDR), laddr())),
         o, d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0])), 1e-5)),
+    isa.BdcScale: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcScale(dt, i, n, c, h, w, d(laddr()), d(laddr()), o,
+                                                                     d(st.integers(0, 1)), -1.0)),
+    isa.BdcActiveX: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcActiveX(
+        dt, d(st.integers(0, len(isa.ACTIVE_EXTRA_MODES) - 1)), i, n, c, h, w, o, 0.5, 0.5)),
+    isa.BdcRMSNorm: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRMSNorm(
+        dt, i, n, c, h, w, d(st.one_of(st.just(isa.NO_ADDR), laddr())), o, 1e-5)),
+    isa.BdcPadReflect: unary(lambda d, dt, i, n, c, h, w, o: _pad_reflect(d, dt, i, n, c, h, w, o)),
+    isa.GdmaGather: unary(lambda d, dt, i, n, c, h, w, o: _gather(d, dt, n, c, h, w)),
+    isa.BdcBinaryX: binary(x=True),
+    isa.BdcConstX: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstX(
+        dt, d(st.integers(0, len(isa.ELEMENTWISE_X_OPS) - 1)), d(st.integers(0, 1)), i, n, c, h, w, o, 0.5, 1.5,
+        d(st.integers(0, 1)), -1.0)),
 }
 
 
@@ -263,6 +278,24 @@ def _requant_z(draw, dt, i, n, c, h, w, o):
     src, dst = draw(st.sampled_from([(I8, U8), (U8, I8), (I8, I8), (dt, I8), (dt, U8), (I8, dt), (U8, dt)]))
     return isa.BdcRequantZ(src, dst, i, n, c, h, w, o, draw(st.integers(-128, 127)), draw(st.integers(-128, 127)),
                            *draw(requant), draw(st.integers(0, 1)), -1.0, 0.5)
+
+
+def _pad_reflect(draw, dt, i, n, c, h, w, o):
+    """The whole input in the slice; any window of the padded output's elements along N and H."""
+    pn0, ph0 = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    out_n, out_h = n + pn0 + draw(st.integers(0, 2)), h + ph0 + draw(st.integers(0, 2))
+    on0, oh0 = draw(st.integers(0, out_n - 1)), draw(st.integers(0, out_h - 1))
+    pc, pw = [draw(st.integers(0, 2)) for _ in range(2)], [draw(st.integers(0, 2)) for _ in range(2)]
+    return isa.BdcPadReflect(dt, draw(st.integers(0, 1)), i, n, c, h, w, 0, 0, n, h, o,
+                             draw(st.integers(1, out_n - on0)), draw(st.integers(1, out_h - oh0)), on0, oh0,
+                             pn0, *pc, ph0, *pw)
+
+
+def _gather(draw, dt, outer, axis, inner, count):
+    """Indices (zeros in the test memory: valid) and slabs at colliding global offsets."""
+    at = lambda: st.integers(0, GMEM // 4 - 1).map(lambda a: CHIP.gmem_start + a)  # noqa: E731
+    return isa.GdmaGather(draw(at()), draw(at()), draw(at()), dt, outer, axis, inner, count,
+                          draw(st.sampled_from([1, 2, 4])))
 
 
 def _upsample(draw, dt, i, n, c, h, w, o):

@@ -12,6 +12,7 @@ instruction of each op to its location name (what the cmodel's messages and --pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import astuple, dataclass, field, replace
 
 import numpy as np
@@ -21,18 +22,19 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from tpudsl.backend import isa
+from tpudsl.backend import coverage, isa
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import group_members, module_chip
 from tpudsl.backend.schedule import schedule
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, attrs_of,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, as4d, attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
-                                    interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths, zero_point,
+                                    gather_view, interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths,
+                                    zero_point,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.dialects.opdef import SPECS, describe, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 
@@ -104,6 +106,16 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         xs, ys = shape_of(op.operands[0]), shape_of(op.results[0])
         return isa.BdcInterp(dtype, *interp_codes(op), *_local(ins[0]), out[0], out[1].shape[2], ys[3],
                              ins[0][1].start[2], out[1].start[2], xs[2], ys[2], a["scale_h"], a["scale_w"])
+    if kind == "pad" and a["mode"] in isa.REFLECT_MODES:
+        (pn0, _), (pc0, pc1), (ph0, _), (pw0, pw1) = pad_widths(op)
+        xs, x, y = as4d(op, shape_of(op.operands[0])), ins[0][1], out[1]
+        return isa.BdcPadReflect(dtype, isa.REFLECT_MODES[a["mode"]], *_local(ins[0]), x.start[0], x.start[2], xs[0],
+                                 xs[2], out[0], y.shape[0], y.shape[2], y.start[0], y.start[2], pn0, pc0, pc1, ph0,
+                                 pw0, pw1)
+    if kind == "scale":
+        return isa.BdcScale(dtype, *_local(ins[0]), whole[0], whole[1], out[0], *_relu(op))
+    if op.name == "tpu.RMSNorm":
+        return isa.BdcRMSNorm(dtype, *_local(ins[0]), whole[0] if whole else isa.NO_ADDR, out[0], float(a["eps"]))
     if kind == "pad":
         pt, pb, pl, pr = plan.pads
         return isa.BdcPad(dtype, isa.PAD_MODES[a["mode"]], *_local(ins[0]), out[0], *plan.npads, *pad_widths(op)[1],
@@ -119,6 +131,8 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         present = iter(whole)
         weight, bias = (next(present) if isinstance(v.type, TensorType) else isa.NO_ADDR for v in op.operands[1:3])
         return isa.BdcLayerNorm(dtype, *_local(ins[0]), weight, bias, out[0], float(a["eps"]))
+    if op.name in _ELEMENTWISE_X:
+        return _elementwise_x(op, dtype, ins, out)
     if kind == "binary":
         return isa.BdcBinary(dtype, isa.BINARY_OPS[op.name[4:]], *_local(ins[0]), *_local(ins[1]), *_local(out),
                              *_relu(op))
@@ -129,10 +143,40 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
     if name == "Cast":
         return isa.BdcCast(isa.DTYPES[dtype_of(op.operands[0])], dtype, *_local(ins[0]), out[0])
     mode = {"Relu": "RELU", "LeakyRelu": "LEAKY_RELU"}.get(name) or a["mode"]
+    if mode in isa.ACTIVE_EXTRA_MODES:  # check_modelled accepted its coeffs
+        coeffs = [*(a.get("coeffs") or []), 0.0, 0.0]
+        return isa.BdcActiveX(dtype, isa.ACTIVE_EXTRA_MODES[mode], *_local(ins[0]), out[0], *coeffs[:2])
     if mode not in isa.ACTIVE_MODES:
         raise TpudslError(f"codegen: {describe(op)}: mode {mode} has no instruction")
     limit = a["alpha"] if name == "LeakyRelu" else a.get("relu_limit", -1.0)
     return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(limit))
+
+
+# The Tpu ops BdcBinaryX / BdcConstX compute: attributes -> (isa.ELEMENTWISE_X_OPS key, reverse,
+# value, value2) (the values of the constant forms; a binary op's are unused).
+_ELEMENTWISE_X: dict[str, Callable[[AttrView], tuple[str, bool, float, float]]] = {
+    "tpu.Div": lambda a: ("Div", a["is_reverse"], 0.0, 0.0),
+    "tpu.Pow3": lambda a: ("Pow", False, 0.0, 0.0),
+    "tpu.Mod": lambda a: ("Mod", False, 0.0, 0.0),
+    "tpu.Remainder": lambda a: ("Remainder", False, 0.0, 0.0),
+    "tpu.Compare": lambda a: (a["mode"], False, 0.0, 0.0),
+    "tpu.PReluOp": lambda a: ("PRelu", False, 0.0, 0.0),
+    "tpu.Clip": lambda a: ("Clip", False, a["min"], a["max"]),
+    "tpu.Reciprocal": lambda a: ("Div", True, a["const_val"], 0.0),
+    "tpu.Pow": lambda a: ("Pow", False, a["exponent"], 0.0),
+    "tpu.Pow2": lambda a: ("Pow", True, a["const_val"], 0.0),
+    "tpu.CompareConst": lambda a: (a["mode"], a["inversed"], a["const_val"], 0.0),
+}
+
+
+def _elementwise_x(op: Operation, dtype: int, ins: list[tuple[int, Tile]], out: tuple[int, Tile]) -> isa.Record:
+    key, reverse, value, value2 = _ELEMENTWISE_X[op.name](attrs_of(op))
+    code = isa.ELEMENTWISE_X_OPS[key]
+    if len(ins) == 2:
+        return isa.BdcBinaryX(dtype, code, int(bool(reverse)), *_local(ins[0]), *_local(ins[1]), *_local(out),
+                              *_relu(op))
+    return isa.BdcConstX(dtype, code, int(bool(reverse)), *_local(ins[0]), out[0], float(value), float(value2),
+                         *_relu(op))
 
 
 # tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md);
@@ -242,12 +286,16 @@ class _Lmem:
 
 
 def _gather(op: Operation, top: TopModule | None, prog: Program) -> None:
-    """Gather: one global copy per slab (slicing.gather_copies); its indices must be a weight."""
+    """Gather: constant (weight) indices are one global copy per slab (slicing.gather_copies);
+    computed indices one GdmaGather, which reads them from global memory at run time."""
     indices = op.operands[1].owner
-    if top is None or getattr(indices, "name", None) != "top.Weight":
-        raise TpudslError(f"codegen: {describe(op)}: only constant (weight) indices have instructions")
     esize = ESIZE[dtype_of(op.results[0])]
     src, dst = address_of(op.operands[0]), address_of(op.results[0])
+    if top is None or getattr(indices, "name", None) != "top.Weight":
+        outer, axis, inner, count = gather_view(op)
+        prog.records.append(isa.GdmaGather(src, address_of(op.operands[1]), dst,  # type: ignore[arg-type]
+                                           isa.DTYPES[dtype_of(op.operands[1])], outer, axis, inner, count, esize))
+        return
     for s, d, count in gather_copies(op, top.weight_of(indices)):  # type: ignore[arg-type]
         prog.records.append(isa.GdmaCopy(src + s * esize, dst + d * esize, count * esize))  # type: ignore[operator]
 
@@ -295,8 +343,7 @@ def _int_attr(module: ModuleOp, key: str) -> int:
 def without_instructions(module: ModuleOp) -> Operation | None:
     """The first op codegen has no instructions for (None: the module can be compiled)."""
     for op in module.walk():
-        if op.name.startswith("tpu.") and (op.name not in KINDS and op.name not in GLOBAL_ONLY
-                                           or is_int8(op) and not _int8_modelled(op)):
+        if op.name.startswith("tpu.") and (coverage.refusal(op) is not None or is_int8(op) and not _int8_modelled(op)):
             return op
     return None
 

@@ -47,6 +47,14 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = (1 + r.mode) * 2 * rounds(r.c) * r.n * r.oh * r.ow / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcUpsample):
         work = rounds(r.c) * r.n * r.oh * r.w * r.sw / chip.macs_per_cycle_per_lane
+    elif isinstance(r, (isa.BdcScale, isa.BdcActiveX, isa.BdcBinaryX, isa.BdcConstX)):
+        work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcRMSNorm):  # square-and-reduce, then scale: 2 passes
+        work = 2 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcPadReflect):  # every output element written once
+        work = rounds(r.c + r.pc0 + r.pc1) * r.on * r.oh * (r.w + r.pw0 + r.pw1) / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.GdmaGather):  # the indices read, the gathered slabs moved
+        work = (r.count * _bytes(r.index_dtype) + r.outer * r.count * r.inner * r.esize) / chip.dma_bytes_per_cycle
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

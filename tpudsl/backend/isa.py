@@ -721,6 +721,206 @@ class BdcRequantZ(Record):
     scale: float
 
 
+# ---- records for the Tpu ops the lowering produced without records (issue 11; opcodes 60-66) ----
+
+# BdcActiveX's functions; `coeff0`/`coeff1` are ELU's alpha, HSIGMOID's (alpha, beta), SWISH's beta.
+ACTIVE_EXTRA_MODES = {"SILU": 0, "HSWISH": 1, "HSIGMOID": 2, "ELU": 3, "SWISH": 4, "MISH": 5, "SOFT_PLUS": 6,
+                      "SOFT_SIGN": 7, "LN": 8, "RSQRT": 9, "ERF": 10, "TGELU": 11, "QGELU": 12, "SIN": 13, "COS": 14,
+                      "TAN": 15, "SINH": 16, "COSH": 17, "ARCCOS": 18, "ARCTANH": 19, "SIGN": 20, "CEIL": 21,
+                      "FLOOR": 22, "ROUND": 23}
+REFLECT_MODES = {"reflect": 0, "symmetric": 1}
+
+
+@dataclass(frozen=True)
+class BdcScale(Record):
+    """out = in * scale[c] + bias[c], then the fused relu; scale and bias local (1, c, 1, 1) in the
+    record's dtype (tpu.Scale: a BatchNorm that no conv absorbed)."""
+
+    OPCODE: ClassVar[int] = 60
+    FORMAT: ClassVar[str] = "B5IIIIBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    scale_addr: int
+    bias_addr: int
+    out_addr: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcActiveX(Record):
+    """out = f(in), f by `mode` (ACTIVE_EXTRA_MODES), computed in float32; coeff0/coeff1 as named there."""
+
+    OPCODE: ClassVar[int] = 61
+    FORMAT: ClassVar[str] = "BB5IIff"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    coeff0: float
+    coeff1: float
+
+
+@dataclass(frozen=True)
+class BdcRMSNorm(Record):
+    """out = in / sqrt(mean(in^2) + eps) * gamma along C (across lanes); gamma local (1, c, 1, 1) in
+    the record's dtype, or NO_ADDR."""
+
+    OPCODE: ClassVar[int] = 62
+    FORMAT: ClassVar[str] = "B5IIIf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    gamma_addr: int
+    out_addr: int
+    eps: float
+
+
+@dataclass(frozen=True)
+class BdcPadReflect(Record):
+    """Reflect/symmetric padding of a slice: out (on, c + pc0 + pc1, oh, w + pw0 + pw1) holds output
+    elements on0.. and rows oh0.. of the whole padded tensor (pn0, ph0 pads before along N and H);
+    in holds input elements n0.. and rows h0.. of the (full_n, c, full_h, w) input. Each output index o of a dim reads input index
+    reflect_index(o - before, size) (`reflect_index`), which must lie in the slice."""
+
+    OPCODE: ClassVar[int] = 63
+    FORMAT: ClassVar[str] = "BB5I9I6H"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    n0: int
+    h0: int
+    full_n: int
+    full_h: int
+    out_addr: int
+    on: int
+    oh: int
+    on0: int
+    oh0: int
+    pn0: int
+    pc0: int
+    pc1: int
+    ph0: int
+    pw0: int
+    pw1: int
+
+
+@dataclass(frozen=True)
+class GdmaGather(Record):
+    """Global gather with indices read from global memory: x viewed as (outer, axis, inner) elements
+    of `esize` bytes at `src`, `count` indices (dtype `index_dtype`, integer values, negative ones
+    count from the end) at `idx`; dst (outer, count, inner) = x[:, idx, :]. An index outside
+    [-axis, axis) is a fault naming it."""
+
+    OPCODE: ClassVar[int] = 64
+    FORMAT: ClassVar[str] = "QQQBIIIIB"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    idx: int
+    dst: int
+    index_dtype: int
+    outer: int
+    axis: int
+    inner: int
+    count: int
+    esize: int
+
+
+# The element-wise functions of BdcBinaryX (a op b) and BdcConstX (in op value; reverse: value op in).
+# Comparisons give 1 or 0 (And, Xor: of a != 0 and b != 0; Not: a == 0, b unused); Pow is a ** b;
+# Mod is C's fmod (sign of a), Remainder floors (sign of b); PRelu is a where a >= 0, else a * b;
+# Clip (BdcConstX only, the last) clamps to [value, value2].
+ELEMENTWISE_X_OPS = {"Div": 0, "Pow": 1, "Mod": 2, "Remainder": 3, "Equal": 4, "Greater": 5, "GreaterOrEqual": 6,
+                     "Less": 7, "LessOrEqual": 8, "NotEqual": 9, "And": 10, "Not": 11, "Xor": 12, "PRelu": 13,
+                     "Clip": 14}
+
+
+@dataclass(frozen=True)
+class BdcBinaryX(Record):
+    """out = a (op) b element-wise (reverse: b (op) a), op from ELEMENTWISE_X_OPS but Clip; a dim of
+    size 1 in a or b broadcasts; then the fused relu."""
+
+    OPCODE: ClassVar[int] = 65
+    FORMAT: ClassVar[str] = "BBB5I5I5IBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    op: int
+    reverse: int
+    a_addr: int
+    an: int
+    ac: int
+    ah: int
+    aw: int
+    b_addr: int
+    bn: int
+    bc: int
+    bh: int
+    bw: int
+    out_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    do_relu: int
+    relu_limit: float
+
+
+@dataclass(frozen=True)
+class BdcConstX(Record):
+    """out = in (op) value (reverse: value (op) in), op from ELEMENTWISE_X_OPS; Clip: clamp(in,
+    value, value2); then the fused relu."""
+
+    OPCODE: ClassVar[int] = 66
+    FORMAT: ClassVar[str] = "BBB5IIffBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    op: int
+    reverse: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    value: float
+    value2: float
+    do_relu: int
+    relu_limit: float
+
+
+def reflect_index(i: np.ndarray, size: int, mode: int) -> np.ndarray:
+    """The input index an out-of-range index i of a padded dim of `size` reads (i in range: itself).
+    reflect (mode 0): mirrored about the edge elements, period 2 (size - 1); symmetric (1): the
+    edge elements repeated, period 2 size (numpy's and ONNX's definitions, any pad width)."""
+    i = np.asarray(i, np.int64)
+    if mode == REFLECT_MODES["reflect"]:
+        if size == 1:
+            return np.zeros_like(i)
+        j = np.mod(i, 2 * (size - 1))
+        return np.where(j >= size, 2 * (size - 1) - j, j)
+    j = np.mod(i, 2 * size)
+    return np.where(j >= size, 2 * size - 1 - j, j)
+
+
 def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: int,
                    nearest: int) -> tuple[list[int], list[int], list[float]]:
     """Per output index along one axis of BdcInterp: input indices i0, i1 and the weight f of i1
@@ -750,7 +950,8 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
                                 BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast, BdcConstQ,
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
-                                BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ)
+                                BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
+                                BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

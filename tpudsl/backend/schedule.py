@@ -189,6 +189,22 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcPoolQZ: _pool,
     isa.BdcBinaryQZ: _binary,
     isa.BdcRequantZ: _cast,
+    isa.BdcScale: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                   + local(chip, r.scale_addr, (1, r.c, 1, 1), r.dtype)
+                                   + local(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
+                                   local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcActiveX: _elementwise,
+    isa.BdcRMSNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                     + _optional(chip, r.gamma_addr, (1, r.c, 1, 1), r.dtype),
+                                     local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcPadReflect: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                        local(chip, r.out_addr, (r.on, r.c + r.pc0 + r.pc1, r.oh, r.w + r.pw0 + r.pw1),
+                                              r.dtype)),
+    isa.BdcBinaryX: _binary,
+    isa.BdcConstX: _elementwise,
+    isa.GdmaGather: lambda r, chip: (_global(r.src, (1,), (r.outer * r.axis * r.inner * r.esize,), 1)
+                                     + _global(r.idx, (1,), (r.count,), _esize(r.index_dtype)),
+                                     _global(r.dst, (1,), (r.outer * r.count * r.inner * r.esize,), 1)),
 }
 
 

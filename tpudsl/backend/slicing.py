@@ -34,12 +34,16 @@ KINDS: dict[str, str] = {
     "tpu.Lut": "lut", "tpu.RequantInt": "unary",
     "tpu.Reduce": "reduce", "tpu.Pad": "pad", "tpu.Interp": "interp",
     "tpu.GroupNorm": "groupnorm", "tpu.InstanceNorm": "groupnorm",
+    "tpu.Scale": "scale", "tpu.RMSNorm": "reduce",
+    **{f"tpu.{n}": "binary" for n in ("Div", "Pow3", "Mod", "Remainder", "Compare", "PReluOp")},
+    **{f"tpu.{n}": "unary" for n in ("Clip", "Reciprocal", "Pow", "Pow2", "CompareConst")},
+    "tpu.Expand": "expand", "tpu.Depth2Space": "depth2space", "tpu.Tile": "tile",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast", "DivConst", "LeakyRelu")},
 }
 # Kinds with no BDC record: each slice's input part moves through local memory to its output place.
-MOVES = ("concat", "permute", "slice")
+MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile")
 # Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes;
 # Gather with constant indices: one contiguous copy per (outer index, gathered index).
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
@@ -202,10 +206,14 @@ def pad_widths(op: Operation) -> list[tuple[int, int]]:
     return [(0, 0)] * (4 - len(xs)) + list(zip(pads[:len(xs)], pads[len(xs):], strict=True))
 
 
-def _pad_range(o: tuple[int, int], size: int, before: int, edge: bool) -> tuple[int, int, int, int]:
+def _pad_range(o: tuple[int, int], size: int, before: int, mode: str) -> tuple[int, int, int, int]:
     """Output rows [o0, o1) of a padded dim: the input rows [lo, hi) they copy and the pad rows
-    (before, after) around them; edge mode always reads at least the nearest row."""
-    if edge:
+    (before, after) around them; edge mode always reads at least the nearest row; reflect and
+    symmetric read the rows their mirrored indices span (no pad rows: the record maps each row)."""
+    if mode in isa.REFLECT_MODES:
+        src = isa.reflect_index(np.arange(o[0], o[1]) - before, size, isa.REFLECT_MODES[mode])
+        return int(src.min()), int(src.max()) + 1, 0, 0
+    if mode == "edge":
         lo, hi = min(max(o[0] - before, 0), size - 1), min(max(o[1] - 1 - before, 0), size - 1) + 1
     else:
         lo, hi = min(max(o[0] - before, 0), size), min(max(o[1] - before, 0), size)
@@ -216,9 +224,9 @@ def _pad_range(o: tuple[int, int], size: int, before: int, edge: bool) -> tuple[
 def _pad_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
-    widths, edge = pad_widths(op), attrs_of(op)["mode"] == "edge"
-    nlo, nhi, n0, n1 = _pad_range(n, xs[0], widths[0][0], edge)
-    hlo, hhi, h0, h1 = _pad_range(h, xs[2], widths[2][0], edge)
+    widths, mode = pad_widths(op), attrs_of(op)["mode"]
+    nlo, nhi, n0, n1 = _pad_range(n, xs[0], widths[0][0], mode)
+    hlo, hhi, h0, h1 = _pad_range(h, xs[2], widths[2][0], mode)
     tile = Tile(x, (nlo, 0, hlo, 0), (nhi - nlo, xs[1], hhi - hlo, xs[3]), contiguous(xs))
     out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
     return SlicePlan([tile], out, (h0, h1, *widths[3]), (n0, n1))
@@ -251,6 +259,20 @@ def group_norm_view(op: Operation) -> Dims4:
 def _group_norm_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
     view = group_norm_view(op)
     start, shape = (n[0], 0, 0, 0), (n[1] - n[0], *view[1:])
+    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
+                     Tile(op.results[0], start, shape, contiguous(view)))
+
+
+def scale_view(op: Operation) -> Dims4:
+    """tpu.Scale's tensor as (n, c, the elements after C, 1): its scale and bias are per channel (dim 1)."""
+    shape = shape_of(op.operands[0])
+    return shape[0], shape[1] if len(shape) > 1 else 1, int(np.prod(shape[2:], dtype=np.int64)), 1
+
+
+def _scale_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """The input part is the output part (scale and bias are whole tiles)."""
+    view = scale_view(op)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
     return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
                      Tile(op.results[0], start, shape, contiguous(view)))
 
@@ -357,6 +379,17 @@ def slice_starts_steps(op: Operation) -> tuple[list[int], list[int]]:
     return starts, strides
 
 
+def _expand_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+    """The output part read from the input through strides that are 0 along its broadcast (size-1)
+    dims: one GDMA load repeats them, the store is contiguous."""
+    x, y = op.operands[0], op.results[0]
+    ys = as4d(op, shape_of(y))
+    xs = as4d(op, [1] * (len(shape_of(y)) - len(shape_of(x))) + list(shape_of(x)))
+    strides = tuple(0 if size == 1 else st for size, st in zip(xs, contiguous(xs), strict=True))
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
+    return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
+
+
 def _upsample_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
     """Output rows [h0, h1) repeat input rows [h0 // sh, (h1 - 1) // sh + 1)."""
     x, y = op.operands[0], op.results[0]
@@ -370,12 +403,13 @@ def _upsample_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Sl
 def reduce_view(op: Operation) -> Dims4:
     """The tensor of an op reducing along an axis as (outer, reduced, inner, 1): the reduced elements
     on C (never sliced), the dims before them on N and after them on H, so slices along N and H keep
-    every reduced row whole. Softmax reduces its axis; LayerNorm every dim from its axis on."""
+    every reduced row whole. Softmax reduces its axis; LayerNorm every dim from its axis on; RMSNorm
+    the last dim."""
     prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
     if op.name == "tpu.Reduce":
         return _reduced_axes_view(op, prod)
     shape = shape_of(op.results[0])
-    axis = attrs_of(op)["axis"] % len(shape)
+    axis = len(shape) - 1 if op.name == "tpu.RMSNorm" else attrs_of(op)["axis"] % len(shape)  # RMSNorm: the last
     end = axis + 1 if op.name == "tpu.Softmax" else len(shape)
     return prod(shape[:axis]), prod(shape[axis:end]), prod(shape[end:]), 1
 
@@ -412,6 +446,8 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "slice": _slice_input,
     "upsample": _upsample_input,
     "reduce": _reduce_input,
+    "scale": _scale_input,
+    "expand": _expand_input,
 }
 
 
@@ -462,8 +498,10 @@ def whole_tiles(op: Operation) -> list[Tile]:
     if op.name == "tpu.Softmax" and is_int8(op):  # the int32 exp table once per lane: channel stride 0
         lanes = min(reduce_view(op)[1], _lanes(op))
         return [Tile(op.operands[1], (0, 0, 0, 0), (1, lanes, 1, 256), (0, 0, 0, 1))]
-    if op.name == "tpu.LayerNorm":  # weight and bias, those present, in that order
+    if op.name in ("tpu.LayerNorm", "tpu.RMSNorm"):  # weight and bias (RMSNorm: gamma), those present, in order
         return [whole(v, (1, reduce_view(op)[1], 1, 1)) for v in op.operands[1:3] if isinstance(v.type, TensorType)]
+    if kind == "scale":
+        return [whole(v, (1, scale_view(op)[1], 1, 1)) for v in op.operands[1:3]]
     if kind == "groupnorm":  # per-channel weight and bias, those present
         return [whole(v, (1, shape_of(op.operands[0])[1], 1, 1)) for v in op.operands[1:3]
                 if isinstance(v.type, TensorType)]
@@ -526,6 +564,13 @@ def output_dims(op: Operation) -> tuple[int, int]:
         return reduce_view(op)[0], reduce_view(op)[2]
     if KINDS[op.name] == "groupnorm":
         return shape_of(op.operands[0])[0], 1
+    if KINDS[op.name] == "scale":
+        return scale_view(op)[0], scale_view(op)[2]
+    if KINDS[op.name] == "tile":  # the input's grid, each part moved to every repeat
+        return as4d(op, shape_of(op.operands[0]))[0], as4d(op, shape_of(op.operands[0]))[2]
+    if KINDS[op.name] == "depth2space":  # the depth side's grid
+        depth = op.results[0] if attrs_of(op)["is_inversed"] else op.operands[0]
+        return shape_of(depth)[0], shape_of(depth)[2]
     if KINDS[op.name] == "permute":
         xs, order = permute_view(op)
         ys = as4d(op, [xs[d] for d in order])
@@ -540,8 +585,54 @@ def slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
     n_total, h_total = output_dims(op)
     if KINDS[op.name] == "concat":
         return _concat_slices(op, nsecs, hsecs)
+    if KINDS[op.name] in ("depth2space", "tile"):
+        parts = _depth2space_parts if KINDS[op.name] == "depth2space" else _tile_parts
+        return [plan for n in split(n_total, nsecs) for h in split(h_total, hsecs) for plan in parts(op, n, h)]
     backward = BACKWARD_UPDATE_SLICE[KINDS[op.name]]
     return [backward(op, n, h) for n in split(n_total, nsecs) for h in split(h_total, hsecs)]
+
+
+def _depth2space_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
+    """Depth2Space (is_inversed: Space2Depth) rows [h0, h1) of its depth side's grid, one move per
+    block position (i, j): the depth side's channels of that position (CRD: co*bh*bw + i*bw + j; DCR:
+    (i*bw + j)*co_n + co) hold the space side's pixels (h*bh + i, w*bw + j), so each is a strided
+    4-D view of both tensors: one GDMA load of one view, one store to the other."""
+    a = attrs_of(op)
+    bh, bw = a["block_h"], a["block_w"]
+    x, y = op.operands[0], op.results[0]
+    depth, space = (x, y) if not a["is_inversed"] else (y, x)
+    nn, cd, hh, ww = shape_of(depth)
+    co = cd // (bh * bw)
+    crd = a["is_CRD"]
+    plans = []
+    for i in range(bh):
+        for j in range(bw):
+            pos = i * bw + j
+            depth_view = ((cd * hh * ww, (bh * bw if crd else 1) * hh * ww, ww, 1),
+                          (pos if crd else pos * co) * hh * ww)
+            space_view = ((co * hh * bh * ww * bw, hh * bh * ww * bw, bh * ww * bw, bw), i * ww * bw + j)
+            src, dst = (depth_view, space_view) if not a["is_inversed"] else (space_view, depth_view)
+            start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], co, h[1] - h[0], ww)
+            plans.append(SlicePlan([Tile(x, start, shape, *src)], Tile(y, start, shape, *dst)))  # type: ignore[arg-type]
+    return plans
+
+
+def tile_reps(op: Operation) -> Dims4:
+    """tpu.Tile's repeats per dim of the 4-D view (its input and result have the same rank)."""
+    reps = list(attrs_of(op)["tile"])
+    if len(reps) != len(shape_of(op.operands[0])) or min(reps, default=1) < 1:
+        raise TpudslError(f"backend: {describe(op)}: tile {reps} is not modelled (one repeat >= 1 per dim)")
+    return as4d(op, reps)
+
+
+def _tile_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
+    """Tile: the input part (N and H of the input's grid) moved to each of its repeats' places."""
+    x, y = op.operands[0], op.results[0]
+    xs, ys, reps = as4d(op, shape_of(x)), as4d(op, shape_of(y)), tile_reps(op)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], xs[1], h[1] - h[0], xs[3])
+    return [SlicePlan([Tile(x, start, shape, contiguous(xs))],
+                      Tile(y, (n[0] + rn * xs[0], rc * xs[1], h[0] + rh * xs[2], rw * xs[3]), shape, contiguous(ys)))
+            for rn in range(reps[0]) for rc in range(reps[1]) for rh in range(reps[2]) for rw in range(reps[3])]
 
 
 def _concat_slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
@@ -578,7 +669,7 @@ def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip, slice_weights: 
     slice_weights (test-only, `--layer-group="slice_weights=true"`): see `budgeted_whole_tiles`."""
     sliced_filter = slice_weights and has_dynamic_filter(op)
     fixed = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
-    if KINDS[op.name] in ("concat", "pad"):  # a Pad's first N part may be all padding
+    if KINDS[op.name] in ("concat", "pad", "depth2space", "tile"):  # a Pad's first N part may be all padding
         plans = slices(op, nsecs, hsecs)
     else:
         n_total, h_total = output_dims(op)
@@ -624,22 +715,32 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.Upsample": {"do_relu": False},
     "tpu.Reduce": {"multiplier": None, "rshift": None},
     "tpu.LeakyRelu": {"multiplier": None, "multiplier_neg": None, "rshift": None, "rshift_neg": None},
-    "tpu.Active": {"coeffs": None},
+    "tpu.PReluOp": {"rshift": 0, "rshift_pos": None, "multiplier_pos": None},
 }
+# tpu.Active modes whose function takes coeffs (isa.ACTIVE_EXTRA_MODES), and how many.
+_ACTIVE_COEFFS = {"ELU": 1, "HSIGMOID": 2, "SWISH": 1}
+
+
+def gather_view(op: Operation) -> tuple[int, int, int, int]:
+    """A Gather's (outer, axis size, inner, index count): x as (outer, axis, inner) elements, the
+    result as (outer, count, inner)."""
+    xs = shape_of(op.operands[0])
+    axis = attrs_of(op)["axis"] % len(xs)
+    count = int(np.prod(shape_of(op.operands[1]), dtype=np.int64))
+    return (int(np.prod(xs[:axis], dtype=np.int64)), xs[axis], int(np.prod(xs[axis + 1:], dtype=np.int64)), count)
 
 
 def gather_copies(op: Operation, indices: np.ndarray) -> list[tuple[int, int, int]]:
     """(source element, destination element, elements) of each contiguous copy a Gather along
     `axis` with these constant indices makes: for every outer index o and position p, the slab
     x[o, idx[p], ...] (the dims after the axis) goes to y[o, p, ...]; negative indices count from the end."""
-    xs = shape_of(op.operands[0])
-    axis = attrs_of(op)["axis"] % len(xs)
+    outer, size, inner, _ = gather_view(op)
     idx = np.asarray(indices).astype(np.int64).reshape(-1)
-    idx = np.where(idx < 0, idx + xs[axis], idx)
-    if idx.size and (idx.min() < 0 or idx.max() >= xs[axis]):
-        raise TpudslError(f"backend: {describe(op)}: an index is outside [0, {xs[axis]}) on axis {axis}")
-    outer, inner = int(np.prod(xs[:axis], dtype=np.int64)), int(np.prod(xs[axis + 1:], dtype=np.int64))
-    return [((o * xs[axis] + int(j)) * inner, (o * idx.size + p) * inner, inner)
+    idx = np.where(idx < 0, idx + size, idx)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise TpudslError(f"backend: {describe(op)}: an index is outside [0, {size}) on axis "
+                          f"{attrs_of(op)['axis'] % len(shape_of(op.operands[0]))}")
+    return [((o * size + int(j)) * inner, (o * idx.size + p) * inner, inner)
             for o in range(outer) for p, j in enumerate(idx)]
 
 
@@ -663,26 +764,42 @@ def check_modelled(op: Operation) -> None:
                           f"{len(shape_of(op.operands[0]))} tensor is not modelled (only 4-D, nearest/linear)")
     if op.name == "tpu.Reduce" and a["mode"] not in isa.REDUCE_MODES:
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only {', '.join(isa.REDUCE_MODES)})")
-    if op.name == "tpu.Pad" and a["mode"] not in ("constant", "edge"):
-        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only constant and edge)")
+    if op.name == "tpu.Pad" and a["mode"] not in (*isa.PAD_MODES, *isa.REFLECT_MODES):
+        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled")
+    if op.name == "tpu.Active" and len(a.get("coeffs") or []) != _ACTIVE_COEFFS.get(a["mode"], 0):
+        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} with coeffs={a.get('coeffs')} is not modelled")
+    if op.name == "tpu.Depth2Space" and (not a["in_is_NCHW"] or not a["out_is_NCHW"] or a["swap_cr"]
+                                         or len(shape_of(op.operands[0])) != 4):
+        raise TpudslError(f"backend: {describe(op)}: only NCHW rank-4 tensors without swap_cr are modelled")
+    if op.name == "tpu.PReluOp" and _per_channel_vector(op):
+        raise TpudslError(f"backend: {describe(op)}: a 1-D slope read per channel (TPU-MLIR's form) is not modelled; "
+                          f"give it the shape that broadcasts ([C, 1, 1])")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3 + int8:]):
         raise TpudslError(f"backend: {describe(op)}: the {'buffer' if int8 else 'multi/buffer'} operands are not "
                           f"modelled")
     tables = {"tpu.Softmax": 1 + int8, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
-              "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3}.get(op.name, len(op.operands))
+              "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3, "tpu.RMSNorm": 2,
+              "tpu.Scale": 3, "tpu.Expand": 1, "tpu.Tile": 1}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
-            if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm") and not int8
+            if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm", "tpu.RMSNorm",
+                            "tpu.Scale") and not int8
                     and dtype_of(v) != dtype_of(op.results[0])):
                 raise TpudslError(f"backend: {describe(op)}: a {dtype_of(v)} operand of a {dtype_of(op.results[0])} "
                                   f"{op.name[4:]} is not modelled")
             dtype_of(v)
             if 0 in shape_of(v):
                 raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")
+
+
+def _per_channel_vector(op: Operation) -> bool:
+    """A PRelu slope the interpreter reads along C while broadcasting would read it along the last dim."""
+    xs, ss = shape_of(op.operands[0]), shape_of(op.operands[1])
+    return len(ss) == 1 and len(xs) > 2 and ss[0] == xs[1] and ss[0] != 1
 
 
 def is_int8(op: Operation) -> bool:

@@ -95,12 +95,14 @@ def deploy(args: argparse.Namespace) -> int:
             params = int8_params(top)
             ours = {k: dequantize(v, *params[k]) if k in params else v for k, v in ours.items()}
         _compare(ours, reference, args, tolerance, _output_names(top))
+    from tpudsl.backend import coverage
     from tpudsl.backend.codegen import without_instructions
 
     missing = without_instructions(top.module)
     if missing is not None:
-        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {describe(missing)} "
-              f"yet, so {args.model} is not written", file=sys.stderr)
+        what = coverage.refusal(missing) or f"{describe(missing)} in INT8"
+        print(f"model_deploy: stopped after the Tpu check: the backend has no instructions for {what} yet, "
+              f"so {args.model} is not written", file=sys.stderr)
         return 0
     # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
     _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")

@@ -164,7 +164,7 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
-                  "swap_cr": A("bool", False)},
+                  "swap_cr": A("bool", False), **GINFO},
            shape=S.depth2space),
     OpSpec("tpu.Lut", operands=("input", "table"), attrs=dict(GINFO), shape=S.same_as_first,
            summary="y = table[x] for int8/uint8 x (a 256-entry table)"),
@@ -190,7 +190,7 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.LRN", operands=("input", "table?", "mantissa?"),
            attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75), "bias": A("f64", 1.0)},
            shape=S.same_as_first),
-    OpSpec("tpu.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]", [])}, shape=S.tile),
+    OpSpec("tpu.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]", []), **GINFO}, shape=S.tile),
     OpSpec("tpu.Gather", operands=("input", "indices", "buffer?"),
            attrs={"axis": A("i64", 0), "if_neg_index": A("bool", True),
                   # not in TpuOps.td: Top's keepdims (a scalar index keeps or drops the axis)
@@ -218,11 +218,11 @@ SPECS: list[OpSpec] = [
            shape=S.where),
     OpSpec("tpu.MaskedFill", operands=("cond", "brn"),
            attrs={"inversed": A("bool", REQUIRED), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all),
-    OpSpec("tpu.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES)},
+    OpSpec("tpu.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES), **GINFO},
            shape=S.broadcast_all),
     OpSpec("tpu.CompareConst",
            attrs={"mode": A("str", REQUIRED, COMPARE_MODES), "const_val": A("f64", REQUIRED),
-                  "inversed": A("bool", REQUIRED)},
+                  "inversed": A("bool", REQUIRED), **GINFO},
            shape=S.same_as_first),
     OpSpec("tpu.LayerNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
            attrs={"normalized_shape": A("i64[]", REQUIRED), "axis": A("i64", REQUIRED), "eps": A("f64", REQUIRED),
@@ -232,7 +232,7 @@ SPECS: list[OpSpec] = [
            attrs={"eps": A("f64", REQUIRED), **GINFO}, shape=NN.instance_norm),
     # Ours, not TpuOps.td's (TPU-MLIR rewrites these before or while lowering): kept as ops so the
     # Tpu level computes exactly what Top computes.
-    OpSpec("tpu.Pow", attrs={"exponent": A("f64", REQUIRED)}, shape=S.same_as_first),
+    OpSpec("tpu.Pow", attrs={"exponent": A("f64", REQUIRED), **GINFO}, shape=S.same_as_first),
     OpSpec("tpu.DivConst", attrs={"const_val": A("f64", REQUIRED), "is_reverse": A("bool", False), **RELU, **GINFO},
            shape=S.same_as_first),
     OpSpec("tpu.GroupNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
@@ -242,7 +242,7 @@ SPECS: list[OpSpec] = [
 def _as_top(name: str) -> OpSpec:
     """`tpu.<name>` with the operands, results, attributes and shape rule of `top.<name>`."""
     top = opdef.SPECS[f"top.{name}"]
-    attrs = {key: a for key, a in top.attrs.items() if key != "name"}
+    attrs = {**{key: a for key, a in top.attrs.items() if key != "name"}, **GINFO}  # GINFO: as every Tpu op
     return OpSpec(f"tpu.{name}", operands=top.operands, results=top.results, attrs=attrs, shape=top.shape,
                   summary=top.summary)
 

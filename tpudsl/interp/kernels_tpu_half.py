@@ -172,6 +172,14 @@ def layer_norm(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return half.round_to(_affine(y, weight, bias), fmt)
 
 
+def rms_norm(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """x / sqrt(fsum(x * x) / d + eps) * gamma over the last dim, float64 (x * x exact there), rounded once."""
+    x, gamma = (_f64(v) for v in (list(ins) + [None])[:2])
+    rows = x.reshape(-1, x.shape[-1])
+    y = rows / np.sqrt(half.fsum_rows(rows * rows) / rows.shape[1] + float(np.float32(a.get("eps", 1e-5))))[:, None]
+    return half.round_to(_affine(y.reshape(x.shape), gamma, None), fmt)
+
+
 def _grouped(x: Array, weight: Array | None, bias: Array | None, groups: int, eps: float, fmt: Format) -> Array:
     per_channel = (1, -1) + (1,) * (x.ndim - 2)
     y = _normalized_rows(x.reshape(x.shape[0] * groups, -1), eps).reshape(x.shape)
@@ -216,27 +224,36 @@ def interp(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     return half.round_to(y, fmt)
 
 
+# Active modes whose float32 kernel rounds some 16-bit inputs apart from the exact value (found
+# exhaustively): f(x) in float64 with math.erf, rounded once.
+_EXACT_ACTIVE = {
+    "GELU": lambda x: x / 2 * (1 + np.array([math.erf(v) for v in (x / math.sqrt(2)).tolist()])),
+    "ERF": lambda x: np.array([math.erf(v) for v in x.tolist()]),
+}
+
+
 @functools.cache
-def _gelu_table(fmt: Format) -> Array:
-    """GELU of every value of the 16-bit type, by its bits: x / 2 * (1 + erf(x / sqrt 2)) in float64
-    (math.erf) rounded once (a float32 erf rounds a few inputs apart from it, found exhaustively)."""
+def _exact_table(mode: str, fmt: Format) -> Array:
+    """_EXACT_ACTIVE[mode] of every value of the 16-bit type, by its bits (a float32 erf rounds a few
+    inputs apart from it: GELU 7 F16 and 98 BF16 inputs, ERF 6 F16)."""
     with np.errstate(invalid="ignore"):  # the NaN patterns
         x = np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64)
-        y = x / 2 * (1 + np.array([math.erf(v) for v in (x / math.sqrt(2)).tolist()]))
+        y = _EXACT_ACTIVE[mode](x)
     return half.round_to(y, fmt)
 
 
 def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
-    """GELU (erf) exactly rounded; None (Top's float32 kernel) for the other modes, whose float32
-    results round to the same 16-bit values as the cmodel's (tests/test_half_exact.py, every input)."""
-    if a["mode"] != "GELU":
+    """GELU (erf) and ERF exactly rounded; None (Top's float32 kernel) for the other modes, whose
+    float32 results round to the same 16-bit values as the cmodel's (tests/test_half_exact.py and
+    tests/test_backend_fillins.py, every input)."""
+    if a["mode"] not in _EXACT_ACTIVE:
         return None
-    return _gelu_table(fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
+    return _exact_table(a["mode"], fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
 
 
 # op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).
 HALF_KERNELS: dict[str, HalfRun] = {
     "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
     "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
-    "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp, "tpu.Active": active,
+    "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp, "tpu.Active": active, "tpu.RMSNorm": rms_norm,
 }

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel import arith, arith_int8
+from tpudsl.backend.cmodel import arith, arith_int8, engine_extra
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -361,6 +361,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcGroupNorm: _group_norm,
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
+    **engine_extra.HANDLERS,
 }
 
 

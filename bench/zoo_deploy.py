@@ -1,0 +1,103 @@
+"""Which zoo models deploy to an F32 .bmodel end to end and pass the third check (issue 11).
+
+    .venv/bin/python bench/zoo_deploy.py [--models a,b] [--mode F32] [--no-write]
+
+Each model of tests/models (small inputs and widths, so that the whole zoo takes about a minute)
+goes through model_transform (with --test_input) and model_deploy --quantize MODE --processor
+bm1684x in this process, as a user would run them. The row says "bmodel check passed" when the
+cmodel's outputs matched the Tpu interpreter's (the third check), else the op model_deploy stopped
+at, or the error. Writes the table to bench/RESULTS.md ("zoo deploy").
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+
+_common.pin_one_thread()
+_common.add_paths()
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+
+def zoo() -> dict:
+    from tests import models as m
+
+    return {
+        "resnet18": lambda: m.resnet18(input_size=32, width=8, num_classes=10),
+        "mobilenetv2": lambda: m.mobilenetv2(input_size=32, width_mult=0.25, num_classes=10),
+        "efficientnet_silu": lambda: m.efficientnet(input_size=32, max_repeats=1, width=0.25, num_classes=10),
+        "efficientnet_hardswish": lambda: m.efficientnet(input_size=32, max_repeats=1, width=0.25, num_classes=10,
+                                                         act="hardswish"),
+        "convnext": lambda: m.convnext(input_size=32, dims=(8, 16, 24, 32), depths=(1, 1, 1, 1), num_classes=10),
+        "shufflenet": lambda: m.shufflenet(input_size=32, stage_channels=(8, 16, 32), repeats=(1, 1, 1),
+                                           last_channels=32, num_classes=10),
+        "vit": lambda: m.vit(input_size=32, patch=8, d_model=16, depth=2, num_heads=2, num_classes=10),
+        "densenet": lambda: m.densenet(input_size=32, growth=8, blocks=(2, 2), init_channels=8, num_classes=10),
+        "transformer": lambda: m.transformer_block(seq_len=8, d_model=16, num_heads=2, d_ff=32),
+        "east_decoder": lambda: m.east_decoder(channels=(32, 32, 16, 8), merge_channels=(8, 8, 8), base_size=4),
+        "stylegan2_block": lambda: m.stylegan2_block(),
+    }
+
+
+def deploy(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
+    from tests.models import random_inputs
+    from tpudsl.cli import model_deploy, model_transform
+
+    onnx.save(model, d / f"{name}.onnx")
+    np.savez(d / "in.npz", **random_inputs(model))
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
+                                 "--mlir", str(d / f"{name}.mlir"), "--test_input", str(d / "in.npz")])
+            model_deploy.run(["--mlir", str(d / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",
+                              "--model", str(d / f"{name}.bmodel"), "--test_input", str(d / f"{name}_in_f32.npz")])
+    except Exception as e:  # noqa: BLE001  (the row reports it)
+        return f"error: {str(e).splitlines()[0][:160]}"
+    text = err.getvalue()
+    stopped = re.search(r"no instructions for (.*?) yet", text)
+    if stopped:
+        return f"stopped at {stopped.group(1)}"
+    passed = re.search(r"bmodel check passed[^\n]*", text)
+    return passed.group(0) if passed else f"no third check: {text.strip().splitlines()[-1][:160]}"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default="")
+    p.add_argument("--mode", default="F32")
+    p.add_argument("--no-write", action="store_true")
+    args = p.parse_args()
+    models = zoo()
+    names = args.models.split(",") if args.models else list(models)
+    rows = []
+    cpu = time.process_time()
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = deploy(name, models[name](), Path(tmp), args.mode)
+        rows.append(f"| {name} | {result} |")
+        print(rows[-1], flush=True)
+    load = os.getloadavg()[0]
+    text = "\n".join([f"`bench/zoo_deploy.py --mode {args.mode}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
+                      f"{load:.1f}, {time.process_time() - cpu:.0f} s CPU): model_deploy on bm1684x, small sizes",
+                      "", "| model | result |", "|---|---|", *rows])
+    if not args.no_write:
+        _common.write_section(f"zoo deploy {args.mode}", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

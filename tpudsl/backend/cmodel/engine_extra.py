@@ -1,0 +1,99 @@
+"""The cmodel's handlers of the records added for issue 11 (opcodes 60-66), merged into
+engine.HANDLERS: each reads its operands from the `Memory`, computes (arith_extra.py) and writes
+its result; a bad record or index is a Fault, which the engine reports with the instruction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import arith_extra
+from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
+
+
+def _scale(m: Memory, r: isa.BdcScale) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    s, b = (m.read_local(a, (1, r.c, 1, 1), dt) for a in (r.scale_addr, r.bias_addr))
+    m.write_local(r.out_addr, arith_extra.scale(x, s, b, r.do_relu, r.relu_limit).astype(dt))
+
+
+def _active_extra(m: Memory, r: isa.BdcActiveX) -> None:
+    dt = numpy_dtype(r.dtype)
+    if not 0 <= r.mode < len(isa.ACTIVE_EXTRA_MODES):
+        raise Fault(f"unknown activation mode {r.mode} of BdcActiveX")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    m.write_local(r.out_addr, arith_extra.active_extra(x, r.mode, r.coeff0, r.coeff1).astype(dt))
+
+
+def _rms_norm(m: Memory, r: isa.BdcRMSNorm) -> None:
+    dt = numpy_dtype(r.dtype)
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    gamma = None if r.gamma_addr == isa.NO_ADDR else m.read_local(r.gamma_addr, (1, r.c, 1, 1), dt)
+    m.write_local(r.out_addr, arith_extra.rms_norm(x, gamma, r.eps).astype(dt))
+
+
+def _sources(first: int, count: int, before: int, size: int, mode: int, start: int, held: int, dim: str) -> np.ndarray:
+    """Indices into the slice's input of output indices first .. first + count - 1 of a padded dim."""
+    src = isa.reflect_index(np.arange(first, first + count) - before, size, mode) - start
+    if count and (src.min() < 0 or src.max() >= held):
+        raise Fault(f"pad reflect: {dim} reads input {src.min() + start}..{src.max() + start}, the slice holds "
+                    f"{start}..{start + held - 1}")
+    return src
+
+
+def _pad_reflect(m: Memory, r: isa.BdcPadReflect) -> None:
+    dt = numpy_dtype(r.dtype)
+    if r.mode not in isa.REFLECT_MODES.values():
+        raise Fault(f"unknown reflect pad mode {r.mode}")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    oc, ow = r.c + r.pc0 + r.pc1, r.w + r.pw0 + r.pw1  # C and W are whole in every slice
+    y = x[_sources(r.on0, r.on, r.pn0, r.full_n, r.mode, r.n0, r.n, "N")]
+    y = y[:, _sources(0, oc, r.pc0, r.c, r.mode, 0, r.c, "C")]
+    y = y[:, :, _sources(r.oh0, r.oh, r.ph0, r.full_h, r.mode, r.h0, r.h, "H")]
+    m.write_local(r.out_addr, y[:, :, :, _sources(0, ow, r.pw0, r.w, r.mode, 0, r.w, "W")])
+
+
+def _gather(m: Memory, r: isa.GdmaGather) -> None:
+    """dst[o, p, :] = src[o, idx[p], :]; indices are checked whole before anything is written."""
+    raw = m.read_global(r.idx, (1,), (r.count,), numpy_dtype(r.index_dtype)).astype(np.float64)
+    if not np.all(raw == np.round(raw)):
+        raise Fault(f"gather: index {raw[raw != np.round(raw)][0]} is not an integer")
+    idx = raw.astype(np.int64)
+    bad = (idx < -r.axis) | (idx >= r.axis)
+    if bad.any():
+        raise Fault(f"gather: index {idx[bad][0]} is outside [-{r.axis}, {r.axis})")
+    idx = np.where(idx < 0, idx + r.axis, idx)
+    byte = np.dtype(np.uint8)
+    x = m.read_global(r.src, (r.axis * r.inner * r.esize, r.inner * r.esize, 1), (r.outer, r.axis, r.inner * r.esize),
+                      byte)
+    m.write_global(r.dst, (r.count * r.inner * r.esize, r.inner * r.esize, 1), x[:, idx])
+
+
+def _binary_x(m: Memory, r: isa.BdcBinaryX) -> None:
+    dt = numpy_dtype(r.dtype)
+    if not 0 <= r.op < isa.ELEMENTWISE_X_OPS["Clip"]:
+        raise Fault(f"unknown op {r.op} of BdcBinaryX")
+    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt)
+    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt)
+    y = arith_extra.elementwise_x(a, b, r.op, r.reverse, r.do_relu, r.relu_limit)
+    if y.shape != (r.n, r.c, r.h, r.w):
+        raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
+    m.write_local(r.out_addr, y.astype(dt))
+
+
+def _const_x(m: Memory, r: isa.BdcConstX) -> None:
+    dt = numpy_dtype(r.dtype)
+    if not 0 <= r.op < len(isa.ELEMENTWISE_X_OPS):
+        raise Fault(f"unknown op {r.op} of BdcConstX")
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
+    y = arith_extra.const_x(x, r.op, r.reverse, r.value, r.value2, r.do_relu, r.relu_limit)
+    m.write_local(r.out_addr, y.astype(dt))
+
+
+HANDLERS: dict[type[isa.Record], Callable] = {
+    isa.BdcScale: _scale, isa.BdcActiveX: _active_extra, isa.BdcRMSNorm: _rms_norm,
+    isa.BdcPadReflect: _pad_reflect, isa.GdmaGather: _gather, isa.BdcBinaryX: _binary_x, isa.BdcConstX: _const_x,
+}
