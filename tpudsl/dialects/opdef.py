@@ -21,6 +21,9 @@ An op of the Top or Tpu dialect is described once, as data:
   An out_shape of None means "not computable from shapes and attributes" (e.g. a Reshape whose
   shape comes from a tensor operand): the result type must then be given.
 * check: extra verification `(in_shapes, attrs) -> None` raising ShapeError (optional).
+* region: the op has one single-block region, `body` (tpu.Group); terminator: the op ends
+  its block (tpu.Yield); verify: verification that needs the op itself (its parent, its region),
+  `op -> None` raising ShapeError.
 
 The generated class keeps every attribute in the discardable dictionary (as TPU-MLIR prints
 them, in `{...}`).
@@ -41,12 +44,13 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import Pure
+from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tpudsl.dialects.attrs import from_attr, matches
@@ -86,6 +90,9 @@ class OpSpec:
     shape: ShapeRule | None = None
     check: CheckRule | None = None
     summary: str = ""
+    region: bool = False
+    terminator: bool = False
+    verify: Callable[[Operation], None] | None = None
 
 
 class AttrView(Mapping[str, Any]):
@@ -203,8 +210,11 @@ def infer_shapes(op: Operation, spec: OpSpec) -> list[Shape | None] | None:
 
 
 def _verify(op: Operation) -> None:
+    spec = SPECS[op.name]
     try:
-        inferred = infer_shapes(op, SPECS[op.name])
+        inferred = infer_shapes(op, spec)
+        if spec.verify is not None:
+            spec.verify(op)
     except ShapeError as e:
         raise VerifyException(f"{describe(op)} {e}") from None
     for i, (res, want) in enumerate(zip(op.results, inferred or (), strict=False)):
@@ -243,7 +253,9 @@ def define(spec: OpSpec) -> type[IRDLOperation]:
             body[r[:-1]] = var_result_def(_TensorOrNone)
         else:
             body[r.rstrip("?")] = result_def(_TensorOrNone)
-    body["traits"] = traits_def(Pure())
+    if spec.region:
+        body["body"] = region_def("single_block")
+    body["traits"] = traits_def(Pure(), *([IsTerminator()] if spec.terminator else []))
     body["verify_"] = _verify
     cls = irdl_op_definition(type(_class_name(spec.name), (IRDLOperation,), body))
     OP_CLASSES[spec.name] = cls

@@ -9,10 +9,12 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
 * optional extra operands TPU-MLIR adds for the chip (`buffer`, lookup `table`s) are `name?`
   operands that lowering fills with `top.None`;
 * the ops that carry layer-group info also declare `--layer-group`'s decision (docs/backend.md):
-  `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on tpu.Group) and `lmem_bytes`, and
-  for an op in a group of several ops `group_id` and `out_addr` (its output's local address);
-* `ginfo`/`layer_group` (layer-group info, `#tpu.lg<...>`) is declared as kind "any" until the
-  layer-group pass gives it a type.
+  an op alone (a group of one) gets `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on
+  tpu.Group) and `lmem_bytes`; a group of several ops is a `tpu.Group` region (below) whose ops
+  carry `ginfo` (`layer_group` on Pool2D, as TpuOps.td names it): a dictionary with TPU-MLIR's
+  #tpu.lg field names (id, out_addr, out_size, n_idx, n_slice, h_idx, h_slice);
+* `tpu.Group` (one region ending in `tpu.Yield` of its results), `tpu.Load` (global -> local)
+  and `tpu.Store` (local -> global) are TPU-MLIR's layer-group ops (`GroupOps.cpp` builds them).
 
 Weights, inputs and `none` stay `top.Weight`, `top.Input` and `top.None`, as in TPU-MLIR's files.
 The element type of each tensor is the mode's (f32, f16, bf16; i8/i32 for INT8).
@@ -20,16 +22,17 @@ The element type of each tensor is the mode's (f32, f16, bf16; i8/i32 for INT8).
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import NoneType
 from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects import opdef
-from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
+from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, ShapeError, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
-SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64"), "group_id": A("i64"), "out_addr": A("i64")}
+SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64")}
 GINFO = {"ginfo": A("any"), **SLICES}
 
 
@@ -238,6 +241,50 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.GroupNorm", operands=("input", "weight?", "bias?", "table?", "mantissa_table?"),
            attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED), **GINFO}, shape=NN.group_norm),
 ]
+
+def _group_verify(op) -> None:
+    """A group's body ends in tpu.Yield of Store results whose types are the group's results; its
+    Loads read the group's operands; its other ops read values of the body (or `none`)."""
+    inner = list(op.body.block.ops)
+    if not inner or inner[-1].name != "tpu.Yield":
+        raise ShapeError("body must end in tpu.Yield")
+    yielded = inner[-1].operands
+    if [v.type for v in yielded] != [r.type for r in op.results]:
+        raise ShapeError(f"yields {len(yielded)} values of other types than its {len(op.results)} results")
+    if any(getattr(v.owner, "name", None) != "tpu.Store" for v in yielded):
+        raise ShapeError("yields a value that no tpu.Store of its body produced")
+    for o in inner:
+        if o.name == "tpu.Load":
+            if o.operands[0] not in op.operands:
+                raise ShapeError("has a tpu.Load of a value that is not one of its operands")
+            continue
+        for v in o.operands:
+            if not isinstance(v.type, NoneType) and v.owner.parent_op() is not op:  # type: ignore[union-attr]
+                raise ShapeError(f"has {o.name} reading a value from outside the group without tpu.Load")
+
+
+def _in_group(op) -> None:
+    parent = op.parent_op()
+    if parent is None or parent.name != "tpu.Group":
+        raise ShapeError("must be inside a tpu.Group")
+
+
+# The layer-group ops (docs/backend.md "--layer-group"): operand and attribute names are TpuOps.td's;
+# flow is TPU-MLIR's time-step list (-1, ids of step 0, -2, ids of step 1, ...), other_up_overlap_op
+# the ids of this group's Loads that are issued during the group before (weight prefetch).
+SPECS += [
+    OpSpec("tpu.Group", operands=("inputs*",), results=("outputs*",),
+           attrs={"nsecs": A("i64", REQUIRED), "hsecs": A("i64", REQUIRED), "flow": A("i64[]", REQUIRED),
+                  "lmem_bytes": A("i64", REQUIRED), "other_up_overlap_op": A("i64[]", [])},
+           region=True, verify=_group_verify, summary="a layer group: its ops share local memory, sliced nsecs x hsecs"),
+    OpSpec("tpu.Load", attrs={"ginfo": A("any", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
+           summary="a tensor's parts (or whole tile) from global to local memory, inside a tpu.Group"),
+    OpSpec("tpu.Store", attrs={"ginfo": A("any", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
+           summary="a result's parts from local to global memory, inside a tpu.Group"),
+    OpSpec("tpu.Yield", operands=("inputs*",), results=(), terminator=True, verify=_in_group,
+           summary="the results of a tpu.Group (its Stores' values)"),
+]
+
 
 def _as_top(name: str) -> OpSpec:
     """`tpu.<name>` with the operands, results, attributes and shape rule of `top.<name>`."""
