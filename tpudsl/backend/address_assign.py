@@ -4,7 +4,9 @@ Coefficients (the `top.Weight`s Tpu ops read) are laid out first, from the chip'
 activations follow, from the next DMA-aligned address. An activation's memory is reused once its
 last reader has run (a first-fit free list over the ops in order); the returned values and the
 inputs are never reused, so they can be read and written by the runtime before and after a run.
-Every address is aligned to the chip's `dma_align`.
+Every address is aligned to the chip's `dma_align`. A layer group (`tpu.Group`, if --layer-group
+ran first) is one op: its inputs and results get memory, and its Loads and Stores the addresses of
+the tensors they move.
 
 Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
 (`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
@@ -119,6 +121,9 @@ class AddressAssignPass(ModulePass):
             for v in set(o.operands):
                 if last_use.get(v) == i and v not in returned and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
+        for o in ops:
+            if o.name == "tpu.Group":
+                _group_addresses(o, addresses)
         for value, addr in addresses.items():
             _set_address(value, addr)
         main.update_function_type()
@@ -129,6 +134,18 @@ class AddressAssignPass(ModulePass):
             "module.neuron_size": IntegerAttr(acts.end - neuron_start, i64),
             "module.state": StringAttr("TPU_ADDRESSED"),
         })
+
+
+def _group_addresses(group: Operation, addresses: dict[SSAValue, int]) -> None:
+    """A layer group (tpu.Group) is one op here, its operands and results get memory; inside, a
+    tpu.Load's result is its operand's tensor, and a stored result and its tpu.Store's value are
+    the group's result (tensors that stay in local memory keep the types they have)."""
+    inner = list(group.regions[0].block.ops)
+    for result, stored in zip(group.results, inner[-1].operands, strict=True):
+        addresses[stored] = addresses[stored.owner.operands[0]] = addresses[result]  # type: ignore[union-attr]
+    for o in inner:
+        if o.name == "tpu.Load":
+            addresses[o.results[0]] = addresses[o.operands[0]]
 
 
 def _reusable(v: SSAValue) -> bool:

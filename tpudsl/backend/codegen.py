@@ -26,7 +26,7 @@ from tpudsl.backend import coverage, isa
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.layer_group import group_members, module_chip
+from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, as4d, attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
@@ -357,6 +357,26 @@ def _int8_modelled(op: Operation) -> bool:
     return True
 
 
+def _read_groups(block_ops: list[Operation], chip: Chip) -> dict:
+    """Each tpu.Group -> (its plan, whether its whole tiles are prefetched, the next group's plan
+    when this one prefetches its whole tiles); a group that says it is prefetched must come right
+    after another group."""
+    from tpudsl.backend.layer_group.region import read
+
+    computing = [op for op in block_ops if op.name not in _PASSIVE and not isinstance(op, ReturnOp)]
+    plans = {op: read(op, chip) for op in computing if op.name == "tpu.Group"}
+    out = {}
+    for i, op in enumerate(computing):
+        if op in plans:
+            after = computing[i + 1] if i + 1 < len(computing) else None
+            ahead = plans[after][0] if after in plans and plans[after][1] else None
+            if plans[op][1] and (i == 0 or computing[i - 1] not in plans):
+                raise TpudslError(f"codegen: group {describe(op)} prefetches its whole tiles "
+                                  f"(other_up_overlap_op) but no group comes right before it; run --layer-group again")
+            out[op] = (*plans[op], ahead)
+    return out
+
+
 def generate(top: TopModule) -> tuple[dict, bytes, Program]:
     """The header, coefficient blob and program of an addressed, layer-grouped Tpu module."""
     module, chip = top.module, module_chip(top.module)
@@ -364,8 +384,9 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
     coeffs = bytearray(neuron_addr - coeff_addr)
     prog = Program()
     inputs, outputs = [], []
-    groups = group_members(top.main_func().body.block)
-    for op in top.main_func().body.block.ops:
+    block_ops = list(top.main_func().body.block.ops)
+    groups = _read_groups(block_ops, chip)
+    for op in block_ops:
         if op.name == "top.Weight" and address_of(op.results[0]) is not None:
             data = np.ascontiguousarray(top.weight_of(op)).tobytes()
             at = address_of(op.results[0]) - coeff_addr  # type: ignore[operator]
@@ -377,15 +398,14 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
             inputs.append(_tensor(loc_name(op), op.results[0]))
         elif isinstance(op, ReturnOp):
             outputs = [_tensor(loc_name(v.owner), v) for v in op.operands]  # type: ignore[arg-type]
+        elif op.name == "tpu.Group":
+            from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
+
+            emit_group(op, *groups[op], prog)
         elif op.name not in _PASSIVE:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
-            if op not in groups:
-                emit_op(op, chip, prog, top)
-            elif op is groups[op][0]:  # a group of several ops is emitted where its first op is
-                from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
-
-                emit_group(groups[op], chip, prog)
+            emit_op(op, chip, prog, top)
     gdma = sum(1 for r in prog.records if r.ENGINE == "gdma")
     timing = schedule(prog.records, chip)
     header = {

@@ -68,6 +68,7 @@ from tpudsl.interp.threads import blas_threads, check_threads
 from tpudsl.ir.diagnostics import TpudslError
 
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
+GROUP, LOAD, STORE, YIELD = "tpu.Group", "tpu.Load", "tpu.Store", "tpu.Yield"  # layer groups (docs/backend.md)
 
 # Float element types -> their numpy or ml_dtypes type. Values of the ml_dtypes ones (no numpy
 # twin) are held in float32 and rounded to the type whenever an op produces one (kernel.hold).
@@ -246,6 +247,8 @@ class ModuleInterpreter:
                 s = number(op.results[0])
                 self._constants[s] = self._weight(op) if op.name == WEIGHT else None
                 self._names[s] = result_names(op)[0]
+            elif op.name == GROUP:
+                steps += self._plan_group(op, slot, number)
             else:
                 steps.append(self._plan(op, slot, number))
         self._outputs = [(self._names[slot[v]], slot[v]) for v in returned]
@@ -281,6 +284,21 @@ class ModuleInterpreter:
             array = array.view(dtype)
         return hold(array, dtype)
 
+    def _plan_group(self, group: Operation, slot: dict[SSAValue, int], number) -> list[_Step]:
+        """A layer group (tpu.Group) runs its ops in order; its Loads and Stores move a tensor between
+        memories, so here they are the tensor itself (the same slot), and the group's results are
+        the values its Yield names."""
+        steps = []
+        for op in group.regions[0].block.ops:
+            if op.name in (LOAD, STORE):
+                slot[op.results[0]] = slot[op.operands[0]]
+            elif op.name == YIELD:
+                for result, value in zip(group.results, op.operands, strict=True):
+                    slot[result] = slot[value]
+            else:
+                steps.append(self._plan(op, slot, number))
+        return steps
+
     def _plan(self, op: Operation, slot: dict[SSAValue, int], number) -> _Step:
         kernel = _kernel(op, self.kernels)
         attrs = op_attrs(op)
@@ -291,8 +309,7 @@ class ModuleInterpreter:
         run = kernel.run
         if kernel.prepare is not None:
             # Only weights are visible to prepare; computed operands are None here.
-            static = [self._constants.get(s) if isinstance(v.owner, Operation) and v.owner.name == WEIGHT else None
-                      for s, v in zip(operands, op.operands, strict=True)]
+            static = [self._constants.get(s) for s in operands]  # a weight's slot (also through a tpu.Load)
             try:
                 run = kernel.prepare(static, attrs)
             except Exception as e:

@@ -3,10 +3,11 @@
 opt=1: every op is its own group (`single.py`): its output is split along N, then H, into the
 fewest parts that fit. opt=2 (the default) also searches for groups of several consecutive ops
 (`search.py`) whose intermediate tensors stay in local memory (`plan.py`); opt=3 is opt=2 (no
-further strategy yet). The decisions are attributes on the ops, so the IR shows and round-trips
-what codegen will do: every op gets `nsecs`, `hsecs` (TPU-MLIR's names on tpu.Group) and
-`lmem_bytes` (its group's bytes per lane); an op in a group of several also gets `group_id` and
-`out_addr`, the local address of its output tile (the group's nsecs/hsecs slice its last op's output).
+further strategy yet). The decisions are in the IR, so it shows and round-trips what codegen
+will do: an op alone gets `nsecs`, `hsecs` (TPU-MLIR's names on tpu.Group) and `lmem_bytes` (bytes
+per lane); a group of several ops becomes a `tpu.Group` region with tpu.Load/tpu.Store
+(`region.py`), its whole tiles placed for prefetch during the group before where they fit
+(`prefetch.py`). A run on a module with groups undoes them first (`ungroup`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Block, Operation
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tpudsl.backend.chips import Chip, chip_named
@@ -30,41 +31,43 @@ def module_chip(module: ModuleOp) -> Chip:
         raise TpudslError(f"backend: module.chip is {attr}; run --processor-assign first") from None
 
 
-def group_members(block: Block) -> dict[Operation, list[Operation]]:
-    """Each op of a group of several ops -> the group's ops in order (by their `group_id`). A group
-    must be a run of consecutive ops (weights, inputs and none aside): codegen emits it where its
-    first op is, so an op in between would run after the group that reads its result."""
-    by_id: dict[int, list[Operation]] = {}
-    computing = [op for op in block.ops if op.name not in ("top.Weight", "top.Input", "top.None")]
-    for at, op in enumerate(computing):
-        gid = op.attributes.get("group_id")
-        if isinstance(gid, IntegerAttr):
-            members = by_id.setdefault(gid.value.data, [])
-            if members and computing[at - 1] is not members[-1]:
-                raise TpudslError(f"layer group {gid.value.data} is not a run of consecutive ops (at "
-                                  f"{computing[at - 1].name} before {op.name}); run --layer-group again")
-            members.append(op)
-    return {op: ops for ops in by_id.values() for op in ops}
+def ungroup(module: ModuleOp) -> None:
+    """Undo earlier --layer-group regions: each tpu.Group's ops back in its place, without its Loads
+    and Stores, and without their layer-group info (a new run decides again)."""
+    from tpudsl.backend.layer_group.region import ginfo_key
+
+    for group in [op for op in module.walk() if op.name == "tpu.Group"]:
+        inner = list(group.body.block.ops)  # type: ignore[attr-defined]
+        for result, value in zip(group.results, inner[-1].operands, strict=True):
+            result.replace_by(value.owner.operands[0])  # type: ignore[union-attr]
+        for o in inner:
+            if o.name in ("tpu.Load", "tpu.Store", "tpu.Yield"):
+                for r in o.results:
+                    r.replace_by(o.operands[0])
+                o.detach()
+                o.erase()
+            else:
+                o.detach()
+                o.attributes.pop(ginfo_key(o), None)
+                group.parent_block().insert_op_before(o, group)  # type: ignore[union-attr]
+        group.detach()
+        group.erase()
 
 
 def describe_groups(module: ModuleOp) -> str:
     """The decisions as text, one line per group (model_deploy --debug writes it)."""
+    from tpudsl.backend.layer_group.region import members
     from tpudsl.backend.slicing import KINDS
     from tpudsl.dialects.opdef import loc_name
 
-    lines, seen, groups = [], set(), {}
+    lines = []
     for op in module.walk():
-        if op.name not in KINDS or op in seen:
-            continue
-        block = op.parent_block()
-        if block not in groups:
-            groups[block] = group_members(block)  # type: ignore[arg-type]
-        members = groups[block].get(op, [op])
-        seen.update(members)
-        a = {k: op.attributes[k].value.data for k in ("nsecs", "hsecs", "lmem_bytes")}  # type: ignore[attr-defined]
-        names = ", ".join(loc_name(m) or m.name for m in members)
-        lines.append(f"group of {len(members)}: nsecs={a['nsecs']} hsecs={a['hsecs']} "
-                     f"lmem_bytes={a['lmem_bytes']}: {names}")
+        if op.name == "tpu.Group" or op.name in KINDS and op.parent_op().name != "tpu.Group":  # type: ignore[union-attr]
+            ops = members(op) if op.name == "tpu.Group" else [op]
+            a = {k: op.attributes[k].value.data for k in ("nsecs", "hsecs", "lmem_bytes")}  # type: ignore[attr-defined]
+            names = ", ".join(loc_name(m) or m.name for m in ops)
+            lines.append(f"group of {len(ops)}: nsecs={a['nsecs']} hsecs={a['hsecs']} "
+                         f"lmem_bytes={a['lmem_bytes']}: {names}")
     return "\n".join(lines) + "\n"
 
 
@@ -80,6 +83,8 @@ class LayerGroupPass(ModulePass):
     slice_weights: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from tpudsl.backend.layer_group.prefetch import prefetches
+        from tpudsl.backend.layer_group.region import build
         from tpudsl.backend.layer_group.search import search
         from tpudsl.backend.layer_group.single import choose_secs
         from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS, check_modelled
@@ -87,20 +92,18 @@ class LayerGroupPass(ModulePass):
         if self.opt not in (1, 2, 3):
             raise TpudslError(f"layer-group: opt={self.opt} is not one of 1 (groups of one), 2, 3 (group search)")
         chip = module_chip(op)
+        ungroup(op)
         ops = [inner for inner in op.walk() if inner.name in KINDS]
         for inner in ops:
             check_modelled(inner)
-            for stale in ("group_id", "out_addr"):  # an earlier run's groups
-                inner.attributes.pop(stale, None)
             _set(inner, zip(("nsecs", "hsecs", "lmem_bytes"), choose_secs(inner, chip, self.slice_weights)))
         if self.opt == 1:
             return
         # the global-only moves stay in the sequence: a group never spans one (codegen's order)
         in_order = [inner for inner in op.walk() if inner.name in KINDS or inner.name in GLOBAL_ONLY]
-        for gid, plan in enumerate(search(in_order, chip)):
-            for member in plan.ops:
-                _set(member, {"group_id": gid, "nsecs": plan.nsecs, "hsecs": plan.hsecs,
-                              "lmem_bytes": plan.lmem_bytes, "out_addr": plan.out_addr[member]}.items())
+        plans = search(in_order, chip)
+        for plan, ahead in zip(plans, prefetches(plans, in_order, chip), strict=True):
+            build(ahead or plan, chip, prefetched=ahead is not None)
 
 
 def _set(op: Operation, items) -> None:

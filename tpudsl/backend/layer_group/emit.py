@@ -9,74 +9,74 @@ from local memory (an intermediate's part is read in place, inside the tile its 
 the union of its consumers' parts); a result used
 outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
 The group itself (id, ops, nsecs/hsecs, its instruction range) is the header's layer_groups
-(model_tool --info, the timeline's bands).
+(model_tool --info, the timeline's bands). A group whose whole tiles are prefetched (prefetch.py)
+leaves their loads to the group before, which issues them right after its own last load, so that
+they run under its remaining compute; they count in that group's instruction range.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from tpudsl.backend import isa
-from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import _gaddr, compute_record
-from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
-from tpudsl.backend.slicing import Tile, check_modelled, dtype_of, whole_tiles
+from tpudsl.backend.layer_group.plan import GroupPlan
+from tpudsl.backend.slicing import Tile, dtype_of, whole_tiles
 from tpudsl.dialects.opdef import describe, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 
 Record = tuple[Operation, isa.Record]
 
 
-def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[Record]:
-    """The group's records, each with its op; `gaddr` gives a tile's global address."""
+def _gdma(gaddr, cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
+    return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
 
-    def gdma(cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
-        return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
 
+def whole_loads(plan: GroupPlan, op: Operation, gaddr: Callable[[Tile], int]) -> list[Record]:
+    """The loads of `op`'s whole tiles (weights, a dynamic filter), held for the whole group."""
+    return [(op, _gdma(gaddr, isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
+
+
+def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[Record]:
+    """The group's records, each with its op; `gaddr` gives a tile's global address. `prefetched`:
+    the whole tiles are loaded by the group before (prefetch.py), not here."""
     out: list[Record] = []
     for s, parts in enumerate(plan.slices):
         for op in plan.ops:
-            if s == 0:  # just before its first use: GDMA loads them while BDC computes the ops before
-                out += [(op, gdma(isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op],
-                                                                               strict=True)]
+            if s == 0 and not prefetched:  # just before its first use: GDMA loads them while BDC computes the ops before
+                out += whole_loads(plan, op, gaddr)
             part, ins = parts[op], []
             for i, t in enumerate(part.inputs):
                 if plan.is_member(t.value):
                     ins.append((plan.reads[s][(op, i)], t))  # in place, inside its producer's tile
                 else:
                     laddr = plan.loads[(op, i)][s % 2]
-                    out.append((op, gdma(isa.GdmaLoad, t, laddr)))
+                    out.append((op, _gdma(gaddr, isa.GdmaLoad, t, laddr)))
                     ins.append((laddr, t))
             out.append((op, compute_record(op, ins, plan.whole[op], (plan.out_addr[op], part.output), part)))
             if op in plan.stored:  # right away: a later op's tile may reuse these bytes
-                out.append((op, gdma(isa.GdmaStore, part.output, plan.out_addr[op])))
+                out.append((op, _gdma(gaddr, isa.GdmaStore, part.output, plan.out_addr[op])))
     return out
 
 
-def emit_group(ops: list[Operation], chip: Chip, prog) -> None:
-    """Append the records of the group `ops` (as --layer-group left them) to codegen's `prog`."""
-    for op in ops:
-        check_modelled(op)
-    plan = plan_group(ops, chip, _int(ops[-1], "nsecs"), _int(ops[-1], "hsecs"))
-    if isinstance(plan, str) or any(_int(op, "out_addr") != plan.out_addr[op] for op in ops):
-        why = plan if isinstance(plan, str) else "its local addresses differ from the attributes"
-        raise TpudslError(f"codegen: group {_int(ops[0], 'group_id')} ({describe(ops[0])} ...): {why}; "
-                          f"run --layer-group again")
+def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog) -> None:
+    """Append the records of `group` (planned by region.read) to codegen's `prog`; `ahead`: the next
+    group's plan when its whole tiles are prefetched here, issued right after this group's last load."""
+    records = group_records(plan, _gaddr, prefetched)
+    if ahead is not None:
+        start, end = ahead.used[0]  # the block of its whole tiles (plan_group takes it first)
+        if any(start < stop and begin < end for begin, stop in plan.used):
+            raise TpudslError(f"codegen: group {describe(group)}: the next group's prefetched whole tiles at "
+                              f"{start} overlap its local memory; run --layer-group again")
+        at = max((i + 1 for i, (_, r) in enumerate(records) if isinstance(r, isa.GdmaLoad)), default=0)
+        records[at:at] = [rec for op in ahead.ops for rec in whole_loads(ahead, op, _gaddr)]
     current, first = None, len(prog.records)
-    for op, record in group_records(plan, _gaddr):
+    for op, record in records:
         if op is not current:
             prog.debug.append((len(prog.records), loc_name(op) or op.name))
             current = op
         prog.records.append(record)
-    prog.groups.append({"id": _int(ops[0], "group_id"), "ops": [loc_name(op) or op.name for op in ops],
+    prog.groups.append({"id": len(prog.groups), "ops": [loc_name(op) or op.name for op in plan.ops],
                         "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first})
-
-
-def _int(op: Operation, key: str) -> int:
-    attr = op.attributes.get(key)
-    if not isinstance(attr, IntegerAttr):
-        raise TpudslError(f"codegen: {describe(op)} is in a layer group but has no {key}; run --layer-group again")
-    return attr.value.data

@@ -61,6 +61,9 @@ class GroupPlan:
     reads: list[dict[tuple[Operation, int], int]]  # per slice, (op, input index) -> where it reads a member's part
     lmem_bytes: int
     stored: frozenset[Operation]  # the ops whose results leave the group
+    out_size: dict[Operation, int]  # bytes per lane of each op's output tile
+    whole_base: int  # where the whole tiles start (0, or higher when prefetched during the group before)
+    used: list[tuple[int, int]]  # every block of local memory the group touches, [start, end)
 
     def is_member(self, value: SSAValue) -> bool:
         return value.owner in self.ops
@@ -173,9 +176,11 @@ class _Allocator:
         del self.live[key]
 
 
-def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True) -> GroupPlan | str:
+def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True,
+               whole_base: int = 0) -> GroupPlan | str:
     """The plan of `ops` as one group sliced (nsecs, hsecs), or why that is not valid (without
-    `check_memory`, a plan whatever local memory it needs: the cost of a group of one)."""
+    `check_memory`, a plan whatever local memory it needs: the cost of a group of one). The whole
+    tiles lie one after the other from `whole_base`; the other tiles are first fit around them."""
     reason = static_reason(ops)
     if reason is not None:
         return reason
@@ -196,27 +201,32 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                 rows = sum(s[op].inputs[i].shape[2] for s in slices[:len(h_parts)])
                 if _view_h(t) > 1 and rows > H_GROWTH * _view_h(t):  # one row: a broadcast read, no halo
                     return f"its H slices read {rows} rows of a {_view_h(t)}-row tensor (> {H_GROWTH}x)"
-    top, whole = 0, {}
+    top, whole = whole_base, {}
     for op in ops:
         whole[op] = []
         for t in whole_tiles(op):
             whole[op].append(top)
             top = align(top + tile_bytes(t, chip), chip.eu_bytes)
+    alloc = _Allocator(0, chip.eu_bytes)
+    if top > whole_base:  # held for the whole group
+        alloc.live["whole"], alloc.end = (whole_base, top), top
     loads = {}
     for op in ops:
         for i, t in enumerate(slices[0][op].inputs):
             if t.value.owner not in ops:
                 size = align(max(tile_bytes(s[op].inputs[i], chip) for s in slices), chip.eu_bytes)
                 buffers = 2 if len(slices) > 1 else 1
-                loads[(op, i)] = (top, top + size * (buffers - 1))
-                top += size * buffers
-    alloc, out_addr = _Allocator(top, chip.eu_bytes), {}
+                at = alloc.take((op, i), size * buffers)
+                loads[(op, i)] = (at, at + size * (buffers - 1))
+    out_addr, out_size, used = {}, {}, list(alloc.live.values())
     last_reader = {op: max((ops.index(u.operation) for u in op.results[0].uses if u.operation in ops),
                            default=len(ops)) for op in ops}
     for i, op in enumerate(ops):
-        for done in [o for o in alloc.live if last_reader[o] < i]:
+        for done in [o for o in alloc.live if isinstance(o, Operation) and last_reader[o] < i]:
             alloc.free(done)
-        out_addr[op] = alloc.take(op, max(tile_bytes(s[op].output, chip) for s in slices))
+        out_size[op] = max(tile_bytes(s[op].output, chip) for s in slices)
+        out_addr[op] = alloc.take(op, out_size[op])
+        used.append(alloc.live[op])
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
     reads = []
@@ -230,7 +240,8 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                         return (f"{op.name} reads a part of its operand {i} that its producer's tile (the union of "
                                 f"its consumers' parts) cannot hand out in place")
                     reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
-    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored)
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored, out_size,
+                     whole_base, used)
 
 
 def _view_h(t: Tile) -> int:

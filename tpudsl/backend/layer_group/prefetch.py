@@ -1,0 +1,45 @@
+"""Weight prefetch across layer groups: the next group's whole tiles load while this one computes.
+
+GDMA runs its records in program order, so a group's first weight loads otherwise wait behind the
+group before's last stores, and BDC idles meanwhile. The rule: when group H comes right after
+group G (no op between them), every whole tile of H is a weight (`top.Weight`: nothing G computes),
+and local memory has a gap that none of G's blocks (whole tiles, input buffers, output tiles) touch
+and that holds all of H's whole tiles, H places them there (the highest such gap, EU-aligned, so
+H's other tiles keep the low addresses) and, if H's plan still fits around them, codegen issues
+their loads inside G's records, right after G's last load (layer_group/emit.py). The search costs
+groups apart, so it does not count this overlap when it chooses them.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from tpudsl.backend.address_assign import align
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.backend.slicing import tile_bytes, whole_tiles
+
+
+def prefetches(plans: list[GroupPlan], in_order: list[Operation], chip: Chip) -> list[GroupPlan | None]:
+    """For each group, its plan with whole tiles placed for prefetch during the group before, or None."""
+    position = {op: i for i, op in enumerate(in_order)}
+    out: list[GroupPlan | None] = [None] * len(plans)
+    for k in range(1, len(plans)):
+        before, plan = out[k - 1] or plans[k - 1], plans[k]
+        tiles = [t for op in plan.ops for t in whole_tiles(op)]
+        if (position[plan.ops[0]] != position[before.ops[-1]] + 1 or not tiles
+                or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles)):
+            continue
+        base = free_gap(before.used, sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles), chip)
+        if base is not None:
+            got = plan_group(plan.ops, chip, plan.nsecs, plan.hsecs, whole_base=base)
+            out[k] = got if isinstance(got, GroupPlan) else None
+    return out
+
+
+def free_gap(used: list[tuple[int, int]], size: int, chip: Chip) -> int | None:
+    """The highest EU-aligned start of `size` bytes of local memory that overlap none of `used`."""
+    starts = [chip.lmem_bytes - size] + [start - size for start, _ in used]
+    fits = [at for at in (a - a % chip.eu_bytes for a in starts)
+            if at >= 0 and not any(at < stop and start < at + size for start, stop in used)]
+    return max(fits, default=None)

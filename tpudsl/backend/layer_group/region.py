@@ -1,0 +1,185 @@
+"""A layer group of several ops in the IR: a `tpu.Group` region, built from a `GroupPlan` by
+--layer-group, read back (and checked) by codegen.
+
+As TPU-MLIR's GroupOps.cpp builds it: the group's ops move into the region of a `tpu.Group` placed
+after its last op; every tensor an op reads from outside the group goes through its own
+`tpu.Load` (named `load_<tensor>`, `load_<tensor>_<k>` for the k-th further load of the same
+tensor in the group: one per consumer, as each has its own buffers), every result used outside
+leaves through a `tpu.Store` (named as the op it stores) and the group's results are those
+Stores' values, in the ops' order (`tpu.Yield`). Region order is program order within a slice:
+each op's Loads (whole tiles first), the op, its Store; the ops' `ginfo` ids number them in that
+order, and `flow` is TPU-MLIR's time-step list over them (-1, the ids of step 0, -2, ...: step k is
+the k-th op with its Loads and Store). `ginfo` holds TPU-MLIR's #tpu.lg fields: out_addr and
+out_size (a Load's first buffer; `buffer_addr` its second, for odd slices), and the n/h parts
+of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H part).
+`other_up_overlap_op` lists the ids of the Loads issued during the group before (weight prefetch).
+
+Everything here follows from the plan: codegen plans the region's ops again (nsecs, hsecs and
+where the whole tiles start come from the IR) and any attribute that differs is an error.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.backend.slicing import Tile, tile_bytes, whole_tiles
+from tpudsl.dialects.attrs import from_attr, i64_list
+from tpudsl.dialects.opdef import SPECS, create, describe, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def ginfo_key(op: Operation) -> str:
+    """The name of an op's layer-group attribute (TpuOps.td: `layer_group` on Pool2D, else `ginfo`)."""
+    return "ginfo" if "ginfo" in SPECS[op.name].attrs else "layer_group"
+
+
+def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None]]:
+    """(tile, local address, second buffer or None) of each tile `op` loads: whole tiles, then parts."""
+    got = [(t, laddr, None) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
+    for i, t in enumerate(plan.slices[0][op].inputs):
+        if not plan.is_member(t.value):
+            a, b = plan.loads[(op, i)]
+            got.append((t, a, b if len(plan.slices) > 1 else None))
+    return got
+
+
+def _parts(plan: GroupPlan, tile_of) -> dict[str, list[int]]:
+    """n_idx/n_slice over the N parts and h_idx/h_slice over the H parts of a tile (4-D view)."""
+    n_tiles = [tile_of(s) for s in plan.slices[::plan.hsecs]]
+    h_tiles = [tile_of(s) for s in plan.slices[:plan.hsecs]]
+    return {"n_idx": [t.start[0] for t in n_tiles], "n_slice": [t.shape[0] for t in n_tiles],
+            "h_idx": [t.start[2] for t in h_tiles], "h_slice": [t.shape[2] for t in h_tiles]}
+
+
+class Row:
+    """One op of a group's region: a Load of `tile` for `op` (`whole`: a tile held for the whole
+    group), the op itself, or its Store; with its ginfo."""
+
+    def __init__(self, kind: str, op: Operation, info: dict, tile: Tile | None = None, whole: bool = False):
+        self.kind, self.op, self.info, self.tile, self.whole = kind, op, info, tile, whole
+
+
+def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
+    """The region's ops in order (their ginfo ids numbered so) and the flow."""
+    rows: list[Row] = []
+    flow: list[int] = []
+    for step, op in enumerate(plan.ops):
+        first = len(rows)
+        for k, (t, laddr, second) in enumerate(_loaded(plan, op)):
+            i = k - len(plan.whole[op])
+            tile_of = (lambda s, t=t: t) if i < 0 else (lambda s, op=op, i=i: s[op].inputs[i])
+            info = {"out_addr": laddr, "out_size": max(tile_bytes(tile_of(s), chip) for s in plan.slices)}
+            if second is not None:
+                info["buffer_addr"] = second
+            rows.append(Row("load", op, {**info, **_parts(plan, tile_of)}, t, i < 0))
+        info = {"out_addr": plan.out_addr[op], "out_size": plan.out_size[op],
+                **_parts(plan, lambda s, op=op: s[op].output)}
+        rows.append(Row("op", op, dict(info)))
+        if op in plan.stored:
+            rows.append(Row("store", op, dict(info)))
+        flow += [-(step + 1), *range(first, len(rows))]
+    for i, row in enumerate(rows):
+        row.info["id"] = i
+    return rows, flow
+
+
+def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
+    """Move the plan's ops into a new tpu.Group (after the last one) and return it. `prefetched`:
+    its whole tiles are loaded during the group before (plan.whole_base says where)."""
+    ops, members = plan.ops, set(plan.ops)
+    rows, flow = expected(plan, chip)
+    inputs = list(dict.fromkeys(row.tile.value for row in rows if row.kind == "load"))  # type: ignore[union-attr]
+    stored = [op for op in ops if op in plan.stored]
+    attrs = {"nsecs": plan.nsecs, "hsecs": plan.hsecs, "flow": flow, "lmem_bytes": plan.lmem_bytes,
+             "other_up_overlap_op": [row.info["id"] for row in rows if row.whole] if prefetched else None}
+    group = create("tpu.Group", inputs, [op.results[0].type for op in stored], attrs, loc=loc_name(ops[-1]))
+    block = Block()
+    group.add_region(Region(block))
+    ops[-1].parent_block().insert_op_after(group, ops[-1])  # type: ignore[union-attr]
+    for result, op in zip(group.results, stored, strict=True):
+        for use in list(op.results[0].uses):
+            if use.operation not in members:
+                use.operation.operands[use.index] = result  # type: ignore[index]
+    loads_of: dict[SSAValue, int] = {}
+    for row in rows:
+        if row.kind == "load":
+            value = row.tile.value  # type: ignore[union-attr]
+            k = loads_of[value] = loads_of.get(value, -1) + 1
+            name = f"load_{loc_name(value.owner) or 'arg'}" + (f"_{k}" if k else "")  # type: ignore[arg-type]
+            load = create("tpu.Load", [value], [value.type], {"ginfo": _dict(row.info)}, loc=name)
+            block.add_op(load)
+            index = next(j for j, v in enumerate(row.op.operands) if v is value)
+            row.op.operands[index] = load.results[0]  # type: ignore[index]
+        elif row.kind == "op":
+            row.op.detach()
+            row.op.attributes[ginfo_key(row.op)] = _dict(row.info)
+            for key in ("nsecs", "hsecs", "lmem_bytes"):  # the group's now
+                row.op.attributes.pop(key, None)
+            block.add_op(row.op)
+        else:
+            block.add_op(create("tpu.Store", [row.op.results[0]], [row.op.results[0].type], {"ginfo": _dict(row.info)},
+                                loc=loc_name(row.op)))
+    block.add_op(create("tpu.Yield", [o.results[0] for o in block.ops if o.name == "tpu.Store"], [],
+                        loc=loc_name(ops[-1])))
+    return group
+
+
+def members(group: Operation) -> list[Operation]:
+    """The computing ops of a group's region, in order."""
+    return [o for o in group.body.block.ops if o.name not in ("tpu.Load", "tpu.Store", "tpu.Yield")]  # type: ignore[attr-defined]
+
+
+def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
+    """The plan of a tpu.Group as --layer-group wrote it, and whether its whole tiles are prefetched;
+    an error naming the group when the region, its attributes or its ginfo are not what the plan
+    of its ops gives."""
+    ops = members(group)
+    where = f"codegen: group {describe(group)}"
+    a = {k: from_attr(v) for k, v in group.attributes.items()}
+    bases = [_int(t.value.owner, "out_addr") for op in ops for t in whole_tiles(op)[:1]
+             if getattr(t.value.owner, "name", None) == "tpu.Load"]
+    plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], whole_base=bases[0] if bases else 0)
+    if isinstance(plan, str):
+        raise TpudslError(f"{where}: {plan}; run --layer-group again")
+    rows, flow = expected(plan, chip)
+    inner = [o for o in group.body.block.ops if o.name != "tpu.Yield"]  # type: ignore[attr-defined]
+    if len(inner) != len(rows) or any(not _is(o, row) for o, row in zip(inner, rows, strict=False)):
+        raise TpudslError(f"{where}: its region is not the ops, Loads and Stores of its plan in order; "
+                          f"run --layer-group again")
+    for o, row in zip(inner, rows, strict=True):
+        if o.attributes.get(ginfo_key(o)) != _dict(row.info):
+            raise TpudslError(f"{where}: {describe(o)} has another {ginfo_key(o)} than the plan's "
+                              f"({_show(row.info)}); run --layer-group again")
+    if a["flow"] != flow or a["lmem_bytes"] != plan.lmem_bytes:
+        raise TpudslError(f"{where}: its flow or lmem_bytes differ from its plan's; run --layer-group again")
+    ahead = a.get("other_up_overlap_op", [])
+    if ahead not in ([], [row.info["id"] for row in rows if row.whole]):
+        raise TpudslError(f"{where}: other_up_overlap_op must list all of its whole-tile Loads or none")
+    return plan, bool(ahead)
+
+
+def _is(o: Operation, row: Row) -> bool:
+    if row.kind == "load":
+        return o is row.tile.value.owner  # type: ignore[union-attr]
+    if row.kind == "op":
+        return o is row.op
+    return o.name == "tpu.Store" and o.operands[0] is row.op.results[0]
+
+
+def _int(op, key: str) -> int:
+    info = op.attributes.get("ginfo")
+    value = info.data.get(key) if isinstance(info, DictionaryAttr) else None
+    if not isinstance(value, IntegerAttr):
+        raise TpudslError(f"codegen: {describe(op)} has no ginfo {key}; run --layer-group again")
+    return value.value.data
+
+
+def _show(info: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(info.items()))
+
+
+def _dict(info: dict) -> DictionaryAttr:
+    return DictionaryAttr({k: i64_list(v) if isinstance(v, list) else IntegerAttr(v, i64) for k, v in info.items()})
