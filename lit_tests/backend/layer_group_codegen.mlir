@@ -1,10 +1,9 @@
-// --codegen of a group of several ops: the bmodel is written; group attributes that no longer
-// describe a valid group (edited by hand, or addresses changed since --layer-group) are one error
-// line naming the group and what is wrong, and no .bmodel is written. Two 3x3 max pools and the Add
+// --codegen of a group of several ops (a tpu.Group region): the bmodel is written; a region whose
+// attributes no longer describe its plan (edited by hand, or addresses changed since --layer-group)
+// is one error line naming the group and what is wrong, and no .bmodel is written. Two 3x3 max pools and the Add
 // of x: at hsecs = 3 the loads take 2 x 2304 (x rows [30, 66)) + 2 x 2048 bytes, so the first
 // pool's tile starts at 8704; unsliced (hsecs = 1, one buffer each), the four 96-row tiles need
-// 4 x 96 x 64 = 24576 bytes per lane. A group's ops must be consecutive: the second pool moved to
-// another group leaves group 0 with a gap. The bmodel's header names the group (model_tool --info);
+// 4 x 96 x 64 = 24576 bytes per lane. A flow that is not the plan's order is refused. The bmodel's header names the group (model_tool --info);
 // groups of one (opt=1) are not listed.
 // RUN: rm -f %t.bmodel && tpuc-opt %s --address-assign --layer-group --codegen="model_file=%t.bmodel" -o %t.mlir
 // RUN: filecheck %s --check-prefix=IR < %t.mlir
@@ -15,19 +14,20 @@
 // RUN: rm -f %t.bad.bmodel && sed -e 's/out_addr = 8704/out_addr = 8000/' %t.mlir > %t.bad.mlir
 // RUN: not tpuc-opt %t.bad.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=STALE
 // RUN: not test -e %t.bad.bmodel
-// RUN: sed -e 's/group_id = 0 : i64, hsecs = 3/group_id = 0 : i64, hsecs = 1/g' %t.mlir > %t.big.mlir
+// RUN: sed -e 's/hsecs = 3 : i64, lmem_bytes/hsecs = 1 : i64, lmem_bytes/g' %t.mlir > %t.big.mlir
 // RUN: not tpuc-opt %t.big.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=BIG
-// RUN: sed -e 's/"tpu.Pool2D"(%1) {group_id = 0 : i64/"tpu.Pool2D"(%1) {group_id = 1 : i64/' %t.mlir > %t.gap.mlir
-// RUN: not tpuc-opt %t.gap.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=GAP
+// RUN: sed -e 's/flow = \[-1, 0, 1, -2, 2/flow = [-1, 0, -2, 1, 2/' %t.mlir > %t.flow.mlir
+// RUN: not tpuc-opt %t.flow.mlir --codegen="model_file=%t.bad.bmodel" 2>&1 | filecheck %s --check-prefix=FLOW
 
-// IR-COUNT-3: group_id = 0 : i64, hsecs = 3 : i64
+// IR-COUNT-1: "tpu.Group"
+// IR: }) {flow = [-1, 0, 1, -2, 2, -3, 3, 4, 5], hsecs = 3 : i64, lmem_bytes = 12928 : i64, nsecs = 1 : i64}
 // INFO: layer group 0: a, b, s (1x3 slices), instructions 0..{{[0-9]+}}
 // INFO-NOT: layer group
 // ONE: instructions:
 // ONE-NOT: layer group
-// STALE: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its local addresses differ from the attributes; run --layer-group again
-// GAP: error: layer group 0 is not a run of consecutive ops (at tpu.Pool2D before tpu.Add); run --layer-group again
-// BIG: error: codegen: group 0 ('tpu.Pool2D' op "a" ...): its tiles need 24576 bytes per lane; chip tiny has 16384; run --layer-group again
+// STALE: error: codegen: group 'tpu.Group' op "s": 'tpu.Pool2D' op "a" has another layer_group than the plan's (h_idx = [0, 31, 63], h_slice = [33, 34, 33], id = 1, n_idx = [0], n_slice = [1], out_addr = 8704, out_size = 2176); run --layer-group again
+// FLOW: error: codegen: group 'tpu.Group' op "s": its flow or lmem_bytes differ from its plan's; run --layer-group again
+// BIG: error: codegen: group 'tpu.Group' op "s": its tiles need 24576 bytes per lane; chip tiny has 16384; run --layer-group again
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("x")

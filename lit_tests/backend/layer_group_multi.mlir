@@ -1,12 +1,13 @@
 // --layer-group's group search (opt=2, the default) on the tiny chip (4 lanes x 16384 bytes, rows
 // aligned to 16 bytes): where a group of several ops forms, and where it must not.
-// RUN: tpuc-opt %s --layer-group --split-input-file | filecheck %s
-// RUN: tpuc-opt %s --layer-group --split-input-file | tpuc-opt --split-input-file | filecheck %s
+// RUN: tpuc-opt %s --layer-group --split-input-file --mlir-print-debuginfo | filecheck %s
+// RUN: tpuc-opt %s --layer-group --split-input-file --mlir-print-debuginfo | tpuc-opt --split-input-file --mlir-print-debuginfo | filecheck %s
 // RUN: tpuc-opt %s --layer-group="opt=1" --split-input-file | filecheck %s --check-prefix=ONE
 // RUN: not tpuc-opt %s --layer-group="opt=4" --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
 
 // BAD: error: layer-group: opt=4 is not one of 1 (groups of one), 2, 3 (group search)
-// ONE-NOT: group_id
+// ONE-NOT: tpu.Group
+// ONE-NOT: ginfo
 
 // A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
 // output. Local memory per lane: the filters (1, 4, 4, 9), 144 bytes each, at 0 and 144; then two
@@ -16,10 +17,30 @@
 // middle slice reads x rows [30, 66), 36 rows: 288 + 2 x 2304 + 2 x 2048 = 8992, where the first
 // conv's tile (34 rows, 2176) starts; the second conv's at 11168 (32 rows, 2048) ends at 13216.
 // The first conv's tile is free once the second has run: the Add writes at 8992 again.
+// In the IR: a tpu.Group after the Add (its operands the tensors it loads), each tensor read from
+// outside through its own tpu.Load (load_<name>; x twice: the first conv's rows with halos and the
+// Add's rows have their own buffers, the second buffer is buffer_addr), the Add's result through a
+// tpu.Store named as the Add, and flow: the time steps (-k) with the ids of their Loads, op, Store.
 // CHECK-LABEL: func.func @main
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 3 : i64, {{.*}}lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 8992 : i64
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 3 : i64, {{.*}}lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 11168 : i64
-// CHECK: "tpu.Add"{{.*}}{group_id = 0 : i64, hsecs = 3 : i64, lmem_bytes = 13216 : i64, nsecs = 1 : i64, out_addr = 8992 : i64}
+// CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
+// CHECK-NEXT: "tpu.Load"{{.*}}ginfo = {{{.*}}id = 0 : i64, {{.*}}out_addr = 0 : i64, out_size = 144 : i64}}{{.*}} loc([[LLOAD_W0:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 2592 : i64, h_idx = [0, 30, 62], h_slice = [34, 36, 34], id = 1 : i64, n_idx = [0], n_slice = [1], out_addr = 288 : i64, out_size = 2304 : i64}}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 31, 63], h_slice = [33, 34, 33], id = 2 : i64, {{.*}}out_addr = 8992 : i64, out_size = 2176 : i64}{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"{{.*}} loc([[LLOAD_W1:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 11168 : i64{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 6944 : i64, {{.*}}out_addr = 4896 : i64{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
+// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8992 : i64{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = {{{.*}}id = 7 : i64{{.*}} loc([[LS]])
+// CHECK-NEXT: "tpu.Yield"(%[[ST]])
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 3 : i64, lmem_bytes = 13216 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
+// CHECK-NEXT: return %[[G]]
+// CHECK-DAG: [[LLOAD_W0]] = loc("load_w0")
+// CHECK-DAG: [[LLOAD_X]] = loc("load_x")
+// CHECK-DAG: [[LA]] = loc("a")
+// CHECK-DAG: [[LLOAD_W1]] = loc("load_w1")
+// CHECK-DAG: [[LB]] = loc("b")
+// CHECK-DAG: [[LLOAD_X_1]] = loc("load_x_1")
+// CHECK-DAG: [[LS]] = loc("s")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("x")
@@ -38,8 +59,15 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // A consumer outside: the conv's result is also returned, so the group stores it too, from every
 // slice (its parts cover the whole tensor).
 // CHECK-LABEL: func.func @main
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64
-// CHECK: "tpu.Relu"{{.*}}group_id = 0 : i64
+// CHECK: %[[G:.*]]:2 = "tpu.Group"
+// CHECK: %[[A:.*]] = "tpu.Conv2D"
+// CHECK-NEXT: %[[SA:.*]] = "tpu.Store"(%[[A]]){{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: %[[B:.*]] = "tpu.Relu"
+// CHECK-NEXT: %[[SB:.*]] = "tpu.Store"(%[[B]]){{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Yield"(%[[SA]], %[[SB]])
+// CHECK: return %[[G]]#0, %[[G]]#1
+// CHECK-DAG: [[LA]] = loc("a")
+// CHECK-DAG: [[LB]] = loc("b")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x32x16xf32>) -> (tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>) {
     %x = "top.Input"(%arg0) : (tensor<1x4x32x16xf32>) -> tensor<1x4x32x16xf32> loc("x")
@@ -57,7 +85,7 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // reads the conv's rows 0..30 only (even rows, as one contiguous part), so row 31 would never be
 // stored: no group.
 // CHECK-LABEL: func.func @main
-// CHECK-NOT: group_id
+// CHECK-NOT: tpu.Group
 // CHECK: return
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x32x16xf32>) -> (tensor<1x4x32x16xf32>, tensor<1x4x16x8xf32>) {
@@ -76,7 +104,7 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // ((1, 60, 16, 9): 15 channel groups x 576; (1, 16, 60, 9): 4 x 2160), both 17280 > 16384,
 // so the two convs, which fit alone, do not form a group.
 // CHECK-LABEL: func.func @main
-// CHECK-NOT: group_id
+// CHECK-NOT: tpu.Group
 // CHECK: return
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
@@ -95,7 +123,7 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // A dynamic filter computed by an op just before the conv: the filter is read whole, so its
 // producer cannot be in the conv's group (it would be sliced with it): no group.
 // CHECK-LABEL: func.func @main
-// CHECK-NOT: group_id
+// CHECK-NOT: tpu.Group
 // CHECK: return
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x32x16xf32>, %arg1: tensor<4x4x3x3xf32>) -> tensor<1x4x32x16xf32> {
@@ -118,11 +146,18 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // 2176 bytes; filters at 0..432, x's two buffers of 35 rows (2240) up to 4912, a at 4912, b (33
 // rows) at 7088, c (32 rows) at 9200 ending at 11248; the Add reuses b's place, the Relu a's.
 // CHECK-LABEL: func.func @main
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 4912 : i64
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}out_addr = 7088 : i64
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64, {{.*}}out_addr = 9200 : i64
-// CHECK: "tpu.Add"{{.*}}{group_id = 0 : i64, hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 7088 : i64}
-// CHECK: "tpu.Relu"{{.*}}{group_id = 0 : i64, hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64, out_addr = 4912 : i64}
+// CHECK: "tpu.Group"
+// CHECK: %[[A:.*]] = "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 30], h_slice = [34, 34], {{.*}}out_addr = 4912 : i64{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 7088 : i64{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 9200 : i64{{.*}} loc([[LC:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Add"(%{{.*}}, %[[A]]) {ginfo = {{{.*}}out_addr = 7088 : i64{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 4912 : i64{{.*}} loc([[LR:#loc[0-9]+]])
+// CHECK: hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64
+// CHECK-DAG: [[LA]] = loc("a")
+// CHECK-DAG: [[LB]] = loc("b")
+// CHECK-DAG: [[LC]] = loc("c")
+// CHECK-DAG: [[LS]] = loc("s")
+// CHECK-DAG: [[LR]] = loc("r")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> loc("x")
@@ -145,9 +180,12 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // 1152 bytes apart while the Add's 16-row part would be read 1024 apart: not addressable in place,
 // so the stem conv stays out and the block (b, c, the Add, the Relu) loads a from global memory.
 // CHECK-LABEL: func.func @main
-// CHECK: "tpu.Conv2D"(%0, %1, %4) {hsecs = 1 : i64, kernel_shape
-// CHECK: "tpu.Conv2D"{{.*}}group_id = 0 : i64, hsecs = 2 : i64
-// CHECK: "tpu.Relu"{{.*}}group_id = 0 : i64, hsecs = 2 : i64
+// CHECK: %[[A:.*]] = "tpu.Conv2D"(%0, %1, %4) {hsecs = 1 : i64, kernel_shape
+// CHECK-NEXT: "tpu.Group"(%{{.*}}, %[[A]], %{{.*}})
+// CHECK: "tpu.Load"(%[[A]]){{.*}} loc([[LLOAD_A:#loc[0-9]+]])
+// CHECK: "tpu.Relu"
+// CHECK: hsecs = 2 : i64
+// CHECK-DAG: [[LLOAD_A]] = loc("load_a")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("x")
