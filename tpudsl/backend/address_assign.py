@@ -4,9 +4,10 @@ Coefficients (the `top.Weight`s Tpu ops read) are laid out first, from the chip'
 activations follow, from the next DMA-aligned address. An activation's memory is reused once its
 last reader has run (a first-fit free list over the ops in order); the returned values and the
 inputs are never reused, so they can be read and written by the runtime before and after a run.
-Every address is aligned to the chip's `dma_align`. A layer group (`tpu.Group`, if --layer-group
-ran first) is one op: its inputs and results get memory, and its Loads and Stores the addresses of
-the tensors they move.
+Every address is aligned to the chip's `dma_align`. In a module with layer groups (`tpu.Group`,
+if --layer-group ran first) the groups' ops count in their place and Loads, Stores and the groups'
+results have the addresses of the tensors they are: the same addresses as without the groups
+(tensors that stay in local memory get one too, so that the module can be grouped again).
 
 Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
 (`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
@@ -98,7 +99,7 @@ class AddressAssignPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         chip = module_chip(op)
         main = _main(op)
-        ops = list(main.body.block.ops)
+        ops, alias = _flat(main.body.block.ops)
         coeffs = _FreeList(chip.gmem_start, chip.dma_align)
         addresses: dict[SSAValue, int] = {}  # types change at the end: a retyped value is a new value
         for o in ops:
@@ -107,10 +108,11 @@ class AddressAssignPass(ModulePass):
         neuron_start = align(coeffs.end, chip.dma_align)
         acts = _FreeList(neuron_start, chip.dma_align)
         last_use = {}
-        for i, o in enumerate(ops):
-            for v in o.operands:
+        operands = [[alias.get(v, v) for v in o.operands] for o in ops]
+        for i, vs in enumerate(operands):
+            for v in vs:
                 last_use[v] = i
-        returned = {v for o in ops if isinstance(o, ReturnOp) for v in o.operands}
+        returned = {v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs}
         for i, o in enumerate(ops):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
@@ -118,12 +120,10 @@ class AddressAssignPass(ModulePass):
                 addresses[r] = acts.alloc(nbytes(r))
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
-            for v in set(o.operands):
+            for v in set(operands[i]):
                 if last_use.get(v) == i and v not in returned and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
-        for o in ops:
-            if o.name == "tpu.Group":
-                _group_addresses(o, addresses)
+        addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():
             _set_address(value, addr)
         main.update_function_type()
@@ -136,16 +136,23 @@ class AddressAssignPass(ModulePass):
         })
 
 
-def _group_addresses(group: Operation, addresses: dict[SSAValue, int]) -> None:
-    """A layer group (tpu.Group) is one op here, its operands and results get memory; inside, a
-    tpu.Load's result is its operand's tensor, and a stored result and its tpu.Store's value are
-    the group's result (tensors that stay in local memory keep the types they have)."""
-    inner = list(group.regions[0].block.ops)
-    for result, stored in zip(group.results, inner[-1].operands, strict=True):
-        addresses[stored] = addresses[stored.owner.operands[0]] = addresses[result]  # type: ignore[union-attr]
-    for o in inner:
-        if o.name == "tpu.Load":
-            addresses[o.results[0]] = addresses[o.operands[0]]
+def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue]]:
+    """The ops in program order with each layer group's ops in its place, and the values that are
+    another tensor: a tpu.Load's or tpu.Store's result is its operand, a tpu.Group's result the
+    value its Yield names (so a module gets the same addresses with its groups as without)."""
+    ops, alias = [], {}
+    for o in block_ops:
+        if o.name != "tpu.Group":
+            ops.append(o)
+            continue
+        for inner in o.regions[0].block.ops:
+            if inner.name in ("tpu.Load", "tpu.Store"):
+                alias[inner.results[0]] = alias.get(inner.operands[0], inner.operands[0])
+            elif inner.name == "tpu.Yield":
+                alias.update((r, alias.get(v, v)) for r, v in zip(o.results, inner.operands, strict=True))
+            else:
+                ops.append(inner)
+    return ops, alias
 
 
 def _reusable(v: SSAValue) -> bool:

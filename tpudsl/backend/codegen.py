@@ -34,7 +34,7 @@ from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan,
                                     zero_point,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name, value_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 
@@ -397,7 +397,7 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
         elif op.name == "top.Input":
             inputs.append(_tensor(loc_name(op), op.results[0]))
         elif isinstance(op, ReturnOp):
-            outputs = [_tensor(loc_name(v.owner), v) for v in op.operands]  # type: ignore[arg-type]
+            outputs = [_tensor(value_name(v), v) for v in op.operands]
         elif op.name == "tpu.Group":
             from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import NoneType, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import NoneType, StringAttr, TensorType, UnrankedTensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -150,6 +150,16 @@ def loc_name(op: Operation) -> str:
     if desc is not None:
         return desc.data
     return ""
+
+
+def value_name(value: SSAValue) -> str:
+    """The user-visible name of a value: its op's loc name, or the result's part of a fused loc
+    (an op with several named results, e.g. a tpu.Group)."""
+    op = value.owner
+    parts = getattr(op.location, "locations", None)
+    if isinstance(op, Operation) and parts is not None and len(parts.data) == len(op.results):
+        return getattr(parts.data[value.index], "desc", StringAttr("")).data  # type: ignore[attr-defined]
+    return loc_name(op) if isinstance(op, Operation) else ""
 
 
 def describe(op: Operation) -> str:

@@ -39,11 +39,11 @@ def ungroup(module: ModuleOp) -> None:
     for group in [op for op in module.walk() if op.name == "tpu.Group"]:
         inner = list(group.body.block.ops)  # type: ignore[attr-defined]
         for result, value in zip(group.results, inner[-1].operands, strict=True):
-            result.replace_by(value.owner.operands[0])  # type: ignore[union-attr]
+            result.replace_all_uses_with(value.owner.operands[0])  # type: ignore[union-attr]
         for o in inner:
             if o.name in ("tpu.Load", "tpu.Store", "tpu.Yield"):
                 for r in o.results:
-                    r.replace_by(o.operands[0])
+                    r.replace_all_uses_with(o.operands[0])
                 o.detach()
                 o.erase()
             else:
@@ -102,7 +102,9 @@ class LayerGroupPass(ModulePass):
         # the global-only moves stay in the sequence: a group never spans one (codegen's order)
         in_order = [inner for inner in op.walk() if inner.name in KINDS or inner.name in GLOBAL_ONLY]
         plans = search(in_order, chip)
-        for plan, ahead in zip(plans, prefetches(plans, in_order, chip), strict=True):
+        # last group first: a group's plan names the tensors it reads as their producers' results,
+        # which building the producer's group (after) redirects to that group's result
+        for plan, ahead in reversed(list(zip(plans, prefetches(plans, in_order, chip), strict=True))):
             build(ahead or plan, chip, prefetched=ahead is not None)
 
 

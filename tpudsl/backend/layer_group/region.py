@@ -6,7 +6,8 @@ after its last op; every tensor an op reads from outside the group goes through 
 `tpu.Load` (named `load_<tensor>`, `load_<tensor>_<k>` for the k-th further load of the same
 tensor in the group: one per consumer, as each has its own buffers), every result used outside
 leaves through a `tpu.Store` (named as the op it stores) and the group's results are those
-Stores' values, in the ops' order (`tpu.Yield`). Region order is program order within a slice:
+Stores' values, in the ops' order (`tpu.Yield`); the group's loc names its results (a fused loc
+when it has several, as TPU-MLIR's). Region order is program order within a slice:
 each op's Loads (whole tiles first), the op, its Store; the ops' `ginfo` ids number them in that
 order, and `flow` is TPU-MLIR's time-step list over them (-1, the ids of step 0, -2, ...: step k is
 the k-th op with its Loads and Store). `ginfo` holds TPU-MLIR's #tpu.lg fields: out_addr and
@@ -20,7 +21,7 @@ where the whole tiles start come from the IR) and any attribute that differs is 
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FusedLoc, IntegerAttr, NameLoc, NoneAttr, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tpudsl.backend.chips import Chip
@@ -95,7 +96,9 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
     stored = [op for op in ops if op in plan.stored]
     attrs = {"nsecs": plan.nsecs, "hsecs": plan.hsecs, "flow": flow, "lmem_bytes": plan.lmem_bytes,
              "other_up_overlap_op": [row.info["id"] for row in rows if row.whole] if prefetched else None}
-    group = create("tpu.Group", inputs, [op.results[0].type for op in stored], attrs, loc=loc_name(ops[-1]))
+    names = [NameLoc(StringAttr(loc_name(op)), NoneAttr()) for op in stored]  # GroupOps.cpp: its outputs' locs, fused
+    loc = names[0] if len(names) == 1 else FusedLoc(ArrayAttr(names), NoneAttr())
+    group = create("tpu.Group", inputs, [op.results[0].type for op in stored], attrs, loc=loc)
     block = Block()
     group.add_region(Region(block))
     ops[-1].parent_block().insert_op_after(group, ops[-1])  # type: ignore[union-attr]
@@ -122,8 +125,7 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
         else:
             block.add_op(create("tpu.Store", [row.op.results[0]], [row.op.results[0].type], {"ginfo": _dict(row.info)},
                                 loc=loc_name(row.op)))
-    block.add_op(create("tpu.Yield", [o.results[0] for o in block.ops if o.name == "tpu.Store"], [],
-                        loc=loc_name(ops[-1])))
+    block.add_op(create("tpu.Yield", [o.results[0] for o in block.ops if o.name == "tpu.Store"], [], loc=loc))
     return group
 
 
