@@ -167,6 +167,7 @@ def test_each_layer_group_is_one_band_over_its_records(tmp_path, capsys):
 
     from tests.backend_support import compile_for, lowered
     from tests.test_backend_cmodel import Graph
+    from tpudsl.backend.layer_group.region import members
     from tpudsl.dialects.opdef import loc_name
 
     g = Graph(np.random.default_rng(5))
@@ -181,11 +182,10 @@ def test_each_layer_group_is_one_band_over_its_records(tmp_path, capsys):
     top = lowered(g.model({"x": (2, 4, 64, 16)}, t))
     compile_for(top, "tiny", str(tmp_path / "g.bmodel"))
     want: dict[int, tuple[list[str], tuple[int, int]]] = {}  # group id -> its ops, (nsecs, hsecs) of its last
-    for op in top.main_func().body.block.ops:
-        if "group_id" in op.attributes:
-            ops = want.get(op.attributes["group_id"].value.data, ([], ()))[0] + [loc_name(op)]
-            want[op.attributes["group_id"].value.data] = (ops, (op.attributes["nsecs"].value.data,
-                                                                op.attributes["hsecs"].value.data))
+    groups = [op for op in top.main_func().body.block.ops if op.name == "tpu.Group"]  # ids in program order
+    for gid, group in enumerate(groups):
+        want[gid] = ([loc_name(op) for op in members(group)],
+                     (group.attributes["nsecs"].value.data, group.attributes["hsecs"].value.data))
     assert len(want) == 2 and all(len(ops) >= 2 for ops, _ in want.values()), want
     status, _, err = run(["--timeline", tmp_path / "g.bmodel", "-o", tmp_path / "g.svg"], capsys)
     assert (status, err) == (0, "")
