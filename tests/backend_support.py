@@ -136,3 +136,9 @@ def int8_bit_exact(top, feed: dict[str, np.ndarray], path: str, opt: int = 2):
         assert got[name].dtype == w.dtype and np.array_equal(got[name], w), \
             f"{name}: {np.count_nonzero(got[name] != w)} of {w.size} values differ"
     return isa.decode(bm.commands)
+
+
+def secs_of(op) -> tuple[int, int]:
+    """(nsecs, hsecs) of an op's slicing: its own (alone), or its layer group's (in a tpu.Group)."""
+    holder = op.parent_op() if op.parent_op().name == "tpu.Group" else op
+    return holder.attributes["nsecs"].value.data, holder.attributes["hsecs"].value.data

@@ -5,7 +5,9 @@ bm1684x's memory numbers are TPU-MLIR's (BM1684X.h: NPU_NUM 64, LMEM_BYTES 1<<18
 and local memory follow TPU-MLIR's log line `NPU_NUM=32 LocalMem size=4194304` (32 x 128 KiB).
 The throughput numbers feed the cost model only; they are our estimates, not the vendor's, and
 nothing checks a result against them. `tiny` is made up for tests: 4 lanes of 16 KiB, so that
-local-memory slicing happens on tensors small enough to test quickly.
+local-memory slicing happens on tensors small enough to test quickly, and with the bank rule
+(`bank_conflict_rule`: in a layer group, an op's output tile shares no bank with its input tiles,
+as chips whose engines cannot read and write one bank at once require), so that tests exercise it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Chip:
     dma_bytes_per_cycle: int
     clock_mhz: int
     modes: tuple[str, ...] = MODES
+    # an op's output tile in a layer group is never in a bank its input tiles touch (layer_group/plan.py)
+    bank_conflict_rule: bool = False
 
     @property
     def bank_bytes(self) -> int:
@@ -42,7 +46,8 @@ CHIPS: dict[str, Chip] = {
         Chip("bm1688", lanes=32, lmem_bytes=1 << 17, banks=16, eu_bytes=32, dma_align=512,
              gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=32, dma_bytes_per_cycle=32, clock_mhz=900),
         Chip("tiny", lanes=4, lmem_bytes=1 << 14, banks=4, eu_bytes=16, dma_align=64,
-             gmem_start=0x1000, macs_per_cycle_per_lane=4, dma_bytes_per_cycle=16, clock_mhz=100),
+             gmem_start=0x1000, macs_per_cycle_per_lane=4, dma_bytes_per_cycle=16, clock_mhz=100,
+             bank_conflict_rule=True),
     )
 }
 

@@ -26,7 +26,8 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
   (TPU-MLIR's limit on recomputed halos);
 * the tiles fit the chip's local memory: whole tiles, two buffers per loaded input part (slice i+1
   loads into one while slice i computes on the other), the intermediate and output tiles, which
-  reuse each other's space once their last consumer has run.
+  reuse each other's space once their last consumer has run; with the chip's bank rule
+  (`bank_conflict_rule`), an op's output tile lies in no bank its input tiles touch.
 """
 
 from __future__ import annotations
@@ -157,14 +158,15 @@ def window_offset(tile: Tile, part: Tile, chip: Chip) -> int | None:
 
 
 class _Allocator:
-    """First fit of EU-aligned blocks over [base, ...): a block is freed once its last reader ran."""
+    """First fit of EU-aligned blocks from offset 0: a block is freed once its last reader ran."""
 
-    def __init__(self, base: int, eu: int):
-        self.base, self.eu, self.live, self.end = base, eu, {}, base
+    def __init__(self, eu: int):
+        self.eu, self.live, self.end = eu, {}, 0
 
-    def take(self, key: object, size: int) -> int:
-        at = self.base
-        for start, stop in sorted(self.live.values()):
+    def take(self, key: object, size: int, avoid: list[tuple[int, int]] = ()) -> int:  # type: ignore[assignment]
+        """The first fit of `size` bytes around the live blocks and the ranges `avoid`."""
+        at = 0
+        for start, stop in sorted([*self.live.values(), *avoid]):
             if at + size <= start:
                 break
             at = max(at, align(stop, self.eu))
@@ -174,6 +176,18 @@ class _Allocator:
 
     def free(self, key: object) -> None:
         del self.live[key]
+
+
+def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: Chip) -> list[tuple[int, int]]:
+    """With the chip's bank rule, the banks of `op`'s input tiles (its loaded parts' buffers, its
+    producers' output tiles in the group): its output tile must avoid them. Whole tiles (weights)
+    are not counted."""
+    if not chip.bank_conflict_rule:
+        return []
+    blocks = [alloc.live[key] for key in alloc.live if isinstance(key, tuple) and key[0] is op]
+    blocks += [alloc.live[v.owner] for v in op.operands if v.owner in ops]  # type: ignore[index]
+    bank = chip.bank_bytes
+    return [(start - start % bank, align(stop, bank)) for start, stop in blocks]
 
 
 def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True,
@@ -207,7 +221,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         for t in whole_tiles(op):
             whole[op].append(top)
             top = align(top + tile_bytes(t, chip), chip.eu_bytes)
-    alloc = _Allocator(0, chip.eu_bytes)
+    alloc = _Allocator(chip.eu_bytes)
     if top > whole_base:  # held for the whole group
         alloc.live["whole"], alloc.end = (whole_base, top), top
     loads = {}
@@ -225,7 +239,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         for done in [o for o in alloc.live if isinstance(o, Operation) and last_reader[o] < i]:
             alloc.free(done)
         out_size[op] = max(tile_bytes(s[op].output, chip) for s in slices)
-        out_addr[op] = alloc.take(op, out_size[op])
+        out_addr[op] = alloc.take(op, out_size[op], _input_banks(op, ops, alloc, chip))
         used.append(alloc.live[op])
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
