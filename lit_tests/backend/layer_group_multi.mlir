@@ -10,13 +10,16 @@
 // ONE-NOT: ginfo
 
 // A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
-// output. Local memory per lane: the filters (1, 4, 4, 9), 144 bytes each, at 0 and 144; then two
-// buffers (slices alternate) per loaded input part: the first conv's x rows with both convs'
-// halos, and the Add's x rows; then the output tiles, 64 bytes a row. hsecs = 2 (48 rows) needs
-// 288 + 2 x 50 x 64 + 2 x 48 x 64 + 49 x 64 + 48 x 64 = 19040 > 16384; hsecs = 3 (32 rows): the
-// middle slice reads x rows [30, 66), 36 rows: 288 + 2 x 2304 + 2 x 2048 = 8992, where the first
-// conv's tile (34 rows, 2176) starts; the second conv's at 11168 (32 rows, 2048) ends at 13216.
-// The first conv's tile is free once the second has run: the Add writes at 8992 again.
+// output. Local memory per lane (4 banks of 4096 bytes; tiny has the bank rule: an op's output
+// tile lies in no bank its input tiles touch): the filters (1, 4, 4, 9), 144 bytes each, at 0 and
+// 144; then two buffers (slices alternate) per loaded input part: the first conv's x rows with
+// both convs' halos, and the Add's x rows; then the output tiles, 64 bytes a row. hsecs = 3 fits
+// without the bank rule (13216 bytes) but not with it (the Add finds no bank free of its inputs).
+// hsecs = 4 (24 rows): the first conv reads up to 28 x rows (1792 bytes: buffers at 288 and 2080),
+// the Add 24 (1536: at 3872 and 5408, up to 6944); the first conv's tile (26 rows) at 6944, in
+// bank 1 (its x buffers are in bank 0); the second conv's avoids banks 1 and 2 (the first's tile):
+// 12288, bank 3; the Add's avoids bank 3 and banks 0-1 (its x buffers): 8192, where the first
+// conv's tile, free once the second has run, was.
 // In the IR: a tpu.Group after the Add (its operands the tensors it loads), each tensor read from
 // outside through its own tpu.Load (load_<name>; x twice: the first conv's rows with halos and the
 // Add's rows have their own buffers, the second buffer is buffer_addr), the Add's result through a
@@ -24,15 +27,15 @@
 // CHECK-LABEL: func.func @main
 // CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
 // CHECK-NEXT: "tpu.Load"{{.*}}ginfo = {{{.*}}id = 0 : i64, {{.*}}out_addr = 0 : i64, out_size = 144 : i64}}{{.*}} loc([[LLOAD_W0:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 2592 : i64, h_idx = [0, 30, 62], h_slice = [34, 36, 34], id = 1 : i64, n_idx = [0], n_slice = [1], out_addr = 288 : i64, out_size = 2304 : i64}}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 31, 63], h_slice = [33, 34, 33], id = 2 : i64, {{.*}}out_addr = 8992 : i64, out_size = 2176 : i64}{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 2080 : i64, h_idx = [0, 22, 46, 70], h_slice = [26, 28, 28, 26], id = 1 : i64, n_idx = [0], n_slice = [1], out_addr = 288 : i64, out_size = 1792 : i64}}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 23, 47, 71], h_slice = [25, 26, 26, 25], id = 2 : i64, {{.*}}out_addr = 6944 : i64, out_size = 1664 : i64}{{.*}} loc([[LA:#loc[0-9]+]])
 // CHECK-NEXT: "tpu.Load"{{.*}} loc([[LLOAD_W1:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 11168 : i64{{.*}} loc([[LB:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 6944 : i64, {{.*}}out_addr = 4896 : i64{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
-// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8992 : i64{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 12288 : i64{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 5408 : i64, {{.*}}out_addr = 3872 : i64{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
+// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8192 : i64{{.*}} loc([[LS:#loc[0-9]+]])
 // CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = {{{.*}}id = 7 : i64{{.*}} loc([[LS]])
 // CHECK-NEXT: "tpu.Yield"(%[[ST]])
-// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 3 : i64, lmem_bytes = 13216 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 4 : i64, lmem_bytes = 13824 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
 // CHECK-NEXT: return %[[G]]
 // CHECK-DAG: [[LLOAD_W0]] = loc("load_w0")
 // CHECK-DAG: [[LLOAD_X]] = loc("load_x")
@@ -143,16 +146,17 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // (its rows only). a is computed as the union of both parts and the Add reads its rows in place.
 // hsecs = 1 needs 16816 bytes (filters 3 x 144, x 4096, then a, b, c 4096 each, all live when c
 // runs). hsecs = 2, output rows [0, 32) and [32, 64): a's union is [0, 34) and [30, 64), 34 rows,
-// 2176 bytes; filters at 0..432, x's two buffers of 35 rows (2240) up to 4912, a at 4912, b (33
-// rows) at 7088, c (32 rows) at 9200 ending at 11248; the Add reuses b's place, the Relu a's.
+// 2176 bytes; filters at 0..432, x's two buffers of 35 rows (2240) up to 4912 (banks 0 and 1),
+// a at 8192 (bank 2), b (33 rows) at 4912 (bank 1, not a's), c (32 rows) at 10368 (banks 2-3, not
+// b's) ending at 12416; the Add (inputs in banks 2-3) reuses b's place, the Relu a's.
 // CHECK-LABEL: func.func @main
 // CHECK: "tpu.Group"
-// CHECK: %[[A:.*]] = "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 30], h_slice = [34, 34], {{.*}}out_addr = 4912 : i64{{.*}} loc([[LA:#loc[0-9]+]])
-// CHECK: "tpu.Conv2D"{{.*}}out_addr = 7088 : i64{{.*}} loc([[LB:#loc[0-9]+]])
-// CHECK: "tpu.Conv2D"{{.*}}out_addr = 9200 : i64{{.*}} loc([[LC:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Add"(%{{.*}}, %[[A]]) {ginfo = {{{.*}}out_addr = 7088 : i64{{.*}} loc([[LS:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 4912 : i64{{.*}} loc([[LR:#loc[0-9]+]])
-// CHECK: hsecs = 2 : i64, lmem_bytes = 11248 : i64, nsecs = 1 : i64
+// CHECK: %[[A:.*]] = "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 30], h_slice = [34, 34], {{.*}}out_addr = 8192 : i64{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 4912 : i64{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 10368 : i64{{.*}} loc([[LC:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Add"(%{{.*}}, %[[A]]) {ginfo = {{{.*}}out_addr = 4912 : i64{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 8192 : i64{{.*}} loc([[LR:#loc[0-9]+]])
+// CHECK: hsecs = 2 : i64, lmem_bytes = 12416 : i64, nsecs = 1 : i64
 // CHECK-DAG: [[LA]] = loc("a")
 // CHECK-DAG: [[LB]] = loc("b")
 // CHECK-DAG: [[LC]] = loc("c")
@@ -176,16 +180,21 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 
 // -----
 
-// The same block with 8 channels: two channel groups per lane, so a's 18-row tile lays its planes
-// 1152 bytes apart while the Add's 16-row part would be read 1024 apart: not addressable in place,
-// so the stem conv stays out and the block (b, c, the Add, the Relu) loads a from global memory.
+// The same block with 8 channels: two channel groups per lane, so a's 18-row tile would lay its
+// planes 1152 bytes apart while the Add's 16-row part would be read 1024 apart: not addressable in
+// place. With the bank rule the cheapest split is two groups: (a, b) unsliced, storing both (the
+// next group reads them: a fused loc names the two results), then (c, the Add, the Relu). Weight
+// prefetch: the second group comes right after the first and its filter (576 bytes) fits in a gap
+// of the first's local memory (filters [0, 1152), x [1152, 5248), a [8192, 12288), b [12288,
+// 16384)): it is placed at the highest, 8192 - 576 = 7616, and other_up_overlap_op lists its Load
+// (id 0), which codegen issues during the first group.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[A:.*]] = "tpu.Conv2D"(%0, %1, %4) {hsecs = 1 : i64, kernel_shape
-// CHECK-NEXT: "tpu.Group"(%{{.*}}, %[[A]], %{{.*}})
-// CHECK: "tpu.Load"(%[[A]]){{.*}} loc([[LLOAD_A:#loc[0-9]+]])
-// CHECK: "tpu.Relu"
-// CHECK: hsecs = 2 : i64
-// CHECK-DAG: [[LLOAD_A]] = loc("load_a")
+// CHECK: %[[G:[0-9]+]]:2 = "tpu.Group"
+// CHECK: }) {flow = [-1, 0, 1, 2, 3, -2, 4, 5, 6], hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64}{{.*}} loc([[LAB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Group"(%[[W2:[0-9]+]], %[[G]]#1, %[[G]]#0) ({
+// CHECK-NEXT: "tpu.Load"(%[[W2]]) {ginfo = {{{.*}}id = 0 : i64, {{.*}}out_addr = 7616 : i64, out_size = 576 : i64}}
+// CHECK: other_up_overlap_op = [0]
+// CHECK-DAG: [[LAB]] = loc(fused[{{.*}}])
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("x")
