@@ -32,6 +32,7 @@ from tests.models import mobilenetv2, resnet18  # noqa: E402
 from tpudsl.backend import isa  # noqa: E402
 from tpudsl.backend.bmodel import read_bmodel  # noqa: E402
 from tpudsl.backend.cmodel import run_bmodel  # noqa: E402
+from tpudsl.backend.layer_group.region import members as group_members  # noqa: E402
 from tpudsl.dialects import make_context  # noqa: E402
 from tpudsl.passes import pass_class  # noqa: E402
 
@@ -39,11 +40,11 @@ MODELS = {"ResNet-18": lambda size: resnet18(input_size=size, num_classes=1000),
           "MobileNetV2": lambda size: mobilenetv2(input_size=size, num_classes=1000)}
 
 
-def _compile(top, opt: int, path: str) -> tuple[float, object]:
+def _compile(top, opt: int, path: str, prefetch: bool = True) -> tuple[float, object]:
     """(seconds of --layer-group, the .bmodel) of an addressed copy of the module."""
     ctx = make_context()
     t = time.perf_counter()
-    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+    pass_class("layer-group")(opt=opt, prefetch=prefetch).apply(ctx, top.module)
     seconds = time.perf_counter() - t
     pass_class("codegen")(model_file=path, embed_debug_info=True).apply(ctx, top.module)
     return seconds, read_bmodel(path)
@@ -78,9 +79,11 @@ def main() -> None:
         feed = {"input": np.random.default_rng(0).random((1, 3, args.size, args.size), dtype=np.float32)}
         with tempfile.TemporaryDirectory() as d:
             one_s, one = _compile(top, 1, os.path.join(d, "one.bmodel"))
+            _, no_prefetch = _compile(top, 2, os.path.join(d, "no_prefetch.bmodel"), prefetch=False)
             search_s, grouped = _compile(top, 2, os.path.join(d, "groups.bmodel"))
-            groups = {op.attributes["group_id"].value.data for op in top.module.walk() if "group_id" in op.attributes}
-            members = sum(1 for op in top.module.walk() if "group_id" in op.attributes)
+            groups = [op for op in top.module.walk() if op.name == "tpu.Group"]
+            members = sum(len(group_members(g)) for g in groups)
+            prefetched = sum(1 for g in groups if g.attributes.get("other_up_overlap_op"))
             times = {"one": [], "groups": []}
             outs = {}
             for _ in range(args.runs):  # alternate, so load from other jobs hits both
@@ -93,11 +96,13 @@ def main() -> None:
         assert err <= (1e-5 if mode == "F32" else 0), f"{name} {mode}: groups differ from groups of one by {err}"
         c1, c2 = one.header["estimated_cycles"], grouped.header["estimated_cycles"]
         o1, o2 = one.header["overlapped_cycles"], grouped.header["overlapped_cycles"]
+        o3 = no_prefetch.header["overlapped_cycles"]
         b1, b2 = _gdma_bytes(one), _gdma_bytes(grouped)
         w1, w2 = statistics.median(times["one"]), statistics.median(times["groups"])
         fewer = lambda a, b: f"**{100 * (1 - b / a):.1f}%**"  # noqa: E731
-        rows.append(f"| {name} {mode} | {c1} / {c2} | {fewer(c1, c2)} | {o1} / {o2} | {fewer(o1, o2)} | {b1} / {b2} "
-                    f"| {fewer(b1, b2)} | {one.header['coeff_mem_bytes']} | {len(groups)} groups, {members} ops "
+        rows.append(f"| {name} {mode} | {c1} / {c2} | {fewer(c1, c2)} | {o1} / {o3} / {o2} | {fewer(o1, o3)} / "
+                    f"{fewer(o1, o2)} | {b1} / {b2} | {fewer(b1, b2)} | {one.header['coeff_mem_bytes']} "
+                    f"| {len(groups)} groups, {members} ops, {prefetched} prefetched "
                     f"| {search_s:.2f} s (opt=1: {one_s:.2f} s) | {w1 * 1e3:.0f} / {w2 * 1e3:.0f} ms | {err:.1e} |")
     text = "\n".join([
         "## layer_group: groups of several ops (opt=2) vs groups of one (opt=1)",
@@ -109,7 +114,8 @@ def main() -> None:
         f"with GDMA and BDC overlapped (schedule.py; the search minimizes these). GDMA bytes: every load, store and copy of the command stream. INT8: calibrated (minmax) on "
         f"two random samples, --weight-reorder first (merged conv coefficients), as model_deploy compiles.",
         "",
-        "| model | serial cycles opt=1 / opt=2 | fewer | overlapped cycles opt=1 / opt=2 | fewer | GDMA bytes opt=1 / "
+        "| model | serial cycles opt=1 / opt=2 | fewer | overlapped cycles opt=1 / opt=2 without / with weight "
+        "prefetch | fewer (without / with) | GDMA bytes opt=1 / "
         "opt=2 | fewer | of which coefficients (loaded once in both) | grouped | --layer-group time | cmodel wall "
         "opt=1 / opt=2 (median) | max rel. diff |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",

@@ -39,7 +39,7 @@ from tpudsl.backend.cmodel.engine import op_names
 from tpudsl.backend.cmodel.memory import Memory
 from tpudsl.backend.layer_group import ungroup
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, plan_group, window_offset
-from tpudsl.backend.layer_group.region import build, members
+from tpudsl.backend.layer_group.region import build, ginfo_key, members
 from tpudsl.backend.slicing import Tile
 from tpudsl.cli import model_deploy
 from tpudsl.dialects import make_context
@@ -119,8 +119,35 @@ class Grouped:
         self.stores_more = any(sum(1 for op in ops if any(u.operation.name == "tpu.Store" for u in op.results[0].uses))
                                > 1 for _, _, ops in self.groups)
 
+        self.bank_checked = sum(_banks_apart(op) for _, _, ops in self.groups for op in ops)
+
     def sliced(self, axis: int) -> bool:
         return any(g[axis] > 1 for g in self.groups)
+
+
+def _banks_apart(op) -> int:
+    """The tiny chip's bank rule, read from the IR: the banks of an op's output tile (its ginfo's
+    out_addr, out_size) and of its input tiles (a loaded part's two buffers, a producer's tile in
+    the group; weights aside) are disjoint. Returns how many inputs were checked."""
+    chip = chip_named("tiny")
+
+    def banks(o, second=False) -> set[int]:
+        info = o.attributes[ginfo_key(o)].data
+        start = info["buffer_addr" if second else "out_addr"].value.data
+        return set(range(start // chip.bank_bytes, (start + info["out_size"].value.data - 1) // chip.bank_bytes + 1))
+
+    out, checked = banks(op), 0
+    for v in op.operands:
+        src = v.owner
+        if getattr(src, "name", None) == "tpu.Load" and src.operands[0].owner.name != "top.Weight":
+            ins = banks(src) | (banks(src, True) if "buffer_addr" in src.attributes["ginfo"].data else set())
+        elif getattr(src, "parent_op", lambda: None)() is op.parent_op() and src.name != "tpu.Load":
+            ins = banks(src)
+        else:
+            continue
+        assert not out & ins, (op.name, out, ins)
+        checked += 1
+    return checked
 
 
 def _matches_and_groups_of_one(model, feed, tmp_path, mode: str = "F32") -> Grouped:
@@ -170,12 +197,13 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
     def check(net):
         g = _matches_and_groups_of_one(*net, tmp_path)
         _record(seen, (("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
-                       ("group sliced along N", g.sliced(0)),
+                       ("group sliced along N", g.sliced(0)), ("an op's input banks checked", g.bank_checked > 0),
                        ("group stores a result besides its last op's", g.stores_more),
                        ("tensor with two consumers inside a group", bool(g.shared))))
 
     check()
     _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
+                    ("an op's input banks checked", 3),
                     ("group stores a result besides its last op's", 20),
                     ("tensor with two consumers inside a group", 10)))
 

@@ -81,6 +81,7 @@ class LayerGroupPass(ModulePass):
 
     opt: int = 2
     slice_weights: bool = False
+    prefetch: bool = True  # load a group's weights during the group before (prefetch.py); false: never
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from tpudsl.backend.layer_group.prefetch import prefetches
@@ -104,7 +105,8 @@ class LayerGroupPass(ModulePass):
         plans = search(in_order, chip)
         # last group first: a group's plan names the tensors it reads as their producers' results,
         # which building the producer's group (after) redirects to that group's result
-        for plan, ahead in reversed(list(zip(plans, prefetches(plans, in_order, chip), strict=True))):
+        ahead = prefetches(plans, in_order, chip) if self.prefetch else [None] * len(plans)
+        for plan, ahead in reversed(list(zip(plans, ahead, strict=True))):
             build(ahead or plan, chip, prefetched=ahead is not None)
 
 

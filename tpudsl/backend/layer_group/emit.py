@@ -9,9 +9,9 @@ from local memory (an intermediate's part is read in place, inside the tile its 
 the union of its consumers' parts); a result used
 outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
 The group itself (id, ops, nsecs/hsecs, its instruction range) is the header's layer_groups
-(model_tool --info, the timeline's bands). A group whose whole tiles are prefetched (prefetch.py)
-leaves their loads to the group before, which issues them right after its own last load, so that
-they run under its remaining compute; they count in that group's instruction range.
+(model_tool --info, the timeline's bands). A group whose first weights are prefetched (prefetch.py)
+leaves their loads to the group before, which issues them right after its own first BDC record, so
+that they run under its compute; they count in that group's instruction range.
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ def whole_loads(plan: GroupPlan, op: Operation, gaddr: Callable[[Tile], int]) ->
 
 def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[Record]:
     """The group's records, each with its op; `gaddr` gives a tile's global address. `prefetched`:
-    the whole tiles are loaded by the group before (prefetch.py), not here."""
+    the whole tiles of its ahead_op are loaded by the group before (prefetch.py), not here."""
     out: list[Record] = []
     for s, parts in enumerate(plan.slices):
         for op in plan.ops:
-            if s == 0 and not prefetched:  # just before its first use: GDMA loads them while BDC computes the ops before
+            if s == 0 and not (prefetched and op is plan.ahead_op):  # just before its first use: GDMA
+                # loads them while BDC computes the ops before
                 out += whole_loads(plan, op, gaddr)
             part, ins = parts[op], []
             for i, t in enumerate(part.inputs):
@@ -63,15 +64,16 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
 
 def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog) -> None:
     """Append the records of `group` (planned by region.read) to codegen's `prog`; `ahead`: the next
-    group's plan when its whole tiles are prefetched here, issued right after this group's last load."""
+    group's plan when its first weights are prefetched here, issued right after this group's first
+    BDC record."""
     records = group_records(plan, _gaddr, prefetched)
     if ahead is not None:
-        start, end = ahead.used[0]  # the block of its whole tiles (plan_group takes it first)
+        start, end = ahead.ahead  # type: ignore[misc]
         if any(start < stop and begin < end for begin, stop in plan.used):
             raise TpudslError(f"codegen: group {describe(group)}: the next group's prefetched whole tiles at "
                               f"{start} overlap its local memory; run --layer-group again")
-        at = max((i + 1 for i, (_, r) in enumerate(records) if isinstance(r, isa.GdmaLoad)), default=0)
-        records[at:at] = [rec for op in ahead.ops for rec in whole_loads(ahead, op, _gaddr)]
+        at = next(i + 1 for i, (_, r) in enumerate(records) if r.ENGINE == "bdc")  # prefetch.py: why here
+        records[at:at] = whole_loads(ahead, ahead.ahead_op, _gaddr)  # type: ignore[arg-type]
     current, first = None, len(prog.records)
     for op, record in records:
         if op is not current:

@@ -63,11 +63,16 @@ class GroupPlan:
     lmem_bytes: int
     stored: frozenset[Operation]  # the ops whose results leave the group
     out_size: dict[Operation, int]  # bytes per lane of each op's output tile
-    whole_base: int  # where the whole tiles start (0, or higher when prefetched during the group before)
+    ahead: tuple[int, int] | None  # the block of ahead_op's whole tiles when prefetched (prefetch.py)
     used: list[tuple[int, int]]  # every block of local memory the group touches, [start, end)
 
     def is_member(self, value: SSAValue) -> bool:
         return value.owner in self.ops
+
+    @property
+    def ahead_op(self) -> Operation | None:
+        """The first op with whole tiles: the one whose weights a prefetch loads early."""
+        return next((op for op in self.ops if whole_tiles(op)), None)
 
 
 def joins_groups(op: Operation) -> bool:
@@ -191,10 +196,11 @@ def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: C
 
 
 def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True,
-               whole_base: int = 0) -> GroupPlan | str:
+               ahead_base: int | None = None) -> GroupPlan | str:
     """The plan of `ops` as one group sliced (nsecs, hsecs), or why that is not valid (without
     `check_memory`, a plan whatever local memory it needs: the cost of a group of one). The whole
-    tiles lie one after the other from `whole_base`; the other tiles are first fit around them."""
+    tiles lie one after the other from 0, but with `ahead_base` those of the first op that has
+    some (prefetched during the group before) from there; the other tiles are first fit around."""
     reason = static_reason(ops)
     if reason is not None:
         return reason
@@ -215,15 +221,24 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                 rows = sum(s[op].inputs[i].shape[2] for s in slices[:len(h_parts)])
                 if _view_h(t) > 1 and rows > H_GROWTH * _view_h(t):  # one row: a broadcast read, no halo
                     return f"its H slices read {rows} rows of a {_view_h(t)}-row tensor (> {H_GROWTH}x)"
-    top, whole = whole_base, {}
+    first = next((op for op in ops if whole_tiles(op)), None) if ahead_base is not None else None
+    top, at, whole = 0, ahead_base, {}
     for op in ops:
         whole[op] = []
         for t in whole_tiles(op):
-            whole[op].append(top)
-            top = align(top + tile_bytes(t, chip), chip.eu_bytes)
+            if op is first:
+                whole[op].append(at)
+                at = align(at + tile_bytes(t, chip), chip.eu_bytes)  # type: ignore[operator]
+            else:
+                whole[op].append(top)
+                top = align(top + tile_bytes(t, chip), chip.eu_bytes)
     alloc = _Allocator(chip.eu_bytes)
-    if top > whole_base:  # held for the whole group
-        alloc.live["whole"], alloc.end = (whole_base, top), top
+    if top > 0:  # held for the whole group
+        alloc.live["whole"], alloc.end = (0, top), top
+    ahead = None
+    if first is not None:
+        ahead = alloc.live["ahead"] = (ahead_base, at)  # type: ignore[assignment]
+        alloc.end = max(alloc.end, at)  # type: ignore[type-var]
     loads = {}
     for op in ops:
         for i, t in enumerate(slices[0][op].inputs):
@@ -255,7 +270,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                                 f"its consumers' parts) cannot hand out in place")
                     reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
     return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored, out_size,
-                     whole_base, used)
+                     ahead, used)
 
 
 def _view_h(t: Tile) -> int:

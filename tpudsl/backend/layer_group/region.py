@@ -13,7 +13,8 @@ order, and `flow` is TPU-MLIR's time-step list over them (-1, the ids of step 0,
 the k-th op with its Loads and Store). `ginfo` holds TPU-MLIR's #tpu.lg fields: out_addr and
 out_size (a Load's first buffer; `buffer_addr` its second, for odd slices), and the n/h parts
 of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H part).
-`other_up_overlap_op` lists the ids of the Loads issued during the group before (weight prefetch).
+`other_up_overlap_op` lists the ids of the Loads issued during the group before (weight prefetch:
+those of the first op with whole tiles).
 
 Everything here follows from the plan: codegen plans the region's ops again (nsecs, hsecs and
 where the whole tiles start come from the IR) and any attribute that differs is an error.
@@ -89,13 +90,13 @@ def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
 
 def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
     """Move the plan's ops into a new tpu.Group (after the last one) and return it. `prefetched`:
-    its whole tiles are loaded during the group before (plan.whole_base says where)."""
+    its first op's whole tiles are loaded during the group before (plan.ahead says where)."""
     ops, members = plan.ops, set(plan.ops)
     rows, flow = expected(plan, chip)
     inputs = list(dict.fromkeys(row.tile.value for row in rows if row.kind == "load"))  # type: ignore[union-attr]
     stored = [op for op in ops if op in plan.stored]
     attrs = {"nsecs": plan.nsecs, "hsecs": plan.hsecs, "flow": flow, "lmem_bytes": plan.lmem_bytes,
-             "other_up_overlap_op": [row.info["id"] for row in rows if row.whole] if prefetched else None}
+             "other_up_overlap_op": _ahead_ids(plan, rows) if prefetched else None}
     names = [NameLoc(StringAttr(loc_name(op)), NoneAttr()) for op in stored]  # GroupOps.cpp: its outputs' locs, fused
     loc = names[0] if len(names) == 1 else FusedLoc(ArrayAttr(names), NoneAttr())
     group = create("tpu.Group", inputs, [op.results[0].type for op in stored], attrs, loc=loc)
@@ -141,9 +142,9 @@ def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
     ops = members(group)
     where = f"codegen: group {describe(group)}"
     a = {k: from_attr(v) for k, v in group.attributes.items()}
-    bases = [_int(t.value.owner, "out_addr") for op in ops for t in whole_tiles(op)[:1]
-             if getattr(t.value.owner, "name", None) == "tpu.Load"]
-    plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], whole_base=bases[0] if bases else 0)
+    first = next((whole_tiles(op)[0].value.owner for op in ops if whole_tiles(op)), None)
+    base = _int(first, "out_addr") if a.get("other_up_overlap_op") and first is not None else None
+    plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], ahead_base=base)
     if isinstance(plan, str):
         raise TpudslError(f"{where}: {plan}; run --layer-group again")
     rows, flow = expected(plan, chip)
@@ -158,9 +159,15 @@ def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
     if a["flow"] != flow or a["lmem_bytes"] != plan.lmem_bytes:
         raise TpudslError(f"{where}: its flow or lmem_bytes differ from its plan's; run --layer-group again")
     ahead = a.get("other_up_overlap_op", [])
-    if ahead not in ([], [row.info["id"] for row in rows if row.whole]):
-        raise TpudslError(f"{where}: other_up_overlap_op must list all of its whole-tile Loads or none")
+    if ahead not in ([], _ahead_ids(plan, rows)):
+        raise TpudslError(f"{where}: other_up_overlap_op must list the whole-tile Loads of its first op "
+                          f"that has some, or none")
     return plan, bool(ahead)
+
+
+def _ahead_ids(plan: GroupPlan, rows: list[Row]) -> list[int]:
+    """The ids of the Loads of the ahead_op's whole tiles (the ones a prefetch issues early)."""
+    return [row.info["id"] for row in rows if row.whole and row.op is plan.ahead_op]
 
 
 def _is(o: Operation, row: Row) -> bool:
