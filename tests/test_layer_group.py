@@ -37,7 +37,7 @@ from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.cmodel.engine import op_names
 from tpudsl.backend.cmodel.memory import Memory
-from tpudsl.backend.layer_group import ungroup
+from tpudsl.backend.layer_group import module_chip, ungroup
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, plan_group, window_offset
 from tpudsl.backend.layer_group.region import build, ginfo_key, members
 from tpudsl.backend.slicing import Tile
@@ -119,17 +119,18 @@ class Grouped:
         self.stores_more = any(sum(1 for op in ops if any(u.operation.name == "tpu.Store" for u in op.results[0].uses))
                                > 1 for _, _, ops in self.groups)
 
-        self.bank_checked = sum(_banks_apart(op) for _, _, ops in self.groups for op in ops)
+        chip = module_chip(top.module)
+        self.bank_checked = sum(_banks_apart(op, chip) for _, _, ops in self.groups for op in ops) \
+            if chip.bank_conflict_rule else 0
 
     def sliced(self, axis: int) -> bool:
         return any(g[axis] > 1 for g in self.groups)
 
 
-def _banks_apart(op) -> int:
-    """The tiny chip's bank rule, read from the IR: the banks of an op's output tile (its ginfo's
+def _banks_apart(op, chip) -> int:
+    """The chip's bank rule, read from the IR: the banks of an op's output tile (its ginfo's
     out_addr, out_size) and of its input tiles (a loaded part's two buffers, a producer's tile in
     the group; weights aside) are disjoint. Returns how many inputs were checked."""
-    chip = chip_named("tiny")
 
     def banks(o, second=False) -> set[int]:
         info = o.attributes[ginfo_key(o)].data
