@@ -119,6 +119,7 @@ class Grouped:
         self.stores_more = any(sum(1 for op in ops if any(u.operation.name == "tpu.Store" for u in op.results[0].uses))
                                > 1 for _, _, ops in self.groups)
 
+        self.prefetched = any(g.attributes.get("other_up_overlap_op") for g in top.module.walk() if g.name == "tpu.Group")
         chip = module_chip(top.module)
         self.bank_checked = sum(_banks_apart(op, chip) for _, _, ops in self.groups for op in ops) \
             if chip.bank_conflict_rule else 0
@@ -199,12 +200,13 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
         g = _matches_and_groups_of_one(*net, tmp_path)
         _record(seen, (("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
                        ("group sliced along N", g.sliced(0)), ("an op's input banks checked", g.bank_checked > 0),
+                       ("a group's first weights prefetched", g.prefetched),
                        ("group stores a result besides its last op's", g.stores_more),
                        ("tensor with two consumers inside a group", bool(g.shared))))
 
     check()
     _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
-                    ("an op's input banks checked", 3),
+                    ("an op's input banks checked", 3), ("a group's first weights prefetched", 20),
                     ("group stores a result besides its last op's", 20),
                     ("tensor with two consumers inside a group", 10)))
 
