@@ -42,6 +42,8 @@ from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, plan_gro
 from tpudsl.backend.layer_group.region import build, ginfo_key, members
 from tpudsl.backend.slicing import Tile
 from tpudsl.cli import model_deploy
+from tpudsl.cli.mlir_cut import cut_module
+from tpudsl.interp.module_interpreter import run_module
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -539,3 +541,18 @@ def test_f16_bf16_groups_match_the_tpu_interpreter_and_groups_of_one_exactly(tmp
 
     check()
     _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 4), ("group sliced along N", 4)))
+
+
+def test_mlir_cut_names_a_tensor_inside_a_group(tmp_path):
+    """mlir_cut on a grouped module: the tensor a group keeps in local memory (the first conv's)
+    can be named; the cut module (groups undone) computes what the full model's interpreter does."""
+    model, feed = _chain((1, 4, 96, 16))
+    top = lowered(model)
+    compile_for(top, "tiny", str(tmp_path / "g.bmodel"))
+    inner = next(op for op in top.module.walk() if op.name == "tpu.Conv2D")
+    assert inner.parent_op().name == "tpu.Group"
+    want = run_module(top.module, top.weights, feed, keep_all=True)[loc_name(inner)]
+    cut = cut_module(top, [loc_name(inner)])
+    assert not any(op.name in ("tpu.Group", "tpu.Load", "tpu.Store") for op in cut.module.walk())
+    got = interpret(cut, feed)
+    assert list(got) == [loc_name(inner)] and np.array_equal(got[loc_name(inner)], want)

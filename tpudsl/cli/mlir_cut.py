@@ -7,6 +7,8 @@ function argument (through a `top.Input` located at its name) that replaces its 
 a failing layer can be run alone on values dumped from the full model (model_runner
 --dump_all_tensors). Ops, arguments and weights no longer needed are removed; the cut module
 gets its own weight npz (`<output stem>_weight.npz`), so the original model's stays intact.
+A Tpu module with layer groups (`tpu.Group`) is cut as without them: the groups are undone, so
+any tensor inside one can be named (run --layer-group again on the cut).
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     input_names = list(dict.fromkeys(input_names))
     if not output_names:
         raise TpudslError("no output names given")
+    if any(op.name == "tpu.Group" for op in mod.module.walk()):
+        from tpudsl.backend.layer_group import ungroup
+
+        ungroup(mod.module)  # every tensor of a layer group can be named; group the cut again
     tensors = named_tensors(mod)
     _check_known(output_names, input_names, tensors)
     main = mod.main_func()
