@@ -121,7 +121,8 @@ class Grouped:
         self.stores_more = any(sum(1 for op in ops if any(u.operation.name == "tpu.Store" for u in op.results[0].uses))
                                > 1 for _, _, ops in self.groups)
 
-        self.prefetched = any(g.attributes.get("other_up_overlap_op") for g in top.module.walk() if g.name == "tpu.Group")
+        self.prefetched = any(g.attributes.get("other_up_overlap_op")
+                              for g in top.module.walk() if g.name == "tpu.Group")
         chip = module_chip(top.module)
         self.bank_checked = sum(_banks_apart(op, chip) for _, _, ops in self.groups for op in ops) \
             if chip.bank_conflict_rule else 0

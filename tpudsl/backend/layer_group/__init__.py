@@ -6,7 +6,7 @@ fewest parts that fit. opt=2 (the default) also searches for groups of several c
 further strategy yet). The decisions are in the IR, so it shows and round-trips what codegen
 will do: an op alone gets `nsecs`, `hsecs` (TPU-MLIR's names on tpu.Group) and `lmem_bytes` (bytes
 per lane); a group of several ops becomes a `tpu.Group` region with tpu.Load/tpu.Store
-(`region.py`), its whole tiles placed for prefetch during the group before where they fit
+(`region.py`), its first weights placed for prefetch during the group before where they fit
 (`prefetch.py`). A run on a module with groups undoes them first (`ungroup`).
 """
 
@@ -62,7 +62,8 @@ def describe_groups(module: ModuleOp) -> str:
 
     lines = []
     for op in module.walk():
-        if op.name == "tpu.Group" or op.name in KINDS and op.parent_op().name != "tpu.Group":  # type: ignore[union-attr]
+        alone = op.name in KINDS and op.parent_op().name != "tpu.Group"  # type: ignore[union-attr]
+        if op.name == "tpu.Group" or alone:
             ops = members(op) if op.name == "tpu.Group" else [op]
             a = {k: op.attributes[k].value.data for k in ("nsecs", "hsecs", "lmem_bytes")}  # type: ignore[attr-defined]
             names = ", ".join(loc_name(m) or m.name for m in ops)

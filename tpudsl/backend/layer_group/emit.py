@@ -36,7 +36,8 @@ def _gdma(gaddr, cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoa
 
 def whole_loads(plan: GroupPlan, op: Operation, gaddr: Callable[[Tile], int]) -> list[Record]:
     """The loads of `op`'s whole tiles (weights, a dynamic filter), held for the whole group."""
-    return [(op, _gdma(gaddr, isa.GdmaLoad, t, laddr)) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
+    tiles = zip(whole_tiles(op), plan.whole[op], strict=True)
+    return [(op, _gdma(gaddr, isa.GdmaLoad, t, laddr)) for t, laddr in tiles]
 
 
 def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[Record]:

@@ -17,7 +17,7 @@ of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H part)
 those of the first op with whole tiles).
 
 Everything here follows from the plan: codegen plans the region's ops again (nsecs, hsecs and
-where the whole tiles start come from the IR) and any attribute that differs is an error.
+where a prefetched group's first weights lie come from the IR) and any attribute that differs is an error.
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
 
 def members(group: Operation) -> list[Operation]:
     """The computing ops of a group's region, in order."""
-    return [o for o in group.body.block.ops if o.name not in ("tpu.Load", "tpu.Store", "tpu.Yield")]  # type: ignore[attr-defined]
+    moves = ("tpu.Load", "tpu.Store", "tpu.Yield")
+    return [o for o in group.body.block.ops if o.name not in moves]  # type: ignore[attr-defined]
 
 
 def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
