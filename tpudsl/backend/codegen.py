@@ -6,8 +6,10 @@ MatMul's right side) are loaded once, then for every slice `slicing.slices` give
 are loaded, one BDC record computes the output part and it is stored. Local memory is handed out
 per op from offset 0, EU-aligned, in that order. Concat moves its inputs' parts through local
 memory to their place in the result, Permute's through a strided load; Reshape, Squeeze and
-Unsqueeze copy in global memory. Debug info maps the first
-instruction of each op to its location name (what the cmodel's messages and --profile name).
+Unsqueeze copy in global memory. A layer group of several ops (a `tpu.Group` region) is read back
+and checked by layer_group/region.py and emitted by layer_group/emit.py, where it stands. Debug
+info maps the first instruction of each op to its location name (what the cmodel's messages and
+--profile name).
 """
 
 from __future__ import annotations
