@@ -4,10 +4,14 @@
 // RUN: tpuc-opt %s --layer-group --split-input-file --mlir-print-debuginfo | tpuc-opt --split-input-file --mlir-print-debuginfo | filecheck %s
 // RUN: tpuc-opt %s --layer-group="opt=1" --split-input-file | filecheck %s --check-prefix=ONE
 // RUN: not tpuc-opt %s --layer-group="opt=4" --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: tpuc-opt %s --layer-group="prefetch=false" --split-input-file | filecheck %s --check-prefix=NOPF
 
 // BAD: error: layer-group: opt=4 is not one of 1 (groups of one), 2, 3 (group search)
 // ONE-NOT: tpu.Group
 // ONE-NOT: ginfo
+// Without weight prefetch the last case's second group loads its filter itself.
+// NOPF: "tpu.Group"
+// NOPF-NOT: other_up_overlap_op
 
 // A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
 // output. Local memory per lane (4 banks of 4096 bytes; tiny has the bank rule: an op's output
