@@ -8,7 +8,6 @@ is also checked against big integers computed here from its definition in isa.py
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from fractions import Fraction
 
