@@ -103,7 +103,7 @@ def run_calibration(args: argparse.Namespace) -> None:
     if not args.quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(samples) * (2 if need_histograms else 1), desc="calibration", unit="sample")
+        bar = tqdm(total=len(samples), desc="calibration", unit="sample")
     try:
         result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, args.workers,
                            bar.update if bar else None, need_histograms, mod, args.scheduler)

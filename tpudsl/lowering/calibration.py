@@ -1,11 +1,11 @@
 """Calibration: run the Top interpreter over sample inputs and compute a threshold per tensor.
 
-Two passes over the samples, each mergeable, so that N processes (local, or the workers of a
-Dask cluster: calibration_pool.py) can share the work and the table is the same as one process's:
-  1. ranges:      per tensor min and max (merge: min of mins, max of maxes);
-  2. histograms:  per tensor histogram of |x| over the final abs_max and the count of zeros
-                  (merge: sums).
-Then calibration_math turns each (histogram, min, max) into a threshold.
+One interpreter run per sample. Per tensor it collects min, max and a `FineHistogram` of |x|
+(calibration_math.py: exact counts over a power-of-two range that doubles as larger values come,
+64x finer than the table's histogram), all of them mergeable exactly and in any order, so that N
+processes (local, or the workers of a Dask cluster: calibration_pool.py) can share the samples and
+the table is the same as one process's. At the end each fine histogram is rebinned to TPU-MLIR's
+histogram over the final abs_max, and calibration_math turns it into a threshold.
 
 `load_sample(spec) -> {input name: array}` turns one sample (an entry of the list) into model
 inputs; the command (cli/run_calibration.py) supplies it. It must be picklable for workers > 1
@@ -24,9 +24,10 @@ from threadpoolctl import threadpool_limits
 
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.interp.module_interpreter import result_names
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module
-from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, abs_histogram, threshold
-from tpudsl.lowering.calibration_pool import Pool, dask_pool, process_pool
+from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, FineHistogram, fine_bins, threshold
+from tpudsl.lowering.calibration_pool import Pool, dask_pool, local_fold
 from tpudsl.lowering.calibration_table import TableEntry
 
 Ranges = dict[str, tuple[float, float]]
@@ -35,9 +36,23 @@ LoadSample = Callable[[str], dict[str, np.ndarray]]
 
 
 @dataclass
+class TensorStats:
+    lo: float
+    hi: float
+    hist: FineHistogram | None  # None: minmax only
+
+    def merge(self, other: TensorStats) -> TensorStats:
+        return TensorStats(min(self.lo, other.lo), max(self.hi, other.hi),
+                           self.hist.merge(other.hist) if self.hist is not None else None)
+
+
+Stats = dict[str, TensorStats]
+
+
+@dataclass
 class CalibrationResult:
     ranges: Ranges  # after the all-zero rule
-    histograms: Histograms
+    histograms: Histograms  # TPU-MLIR's, over each tensor's final abs_max
     order: list[str]  # tensor names in module order
 
     def table(self, method: str) -> dict[str, TableEntry]:
@@ -48,56 +63,50 @@ class CalibrationResult:
         return entries
 
 
-# ---- the two passes over one share of the samples --------------------------------------------
+# ---- one interpreter run per sample ----------------------------------------------------------------
 
 
-def _activations(interp: ModuleInterpreter, load_sample: LoadSample, sample: str) -> dict[str, np.ndarray]:
-    return interp.inference(load_sample(sample), keep_all=True)
-
-
-def sample_ranges(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str]) -> Ranges:
-    ranges: Ranges = {}
+def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str],
+                 fine: int | None, stats: Stats | None = None) -> Stats:
+    """Adds the tensors of each sample's run to `stats` (a new dict when None); `fine` histogram
+    bins per tensor, None for min and max only."""
+    stats = {} if stats is None else stats
     for sample in samples:
-        for name, x in _activations(interp, load_sample, sample).items():
+        for name, x in interp.inference(load_sample(sample), keep_all=True).items():
             x = np.asarray(x, dtype=np.float32)
             if x.size == 0:
                 continue
             lo, hi = float(x.min()), float(x.max())
-            ranges[name] = (lo, hi) if name not in ranges else (min(ranges[name][0], lo), max(ranges[name][1], hi))
-    return ranges
+            if not (np.isfinite(lo) and np.isfinite(hi)):  # min/max propagate NaN
+                raise TpudslError(f"sample '{sample}': tensor '{name}' has inf or NaN values; "
+                                  "calibration needs finite activations")
+            s = stats.get(name)
+            if s is None:
+                s = stats[name] = TensorStats(lo, hi, FineHistogram(fine) if fine else None)
+            else:
+                s.lo, s.hi = min(s.lo, lo), max(s.hi, hi)
+            if s.hist is not None:
+                s.hist.add(x, max(-lo, hi))
+    return stats
 
 
-def sample_histograms(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str],
-                      ranges: Ranges, bins: int) -> Histograms:
-    hists: Histograms = {}
-    for sample in samples:
-        for name, x in _activations(interp, load_sample, sample).items():
-            if name not in ranges:
-                continue
-            h = abs_histogram(x, max(abs(ranges[name][0]), abs(ranges[name][1])), bins)
-            hists[name] = hists[name] + h if name in hists else h
-    return hists
-
-
-def merge_ranges(parts: Iterable[Ranges]) -> Ranges:
-    merged: Ranges = {}
+def merge_stats(parts: Iterable[Stats]) -> Stats:
+    merged: Stats = {}
     for part in parts:
-        for name, (lo, hi) in part.items():
-            merged[name] = (lo, hi) if name not in merged else (min(merged[name][0], lo), max(merged[name][1], hi))
-    return merged
-
-
-def merge_histograms(parts: Iterable[Histograms]) -> Histograms:
-    merged: Histograms = {}
-    for part in parts:
-        for name, h in part.items():
-            merged[name] = merged[name] + h if name in merged else h
+        for name, s in part.items():
+            merged[name] = merged[name].merge(s) if name in merged else s
     return merged
 
 
 def nonzero_ranges(ranges: Ranges) -> Ranges:
     """TPU-MLIR's rule: a tensor that was zero on every sample gets [-1e-5, 1e-5]."""
     return {n: (lo, hi) if max(abs(lo), abs(hi)) > 0 else (-ALL_ZERO_RANGE, ALL_ZERO_RANGE) for n, (lo, hi) in ranges.items()}
+
+
+def result_of(stats: Stats, order: Sequence[str], bins: int) -> CalibrationResult:
+    ranges = nonzero_ranges({n: (s.lo, s.hi) for n, s in stats.items()})
+    hists = {n: s.hist.coarse(max(-ranges[n][0], ranges[n][1]), bins) for n, s in stats.items() if s.hist is not None}
+    return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
 
 
 # ---- drivers -------------------------------------------------------------------------------------
@@ -108,53 +117,51 @@ def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: 
               need_histograms: bool = True, mod: TopModule | None = None,
               scheduler: str | None = None) -> CalibrationResult:
     """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`;
-    `progress(n)` after each n samples (each pass counts once). With workers > 1 the samples
-    are split over that many processes, with `scheduler` (a Dask address) over that cluster's
-    workers; each worker loads `mlir` (a path the workers must see, as the samples)."""
+    `progress(n)` after each n samples. With workers > 1 the samples are split over that many
+    local processes, with `scheduler` (a Dask address) over that cluster's workers, which load
+    `mlir` (a path they must see, as the samples)."""
     mod = mod or load_module(mlir)
     order = tensor_names(mod.module)
-    if workers <= 1 and scheduler is None:
-        # One BLAS thread here too: the thread count changes the summation order of float32 GEMMs,
-        # and with it the last digits of the table (measured on a ResNet-18), so N workers could
-        # not reproduce this table otherwise.
-        with threadpool_limits(limits=1):
-            interp = _interpreter(mod)
-            ranges = nonzero_ranges(_each(lambda s: sample_ranges(interp, load_sample, s), samples, progress, merge_ranges))
-            hists = {}
-            if need_histograms:
-                hists = _each(lambda s: sample_histograms(interp, load_sample, s, ranges, bins), samples, progress, merge_histograms)
-        return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
-    job = _Job(mlir, load_sample, uuid.uuid4().hex)
-    with dask_pool(scheduler) if scheduler is not None else process_pool(workers) as pool:
-        shares = _shares(samples, pool.slots)
-        ranges = nonzero_ranges(_pooled(pool, _worker_ranges, job, shares, (), progress, merge_ranges))
-        hists = _pooled(pool, _worker_histograms, job, shares, (ranges, bins), progress, merge_histograms) if need_histograms else {}
-    return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
-
-
-def _each(run, samples, progress, merge):
-    parts = []
-    for sample in samples:
-        parts.append(run([sample]))
-        if progress:
-            progress(1)
-    return merge(parts)
+    job = _Job(mlir, load_sample, uuid.uuid4().hex, fine_bins(bins) if need_histograms else None)
+    if scheduler is not None:
+        with dask_pool(scheduler) as pool:
+            return result_of(_pooled(pool, job, _shares(samples, pool.slots), progress), order, bins)
+    # One BLAS thread here too: the thread count changes the summation order of float32 GEMMs,
+    # and with it the last digits of the table (measured on a ResNet-18), so N workers could not
+    # reproduce this table otherwise.
+    with threadpool_limits(limits=1):
+        interp = _interpreter(mod)
+        if workers <= 1:
+            stats: Stats = {}
+            for sample in samples:
+                sample_stats(interp, load_sample, [sample], job.fine, stats)
+                if progress:
+                    progress(1)
+            return result_of(stats, order, bins)
+        # Forked workers inherit this interpreter, initialised: no module load or init in them.
+        _INHERITED[job.run] = interp
+        try:
+            parts = local_fold(workers, _fold_sample, job, samples, progress)
+        finally:
+            del _INHERITED[job.run]
+        return result_of(merge_stats(p for p in parts if p is not None), order, bins)
 
 
 def _shares(samples: Sequence[str], workers: int) -> list[list[str]]:
-    """Round-robin shares, a few per worker so that the progress bar moves (merging is order-free)."""
+    """Round-robin shares for a Dask cluster, a few per worker so that the progress bar moves and a
+    worker slowed by another job leaves its last shares to the others (merging is order-free)."""
     count = min(len(samples), workers * 4) or 1
     return [list(samples[i::count]) for i in range(count)]
 
 
-def _pooled(pool: Pool, fn, job, shares, extra, progress, merge):
-    futures = {pool.submit(fn, job, share, *extra): len(share) for share in shares}
-    parts = []
+def _pooled(pool: Pool, job: _Job, shares: list[list[str]], progress) -> Stats:
+    futures = {pool.submit(_worker_stats, job, share): len(share) for share in shares}
+    merged: Stats = {}
     for future in pool.completed(futures):
-        parts.append(future.result())
+        merged = merge_stats([merged, future.result()])
         if progress:
             progress(futures[future])
-    return merge(parts)
+    return merged
 
 
 def _interpreter(mod: TopModule) -> ModuleInterpreter:
@@ -178,14 +185,17 @@ def tensor_names(module) -> list[str]:
 
 @dataclass(frozen=True)
 class _Job:
-    """What a worker needs to build its interpreter; `run` is new for every calibrate call, so a
-    long-lived Dask worker reloads the module of a new run (the file may have changed)."""
+    """What a worker needs: `run` is new for every calibrate call, so that a long-lived Dask worker
+    reloads the module of a new run (the file may have changed); `fine` bins, None for minmax."""
 
     mlir: str
     load_sample: LoadSample
     run: str
+    fine: int | None
 
 
+# A forked local worker finds the parent's interpreter here under the run's id.
+_INHERITED: dict[str, ModuleInterpreter] = {}
 # Per thread: a Dask worker may run several shares at once in its threads; one interpreter each.
 _WORKER = threading.local()
 
@@ -195,14 +205,14 @@ def _worker_interpreter(job: _Job) -> ModuleInterpreter:
         # One BLAS thread for the life of the worker: N workers on N cores, not N x cores threads
         # fighting, and the same float32 results as the single-process run (see calibrate).
         _WORKER.limits = threadpool_limits(limits=1)
-        _WORKER.interp = _interpreter(load_module(job.mlir))
+        _WORKER.interp = _INHERITED.get(job.run) or _interpreter(load_module(job.mlir))
         _WORKER.run = job.run
     return _WORKER.interp
 
 
-def _worker_ranges(job: _Job, samples: list[str]) -> Ranges:
-    return sample_ranges(_worker_interpreter(job), job.load_sample, samples)
+def _worker_stats(job: _Job, samples: list[str]) -> Stats:
+    return sample_stats(_worker_interpreter(job), job.load_sample, samples, job.fine)
 
 
-def _worker_histograms(job: _Job, samples: list[str], ranges: Ranges, bins: int) -> Histograms:
-    return sample_histograms(_worker_interpreter(job), job.load_sample, samples, ranges, bins)
+def _fold_sample(job: _Job, stats: Stats | None, sample: str) -> Stats:
+    return sample_stats(_worker_interpreter(job), job.load_sample, [sample], job.fine, stats)

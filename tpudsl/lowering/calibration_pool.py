@@ -1,7 +1,8 @@
 """Where calibration's shares of samples run: local worker processes or a Dask distributed cluster.
 
-Both give the same three things, so that calibration.py runs its two map/merge steps the same
-way on either: `submit(fn, *args) -> future`, `completed(futures)` (yields them as they finish;
+Local processes (`local_fold`) take the samples one at a time from a queue and each sends back
+one accumulator at the end. A Dask cluster (`dask_pool`) runs shares of samples as tasks:
+`submit(fn, *args) -> future`, `completed(futures)` (yields them as they finish;
 `future.result()` re-raises a worker's error) and `slots`, how many shares can run at once.
 
 Dask is an optional extra (`pip install 'tpudsl[distributed]'`), imported only for `--scheduler`.
@@ -11,8 +12,9 @@ How long a silent address is tried is Dask's own setting `distributed.comm.timeo
 
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Callable, Iterator
+import multiprocessing
+import queue
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -26,10 +28,56 @@ class Pool:
     slots: int
 
 
-@contextmanager
-def process_pool(workers: int) -> Iterator[Pool]:
-    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        yield Pool(pool.submit, concurrent.futures.as_completed, workers)
+
+def local_fold(workers: int, fold: Callable, job, items: Sequence, progress: Callable[[int], None] | None) -> list:
+    """Each of `workers` local processes takes items one at a time from a shared queue (a worker
+    slowed by another job takes fewer) and folds them into its own accumulator,
+    `acc = fold(job, acc, item)` (acc None at first); the list of the accumulators (None for a
+    worker that got no item) once the queue is empty. One message per item for `progress`, one
+    transfer of the accumulator per worker. Forked where the platform can: a forked worker
+    inherits what the parent set up (calibration.py's interpreter), a spawned one starts afresh,
+    so `fold` and `job` must be picklable. A worker's exception is re-raised here; a worker that
+    dies is an error."""
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    tasks, results = context.Queue(), context.Queue()
+    procs = [context.Process(target=_serve, args=(fold, job, tasks, results), daemon=True) for _ in range(workers)]
+    for p in procs:  # before the first put starts the queue's feeder thread: no thread is forked
+        p.start()
+    for item in [*items, *[None] * workers]:
+        tasks.put(item)
+    parts: list = []
+    try:
+        while len(parts) < workers:
+            try:
+                kind, value = results.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise TpudslError(f"a calibration worker process died (exit code {dead[0]})") from None
+                continue
+            if kind == "error":
+                raise value
+            if kind == "done" and progress:
+                progress(1)
+            elif kind == "acc":
+                parts.append(value)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+    return parts
+
+
+def _serve(fold: Callable, job, tasks, results) -> None:
+    try:
+        acc = None
+        for item in iter(tasks.get, None):
+            acc = fold(job, acc, item)
+            results.put(("done", None))
+        results.put(("acc", acc))
+    except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
+        results.put(("error", e))
 
 
 @contextmanager
