@@ -23,7 +23,11 @@ from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.cli.run_qtable import main as run_qtable
+from tpudsl.dialects import make_context
+from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module
+from tpudsl.passes import pass_class
 
 OUTLIER = 500.0
 
@@ -115,3 +119,48 @@ def test_bad_input_is_one_line_and_nothing_is_written(model, tmp_path, capsys, c
     assert e.value.code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(message, err), err
     assert list(tmp_path.iterdir()) == []
+
+
+def _deploy_cosine(d, qtable_lines: list[str], asymmetric: bool) -> float:
+    """The cosine model_deploy's lowering (the passes, the qtable read from a file) reaches on the
+    search's samples (the first 3 in name order): per output the mean over samples, then the least."""
+    (d / "q_check").write_text("".join(f"{line}\n" for line in qtable_lines))
+    top, tpu = load_module(d / "m.mlir"), load_module(d / "m.mlir")
+    ctx = make_context()
+    pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=asymmetric).apply(ctx, tpu.module)
+    pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, tpu.module)
+    pass_class("convert-top-to-tpu")(qtable=str(d / "q_check"), asymmetric=asymmetric).apply(ctx, tpu.module)
+    per_output: dict[str, list[float]] = {}
+    for i in range(3):
+        feed = dict(np.load(d / "data" / f"{i}.npz"))
+        want, got = run_module(top.module, top.weights, feed), run_module(tpu.module, tpu.weights, feed)
+        for name, w in want.items():
+            a, b = np.asarray(got[name], np.float64).ravel(), np.asarray(w, np.float64).ravel()
+            per_output.setdefault(name, []).append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
+    return min(float(np.mean(c)) for c in per_output.values())
+
+
+def test_asymmetric_search_quantizes_as_model_deploy_asymmetric_will(model):
+    """Every cosine the search reports (each layer alone in INT8, the final qtable) is the one
+    model_deploy --asymmetric's lowering gives with that qtable; the symmetric lowering gives other
+    cosines, so a search that ignored --asymmetric fails here."""
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table", str(model / "table"),
+                    "--processor", "bm1684x", "--input_num", "3", "--fp_type", "F32", "--asymmetric", "--quiet",
+                    "--loss_table", str(model / "loss_asym"), "-o", str(model / "qtable_asym")])
+    assert e.value.code == 0
+    loss_text = (model / "loss_asym").read_text()
+    assert loss_text.startswith("# chip: bm1684x  mix_mode: F32  int8: asymmetric\n")
+    losses = re.findall(r"^No\.\d+ *: Layer: (\S+) +Cos: (\d\.\d{6})$", loss_text, re.M)
+    layers = [layer for layer, _ in losses]
+    moved = 0
+    for layer, cos in losses:
+        others = [f"{other} F32" for other in layers if other != layer]
+        assert float(cos) == pytest.approx(_deploy_cosine(model, others, asymmetric=True), abs=1e-6), layer
+        moved += abs(_deploy_cosine(model, others, asymmetric=False) - float(cos)) > 1e-5
+    assert moved >= 2  # the symmetric lowering is measurably another one on most layers
+    lines = (model / "qtable_asym").read_text().splitlines()
+    reached = float(re.match(r"^# output cosine (\d\.\d{6}) vs Top \(asymmetric INT8\)$", lines[1]).group(1))
+    kept = [line for line in lines if not line.startswith("#")]
+    assert kept and reached >= 0.99
+    assert reached == pytest.approx(_deploy_cosine(model, kept, asymmetric=True), abs=1e-6)

@@ -29,8 +29,8 @@ def _check_cos(flag: str, value: float) -> None:
 class _Search:
     """Lowers fresh copies of the calibrated module with a qtable and scores them against Top."""
 
-    def __init__(self, mlir: str, table: str, chip: str, samples: list[dict[str, np.ndarray]]):
-        self.mlir, self.table, self.chip, self.samples = mlir, table, chip, samples
+    def __init__(self, mlir: str, table: str, chip: str, samples: list[dict[str, np.ndarray]], asymmetric: bool):
+        self.mlir, self.table, self.chip, self.samples, self.asymmetric = mlir, table, chip, samples, asymmetric
         top = load_module(mlir)
         self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
         self.reference = [run_module(top.module, top.weights, s) for s in samples]
@@ -38,9 +38,10 @@ class _Search:
 
     def lowered(self, top: TopModule, qtable: Mapping[str, str]) -> TopModule:
         ctx = make_context()
-        pass_class("import-calibration-table")(file=self.table, asymmetric=False).apply(ctx, top.module)
+        # As model_deploy INT8 lowers (cli/deploy.py), with the qtable given as a mapping.
+        pass_class("import-calibration-table")(file=self.table, asymmetric=self.asymmetric).apply(ctx, top.module)
         pass_class("processor-assign")(chip=self.chip, mode="INT8").apply(ctx, top.module)
-        lower_int8(top, qtable)  # not the pass: it reads its qtable from a file
+        lower_int8(top, qtable, asymmetric=self.asymmetric)  # not the pass: it reads its qtable from a file
         return top
 
     def cosine(self, qtable: Mapping[str, str]) -> float:
@@ -86,15 +87,16 @@ def run_qtable(args: argparse.Namespace) -> None:
     mod = load_module(args.mlir)
     loader = sample_loader(mod)
     samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
-    s = _Search(args.mlir, args.calibration_table, chip.name, samples)
+    s = _Search(args.mlir, args.calibration_table, chip.name, samples, args.asymmetric)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:
         raise TpudslError(f"every layer in {fp} reaches only cosine {cos:.6f} < --expected_cos {args.expected_cos:g} "
                           "(the calibration table or the float type limits it); nothing written")
-    loss_text = f"# chip: {chip.name}  mix_mode: {fp}\n" + "".join(
+    int8 = "asymmetric" if args.asymmetric else "symmetric"
+    loss_text = f"# chip: {chip.name}  mix_mode: {fp}  int8: {int8}\n" + "".join(
         f"No.{i:<4}: Layer: {layer:<40} Cos: {c:.6f}\n" for i, (layer, c) in enumerate(losses))
-    qtable_text = f"# op_name   quantize_mode\n# output cosine {cos:.6f} vs Top\n" + "".join(f"{n} {fp}\n" for n in kept)
+    qtable_text = f"# op_name   quantize_mode\n# output cosine {cos:.6f} vs Top ({int8} INT8)\n" + "".join(f"{n} {fp}\n" for n in kept)
     write_files_atomically([(args.loss_table, lambda f: f.write(loss_text.encode())),
                             (args.output, lambda f: f.write(qtable_text.encode()))])
     progress(f"wrote {args.output} ({len(kept)} of {len(s.layers)} layers in {fp}, cosine {cos:.6f}) "

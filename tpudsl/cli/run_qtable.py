@@ -2,7 +2,7 @@
 
   run_qtable X.mlir (--dataset DIR | --data_list FILE) --calibration_table T --processor bm1684x
       [--input_num 10] [--expected_cos 0.99] [--min_layer_cos 0.99] [--fp_type auto|F16|F32|BF16]
-      [--loss_table full_loss_table.txt] [--quiet] -o X_qtable
+      [--asymmetric] [--loss_table full_loss_table.txt] [--quiet] -o X_qtable
 
 TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its cheap form:
 
@@ -12,7 +12,8 @@ TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its 
    one more layer at a time until the whole INT8 model's cosine reaches --expected_cos.
 
 A model's cosine is the smallest, over its outputs, of the mean over samples of the cosine with
-Top's output. The qtable (`name MODE` lines, tpudsl/lowering/qtable.py) is what model_deploy
+Top's output. With --asymmetric every INT8 run quantizes as model_deploy --asymmetric will
+(the table imported asymmetric, uint8/int8 with zero points). The qtable (`name MODE` lines, tpudsl/lowering/qtable.py) is what model_deploy
 --quantize INT8 --quantize_table reads. docs/quantization.md, "Mixed precision".
 """
 
@@ -39,6 +40,8 @@ def _parser() -> CliArgumentParser:
                    help="a layer whose INT8-alone cosine is below this is kept float at once; default 0.99")
     p.add_argument("--fp_type", type=str.upper, default="AUTO", choices=[t.upper() for t in FP_TYPES],
                    help="the float type of the kept layers; auto: F16 where the chip has it, else F32")
+    p.add_argument("--asymmetric", action="store_true",
+                   help="search for model_deploy --asymmetric: INT8 with zero points (uint8 for ranges >= 0)")
     p.add_argument("--loss_table", default="full_loss_table.txt", help="where to write every layer's cosine")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("-o", dest="output", required=True, help="the qtable to write")
