@@ -32,7 +32,7 @@ from tpudsl.interp.kernels_tpu import TPU_KERNELS
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import load_module, save_module
 from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import table_text
+from tpudsl.lowering.calibration_table import read_table, table_text
 from tpudsl.passes import pass_class
 
 
@@ -301,3 +301,101 @@ def test_model_deploy_writes_an_int8_softmax_bit_exact(tmp_path, capsys):
                              "--test_input", str(tmp_path / "p_in_f32.npz"), "--tolerance", "0.99,0.9"]) == 0
     assert "1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in capsys.readouterr().err
     assert (tmp_path / "p.bmodel").exists()
+
+
+
+# ---- AddConst, SubConst, Gather with constant indices ----------------------------------------------
+
+
+@pytest.mark.parametrize("name, reverse", [("tpu.AddConst", False), ("tpu.SubConst", False), ("tpu.SubConst", True)])
+def test_const_kernels_are_the_formula(name, reverse):
+    """y = sat(round_half_away((x m +- C) / 2^n)), C the integer const_val; reversed: C - x m.
+    Ties included: m = 3, n = 1 and odd C make half of the sums end in .5."""
+    x = rng_int8(np.random.default_rng(17), 4, 9)
+    for m, n, c in ((3, 1, 5), (1234567, 22, -987654321), (-2000000, 24, 7 * 2**24)):
+        attrs = {"const_val": float(c), "multiplier": m, "rshift": n, "is_reverse": reverse}
+        got = kernel(name, [x], attrs if name == "tpu.SubConst" else {k: v for k, v in attrs.items() if k != "is_reverse"},
+                     None)
+        sign = -1 if name == "tpu.SubConst" else 1
+        want = [ref_rq(c - int(v) * m if reverse else int(v) * m + sign * c, 1, n, "HalfAwayFromZero") for v in x.ravel()]
+        assert [int(v) for v in got.ravel()] == want, (m, n, c)
+
+
+@pytest.mark.parametrize("name, reverse", [("tpu.AddConst", False), ("tpu.SubConst", True)])
+def test_const_kernels_with_zero_points(name, reverse):
+    """Asymmetric: uint8 x with zp_in = 37, int8 result with zp_out = -5: (x - 37) m, then + zp_out."""
+    x = np.random.default_rng(19).integers(0, 256, (3, 7)).astype(np.uint8)
+    values = {"const_val": 12345.0, "multiplier": 1234567, "rshift": 21, **({"is_reverse": True} if reverse else {})}
+    got = TPU_KERNELS[name].run([x], KernelAttrs(values, [None], [np.dtype(np.int8)], (None, None),
+                                                 zero_points=((37,), -5)))
+    for v, y in zip(x.ravel(), got.ravel(), strict=True):
+        p = (int(v) - 37) * 1234567
+        acc = 12345 - p if reverse else p + 12345
+        assert int(y) == max(-128, min(127, ref_round(Fraction(acc, 2**21), "HalfAwayFromZero") - 5)), v
+
+
+def test_int8_gather_picks_the_stored_values():
+    x = rng_int8(np.random.default_rng(18), 2, 5, 3)
+    got = TPU_KERNELS["tpu.Gather"].run([x, np.array([4.0, 0.0, -1.0, 2.0], np.float32)],
+                                        KernelAttrs({"axis": 1}, [(2, 4, 3)], [np.dtype(np.int8)], (0.1, 0.1)))
+    assert got.dtype == np.int8
+    assert got.tolist() == [[[x[i, k, j] for j in range(3)] for k in (4, 0, 4, 2)] for i in range(2)]
+
+
+def const_model():
+    """Conv -> x + 0.7, x - (-0.4), 1.3 - x, x[:, [3, 0, -1]] (a Gather with constant indices), each an output."""
+    b = GraphBuilder("consts", seed=3)
+    c = b.conv(b.input("input", [1, 4, 6, 6]), "c", 4, 4, 3)
+    outs = [b.node("Add", [c, b.const("ac.c", np.array(0.7, np.float32))], "ac"),
+            b.node("Sub", [c, b.const("sc.c", np.array(-0.4, np.float32))], "sc"),
+            b.node("Sub", [b.const("rc.c", np.array(1.3, np.float32)), c], "rc"),
+            b.node("Gather", [c, b.const("g.i", np.array([3, 0, -1], np.int64))], "g", axis=1)]
+    for o in outs:
+        b.output(o)
+    return b.model()
+
+
+def test_const_and_gather_lowering_constants_and_accuracy(tmp_path):
+    """The constants recomputed with fractions: (m, n) = scale_and_shift(s_in / s_out) and
+    C = round_half_away(c / s_out 2^n); the gathered values keep the stored int8 values (the
+    Gather's output QType is its input's when the table gives them the same threshold, else a
+    RequantInt comes first); against Top on another input, cosine >= 0.99."""
+    model = const_model()
+    top, _ = lowered(model, tmp_path, perchannel=False)
+    ops = {name: op for op in top.main_func().walk() for name in result_names(op)}
+    # the thresholds as the lowering reads them: the table's 7 decimals
+    s = {k: Fraction(e.threshold) / 127 for k, e in read_table(str(tmp_path / "table")).items()}
+    for out, tpu, c, reverse in (("ac", "tpu.AddConst", 0.7, False), ("sc", "tpu.SubConst", -0.4, False),
+                                 ("rc", "tpu.SubConst", 1.3, True)):
+        op = ops[f"{out}_int8"]
+        assert op.name == tpu and bool(op.attributes.get("is_reverse") and op.attributes["is_reverse"].value.data) == reverse
+        m, n = ref_scale_and_shift(float(s["c"] / s[out]))
+        assert (ints(op, "multiplier"), ints(op, "rshift")) == (m, n)
+        c32 = Fraction(float(np.float32(c)))
+        assert op.attributes["const_val"].value.data == ref_round(c32 / Fraction(float(s[out])) * 2**n, "HalfAwayFromZero")
+    gather = ops["g_int8"]
+    assert gather.name == "tpu.Gather" and "quant.uniform" in str(gather.results[0].type)
+    feed = {"input": np.random.default_rng(77).standard_normal((1, 4, 6, 6)).astype(np.float32)}
+    got, want = run(top, feed), run(top_module(model), feed)
+    for name in ("ac", "sc", "rc", "g"):
+        assert cosine(got[name], want[name]) >= 0.99, name
+
+
+def test_model_deploy_stops_at_the_tpu_check_naming_an_int8_add_const(tmp_path, capsys):
+    """The backend has no record for INT8 AddConst: model_deploy passes the Tpu check, names the
+    op, writes no .bmodel (exit 0)."""
+    b = GraphBuilder("a", seed=1)
+    x = b.input("input", [1, 4, 8, 8])
+    b.output(b.node("Add", [b.conv(x, "c", 4, 4, 3), b.const("k", np.array(0.5, np.float32))], "ac"))
+    onnx.save(b.model(), tmp_path / "a.onnx")
+    np.savez(tmp_path / "in.npz", input=np.random.default_rng(0).random((1, 4, 8, 8), dtype=np.float32))
+    model_transform.run(["--model_name", "a", "--model_def", str(tmp_path / "a.onnx"), "--mlir",
+                         str(tmp_path / "a.mlir"), "--test_input", str(tmp_path / "in.npz")])
+    feeds = {str(i): {"input": np.random.default_rng(i).random((1, 4, 8, 8), dtype=np.float32)} for i in range(4)}
+    result = calibrate(str(tmp_path / "a.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
+    (tmp_path / "t").write_text(table_text(result.table("minmax"), 2048, 4))
+    assert model_deploy.run(["--mlir", str(tmp_path / "a.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
+                             "--calibration_table", str(tmp_path / "t"), "--model", str(tmp_path / "a.bmodel"),
+                             "--test_input", str(tmp_path / "a_in_f32.npz"), "--tolerance", "0.99,0.9"]) == 0
+    assert 'no instructions for \'tpu.AddConst\' op "ac_int8"' in capsys.readouterr().err
+    assert not (tmp_path / "a.bmodel").exists()

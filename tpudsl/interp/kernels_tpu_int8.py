@@ -173,6 +173,29 @@ def mul_const(ins: Inputs, a: KernelAttrs) -> Array:
     return requant(_in(ins, a, 0), a["multiplier"], a["rshift"], ELEMENTWISE_ROUND, **_out(a))
 
 
+def _const_term(a: KernelAttrs, op: str) -> int:
+    """AddConst / SubConst: const_val holds the constant in the result's units shifted left by
+    rshift, an integer (the lowering's round(c / s_out * 2^rshift))."""
+    c = a["const_val"]
+    if c != int(c) or a["rshift"] < 0:
+        raise ValueError(f"{op} INT8 needs an integer const_val and rshift >= 0, has {c}, {a['rshift']}")
+    return int(c)
+
+
+def add_const(ins: Inputs, a: KernelAttrs) -> Array:
+    """sat(right_shift_round((x - zp_in) * multiplier + const_val, rshift) + zp_out): the constant is
+    added before the one rounding."""
+    acc = _in(ins, a, 0) * a["multiplier"] + _const_term(a, "tpu.AddConst")
+    return store(right_shift_round(acc, a["rshift"], ELEMENTWISE_ROUND), **_out(a))
+
+
+def sub_const(ins: Inputs, a: KernelAttrs) -> Array:
+    """AddConst's form with the constant subtracted: (x - zp_in) * m - C, or with is_reverse C - (x - zp_in) * m."""
+    p, c = _in(ins, a, 0) * a["multiplier"], _const_term(a, "tpu.SubConst")
+    acc = c - p if a.get("is_reverse", False) else p - c
+    return store(right_shift_round(acc, a["rshift"], ELEMENTWISE_ROUND), **_out(a))
+
+
 def pool2d(ins: Inputs, a: KernelAttrs) -> Array:
     """Max: the int8 values picked. Avg: the window sum requantized by (multiplier, rshift); with
     pads and count_include_pad false, each position by scale_and_shift(scale / k) instead, k the
@@ -235,5 +258,7 @@ INT8_KERNELS = {
     "tpu.Sub": sub,
     "tpu.Mul": mul,
     "tpu.MulConst": mul_const,
+    "tpu.AddConst": add_const,
+    "tpu.SubConst": sub_const,
     "tpu.Pool2D": pool2d,
 }

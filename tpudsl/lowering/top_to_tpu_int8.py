@@ -293,6 +293,37 @@ def _mul_const(op: Operation, s: _Int8Lowering) -> bool:
     return _replace(op, s, "tpu.MulConst", [s.int8_in(op.operands[0])], attrs)
 
 
+def _add_const(op: Operation, s: _Int8Lowering) -> bool:
+    """x + c: (multiplier, rshift) of s_in / s_out (rshift >= 0), and the constant in the
+    result's units shifted left by rshift, C = round_half_away(c / s_out 2^rshift), in const_val
+    (as TPU-MLIR's INT8 AddConst holds it): y = (x m + C) >> rshift, one rounding."""
+    return _const_sum(op, s, "tpu.AddConst")
+
+
+def _sub_const(op: Operation, s: _Int8Lowering) -> bool:
+    """x - c (is_reverse: c - x): AddConst's constants for c; the kernel subtracts."""
+    return _const_sum(op, s, "tpu.SubConst")
+
+
+def _const_sum(op: Operation, s: _Int8Lowering, tpu: str) -> bool:
+    s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
+    multiplier, rshift = scale_and_shift(s_in / s_out)
+    const = round_half_away(_top(op)["const_val"] / s_out * 2.0**rshift) if rshift >= 0 else None
+    if const is None or abs(const) >= 2**53:  # a left shift, or a constant no f64 holds exactly: F32
+        return False
+    attrs = {**_float_attrs(op), "multiplier": multiplier, "rshift": rshift, "const_val": float(const)}
+    return _replace(op, s, tpu, [s.int8_in(op.operands[0])], attrs)
+
+
+def _gather(op: Operation, s: _Int8Lowering) -> bool:
+    """Constant indices (a weight): the int8 values picked keep the input's QType, requantized to
+    the output's first when they differ (as the moves); the indices stay as they are."""
+    if not _is_weight(op.operands[1]):
+        return False
+    q_out = s.qtypes[_name(op.results[0])]
+    return _replace(op, s, "tpu.Gather", [s.int8_in(op.operands[0], q_out), op.operands[1]], _float_attrs(op))
+
+
 def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
     """Ops that move or pick int8 values (MaxPool, Reshape, Permute, Concat, ...): no arithmetic;
     an input whose QType (scale, zero point, storage) differs from the output's is requantized to
@@ -364,6 +395,9 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Softmax": _softmax,
     "top.Mul": _mul,
     "top.MulConst": _mul_const,
+    "top.AddConst": _add_const,
+    "top.SubConst": _sub_const,
+    "top.Gather": _gather,
     "top.AvgPool": _avg_pool,
     **{name: _same_scale for name in ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute",
                                       "top.Transpose", "top.Squeeze", "top.Unsqueeze", "top.Concat")},
@@ -371,12 +405,17 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
 }
 
 
+# Operands that hold indices, not real numbers, by op: they may be integer tensors.
+INDEX_OPERANDS = {"top.Gather": (1,)}
+
+
 def _all_float(op: Operation) -> bool:
-    """Every result and tensor operand holds real numbers (calibrated, float or int8 by now): an
-    op on integer tensors (indices, shapes) has no INT8 form."""
+    """Every result and tensor operand holds real numbers (calibrated, float or int8 by now), index
+    operands aside: an op on integer tensors (indices, shapes) has no INT8 form."""
+    skip = INDEX_OPERANDS.get(op.name, ())
     return all(_is_float(r) for r in op.results) and all(
         _is_float(v) or scale_of(v) is not None or v.owner.name == "top.None"  # type: ignore[union-attr]
-        for v in op.operands)
+        for i, v in enumerate(op.operands) if i not in skip)
 
 
 def _calibrated_qtypes(top: TopModule, asymmetric: bool) -> dict[str, QType]:
