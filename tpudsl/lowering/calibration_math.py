@@ -110,6 +110,23 @@ class FineHistogram:
             out[:merged.size] = merged
         return out
 
+    def __getstate__(self) -> tuple:
+        """Pickled compact (a worker sends its statistics back once, 1 MiB per tensor as int64):
+        the counts up to the last nonzero bin, in the narrowest unsigned type that holds them."""
+        counts = self.counts
+        if counts is not None:
+            nonzero = np.flatnonzero(counts)
+            counts = counts[:nonzero[-1] + 1 if nonzero.size else 0]
+            counts = counts.astype(np.min_scalar_type(int(counts.max()) if counts.size else 0))
+        return self.size, self.exp, counts, self.zeros
+
+    def __setstate__(self, state: tuple) -> None:
+        self.size, self.exp, counts, self.zeros = state
+        self.counts = None
+        if counts is not None:
+            self.counts = np.zeros(self.size, np.int64)
+            self.counts[:counts.size] = counts
+
     def coarse(self, abs_max: float, bins: int) -> AbsHistogram:
         """TPU-MLIR's `bins` bins over [0, abs_max] (width w = abs_max / (bins - 1) in float32; a
         value v counts in floor(v / w + 0.5)): each fine bin goes whole to the bin of its centre,
