@@ -303,7 +303,6 @@ def test_model_deploy_writes_an_int8_softmax_bit_exact(tmp_path, capsys):
     assert (tmp_path / "p.bmodel").exists()
 
 
-
 # ---- AddConst, SubConst, Gather with constant indices ----------------------------------------------
 
 
