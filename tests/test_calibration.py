@@ -486,3 +486,18 @@ def test_local_workers_fold_every_item_once_and_a_dead_worker_is_an_error():
     assert sum(p for p in parts if p is not None) == 820 and len(parts) == 2 and ticks == [1] * 40
     with pytest.raises(TpudslError, match=r"^error: a calibration worker process died \(exit code 3\)$"):
         calibration_pool.local_fold(2, _fold_or_die, 7, list(range(1, 41)), None)
+
+
+class _Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("cannot pickle this")
+
+
+def _fold_unpicklable(job, acc, item):
+    raise _Unpicklable("x")
+
+
+def test_a_worker_result_that_cannot_be_sent_is_an_error_not_a_hang():
+    """(The worker's queue thread prints the pickling error on the worker's stderr.)"""
+    with pytest.raises(TpudslError, match=r"^error: a calibration worker process ended without sending its result$"):
+        calibration_pool.local_fold(1, _fold_unpicklable, None, [1], None)

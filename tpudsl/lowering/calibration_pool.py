@@ -46,6 +46,7 @@ def local_fold(workers: int, fold: Callable, job, items: Sequence, progress: Cal
     for item in [*items, *[None] * workers]:
         tasks.put(item)
     parts: list = []
+    quiet_since_all_ended = 0
     try:
         while len(parts) < workers:
             try:
@@ -54,6 +55,10 @@ def local_fold(workers: int, fold: Callable, job, items: Sequence, progress: Cal
                 dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
                 if dead:
                     raise TpudslError(f"a calibration worker process died (exit code {dead[0]})") from None
+                # All ended and nothing came for two timeouts: what one sent was lost (it could not be pickled).
+                quiet_since_all_ended = quiet_since_all_ended + 1 if all(p.exitcode is not None for p in procs) else 0
+                if quiet_since_all_ended == 2:
+                    raise TpudslError("a calibration worker process ended without sending its result") from None
                 continue
             if kind == "error":
                 raise value
