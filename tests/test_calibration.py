@@ -344,10 +344,14 @@ def test_any_split_of_the_samples_merges_to_the_same_statistics():
     rng = np.random.default_rng(3)
     samples = {str(i): {"a": (rng.normal(0, 1, 50) * 2.0 ** rng.integers(-6, 7)).astype(np.float32),
                         "b": (rng.laplace(0, 2, 30) * 2.0 ** rng.integers(-6, 7)).astype(np.float32),
-                        "z": np.zeros(7, np.float32)}
+                        "z": np.zeros(7, np.float32),
+                        "r": np.maximum(rng.normal(0, 1, 40), 0).astype(np.float32) * (i % 3 > 0)}  # all 0 at times
                for i in range(8)}
     load = samples.__getitem__
     whole = sample_stats(_Activations(), load, samples, 4096)
+    relu = np.concatenate([s["r"] for s in samples.values()])
+    coarse = whole["r"].hist.coarse(float(relu.max()), 128)
+    assert coarse.zeros == np.sum(relu == 0) and coarse.counts.sum() == np.sum(relu != 0) and coarse.counts.min() >= 0
 
     @given(st.lists(st.integers(0, 3), min_size=8, max_size=8), st.randoms(use_true_random=False))
     def prop(owner, random):
@@ -372,6 +376,15 @@ def test_any_split_of_the_samples_merges_to_the_same_statistics():
 
     prop()
     assert seen[1] + seen[2] >= 5 and seen[3] + seen[4] >= 50 and seen["ranges"] >= 50, seen
+
+
+def test_counts_widen_to_int64_before_uint32_would_wrap():
+    h = FineHistogram(256, exp=0, counts=np.zeros(256, np.uint32), total=2**32 - 3)
+    h.counts[5] = 2**32 - 3
+    h.add(np.full(4, 0.75, np.float32), 0.75)
+    assert h.counts.dtype == np.int64 and h.counts[5] == 2**32 - 3 and h.counts[192] == 4 and h.total == 2**32 + 1
+    back = pickle.loads(pickle.dumps(h))
+    assert back.counts.dtype == np.int64 and np.array_equal(back.counts, h.counts)
 
 
 def test_nonfinite_activation_is_an_error_naming_it():

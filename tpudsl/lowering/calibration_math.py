@@ -57,19 +57,21 @@ MIN_EXP = -96
 
 @dataclass
 class FineHistogram:
-    """Counts of |x| in `size` (a power of two) bins of width 2^exp / size over [0, 2^exp), where
-    2^exp is the least power of two above every |x| seen (so |x| * size / 2^exp is exact in float32
-    and its floor is the bin), and the count of exact zeros (which also lie in bin 0).
+    """Counts of the nonzero |x| in `size` (a power of two) bins of width 2^exp / size over
+    [0, 2^exp), where 2^exp is the least power of two above every |x| seen (so |x| * size / 2^exp
+    is exact in float32 and its floor is the bin), and the count of exact zeros apart.
 
     Exact and order-free: when a value beyond 2^exp arrives, exp grows and adjacent bin pairs
     merge (floor(v / 2w) = floor(floor(v / w) / 2)), so a histogram is a function of the multiset
     of values only, and `merge` (fold to the larger exp, add) is associative and commutative.
-    `coarse` turns it into TPU-MLIR's histogram over [0, abs_max] (docs/quantization.md)."""
+    `coarse` turns it into TPU-MLIR's histogram over [0, abs_max] (docs/quantization.md).
+    Counts are uint32 (512 KiB per tensor at 131072 bins) until `total` reaches 2^32, then int64."""
 
     size: int
     exp: int | None = None  # None: no nonzero value yet
     counts: np.ndarray | None = None
     zeros: int = 0
+    total: int = 0  # the sum of counts
 
     def add(self, x: np.ndarray, abs_max: float) -> None:
         """Counts the values of float32 `x`, whose largest |x| is `abs_max` (finite)."""
@@ -78,22 +80,32 @@ class FineHistogram:
         if abs_max == 0:
             return
         self._fold(max(int(np.frexp(np.float32(abs_max))[1]), MIN_EXP))  # abs_max < 2^exp
+        self._widen(self.total + x.size - zeros)
         t = np.abs(x.ravel())
         t *= np.float32(2.0 ** (self.size.bit_length() - 1 - self.exp))  # exact: a power of two
-        # t < size (|x| < 2^exp); truncation of t >= 0 is floor. The zeros land in bin 0 and stay.
-        self.counts += np.bincount(t.astype(np.intp), minlength=self.size)
+        # t < size (|x| < 2^exp); truncation of t >= 0 is floor. The zeros land in bin 0: taken out.
+        counts = np.bincount(t.astype(np.intp), minlength=self.size)
+        counts[0] -= zeros
+        np.add(self.counts, counts, out=self.counts, casting="unsafe")  # fits: see _widen
 
     def merge(self, other: FineHistogram) -> FineHistogram:
         out = FineHistogram(self.size, zeros=self.zeros + other.zeros)
         for h in (self, other):
             if h.exp is not None:
                 out._fold(h.exp)
-                out.counts += h._folded(out.exp)
+                out._widen(out.total + h.total)
+                np.add(out.counts, h._folded(out.exp), out=out.counts, casting="unsafe")
         return out
+
+    def _widen(self, total: int) -> None:
+        """The counts will sum to `total`: int64 from 2^32 on."""
+        if total >= 2**32 and self.counts.dtype != np.int64:
+            self.counts = self.counts.astype(np.int64)
+        self.total = total
 
     def _fold(self, exp: int) -> None:
         if self.exp is None:
-            self.exp, self.counts = exp, np.zeros(self.size, np.int64)
+            self.exp, self.counts = exp, np.zeros(self.size, np.uint32)
         elif exp > self.exp:
             self.counts, self.exp = self._folded(exp), exp
 
@@ -102,41 +114,40 @@ class FineHistogram:
         shift = exp - self.exp
         if shift == 0:
             return self.counts
-        out = np.zeros(self.size, np.int64)
+        out = np.zeros(self.size, self.counts.dtype)
         if shift >= self.size.bit_length() - 1:
-            out[0] = self.counts.sum()
+            out[0] = self.total
         else:
-            merged = self.counts.reshape(-1, 1 << shift).sum(axis=1)
+            merged = self.counts.reshape(-1, 1 << shift).sum(axis=1, dtype=self.counts.dtype)
             out[:merged.size] = merged
         return out
 
     def __getstate__(self) -> tuple:
-        """Pickled compact (a worker sends its statistics back once, 1 MiB per tensor as int64):
-        the counts up to the last nonzero bin, in the narrowest unsigned type that holds them."""
+        """Pickled compact (a worker sends its statistics back once): the counts up to the last
+        nonzero bin, in the narrowest unsigned type that holds them."""
         counts = self.counts
         if counts is not None:
             nonzero = np.flatnonzero(counts)
             counts = counts[:nonzero[-1] + 1 if nonzero.size else 0]
             counts = counts.astype(np.min_scalar_type(int(counts.max()) if counts.size else 0))
-        return self.size, self.exp, counts, self.zeros
+        return self.size, self.exp, counts, self.zeros, self.total
 
     def __setstate__(self, state: tuple) -> None:
-        self.size, self.exp, counts, self.zeros = state
+        self.size, self.exp, counts, self.zeros, self.total = state
         self.counts = None
         if counts is not None:
-            self.counts = np.zeros(self.size, np.int64)
+            self.counts = np.zeros(self.size, np.int64 if self.total >= 2**32 else np.uint32)
             self.counts[:counts.size] = counts
 
     def coarse(self, abs_max: float, bins: int) -> AbsHistogram:
         """TPU-MLIR's `bins` bins over [0, abs_max] (width w = abs_max / (bins - 1) in float32; a
-        value v counts in floor(v / w + 0.5)): each fine bin goes whole to the bin of its centre,
-        the nonzero values of fine bin 0 to bin 0. A value lands in TPU-MLIR's bin or, when it
+        value v counts in floor(v / w + 0.5)): each fine bin goes whole to the bin of its centre
+        (the nonzero values of fine bin 0 to bin 0). A value lands in TPU-MLIR's bin or, when it
         lies within one fine width of a bin edge, in the neighbour (tests/test_calibration.py)."""
         out = np.zeros(bins, np.int64)
         if self.exp is None:
             return AbsHistogram(out, self.zeros)
-        counts = self.counts.copy()
-        counts[0] -= self.zeros
+        counts = self.counts.astype(np.int64)
         fine_width = 2.0 ** (self.exp - (self.size.bit_length() - 1))
         centres = (np.arange(self.size) + 0.5) * fine_width  # float64, exact
         target = np.minimum(np.floor(centres / float(bin_width(abs_max, bins)) + 0.5), bins - 1).astype(np.intp)
