@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -398,3 +399,25 @@ def test_model_deploy_stops_at_the_tpu_check_naming_an_int8_add_const(tmp_path, 
                              "--test_input", str(tmp_path / "a_in_f32.npz"), "--tolerance", "0.99,0.9"]) == 0
     assert 'no instructions for \'tpu.AddConst\' op "ac_int8"' in capsys.readouterr().err
     assert not (tmp_path / "a.bmodel").exists()
+
+
+def test_const_and_gather_forms_asymmetric_close_to_top(tmp_path):
+    """The same model in asymmetric INT8 (zero points on every result): each form INT8 with a
+    nonzero zero point, cosine >= 0.99 with Top on another input."""
+    model = const_model()
+    save_module(top_module(model), tmp_path / "m.mlir")
+    rng = np.random.default_rng(0)
+    feeds = {str(i): {"input": rng.standard_normal((1, 4, 6, 6)).astype(np.float32)} for i in range(16)}
+    result = calibrate(str(tmp_path / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
+    (tmp_path / "table").write_text(table_text(result.table("minmax"), 2048, 16))
+    top = load_module(tmp_path / "m.mlir")
+    ctx = make_context()
+    pass_class("import-calibration-table")(file=str(tmp_path / "table"), asymmetric=True).apply(ctx, top.module)
+    pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(asymmetric=True).apply(ctx, top.module)
+    forms = [op for op in top.main_func().walk() if op.name in ("tpu.AddConst", "tpu.SubConst", "tpu.Gather")]
+    assert len(forms) == 4 and all(re.search(r":-?[1-9]\d*>>$", str(op.results[0].type)) for op in forms), forms
+    feed = {"input": np.random.default_rng(77).standard_normal((1, 4, 6, 6)).astype(np.float32)}
+    got, want = run(top, feed), run(top_module(model), feed)
+    for name in ("ac", "sc", "rc", "g"):
+        assert cosine(got[name], want[name]) >= 0.99, name
