@@ -145,8 +145,9 @@ def test_asymmetric_search_quantizes_as_model_deploy_asymmetric_will(model):
     model_deploy --asymmetric's lowering gives with that qtable; the symmetric lowering gives other
     cosines, so a search that ignored --asymmetric fails here."""
     with pytest.raises(SystemExit) as e:
-        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table", str(model / "table"),
-                    "--processor", "bm1684x", "--input_num", "3", "--fp_type", "F32", "--asymmetric", "--quiet",
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"),
+                    "--calibration_table", str(model / "table"), "--processor", "bm1684x", "--input_num", "3",
+                    "--fp_type", "F32", "--asymmetric", "--quiet",
                     "--loss_table", str(model / "loss_asym"), "-o", str(model / "qtable_asym")])
     assert e.value.code == 0
     loss_text = (model / "loss_asym").read_text()

@@ -96,7 +96,8 @@ def run_qtable(args: argparse.Namespace) -> None:
     int8 = "asymmetric" if args.asymmetric else "symmetric"
     loss_text = f"# chip: {chip.name}  mix_mode: {fp}  int8: {int8}\n" + "".join(
         f"No.{i:<4}: Layer: {layer:<40} Cos: {c:.6f}\n" for i, (layer, c) in enumerate(losses))
-    qtable_text = f"# op_name   quantize_mode\n# output cosine {cos:.6f} vs Top ({int8} INT8)\n" + "".join(f"{n} {fp}\n" for n in kept)
+    qtable_text = f"# op_name   quantize_mode\n# output cosine {cos:.6f} vs Top ({int8} INT8)\n" + "".join(
+        f"{n} {fp}\n" for n in kept)
     write_files_atomically([(args.loss_table, lambda f: f.write(loss_text.encode())),
                             (args.output, lambda f: f.write(qtable_text.encode()))])
     progress(f"wrote {args.output} ({len(kept)} of {len(s.layers)} layers in {fp}, cosine {cos:.6f}) "

@@ -13,8 +13,9 @@ TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its 
 
 A model's cosine is the smallest, over its outputs, of the mean over samples of the cosine with
 Top's output. With --asymmetric every INT8 run quantizes as model_deploy --asymmetric will
-(the table imported asymmetric, uint8/int8 with zero points). The qtable (`name MODE` lines, tpudsl/lowering/qtable.py) is what model_deploy
---quantize INT8 --quantize_table reads. docs/quantization.md, "Mixed precision".
+(the table imported asymmetric, uint8/int8 with zero points). The qtable (`name MODE`
+lines, tpudsl/lowering/qtable.py) is what model_deploy --quantize INT8 --quantize_table
+reads. docs/quantization.md, "Mixed precision".
 """
 
 from __future__ import annotations
