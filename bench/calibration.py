@@ -66,6 +66,40 @@ def blas_kernels() -> str:
     return ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
 
 
+# What a forked worker runs in worker_costs(): the interpreter and loader it inherits.
+FORKED: dict = {}
+
+
+def _timed_sample(job, acc, sample):
+    """One sample as a worker folds it (run, min/max, fine histograms): its CPU seconds."""
+    from tpudsl.lowering.calibration import sample_stats
+
+    c0 = time.process_time()
+    sample_stats(FORKED["interp"], FORKED["loader"], [sample], job, FORKED.setdefault("stats", {}))
+    return [*(acc or []), time.process_time() - c0]
+
+
+def worker_costs(mlir, mod, loader, samples, fine) -> dict[str, float]:
+    """Where a worker's time could go, CPU seconds: module parse and interpreter init (what a
+    spawned worker would pay; a forked one inherits them), the first samples of a forked worker
+    against its later ones, its statistics pickled and unpickled (what it sends back once)."""
+    from tpudsl.ir.module import load_module
+    from tpudsl.lowering.calibration import _interpreter, sample_stats
+    from tpudsl.lowering.calibration_math import fine_bins
+    from tpudsl.lowering.calibration_pool import local_fold
+
+    costs = {"parse": timed(lambda: load_module(mlir))[1]}
+    interp, costs["init"], _ = timed(lambda: _interpreter(mod))
+    FORKED.update(interp=interp, loader=loader)
+    (per_sample,) = local_fold(1, _timed_sample, fine_bins(2048), samples[:6], None)
+    costs["first"], costs["later"] = per_sample[0], float(np.mean(per_sample[2:]))
+    stats = sample_stats(interp, loader, samples[:8], fine_bins(2048))
+    blob, costs["pickle"], _ = timed(lambda: pickle.dumps(stats))
+    costs["unpickle"] = timed(lambda: pickle.loads(blob))[1]
+    costs["mib"] = len(blob) / 2**20
+    return costs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
@@ -134,6 +168,7 @@ def main() -> int:
         del acts
         _, rebin_cpu, _ = timed(lambda: [fine[k].coarse(max(-lo, hi), 2048) for k, (lo, hi) in result.ranges.items()])
         sent = len(pickle.dumps(fine))  # about what each worker sends back once
+        costs = worker_costs(mlir, mod, loader, samples, fine)
 
         # --workers 2 against 1 (wall), and the CPU both spent
         # --workers 2 against 1, alternating, `rounds` times each: the least wall time of each (other
@@ -190,6 +225,11 @@ def main() -> int:
         f"on 2 free cores that is a speed-up of {cal_cpu / (par_cpu + par_children / 2):.2f}x (CPU time, workers evenly loaded; "
         f"forked workers inherit the parent's initialised interpreter; each sends its statistics back once, "
         f"{sent / 2**20:.1f} MiB pickled for all {n} samples' histograms)",
+        f"- where a worker's time could go (CPU): module parse {costs['parse'] * 1e3:.0f} ms and interpreter init "
+        f"{costs['init'] * 1e3:.0f} ms (a spawned worker's; forked workers inherit both: 0); fork and imports 0 (fork); "
+        f"a forked worker's first sample {costs['first'] * 1e3:.0f} ms against {costs['later'] * 1e3:.0f} ms for its "
+        f"3rd-6th (copy-on-write page faults); its statistics ({costs['mib']:.1f} MiB after 8 samples) pickled "
+        f"{costs['pickle'] * 1e3:.1f} ms, unpickled {costs['unpickle'] * 1e3:.1f} ms; BLAS: one thread per process",
     ])
     print(text)
     if not args.no_write:
