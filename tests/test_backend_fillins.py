@@ -31,7 +31,8 @@ from tpudsl.passes import pass_class
 HALF = {"F16": np.float16, "BF16": ml_dtypes.bfloat16}
 # The record each new Tpu form compiles to.
 RECORD_OF = {"scale": isa.BdcScale, "active": isa.BdcActiveX, "rmsnorm": isa.BdcRMSNorm,
-             "pad": isa.BdcPadReflect, "gather": isa.GdmaGather, "binary_x": isa.BdcBinaryX, "const_x": isa.BdcConstX}
+             "pad": isa.BdcPadReflect, "gather": isa.GdmaGather, "binary_x": isa.BdcBinaryX, "const_x": isa.BdcConstX,
+             "select": isa.BdcSelect}
 
 
 def check_close(got: np.ndarray, want: np.ndarray, name: str, mode: str) -> None:
@@ -86,6 +87,15 @@ def cases(draw, kind: str):
         return kind, build([node], {"x": x}, "y", {"p": np.array(pads, np.int64)}), {"x": x}
     if kind in ("binary_x", "const_x"):
         return (kind, *_elementwise_x_case(draw, kind, rng, x))
+    if kind == "select":  # Where(x > b, x, y) with b and y broadcast along some dims or constant
+        b, y = (rng.standard_normal([draw(st.sampled_from([d, 1])) for d in shape]).astype(np.float32) for _ in "by")
+        feed, inits = {"x": x, "b": b}, {}
+        if draw(st.booleans()):
+            feed["y"] = y
+        else:
+            inits["y"] = np.array(draw(st.sampled_from([-1.5, 1e-3, 7.1])), np.float32)
+        nodes = [helper.make_node("Greater", ["x", "b"], ["c"]), helper.make_node("Where", ["c", "x", "y"], ["out"])]
+        return kind, build(nodes, feed, "out", inits), feed
     rank, axis = draw(st.integers(1, 4)), draw(st.integers(-1, 3))
     x = x.reshape(-1, *shape[5 - rank:])[:64]  # rank 1: one row, which tiny's layer-group cannot split
     axis = axis % rank
@@ -126,7 +136,7 @@ def _elementwise_x_case(draw, kind: str, rng: np.random.Generator, x: np.ndarray
 
 
 # One property per kind (hypothesis's draws of a kind cluster when one strategy picks it), each a
-# sixteenth of the profile's budget: 12 examples in CI (7 kinds: 84).
+# sixteenth of the profile's budget: 12 examples in CI (8 kinds: 96).
 @pytest.mark.parametrize("kind", sorted(RECORD_OF))
 def test_new_records_match_the_tpu_interpreter(tmp_path, kind):
     """Random cases of the op in F32, F16 and BF16: the new record is the one compiled, and the
@@ -454,3 +464,25 @@ def test_active_extra_agrees_with_the_interpreter_on_every_16_bit_input(mode):
                                                                                out_dtypes=[dt]))[0]
             got = arith_extra.active_extra(x, code, *(coeffs.get(name, []) + [0.0, 0.0])[:2]).astype(dt)
         assert_bit_exact(got, np.asarray(want), name)
+
+
+@pytest.mark.parametrize("inversed", [False, True])
+@pytest.mark.parametrize("mode", ["F32", "F16"])
+def test_masked_fill(tmp_path, inversed, mode):
+    """tpu.MaskedFill (no ONNX form): the constant where cond != 0 (inversed: where cond == 0), cond
+    broadcast along C and W, sliced; F16: the constant rounded once to the type, as the interpreter."""
+    attrs = f"{{inversed = {str(inversed).lower()}, const_val = 0.1 : f64}}"
+    text = binary_top_text("top.MaskedFill", attrs, (2, 1, 40, 1), (2, 5, 40, 30))
+    text = text.replace("-> tensor<2x1x40x1xf32> loc(\"y\")", "-> tensor<2x5x40x30xf32> loc(\"y\")")
+    text = text.replace("-> tensor<2x1x40x1xf32> {", "-> tensor<2x5x40x30xf32> {")
+    text = text.replace("return %2 : tensor<2x1x40x1xf32>", "return %2 : tensor<2x5x40x30xf32>")
+    top = lowered_text(tmp_path / "m.mlir", text, mode)
+    rng = np.random.default_rng(3)
+    feed = {"x": (rng.integers(0, 2, (2, 1, 40, 1)) * 2.5).astype(np.float32),
+            "b": rng.standard_normal((2, 5, 40, 30)).astype(np.float32)}
+    want = interpret(top, feed)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    assert any(isinstance(r, isa.BdcSelect) for r in isa.decode(bm.commands))
+    assert re.search(r"\b[nh]secs = [2-9]", print_module(top.module))
+    got, _ = run_bmodel(bm, feed)
+    check_close(got["y"], want["y"], "y", mode)

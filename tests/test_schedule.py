@@ -169,6 +169,16 @@ def binary(draw, q=False, x=False):
     return isa.BdcBinaryQ(*fields, m0, m1, shift, mode)
 
 
+@st.composite
+def select(draw):
+    """BdcSelect: cond, a, b each broadcast along some dims; a or b a constant (NO_ADDR) sometimes."""
+    shape = [draw(dims) for _ in range(4)]
+    cond, a, b = ([draw(st.sampled_from([d, 1])) for d in shape] for _ in range(3))
+    a_addr, b_addr = (draw(st.one_of(st.just(isa.NO_ADDR), laddr())) for _ in "ab")
+    return isa.BdcSelect(draw(st.sampled_from(list(DT.values()))), draw(laddr()), *cond, a_addr, *a, b_addr, *b,
+                         draw(laddr()), *[max(x, y, z) for x, y, z in zip(cond, a, b)], 0.5, -1.5)
+
+
 def unary(build):
     @st.composite
     def make(draw):
@@ -270,6 +280,7 @@ RECORDS = {
     isa.BdcConstX: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstX(
         dt, d(st.integers(0, len(isa.ELEMENTWISE_X_OPS) - 1)), d(st.integers(0, 1)), i, n, c, h, w, o, 0.5, 1.5,
         d(st.integers(0, 1)), -1.0)),
+    isa.BdcSelect: select(),
 }
 
 

@@ -133,6 +133,8 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         present = iter(whole)
         weight, bias = (next(present) if isinstance(v.type, TensorType) else isa.NO_ADDR for v in op.operands[1:3])
         return isa.BdcLayerNorm(dtype, *_local(ins[0]), weight, bias, out[0], float(a["eps"]))
+    if kind == "select":
+        return _select(op, dtype, ins, out)
     if op.name in _ELEMENTWISE_X:
         return _elementwise_x(op, dtype, ins, out)
     if kind == "binary":
@@ -179,6 +181,19 @@ def _elementwise_x(op: Operation, dtype: int, ins: list[tuple[int, Tile]], out: 
                               *_relu(op))
     return isa.BdcConstX(dtype, code, int(bool(reverse)), *_local(ins[0]), out[0], float(value), float(value2),
                          *_relu(op))
+
+
+def _select(op: Operation, dtype: int, ins: list[tuple[int, Tile]], out: tuple[int, Tile]) -> isa.Record:
+    """tpu.Where: cond ? tbrn : fbrn; tpu.MaskedFill: cond ? const_val : brn (inversed: cond ? brn :
+    const_val), the constant a branch without an address."""
+    const = (isa.NO_ADDR, 0, 0, 0, 0)
+    if op.name == "tpu.Where":
+        a, b, values = _local(ins[1]), _local(ins[2]), (0.0, 0.0)
+    else:
+        value = float(attrs_of(op)["const_val"])
+        a, b = (_local(ins[1]), const) if attrs_of(op)["inversed"] else (const, _local(ins[1]))
+        values = (value, value)
+    return isa.BdcSelect(dtype, *_local(ins[0]), *a, *b, *_local(out), *values)
 
 
 # tpu.Add and tpu.Mul have no round_mode in TpuOps.td: TPU-MLIR's default (docs/quantization.md);

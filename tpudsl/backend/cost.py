@@ -47,7 +47,7 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = (1 + r.mode) * 2 * rounds(r.c) * r.n * r.oh * r.ow / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcUpsample):
         work = rounds(r.c) * r.n * r.oh * r.w * r.sw / chip.macs_per_cycle_per_lane
-    elif isinstance(r, (isa.BdcScale, isa.BdcActiveX, isa.BdcBinaryX, isa.BdcConstX)):
+    elif isinstance(r, (isa.BdcScale, isa.BdcActiveX, isa.BdcBinaryX, isa.BdcConstX, isa.BdcSelect)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcRMSNorm):  # square-and-reduce, then scale: 2 passes
         work = 2 * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane

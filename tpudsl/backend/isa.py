@@ -907,6 +907,43 @@ class BdcConstX(Record):
     relu_limit: float
 
 
+# ---- issue 11, second round (opcodes 70-79) ----
+
+
+@dataclass(frozen=True)
+class BdcSelect(Record):
+    """out = a where cond != 0 (NaN included), else b, element-wise (tpu.Where; tpu.MaskedFill with
+    the constant as a or b); a dim of size 1 in cond, a or b broadcasts; a_addr / b_addr NO_ADDR:
+    that branch is a_value / b_value, rounded to the dtype."""
+
+    OPCODE: ClassVar[int] = 70
+    FORMAT: ClassVar[str] = "B5I5I5I5Iff"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    cond_addr: int
+    cn: int
+    cc: int
+    ch: int
+    cw: int
+    a_addr: int
+    an: int
+    ac: int
+    ah: int
+    aw: int
+    b_addr: int
+    bn: int
+    bc: int
+    bh: int
+    bw: int
+    out_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    a_value: float
+    b_value: float
+
+
 def reflect_index(i: np.ndarray, size: int, mode: int) -> np.ndarray:
     """The input index an out-of-range index i of a padded dim of `size` reads (i in range: itself).
     reflect (mode 0): mirrored about the edge elements, period 2 (size - 1); symmetric (1): the
@@ -951,7 +988,8 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcConvQ, BdcPoolQ, BdcMatMulQ, BdcBinaryQ, BdcLut, BdcRequant, BdcQuantCast, BdcConstQ,
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
-                                BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX)
+                                BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
+                                BdcSelect)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -202,6 +202,10 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                               r.dtype)),
     isa.BdcBinaryX: _binary,
     isa.BdcConstX: _elementwise,
+    isa.BdcSelect: lambda r, chip: (local(chip, r.cond_addr, (r.cn, r.cc, r.ch, r.cw), r.dtype)
+                                    + _optional(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
+                                    + _optional(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
+                                    local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
     isa.GdmaGather: lambda r, chip: (_global(r.src, (1,), (r.outer * r.axis * r.inner * r.esize,), 1)
                                      + _global(r.idx, (1,), (r.count,), _esize(r.index_dtype)),
                                      _global(r.dst, (1,), (r.outer * r.count * r.inner * r.esize,), 1)),

@@ -38,6 +38,7 @@ KINDS: dict[str, str] = {
     **{f"tpu.{n}": "binary" for n in ("Div", "Pow3", "Mod", "Remainder", "Compare", "PReluOp")},
     **{f"tpu.{n}": "unary" for n in ("Clip", "Reciprocal", "Pow", "Pow2", "CompareConst")},
     "tpu.Expand": "expand", "tpu.Depth2Space": "depth2space", "tpu.Tile": "tile",
+    "tpu.Where": "select", "tpu.MaskedFill": "select",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast", "DivConst", "LeakyRelu")},
@@ -177,12 +178,17 @@ def _deconv_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     return SlicePlan([tile], out, (top, bottom, left, right))
 
 
+def tensor_operands(op: Operation) -> list[SSAValue]:
+    """The operands that are tensors (tpu.Where's absent buffer is none)."""
+    return [v for v in op.operands if isinstance(v.type, TensorType)]
+
+
 def elementwise_views(op: Operation) -> list[Dims4]:
     """The 4-D views of an element-wise op's result and operands (in that order). Rank <= 4: each
     shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
     neighbours where every operand broadcasts both or has both whole merge until four are left
     ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
-    ys, values = shape_of(op.results[0]), [*op.operands, op.results[0]]
+    ys, values = shape_of(op.results[0]), [*tensor_operands(op), op.results[0]]
     if len(ys) <= 4:
         return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
     shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
@@ -281,7 +287,7 @@ def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) ->
     y = op.results[0]
     ys, *views = elementwise_views(op)
     tiles = []
-    for x, xs in zip(op.operands, views, strict=True):
+    for x, xs in zip(tensor_operands(op), views, strict=True):
         nn = (0, 1) if xs[0] == 1 else n  # a broadcast dim is read whole (it has one element)
         hh = (0, 1) if xs[2] == 1 else h
         tiles.append(Tile(x, (nn[0], 0, hh[0], 0), (nn[1] - nn[0], xs[1], hh[1] - hh[0], xs[3]), contiguous(xs)))
@@ -440,6 +446,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int
     "groupnorm": _group_norm_input,
     "binary": _elementwise_input,
     "unary": _elementwise_input,
+    "select": _elementwise_input,
     "lut": _lut_input,
     "matmul": _matmul_input,
     "permute": _permute_input,
@@ -575,7 +582,8 @@ def output_dims(op: Operation) -> tuple[int, int]:
         xs, order = permute_view(op)
         ys = as4d(op, [xs[d] for d in order])
     else:
-        ys = elementwise_views(op)[0] if KINDS[op.name] in ("binary", "unary") else as4d(op, shape_of(op.results[0]))
+        elementwise = KINDS[op.name] in ("binary", "unary", "select")
+        ys = elementwise_views(op)[0] if elementwise else as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
 
@@ -716,6 +724,7 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.Reduce": {"multiplier": None, "rshift": None},
     "tpu.LeakyRelu": {"multiplier": None, "multiplier_neg": None, "rshift": None, "rshift_neg": None},
     "tpu.PReluOp": {"rshift": 0, "rshift_pos": None, "multiplier_pos": None},
+    "tpu.Where": {"x_is_const": False, "y_is_const": False},  # the branch as an attribute: BdcSelect reads tensors
 }
 # tpu.Active modes whose function takes coeffs (isa.ACTIVE_EXTRA_MODES), and how many.
 _ACTIVE_COEFFS = {"ELU": 1, "HSIGMOID": 2, "SWISH": 1}
@@ -774,6 +783,8 @@ def check_modelled(op: Operation) -> None:
     if op.name == "tpu.PReluOp" and _per_channel_vector(op):
         raise TpudslError(f"backend: {describe(op)}: a 1-D slope read per channel (TPU-MLIR's form) is not modelled; "
                           f"give it the shape that broadcasts ([C, 1, 1])")
+    if op.name == "tpu.Where" and not all(isinstance(v.type, TensorType) for v in op.operands[:3]):
+        raise TpudslError(f"backend: {describe(op)} without both branch tensors is not modelled")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
         raise TpudslError(f"backend: {describe(op)} with {len(op.operands)} inputs: only 2 are modelled")
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3 + int8:]):
@@ -787,7 +798,7 @@ def check_modelled(op: Operation) -> None:
     for v in [*op.operands, *op.results]:
         if isinstance(v.type, TensorType):
             if (op.name in ("tpu.LayerNorm", "tpu.Deconv", "tpu.GroupNorm", "tpu.InstanceNorm", "tpu.RMSNorm",
-                            "tpu.Scale") and not int8
+                            "tpu.Scale", "tpu.Where", "tpu.MaskedFill") and not int8
                     and dtype_of(v) != dtype_of(op.results[0])):
                 raise TpudslError(f"backend: {describe(op)}: a {dtype_of(v)} operand of a {dtype_of(op.results[0])} "
                                   f"{op.name[4:]} is not modelled")

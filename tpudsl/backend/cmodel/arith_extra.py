@@ -119,3 +119,9 @@ def const_x(x: np.ndarray, op: int, reverse: int, value: float, value2: float, d
     if op == isa.ELEMENTWISE_X_OPS["Clip"]:
         return relu(np.clip(x.astype(F32), F32(value), F32(value2)), do_relu, limit)
     return elementwise_x(x, np.asarray(value, F32), op, reverse, do_relu, limit)
+
+
+def select(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a where cond != 0 (NaN is not 0), else b, broadcasting size-1 dims; no arithmetic, so no
+    rounding: F16/BF16 values pass through unchanged."""
+    return np.where(cond != 0, a, b)

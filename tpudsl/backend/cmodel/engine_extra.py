@@ -1,4 +1,4 @@
-"""The cmodel's handlers of the records added for issue 11 (opcodes 60-66), merged into
+"""The cmodel's handlers of the records added for issue 11 (opcodes 60-66 and 70), merged into
 engine.HANDLERS: each reads its operands from the `Memory`, computes (arith_extra.py) and writes
 its result; a bad record or index is a Fault, which the engine reports with the instruction."""
 
@@ -93,7 +93,22 @@ def _const_x(m: Memory, r: isa.BdcConstX) -> None:
     m.write_local(r.out_addr, y.astype(dt))
 
 
+def _select(m: Memory, r: isa.BdcSelect) -> None:
+    dt = numpy_dtype(r.dtype)
+    cond = m.read_local(r.cond_addr, (r.cn, r.cc, r.ch, r.cw), dt)
+    a, b = (np.asarray(value, np.float32).astype(dt) if addr == isa.NO_ADDR else m.read_local(addr, shape, dt)
+            for addr, shape, value in ((r.a_addr, (r.an, r.ac, r.ah, r.aw), r.a_value),
+                                       (r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.b_value)))
+    try:
+        y = np.broadcast_to(arith_extra.select(cond, a, b), (r.n, r.c, r.h, r.w))
+    except ValueError:
+        raise Fault(f"select: cond {cond.shape}, a {a.shape}, b {b.shape} do not broadcast to "
+                    f"{(r.n, r.c, r.h, r.w)}") from None
+    m.write_local(r.out_addr, y.astype(dt))
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcScale: _scale, isa.BdcActiveX: _active_extra, isa.BdcRMSNorm: _rms_norm,
     isa.BdcPadReflect: _pad_reflect, isa.GdmaGather: _gather, isa.BdcBinaryX: _binary_x, isa.BdcConstX: _const_x,
+    isa.BdcSelect: _select,
 }
