@@ -37,7 +37,11 @@ NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
 BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}
 CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinConst": 4, "DivConst": 5}
 ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5, "SQRT": 6, "LEAKY_RELU": 7}
-REDUCE_MODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3}
+REDUCE_MODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceL1": 4, "ReduceL2": 5,
+                "ReduceProd": 6}
+# Reduce modes with F32 records only: the interpreter's F16/BF16 L1, L2 and product are not exactly
+# rounded (docs/quantization.md), so no record could match them bit for bit.
+REDUCE_F32_ONLY = ("ReduceL1", "ReduceL2", "ReduceProd")
 PAD_MODES = {"constant": 0, "edge": 1}
 INTERP_MODES = {"nearest": 0, "linear": 1}
 COORD_MODES = {"align_corners": 0, "half_pixel": 1, "pytorch_half_pixel": 2, "asymmetric": 3}

@@ -198,7 +198,15 @@ def active(x, r) -> np.ndarray:
     return ACTIVE[r.mode](x.astype(np.float32), r)
 
 
-REDUCE = [np.sum, np.mean, np.max, np.min]  # by isa.REDUCE_MODES code
+def _l1(x, axis, keepdims):
+    return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
+
+
+def _l2(x, axis, keepdims):
+    return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
+
+
+REDUCE = [np.sum, np.mean, np.max, np.min, _l1, _l2, np.prod]  # by isa.REDUCE_MODES code
 
 
 def reduce_c(x, r) -> np.ndarray:
