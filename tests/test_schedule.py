@@ -253,8 +253,8 @@ RECORDS = {
     isa.BdcConstQ: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstQ(I8, isa.CONST_OPS["MulConst"], 0, i, n, c, h,
                                                                        w, o, 0.5, 0, -1.0, *d(requant))),
     isa.BdcDeconv: deconv(),
-    isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(
-        dt, d(st.integers(0, len(isa.REDUCE_MODES) - 1 if dt == DT["f32"] else 3)), i, n, c, h, w, o)),  # L1/L2/Prod: F32
+    isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(  # L1/L2/Prod (4-6): F32 only
+        dt, d(st.integers(0, len(isa.REDUCE_MODES) - 1 if dt == DT["f32"] else 3)), i, n, c, h, w, o)),
     isa.BdcPad: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcPad(dt, d(st.integers(0, 1)), i, n, c, h, w, o,
                                                                  *[d(st.integers(0, 2)) for _ in range(8)], 1.5)),
     isa.BdcInterp: interp(),
