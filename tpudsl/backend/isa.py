@@ -911,6 +911,40 @@ class BdcConstX(Record):
     relu_limit: float
 
 
+# ---- INT8 AddConst / SubConst (issue 10/11 regression; opcode 67, 68-69 reserved for them) ----
+
+
+@dataclass(frozen=True)
+class BdcConstSumQ(Record):
+    """INT8 AddConst / SubConst (op: CONST_OPS code), symmetric (zero points 0, out_dtype i8) or
+    asymmetric: p = (in - in_zp) * multiplier; acc = p + const (AddConst), p - const (SubConst),
+    const - p (SubConst reverse); out = sat(shift_round(acc, rshift, round_mode) + out_zp) to out_dtype,
+    then the fused relu on stored values. `const` is the constant in the result's units shifted left
+    by rshift (an int64: |const| < 2^53), so the sum is rounded once (docs/quantization.md)."""
+
+    OPCODE: ClassVar[int] = 67
+    FORMAT: ClassVar[str] = "BBBB5IIiiibBqBf"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    out_dtype: int
+    op: int
+    reverse: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    in_zp: int
+    out_zp: int
+    multiplier: int
+    rshift: int
+    round_mode: int
+    const: int
+    do_relu: int
+    relu_limit: float
+
+
 # ---- issue 11, second round (opcodes 70-79) ----
 
 
@@ -993,7 +1027,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
-                                BdcSelect)
+                                BdcConstSumQ, BdcSelect)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

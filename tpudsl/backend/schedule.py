@@ -126,7 +126,7 @@ def _elementwise(r, chip: Chip):
 
 
 def _cast(r, chip: Chip):
-    """BdcCast, BdcQuantCast, BdcRequantZ: out in `out_dtype`."""
+    """BdcCast, BdcQuantCast, BdcRequantZ, BdcConstSumQ: out in `out_dtype`."""
     shape = (r.n, r.c, r.h, r.w)
     return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.out_dtype)
 
@@ -189,6 +189,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcPoolQZ: _pool,
     isa.BdcBinaryQZ: _binary,
     isa.BdcRequantZ: _cast,
+    isa.BdcConstSumQ: _cast,
     isa.BdcScale: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
                                    + local(chip, r.scale_addr, (1, r.c, 1, 1), r.dtype)
                                    + local(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),

@@ -51,7 +51,7 @@ GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
-            "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice",
+            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice",
             *GLOBAL_ONLY)
 
 
@@ -850,6 +850,10 @@ def check_int8(op: Operation, merged: bool = True) -> None:
     if op.name in ("tpu.Add", "tpu.Sub") and (len(set(a["rshifts"] or [])) != 1 or len(a["multipliers"] or []) != 2):
         raise TpudslError(f"backend: {describe(op)}: INT8 {op.name[4:]} needs 2 multipliers and one rshift, has "
                           f"{a['multipliers']}, {a['rshifts']}")
+    if op.name in ("tpu.AddConst", "tpu.SubConst") and not (a["const_val"] == int(a["const_val"])
+                                                           and abs(a["const_val"]) < 2**53 and 0 <= a["rshift"] < 64):
+        raise TpudslError(f"backend: {describe(op)}: INT8 {op.name[4:]} needs an integer const_val below 2^53 and "
+                          f"0 <= rshift < 64, has {a['const_val']}, {a['rshift']}")
     if merged and op.name in ("tpu.Conv2D", "tpu.Deconv") and not a["coeff_merged"]:
         what = "conv" if op.name == "tpu.Conv2D" else "deconv"
         raise TpudslError(f"backend: {describe(op)}: an INT8 {what}'s bias, multipliers and shifts are one merged "

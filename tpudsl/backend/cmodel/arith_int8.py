@@ -13,6 +13,8 @@ are what the cmodel is checked against, bit for bit, so they are never imported 
   int8 value (a fault). dequantize: float32((q - zp) * scale), the product in float64.
 * store: sat(y + zp) to a record's out_dtype, int8 [-128, 127] or uint8 [0, 255] (asymmetric INT8:
   the zero point is added after the rounding shift, docs/quantization.md).
+* const_sum (BdcConstSumQ, INT8 AddConst / SubConst): p = (x - in_zp) m; acc = p + C, p - C or
+  (reverse) C - p; sat(shift_round(acc, rshift, mode) + out_zp), one rounding of the sum.
 * softmax: e = table[max - x] along C, S = sum e, sat(round half away((e / S) / scale) + zp).
 """
 
@@ -75,6 +77,24 @@ def requantize(acc: np.ndarray, multiplier, rshift, mode: int, zp: int = 0, out_
     """|acc| and |multiplier| are below 2^31: their product is exact in int64."""
     return store(shift_round(np.asarray(acc, np.int64) * np.asarray(multiplier, np.int64), rshift, mode), zp,
                  out_dtype)
+
+
+# BdcConstSumQ's sums by (op, reverse): p = (in - in_zp) * multiplier, c = const
+_CONST_SUMS = {
+    (isa.CONST_OPS["AddConst"], 0): lambda p, c: p + c,
+    (isa.CONST_OPS["SubConst"], 0): lambda p, c: p - c,
+    (isa.CONST_OPS["SubConst"], 1): lambda p, c: c - p,
+}
+
+
+def const_sum(x: np.ndarray, r: isa.BdcConstSumQ) -> np.ndarray:
+    """A BdcConstSumQ's result: |p| < 2^39 and |const| < 2^53, so the sum is exact in int64 and
+    rounded once."""
+    if (r.op, r.reverse) not in _CONST_SUMS:
+        raise Int8Error(f"a constant sum of op {r.op} (reverse {r.reverse}): only AddConst and SubConst")
+    p = (np.asarray(x, np.int64) - r.in_zp) * np.int64(r.multiplier)
+    return store(shift_round(_CONST_SUMS[r.op, r.reverse](p, np.int64(r.const)), r.rshift, r.round_mode), r.out_zp,
+                 r.out_dtype)
 
 
 def _round_half_away(v: float) -> int:

@@ -189,6 +189,12 @@ def _const_q(m: Memory, r: isa.BdcConstQ) -> None:
     _write_q(m, r, arith_int8.requantize(x, r.multiplier, r.rshift, r.round_mode))
 
 
+def _const_sum_q(m: Memory, r: isa.BdcConstSumQ) -> None:
+    """INT8 AddConst / SubConst (arith_int8.const_sum), then the fused relu."""
+    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
+    _write_q(m, r, arith_int8.const_sum(x, r))
+
+
 def _lut(m: Memory, r: isa.BdcLut) -> None:
     x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), numpy_dtype(r.dtype))
     tables = m.read_local(r.table_addr, (1, r.c, 1, 256), np.dtype(np.int8)).reshape(r.c, 256)
@@ -364,6 +370,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcGroupNorm: _group_norm,
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
+    isa.BdcConstSumQ: _const_sum_q,
     **engine_extra.HANDLERS,
 }
 
