@@ -189,3 +189,78 @@ def test_model_deploy_int8_writes_the_new_forms_bit_exact(tmp_path, capsys):
     got, _ = run_bmodel(bm, read_npz(str(tmp_path / "f_in_f32.npz")))
     want = np.load(tmp_path / "f_bm1684x_int8_sym_tpu_outputs.npz")[out]
     assert np.array_equal(got[out], want)
+
+
+# ---- INT8 AddConst / SubConst (BdcConstSumQ) ----
+
+CONST_SUMS = {"AddConst": ("Add", False), "SubConst": ("Sub", False), "SubConst reverse": ("Sub", True)}
+
+
+@st.composite
+def const_sum_networks(draw, kind: str):
+    """(model, shape): maybe a 3x3 conv, then x + c, x - c or c - x (`kind`, a key of CONST_SUMS) with
+    c a drawn scalar, then maybe an Add of it with the tensor before (an element-wise neighbour to
+    share a layer group with)."""
+    g, x = graph_with_input(draw, 2, 5, 40, 16)
+    src = "x"
+    if draw(st.booleans()):
+        src = g.node("Conv", [src, g.const((x[1], x[1], 3, 3))], x, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    op, reverse = CONST_SUMS[kind]
+    name = f"c{len(g.inits)}"
+    g.inits.append(onnx.numpy_helper.from_array(np.array(draw(st.floats(-6.0, 6.0, width=32)), np.float32), name))
+    out = g.node(op, [name, src] if reverse else [src, name], x)
+    if draw(st.booleans()):
+        out = g.node("Add", [out, src], x)
+    return g.model({"x": x}, out), x
+
+
+def _const_sum_kind(r: isa.BdcConstSumQ) -> str:
+    return "SubConst reverse" if r.reverse else ("AddConst" if r.op == isa.CONST_OPS["AddConst"] else "SubConst")
+
+
+def test_random_addconst_subconst_networks_are_bit_exact(tmp_path_factory):
+    """Each kind symmetric and asymmetric (one strategy each): the cmodel's BdcConstSumQ equals the
+    Tpu interpreter's AddConst / SubConst bit for bit (12 examples in CI)."""
+    seen = Counter()
+
+    def check(net, asym, kind):
+        model, shape = net
+        d = tmp_path_factory.mktemp("k")
+        top = int8_module(model, shape, d, asymmetric=asym)
+        feed = {"x": np.random.default_rng(9).standard_normal(shape).astype(np.float32)}
+        records = int8_bit_exact(top, feed, str(d / "m.bmodel"))
+        if kind in {_const_sum_kind(r) for r in records if isinstance(r, isa.BdcConstSumQ)}:
+            feature = f"{kind} {'asymmetric' if asym else 'symmetric'}"
+            event(feature)
+            seen[feature] += 1
+        seen["examples"] += 1
+
+    budget = settings(max_examples=max(1, settings.default.max_examples // 100))
+    for kind in CONST_SUMS:
+        for asym in (False, True):
+            budget(given(const_sum_networks(kind), st.just(asym), st.just(kind))(check))()
+    for kind in CONST_SUMS:  # every example of a strategy has its kind's record
+        for form in ("symmetric", "asymmetric"):
+            assert seen[f"{kind} {form}"] >= seen["examples"] / 8, f"{kind} {form}: {dict(seen)}"
+
+
+@settings(max_examples=max(20, settings.default.max_examples // 4))
+@given(st.sampled_from(list(CONST_SUMS)), st.sampled_from(["i8", "u8"]), st.sampled_from(["i8", "u8"]),
+       st.lists(st.integers(0, 255), min_size=6, max_size=6), st.integers(-128, 127), st.integers(-128, 127),
+       st.integers(-2**31 + 1, 2**31 - 1), st.integers(0, 40), st.integers(-2**53 + 1, 2**53 - 1), st.booleans())
+def test_const_sum_record_is_the_exact_quotient(kind, src, dst, raw, in_zp, out_zp, multiplier, shift, const, relu):
+    """BdcConstSumQ: sat(round_half_away(((x - in_zp) m +- C) / 2^shift) + out_zp), then the relu, in
+    fractions."""
+    in_type, (out_type, lo, hi) = (np.int8 if src == "i8" else np.uint8), {"i8": (np.int8, -128, 127),
+                                                                           "u8": (np.uint8, 0, 255)}[dst]
+    x = np.array(raw, np.uint8).astype(in_type).reshape(1, 2, 1, 3)
+    op = isa.CONST_OPS[kind.split()[0]]
+    r = isa.BdcConstSumQ(isa.DTYPES[src], isa.DTYPES[dst], op, int(kind.endswith("reverse")), 0, 1, 2, 1, 3, 64,
+                         in_zp, out_zp, multiplier, shift, isa.ROUND_MODES["HalfAwayFromZero"], const, int(relu), -1.0)
+    sums = {"AddConst": lambda p: p + const, "SubConst": lambda p: p - const, "SubConst reverse": lambda p: const - p}
+    got = _run_one(r, {0: x}, (1, 2, 1, 3)).view(out_type).ravel().tolist()
+    want = [max(lo, min(hi, _round_half_away(Fraction(sums[kind]((int(v) - in_zp) * multiplier), 2**shift)) + out_zp))
+            for v in x.ravel()]
+    want = [max(v, 0) for v in want] if relu else want
+    event(kind)
+    assert got == want

@@ -281,6 +281,10 @@ RECORDS = {
     isa.BdcConstX: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstX(
         dt, d(st.integers(0, len(isa.ELEMENTWISE_X_OPS) - 1)), d(st.integers(0, 1)), i, n, c, h, w, o, 0.5, 1.5,
         d(st.integers(0, 1)), -1.0)),
+    isa.BdcConstSumQ: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstSumQ(
+        d(st.sampled_from([I8, U8])), *d(zps)[:1], *d(st.sampled_from([(0, 0), (1, 0), (1, 1)])), i, n, c, h, w, o,
+        *d(zps)[1:], d(requant)[0], d(st.integers(0, 40)), 0, d(st.integers(-2**52, 2**52)), d(st.integers(0, 1)),
+        -1.0)),
     isa.BdcSelect: select(),
 }
 
