@@ -264,3 +264,25 @@ def test_const_sum_record_is_the_exact_quotient(kind, src, dst, raw, in_zp, out_
     want = [max(v, 0) for v in want] if relu else want
     event(kind)
     assert got == want
+
+
+def test_reversed_subconst_joins_a_layer_group_sliced_along_h(tmp_path):
+    """Conv -> 1.5 - x -> Add on the tiny chip: the three ops are one tpu.Group sliced along H, and
+    the .bmodel equals the Tpu interpreter bit for bit, symmetric and asymmetric."""
+    for asym in (False, True):
+        g = Graph(np.random.default_rng(1))
+        x = g.shapes["x"] = (2, 5, 40, 16)
+        c = g.node("Conv", ["x", g.const((5, 5, 3, 3))], x, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        g.inits.append(onnx.numpy_helper.from_array(np.array(1.5, np.float32), "k"))
+        out = g.node("Add", [g.node("Sub", ["k", c], x), c], x)
+        d = tmp_path / str(asym)
+        d.mkdir()
+        top = int8_module(g.model({"x": x}, out), x, d, asymmetric=asym)
+        feed = {"x": np.random.default_rng(2).standard_normal(x).astype(np.float32)}
+        records = int8_bit_exact(top, feed, str(d / "m.bmodel"))
+        assert any(isinstance(r, isa.BdcConstSumQ) and r.reverse for r in records)
+        text = print_module(top.module)
+        group = text[text.index('"tpu.Group"'):]
+        assert group.index('"tpu.Conv2D"') < group.index('"tpu.SubConst"') < group.index('"tpu.Add"') \
+            < group.index('"tpu.Store"'), group
+        assert max(_secs(text, "hsecs")) > 1
