@@ -26,6 +26,8 @@ from tests.models.builder import GraphBuilder
 from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run, top_module
 from tests.test_tpu_int8 import kernel, ref_rq, rng_int8
+from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
@@ -385,9 +387,9 @@ def test_const_and_gather_lowering_constants_and_accuracy(tmp_path):
         assert cosine(got[name], want[name]) >= 0.99, name
 
 
-def test_model_deploy_stops_at_the_tpu_check_naming_an_int8_add_const(tmp_path, capsys):
-    """The backend has no record for INT8 AddConst: model_deploy passes the Tpu check, names the
-    op, writes no .bmodel (exit 0)."""
+def test_model_deploy_int8_add_const_reaches_the_bmodel_bit_exact(tmp_path, capsys):
+    """INT8 AddConst has a record (BdcConstSumQ): model_deploy writes the .bmodel and its cmodel
+    output equals the Tpu interpreter's (the regression of a model whose AddConst was F32 before)."""
     b = GraphBuilder("a", seed=1)
     x = b.input("input", [1, 4, 8, 8])
     b.output(b.node("Add", [b.conv(x, "c", 4, 4, 3), b.const("k", np.array(0.5, np.float32))], "ac"))
@@ -401,8 +403,10 @@ def test_model_deploy_stops_at_the_tpu_check_naming_an_int8_add_const(tmp_path, 
     assert model_deploy.run(["--mlir", str(tmp_path / "a.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
                              "--calibration_table", str(tmp_path / "t"), "--model", str(tmp_path / "a.bmodel"),
                              "--test_input", str(tmp_path / "a_in_f32.npz"), "--tolerance", "0.99,0.9"]) == 0
-    assert 'no instructions for \'tpu.AddConst\' op "ac_int8"' in capsys.readouterr().err
-    assert not (tmp_path / "a.bmodel").exists()
+    err = capsys.readouterr().err
+    assert "bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in err, err
+    records = isa.decode(read_bmodel(str(tmp_path / "a.bmodel")).commands)
+    assert any(isinstance(r, isa.BdcConstSumQ) and r.op == isa.CONST_OPS["AddConst"] for r in records)
 
 
 def test_const_and_gather_forms_asymmetric_close_to_top(tmp_path):
