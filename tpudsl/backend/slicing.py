@@ -51,7 +51,8 @@ GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
-            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat", "tpu.Permute", "tpu.Slice",
+            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat",
+            "tpu.Permute", "tpu.Slice",
             *GLOBAL_ONLY)
 
 
