@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from cli_support import run_main
 from frontend_support import error_lines, make_model, rand
 from onnx import helper as h
 from test_frontend_graph import draggan_like_model, named_net, torch_flatten_model
@@ -23,6 +24,10 @@ TOOL = [sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "mod
 
 
 def transform(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_main("model_transform", *args, cwd=tmp_path)
+
+
+def transform_script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*TOOL, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
@@ -33,8 +38,8 @@ def written(tmp_path: Path) -> set[str]:
 def test_end_to_end_with_validation(tmp_path):
     onnx.save(named_net(), tmp_path / "net.onnx")
     np.savez(tmp_path / "in.npz", **{"input.1": rand(1, 3, 8, 8)})
-    r = transform(tmp_path, "--model_name", "net", "--model_def", "net.onnx", "--mlir", "net.mlir",
-                  "--test_input", "in.npz", "--test_result", "net_top_outputs.npz")
+    r = transform_script(tmp_path, "--model_name", "net", "--model_def", "net.onnx", "--mlir", "net.mlir",
+                         "--test_input", "in.npz", "--test_result", "net_top_outputs.npz")
     assert r.returncode == 0, r.stderr
     assert "npz compare PASSED." in r.stdout
     assert {"net.mlir", "net_top_f32_all_weight.npz", "net_in_f32.npz", "net_top_outputs.npz",

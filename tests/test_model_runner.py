@@ -8,6 +8,7 @@ import numpy as np
 import onnx
 import pytest
 
+from cli_support import run_main
 from tests.models import onnx_inference, random_inputs, transformer_block
 from tpudsl.cli.compare import compare_dicts
 from tpudsl.frontend.onnx_import import convert_onnx
@@ -17,6 +18,10 @@ TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools")
 
 
 def tool(name, *args):
+    return run_main(name, *args)
+
+
+def tool_script(name, *args):
     return subprocess.run(
         [sys.executable, os.path.join(TOOLS, f"{name}.py"), *map(str, args)], capture_output=True, text=True, timeout=120
     )
@@ -55,7 +60,8 @@ def test_outputs_match_onnxruntime(converted, tmp_path):
 def test_threads_flag_gives_the_same_outputs(converted, tmp_path):
     d, _, ref = converted
     out = tmp_path / "out.npz"
-    proc = tool("model_runner", "--input", d / "in.npz", "--model", d / "tblock.mlir", "--output", out, "--threads", "2")
+    proc = tool_script("model_runner", "--input", d / "in.npz", "--model", d / "tblock.mlir", "--output", out, "--threads",
+                       "2")
     assert proc.returncode == 0, proc.stderr
     with np.load(out) as got:
         np.testing.assert_allclose(got["output"], ref["output"], rtol=1e-4, atol=1e-4)

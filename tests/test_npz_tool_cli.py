@@ -6,11 +6,16 @@ import sys
 
 import numpy as np
 import pytest
+from cli_support import run_main
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "tools", "npz_tool.py")
 
 
 def npz_tool(*args):
+    return run_main("npz_tool", *args)
+
+
+def npz_tool_script(*args):
     return subprocess.run([sys.executable, TOOL, *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
@@ -40,7 +45,7 @@ def files(tmp_path):
 
 
 def test_compare_passes_and_fails_by_exit_code(files):
-    ok = npz_tool("compare", files["same"], files["ref"])
+    ok = npz_tool_script("compare", files["same"], files["ref"])
     assert ok.returncode == 0 and ok.stdout.strip().endswith("npz compare PASSED.")
     bad = npz_tool("compare", files["flipped"], files["ref"])
     assert bad.returncode == 1 and bad.stdout.strip().endswith("npz compare FAILED.")

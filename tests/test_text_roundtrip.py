@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from xdsl.parser import Parser
 
@@ -209,6 +209,9 @@ def modules(draw, metadata: bool = True) -> str:
 
 
 CTX = make_context(allow_unregistered=True)
+# The two whole-module properties below cost the most of any test (about 140 ms per module): they
+# run half the profile's examples (the thorough profile still gives them 1,000 each).
+HALF_BUDGET = settings(max_examples=max(1, settings.default.max_examples // 2))
 
 
 # MLIR flattens a fused child with the same metadata after building it, so the built location
@@ -227,6 +230,7 @@ def test_nested_fused_locations_print_as_upstream(loc):
     assert print_module(parse_module(text, "fused.mlir", CTX), debuginfo=True) == upstream(text, debuginfo=True)
 
 
+@HALF_BUDGET
 @given(modules())
 def test_print_matches_upstream_also_on_its_own_output(text):
     module = parse_module(text, "random.mlir", CTX)
@@ -240,6 +244,7 @@ def test_print_matches_upstream_also_on_its_own_output(text):
     assert print_module(module) == upstream(text, debuginfo=False)
 
 
+@HALF_BUDGET
 @given(modules(metadata=False))
 def test_same_ir_as_xdsl_parser(text):
     ours = parse_module(text, "random.mlir", CTX)
