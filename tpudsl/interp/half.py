@@ -25,7 +25,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
-import ml_dtypes
+import functools
+
 import numpy as np
 
 from tpudsl.interp.kernel import Array
@@ -38,16 +39,22 @@ class Format(NamedTuple):
     dtype: np.dtype
 
 
-FORMATS = {
-    "float16": Format(11, -14, 65504.0, np.dtype(np.float16)),
-    "bfloat16": Format(8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), np.dtype(ml_dtypes.bfloat16)),
-}
+@functools.cache
+def _formats() -> dict[str, Format]:
+    import ml_dtypes  # here, not at import: it takes 0.5 s (module_interpreter._ml_dtype)
+
+    return {
+        "float16": Format(11, -14, 65504.0, np.dtype(np.float16)),
+        "bfloat16": Format(8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), np.dtype(ml_dtypes.bfloat16)),
+    }
+
 _U = 2.0**-53  # float64's unit roundoff
 
 
 def half_format(dtype: np.dtype | None) -> Format | None:
     """The format of an F16/BF16 result type, None for any other."""
-    return None if dtype is None else FORMATS.get(np.dtype(dtype).name)
+    name = None if dtype is None else np.dtype(dtype).name
+    return _formats()[name] if name in ("float16", "bfloat16") else None
 
 
 def round_to(x: Array, fmt: Format, sticky: Array | None = None) -> Array:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, carrier, hold, relu
@@ -224,6 +223,8 @@ def _cast(ins: Inputs, a: KernelAttrs) -> Array:
             x = ROUND[a["round_mode"]](x.astype(np.float64))
         return hold(x, dtype)
     if a.get("saturate", True) and dtype.name.startswith("float8"):  # tpu.Cast has no saturate
+        import ml_dtypes  # loaded already: dtype is one of its types
+
         largest = float(ml_dtypes.finfo(dtype).max)
         return np.clip(x, -largest, largest)
     return x

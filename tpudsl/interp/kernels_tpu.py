@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
@@ -34,7 +33,7 @@ _ACTIVE: dict[str, tuple[str, dict[str, object]]] = {
 
 
 def _wide(x: Array | None) -> Array | None:
-    if x is None or x.dtype not in (np.float16, ml_dtypes.bfloat16):
+    if x is None or x.dtype.name not in ("float16", "bfloat16"):
         return x
     return x.astype(np.float32)
 

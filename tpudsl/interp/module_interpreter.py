@@ -19,7 +19,6 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -70,20 +69,28 @@ from tpudsl.ir.diagnostics import TpudslError
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
 GROUP, LOAD, STORE, YIELD = "tpu.Group", "tpu.Load", "tpu.Store", "tpu.Yield"  # layer groups (docs/backend.md)
 
-# Float element types -> their numpy or ml_dtypes type. Values of the ml_dtypes ones (no numpy
-# twin) are held in float32 and rounded to the type whenever an op produces one (kernel.hold).
-_FLOATS = {
-    Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
-    BFloat16Type: ml_dtypes.bfloat16,
-    Float8E4M3FNType: ml_dtypes.float8_e4m3fn, Float8E4M3FNUZType: ml_dtypes.float8_e4m3fnuz,
-    Float8E5M2Type: ml_dtypes.float8_e5m2, Float8E5M2FNUZType: ml_dtypes.float8_e5m2fnuz,
-    Float8E4M3Type: ml_dtypes.float8_e4m3, Float8E3M4Type: ml_dtypes.float8_e3m4,
-    Float8E4M3B11FNUZType: ml_dtypes.float8_e4m3b11fnuz, Float8E8M0FNUType: ml_dtypes.float8_e8m0fnu,
-    Float6E2M3FNType: ml_dtypes.float6_e2m3fn, Float6E3M2FNType: ml_dtypes.float6_e3m2fn,
-    Float4E2M1FNType: ml_dtypes.float4_e2m1fn,
+# Float element types -> their numpy type, or the name of their ml_dtypes type. Values of the
+# ml_dtypes ones (no numpy twin) are held in float32 and rounded to the type whenever an op produces
+# one (kernel.hold). ml_dtypes is imported only when a module has such a type: its import takes
+# 0.5 s (version 0.7), which every tpuc-opt and model_runner start would pay otherwise.
+_FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64}
+_ML_FLOATS = {
+    BFloat16Type: "bfloat16",
+    Float8E4M3FNType: "float8_e4m3fn", Float8E4M3FNUZType: "float8_e4m3fnuz",
+    Float8E5M2Type: "float8_e5m2", Float8E5M2FNUZType: "float8_e5m2fnuz",
+    Float8E4M3Type: "float8_e4m3", Float8E3M4Type: "float8_e3m4",
+    Float8E4M3B11FNUZType: "float8_e4m3b11fnuz", Float8E8M0FNUType: "float8_e8m0fnu",
+    Float6E2M3FNType: "float6_e2m3fn", Float6E3M2FNType: "float6_e3m2fn",
+    Float4E2M1FNType: "float4_e2m1fn",
 }
-# Integer widths numpy lacks -> (signed, unsigned) ml_dtypes type, held in int8 / uint8.
-_NARROW_INTS = {4: (ml_dtypes.int4, ml_dtypes.uint4), 2: (ml_dtypes.int2, ml_dtypes.uint2)}
+# Integer widths numpy lacks -> (signed, unsigned) ml_dtypes type name, held in int8 / uint8.
+_NARROW_INTS = {4: ("int4", "uint4"), 2: ("int2", "uint2")}
+
+
+def _ml_dtype(name: str) -> np.dtype:
+    import ml_dtypes
+
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype | None:
@@ -91,6 +98,8 @@ def numpy_dtype(element_type: Attribute) -> np.dtype | None:
     it has none."""
     if type(element_type) in _FLOATS:
         return np.dtype(_FLOATS[type(element_type)])
+    if type(element_type) in _ML_FLOATS:
+        return _ml_dtype(_ML_FLOATS[type(element_type)])
     if isinstance(element_type, UniformQuantizedType):  # a quantized tensor holds its stored integers
         return np.dtype(f"{'' if element_type.is_signed else 'u'}int{element_type.storage_width}")
     if isinstance(element_type, IntegerType):
@@ -99,7 +108,7 @@ def numpy_dtype(element_type: Attribute) -> np.dtype | None:
         if width == 1:
             return np.dtype(np.bool_)
         if width in _NARROW_INTS:
-            return np.dtype(_NARROW_INTS[width][unsigned])
+            return _ml_dtype(_NARROW_INTS[width][unsigned])
         if width in (8, 16, 32, 64):
             return np.dtype(f"{'u' if unsigned else ''}int{width}")
     return None
@@ -280,7 +289,7 @@ class ModuleInterpreter:
             raise TpudslError(f"{_where(op)} has no data in the weights")
         array = np.asarray(self.weights[name])
         dtype = _dtype(op.results[0])
-        if dtype == ml_dtypes.bfloat16 and array.dtype == np.uint16:  # bf16 weights are stored as their bits
+        if dtype.name == "bfloat16" and array.dtype == np.uint16:  # bf16 weights are stored as their bits
             array = array.view(dtype)
         return hold(array, dtype)
 

@@ -15,28 +15,30 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 
-# numpy dtype of the record -> (precision in bits, smallest normal exponent)
-_PRECISION = {np.dtype(np.float16): (11, -14), np.dtype(ml_dtypes.bfloat16): (8, -126)}
+# numpy dtype name of the record -> (precision in bits, smallest normal exponent); by name, so that
+# ml_dtypes (0.5 s to import) is loaded only where a bf16 tensor is
+_PRECISION = {"float16": (11, -14), "bfloat16": (8, -126)}
 
 
 def is_half(dt: np.dtype) -> bool:
-    return np.dtype(dt) in _PRECISION
+    return np.dtype(dt).name in _PRECISION
 
 
 def _round_fraction(v: Fraction, dt: np.dtype) -> float:
     """v rounded to the type dt (nearest, ties to even; overflow: inf), by integer arithmetic."""
     if v == 0:
         return 0.0
-    p, emin = _PRECISION[np.dtype(dt)]
+    p, emin = _PRECISION[np.dtype(dt).name]
     mag = abs(v)
     e = mag.numerator.bit_length() - mag.denominator.bit_length()  # floor(log2 mag) is e or e - 1
     if Fraction(2) ** e > mag:
         e -= 1
     unit = Fraction(2) ** (max(e, emin) - p + 1)
     y = math.copysign(float(round(mag / unit) * unit), v)  # Fraction's round: half to even
+    import ml_dtypes
+
     largest = float(ml_dtypes.finfo(dt).max)
     return math.copysign(math.inf, y) if abs(y) > largest else y
 

@@ -7,14 +7,25 @@ Local tensors use the layout of isa.py: channel c on lane c % lanes, EU-aligned 
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
 
-NUMPY = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
-         "i8": np.dtype(np.int8), "u8": np.dtype(np.uint8), "i32": np.dtype(np.int32)}
+class _Dtypes(dict):
+    """Record dtype names -> numpy dtypes; bf16 imports ml_dtypes on first use (its import takes 0.5 s)."""
+
+    def __missing__(self, name: str) -> np.dtype:
+        if name != "bf16":
+            raise KeyError(name)
+        import ml_dtypes
+
+        self[name] = np.dtype(ml_dtypes.bfloat16)
+        return self[name]
+
+
+NUMPY = _Dtypes(f32=np.dtype(np.float32), f16=np.dtype(np.float16), i8=np.dtype(np.int8), u8=np.dtype(np.uint8),
+                i32=np.dtype(np.int32))
 
 
 class Fault(Exception):
