@@ -20,7 +20,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import StringAttr
 
-from tests.backend_support import int8_bit_exact, int8_module
+from tests.backend_support import FeatureTally, int8_bit_exact, int8_module
 from tests.test_backend_cmodel import Graph, _secs, _window
 from tests.test_requant import ref_round
 from tpudsl.backend import isa
@@ -99,7 +99,7 @@ FEATURES = ("BdcConvQ", "BdcPoolQ", "BdcPool", "BdcBinaryQ Add", "BdcBinaryQ Mul
 
 
 def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
-    seen = Counter()
+    tally = FeatureTally(FEATURES)
 
     def check(net):
         model, shape = net
@@ -116,19 +116,14 @@ def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
             names.add("sliced along H")
         if max(_secs(text, "nsecs"), default=1) > 1:
             names.add("sliced along N")
-        for feature in FEATURES:
-            if feature in names:
-                event(feature)
-                seen[feature] += 1
-        seen["examples"] += 1
+        tally.record(names)
 
     # A quarter of the profile's budget (49 in CI, 7 per first kind): each example calibrates,
     # lowers and compiles.
     budget = settings(max_examples=max(2, settings.default.max_examples // (4 * len(KINDS))))
     for first in KINDS:
         budget(given(networks(first))(check))()
-    for feature in FEATURES:
-        assert seen[feature] >= seen["examples"] / 20, f"{feature}: {seen[feature]} of {seen['examples']} examples"
+    tally.assert_each_in(1 / 20)
 
 
 MODES = list(isa.ROUND_MODES)

@@ -8,14 +8,13 @@ is also checked against big integers computed here from its definition in isa.py
 
 from __future__ import annotations
 
-from collections import Counter
 from fractions import Fraction
 
 import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from tests.backend_support import int8_bit_exact, int8_module
+from tests.backend_support import FeatureTally, int8_bit_exact, int8_module
 from tests.test_backend_cmodel import Graph, _secs
 from tests.test_backend_int8 import KINDS as INT8_KINDS
 from tests.test_backend_int8 import graph_with_input
@@ -90,7 +89,7 @@ def _features(records: list[isa.Record], text: str) -> set[str]:
 def _run(cases, features: tuple[str, ...], share: float, tmp_path_factory, asymmetric) -> None:
     """Each (first kind, strategy) gets `share` of the profile's budget; every feature must be in at
     least a tenth of all examples (asymmetric: a function of the drawn example, or a bool)."""
-    seen = Counter()
+    tally = FeatureTally(features)
 
     def check(net, asym):
         model, shape = net
@@ -99,17 +98,12 @@ def _run(cases, features: tuple[str, ...], share: float, tmp_path_factory, asymm
         feed = {"x": np.random.default_rng(5).standard_normal(shape).astype(np.float32)}
         names = _features(int8_bit_exact(top, feed, str(d / "m.bmodel")), print_module(top.module))
         names |= {"asymmetric"} if asym else set()
-        for feature in features:
-            if feature in names:
-                event(feature)
-                seen[feature] += 1
-        seen["examples"] += 1
+        tally.record(names)
 
     budget = settings(max_examples=max(2, int(settings.default.max_examples * share)))
     for strategy in cases:
         budget(given(strategy, asymmetric)(check))()
-    for feature in features:
-        assert seen[feature] >= seen["examples"] / 10, f"{feature}: {seen[feature]} of {seen['examples']} examples"
+    tally.assert_each_in(1 / 10)
 
 
 NEW_FEATURES = ("BdcDeconvQ", "BdcDeconvQ stride 2", "BdcSoftmaxQ", "BdcMatMulQZ per column", "asymmetric",
