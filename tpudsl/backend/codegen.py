@@ -30,7 +30,7 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.schedule import schedule
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SlicePlan, Tile, as4d, attrs_of,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, Secs, SlicePlan, Tile, as4d, attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
                                     gather_view, interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths,
                                     zero_point,
@@ -288,11 +288,14 @@ def compute_record(op: Operation, ins: list[tuple[int, Tile]], whole: list[int],
     return (_compute_int8 if is_int8(op) else _compute)(op, ins, whole, out, plan)
 
 
-def _secs(op: Operation) -> tuple[int, int]:
-    got = [op.attributes.get(k) for k in ("nsecs", "hsecs")]
-    if not all(isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got):
+def op_secs(op: Operation) -> Secs:
+    """An op alone's slicing from its attributes (csecs, wsecs absent: 1)."""
+    got = [op.attributes.get(k) for k in ("nsecs", "hsecs", "csecs", "wsecs")]
+    if not all(isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got[:2]):
         raise TpudslError(f"codegen: {describe(op)} has no nsecs/hsecs; run --layer-group first")
-    return got[0].value.data, got[1].value.data  # type: ignore[union-attr]
+    if not all(g is None or isinstance(g, IntegerAttr) and g.value.data >= 1 for g in got[2:]):
+        raise TpudslError(f"codegen: {describe(op)}: csecs and wsecs must be integers >= 1")
+    return Secs(*(1 if g is None else g.value.data for g in got))  # type: ignore[union-attr]
 
 
 class _Lmem:
@@ -337,7 +340,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
         whole.append(lmem.take(tile))
         prog.records.append(_gdma(isa.GdmaLoad, tile, whole[-1]))
     base = lmem.top
-    for plan in slices(op, *_secs(op)):
+    for plan in slices(op, op_secs(op)):
         lmem.top = base
         ins = [(lmem.take(t), t) for t in plan.inputs]
         prog.records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]

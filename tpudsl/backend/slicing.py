@@ -133,9 +133,34 @@ def split(total: int, secs: int) -> list[tuple[int, int]]:
     return [(b, min(b + step, total)) for b in range(0, total, step)]
 
 
-# ---- backward_update_slice: the input parts an output part (n0:n1, h0:h1) needs, by op kind ----
+Range = tuple[int, int]
 
-def _window_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+
+@dataclass(frozen=True)
+class Part:
+    """One slice of an op's output view (`output_dims`): its ranges along N and H, and along C and W
+    (None: the whole dim, the only value for kinds not in C_SLICED / W_SLICED)."""
+
+    n: Range
+    h: Range
+    c: Range | None = None
+    w: Range | None = None
+
+
+@dataclass(frozen=True)
+class Secs:
+    """How many parts an op's output view is cut into along each dim (TPU-MLIR's shape_secs)."""
+
+    n: int = 1
+    h: int = 1
+    c: int = 1
+    w: int = 1
+
+
+# ---- backward_update_slice: the input parts an output part needs, by op kind ----
+
+def _window_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
     a = attrs_of(op)
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
@@ -166,7 +191,8 @@ def transposed_window(op: Operation, o: tuple[int, int], size: int, k: int, s: i
     return lo, hi, before, last - first + 1 - before - (hi - 1 - lo) * s - 1
 
 
-def _deconv_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _deconv_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
     a = attrs_of(op)
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
@@ -228,7 +254,8 @@ def _pad_range(o: tuple[int, int], size: int, before: int, mode: str) -> tuple[i
     return lo, hi, first, o[1] - o[0] - first - (hi - lo)
 
 
-def _pad_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _pad_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     widths, mode = pad_widths(op), attrs_of(op)["mode"]
@@ -246,8 +273,9 @@ def interp_codes(op: Operation) -> tuple[int, int, int]:
             isa.NEAREST_MODES[a.get("nearest_mode") or "floor"])
 
 
-def _interp_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _interp_input(op: Operation, part: Part) -> SlicePlan:
     """Output rows [h0, h1) read the input rows their sources span (isa.interp_sources)."""
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     i0, i1, _ = isa.interp_sources(xs[2], ys[2], attrs_of(op)["scale_h"], *interp_codes(op))
@@ -263,7 +291,8 @@ def group_norm_view(op: Operation) -> Dims4:
     return shape[0], shape[1], int(np.prod(shape[2:], dtype=np.int64)), 1
 
 
-def _group_norm_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _group_norm_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
     view = group_norm_view(op)
     start, shape = (n[0], 0, 0, 0), (n[1] - n[0], *view[1:])
     return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
@@ -276,15 +305,17 @@ def scale_view(op: Operation) -> Dims4:
     return shape[0], shape[1] if len(shape) > 1 else 1, int(np.prod(shape[2:], dtype=np.int64)), 1
 
 
-def _scale_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _scale_input(op: Operation, part: Part) -> SlicePlan:
     """The input part is the output part (scale and bias are whole tiles)."""
+    n, h = part.n, part.h
     view = scale_view(op)
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
     return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
                      Tile(op.results[0], start, shape, contiguous(view)))
 
 
-def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _elementwise_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
     y = op.results[0]
     ys, *views = elementwise_views(op)
     tiles = []
@@ -296,14 +327,15 @@ def _elementwise_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) ->
     return SlicePlan(tiles, out)
 
 
-def _lut_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _lut_input(op: Operation, part: Part) -> SlicePlan:
     """The input follows the output; the table (operand 1) is a whole tile."""
-    plan = _elementwise_input(op, n, h)
+    plan = _elementwise_input(op, part)
     return SlicePlan(plan.inputs[:1], plan.output)
 
 
-def _matmul_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _matmul_input(op: Operation, part: Part) -> SlicePlan:
     """Rows n of a plain MatMul; batches n of a batched one (its rows and its right side's part)."""
+    n, h = part.n, part.h
     batch, m, k, n_out = matmul_dims(op)
     left, y = op.operands[0], op.results[0]
     rows = (n[0] * m, n[1] * m) if batch > 1 else n
@@ -342,9 +374,10 @@ def permute_view(op: Operation) -> tuple[list[int], list[int]]:
     return shape, [by_input.index(i) for i in range(len(groups))]
 
 
-def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _permute_input(op: Operation, part: Part) -> SlicePlan:
     """The output part read from the input through permuted strides: output dim i steps the input's
     dim order[i]; one strided GDMA load does the transpose, the store is contiguous."""
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     xs, order = permute_view(op)
     ys = as4d(op, [xs[d] for d in order])
@@ -354,9 +387,10 @@ def _permute_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Sli
     return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
 
 
-def _slice_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _slice_input(op: Operation, part: Part) -> SlicePlan:
     """The output part read from the input's window: strides times the steps, from the window's
     first element (ONNX's clamped starts; the result type gives the sizes)."""
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     xs, ys = shape_of(x), as4d(op, shape_of(y))
     starts, steps = slice_starts_steps(op)
@@ -386,9 +420,10 @@ def slice_starts_steps(op: Operation) -> tuple[list[int], list[int]]:
     return starts, strides
 
 
-def _expand_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _expand_input(op: Operation, part: Part) -> SlicePlan:
     """The output part read from the input through strides that are 0 along its broadcast (size-1)
     dims: one GDMA load repeats them, the store is contiguous."""
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     ys = as4d(op, shape_of(y))
     xs = as4d(op, [1] * (len(shape_of(y)) - len(shape_of(x))) + list(shape_of(x)))
@@ -397,8 +432,9 @@ def _expand_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
     return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
 
 
-def _upsample_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _upsample_input(op: Operation, part: Part) -> SlicePlan:
     """Output rows [h0, h1) repeat input rows [h0 // sh, (h1 - 1) // sh + 1)."""
+    n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     sh = attrs_of(op)["scale_h"]
@@ -429,8 +465,9 @@ def _reduced_axes_view(op: Operation, prod: Callable) -> Dims4:
     return prod(shape[:axes[0]]), prod(shape[axes[0]:axes[-1] + 1]), prod(shape[axes[-1] + 1:]), 1
 
 
-def _reduce_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> SlicePlan:
+def _reduce_input(op: Operation, part: Part) -> SlicePlan:
     """Whole reduced rows in; out the same rows (Reduce: one element per row, C = 1)."""
+    n, h = part.n, part.h
     view = reduce_view(op)
     out_view = (view[0], 1, view[2], 1) if op.name == "tpu.Reduce" else view
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
@@ -438,7 +475,7 @@ def _reduce_input(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> Slic
                      Tile(op.results[0], start, (shape[0], out_view[1], shape[2], 1), contiguous(out_view)))
 
 
-BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, tuple[int, int], tuple[int, int]], SlicePlan]] = {
+BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "conv": _window_input,
     "pool": _window_input,
     "deconv": _deconv_input,
@@ -588,17 +625,33 @@ def output_dims(op: Operation) -> tuple[int, int]:
     return ys[0], ys[2]
 
 
-def slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
-    """Every slice of the op in execution order (N outer, H inner). Concat: one plan per input
-    part, whose output tile is where that part goes in the result."""
+def parts(op: Operation, secs: Secs, first_n: Range | None = None) -> list[Part]:
+    """The output parts of the op's slicing in execution order: C outer (a C part's weights are
+    loaded once), then N, H, W; with `first_n`, that N range only (what `footprint` looks at)."""
+    kind = KINDS[op.name]
+    for dim, count, allowed in (("C", secs.c, C_SLICED), ("W", secs.w, W_SLICED)):
+        if count > 1 and kind not in allowed:
+            raise TpudslError(f"backend: {describe(op)} ({kind}) is not sliced along {dim}; not modelled")
     n_total, h_total = output_dims(op)
+    ns = [first_n] if first_n is not None else split(n_total, secs.n)
+    return [Part(n, h) for n in ns for h in split(h_total, secs.h)]
+
+
+# The kinds whose output may be sliced along C and along W (besides N and H).
+C_SLICED: tuple[str, ...] = ()
+W_SLICED: tuple[str, ...] = ()
+
+
+def slices(op: Operation, secs: Secs, first_n: Range | None = None) -> list[SlicePlan]:
+    """Every slice of the op in execution order (`parts`). Concat: one plan per input part, whose
+    output tile is where that part goes in the result."""
     if KINDS[op.name] == "concat":
-        return _concat_slices(op, nsecs, hsecs)
+        return _concat_slices(op, secs.n, secs.h)
     if KINDS[op.name] in ("depth2space", "tile"):
-        parts = _depth2space_parts if KINDS[op.name] == "depth2space" else _tile_parts
-        return [plan for n in split(n_total, nsecs) for h in split(h_total, hsecs) for plan in parts(op, n, h)]
+        moves = _depth2space_parts if KINDS[op.name] == "depth2space" else _tile_parts
+        return [plan for p in parts(op, secs, first_n) for plan in moves(op, p.n, p.h)]
     backward = BACKWARD_UPDATE_SLICE[KINDS[op.name]]
-    return [backward(op, n, h) for n in split(n_total, nsecs) for h in split(h_total, hsecs)]
+    return [backward(op, p) for p in parts(op, secs, first_n)]
 
 
 def _depth2space_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
@@ -672,18 +725,16 @@ def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
     return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output]
 
 
-def footprint(op: Operation, nsecs: int, hsecs: int, chip: Chip, slice_weights: bool = False) -> int:
+def footprint(op: Operation, secs: Secs, chip: Chip, slice_weights: bool = False) -> int:
     """Bytes per lane the op needs with this slicing: its whole tiles plus its largest slice.
-    N parts never grow along N (but Pad's), so the first N part's H parts hold the largest slice.
+    N parts never grow along N (but Pad's), so the first N part's slices hold the largest one.
     slice_weights (test-only, `--layer-group="slice_weights=true"`): see `budgeted_whole_tiles`."""
     sliced_filter = slice_weights and has_dynamic_filter(op)
     fixed = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
     if KINDS[op.name] in ("concat", "pad", "depth2space", "tile"):  # a Pad's first N part may be all padding
-        plans = slices(op, nsecs, hsecs)
+        plans = slices(op, secs)
     else:
-        n_total, h_total = output_dims(op)
-        first_n = split(n_total, nsecs)[0]
-        plans = [BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, first_n, h) for h in split(h_total, hsecs)]
+        plans = slices(op, secs, first_n=split(output_dims(op)[0], secs.n)[0])
     return fixed + max(sum(tile_bytes(t, chip) for t in slice_tiles(op, p))
                        + (tile_bytes(_filter_part(op, p.output), chip) if sliced_filter else 0) for p in plans)
 

@@ -10,7 +10,8 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
   operands that lowering fills with `top.None`;
 * the ops that carry layer-group info also declare `--layer-group`'s decision (docs/backend.md):
   an op alone (a group of one) gets `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on
-  tpu.Group) and `lmem_bytes`; a group of several ops is a `tpu.Group` region (below) whose ops
+  tpu.Group), `csecs`, `wsecs` (along C and W, only when it is sliced so: absent is 1) and
+  `lmem_bytes`; a group of several ops is a `tpu.Group` region (below) whose ops
   carry `ginfo` (`layer_group` on Pool2D, as TpuOps.td names it): a dictionary with TPU-MLIR's
   #tpu.lg field names (id, out_addr, out_size, n_idx, n_slice, h_idx, h_slice);
 * `tpu.Group` (one region ending in `tpu.Yield` of its results), `tpu.Load` (global -> local)
@@ -32,7 +33,7 @@ from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, ShapeError, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
-SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "lmem_bytes": A("i64")}
+SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "csecs": A("i64", 1), "wsecs": A("i64", 1), "lmem_bytes": A("i64")}
 GINFO = {"ginfo": A("any"), **SLICES}
 
 
@@ -274,7 +275,8 @@ def _in_group(op) -> None:
 # the ids of this group's Loads that are issued during the group before (weight prefetch).
 SPECS += [
     OpSpec("tpu.Group", operands=("inputs*",), results=("outputs*",),
-           attrs={"nsecs": A("i64", REQUIRED), "hsecs": A("i64", REQUIRED), "flow": A("i64[]", REQUIRED),
+           attrs={"nsecs": A("i64", REQUIRED), "hsecs": A("i64", REQUIRED), "csecs": A("i64", 1),
+                  "wsecs": A("i64", 1), "flow": A("i64[]", REQUIRED),
                   "lmem_bytes": A("i64", REQUIRED), "other_up_overlap_op": A("i64[]", [])},
            region=True, verify=_group_verify, summary="a layer group: its ops share local memory, sliced nsecs x hsecs"),
     OpSpec("tpu.Load", attrs={"ginfo": A("any", REQUIRED)}, shape=S.same_as_first, verify=_in_group,

@@ -66,8 +66,10 @@ def describe_groups(module: ModuleOp) -> str:
         if op.name == "tpu.Group" or alone:
             ops = members(op) if op.name == "tpu.Group" else [op]
             a = {k: op.attributes[k].value.data for k in ("nsecs", "hsecs", "lmem_bytes")}  # type: ignore[attr-defined]
+            cw = "".join(f" {k}={op.attributes[k].value.data}" for k in ("csecs", "wsecs")  # type: ignore[attr-defined]
+                         if k in op.attributes)
             names = ", ".join(loc_name(m) or m.name for m in ops)
-            lines.append(f"group of {len(ops)}: nsecs={a['nsecs']} hsecs={a['hsecs']} "
+            lines.append(f"group of {len(ops)}: nsecs={a['nsecs']} hsecs={a['hsecs']}{cw} "
                          f"lmem_bytes={a['lmem_bytes']}: {names}")
     return "\n".join(lines) + "\n"
 
@@ -98,7 +100,7 @@ class LayerGroupPass(ModulePass):
         ops = [inner for inner in op.walk() if inner.name in KINDS]
         for inner in ops:
             check_modelled(inner)
-            _set(inner, zip(("nsecs", "hsecs", "lmem_bytes"), choose_secs(inner, chip, self.slice_weights)))
+            set_secs(inner, *choose_secs(inner, chip, self.slice_weights))
         if self.opt == 1:
             return
         # the global-only moves stay in the sequence: a group never spans one (codegen's order)
@@ -111,6 +113,10 @@ class LayerGroupPass(ModulePass):
             build(ahead or plan, chip, prefetched=ahead is not None)
 
 
-def _set(op: Operation, items) -> None:
-    for key, value in items:
-        op.attributes[key] = IntegerAttr(value, i64)
+def set_secs(op: Operation, secs, lmem_bytes: int) -> None:
+    """An op alone's slicing as attributes: nsecs, hsecs, lmem_bytes always; csecs, wsecs only
+    when it is sliced along C or W (absent is 1, so modules written before them read the same)."""
+    items = {"nsecs": secs.n, "hsecs": secs.h, "lmem_bytes": lmem_bytes, "csecs": secs.c, "wsecs": secs.w}
+    for key, value in items.items():
+        if key in ("nsecs", "hsecs", "lmem_bytes") or value != 1:
+            op.attributes[key] = IntegerAttr(value, i64)

@@ -41,7 +41,7 @@ from xdsl.ir import Operation, SSAValue
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.isa import cgroups, row_bytes
-from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, SlicePlan, Tile, as4d, dtype_of, output_dims,
+from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, SlicePlan, Tile, as4d, dtype_of, output_dims,
                                     shape_of, split, tile_bytes, whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
@@ -133,7 +133,7 @@ def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> d
     plans: dict[Operation, SlicePlan] = {}
     for op in reversed(ops):
         rn, rh = wanted[op.results[0]]
-        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, rn, rh)
+        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, Part(rn, rh))
         for t in plan.inputs:
             if t.value.owner in members:
                 got = ((t.start[0], t.start[0] + t.shape[0]), (t.start[2], t.start[2] + t.shape[2]))

@@ -145,6 +145,9 @@ def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
     a = {k: from_attr(v) for k, v in group.attributes.items()}
     first = next((whole_tiles(op)[0].value.owner for op in ops if whole_tiles(op)), None)
     base = _int(first, "out_addr") if a.get("other_up_overlap_op") and first is not None else None
+    if a.get("csecs", 1) != 1 or a.get("wsecs", 1) != 1:  # plan.py: groups of several split N and H only
+        raise TpudslError(f"{where}: csecs={a.get('csecs', 1)}, wsecs={a.get('wsecs', 1)}: a group of several ops "
+                          f"is sliced along N and H only; run --layer-group again")
     plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], ahead_base=base)
     if isinstance(plan, str):
         raise TpudslError(f"{where}: {plan}; run --layer-group again")

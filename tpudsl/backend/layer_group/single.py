@@ -10,13 +10,13 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.slicing import budgeted_whole_tiles, footprint, output_dims, split, tile_bytes
+from tpudsl.backend.slicing import Secs, budgeted_whole_tiles, footprint, output_dims, split, tile_bytes
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
 
 
-def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple[int, int, int]:
-    """(nsecs, hsecs, bytes per lane): the fewest slices, N before H, that fit local memory
+def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple[Secs, int]:
+    """(slices, bytes per lane): the fewest slices, N before H, that fit local memory
     (slice_weights: the TEST-ONLY budget of slicing.budgeted_whole_tiles)."""
     weights = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
     if weights > chip.lmem_bytes:
@@ -27,9 +27,9 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
         for nsecs in range(1, n_total + 1):
             if len(split(n_total, nsecs)) != nsecs or len(split(h_total, hsecs)) != hsecs:
                 continue  # the same parts as a smaller count
-            need = footprint(op, nsecs, hsecs, chip, slice_weights)
+            need = footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
             if need <= chip.lmem_bytes:
-                return nsecs, hsecs, need
-    least = footprint(op, n_total, h_total, chip, slice_weights)
+                return Secs(nsecs, hsecs), need
+    least = footprint(op, Secs(n_total, h_total), chip, slice_weights)
     raise TpudslError(f"layer-group: {describe(op)} needs {least} bytes of local memory per lane even in slices "
                       f"of one row; chip {chip.name} has {chip.lmem_bytes}")
