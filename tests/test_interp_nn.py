@@ -10,7 +10,7 @@ from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
-from tpudsl.interp import banded, kernels_nn
+from tpudsl.interp import banded, depthwise, kernels_nn
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.table import KERNELS
 
@@ -258,40 +258,48 @@ def depthwise_problems(draw):
     pads = [draw(st.integers(0, e - 1)) for e in extent * 2]
     lows = [max(1, e - pads[i] - pads[i + rank]) for i, e in enumerate(extent)]
     size = [draw(st.integers(lo, max(lo, (8 if rank < 3 else 5) if channels <= 4 else 4))) for lo in lows]
-    # the column block (kernels_nn.DEPTHWISE_COL_BYTES): all channels at once, or a few per block
-    col_bytes = draw(st.sampled_from([2 << 20, 4]) | st.integers(64, 4096))
-    return rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, col_bytes, draw(st.integers(0, 2**16))
+    # the channel block (depthwise.BLOCK_BYTES): all channels at once, or a few per block; the row
+    # shifts folded into a GEMM (depthwise.FOLD): one (the default, most often), two, or all (im2col)
+    block_bytes = draw(st.sampled_from([1 << 20, 4]) | st.integers(64, 8192))
+    fold = draw(st.sampled_from([1, 1, 1, 2, 99]))
+    return (rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, block_bytes, fold,
+            draw(st.integers(0, 2**16)))
 
 
 def test_depthwise_conv_property(monkeypatch):
     """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
-    strides, dilations and pads vs onnxruntime: the stride-phase / wide-row im2col and its
-    per-channel GEMMs, over all channels at once or in blocks of channels. Each feature it
-    handles must occur in at least a fifth of the examples."""
+    strides, dilations and pads vs onnxruntime (depthwise.py: stride phases, wide rows, row shifts
+    folded or not, per-channel GEMMs), over all channels at once or in blocks of channels. Each
+    feature it handles must occur in at least a fifth of the examples."""
     seen = collections.Counter()
+    blocks = []
+    channel_block = depthwise.channel_block
+    monkeypatch.setattr(depthwise, "channel_block", lambda *a: blocks.append(channel_block(*a)) or blocks[-1])
 
     @given(depthwise_problems())
     def check(problem):
-        rank, channels, mult, k, s, d, pads, n, size, col_bytes, seed = problem
-        monkeypatch.setattr(kernels_nn, "DEPTHWISE_COL_BYTES", col_bytes)
+        rank, channels, mult, k, s, d, pads, n, size, block_bytes, fold, seed = problem
+        monkeypatch.setattr(depthwise, "BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(depthwise, "FOLD", fold)
+        blocks.clear()
         rng = np.random.default_rng(seed)
         x, w, b = rand(rng, n, channels, *size), rand(rng, channels * mult, 1, *k), rand(rng, channels * mult)
         attrs = {"kernel_shape": k, "strides": s, "dilations": d, "pads": pads, "group": channels}
         (expected,) = ort_run("Conv", [x, w, b], attrs)
         assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
-        # a wide row: every axis but the first, padded, in stride phases; a channel's columns: K wide outputs
-        row = int(np.prod([-(-(size[i] + pads[i] + pads[i + rank]) // s[i]) for i in range(1, rank)]))
-        per_channel = int(np.prod(k)) * expected.shape[2] * row
-        blocks = channels > max(1, col_bytes // 4 // per_channel)
+        assert blocks, "the depthwise kernel did not run"
+        row_shifts = len({(i * d[0]) // s[0] for i in range(k[0])})
         for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
-                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channel blocks", blocks)):
+                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channel blocks", blocks[0] < channels),
+                                 ("partial sums added", fold < row_shifts)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channel blocks"):
+    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channel blocks",
+                    "partial sums added"):
         assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"
 
 

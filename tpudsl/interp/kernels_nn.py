@@ -1,8 +1,8 @@
 """Convolution, transposed convolution, matrix multiplication (1-D/2-D/3-D, NC* layout), Einsum.
 
 Conv is im2col + one batched GEMM per group (np.matmul -> BLAS, float32 accumulation like
-onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a sum over
-kernel taps, and a wide 3x3 stride-1 conv as Winograd F(4x4, 3x3) or F(2x2, 3x3) (winograd.py).
+onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a few
+column copies and a small GEMM per channel (depthwise.py), and a wide 3x3 stride-1 conv as Winograd F(4x4, 3x3) or F(2x2, 3x3) (winograd.py).
 Deconv is the adjoint: one GEMM gives every (output channel, tap) contribution of every input
 pixel, then a loop over taps scatter-adds them into the output (col2im).
 
@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 from tpudsl.dialects.geometry.window import transposed_out_size, window_out_size
-from tpudsl.interp import banded, winograd
+from tpudsl.interp import banded, depthwise, winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -52,11 +52,13 @@ def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
 
 def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
     """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], "banded" (banded.pack's),
-    None (im2col) [g, oc/g, ic/g * K].
+    "depthwise" (depthwise.pack's), None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
     if out is not None and banded.eligible(g, w.shape):
         return "banded", banded.pack(w, g, out[1])
+    if w.shape[1] == 1:  # one input channel per group
+        return "depthwise", depthwise.pack(w, g)
     kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
     if kind is not None:
         return kind, winograd.pack_filter(w, _TILE[kind])
@@ -71,20 +73,20 @@ def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
     )
 
 
-def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry) -> Array:
+def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry, a: KernelAttrs) -> Array:
+    """The conv of x with the packed filter, plus bias, then the fused relu of `a` (in place)."""
     out = _out_sizes(x.shape, g)
     kind, w = packed
+    if kind == "depthwise":  # bias and relu applied per block of channels, in cache
+        relu = (lambda yb: apply_fused_relu(yb, a, out=yb)) if a.get("do_relu", False) else None
+        return depthwise.conv(x, w, g, out, None if bias is None else bias.astype(np.float32, copy=False), relu)
     if kind in _TILE:  # pads and bias folded into its transforms
-        return winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
-    if kind == "banded":
-        y = banded.conv(x, w, g, out)
-    elif x.shape[1] == w.shape[0]:  # one input channel per group: pads go into its phase split
-        y = _depthwise(x, w, g, out)
+        y = winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
     else:
-        y = _conv_gemm(x, w, g, out)
-    if bias is not None:
-        y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
-    return y
+        y = banded.conv(x, w, g, out) if kind == "banded" else _conv_gemm(x, w, g, out)
+        if bias is not None:
+            y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
+    return apply_fused_relu(y, a, out=y)  # y is always a fresh array
 
 
 def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Array:
@@ -122,16 +124,14 @@ def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Ar
     return np.matmul(packed, col.reshape(n, groups, -1, spatial)).reshape(n, groups * oc_g, *out)
 
 
-def _stride_phases(x: Array, g: Geometry, spare_rows: int = 0) -> tuple[Array, list[tuple[int, ...]], list[int]]:
+def _stride_phases(x: Array, g: Geometry) -> tuple[Array, list[tuple[int, ...]], list[int]]:
     """The zero-padded input written straight into its stride phases: (buf [n, c, phases,
     *phase shape], the phases, the phase shape). Phase p (per axis) holds padded positions p,
     p + s, ..., so padded position q of an axis is element q // s of phase q % s, and a tap at
-    padded offset `pos` reads phase pos % s from element pos // s on in unit steps. `spare_rows`
-    extra zero rows at the end of the first spatial axis."""
+    padded offset `pos` reads phase pos % s from element pos // s on in unit steps."""
     s = g.strides
     padded = [d + pb + pe for d, pb, pe in zip(x.shape[2:], g.pads_begin, g.pads_end, strict=True)]
     phase_shape = [-(-size // st) for size, st in zip(padded, s, strict=True)]
-    phase_shape[0] += spare_rows
     phases = list(itertools.product(*(range(st) for st in s)))
     buf = np.zeros((*x.shape[:2], len(phases), *phase_shape), np.float32)
     for i, ph in enumerate(phases):
@@ -149,61 +149,10 @@ def _stride_phases(x: Array, g: Geometry, spare_rows: int = 0) -> tuple[Array, l
 PHASE_MIN_TAPS_PER_PHASE = 4
 
 
-# The column block of a depthwise conv, so that its copies and GEMMs stay in cache. Measured (one
-# thread, best of 21): 1 MiB 0-8% faster than 2 MiB on 3x3/5x5 but 40% slower on 7x7 at 56x56
-# (680 KiB of columns a channel: blocks of one); 256 KiB up to 2x slower, everything at once up
-# to 1.7x slower.
-DEPTHWISE_COL_BYTES = 2 << 20
-
-
-def _depthwise(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Array:
-    """Depthwise conv (input channel gi feeds the oc/g outputs of group gi; `packed` is
-    [g, oc/g, K]) as im2col per block of channels and one small GEMM per channel.
-
-    The zero-padded input is written straight into its stride phases (phase p of an axis holds
-    padded positions p, p + s, ...), so every tap reads one phase at a constant flat offset:
-    output (r, col) of a "wide" row of the phase's width reads phase element (r + off_r,
-    col + off_c). A tap's column is then one contiguous copy per channel; the columns past the
-    output width are garbage (they wrap into the next row; one spare row keeps the last read in
-    bounds) and are dropped at the end. The GEMM ([oc/g, K] @ [K, wide length], BLAS) sums the
-    K taps in registers in one pass over the columns: 1.07-1.7x faster per layer than a multiply
-    and an add per tap (numpy has no fused multiply-add: 2 memory passes per tap plus a
-    temporary), except on 7x7 maps with many channels and 5x5/7x7 taps (0.84-0.92x,
-    docs/interpreter.md)."""
-    n, groups = x.shape[:2]
-    w = packed.reshape(groups, packed.shape[1], -1)
-    oc_g = w.shape[1]
-    s = g.strides
-    buf, phases, phase_shape = _stride_phases(x, g, spare_rows=1)
-    row = int(np.prod(phase_shape[1:]))  # a wide row: every axis but the first at phase size
-    length = out[0] * row
-    axis_step = [int(np.prod(phase_shape[k + 1:])) for k in range(len(s))]
-    reads = []
-    for tap in g.taps():
-        pos = [t * d for t, d in zip(tap, g.dilations, strict=True)]
-        ph = phases.index(tuple(p % st for p, st in zip(pos, s, strict=True)))
-        reads.append((ph, sum(p // st * step for p, st, step in zip(pos, s, axis_step, strict=True))))
-    flat = buf.reshape(n, groups, len(phases), -1)
-    per_channel = len(reads) * length
-    block = max(1, min(groups, DEPTHWISE_COL_BYTES // 4 // per_channel))
-    work = winograd.work("depthwise", (max(DEPTHWISE_COL_BYTES // 4, per_channel),))
-    y = np.empty((n, groups, oc_g, length), np.float32)
-    for b in range(n):
-        for c0 in range(0, groups, block):
-            c1 = min(groups, c0 + block)
-            col = work[: (c1 - c0) * per_channel].reshape(c1 - c0, len(reads), length)
-            for t, (ph, off) in enumerate(reads):
-                col[:, t] = flat[b, c0:c1, ph, off : off + length]
-            np.matmul(w[c0:c1], col, out=y[b, c0:c1])
-    wide = y.reshape(n, groups * oc_g, out[0], *phase_shape[1:])
-    return np.ascontiguousarray(wide[(slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))])
-
-
 def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
     x, w, bias = ins[0], ins[1], ins[2] if len(ins) > 2 else None
     g = Geometry.of(a, w.shape, x.shape)
-    y = _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g)
-    return apply_fused_relu(y, a, out=y)  # y is always a fresh array
+    return _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g, a)
 
 
 def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
@@ -215,8 +164,7 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     packed = _pack_conv_filter(w, Geometry.of(a, w.shape), None if out_shape is None else tuple(out_shape[2:]))
 
     def run(ins: Inputs, a: KernelAttrs) -> Array:
-        y = _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape))
-        return apply_fused_relu(y, a, out=y)
+        return _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape), a)
 
     return run
 

@@ -1,0 +1,143 @@
+"""Depthwise convolution (one input channel per group, any rank, stride, dilation, depth
+multiplier) as a few column copies, one small GEMM per channel and a few shifted adds.
+
+The zero-padded input of a block of channels is written into its stride phases (phase p of an
+axis holds padded positions p, p + s, ...), so a tap reads one phase in unit steps. The first
+spatial axis is the "row" axis; every other axis is flattened into "wide" rows of the phase's
+width, whose extra columns (reads that wrap into the next row) are dropped at the end. A tap at
+phase ph, row shift r and in-row shift c then reads the phase's flat buffer from r * row + c on.
+
+Taps that differ only in their row shift need not be copied apart: the copy of (ph, c) read from
+element c on serves every r, shifted by r rows. So the row shifts are cut into groups of `fold`
+consecutive ones; the columns are the distinct (ph, row shift within its group, c) reads (U of
+them), and one GEMM per channel, W [oc/g * R, U] @ columns [U, extended length], gives one
+partial sum per group (R groups), which are added with their group's row shift. fold = 1 copies
+kw columns (3x3 stride 1: 3 copies instead of 9, 5x5: 5 instead of 25) and adds kh partial sums;
+fold >= the number of row shifts is plain im2col (every tap its own column, one GEMV, no adds).
+The last add writes straight into the output, dropping the wide rows' extra columns; the bias
+and the fused relu are applied to the block while it is in cache.
+
+W, the reads and the row groups depend only on the filter and the geometry: `pack` builds them
+once (`prepare`); the flat offsets, which depend on the input's size, are computed per call."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpudsl.interp import winograd
+from tpudsl.interp.kernel import Array
+from tpudsl.interp.windows import Geometry
+
+# Channels go through the split, copies, GEMM and adds in blocks of about this many bytes of work
+# arrays, so that each step reads what the previous one wrote from cache.
+BLOCK_BYTES = 1 << 20
+
+# Row shifts folded into one GEMM's columns (see above).
+FOLD = 1
+
+
+@dataclass(frozen=True)
+class Packed:
+    w: Array  # [groups, oc/g * R, U]: row (m, k) is output m's partial sum of row group k
+    reads: tuple[tuple[int, int, tuple[int, ...]], ...]  # U columns: (phase, row shift in group, shifts of the other axes)
+    bases: tuple[int, ...]  # R row groups: each group's row shift
+    phases: tuple[tuple[int, ...], ...]
+
+
+def pack(w: Array, g: Geometry, fold: int | None = None) -> Packed:
+    """The depthwise filter w [oc, 1, *k] (oc a multiple of the group count) in GEMM layout."""
+    fold = FOLD if fold is None else fold
+    groups, mult = g.group, w.shape[0] // g.group
+    phases = tuple(itertools.product(*(range(st) for st in g.strides)))
+    taps = []
+    for tap in g.taps():
+        pos = [t * d for t, d in zip(tap, g.dilations, strict=True)]
+        taps.append((phases.index(tuple(p % st for p, st in zip(pos, g.strides, strict=True))),
+                     pos[0] // g.strides[0], tuple(p // st for p, st in zip(pos[1:], g.strides[1:], strict=True))))
+    shifts = sorted({r for _, r, _ in taps})
+    bases = tuple(shifts[i] for i in range(0, len(shifts), fold))
+    group_of = {r: i // fold for i, r in enumerate(shifts)}
+    keyed = [(ph, r - bases[group_of[r]], c) for ph, r, c in taps]
+    reads = tuple(sorted(set(keyed)))
+    packed = np.zeros((groups, mult, len(bases), len(reads)), np.float32)
+    flat = w.reshape(groups, mult, -1)
+    for t, ((_, r, _), key) in enumerate(zip(taps, keyed, strict=True)):
+        packed[:, :, group_of[r], reads.index(key)] = flat[:, :, t]
+    return Packed(packed.reshape(groups, -1, len(reads)), reads, bases, phases)
+
+
+def channel_block(groups: int, channel_bytes: int) -> int:
+    """Channels per block: as many as fit BLOCK_BYTES, at least one."""
+    return max(1, min(groups, BLOCK_BYTES // channel_bytes))
+
+
+def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | None,
+         finish: Callable[[Array], None] | None = None) -> Array:
+    """y [n, oc, *out] of x [n, g, *size] (+ bias [oc]); `finish` is applied in place to each block
+    of finished output channels (the fused relu)."""
+    n, groups = x.shape[:2]
+    mult = p.w.shape[1] // len(p.bases)
+    s = g.strides
+    size = x.shape[2:]
+    padded = [d + pb + pe for d, pb, pe in zip(size, g.pads_begin, g.pads_end, strict=True)]
+    phase_shape = [-(-d // st) for d, st in zip(padded, s, strict=True)]
+    row = int(np.prod(phase_shape[1:]))
+    steps = [int(np.prod(phase_shape[k + 1:])) for k in range(1, len(s))]
+    length = out[0] * row
+    extended = length + p.bases[-1] * row
+    offsets = [r * row + sum(c * st for c, st in zip(cs, steps, strict=True)) for _, r, cs in p.reads]
+    # rows past the phase's end that the furthest read touches (its wrapped columns): kept zero
+    rows = max(phase_shape[0], -(-(max(offsets) + extended) // row))
+    nph, nread, ngroup = len(p.phases), len(p.reads), len(p.bases)
+    per_channel = nph * rows * row + nread * extended + mult * ngroup * extended + mult * length
+    block = channel_block(groups, 4 * per_channel)
+    # zero borders that the interior writes below never touch: keyed by the input's geometry
+    buf = winograd.work(f"depthwise_phases {size} {g.strides} {g.pads_begin}",
+                        (block, nph, rows, *phase_shape[1:]), zeroed=True)
+    flat = buf.reshape(block, nph, -1)
+    cols = winograd.work("depthwise_cols", (block, nread, extended))
+    sums = winograd.work("depthwise_sums", (block, mult, ngroup, extended))
+    acc = winograd.work("depthwise_acc", (block, mult, length)) if ngroup > 2 else None
+    writes = []  # (phase, the input's elements that go there, where they go)
+    for i, ph in enumerate(p.phases):
+        first = [(q - pb) % st for q, pb, st in zip(ph, g.pads_begin, s, strict=True)]
+        at = [(f + pb) // st for f, pb, st in zip(first, g.pads_begin, s, strict=True)]
+        count = [len(range(f, d, st)) for f, d, st in zip(first, size, s, strict=True)]
+        writes.append((i, tuple(slice(f, None, st) for f, st in zip(first, s, strict=True)),
+                       tuple(slice(a, a + c) for a, c in zip(at, count, strict=True))))
+    y = np.empty((n, groups * mult, *out), np.float32)
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    wide = (mult, out[0], *phase_shape[1:])
+    for b in range(n):
+        for c0 in range(0, groups, block):
+            c1 = min(groups, c0 + block)
+            nb = c1 - c0
+            for i, src, dst in writes:
+                buf[(slice(0, nb), i, *dst)] = x[(b, slice(c0, c1), *src)]
+            col = cols[:nb]
+            for u, ((ph, _, _), off) in enumerate(zip(p.reads, offsets, strict=True)):
+                col[:, u] = flat[:nb, ph, off : off + extended]
+            part = sums[:nb]
+            np.matmul(p.w[c0:c1], col, out=part.reshape(nb, mult * ngroup, extended))
+            views = [part[:, :, k, base * row : base * row + length] for k, base in enumerate(p.bases)]
+            yb = y[b, c0 * mult : c1 * mult].reshape(nb, *wide[:2], *out[1:])
+            if ngroup == 1:
+                np.copyto(yb, views[0].reshape(nb, *wide)[crop])
+            else:
+                last = views[0]
+                if ngroup > 2:
+                    last = acc[:nb]
+                    np.add(views[0], views[1], out=last)
+                    for v in views[2:-1]:
+                        np.add(last, v, out=last)
+                np.add(last.reshape(nb, *wide)[crop], views[-1].reshape(nb, *wide)[crop], out=yb)
+            yb = y[b, c0 * mult : c1 * mult]
+            if bias is not None:
+                yb += bias[c0 * mult : c1 * mult].reshape((-1,) + (1,) * len(out))
+            if finish is not None:
+                finish(yb)
+    return y
