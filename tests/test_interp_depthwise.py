@@ -1,0 +1,94 @@
+"""depthwise.py (stride phases, wide rows, row shifts folded into per-channel GEMMs, shifted adds,
+bias and relu per channel block) against a direct float64 loop over output positions and taps."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from tpudsl.interp import depthwise
+from tpudsl.interp.windows import Geometry
+
+
+def naive_depthwise(x, w, strides, dilations, pads_begin, pads_end, out, bias, limit):
+    """y[b, c * m + j, o] = sum over taps t of x[b, c, o * s + t * d - pad] * w[c * m + j, 0, t] (zero
+    outside the input), + bias, then max(0, .) clamped at `limit` when limit > 0; in float64."""
+    n, channels = x.shape[:2]
+    mult = w.shape[0] // channels
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    y = np.zeros((n, channels * mult, *out))
+    for o in itertools.product(*(range(v) for v in out)):
+        for tap in itertools.product(*(range(k) for k in w.shape[2:])):
+            pos = [oi * s + t * d - p for oi, s, t, d, p in zip(o, strides, tap, dilations, pads_begin, strict=True)]
+            if all(0 <= q < size for q, size in zip(pos, x.shape[2:], strict=True)):
+                v = x64[(slice(None), slice(None), *pos)]  # [n, channels]
+                y[(slice(None), slice(None), *o)] += np.repeat(v, mult, axis=1) * w64[(slice(None), 0, *tap)]
+    if bias is not None:
+        y += bias.astype(np.float64).reshape((-1,) + (1,) * len(out))
+    if limit is not None:
+        y = np.maximum(y, 0) if limit <= 0 else np.clip(y, 0, limit)
+    return y
+
+
+@st.composite
+def problems(draw):
+    rank = draw(st.sampled_from([2, 2, 1, 3]))
+    k = [draw(st.sampled_from([3, 5, 1, 2, 7])) for _ in range(rank)]
+    s = [draw(st.sampled_from([1, 2, 3])) for _ in range(rank)]
+    d = [draw(st.sampled_from([1, 1, 2])) for _ in range(rank)]
+    extent = [(ki - 1) * di + 1 for ki, di in zip(k, d, strict=True)]
+    pads_begin = [draw(st.integers(0, e - 1)) for e in extent]
+    pads_end = [draw(st.integers(0, e - 1)) for e in extent]
+    size = [draw(st.integers(max(1, e - pb - pe), max(1, e - pb - pe) + (6 if rank < 3 else 2)))
+            for e, pb, pe in zip(extent, pads_begin, pads_end, strict=True)]
+    return dict(
+        n=draw(st.integers(1, 2)), channels=draw(st.integers(1, 6)), mult=draw(st.sampled_from([1, 1, 2])),
+        k=k, s=s, d=d, pads_begin=pads_begin, pads_end=pads_end, size=size,
+        fold=draw(st.sampled_from([1, 1, 2, 99])), block_bytes=draw(st.sampled_from([1 << 20, 4, 3000])),
+        bias=draw(st.booleans()), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
+
+
+def test_depthwise_matches_a_direct_loop(monkeypatch):
+    """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
+    batch, channel blocks, fold (row shifts summed by the GEMM or by shifted adds), bias and a fused
+    relu / relu6-like clamp. Each feature must occur in a sixth of the examples."""
+    seen = collections.Counter()
+
+    @settings(max_examples=60, deadline=None)
+    @given(problems())
+    def check(p):
+        monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
+        rng = np.random.default_rng(p["seed"])
+        x = rng.uniform(-1, 1, (p["n"], p["channels"], *p["size"])).astype(np.float32)
+        w = rng.uniform(-1, 1, (p["channels"] * p["mult"], 1, *p["k"])).astype(np.float32)
+        bias = rng.uniform(-1, 1, p["channels"] * p["mult"]).astype(np.float32) if p["bias"] else None
+        out = tuple((size + pb + pe - (k - 1) * d - 1) // s + 1 for size, pb, pe, k, d, s in
+                    zip(p["size"], p["pads_begin"], p["pads_end"], p["k"], p["d"], p["s"], strict=True))
+        g = Geometry(tuple(p["k"]), tuple(p["s"]), tuple(p["d"]), tuple(p["pads_begin"]), tuple(p["pads_end"]),
+                     p["channels"])
+        limit = p["limit"]
+        finish = None if limit is None else (lambda yb: np.clip(yb, 0, limit if limit > 0 else np.inf, out=yb))
+        got = depthwise.conv(x, depthwise.pack(w, g, p["fold"]), g, out, bias, finish)
+        expected = naive_depthwise(x, w, p["s"], p["d"], p["pads_begin"], p["pads_end"], out, bias, limit)
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        # float32 sums of up to 7^3 products of values in [-1, 1]
+        np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * (1 + np.prod(p["k"]) ** 0.5))
+        shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
+        for feature, present in (("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
+                                 ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
+                                 ("partial sums added", p["fold"] < shifts), ("im2col (one partial sum)", p["fold"] >= shifts),
+                                 ("channel blocks", p["block_bytes"] < (1 << 20) and p["channels"] > 1),
+                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1)):
+            if present:
+                event(feature)
+                seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature, count in seen.items():
+        assert count >= seen["examples"] / 6, f"{feature}: {count} of {seen['examples']} examples"
+    assert len(seen) == 11, sorted(seen)
