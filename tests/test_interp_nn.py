@@ -10,7 +10,7 @@ from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
-from tpudsl.interp import banded, depthwise, kernels_nn
+from tpudsl.interp import depthwise, kernels_nn
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.table import KERNELS
 
@@ -269,8 +269,9 @@ def depthwise_problems(draw):
 def test_depthwise_conv_property(monkeypatch):
     """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
     strides, dilations and pads vs onnxruntime (depthwise.py: stride phases, wide rows, row shifts
-    folded or not, per-channel GEMMs), over all channels at once or in blocks of channels. Each
-    feature it handles must occur in at least a fifth of the examples."""
+    folded or not, per-channel GEMMs), over all channels at once or in blocks of channels, through
+    `run` and through `prepare` with the fused relu. Each feature it handles must occur in at least
+    a fifth of the examples."""
     seen = collections.Counter()
     blocks = []
     channel_block = depthwise.channel_block
@@ -288,6 +289,11 @@ def test_depthwise_conv_property(monkeypatch):
         (expected,) = ort_run("Conv", [x, w, b], attrs)
         assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
         assert blocks, "the depthwise kernel did not run"
+        # through prepare (filter packed once) with the fused relu, plain or clamped (Relu6-like)
+        limit = 0.5 if seed % 2 else -1.0
+        a = KernelAttrs({**attrs, "do_relu": True, "relu_limit": limit}, [expected.shape])
+        relu = np.clip(expected, 0, limit) if limit > 0 else np.maximum(expected, 0)
+        assert_close(KERNELS["top.Conv"].prepare([None, w, b], a)([x, w, b], a), relu)
         row_shifts = len({(i * d[0]) // s[0] for i in range(k[0])})
         for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
                                  ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channel blocks", blocks[0] < channels),
@@ -301,60 +307,3 @@ def test_depthwise_conv_property(monkeypatch):
     for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channel blocks",
                     "partial sums added"):
         assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"
-
-
-@st.composite
-def banded_problems(draw):
-    channels = draw(st.integers(1, 4) | st.integers(16, 64))
-    mult = draw(st.integers(1, 2))
-    k = [draw(st.integers(1, 7)), draw(st.integers(banded.MIN_KERNEL_WIDTH, banded.MIN_KERNEL_WIDTH + 2))]
-    s = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
-    dh = draw(st.integers(1, 2))
-    pads = [draw(st.integers(0, (k[0] - 1) * dh)), draw(st.integers(0, k[1] - 1))] * 2
-    pads = [p if draw(st.booleans()) else 0 for p in pads]
-    h = draw(st.integers(max(1, (k[0] - 1) * dh + 1 - pads[0] - pads[2]), 14))
-    w = draw(st.integers(max(1, k[1] - pads[1] - pads[3]), 64))
-    # the gathered rows' block (banded.BLOCK_BYTES): all channels at once, or a few per block
-    block_bytes = draw(st.sampled_from([2 << 20, 4]) | st.integers(64, 8192))
-    return channels, mult, k, s, dh, pads, draw(st.integers(1, 2)), (h, w), block_bytes, draw(st.integers(0, 2**16))
-
-
-def test_banded_depthwise_property(monkeypatch):
-    """Depthwise 2-D conv with kernels >= 7 wide (banded.py: output rows in tiles of B columns,
-    one GEMM per channel against the banded filter) vs onnxruntime, through `run` and through
-    `prepare` with the result type: random kernel heights, strides, row dilation, pads, depth
-    multiplier, batch and channel blocks. Each feature must occur in a fifth of the examples (a
-    partial last tile, a width with no divisor in 7..16, in a tenth)."""
-    seen = collections.Counter()
-
-    @given(banded_problems())
-    def check(problem):
-        channels, mult, k, s, dh, pads, n, size, block_bytes, seed = problem
-        monkeypatch.setattr(banded, "BLOCK_BYTES", block_bytes)
-        rng = np.random.default_rng(seed)
-        x, w, b = rand(rng, n, channels, *size), rand(rng, channels * mult, 1, *k), rand(rng, channels * mult)
-        attrs = {"kernel_shape": k, "strides": s, "dilations": [dh, 1], "pads": pads, "group": channels}
-        (expected,) = ort_run("Conv", [x, w, b], attrs)
-        a = KernelAttrs(attrs, [expected.shape])
-        g = kernels_nn.Geometry.of(a, w.shape)
-        assert kernels_nn._pack_conv_filter(w, g, expected.shape[2:])[0] == "banded"
-        assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
-        assert_close(KERNELS["top.Conv"].prepare([None, w, b], a)([x, w, b], a), expected)
-        wo = expected.shape[3]
-        tile = banded.tile_width(wo)
-        q = s[1] * (tile - 1) + k[1]
-        per_channel = expected.shape[2] * -(-wo // tile) * k[0] * q
-        for feature, present in (("strided", max(s) > 1), ("row-dilated", dh > 1), ("multiplier", mult > 1),
-                                 ("padded", any(pads)), ("batch", n > 1), ("several tiles", wo > tile),
-                                 ("partial last tile", wo % tile != 0),
-                                 ("channel blocks", channels > max(1, block_bytes // 4 // per_channel))):
-            if present:
-                event(feature)
-                seen[feature] += 1
-        seen["examples"] += 1
-
-    check()
-    for feature in ("strided", "row-dilated", "multiplier", "padded", "batch", "several tiles",
-                    "partial last tile", "channel blocks"):
-        share = 10 if feature == "partial last tile" else 5
-        assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']} examples"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,7 @@ class Packed:
     reads: tuple[tuple[int, int, tuple[int, ...]], ...]  # U columns: (phase, row shift in group, shifts of the other axes)
     bases: tuple[int, ...]  # R row groups: each group's row shift
     phases: tuple[tuple[int, ...], ...]
+    plans: dict = field(default_factory=dict)  # per input size, see _plan
 
 
 def pack(w: Array, g: Geometry, fold: int | None = None) -> Packed:
@@ -75,14 +76,25 @@ def channel_block(groups: int, channel_bytes: int) -> int:
     return max(1, min(groups, BLOCK_BYTES // channel_bytes))
 
 
-def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | None,
-         finish: Callable[[Array], None] | None = None) -> Array:
-    """y [n, oc, *out] of x [n, g, *size] (+ bias [oc]); `finish` is applied in place to each block
-    of finished output channels (the fused relu)."""
-    n, groups = x.shape[:2]
-    mult = p.w.shape[1] // len(p.bases)
+@dataclass(frozen=True)
+class _Plan:
+    """What a call on one input size needs besides the arrays (computed once per size: the
+    Python work was 30-45 us a call, a fifth of a small layer)."""
+
+    block: int
+    buf_key: str
+    buf_shape: tuple[int, ...]
+    writes: tuple[tuple[tuple, tuple], ...]  # (the input's elements of a phase, where they go in buf)
+    reads: tuple[tuple[int, slice], ...]  # per column: (phase, its elements in the flat phase)
+    extended: int
+    sums: tuple[slice, ...]  # per row group: its partial sum's elements, shifted by the group's rows
+    wide: tuple[int, ...]  # [oc/g, out rows, *phase shape after the first axis]
+    crop: tuple[slice, ...]  # the wide rows' real columns
+
+
+def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
     s = g.strides
-    size = x.shape[2:]
+    mult = p.w.shape[1] // len(p.bases)
     padded = [d + pb + pe for d, pb, pe in zip(size, g.pads_begin, g.pads_end, strict=True)]
     phase_shape = [-(-d // st) for d, st in zip(padded, s, strict=True)]
     row = int(np.prod(phase_shape[1:]))
@@ -92,52 +104,75 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
     offsets = [r * row + sum(c * st for c, st in zip(cs, steps, strict=True)) for _, r, cs in p.reads]
     # rows past the phase's end that the furthest read touches (its wrapped columns): kept zero
     rows = max(phase_shape[0], -(-(max(offsets) + extended) // row))
-    nph, nread, ngroup = len(p.phases), len(p.reads), len(p.bases)
-    per_channel = nph * rows * row + nread * extended + mult * ngroup * extended + mult * length
-    block = channel_block(groups, 4 * per_channel)
-    # zero borders that the interior writes below never touch: keyed by the input's geometry
-    buf = winograd.work(f"depthwise_phases {size} {g.strides} {g.pads_begin}",
-                        (block, nph, rows, *phase_shape[1:]), zeroed=True)
-    flat = buf.reshape(block, nph, -1)
-    cols = winograd.work("depthwise_cols", (block, nread, extended))
-    sums = winograd.work("depthwise_sums", (block, mult, ngroup, extended))
-    acc = winograd.work("depthwise_acc", (block, mult, length)) if ngroup > 2 else None
-    writes = []  # (phase, the input's elements that go there, where they go)
-    for i, ph in enumerate(p.phases):
+    nph, ngroup = len(p.phases), len(p.bases)
+    per_channel = nph * rows * row + len(p.reads) * extended + mult * ngroup * extended + mult * length
+    writes = []
+    for ph in p.phases:
         first = [(q - pb) % st for q, pb, st in zip(ph, g.pads_begin, s, strict=True)]
         at = [(f + pb) // st for f, pb, st in zip(first, g.pads_begin, s, strict=True)]
         count = [len(range(f, d, st)) for f, d, st in zip(first, size, s, strict=True)]
-        writes.append((i, tuple(slice(f, None, st) for f, st in zip(first, s, strict=True)),
+        writes.append((tuple(slice(f, None, st) for f, st in zip(first, s, strict=True)),
                        tuple(slice(a, a + c) for a, c in zip(at, count, strict=True))))
+    block = channel_block(groups, 4 * per_channel)
+    return _Plan(
+        block=block,
+        # zero borders that the interior writes never touch: keyed by the input's geometry
+        buf_key=f"depthwise_phases {size} {g.strides} {g.pads_begin}",
+        buf_shape=(block, nph, rows, *phase_shape[1:]),
+        writes=tuple(writes),
+        reads=tuple((ph, slice(off, off + extended)) for (ph, _, _), off in zip(p.reads, offsets, strict=True)),
+        extended=extended,
+        sums=tuple(slice(base * row, base * row + length) for base in p.bases),
+        wide=(mult, out[0], *phase_shape[1:]),
+        crop=(slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:])),
+    )
+
+
+def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | None,
+         finish: Callable[[Array], None] | None = None) -> Array:
+    """y [n, oc, *out] of x [n, g, *size] (+ bias [oc]); `finish` is applied in place to each block
+    of finished output channels (the fused relu)."""
+    n, groups = x.shape[:2]
+    key = (x.shape[1:], g.pads_begin, g.pads_end, BLOCK_BYTES)
+    plan = p.plans.get(key)
+    if plan is None:
+        plan = p.plans[key] = _plan(p, g, x.shape[2:], groups, out)
+    mult, ngroup, block, wide, crop = plan.wide[0], len(plan.sums), plan.block, plan.wide, plan.crop
+    buf = winograd.work(plan.buf_key, plan.buf_shape, zeroed=True)
+    flat = buf.reshape(block, len(p.phases), -1)
+    cols = winograd.work("depthwise_cols", (block, len(plan.reads), plan.extended))
+    sums = winograd.work("depthwise_sums", (block, mult, ngroup, plan.extended))
+    acc = winograd.work("depthwise_acc", (block, *wide)) if ngroup > 2 else None
+    if bias is not None:
+        bias = bias.reshape((-1,) + (1,) * len(out))
     y = np.empty((n, groups * mult, *out), np.float32)
-    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
-    wide = (mult, out[0], *phase_shape[1:])
     for b in range(n):
         for c0 in range(0, groups, block):
             c1 = min(groups, c0 + block)
             nb = c1 - c0
-            for i, src, dst in writes:
+            for i, (src, dst) in enumerate(plan.writes):
                 buf[(slice(0, nb), i, *dst)] = x[(b, slice(c0, c1), *src)]
             col = cols[:nb]
-            for u, ((ph, _, _), off) in enumerate(zip(p.reads, offsets, strict=True)):
-                col[:, u] = flat[:nb, ph, off : off + extended]
+            for u, (ph, elements) in enumerate(plan.reads):
+                col[:, u] = flat[:nb, ph, elements]
             part = sums[:nb]
-            np.matmul(p.w[c0:c1], col, out=part.reshape(nb, mult * ngroup, extended))
-            views = [part[:, :, k, base * row : base * row + length] for k, base in enumerate(p.bases)]
-            yb = y[b, c0 * mult : c1 * mult].reshape(nb, *wide[:2], *out[1:])
-            if ngroup == 1:
-                np.copyto(yb, views[0].reshape(nb, *wide)[crop])
-            else:
-                last = views[0]
-                if ngroup > 2:
-                    last = acc[:nb]
-                    np.add(views[0], views[1], out=last)
-                    for v in views[2:-1]:
-                        np.add(last, v, out=last)
-                np.add(last.reshape(nb, *wide)[crop], views[-1].reshape(nb, *wide)[crop], out=yb)
+            np.matmul(p.w[c0:c1], col, out=part.reshape(nb, -1, plan.extended))
+            views = [part[:, :, k, elements].reshape(nb, *wide)[crop] for k, elements in enumerate(plan.sums)]
             yb = y[b, c0 * mult : c1 * mult]
+            dst = yb.reshape(nb, *wide[:2], *out[1:])
+            if ngroup == 1:
+                np.copyto(dst, views[0])
+            elif ngroup == 2:
+                np.add(views[0], views[1], out=dst)
+            else:  # the sums on wide rows (long inner loops), the last add drops the extra columns
+                whole = [part[:, :, k, elements] for k, elements in enumerate(plan.sums)]
+                last = acc[:nb].reshape(nb, mult, -1)
+                np.add(whole[0], whole[1], out=last)
+                for v in whole[2:-1]:
+                    np.add(last, v, out=last)
+                np.add(acc[:nb][crop], views[-1], out=dst)
             if bias is not None:
-                yb += bias[c0 * mult : c1 * mult].reshape((-1,) + (1,) * len(out))
+                yb += bias[c0 * mult : c1 * mult]
             if finish is not None:
                 finish(yb)
     return y

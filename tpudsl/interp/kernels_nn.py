@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 from tpudsl.dialects.geometry.window import transposed_out_size, window_out_size
-from tpudsl.interp import banded, depthwise, winograd
+from tpudsl.interp import depthwise, winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -51,12 +51,10 @@ def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
 
 
 def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
-    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], "banded" (banded.pack's),
-    "depthwise" (depthwise.pack's), None (im2col) [g, oc/g, ic/g * K].
+    """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], "depthwise"
+    (depthwise.pack's), None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
-    if out is not None and banded.eligible(g, w.shape):
-        return "banded", banded.pack(w, g, out[1])
     if w.shape[1] == 1:  # one input channel per group
         return "depthwise", depthwise.pack(w, g)
     kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
@@ -83,7 +81,7 @@ def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geo
     if kind in _TILE:  # pads and bias folded into its transforms
         y = winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
     else:
-        y = banded.conv(x, w, g, out) if kind == "banded" else _conv_gemm(x, w, g, out)
+        y = _conv_gemm(x, w, g, out)
         if bias is not None:
             y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
     return apply_fused_relu(y, a, out=y)  # y is always a fresh array
