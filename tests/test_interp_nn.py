@@ -262,15 +262,17 @@ def depthwise_problems(draw):
     # shifts folded into a GEMM (depthwise.FOLD): one (the default, most often), two, or all (im2col)
     block_bytes = draw(st.sampled_from([1 << 20, 4]) | st.integers(64, 8192))
     fold = draw(st.sampled_from([1, 1, 1, 2, 99]))
-    return (rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, block_bytes, fold,
+    # outputs up to this many positions go channels-last (2-D, no depth multiplier): the default, all, none
+    hwc_max = draw(st.sampled_from([depthwise.CHANNELS_LAST_MAX_OUT, 10**9, 10**9, 0]))
+    return (rank, channels, mult, k, s, d, pads, draw(st.integers(1, 2)), size, block_bytes, fold, hwc_max,
             draw(st.integers(0, 2**16)))
 
 
 def test_depthwise_conv_property(monkeypatch):
     """Depthwise conv (group = input channels, 1 or 2 outputs per group) of rank 1-3 with random
     strides, dilations and pads vs onnxruntime (depthwise.py: stride phases, wide rows, row shifts
-    folded or not, per-channel GEMMs), over all channels at once or in blocks of channels, through
-    `run` and through `prepare` with the fused relu. Each feature it handles must occur in at least
+    folded or not, per-channel GEMMs, over all channels at once or in blocks of channels; or
+    channels-last multiply-adds), through `run` and through `prepare` with the fused relu. Each feature it handles must occur in at least
     a fifth of the examples."""
     seen = collections.Counter()
     blocks = []
@@ -279,16 +281,18 @@ def test_depthwise_conv_property(monkeypatch):
 
     @given(depthwise_problems())
     def check(problem):
-        rank, channels, mult, k, s, d, pads, n, size, block_bytes, fold, seed = problem
+        rank, channels, mult, k, s, d, pads, n, size, block_bytes, fold, hwc_max, seed = problem
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", block_bytes)
         monkeypatch.setattr(depthwise, "FOLD", fold)
+        monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_OUT", hwc_max)
         blocks.clear()
         rng = np.random.default_rng(seed)
         x, w, b = rand(rng, n, channels, *size), rand(rng, channels * mult, 1, *k), rand(rng, channels * mult)
         attrs = {"kernel_shape": k, "strides": s, "dilations": d, "pads": pads, "group": channels}
         (expected,) = ort_run("Conv", [x, w, b], attrs)
         assert_close(run_top("top.Conv", [x, w, b], attrs)[0], expected)
-        assert blocks, "the depthwise kernel did not run"
+        hwc = rank == 2 and mult == 1 and int(np.prod(expected.shape[2:])) <= hwc_max
+        assert bool(blocks) != hwc, "the GEMM path runs exactly when the channels-last one does not"
         # through prepare (filter packed once) with the fused relu, plain or clamped (Relu6-like)
         limit = 0.5 if seed % 2 else -1.0
         a = KernelAttrs({**attrs, "do_relu": True, "relu_limit": limit}, [expected.shape])
@@ -296,14 +300,15 @@ def test_depthwise_conv_property(monkeypatch):
         assert_close(KERNELS["top.Conv"].prepare([None, w, b], a)([x, w, b], a), relu)
         row_shifts = len({(i * d[0]) // s[0] for i in range(k[0])})
         for feature, present in (("strided", max(s) > 1), ("dilated", max(d) > 1), ("multiplier", mult > 1),
-                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channel blocks", blocks[0] < channels),
-                                 ("partial sums added", fold < row_shifts)):
+                                 ("2-D or 3-D", rank > 1), ("padded", any(pads)), ("channels-last", hwc),
+                                 ("channel blocks", not hwc and blocks[0] < channels),
+                                 ("partial sums added", not hwc and fold < row_shifts)):
             if present:
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channel blocks",
+    for feature in ("strided", "dilated", "multiplier", "2-D or 3-D", "padded", "channels-last", "channel blocks",
                     "partial sums added"):
-        assert seen[feature] >= seen["examples"] / 5, f"{feature}: {seen[feature]} of {seen['examples']} examples"
+        assert seen[feature] >= seen["examples"] / (15 if feature == "channels-last" else 5), f"{feature}: {seen[feature]} of {seen['examples']} examples"
