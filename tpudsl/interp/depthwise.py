@@ -17,6 +17,9 @@ fold >= the number of row shifts is plain im2col (every tap its own column, one 
 The last add writes straight into the output, dropping the wide rows' extra columns; the bias
 and the fused relu are applied to the block while it is in cache.
 
+Small 2-D outputs (the last stages' 7x7 maps) go channels-last instead (`_channels_last`): with
+hundreds of channels of a few dozen positions, one BLAS call per channel costs more than its work.
+
 W, the reads and the row groups depend only on the filter and the geometry: `pack` builds them
 once (`prepare`); the flat offsets, slices and channel block, which depend on the input's size,
 once per size (`_plan`, kept in the Packed).
