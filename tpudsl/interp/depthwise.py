@@ -195,7 +195,6 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
     return y
 
 
-
 def _channels_last(x: Array, taps: Array, g: Geometry, out: tuple[int, ...], bias: Array | None,
                    finish: Callable[[Array], None] | None) -> Array:
     """The 2-D depthwise conv on small maps, one image at a time: the zero-padded input is turned
