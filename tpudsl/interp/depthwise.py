@@ -25,8 +25,8 @@ once (`prepare`); the flat offsets, slices and channel block, which depend on th
 once per size (`_plan`, kept in the Packed).
 
 Measured inside the interp_zoo inferences against the im2col + GEMV kernel it replaced (and
-banded.py's 7x7), docs/interpreter.md: 1.0-1.4x per model's depthwise layers; fold = kh measured
-the same on 3x3 and 1.3-2x slower on 5x5 and 7x7."""
+banded.py's 7x7): 1.1-1.3x per model's depthwise layers; fold = kh (im2col) the same or slower on
+3x3 and 1.3-2x slower on 5x5 and 7x7 (docs/interpreter.md, bench/RESULTS.md `speeddw`)."""
 
 from __future__ import annotations
 
