@@ -53,7 +53,7 @@ FOLD = 1
 CHANNELS_LAST_MAX_OUT = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays and a cache: compared by identity
 class Packed:
     w: Array  # [groups, oc/g * R, U]: row (m, k) is output m's partial sum of row group k
     reads: tuple[tuple[int, int, tuple[int, ...]], ...]  # U columns: (phase, row shift in group, shifts of the other axes)
