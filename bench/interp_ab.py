@@ -3,7 +3,7 @@
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_ab.py --base REV \
         [--runs 15] [--models a,b] [--no-write]
 
-The kernel modules of tpudsl/interp (kernel.py, table.py, kernels_*.py, mathfn.py, winograd.py,
+The kernel modules of tpudsl/interp (kernel.py, table.py, kernels_*.py, mathfn.py, winograd.py, depthwise.py,
 windows.py) are read at REV with `git show` and imported as a separate package, so both tables run
 in the same ModuleInterpreter (this tree's step loop, result checks and fused relu), on the same
 inputs, alternating, one BLAS thread each. A before/after of kernel changes that other jobs on a
