@@ -1,6 +1,7 @@
 """The Tpu ops' F16/BF16 kernels that docs/quantization.md "F16/BF16 arithmetic" defines apart from
 the Top kernels, keyed by op name: the reductions (half.py's exact value rounded once), the norms
-(fixed float64 steps), Interp linear (resize.linear_sources in float64) and GELU (float64 erf).
+(fixed float64 steps), Interp linear (resize.linear_sources in float64), GELU (float64 erf) and the
+sigmoid family (the cmodel's float32 exp, where Top's kernels take exp2).
 
 Each kernel takes the operands (f16 values, or bf16 values held in float32; a Conv2D filter in
 its plain [oc, ic/g, kh, kw] layout), the attributes and the result's format, and returns float64
@@ -242,13 +243,42 @@ def _exact_table(mode: str, fmt: Format) -> Array:
     return half.round_to(y, fmt)
 
 
+F32 = np.float32
+
+
+def _sigmoid32(x: Array) -> Array:
+    with np.errstate(over="ignore"):
+        return F32(1) / (F32(1) + np.exp(-x))
+
+
+# Active modes whose 16-bit results are the cmodel's float32 formula (exp, not Top's faster exp2)
+# rounded once: f(float32 x, coeffs) -> float32. Top's kernels round a few 16-bit inputs of
+# these apart from it, so they are written here, as the cmodel writes them (arith_extra).
+FLOAT32_ACTIVE: dict[str, Callable[[Array, list[float]], Array]] = {
+    "SIGMOID": lambda x, c: _sigmoid32(x),
+    "SILU": lambda x, c: x / (F32(1) + _exp_neg32(x)),
+    "SWISH": lambda x, c: x * _sigmoid32(F32(c[0]) * x),
+    "QGELU": lambda x, c: x * _sigmoid32(F32(1.702) * x),
+}
+
+
+def _exp_neg32(x: Array) -> Array:
+    with np.errstate(over="ignore"):
+        return np.exp(-x)
+
+
 def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
-    """GELU (erf) and ERF exactly rounded; None (Top's float32 kernel) for the other modes, whose
-    float32 results round to the same 16-bit values as the cmodel's (tests/test_half_exact.py and
-    tests/test_backend_fillins.py, every input)."""
-    if a["mode"] not in _EXACT_ACTIVE:
+    """GELU (erf) and ERF exactly rounded, SIGMOID/SILU/SWISH/QGELU their float32 formula rounded
+    once; None (Top's float32 kernel) for the other modes, whose float32 results round to the
+    same 16-bit values as the cmodel's (tests/test_half_exact.py and tests/test_backend_fillins.py,
+    every input)."""
+    mode = a["mode"]
+    if mode in FLOAT32_ACTIVE:
+        x = np.asarray(ins[0]).astype(F32)
+        return half.round_to(FLOAT32_ACTIVE[mode](x, list(a.get("coeffs") or [])).astype(np.float64), fmt)
+    if mode not in _EXACT_ACTIVE:
         return None
-    return _exact_table(a["mode"], fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
+    return _exact_table(mode, fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
 
 
 # op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).

@@ -1,0 +1,72 @@
+"""The float32 activation kernels that take faster formulas than their definitions (exp2 for exp;
+GELU's logistic fit), against float64 formulas written here, with random data reaching both tails
+and the exponential's overflow."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from interp_ref import run_top
+
+TINY = 1e-36  # below this the float64 value is compared absolutely (float32 gives 0 or a subnormal)
+
+
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+def _gelu64(x: np.ndarray) -> np.ndarray:
+    return np.array([v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in x.tolist()])
+
+
+# case -> (Top op, attrs, float64 formula, k: the exponential's argument is -k x). Allowed relative
+# error where |value| >= TINY: 1e-6 plus 1.2e-7 |k x|, i.e. two float32 roundings (2^-24 each) of
+# an exponent of that size (k x, then its base-2 form) moving exp by that much.
+CASES = {
+    "SiLU": ("SiLU", {}, lambda x: x * _sigmoid64(x), 1.0),
+    "Sigmoid": ("Sigmoid", {}, _sigmoid64, 1.0),
+    "Swish": ("Swish", {"beta": 1.5}, lambda x: x * _sigmoid64(1.5 * x), 1.5),
+    "GELU sigm": ("GELU", {"approx_mode": "sigm"}, lambda x: x * _sigmoid64(1.702 * x), 1.702),
+}
+
+
+@st.composite
+def activation_inputs(draw):
+    case = draw(st.sampled_from(sorted(CASES)))
+    scale = draw(st.sampled_from([1e-3, 1.0, 5.0, 30.0, 120.0]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = (rng.standard_normal(draw(st.integers(1, 64))) * scale).astype(np.float32)
+    return case, x
+
+
+def test_activations_against_float64_formulas():
+    seen = Counter()
+
+    @settings(max_examples=max(60, settings.default.max_examples // 2))
+    @given(activation_inputs())
+    def check(args):
+        case, x = args
+        op, attrs, formula, k = CASES[case]
+        got = run_top(f"top.{op}", [x], attrs)[0].astype(np.float64)
+        x64 = x.astype(np.float64)
+        want = formula(x64)
+        big = np.abs(want) >= TINY
+        err = np.abs(got - want)
+        rel = 1e-6 + 1.2e-7 * np.abs(k * x64)
+        assert np.all(err[big] <= rel[big] * np.abs(want[big])), (case, x[big][np.argmax(err[big] / np.abs(want[big]))])
+        assert np.all(err[~big] <= TINY), (case, x[~big])
+        for feature, present in (("left tail (x < -20)", x < -20), ("exp overflows (x < -88.8)", x < -88.8),
+                                 ("right tail (x > 20)", x > 20), ("near zero (|x| < 1e-2)", np.abs(x) < 1e-2)):
+            if present.any():
+                event(feature)
+                seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature in ("left tail (x < -20)", "exp overflows (x < -88.8)", "right tail (x > 20)", "near zero (|x| < 1e-2)"):
+        assert seen[feature] >= seen["examples"] / 20, (feature, seen)
