@@ -1,7 +1,7 @@
 """The Top kernels of a base revision against this tree's, in one process, on the interp_zoo models.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_ab.py --base REV \
-        [--runs 15] [--models a,b] [--no-write]
+        [--runs 15] [--models a,b] [--whole] [--no-write]
 
 The kernel modules of tpudsl/interp (kernel.py, table.py, kernels_*.py, mathfn.py, winograd.py, depthwise.py,
 windows.py) are read at REV with `git show` and imported as a separate package, so both tables run
@@ -9,6 +9,9 @@ in the same ModuleInterpreter (this tree's step loop, result checks and fused re
 inputs, alternating, one BLAS thread each. A before/after of kernel changes that other jobs on a
 shared machine disturb equally on both sides: the figure is base time / this tree's time (best and
 median process_time), and the outputs must agree (cosine >= 0.99999).
+
+--whole: the base side runs REV's module_interpreter.py too (its step loop and result checks),
+so a change to the inference loop is measured with the kernels (written to `interp_ab_whole`).
 """
 
 from __future__ import annotations
@@ -69,11 +72,20 @@ def base_kernels(rev: str) -> dict:
     return {n: Kernel(k.run, k.prepare, k.fuses_relu) for n, k in table.KERNELS.items()}
 
 
-def compare(model, top, kernels: dict, runs: int) -> dict:
+def base_whole(rev: str) -> tuple[type, dict]:
+    """REV's ModuleInterpreter class and its own Top kernel table."""
+    sys.meta_path.insert(0, _BaseFinder(rev))
+    return (importlib.import_module(f"{PACKAGE}.module_interpreter").ModuleInterpreter,
+            importlib.import_module(f"{PACKAGE}.table").KERNELS)
+
+
+def compare(model, top, kernels: dict, runs: int, classes: dict | None = None) -> dict:
     from onnx_node.harness import cosine
     from tpudsl.interp import ModuleInterpreter
 
-    its = {k: ModuleInterpreter(top.module, top.weights, table, threads=1) for k, table in kernels.items()}
+    classes = classes or {}
+    its = {k: classes.get(k, ModuleInterpreter)(top.module, top.weights, table, threads=1)
+           for k, table in kernels.items()}
     for it in its.values():
         it.init()
     name = model.graph.input[0].name
@@ -98,6 +110,7 @@ def main() -> int:
     ap.add_argument("--base", required=True, help="git revision whose tpudsl/interp kernels are the reference")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--models", default="", help="comma-separated subset of interp_zoo's models")
+    ap.add_argument("--whole", action="store_true", help="the base's module_interpreter.py too, not only its kernels")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
@@ -106,14 +119,19 @@ def main() -> int:
 
     rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=_common.ROOT, check=True,
                          capture_output=True, text=True).stdout.strip()
-    kernels = {"base": base_kernels(rev), "tree": KERNELS}
+    classes = {}
+    if args.whole:
+        classes["base"], base_table = base_whole(rev)
+        kernels = {"base": base_table, "tree": KERNELS}
+    else:
+        kernels = {"base": base_kernels(rev), "tree": KERNELS}
     builders = interp_zoo.zoo()
     names = [n for n in args.models.split(",") if n] or list(builders)
     load0 = os.getloadavg()[0]
     rows, best_ratios = [], []
     for name in names:
         model = builders[name]()
-        r = compare(model, _common.top_module(model, name), kernels, args.runs)
+        r = compare(model, _common.top_module(model, name), kernels, args.runs, classes)
         (b_best, b_med), (t_best, t_med) = r["base"], r["tree"]
         best_ratios.append(b_best / t_best)
         rows.append(f"| {name} | {b_best * 1e3:.1f} | {t_best * 1e3:.1f} | **{b_best / t_best:.2f}** | "
@@ -121,13 +139,15 @@ def main() -> int:
         print(rows[-1], flush=True)
     load1 = os.getloadavg()[0]
     geo = math.exp(sum(map(math.log, best_ratios)) / len(best_ratios))
+    key = "interp_ab_whole" if args.whole else "interp_ab"
     text = "\n".join([
-        "## interp_ab: Top kernels of a base revision vs this tree, exported architectures",
+        f"## {key}: Top {'interpreter (loop and kernels)' if args.whole else 'kernels'} of a base revision vs this "
+        "tree, exported architectures",
         "",
         f"Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_ab.py --base {rev} "
-        f"--runs {args.runs}` ({time.strftime('%Y-%m-%d %H:%M')}; one BLAS thread; load average {load0:.1f} before, "
+        f"--runs {args.runs}{' --whole' if args.whole else ''}` ({time.strftime('%Y-%m-%d %H:%M')}; one BLAS thread; load average {load0:.1f} before, "
         f"{load1:.1f} after on {os.cpu_count()} cores). CPU ms per inference (process_time), both kernel tables in "
-        "one ModuleInterpreter loop, alternating; speed-up = base / tree.",
+        "one process, alternating; speed-up = base / tree.",
         "",
         "| model | base best ms | tree best ms | speed-up (best) | base median ms | tree median ms | speed-up (median) |",
         "|---|---|---|---|---|---|---|",
@@ -137,7 +157,7 @@ def main() -> int:
     ])
     print(text)
     if not args.no_write and len(names) == len(builders):
-        _common.write_section("interp_ab", text)
+        _common.write_section(key, text)
     return 0
 
 

@@ -197,6 +197,10 @@ class _Step:
     results: tuple[int, ...]
     relu: bool = True  # finish applies the fused relu (the kernel does not)
     frees: tuple[int, ...] = ()
+    # One result with a known shape and dtype and nothing for finish_output to do (no fused relu
+    # to apply): a kernel result of exactly that shape and dtype is stored as it is, the rest
+    # goes through finish_output. (shape, dtype), or None: always finish_output.
+    plain: tuple[tuple[int, ...], np.dtype] | None = None
 
 
 class ModuleInterpreter:
@@ -323,7 +327,12 @@ class ModuleInterpreter:
                 run = kernel.prepare(static, attrs)
             except Exception as e:
                 raise TpudslError(f"{_where(op)} cannot be prepared: {type(e).__name__}: {e}") from e
-        return _Step(op, run, attrs, operands, results, relu=not kernel.fuses_relu)
+        relu = not kernel.fuses_relu
+        plain = None
+        if len(results) == 1 and attrs.out_shape(0) is not None and attrs.out_dtype(0) is not None \
+                and not (relu and attrs.get("do_relu", False)):
+            plain = (attrs.out_shape(0), attrs.out_dtype(0))
+        return _Step(op, run, attrs, operands, results, relu=relu, plain=plain)
 
     @staticmethod
     def _set_frees(steps: list[_Step], keep: set[int]) -> None:
@@ -363,18 +372,16 @@ class ModuleInterpreter:
             kept.update((name, values[s]) for name, (s, _) in self._inputs.items())
         for step in self._steps:
             try:
-                outs = as_outputs(step.run([values[s] for s in step.operands], step.attrs))
+                outs = step.run([values[s] for s in step.operands], step.attrs)
             except TpudslError:
                 raise
             except Exception as e:
                 raise TpudslError(f"{_where(step.op)} failed: {type(e).__name__}: {e}") from e
-            if len(outs) < len(step.results):
-                raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
-            try:
-                for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
-                    values[s] = finish_output(y, step.attrs, i, step.relu)
-            except ResultMismatch as e:
-                raise TpudslError(f"{_where(step.op)}: {e}") from None
+            plain = step.plain
+            if plain is not None and type(outs) is np.ndarray and outs.shape == plain[0] and outs.dtype == plain[1]:
+                values[step.results[0]] = outs  # what finish_output would return: checked, nothing to do
+            else:
+                self._finish(step, outs, values)
             if keep_all:
                 kept.update((self._names[s], values[s]) for s in step.results)
             else:
@@ -382,6 +389,19 @@ class ModuleInterpreter:
                     values[s] = None
         outputs = {name: values[s] for name, s in self._outputs}
         return {**kept, **outputs} if keep_all else outputs
+
+    @staticmethod
+    def _finish(step: _Step, result: Array | list[Array], values: list[Array | None]) -> None:
+        """Check a kernel's results against the op's result types, apply the fused relu and the
+        result dtypes (finish_output), into their slots."""
+        outs = as_outputs(result)
+        if len(outs) < len(step.results):
+            raise TpudslError(f"{_where(step.op)} kernel gave {len(outs)} results, the op has {len(step.results)}")
+        try:
+            for i, (s, y) in enumerate(zip(step.results, outs, strict=False)):
+                values[s] = finish_output(y, step.attrs, i, step.relu)
+        except ResultMismatch as e:
+            raise TpudslError(f"{_where(step.op)}: {e}") from None
 
     def _read_inputs(self, inputs: Mapping[str, np.ndarray]):
         missing = self._inputs.keys() - inputs.keys()
