@@ -223,7 +223,8 @@ class ModuleInterpreter:
         self._steps: list[_Step] | None = None
         self._n_slots = 0
         self._constants: dict[int, Array | None] = {}  # weights and `none`, loaded once
-        self._inputs: dict[str, tuple[int, SSAValue]] = {}  # input name -> slot, block argument
+        # input name -> slot, the block argument's static shape and dtype (None: unknown)
+        self._inputs: dict[str, tuple[int, tuple[int, ...] | None, np.dtype | None]] = {}
         self._outputs: list[tuple[str, int]] = []
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
@@ -249,7 +250,7 @@ class ModuleInterpreter:
         block = func.body.block
         for i, arg in enumerate(block.args):
             name = self._input_name(arg, i)
-            self._inputs[name] = (number(arg), arg)
+            self._inputs[name] = (number(arg), _static_shape(arg), _dtype(arg))
             self._names[slot[arg]] = name
         steps: list[_Step] = []
         returned: list[SSAValue] = []
@@ -369,7 +370,7 @@ class ModuleInterpreter:
             values[self._inputs[name][0]] = array
         kept: dict[str, np.ndarray] = {}
         if keep_all:
-            kept.update((name, values[s]) for name, (s, _) in self._inputs.items())
+            kept.update((name, values[s]) for name, (s, _, _) in self._inputs.items())
         for step in self._steps:
             try:
                 outs = step.run([values[s] for s in step.operands], step.attrs)
@@ -409,9 +410,8 @@ class ModuleInterpreter:
             raise TpudslError(
                 f"missing inputs {sorted(missing)}; the module's inputs are {list(self._inputs)}"
             )
-        for name, (_, arg) in self._inputs.items():
+        for name, (_, shape, dtype) in self._inputs.items():
             array = np.asarray(inputs[name])
-            shape, dtype = _static_shape(arg), _dtype(arg)
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
             yield name, hold(array, dtype)
