@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
 I64 = np.int64
@@ -206,3 +210,56 @@ def test_shuffle_channel_matches_index_loop():
 def test_trilu_matches_onnxruntime(upper, k):
     (expected,) = ort_run("Trilu", [X, np.array(k, I64)], {"upper": int(upper)})
     assert_close(run_top("top.Trilu", [X], {"upper": upper, "diagonal": k})[0], expected)
+
+
+@st.composite
+def permutes(draw):
+    """An array and a permutation; half of them move a trailing block of axes in front of a tall
+    one (NHWC -> NCHW-like), the case kernels_shape transposes in row tiles."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()):
+        batch = draw(st.sampled_from([(), (1,), (2,), (2, 1)]))
+        rows = draw(st.sampled_from([[draw(st.integers(20, 200))], [draw(st.integers(2, 20)), draw(st.integers(2, 30))]]))
+        cols = draw(st.lists(st.integers(1, 12), min_size=1, max_size=2))
+        shape = (*batch, *rows, *cols)
+        b, r = len(batch), len(rows)
+        order = [*range(b), *range(b + r, len(shape)), *range(b, b + r)]
+    else:
+        shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=5)))
+        order = draw(st.permutations(range(len(shape))))
+    return rng.standard_normal(shape).astype(np.float32), list(order)
+
+
+def test_permute_against_numpy_transpose_property(monkeypatch):
+    """top.Permute, per call and prepared from the input type, equals numpy's transpose copy
+    whichever way it copies: tall matrices (after merging axes that stay together) in row tiles,
+    with a partial last tile and a batch (the size threshold is lifted so that small arrays tile)."""
+    from tpudsl.interp import kernels_shape
+    from tpudsl.interp.kernel import KernelAttrs
+    from tpudsl.interp.table import KERNELS
+
+    monkeypatch.setattr(kernels_shape, "TILED_BYTES", 0)
+    seen = Counter()
+
+    @settings(max_examples=max(60, settings.default.max_examples // 2))
+    @given(permutes())
+    def check(case):
+        x, order = case
+        want = np.ascontiguousarray(np.transpose(x, order))
+        attrs = KernelAttrs({"order": order}, [want.shape], [x.dtype], in_shapes=[x.shape])
+        prepared = KERNELS["top.Permute"].prepare([None], attrs)
+        for got in (run_top("top.Permute", [x], {"order": order})[0], prepared([x], attrs)):
+            assert got.flags.c_contiguous
+            np.testing.assert_array_equal(got, want)
+        batch = kernels_shape._tiled(x.shape, order, x.itemsize)
+        if batch is not None:
+            for feature, present in (("tiled", True), ("partial last tile", batch[1] % kernels_shape.TILE_ROWS),
+                                     ("batch of tiles", batch[0] > 1)):
+                if present:
+                    event(feature)
+                    seen[feature] += 1
+        seen["examples"] += 1
+
+    check()
+    for feature in ("tiled", "partial last tile", "batch of tiles"):
+        assert seen[feature] >= seen["examples"] / 20, (feature, seen)
