@@ -118,7 +118,7 @@ def _permute_prepare(static: Inputs, a: KernelAttrs):
     as much as their copy); per call without a static input shape."""
     shape = a.in_shapes[0] if a.in_shapes else None
     dtype = a.out_dtype()
-    if shape is None or dtype is None or static[0] is not None:
+    if shape is None or dtype is None:
         return _permute
     order = [ax % len(shape) for ax in a["order"]] if shape else []
     batch = _tiled(shape, order, dtype.itemsize)

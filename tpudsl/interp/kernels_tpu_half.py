@@ -246,9 +246,13 @@ def _exact_table(mode: str, fmt: Format) -> Array:
 F32 = np.float32
 
 
-def _sigmoid32(x: Array) -> Array:
+def _exp_neg32(x: Array) -> Array:
     with np.errstate(over="ignore"):
-        return F32(1) / (F32(1) + np.exp(-x))
+        return np.exp(-x)
+
+
+def _sigmoid32(x: Array) -> Array:
+    return F32(1) / (F32(1) + _exp_neg32(x))
 
 
 # Active modes whose 16-bit results are the cmodel's float32 formula (exp, not Top's faster exp2)
@@ -260,11 +264,7 @@ FLOAT32_ACTIVE: dict[str, Callable[[Array, list[float]], Array]] = {
     "SWISH": lambda x, c: x * _sigmoid32(F32(c[0]) * x),
     "QGELU": lambda x, c: x * _sigmoid32(F32(1.702) * x),
 }
-
-
-def _exp_neg32(x: Array) -> Array:
-    with np.errstate(over="ignore"):
-        return np.exp(-x)
+_COEFFS = {"SWISH": 1}  # the coeffs a FLOAT32_ACTIVE mode reads (beta); other counts: Top's kernel names the error
 
 
 def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
@@ -273,9 +273,10 @@ def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     same 16-bit values as the cmodel's (tests/test_half_exact.py and tests/test_backend_fillins.py,
     every input)."""
     mode = a["mode"]
-    if mode in FLOAT32_ACTIVE:
+    coeffs = list(a.get("coeffs") or [])
+    if mode in FLOAT32_ACTIVE and len(coeffs) == _COEFFS.get(mode, len(coeffs)):
         x = np.asarray(ins[0]).astype(F32)
-        return half.round_to(FLOAT32_ACTIVE[mode](x, list(a.get("coeffs") or [])).astype(np.float64), fmt)
+        return half.round_to(FLOAT32_ACTIVE[mode](x, coeffs).astype(np.float64), fmt)
     if mode not in _EXACT_ACTIVE:
         return None
     return _exact_table(mode, fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
