@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 
 from tpudsl.dialects.geometry.window import transposed_out_size, window_out_size
-from tpudsl.interp import depthwise, winograd
+from tpudsl.interp import depthwise, pointwise, winograd
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run, apply_fused_relu
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -158,12 +158,28 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     w = static[1]
     if w is None:  # computed filter: read it at inference time
         return _conv_run
+    g = Geometry.of(a, w.shape)
+    if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
+        return _pointwise_run(pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a)))
     out_shape = a.out_shape()
     # Packing needs no pads, so auto_pad waits for the input shape at inference.
-    packed = _pack_conv_filter(w, Geometry.of(a, w.shape), None if out_shape is None else tuple(out_shape[2:]))
+    packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
 
     def run(ins: Inputs, a: KernelAttrs) -> Array:
         return _conv(ins[0], packed, ins[2] if len(ins) > 2 else None, Geometry.of(a, w.shape, ins[0].shape), a)
+
+    return run
+
+
+def _relu_limit(a: KernelAttrs) -> float | None:
+    return float(a.get("relu_limit", -1.0)) if a.get("do_relu", False) else None
+
+
+def _pointwise_run(packed: pointwise.Packed) -> Run:
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        if ins[0].dtype != np.float32:  # the general path keeps numpy's promotion
+            return _conv_run(ins, a)
+        return pointwise.conv(ins[0], packed, ins[2] if len(ins) > 2 else None)
 
     return run
 

@@ -1,0 +1,67 @@
+"""Pointwise convolution (1x1 filter, group 1, no pads, any stride and rank) as one GEMM straight on
+the NC* buffer: y [n, oc, h*w] = W [oc, ic] @ x [n, ic, h*w], no im2col, the filter packed once.
+
+The bias is folded into the GEMM when the input is the smaller side (an expansion layer, ic < oc,
+or a strided one whose input is copied anyway): the input goes into a work array [n, ic + 1, h*w]
+whose last row is ones and W gets the bias as its last column, so the bias costs one more row of
+the copy instead of a pass over the output (oc/ic times bigger: MobileNetV2's expansions are 6x).
+Otherwise it is added after the GEMM. The fused relu/relu6 is one in-place pass over the output.
+
+Measured on MobileNetV2's 1x1 shapes (one thread, best CPU time): the kernel before this module
+took 1.45x the bare GEMM (np.matmul on a contiguous input) over the model's pointwise layers: the
+bias pass, the clip pass and 15-20 us of Python per call (geometry, pads, slices, reshapes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tpudsl.interp import winograd
+from tpudsl.interp.kernel import Array, relu
+from tpudsl.interp.windows import Geometry
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class Packed:
+    w: Array  # [oc, ic], or [oc, ic + 1] with the bias as last column (folded)
+    folded: bool
+    strides: tuple[int, ...]
+    relu_limit: float | None  # the fused relu's limit (-1: none above 0), None: no relu
+
+
+def fits(g: Geometry, auto_pad: str) -> bool:
+    """Whether the conv of geometry g is a pointwise one this module computes."""
+    return (g.group == 1 and all(k == 1 for k in g.kernel) and not any(g.pads_begin) and not any(g.pads_end)
+            and auto_pad in ("NOTSET", "VALID"))
+
+
+def pack(w: Array, bias: Array | None, g: Geometry, relu_limit: float | None) -> Packed:
+    """w [oc, ic, 1, ...]; `bias` the static bias [oc] (None: none, or computed at inference)."""
+    oc, ic = w.shape[:2]
+    w2 = w.reshape(oc, ic).astype(np.float32)
+    folded = bias is not None and (ic < oc or any(s != 1 for s in g.strides))
+    if folded:
+        w2 = np.concatenate([w2, bias.reshape(oc, 1).astype(np.float32)], axis=1)
+    return Packed(np.ascontiguousarray(w2), folded, g.strides, relu_limit)
+
+
+def conv(x: Array, p: Packed, bias: Array | None) -> Array:
+    """y [n, oc, *out] of x [n, ic, *size] (+ bias [oc] unless folded), the fused relu applied."""
+    n, ic = x.shape[:2]
+    if any(s != 1 for s in p.strides):
+        x = x[(slice(None), slice(None), *(slice(None, None, s) for s in p.strides))]
+    out = x.shape[2:]
+    spatial = int(np.prod(out))
+    if p.folded:
+        cols = winograd.work("pointwise_cols", (n, ic + 1, spatial))
+        cols[:, :ic].reshape(n, ic, *out)[...] = x  # the strided input's one copy
+        cols[:, ic] = 1.0
+        y = np.matmul(p.w, cols)
+    else:
+        y = np.matmul(p.w, np.ascontiguousarray(x).reshape(n, ic, spatial))
+        if bias is not None:
+            y += bias.reshape(-1, 1).astype(np.float32, copy=False)
+    if p.relu_limit is not None:
+        relu(y, p.relu_limit, out=y)
+    return y.reshape(n, -1, *out)
