@@ -176,12 +176,7 @@ def _relu_limit(a: KernelAttrs) -> float | None:
 
 
 def _pointwise_run(packed: pointwise.Packed) -> Run:
-    def run(ins: Inputs, a: KernelAttrs) -> Array:
-        if ins[0].dtype != np.float32:  # the general path keeps numpy's promotion
-            return _conv_run(ins, a)
-        return pointwise.conv(ins[0], packed, ins[2] if len(ins) > 2 else None)
-
-    return run
+    return lambda ins, a: pointwise.conv(ins[0], packed, ins[2] if len(ins) > 2 else None)
 
 
 # ---- Deconv -------------------------------------------------------------------------------

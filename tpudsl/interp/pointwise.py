@@ -59,7 +59,7 @@ def conv(x: Array, p: Packed, bias: Array | None) -> Array:
         cols[:, ic] = 1.0
         y = np.matmul(p.w, cols)
     else:
-        y = np.matmul(p.w, np.ascontiguousarray(x).reshape(n, ic, spatial))
+        y = np.matmul(p.w, np.ascontiguousarray(x, dtype=np.float32).reshape(n, ic, spatial))
         if bias is not None:
             y += bias.reshape(-1, 1).astype(np.float32, copy=False)
     if p.relu_limit is not None:

@@ -1,0 +1,101 @@
+"""pointwise.py (1x1 group-1 convs as one GEMM on the NC* buffer, the bias folded into the GEMM on
+expansion and strided layers) through top.Conv's prepare, against a float64 loop over channels."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from tpudsl.interp import pointwise
+from tpudsl.interp.kernel import KernelAttrs
+from tpudsl.interp.table import KERNELS
+
+
+def naive_pointwise(x, w, strides, bias, limit):
+    """y[b, o, p] = sum over i of x[b, i, p * s] * w[o, i, 0...] + bias[o], then max(0, .) clamped at
+    `limit` when limit > 0; in float64, one output and input channel at a time."""
+    xs = x[(slice(None), slice(None), *(slice(None, None, s) for s in strides))].astype(np.float64)
+    y = np.zeros((x.shape[0], w.shape[0], *xs.shape[2:]))
+    for o in range(w.shape[0]):
+        for i in range(w.shape[1]):
+            y[:, o] += xs[:, i] * float(w.reshape(w.shape[:2])[o, i])
+        if bias is not None:
+            y[:, o] += float(bias[o])
+    if limit is not None:
+        y = np.maximum(y, 0) if limit <= 0 else np.minimum(np.maximum(y, 0), limit)
+    return y
+
+
+@st.composite
+def problems(draw):
+    rank = draw(st.sampled_from([2, 2, 1, 3]))
+    ic = draw(st.integers(1, 9))
+    oc = ic + draw(st.integers(1, 8)) if draw(st.booleans()) else draw(st.integers(1, ic))  # expansion or not
+    return dict(
+        n=draw(st.integers(1, 2)), ic=ic, oc=oc,
+        size=[draw(st.integers(1, 9 if rank < 3 else 4)) for _ in range(rank)],
+        s=draw(st.sampled_from([[1] * rank, [1] * rank, [draw(st.integers(1, 3)) for _ in range(rank)]])),
+        dilated=draw(st.booleans()), auto_pad=draw(st.sampled_from(["NOTSET", "VALID"])),
+        bias=draw(st.sampled_from([None, "weight", "weight", "computed"])), limit=draw(st.sampled_from([None, -1.0, 0.5])),
+        seed=draw(st.integers(0, 2**16)))
+
+
+def test_pointwise_matches_a_float64_loop(monkeypatch):
+    """Random rank 1-3, batch, channel counts on both sides of the fold rule, strides, a weight or a
+    computed bias or none, relu / relu6-like clamp: top.Conv's prepared kernel takes pointwise.py every
+    time and matches the loop. Each case must occur in a tenth of the examples."""
+    seen = collections.Counter()
+    calls = []
+    conv = pointwise.conv
+    monkeypatch.setattr(pointwise, "conv", lambda *args: calls.append(1) or conv(*args))
+
+    @settings(max_examples=80, deadline=None)
+    @given(problems())
+    def check(p):
+        rank = len(p["size"])
+        rng = np.random.default_rng(p["seed"])
+        x = rng.uniform(-1, 1, (p["n"], p["ic"], *p["size"])).astype(np.float32)
+        w = rng.uniform(-1, 1, (p["oc"], p["ic"], *[1] * rank)).astype(np.float32)
+        bias = None if p["bias"] is None else rng.uniform(-1, 1, p["oc"]).astype(np.float32)
+        attrs = {"kernel_shape": [1] * rank, "strides": p["s"], "auto_pad": p["auto_pad"],
+                 "dilations": [2] * rank if p["dilated"] else [1] * rank}
+        if p["limit"] is not None:
+            attrs |= {"do_relu": True, "relu_limit": p["limit"]}
+        a = KernelAttrs(attrs)
+        before = len(calls)
+        run = KERNELS["top.Conv"].prepare([None, w, bias if p["bias"] == "weight" else None], a)
+        got = run([x, w, bias], a)
+        assert len(calls) == before + 1
+        expected = naive_pointwise(x, w, p["s"], bias, p["limit"])
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * (1 + p["ic"] ** 0.5))
+        folded = p["bias"] == "weight" and (p["ic"] < p["oc"] or max(p["s"]) > 1)
+        for case, present in (("bias folded into the GEMM", folded),
+                              ("bias added after the GEMM", bias is not None and not folded),
+                              ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),
+                              ("batch", p["n"] > 1), ("not 2-D", rank != 2)):
+            if present:
+                event(case)
+                seen[case] += 1
+        seen["examples"] += 1
+
+    check()
+    for case, count in seen.items():
+        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
+    assert len(seen) == 7, sorted(seen)
+
+
+def test_pointwise_is_not_taken_where_it_does_not_apply(monkeypatch):
+    """Pads, groups, auto_pad SAME and wider kernels keep the general paths."""
+    monkeypatch.setattr(pointwise, "conv", None)  # calling it would fail
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (1, 4, 5, 5)).astype(np.float32)
+    for w_shape, attrs in (((6, 4, 1, 1), {"pads": [1, 0, 1, 0]}), ((6, 2, 1, 1), {"group": 2}),
+                           ((6, 4, 1, 1), {"auto_pad": "SAME_UPPER"}), ((6, 4, 3, 1), {})):
+        a = KernelAttrs({"kernel_shape": list(w_shape[2:]), **attrs})
+        w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+        y = KERNELS["top.Conv"].prepare([None, w, None], a)([x, w, None], a)
+        assert y.shape[:2] == (1, 6)
