@@ -33,29 +33,37 @@ def naive_pointwise(x, w, strides, bias, limit):
 def problems(draw):
     rank = draw(st.sampled_from([2, 2, 1, 3]))
     ic = draw(st.integers(1, 9))
-    oc = ic + draw(st.integers(1, 8)) if draw(st.booleans()) else draw(st.integers(1, ic))  # expansion or not
+    # a third of the examples meet the fold rule by construction (an expansion with a weight bias
+    # and a known output size); the rest draw every choice freely
+    fold = draw(st.integers(0, 2)) == 0
+    expand = fold or draw(st.booleans())
+    oc = ic + draw(st.integers(1, 8)) if expand else draw(st.integers(1, ic))
     return dict(
         n=draw(st.integers(1, 2)), ic=ic, oc=oc,
         size=[draw(st.integers(1, 9 if rank < 3 else 4)) for _ in range(rank)],
         s=draw(st.sampled_from([[1] * rank, [1] * rank, [draw(st.integers(1, 3)) for _ in range(rank)]])),
         dilated=draw(st.booleans()), auto_pad=draw(st.sampled_from(["NOTSET", "VALID"])),
-        bias=draw(st.sampled_from([None, "weight", "weight", "computed"])), limit=draw(st.sampled_from([None, -1.0, 0.5])),
-        seed=draw(st.integers(0, 2**16)))
+        bias="weight" if fold else draw(st.sampled_from([None, "weight", "computed"])),
+        out_known=fold or draw(st.sampled_from([True, True, False])),
+        fold_min=1 if fold else draw(st.sampled_from([1, 16])),
+        limit=draw(st.sampled_from([None, -1.0, 0.5])), seed=draw(st.integers(0, 2**16)))
 
 
 def test_pointwise_matches_a_float64_loop(monkeypatch):
-    """Random rank 1-3, batch, channel counts on both sides of the fold rule, strides, a weight or a
-    computed bias or none, relu / relu6-like clamp: top.Conv's prepared kernel takes pointwise.py every
-    time and matches the loop. Each case must occur in a tenth of the examples."""
+    """Random rank 1-3, batch, channel counts, output sizes and result types on both sides of the fold
+    rule, strides, a weight or a computed bias or none, relu / relu6-like clamp: top.Conv's prepared
+    kernel takes pointwise.py every time and matches the loop. Each case must occur in a tenth of the
+    examples."""
     seen = collections.Counter()
     calls = []
     conv = pointwise.conv
-    monkeypatch.setattr(pointwise, "conv", lambda *args: calls.append(1) or conv(*args))
+    monkeypatch.setattr(pointwise, "conv", lambda x, packed, bias: calls.append(packed.folded) or conv(x, packed, bias))
 
     @settings(max_examples=80, deadline=None)
     @given(problems())
     def check(p):
         rank = len(p["size"])
+        monkeypatch.setattr(pointwise, "FOLD_MIN_POSITIONS", p["fold_min"])
         rng = np.random.default_rng(p["seed"])
         x = rng.uniform(-1, 1, (p["n"], p["ic"], *p["size"])).astype(np.float32)
         w = rng.uniform(-1, 1, (p["oc"], p["ic"], *[1] * rank)).astype(np.float32)
@@ -64,15 +72,17 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
                  "dilations": [2] * rank if p["dilated"] else [1] * rank}
         if p["limit"] is not None:
             attrs |= {"do_relu": True, "relu_limit": p["limit"]}
-        a = KernelAttrs(attrs)
+        expected = naive_pointwise(x, w, p["s"], bias, p["limit"])
+        a = KernelAttrs(attrs, [expected.shape] if p["out_known"] else [])  # prepare reads the output size
         before = len(calls)
         run = KERNELS["top.Conv"].prepare([None, w, bias if p["bias"] == "weight" else None], a)
         got = run([x, w, bias], a)
         assert len(calls) == before + 1
-        expected = naive_pointwise(x, w, p["s"], bias, p["limit"])
         assert got.dtype == np.float32 and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * (1 + p["ic"] ** 0.5))
-        folded = p["bias"] == "weight" and (p["ic"] < p["oc"] or max(p["s"]) > 1)
+        folded = (p["bias"] == "weight" and p["out_known"] and np.prod(expected.shape[2:]) >= p["fold_min"]
+                  and (p["ic"] < p["oc"] or max(p["s"]) > 1))
+        assert calls[-1] == folded  # the rule: a weight bias, >= FOLD_MIN_POSITIONS outputs, expansion or stride
         for case, present in (("bias folded into the GEMM", folded),
                               ("bias added after the GEMM", bias is not None and not folded),
                               ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),

@@ -159,9 +159,10 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     if w is None:  # computed filter: read it at inference time
         return _conv_run
     g = Geometry.of(a, w.shape)
-    if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
-        return _pointwise_run(pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a)))
     out_shape = a.out_shape()
+    if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
+        positions = None if out_shape is None else int(np.prod(out_shape[2:]))
+        return _pointwise_run(pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a), positions))
     # Packing needs no pads, so auto_pad waits for the input shape at inference.
     packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
 
