@@ -4,7 +4,7 @@
         [--runs 15] [--models a,b] [--whole] [--no-write]
 
 The kernel modules of tpudsl/interp (kernel.py, table.py, kernels_*.py, mathfn.py, winograd.py, depthwise.py,
-windows.py) are read at REV with `git show` and imported as a separate package, so both tables run
+pointwise.py, windows.py) are read at REV with `git show` and imported as a separate package, so both tables run
 in the same ModuleInterpreter (this tree's step loop, result checks and fused relu), on the same
 inputs, alternating, one BLAS thread each. A before/after of kernel changes that other jobs on a
 shared machine disturb equally on both sides: the figure is base time / this tree's time (best and

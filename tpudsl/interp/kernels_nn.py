@@ -2,8 +2,9 @@
 
 Conv is im2col + one batched GEMM per group (np.matmul -> BLAS, float32 accumulation like
 onnxruntime); a filter with one input channel per group (depthwise) is cheaper as a few column
-copies and a small GEMM per channel (depthwise.py), and a wide 3x3 stride-1 conv as Winograd
-F(4x4, 3x3) or F(2x2, 3x3) (winograd.py).
+copies and a small GEMM per channel (depthwise.py), a constant 1x1 group-1 filter as one GEMM on the
+input's buffer (pointwise.py), and a wide 3x3 stride-1 conv as Winograd F(4x4, 3x3) or F(2x2, 3x3)
+(winograd.py).
 Deconv is the adjoint: one GEMM gives every (output channel, tap) contribution of every input
 pixel, then a loop over taps scatter-adds them into the output (col2im).
 
