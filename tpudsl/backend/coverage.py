@@ -29,8 +29,6 @@ FLOAT_FORMS: dict[str, tuple[str, ...]] = {
     "tpu.Compare": _COMPARISONS,
     "tpu.CompareConst": _COMPARISONS,
 }
-# Forms with F32 records only.
-F32_ONLY_FORMS = {"tpu.Reduce": isa.REDUCE_F32_ONLY}
 _MODE_OF_DTYPE = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
 
 
@@ -39,8 +37,6 @@ def has_records(op_name: str, form: str | None, mode: str) -> bool:
     if mode == "INT8":
         return op_name in INT8_OPS
     if op_name not in KINDS and op_name not in GLOBAL_ONLY:
-        return False
-    if mode != "F32" and form in F32_ONLY_FORMS.get(op_name, ()):
         return False
     return op_name not in FLOAT_FORMS or form in FLOAT_FORMS[op_name]
 

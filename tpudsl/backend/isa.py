@@ -39,9 +39,7 @@ CONST_OPS = {"AddConst": 0, "SubConst": 1, "MulConst": 2, "MaxConst": 3, "MinCon
 ACTIVE_MODES = {"RELU": 0, "SIGMOID": 1, "TANH": 2, "EXP": 3, "ABSVAL": 4, "GELU": 5, "SQRT": 6, "LEAKY_RELU": 7}
 REDUCE_MODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceL1": 4, "ReduceL2": 5,
                 "ReduceProd": 6}
-# Reduce modes with F32 records only: the interpreter's F16/BF16 L1, L2 and product are not exactly
-# rounded (docs/quantization.md), so no record could match them bit for bit.
-REDUCE_F32_ONLY = ("ReduceL1", "ReduceL2", "ReduceProd")
+ARG_MODES = {"ArgMax": 0, "ArgMin": 1}
 PAD_MODES = {"constant": 0, "edge": 1}
 INTERP_MODES = {"nearest": 0, "linear": 1}
 COORD_MODES = {"align_corners": 0, "half_pixel": 1, "pytorch_half_pixel": 2, "asymmetric": 3}
@@ -982,6 +980,90 @@ class BdcSelect(Record):
     b_value: float
 
 
+# ---- issue 11, third round: index ops (opcodes 71-74; 75 and 90-94 kept free) ----
+
+
+@dataclass(frozen=True)
+class BdcArg(Record):
+    """ArgMax / ArgMin (`mode`, ARG_MODES) of in (n, c, h, w) along C (across lanes): idx (n, 1, h, w)
+    in idx_dtype holds the index of the first (select_last: the last) extreme element, a NaN counting
+    as the extreme of both; val_addr (NO_ADDR: absent) the element itself, in the record's dtype."""
+
+    OPCODE: ClassVar[int] = 71
+    FORMAT: ClassVar[str] = "BBB5IIBI"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    mode: int
+    select_last: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    idx_addr: int
+    idx_dtype: int
+    val_addr: int
+
+
+@dataclass(frozen=True)
+class BdcTopK(Record):
+    """The k largest (largest 0: smallest) elements of in (n, c, h, w) along C, in that order, ties
+    by the lower index first and NaN after every number: values (n, k, h, w) in the record's dtype
+    at val_addr, their indices in idx_dtype at idx_addr."""
+
+    OPCODE: ClassVar[int] = 72
+    FORMAT: ClassVar[str] = "BB5IIIIB"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    largest: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    k: int
+    val_addr: int
+    idx_addr: int
+    idx_dtype: int
+
+
+@dataclass(frozen=True)
+class BdcCumSum(Record):
+    """out[:, i] = out[:, i - 1] + in[:, i] along C (across lanes), out[:, 0] = in[:, 0]; each
+    partial sum is rounded to the record's dtype before the next element is added."""
+
+    OPCODE: ClassVar[int] = 73
+    FORMAT: ClassVar[str] = "B5II"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+
+
+@dataclass(frozen=True)
+class BdcTrilu(Record):
+    """out = in where row i, column j of each (h, w) plane keep j - i >= diagonal (upper) or
+    j - i <= diagonal (lower), else 0; i counts from row0, the slice's first row in the tensor."""
+
+    OPCODE: ClassVar[int] = 74
+    FORMAT: ClassVar[str] = "BB5IIiI"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    upper: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    diagonal: int
+    row0: int
+
+
 def reflect_index(i: np.ndarray, size: int, mode: int) -> np.ndarray:
     """The input index an out-of-range index i of a padded dim of `size` reads (i in range: itself).
     reflect (mode 0): mirrored about the edge elements, period 2 (size - 1); symmetric (1): the
@@ -1027,7 +1109,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
-                                BdcConstSumQ, BdcSelect)
+                                BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

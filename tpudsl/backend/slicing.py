@@ -825,9 +825,6 @@ def check_modelled(op: Operation) -> None:
                           f"{len(shape_of(op.operands[0]))} tensor is not modelled (only 4-D, nearest/linear)")
     if op.name == "tpu.Reduce" and a["mode"] not in isa.REDUCE_MODES:
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled (only {', '.join(isa.REDUCE_MODES)})")
-    if op.name == "tpu.Reduce" and a["mode"] in isa.REDUCE_F32_ONLY and dtype_of(op.results[0]) != "f32":
-        raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} in {dtype_of(op.results[0])} is not modelled "
-                          f"(F32 only)")
     if op.name == "tpu.Pad" and a["mode"] not in (*isa.PAD_MODES, *isa.REFLECT_MODES):
         raise TpudslError(f"backend: {describe(op)}: mode {a['mode']} is not modelled")
     if op.name == "tpu.Active" and len(a.get("coeffs") or []) != _ACTIVE_COEFFS.get(a["mode"], 0):

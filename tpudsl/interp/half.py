@@ -184,3 +184,54 @@ def quotients(e: Array, fmt: Format) -> Array:
         return f, float((value > f) - (value < f))
 
     return _rounded(q, err, fmt, exact)
+
+
+def _sqrt_sticky(total: Fraction) -> tuple[float, float]:
+    """(sqrt(total) truncated to about 50 significant bits, 1.0 when the rest is not zero): exact
+    integer square roots (total > 0, its denominator a power of two). round_to with this sticky
+    is the correctly rounded square root: the truncation's grid is finer than the format's halves."""
+    num, den = total.numerator, total.denominator
+    scale = den.bit_length() - 1  # total = num / 2^scale, scale made even
+    if scale % 2:
+        num, scale = num * 2, scale + 1
+    t = (num.bit_length() - 100) // 2  # num / 4^t has about 100 bits, its root about 50
+    part = num >> 2 * t if t > 0 else num << -2 * t
+    root = math.isqrt(part)
+    exact = root * root == part and (t <= 0 or part << 2 * t == num)
+    return math.ldexp(root, t - scale // 2), 0.0 if exact else 1.0
+
+
+def norms(t: Array, fmt: Format) -> Array:
+    """round(sqrt(the exact sum of t * t along the last axis)) exactly (ReduceL2): the squares of
+    f16/bf16 values are exact in float64, the float64 sum of n of them is within (n - 1) 2^-53 of
+    itself, and the square root halves that."""
+    sq = t * t
+    q = np.sqrt(sq.sum(axis=-1))
+
+    def exact(index: tuple[int, ...]) -> tuple[float, float]:
+        terms = sq[index]
+        if not np.isfinite(terms).all():
+            return float(np.sqrt(np.sum(terms))), 0.0
+        total = sum(map(Fraction, terms.tolist()), Fraction(0))
+        return (0.0, 0.0) if total == 0 else _sqrt_sticky(total)
+
+    return _rounded(q, q * ((t.shape[-1] + 4) * _U), fmt, exact)
+
+
+def products(t: Array, fmt: Format) -> Array:
+    """round(the exact product along the last axis) (ReduceProd): mantissas and exponents apart
+    (np.frexp) so that no partial product leaves float64's range; the float64 product of n
+    mantissas is within (n - 1) 2^-53 of its own size. A product that is exactly zero has the sign
+    of the product of the signs (IEEE's rule for one multiplication); inf and NaN as IEEE's."""
+    m, e = np.frexp(t)
+    mantissa, exponent = m.prod(axis=-1), e.sum(axis=-1)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        q = np.ldexp(mantissa, np.clip(exponent, -2000, 2000))  # beyond: 0 or inf in both formats
+        lo, hi = _decide(q - np.abs(q) * ((t.shape[-1] + 2) * 2 * _U), q + np.abs(q) * ((t.shape[-1] + 2) * 2 * _U),
+                         fmt)
+    y = np.where(np.isfinite(q), lo, q)
+    for index in map(tuple, np.argwhere(np.isfinite(q) & ~(lo == hi))):
+        exact = math.prod(map(Fraction, t[index].tolist()))
+        f = float(exact)
+        y[index] = round_to(np.array(f), fmt, np.array(float((exact > f) - (exact < f))))
+    return y

@@ -120,11 +120,22 @@ def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return pool_keepdims(half.sums(windows, counts, fmt), a)
 
 
+# Reduce modes exactly rounded: (the rows of the reduced elements, fmt) -> the rounded values.
+_REDUCE_HALF: dict[str, Callable[[Array, Format], Array]] = {
+    "ReduceSum": lambda t, fmt: half.sums(t, None, fmt),
+    "ReduceMean": lambda t, fmt: half.sums(t, np.float64(t.shape[-1]), fmt),
+    "ReduceL1": lambda t, fmt: half.sums(np.abs(t), None, fmt),
+    "ReduceL2": half.norms,
+    "ReduceProd": half.products,
+}
+
+
 def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
-    """ReduceSum / ReduceMean exactly rounded; None (Top's kernel) for the other modes: max and min
-    need no rounding, and the backend emits no other (they stay float32, rounded once)."""
+    """ReduceSum / Mean / L1 / L2 / Prod, the exact value rounded once; None (Top's kernel) for the
+    other modes: max and min need no rounding, and the backend emits no other (they stay float32,
+    rounded once)."""
     mode = a["mode"]
-    if mode not in ("ReduceSum", "ReduceMean"):
+    if mode not in _REDUCE_HALF:
         return None
     x = _f64(ins[0])
     axes = reduce_axes(a, x.ndim)
@@ -132,7 +143,7 @@ def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0)))
     rest = moved.shape[:x.ndim - len(axes)]
     t = moved.reshape(*rest, -1)
-    y = half.sums(t, None if mode == "ReduceSum" else np.float64(t.shape[-1]), fmt)
+    y = _REDUCE_HALF[mode](t, fmt)
     kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     return y.reshape(kept) if keepdims else y
 

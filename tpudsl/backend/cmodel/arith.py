@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tpudsl.backend.cmodel import arith_half
+from tpudsl.backend.cmodel import arith_half, arith_reduce_half
 
 
 def relu(y: np.ndarray, do_relu: int, limit: float) -> np.ndarray:
@@ -210,8 +210,10 @@ REDUCE = [np.sum, np.mean, np.max, np.min, _l1, _l2, np.prod]  # by isa.REDUCE_M
 
 
 def reduce_c(x, r) -> np.ndarray:
-    """The record's reduction of x (n, c, h, w) along C, in float32 (F16/BF16 sum and mean: exact,
-    rounded once)."""
+    """The record's reduction of x (n, c, h, w) along C, in float32 (F16/BF16 sum, mean, L1, L2 and
+    product: exact, rounded once; the last three in arith_reduce_half.py)."""
+    if arith_half.is_half(x.dtype) and r.mode in arith_reduce_half.HALF_MODES:
+        return arith_reduce_half.HALF_MODES[r.mode](x)
     if arith_half.is_half(x.dtype) and r.mode in (0, 1):
         xf = x.astype(np.float64)
         s, a = xf.sum(axis=1, keepdims=True), np.abs(xf).sum(axis=1, keepdims=True)

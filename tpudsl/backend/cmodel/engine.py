@@ -288,9 +288,6 @@ def _reduce(m: Memory, r: isa.BdcReduce) -> None:
     dt = numpy_dtype(r.dtype)
     if not 0 <= r.mode < len(arith.REDUCE):
         raise Fault(f"unknown reduce mode {r.mode}")
-    name = list(isa.REDUCE_MODES)[r.mode]
-    if name in isa.REDUCE_F32_ONLY and dt != F32:
-        raise Fault(f"{name} has no {dt} arithmetic (F32 only)")
     m.write_local(r.out_addr, arith.reduce_c(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
 
 
