@@ -117,7 +117,8 @@ class AddressAssignPass(ModulePass):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
             for r in o.results:
-                addresses[r] = acts.alloc(nbytes(r))
+                if isinstance(r.type, TensorType):  # not an absent result (Arg's values)
+                    addresses[r] = acts.alloc(nbytes(r))
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in set(operands[i]):

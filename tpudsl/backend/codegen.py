@@ -72,9 +72,12 @@ def _relu(op: Operation) -> tuple[int, float]:
 
 
 def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
-             plan: SlicePlan) -> isa.Record:
-    """The BDC record of one slice (local addresses of its input tiles, whole tiles and output)."""
+             plan: SlicePlan, extra: tuple[int, ...] = ()) -> isa.Record:
+    """The BDC record of one slice (local addresses of its input tiles, whole tiles, output and the
+    further results' parts)."""
     a, kind, dtype = attrs_of(op), KINDS[op.name], isa.DTYPES[dtype_of(op.results[0])]
+    if kind in _INDEX:
+        return _INDEX[kind](op, a, ins[0], out, extra)
     if kind in ("conv", "pool"):
         kh, kw = a["kernel_shape"]
         sh, sw = a["strides"]
@@ -154,6 +157,24 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         raise TpudslError(f"codegen: {describe(op)}: mode {mode} has no instruction")
     limit = a["alpha"] if name == "LeakyRelu" else a.get("relu_limit", -1.0)
     return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(limit))
+
+
+def _index_dtype(value: SSAValue) -> int:
+    return isa.DTYPES[dtype_of(value)]
+
+
+# Index records (71-74) by kind: (op, attributes, input, output, further results' addresses) -> record.
+_INDEX: dict[str, Callable[[Operation, AttrView, tuple[int, Tile], tuple[int, Tile], tuple[int, ...]], isa.Record]] = {
+    "arg": lambda op, a, x, out, extra: isa.BdcArg(
+        _index_dtype(op.operands[0]), isa.ARG_MODES[a["mode"]], int(bool(a["select_last_index"])), *_local(x), out[0],
+        _index_dtype(op.results[0]), extra[0] if extra else isa.NO_ADDR),
+    "topk": lambda op, a, x, out, extra: isa.BdcTopK(
+        _index_dtype(op.operands[0]), int(bool(a["largest"])), *_local(x), out[1].shape[1], out[0], extra[0],
+        _index_dtype(op.results[1])),
+    "cumsum": lambda op, a, x, out, extra: isa.BdcCumSum(_index_dtype(op.results[0]), *_local(x), out[0]),
+    "trilu": lambda op, a, x, out, extra: isa.BdcTrilu(_index_dtype(op.results[0]), int(bool(a["upper"])), *_local(x),
+                                                       out[0], int(a["diagonal"]), out[1].start[2]),
+}
 
 
 # The Tpu ops BdcBinaryX / BdcConstX compute: attributes -> (isa.ELEMENTWISE_X_OPS key, reverse,
@@ -283,9 +304,10 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
 
 
 def compute_record(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: tuple[int, Tile],
-                   plan: SlicePlan) -> isa.Record:
-    """The BDC record of one slice of `op`, float or INT8 (also a layer group's, layer_group/emit.py)."""
-    return (_compute_int8 if is_int8(op) else _compute)(op, ins, whole, out, plan)
+                   plan: SlicePlan, extra: tuple[int, ...] = ()) -> isa.Record:
+    """The BDC record of one slice of `op`, float or INT8 (also a layer group's, layer_group/emit.py);
+    `extra`: the local addresses of the further results' parts (plan.extra)."""
+    return _compute_int8(op, ins, whole, out, plan) if is_int8(op) else _compute(op, ins, whole, out, plan, extra)
 
 
 def op_secs(op: Operation) -> Secs:
@@ -348,8 +370,9 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
             prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
         out = (lmem.take(plan.output), plan.output)
-        prog.records.append(compute_record(op, ins, whole, out, plan))
-        prog.records.append(_gdma(isa.GdmaStore, plan.output, out[0]))
+        extra = [(lmem.take(t), t) for t in plan.extra]
+        prog.records.append(compute_record(op, ins, whole, out, plan, tuple(laddr for laddr, _ in extra)))
+        prog.records += [_gdma(isa.GdmaStore, t, laddr) for laddr, t in [out, *extra]]
 
 
 def _tensor(name: str, value: SSAValue) -> dict:

@@ -55,6 +55,12 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = rounds(r.c + r.pc0 + r.pc1) * r.on * r.oh * (r.w + r.pw0 + r.pw1) / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.GdmaGather):  # the indices read, the gathered slabs moved
         work = (r.count * _bytes(r.index_dtype) + r.outer * r.count * r.inner * r.esize) / chip.dma_bytes_per_cycle
+    elif isinstance(r, (isa.BdcArg, isa.BdcTrilu)):  # one compare (select) per element
+        work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcTopK):  # k passes, each picking the next element of every row
+        work = r.k * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcCumSum):  # a scan across lanes: one channel after another
+        work = r.c * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

@@ -207,6 +207,14 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                     + _optional(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
                                     + _optional(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
                                     local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcArg: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                 local(chip, r.idx_addr, (r.n, 1, r.h, r.w), r.idx_dtype)
+                                 + _optional(chip, r.val_addr, (r.n, 1, r.h, r.w), r.dtype)),
+    isa.BdcTopK: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
+                                  local(chip, r.val_addr, (r.n, r.k, r.h, r.w), r.dtype)
+                                  + local(chip, r.idx_addr, (r.n, r.k, r.h, r.w), r.idx_dtype)),
+    isa.BdcCumSum: _elementwise,
+    isa.BdcTrilu: _elementwise,
     isa.GdmaGather: lambda r, chip: (_global(r.src, (1,), (r.outer * r.axis * r.inner * r.esize,), 1)
                                      + _global(r.idx, (1,), (r.count,), _esize(r.index_dtype)),
                                      _global(r.dst, (1,), (r.outer * r.count * r.inner * r.esize,), 1)),

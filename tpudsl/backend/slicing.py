@@ -39,12 +39,13 @@ KINDS: dict[str, str] = {
     **{f"tpu.{n}": "unary" for n in ("Clip", "Reciprocal", "Pow", "Pow2", "CompareConst")},
     "tpu.Expand": "expand", "tpu.Depth2Space": "depth2space", "tpu.Tile": "tile",
     "tpu.Where": "select", "tpu.MaskedFill": "select",
+    "tpu.Arg": "arg", "tpu.TopK": "topk", "tpu.CumSum": "cumsum", "tpu.Trilu": "trilu", "tpu.Reverse": "reverse",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast", "DivConst", "LeakyRelu")},
 }
 # Kinds with no BDC record: each slice's input part moves through local memory to its output place.
-MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile")
+MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile", "reverse")
 # Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes;
 # Gather with constant indices: one contiguous copy per (outer index, gathered index).
 GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
@@ -121,6 +122,7 @@ class SlicePlan:
     output: Tile
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right of this slice
     npads: tuple[int, int] = (0, 0)  # before, after along N (Pad's slices)
+    extra: tuple[Tile, ...] = ()  # the parts of the op's further results (Arg's values, TopK's indices)
 
 
 def whole(value: SSAValue, shape: Dims4, strides: Dims4 | None = None) -> Tile:
@@ -475,6 +477,71 @@ def _reduce_input(op: Operation, part: Part) -> SlicePlan:
                      Tile(op.results[0], start, (shape[0], out_view[1], shape[2], 1), contiguous(out_view)))
 
 
+def axis_view(op: Operation) -> Dims4:
+    """The input of an op along one axis (Arg, TopK, CumSum) as (outer, axis, inner, 1): the axis on
+    C, never sliced (a scan or a choice along it needs the whole row), the dims before it on N and
+    after it on H, both sliced."""
+    shape = shape_of(op.operands[0])
+    axis = attrs_of(op)["axis"] % len(shape)
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return prod(shape[:axis]), shape[axis], prod(shape[axis + 1:]), 1
+
+
+def _axis_input(op: Operation, part: Part) -> SlicePlan:
+    """Whole rows along the axis in; each result's part the same rows, its C the result's along
+    the axis (Arg 1, TopK k, CumSum the axis)."""
+    n, h = part.n, part.h
+    view = axis_view(op)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
+    ys = shape_of(op.results[0])  # Arg's may have lost the axis (keepdims false)
+    channels = 1 if KINDS[op.name] == "arg" else ys[attrs_of(op)["axis"] % len(ys)]
+    out_view = (view[0], channels, view[2], 1)
+    outs = [Tile(v, start, (shape[0], channels, shape[2], 1), contiguous(out_view)) for v in op.results
+            if isinstance(v.type, TensorType)]
+    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))], outs[0], extra=tuple(outs[1:]))
+
+
+def trilu_view(op: Operation) -> Dims4:
+    """Trilu's tensor as (the dims before the last three, the third last, rows, columns): each
+    (h, w) plane is one matrix; N and H (its rows) are sliced, the record told the first row."""
+    shape = shape_of(op.operands[0])
+    if len(shape) < 2:
+        raise TpudslError(f"backend: {describe(op)}: a rank-{len(shape)} tensor; Trilu needs rank >= 2")
+    return (int(np.prod(shape[:-3], dtype=np.int64)), shape[-3] if len(shape) > 2 else 1, shape[-2], shape[-1])
+
+
+def _trilu_input(op: Operation, part: Part) -> SlicePlan:
+    n, h = part.n, part.h
+    view = trilu_view(op)
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], view[3])
+    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
+                     Tile(op.results[0], start, shape, contiguous(view)))
+
+
+def reverse_view(op: Operation) -> tuple[Dims4, int]:
+    """Reverse's tensor as a 4-D view and the reversed dim in it: rank <= 4 right-aligned; above,
+    (the dims before the axis, the axis, the dims after it, 1)."""
+    shape, axis = shape_of(op.operands[0]), attrs_of(op)["axis"] % len(shape_of(op.operands[0]))
+    if len(shape) <= 4:
+        return as4d(op, shape), axis + 4 - len(shape)
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return (prod(shape[:axis]), shape[axis], prod(shape[axis + 1:]), 1), 1
+
+
+def _reverse_input(op: Operation, part: Part) -> SlicePlan:
+    """The output part read from the input through a negative stride along the reversed dim, from
+    its last element: one GDMA load reverses (slices along the reversed dim read the mirrored rows),
+    the store is contiguous."""
+    n, h = part.n, part.h
+    view, axis = reverse_view(op)
+    strides = list(contiguous(view))
+    base = (view[axis] - 1) * strides[axis]
+    strides[axis] = -strides[axis]
+    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], view[3])
+    return SlicePlan([Tile(op.operands[0], start, shape, tuple(strides), base)],  # type: ignore[arg-type]
+                     Tile(op.results[0], start, shape, contiguous(view)))
+
+
 BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "conv": _window_input,
     "pool": _window_input,
@@ -493,6 +560,11 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "reduce": _reduce_input,
     "scale": _scale_input,
     "expand": _expand_input,
+    "arg": _axis_input,
+    "topk": _axis_input,
+    "cumsum": _axis_input,
+    "trilu": _trilu_input,
+    "reverse": _reverse_input,
 }
 
 
@@ -609,6 +681,12 @@ def output_dims(op: Operation) -> tuple[int, int]:
         return reduce_view(op)[0], reduce_view(op)[2]
     if KINDS[op.name] == "groupnorm":
         return shape_of(op.operands[0])[0], 1
+    if KINDS[op.name] in ("arg", "topk", "cumsum"):
+        return axis_view(op)[0], axis_view(op)[2]
+    if KINDS[op.name] == "trilu":
+        return trilu_view(op)[0], trilu_view(op)[2]
+    if KINDS[op.name] == "reverse":
+        return reverse_view(op)[0][0], reverse_view(op)[0][2]
     if KINDS[op.name] == "scale":
         return scale_view(op)[0], scale_view(op)[2]
     if KINDS[op.name] == "tile":  # the input's grid, each part moved to every repeat
@@ -722,7 +800,7 @@ def tile_bytes(tile: Tile, chip: Chip) -> int:
 
 def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
     """The local tensors of one slice besides the whole-loaded ones (a concat part moves through one)."""
-    return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output]
+    return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output, *plan.extra]
 
 
 def footprint(op: Operation, secs: Secs, chip: Chip, slice_weights: bool = False) -> int:
@@ -777,6 +855,7 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.LeakyRelu": {"multiplier": None, "multiplier_neg": None, "rshift": None, "rshift_neg": None},
     "tpu.PReluOp": {"rshift": 0, "rshift_pos": None, "multiplier_pos": None},
     "tpu.Where": {"x_is_const": False, "y_is_const": False},  # the branch as an attribute: BdcSelect reads tensors
+    "tpu.TopK": {"replace_topk_indices": False},
 }
 # tpu.Active modes whose function takes coeffs (isa.ACTIVE_EXTRA_MODES), and how many.
 _ACTIVE_COEFFS = {"ELU": 1, "HSIGMOID": 2, "SWISH": 1}
@@ -842,9 +921,15 @@ def check_modelled(op: Operation) -> None:
     if op.name == "tpu.MatMul" and any(isinstance(v.type, TensorType) for v in op.operands[3 + int8:]):
         raise TpudslError(f"backend: {describe(op)}: the {'buffer' if int8 else 'multi/buffer'} operands are not "
                           f"modelled")
+    if op.name in ("tpu.Arg", "tpu.TopK"):  # the values result copies the input's elements
+        values = op.results[1 if op.name == "tpu.Arg" else 0]
+        if isinstance(values.type, TensorType) and dtype_of(values) != dtype_of(op.operands[0]):
+            raise TpudslError(f"backend: {describe(op)}: {dtype_of(values)} values of a {dtype_of(op.operands[0])} "
+                              f"input are not modelled")
     tables = {"tpu.Softmax": 1 + int8, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
               "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3, "tpu.RMSNorm": 2,
-              "tpu.Scale": 3, "tpu.Expand": 1, "tpu.Tile": 1}.get(op.name, len(op.operands))
+              "tpu.Scale": 3, "tpu.Expand": 1, "tpu.Tile": 1,
+              "tpu.TopK": 1, "tpu.CumSum": 1}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:

@@ -214,7 +214,7 @@ SPECS: list[OpSpec] = [
            shape=S.reduce),
     OpSpec("tpu.Arg", results=("indices", "values?"),
            attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED), "mode": A("str", REQUIRED, ("ArgMin", "ArgMax")),
-                  "select_last_index": A("bool", True)},
+                  "select_last_index": A("bool", True), **GINFO},
            shape=S.arg),
     OpSpec("tpu.Where", operands=("cond", "tbrn?", "fbrn?", "buffer?"),
            attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),

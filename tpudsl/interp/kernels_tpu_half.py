@@ -148,6 +148,17 @@ def reduce(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     return y.reshape(kept) if keepdims else y
 
 
+def cumsum(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
+    """Running sums along the axis, each partial sum rounded to the format before the next element
+    is added (what a chip that keeps its running sum in the result's type computes; the float32
+    sums rounded once at the end, Top's kernel, would round twice)."""
+    x = np.moveaxis(_f64(ins[0]), int(a["axis"]) % ins[0].ndim, 0)
+    y, total = np.empty_like(x), np.zeros(x.shape[1:])
+    for i in range(x.shape[0]):
+        total = y[i] = half.round_to(total + x[i], fmt)
+    return np.moveaxis(y, 0, int(a["axis"]) % ins[0].ndim)
+
+
 def softmax(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     """e = exp(z), z = beta * x - max (float64, beta a float32 as the record holds it);
     softmax = round(e / the exact sum of e); log: round(z - log(fsum(e)))."""
@@ -298,4 +309,5 @@ HALF_KERNELS: dict[str, HalfRun] = {
     "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
     "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
     "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp, "tpu.Active": active, "tpu.RMSNorm": rms_norm,
+    "tpu.CumSum": cumsum,
 }

@@ -66,7 +66,7 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
                 ("tpu.ScatterND", 1)}
 # Results that stay f32 in every float mode, for the same reason: (Tpu op, result index).
-F32_RESULTS = {("tpu.TopK", 1), ("tpu.MaxPoolWithMask", 1)}
+F32_RESULTS = {("tpu.TopK", 1), ("tpu.Arg", 0), ("tpu.MaxPoolWithMask", 1)}
 
 
 @dataclass(frozen=True)

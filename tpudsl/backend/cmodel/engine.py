@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel import arith, arith_int8, engine_extra
+from tpudsl.backend.cmodel import arith, arith_int8, engine_extra, engine_index
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -369,6 +369,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
     isa.BdcConstSumQ: _const_sum_q,
     **engine_extra.HANDLERS,
+    **engine_index.HANDLERS,
 }
 
 

@@ -47,9 +47,11 @@ class Memory:
     # ---- global ----
     def _global_view(self, what: str, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
         base, size = self.chip.gmem_start, len(self.gmem)
-        last = gaddr + sum((d - 1) * s for d, s in zip(shape, strides, strict=True) if d > 0) * dtype.itemsize
-        if gaddr < base or last + dtype.itemsize > base + size or min(strides) < 0:
-            raise Fault(f"{what}_address 0x{gaddr:x}..0x{last + dtype.itemsize:x} is outside global memory "
+        steps = [(d - 1) * s for d, s in zip(shape, strides, strict=True) if d > 0]  # a negative stride walks back
+        first = gaddr + sum(min(0, s) for s in steps) * dtype.itemsize
+        last = gaddr + sum(max(0, s) for s in steps) * dtype.itemsize
+        if first < base or last + dtype.itemsize > base + size:
+            raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside global memory "
                         f"[0x{base:x}, 0x{base + size:x})")
         return np.ndarray(shape, dtype, buffer=self.gmem.data, offset=gaddr - base,
                           strides=tuple(s * dtype.itemsize for s in strides))
