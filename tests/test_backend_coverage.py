@@ -82,20 +82,20 @@ def test_docs_list_exactly_the_refusals():
     assert not sorted(doc - want, key=str), f"listed in docs/backend.md, but has records: {sorted(doc - want, key=str)}"
 
 
-def test_a_refused_form_stops_model_deploy_naming_op_form_and_mode(tmp_path, capsys):
-    """ReduceL2 (a refused form of tpu.Reduce) in BF16: model_deploy stops after the Tpu check with
-    one line naming the op, the form and the mode, and writes no bmodel."""
-    assert ("tpu.Reduce", "ReduceL2", "BF16") in refused()
+def test_a_refused_op_stops_model_deploy_naming_op_and_mode(tmp_path, capsys):
+    """LRN (a refused op) in BF16: model_deploy stops after the Tpu check with one line naming the
+    op and the mode, and writes no bmodel."""
+    assert ("tpu.LRN", None, "BF16") in refused()
     g = Graph(np.random.default_rng(7))
-    g.shapes["x"] = (1, 4, 8)
-    g.node("ReduceL2", ["x"], (1, 4, 1), axes=[2], keepdims=1)
-    onnx.save(g.model({"x": (1, 4, 8)}, "t0_reducel2"), tmp_path / "r.onnx")
-    np.savez(tmp_path / "in.npz", x=np.ones((1, 4, 8), np.float32))
+    g.shapes["x"] = (1, 4, 8, 8)
+    g.node("LRN", ["x"], (1, 4, 8, 8), size=3)
+    onnx.save(g.model({"x": (1, 4, 8, 8)}, "t0_lrn"), tmp_path / "r.onnx")
+    np.savez(tmp_path / "in.npz", x=np.ones((1, 4, 8, 8), np.float32))
     model_transform.run(["--model_name", "r", "--model_def", str(tmp_path / "r.onnx"), "--mlir",
                          str(tmp_path / "r.mlir"), "--test_input", str(tmp_path / "in.npz")])
     model_deploy.run(["--mlir", str(tmp_path / "r.mlir"), "--quantize", "BF16", "--processor", "tiny",
                       "--model", str(tmp_path / "r.bmodel"), "--test_input", str(tmp_path / "r_in_f32.npz")])
     err = capsys.readouterr().err
-    assert ("stopped after the Tpu check: the backend has no instructions for 'tpu.Reduce' op \"t0_reducel2_bf16\" "
-            "(ReduceL2) in BF16 yet") in err, err
+    assert ("stopped after the Tpu check: the backend has no instructions for 'tpu.LRN' op \"t0_lrn_bf16\" "
+            "in BF16 yet") in err, err
     assert not (tmp_path / "r.bmodel").exists()

@@ -489,7 +489,7 @@ def test_masked_fill(tmp_path, inversed, mode):
 
 
 def test_reduce_l1_l2_prod_f32(tmp_path):
-    """ReduceL1/L2/Prod (BdcReduce modes 4-6, F32 only) over neighbouring axes of a 4-D input, on
+    """ReduceL1/L2/Prod (BdcReduce modes 4-6; F16/BF16: tests/test_backend_index_ops.py) over neighbouring axes of a 4-D input, on
     tiny so that the kept rows are sliced: cmodel within 1e-5 of the Tpu interpreter. Products of
     values in +-[0.7, 1.4] stay far from overflow and underflow."""
     seen = Counter()
@@ -519,12 +519,3 @@ def test_reduce_l1_l2_prod_f32(tmp_path):
     check()
     assert seen["ReduceL1"] and seen["ReduceL2"] and seen["ReduceProd"], seen
     assert seen["sliced"] >= seen["examples"] / 6, seen
-
-
-def test_reduce_l1_l2_prod_half_is_refused(tmp_path):
-    """In F16 the modes without exact rounding are an error naming the mode and the type."""
-    x = np.ones((2, 3, 4, 5), np.float32)
-    node = helper.make_node("ReduceL2", ["x", "a"], ["y"], keepdims=1)
-    top = lowered(build([node], {"x": x}, "y", {"a": np.array([1], np.int64)}, 18), "F16")
-    with pytest.raises(TpudslError, match="mode ReduceL2 in f16 is not modelled"):
-        compile_for(top, "tiny", str(tmp_path / "m.bmodel"))

@@ -418,18 +418,8 @@ def test_slicing_dynamic_filters_like_activations_is_reported_by_the_cmodel(tmp_
                         r"\((conv0\.up|conv1\.conv)\)", str(info.value)), str(info.value)
 
 
-# (Pad reflect and ReduceL2 in F32, once here, have records now: tests/test_backend_fillins.py)
-@pytest.mark.parametrize("mode, message", [
-    ("F16", r"'tpu.Reduce' op \"t0_reducel2\w*\": mode ReduceL2 in f16 is not modelled \(F32 only\)"),
-])
-def test_unmodelled_modes_are_an_error_naming_the_mode(tmp_path, mode, message):
-    from tpudsl.ir.diagnostics import TpudslError
-
-    g = Graph(np.random.default_rng(20))
-    g.shapes["x"] = X
-    out = g.node("ReduceL2", ["x"], (2, 3, 40, 1), axes=[3], keepdims=1)
-    with pytest.raises(TpudslError, match=r"backend: " + message):
-        compile_for(lowered(g.model({"x": X}, out), mode), "tiny", str(tmp_path / "m.bmodel"))
+# (Pad reflect and ReduceL1/L2/Prod, once refused here, have records now: tests/test_backend_fillins.py,
+# tests/test_backend_index_ops.py)
 
 
 # Resize -> tpu.Interp: mode, coordinate mode, nearest rounding, output (h, w), input (X unless given).

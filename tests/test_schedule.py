@@ -85,6 +85,10 @@ def gdma(draw, cls):
         strides[d], size = size, size * shape[d]
     esize = isa.DTYPE_BYTES[dt]
     gaddr = CHIP.gmem_start + draw(st.integers(0, (GMEM - size * esize) // esize // 4)) * 4 * esize
+    back = draw(st.sampled_from([None, 0, 1, 2, 3]))  # a dim walked backwards from its last element (Reverse)
+    if back is not None:
+        gaddr += (shape[back] - 1) * strides[back] * esize
+        strides[back] = -strides[back]
     return cls(isa.DTYPES[dt], gaddr, *strides, draw(laddr()), *shape)
 
 
@@ -253,8 +257,8 @@ RECORDS = {
     isa.BdcConstQ: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConstQ(I8, isa.CONST_OPS["MulConst"], 0, i, n, c, h,
                                                                        w, o, 0.5, 0, -1.0, *d(requant))),
     isa.BdcDeconv: deconv(),
-    isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(  # L1/L2/Prod (4-6): F32 only
-        dt, d(st.integers(0, len(isa.REDUCE_MODES) - 1 if dt == DT["f32"] else 3)), i, n, c, h, w, o)),
+    isa.BdcReduce: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcReduce(
+        dt, d(st.integers(0, len(isa.REDUCE_MODES) - 1)), i, n, c, h, w, o)),
     isa.BdcPad: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcPad(dt, d(st.integers(0, 1)), i, n, c, h, w, o,
                                                                  *[d(st.integers(0, 2)) for _ in range(8)], 1.5)),
     isa.BdcInterp: interp(),
@@ -286,7 +290,28 @@ RECORDS = {
         *d(zps)[1:], d(requant)[0], d(st.integers(0, 40)), 0, d(st.integers(-2**52, 2**52)), d(st.integers(0, 1)),
         -1.0)),
     isa.BdcSelect: select(),
+    isa.BdcArg: unary(lambda d, dt, i, n, c, h, w, o: _arg(d, dt, i, n, c, h, w, o)),
+    isa.BdcTopK: unary(lambda d, dt, i, n, c, h, w, o: _topk(d, dt, i, n, c, h, w, o)),
+    isa.BdcCumSum: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcCumSum(dt, i, n, c, h, w, o)),
+    isa.BdcTrilu: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcTrilu(
+        dt, d(st.integers(0, 1)), i, n, c, h, w, o, d(st.integers(-3, 3)), d(st.integers(0, 5)))),
 }
+
+
+def _after(laddr: int, shape, dtype: int) -> int:
+    """The first address after a local tensor's bytes: a record's second result never overlaps its first."""
+    return laddr + isa.lane_bytes(*shape, isa.DTYPE_BYTES[isa.DTYPE_NAMES[dtype]], CHIP.lanes, CHIP.eu_bytes)
+
+
+def _arg(draw, dt, i, n, c, h, w, o):
+    idx_dtype = draw(st.sampled_from(list(DT.values())))
+    values = draw(st.sampled_from([isa.NO_ADDR, _after(o, (n, 1, h, w), idx_dtype)]))
+    return isa.BdcArg(dt, draw(st.integers(0, 1)), draw(st.integers(0, 1)), i, n, c, h, w, o, idx_dtype, values)
+
+
+def _topk(draw, dt, i, n, c, h, w, o):
+    k = draw(st.integers(1, c))
+    return isa.BdcTopK(dt, draw(st.integers(0, 1)), i, n, c, h, w, k, o, _after(o, (n, k, h, w), dt), DT["f32"])
 
 
 def _requant_z(draw, dt, i, n, c, h, w, o):

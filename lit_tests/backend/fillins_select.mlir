@@ -11,10 +11,13 @@
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=SAME
 // RUN: model_tool --timeline %t/m.bmodel -o %t/m.svg && filecheck %s --check-prefix=SVG < %t/m.svg
-// Where it must not run: ReduceL2 in BF16 (the interpreter's is not exactly rounded) is an error
-// naming the mode and the type.
+// In BF16 too (ReduceL2 is the exact value rounded once on both sides, issue 11's third round):
+// bit for bit.
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=tiny mode=BF16" --convert-top-to-tpu -o %t/bf16.mlir
-// RUN: not tpuc-opt %t/bf16.mlir --address-assign --layer-group --codegen="model_file=%t/bf16.bmodel" 2>&1 | filecheck %s --check-prefix=BF16
+// RUN: tpuc-opt %t/bf16.mlir --address-assign --layer-group --codegen="model_file=%t/bf16.bmodel" -o %t/bf16_final.mlir
+// RUN: model_runner --input %t/in.npz --model %t/bf16.mlir --output %t/bf16_tpu.npz
+// RUN: model_runner --input %t/in.npz --model %t/bf16.bmodel --output %t/bf16_bmodel.npz
+// RUN: npz_tool compare %t/bf16_bmodel.npz %t/bf16_tpu.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=BF16
 
 // FINAL: "tpu.Where"{{.*[nh]secs = [2-9]}}
 // FINAL: "tpu.MaskedFill"
@@ -24,7 +27,8 @@
 // SVG-DAG: where: instruction {{[0-9]+}} BdcSelect
 // SVG-DAG: fill: instruction {{[0-9]+}} BdcSelect
 // SVG-DAG: y: instruction {{[0-9]+}} BdcReduce
-// BF16: error: backend: 'tpu.Reduce' op "y{{[_a-z0-9]*}}": mode ReduceL2 in bf16 is not modelled (F32 only)
+// BF16: y {{.*}} EQUAL
+// BF16: npz compare PASSED.
 module attributes {module.chip = "ALL", module.name = "select", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "w.npz"} {
   func.func @main(%arg0: tensor<2x3x40x30xf32>, %arg1: tensor<2x1x40x1xf32>) -> tensor<2x1x40x30xf32> {
     %x = "top.Input"(%arg0) : (tensor<2x3x40x30xf32>) -> tensor<2x3x40x30xf32> loc("x")
