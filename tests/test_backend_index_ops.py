@@ -245,36 +245,44 @@ def test_reverse_is_a_load_through_a_negative_stride(tmp_path):
     tally.assert_each_in(1 / 10)
 
 
-def _exact_in_float64(t: np.ndarray, mode: str, y: np.ndarray) -> None:
-    """Assert that the float64 values y are the exact sums / products / sums of squares of the rows
-    of t (axis 1): on the 1/64 grid of the property they are; elsewhere checked with Fractions."""
+def exact_values(t: np.ndarray, mode: str) -> np.ndarray:
+    """The exact sums of |t| or products of t's rows (axis 1) as float64, asserted representable.
+    On the 1/64 grid of the property numpy's float64 is exact (integers / 2^6 below 2^2: sums below
+    2^8, at most 4 factors); elsewhere Fractions. A zero product keeps IEEE's sign (numpy's)."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        y = np.abs(t).sum(axis=1) if mode == "ReduceL1" else np.prod(t, axis=1)
     if (t * 64 == np.round(t * 64)).all() and np.abs(t).max() <= 4 and t.shape[1] <= 64:
-        return  # integers / 2^6 below 2^2 (sums < 2^8), at most 4 factors (Prod), squares / 2^12: exact
+        return y
     rows = np.moveaxis(t, 1, -1).reshape(-1, t.shape[1]).tolist()
-    exact = {"ReduceL1": lambda r: sum(abs(Fraction(a)) for a in r), "ReduceProd": lambda r: math.prod(map(Fraction, r)),
-             "ReduceL2": lambda r: sum(Fraction(a) ** 2 for a in r)}[mode]
-    assert all(Fraction(float(v)) == exact(r) for v, r in zip(y.ravel(), rows, strict=True))
+    exact = [sum(abs(Fraction(a)) for a in r) if mode == "ReduceL1" else math.prod(map(Fraction, r)) for r in rows]
+    assert all(Fraction(float(e)) == e for e in exact)
+    values = np.array([float(e) for e in exact]).reshape(y.shape)
+    return np.where(values == 0, y, values)
+
+
+def rounded_sqrt(total: Fraction, dt: np.dtype) -> float:
+    """sqrt(total) rounded to dt: of a float guess and its two neighbours, the one whose interval
+    between the midpoints holds sqrt(total) (sqrt(total) > m iff total > m^2), a tie going to the
+    even bit pattern."""
+    bits = int(np.array(math.sqrt(float(total))).astype(dt).view(np.uint16))
+    value = lambda b: Fraction(float(np.array(max(b, 0), np.uint16).view(dt)))  # noqa: E731
+    g, lo, hi = value(bits), value(bits - 1), value(bits + 1)
+    m_lo, m_hi = (lo + g) / 2, (g + hi) / 2
+    if total > 0 and (total < m_lo**2 or (total == m_lo**2 and bits % 2)):
+        return float(lo)
+    return float(hi if total > m_hi**2 or (total == m_hi**2 and bits % 2) else g)
 
 
 def reduce_reference(x: np.ndarray, mode: str, dt: np.dtype) -> np.ndarray:
-    """ReduceL1 / L2 / Prod over axis 1 of (outer, r, inner) in dt: the exact value rounded once.
-    The values make every float64 step here exact (_exact_in_float64), so numpy's one conversion
-    to dt is the one rounding; L2's square root is not exact: the guess's neighbours win where the
-    exact sum of squares passes the square of the midpoint between them (exact in float64 for
-    16-bit values), a tie going to the even bit pattern."""
+    """ReduceL1 / L2 / Prod over axis 1 of (outer, r, inner) in dt: the exact value rounded once
+    (L1, Prod: exact_values, then numpy's one conversion to dt; L2: rounded_sqrt of the exact sum
+    of squares)."""
     t = x.astype(np.float64)
     if mode in ("ReduceL1", "ReduceProd"):
-        y = np.abs(t).sum(axis=1) if mode == "ReduceL1" else np.prod(t, axis=1)
-        _exact_in_float64(t, mode, y)
-        return y.astype(dt).astype(np.float64)
-    total = np.square(t).sum(axis=1)
-    _exact_in_float64(t, mode, total)
-    bits = np.sqrt(total).astype(dt).view(np.uint16).astype(np.int64)
-    value = lambda b: np.maximum(b, 0).astype(np.uint16).view(dt).astype(np.float64)  # noqa: E731
-    g, lo, hi = value(bits), value(bits - 1), value(bits + 1)
-    m_lo, m_hi = (lo + g) / 2, (g + hi) / 2
-    y = np.where((total > 0) & ((total < m_lo**2) | ((total == m_lo**2) & (bits % 2 == 1))), lo, g)
-    return np.where((total > m_hi**2) | ((total == m_hi**2) & (bits % 2 == 1)), hi, y)
+        return exact_values(t, mode).astype(dt).astype(np.float64)
+    rows = np.moveaxis(t, 1, -1).reshape(-1, t.shape[1]).tolist()
+    return np.array([rounded_sqrt(sum((Fraction(a) ** 2 for a in r), Fraction(0)), dt) for r in rows]).reshape(
+        t.shape[0], t.shape[2])
 
 
 def test_reduce_l1_l2_prod_half_are_exactly_rounded(tmp_path):
@@ -307,14 +315,19 @@ def test_reduce_l1_l2_prod_half_are_exactly_rounded(tmp_path):
     tally.assert_each_in(1 / 10)
 
 
-# Rows whose exact value is a tie between two values (L2: sqrt(2048^2 + 64^2 + 1) = 2049 in F16,
-# sqrt(256^2 + 16^2 + 16^2 + 1) = 257 in BF16; Prod: 3 x 683 = 2049, 3 x 86 = 258 in BF16 between 256
-# and 260), an exact square, and factors whose exponents sum past the cmodel's float64 guard (BF16).
+# Exact ties and the exact fallbacks. L2: sqrt(2048^2 + 64^2 + 1) = 2049 (F16; BF16: sqrt(256^2 +
+# 16^2 + 16^2 + 1) = 257), a tie that goes down to the even value; the same plus a tiny square, just
+# above the tie (up, though the 50-bit root is the midpoint: the sticky bit); a tie whose even
+# neighbour is above (2051; 259); 3-4-5. Prod: 3 x 683 = 2049 (BF16: 7 x 37 = 259), ties, also
+# negative; (BF16) products whose float64 partial products would overflow (2^1080 before 2^-1080) or
+# underflow (the other way round), and factors whose exponents pass the cmodel's float64 guard with a
+# -0 among them. Each row is padded to 18 elements with the mode's neutral element.
 EDGE_ROWS = {
-    "F16": ([[2048, 64, 1, 0, 0, 0, 0, 0], [3, 4, 0, 0, 0, 0, 0, 0], [1] * 8],
-            [[3, 683, 1, 1, 1, 1, 1, 1], [-3, 683, 1, 1, 1, 1, 1, 1], [4096, 2.0**-12] * 4]),
-    "BF16": ([[256, 16, 16, 1, 0, 0, 0, 0], [3, 4, 0, 0, 0, 0, 0, 0], [1] * 8],
-             [[3, 86, 1, 1, 1, 1, 1, 1], [-3, 86, 1, 1, 1, 1, 1, 1], [2.0**120, 2.0**-120] * 4]),
+    "F16": ([[2048, 64, 1], [3, 4], [1] * 8, [2048, 64, 1, 2.0**-14], [2048, 110, 14, 1]],
+            [[3, 683], [-3, 683], [4096, 2.0**-12] * 4, [0.5, -0.0, 3]]),
+    "BF16": ([[256, 16, 16, 1], [3, 4], [1] * 8, [256, 16, 16, 1, 2.0**-40], [256, 39, 4, 2, 2]],
+             [[7, 37], [-7, 37], [2.0**120] * 9 + [2.0**-120] * 9,
+              [2.0**-120] * 9 + [2.0**120] * 9, [2.0**120, 2.0**-120] * 5 + [-0.0]]),
 }
 
 
@@ -323,10 +336,13 @@ def test_reduce_l2_and_prod_decide_ties_and_range_edges_exactly(tmp_path, mode):
     """Exact ties and the exact fallbacks of both sides: cmodel == Tpu interpreter == reduce_reference."""
     dt = HALF[mode]
     for op, rows in zip(("ReduceL2", "ReduceProd"), EDGE_ROWS[mode], strict=True):
-        x = np.array(rows, np.float32)[None]
+        neutral = 0.0 if op == "ReduceL2" else 1.0
+        x = np.array([row + [neutral] * (18 - len(row)) for row in rows], np.float32)[None]
         top = lowered(build([helper.make_node(op, ["x", "a"], ["y"], keepdims=0)], x, [("y", TensorProto.FLOAT)],
                             {"a": np.array([2], np.int64)}), mode)
         got, _ = deploy(tmp_path, top, {"x": x}, mode, exact=True)
         assert_bit_exact(got["y"], reduce_reference(x.transpose(0, 2, 1), op, dt), op)
-        if op == "ReduceL2":  # the ties went to the even neighbour
-            assert got["y"][0, 0] == (2048 if mode == "F16" else 256), got["y"]
+        tie = {"F16": 2048, "BF16": 256 if op == "ReduceL2" else 260}[mode]  # to the even neighbour
+        assert got["y"][0, 0] == tie and got["y"][0, 1] == (5 if op == "ReduceL2" else -tie), got["y"]
+        if op == "ReduceL2":
+            assert got["y"][0, 3] == tie + 2 and got["y"][0, 4] == tie + 4, got["y"]  # 2050, 2052 (258, 260)
