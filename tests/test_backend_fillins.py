@@ -489,9 +489,9 @@ def test_masked_fill(tmp_path, inversed, mode):
 
 
 def test_reduce_l1_l2_prod_f32(tmp_path):
-    """ReduceL1/L2/Prod (BdcReduce modes 4-6; F16/BF16: tests/test_backend_index_ops.py) over neighbouring axes of a 4-D input, on
-    tiny so that the kept rows are sliced: cmodel within 1e-5 of the Tpu interpreter. Products of
-    values in +-[0.7, 1.4] stay far from overflow and underflow."""
+    """ReduceL1/L2/Prod (BdcReduce modes 4-6; F16/BF16: tests/test_backend_index_ops.py) in F32 over
+    neighbouring axes of a 4-D input, on tiny so that the kept rows are sliced: cmodel within 1e-5
+    of the Tpu interpreter. Products of values in +-[0.7, 1.4] stay far from overflow and underflow."""
     seen = Counter()
 
     @settings(max_examples=max(12, settings.default.max_examples // 16))

@@ -309,7 +309,8 @@ def test_reduce_l1_l2_prod_half_are_exactly_rounded(tmp_path):
         rows = x.reshape(outer, int(np.prod([shape[a] for a in axes])), -1)
         want = reduce_reference(rows, op, HALF[mode]).reshape(got["y"].shape)
         assert_bit_exact(got["y"], want, "y")
-        tally.record({mode, op, *sliced(top), *({"negative zero"} if (np.signbit(want) & (want == 0)).any() else set())})
+        negative_zero = bool((np.signbit(want) & (want == 0)).any())
+        tally.record({mode, op, *sliced(top), *({"negative zero"} if negative_zero else set())})
 
     check()
     tally.assert_each_in(1 / 10)
