@@ -159,20 +159,20 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
     return isa.BdcActive(dtype, isa.ACTIVE_MODES[mode], *_local(ins[0]), out[0], float(limit))
 
 
-def _index_dtype(value: SSAValue) -> int:
+def _dtype_code(value: SSAValue) -> int:
     return isa.DTYPES[dtype_of(value)]
 
 
 # Index records (71-74) by kind: (op, attributes, input, output, further results' addresses) -> record.
 _INDEX: dict[str, Callable[[Operation, AttrView, tuple[int, Tile], tuple[int, Tile], tuple[int, ...]], isa.Record]] = {
     "arg": lambda op, a, x, out, extra: isa.BdcArg(
-        _index_dtype(op.operands[0]), isa.ARG_MODES[a["mode"]], int(bool(a["select_last_index"])), *_local(x), out[0],
-        _index_dtype(op.results[0]), extra[0] if extra else isa.NO_ADDR),
+        _dtype_code(op.operands[0]), isa.ARG_MODES[a["mode"]], int(bool(a["select_last_index"])), *_local(x), out[0],
+        _dtype_code(op.results[0]), extra[0] if extra else isa.NO_ADDR),
     "topk": lambda op, a, x, out, extra: isa.BdcTopK(
-        _index_dtype(op.operands[0]), int(bool(a["largest"])), *_local(x), out[1].shape[1], out[0], extra[0],
-        _index_dtype(op.results[1])),
-    "cumsum": lambda op, a, x, out, extra: isa.BdcCumSum(_index_dtype(op.results[0]), *_local(x), out[0]),
-    "trilu": lambda op, a, x, out, extra: isa.BdcTrilu(_index_dtype(op.results[0]), int(bool(a["upper"])), *_local(x),
+        _dtype_code(op.operands[0]), int(bool(a["largest"])), *_local(x), out[1].shape[1], out[0], extra[0],
+        _dtype_code(op.results[1])),
+    "cumsum": lambda op, a, x, out, extra: isa.BdcCumSum(_dtype_code(op.results[0]), *_local(x), out[0]),
+    "trilu": lambda op, a, x, out, extra: isa.BdcTrilu(_dtype_code(op.results[0]), int(bool(a["upper"])), *_local(x),
                                                        out[0], int(a["diagonal"]), out[1].start[2]),
 }
 
