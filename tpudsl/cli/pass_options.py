@@ -15,46 +15,13 @@ pass field it sets, so `instantiate` converts it against the field's annotation.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import types
 import typing
 from dataclasses import dataclass
 
-from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
-from lark.exceptions import VisitError
 from xdsl.passes import ModulePass
 
 from tpudsl.ir.diagnostics import TpudslError
-
-_GRAMMAR = r"""
-pipeline: [item ("," item)*]
-?item: NAME braces?              -> pass_spec
-     | NAME "(" pipeline ")"     -> nested
-braces: "{" options "}"
-
-options: option*
-option: KEY "=" value
-      | KEY EMPTY_VALUE          -> empty_option
-      | KEY                      -> flag_option
-value: atom ("," atom)*
-?atom: WORD | DQ_STRING | SQ_STRING
-
-NAME: /[A-Za-z_][\w.-]*/
-KEY: /[A-Za-z_][\w-]*/
-WORD: /[^\s,"'{}()=]+/
-DQ_STRING: /"(\\.|[^"\\])*"/
-SQ_STRING: /'(\\.|[^'\\])*'/
-// `key=` followed by a space or the end: an empty value, not `=` before the next key.
-EMPTY_VALUE.2: /=(?=[\s}]|$)/
-%import common.WS
-%ignore WS
-"""
-
-
-@functools.cache
-def _parser() -> Lark:
-    # Built on first use: most command lines (`--shape-infer --canonicalize`) need no grammar.
-    return Lark(_GRAMMAR, start=["pipeline", "options"], parser="lalr")
 
 
 @dataclass(frozen=True)
@@ -74,77 +41,18 @@ class PassSpec:
     options: dict[str, OptionValue]
 
 
-class _ToSpecs(Transformer):
-    def pipeline(self, items: list) -> list[PassSpec]:
-        specs: list[PassSpec] = []
-        for item in items:
-            if item is not None:
-                specs.extend(item if isinstance(item, list) else [item])
-        return specs
-
-    def pass_spec(self, children: list) -> PassSpec:
-        name, *rest = children
-        return PassSpec(str(name), rest[0] if rest else {})
-
-    def nested(self, children: list) -> list[PassSpec]:
-        anchor, specs = children
-        # Everything tpudsl runs is a module pass; MLIR's op-anchored nesting is not supported.
-        if str(anchor) != "builtin.module":
-            raise TpudslError(f"pass pipeline anchor '{anchor}' is not supported; use builtin.module(...)")
-        return specs
-
-    def braces(self, children: list) -> dict[str, OptionValue]:
-        return children[0]
-
-    def options(self, children: list) -> dict[str, OptionValue]:
-        result: dict[str, OptionValue] = {}
-        for key, value in children:
-            if key in result:
-                raise TpudslError(f"option '{key}' is given twice")
-            result[key] = value
-        return result
-
-    def option(self, children: list) -> tuple[str, OptionValue]:
-        key, value = children
-        return str(key), value
-
-    def empty_option(self, children: list) -> tuple[str, OptionValue]:
-        return str(children[0]), OptionValue(())
-
-    def flag_option(self, children: list) -> tuple[str, OptionValue]:
-        return str(children[0]), OptionValue(None)
-
-    def value(self, atoms: list[Token]) -> OptionValue:
-        return OptionValue(tuple(_unquote(a) for a in atoms))
-
-
-def _unquote(token: Token) -> str:
-    if token.type in ("DQ_STRING", "SQ_STRING"):
-        return token[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
-    return str(token)
-
-
-def _parse(text: str, start: str, what: str):
-    try:
-        return _ToSpecs().transform(_parser().parse(text, start=start))
-    except VisitError as e:  # a TpudslError raised by a transformer method
-        raise e.orig_exc from None
-    except UnexpectedToken as e:
-        if e.token.type == "$END":
-            raise TpudslError(f"cannot parse {what} '{text}': unexpected end of text") from None
-        raise TpudslError(f"cannot parse {what} '{text}': unexpected '{e.token}' at column {e.column}") from None
-    except UnexpectedInput as e:
-        raise TpudslError(f"cannot parse {what} '{text}': unexpected character at column {e.column}") from None
-
-
 def parse_pipeline(text: str) -> list[PassSpec]:
     """`a,b{x=1}` or `builtin.module(a,b{x=1})` -> pass specs in order."""
-    return _parse(text, "pipeline", "pass pipeline")
+    from tpudsl.cli.pass_grammar import parse  # lark: only for a command line with options
+
+    return parse(text, "pipeline", "pass pipeline")
 
 
 def parse_options(text: str) -> dict[str, OptionValue]:
     """`x=1 name="a b" list=1,2` -> {key: value}."""
-    return _parse(text, "options", "pass options")
+    from tpudsl.cli.pass_grammar import parse
+
+    return parse(text, "options", "pass options")
 
 
 def option_fields(cls: type[ModulePass]) -> dict[str, type]:
