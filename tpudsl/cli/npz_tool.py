@@ -27,7 +27,7 @@ WORST_ELEMENTS = 5
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """All arrays of an .npz file, in file order; TpudslError when it is missing or not an npz."""
-    from tpudsl.ir.module import read_npz  # with xDSL's dialects: not needed for --help
+    from tpudsl.ir.npz import read_npz  # numpy: not needed for --help
 
     return read_npz(path)
 

@@ -19,7 +19,6 @@ import errno
 import os
 import tempfile
 import weakref
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,6 +47,8 @@ import tpudsl.dialects.top  # noqa: F401  (defines top.Weight, which add_weight 
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import one_line as _one_line
+from tpudsl.ir.npz import read_npz
 from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
 
@@ -243,10 +244,6 @@ def _op_error(op: Operation, message: str, fallback_file: str | os.PathLike[str]
     return TpudslError(message, *where)
 
 
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
-
-
 def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call `write(file)` on a temporary file next to `path`, then rename it to `path`.
 
@@ -354,52 +351,6 @@ def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str
         if weights[weight].dtype.kind not in "biuf":
             raise _op_error(op, f"weight '{weight}' has dtype {weights[weight].dtype} in '{npz_path}', not numbers", mlir_path)
     return weights
-
-
-def read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """Every array of an .npz file, in file order (never unpickling anything).
-
-    A TpudslError naming `path` (message: the reason alone) when it is missing, a directory, not
-    an npz archive, damaged, or holds an entry that is not a plain array (object arrays, or a
-    member that is not an .npy file, which np.load would hand back as bytes)."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise TpudslError("is a directory, expected an .npz file", file=path)
-    try:
-        with open(path, "rb") as f:
-            if not zipfile.is_zipfile(f):
-                raise TpudslError("not an .npz archive", file=path)
-        _check_npz_members(path)
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {key: npz[key] for key in npz.files}
-    except OSError as e:
-        raise TpudslError(e.strerror or str(e), file=path) from None
-    except (ValueError, EOFError, zipfile.BadZipFile) as e:  # a damaged archive or member, a pickle
-        raise TpudslError(f"cannot read as .npz: {_one_line(str(e))}", file=path) from None
-    return arrays
-
-
-def _check_npz_members(path: str) -> None:
-    """Each member must be an .npy array whose data is all there, checked from its header before
-    numpy allocates it (a damaged header can claim terabytes; a member that is not an .npy file
-    np.load would hand back as bytes)."""
-    with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
-            key = info.filename.removesuffix(".npy")
-            with archive.open(info) as f:
-                if f.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
-                    raise TpudslError(f"cannot read as .npz: entry '{key}' is not a numpy array (.npy)", file=path)
-                major = f.read(2)[:1]
-                read_header = np.lib.format.read_array_header_1_0 if major == b"\x01" else np.lib.format.read_array_header_2_0
-                shape, _, dtype = read_header(f)
-                if dtype.hasobject:
-                    continue  # np.load refuses it (allow_pickle=False) with its own message
-                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                have = info.file_size - f.tell()
-                if need > have:
-                    raise TpudslError(
-                        f"cannot read as .npz: entry '{key}' is damaged: its header says shape {list(shape)} "
-                        f"({need} bytes) but it holds {have} bytes", file=path)
 
 
 def _unique_name(name: str, taken: set[str]) -> str:
