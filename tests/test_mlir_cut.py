@@ -10,6 +10,7 @@ import pytest
 from xdsl.dialects.builtin import TensorType, f32
 
 import tpudsl.dialects.top  # noqa: F401  (registers the op specs that `create` reads)
+from tests.cli_support import run_main
 from tests.models import random_inputs, stylegan2_block
 from tpudsl.cli.mlir_cut import cut_module
 from tpudsl.dialects.opdef import create, loc_name
@@ -21,10 +22,16 @@ from tpudsl.ir.module import load_module, new_top_module, save_module
 TOOLS = os.path.join(os.path.dirname(__file__), "..", "tools")
 
 
-def tool(name, *args):
+def script(name, *args):
+    """The real tools/NAME.py in a new process: once per command (the entry point itself)."""
     return subprocess.run(
         [sys.executable, os.path.join(TOOLS, f"{name}.py"), *map(str, args)], capture_output=True, text=True, timeout=120
     )
+
+
+def tool(name, *args):
+    """The command's main in this process (tests/cli_support.py): the same status and streams."""
+    return run_main(name, *args)
 
 
 def toy_module():
@@ -113,7 +120,7 @@ def test_cut_as_in_the_draggan_debugging_session(stylegan_files):
     d, full = stylegan_files
     weights_before = sha(d / "sg_top_f32_all_weight.npz")
     cut = d / "conv1_cut.mlir"
-    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv1.conv,features",
+    proc = script("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv1.conv,features",
                 "--input_names", "conv0,conv1.filter", "-o", cut)
     assert proc.returncode == 0, proc.stderr
     assert sha(d / "sg_top_f32_all_weight.npz") == weights_before  # the full model still works
