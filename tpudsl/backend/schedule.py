@@ -18,7 +18,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tpudsl.backend import isa
+from tpudsl.backend import isa, operands
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cost import cycles
 
@@ -111,24 +111,25 @@ def _pool(r: isa.BdcPool, chip: Chip):
             local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), _q_out(r) if isinstance(r, isa.BdcPoolQ) else r.dtype))
 
 
-def _binary(r: isa.BdcBinary, chip: Chip):
-    return (local(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
-            + local(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), getattr(r, "b_dtype", r.dtype)),
-            local(chip, r.out_addr, (r.n, r.c, r.h, r.w), _q_out(r) if isinstance(r, isa.BdcBinaryQ) else r.dtype))
+def _tiles(*names: str, optional: tuple[str, ...] = (), out_dtype: Callable = lambda r: r.dtype) -> Callable:
+    """The footprint of an element-wise record: it reads the local tiles `names` and, where their
+    address is not NO_ADDR, `optional` ones (operands.py: where each is, its shape and dtype) and
+    writes (n, c, h, w) at out_addr in out_dtype(r)."""
+
+    def footprint(r, chip: Chip):
+        reads = [local(chip, *operands.tile(r, name)) for name in names]
+        reads += [_optional(chip, *operands.tile(r, name)) for name in optional]
+        return sum(reads, ()), local(chip, r.out_addr, operands.out_shape(r), out_dtype(r))
+
+    return footprint
 
 
-def _elementwise(r, chip: Chip):
-    """BdcConst, BdcActive, BdcSoftmax: in and out of the same shape and dtype (BdcRequant, BdcConstQ:
-    int8 out)."""
-    shape = (r.n, r.c, r.h, r.w)
-    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape,
-                                                         I8 if isinstance(r, INT8_OUT) else r.dtype)
-
-
-def _cast(r, chip: Chip):
-    """BdcCast, BdcQuantCast, BdcRequantZ, BdcConstSumQ: out in `out_dtype`."""
-    shape = (r.n, r.c, r.h, r.w)
-    return local(chip, r.in_addr, shape, r.dtype), local(chip, r.out_addr, shape, r.out_dtype)
+# BdcBinary, BdcBinaryQ (out in out_dtype or int8), BdcBinaryX
+_binary = _tiles("a", "b", out_dtype=lambda r: _q_out(r) if isinstance(r, isa.BdcBinaryQ) else r.dtype)
+# BdcConst, BdcActive, BdcSoftmax: in and out of the same dtype (BdcRequant, BdcConstQ: int8 out)
+_elementwise = _tiles("in", out_dtype=lambda r: I8 if isinstance(r, INT8_OUT) else r.dtype)
+# BdcCast, BdcQuantCast, BdcRequantZ, BdcConstSumQ: out in `out_dtype`
+_cast = _tiles("in", out_dtype=lambda r: r.out_dtype)
 
 
 # What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
@@ -144,10 +145,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcActive: _elementwise,
     isa.BdcSoftmax: _elementwise,
     isa.BdcCast: _cast,
-    isa.BdcLayerNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
-                                       + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
-                                       + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
-                                       local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcLayerNorm: _tiles("in", optional=("weight", "bias")),
     isa.BdcUpsample: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
                                       local(chip, r.out_addr, (r.n, r.c, r.oh, r.w * r.sw), r.dtype)),
     isa.BdcConvQ: _conv,
@@ -172,10 +170,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                                           r.h + r.ph0 + r.ph1, r.w + r.pw0 + r.pw1), r.dtype)),
     isa.BdcInterp: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
                                     local(chip, r.out_addr, (r.n, r.c, r.oh, r.ow), r.dtype)),
-    isa.BdcGroupNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
-                                       + _optional(chip, r.weight_addr, (1, r.c, 1, 1), r.dtype)
-                                       + _optional(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
-                                       local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcGroupNorm: _tiles("in", optional=("weight", "bias")),
     isa.BdcDeconvQ: lambda r, chip: (local(chip, r.in_addr, (r.n, r.ic, r.ih, r.iw), r.dtype)
                                      + local(chip, r.weight_addr, (r.group, r.oc // r.group, r.ic // r.group,
                                                                    r.kh * r.kw), I8)
@@ -190,23 +185,15 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcBinaryQZ: _binary,
     isa.BdcRequantZ: _cast,
     isa.BdcConstSumQ: _cast,
-    isa.BdcScale: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
-                                   + local(chip, r.scale_addr, (1, r.c, 1, 1), r.dtype)
-                                   + local(chip, r.bias_addr, (1, r.c, 1, 1), r.dtype),
-                                   local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcScale: _tiles("in", "scale", "bias"),
     isa.BdcActiveX: _elementwise,
-    isa.BdcRMSNorm: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
-                                     + _optional(chip, r.gamma_addr, (1, r.c, 1, 1), r.dtype),
-                                     local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcRMSNorm: _tiles("in", optional=("gamma",)),
     isa.BdcPadReflect: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
                                         local(chip, r.out_addr, (r.on, r.c + r.pc0 + r.pc1, r.oh, r.w + r.pw0 + r.pw1),
                                               r.dtype)),
     isa.BdcBinaryX: _binary,
     isa.BdcConstX: _elementwise,
-    isa.BdcSelect: lambda r, chip: (local(chip, r.cond_addr, (r.cn, r.cc, r.ch, r.cw), r.dtype)
-                                    + _optional(chip, r.a_addr, (r.an, r.ac, r.ah, r.aw), r.dtype)
-                                    + _optional(chip, r.b_addr, (r.bn, r.bc, r.bh, r.bw), r.dtype),
-                                    local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.dtype)),
+    isa.BdcSelect: _tiles("cond", optional=("a", "b")),  # a constant operand has no tile
     isa.BdcArg: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype),
                                  local(chip, r.idx_addr, (r.n, 1, r.h, r.w), r.idx_dtype)
                                  + _optional(chip, r.val_addr, (r.n, 1, r.h, r.w), r.dtype)),

@@ -14,6 +14,7 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith, arith_int8, engine_extra, engine_index
+from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -260,30 +261,6 @@ def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
     m.write_local(r.out_addr, y.reshape(rows, r.n_out, 1, 1).astype(dt))
 
 
-def _binary(m: Memory, r: isa.BdcBinary) -> None:
-    dt = numpy_dtype(r.dtype)
-    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt)
-    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt)
-    y = arith.binary(a, b, r)
-    if y.shape != (r.n, r.c, r.h, r.w):
-        raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
-    m.write_local(r.out_addr, y.astype(dt))
-
-
-def _const(m: Memory, r: isa.BdcConst) -> None:
-    dt = numpy_dtype(r.dtype)
-    if not 0 <= r.op < len(arith.BINARY):
-        raise Fault(f"unknown constant op {r.op}")
-    m.write_local(r.out_addr, arith.const(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
-
-
-def _active(m: Memory, r: isa.BdcActive) -> None:
-    dt = numpy_dtype(r.dtype)
-    if not 0 <= r.mode < len(arith.ACTIVE):
-        raise Fault(f"unknown activation mode {r.mode}")
-    m.write_local(r.out_addr, arith.active(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
-
-
 def _reduce(m: Memory, r: isa.BdcReduce) -> None:
     dt = numpy_dtype(r.dtype)
     if not 0 <= r.mode < len(arith.REDUCE):
@@ -323,29 +300,6 @@ def _cast(m: Memory, r: isa.BdcCast) -> None:
     m.write_local(r.out_addr, x.astype(np.float32).astype(numpy_dtype(r.out_dtype)))
 
 
-def _softmax(m: Memory, r: isa.BdcSoftmax) -> None:
-    dt = numpy_dtype(r.dtype)
-    m.write_local(r.out_addr, arith.softmax(m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt), r).astype(dt))
-
-
-def _layer_norm(m: Memory, r: isa.BdcLayerNorm) -> None:
-    dt = numpy_dtype(r.dtype)
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    weight, bias = (None if a == isa.NO_ADDR else m.read_local(a, (1, r.c, 1, 1), dt)
-                    for a in (r.weight_addr, r.bias_addr))
-    m.write_local(r.out_addr, arith.layer_norm(x, weight, bias, r.eps).astype(dt))
-
-
-def _group_norm(m: Memory, r: isa.BdcGroupNorm) -> None:
-    dt = numpy_dtype(r.dtype)
-    if r.groups < 1 or r.c % r.groups:
-        raise Fault(f"{r.groups} groups do not divide {r.c} channels")
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    weight, bias = (None if a == isa.NO_ADDR else m.read_local(a, (1, r.c, 1, 1), dt).ravel()
-                    for a in (r.weight_addr, r.bias_addr))
-    m.write_local(r.out_addr, arith.group_norm(x, weight, bias, r.groups, r.eps).astype(dt))
-
-
 def _upsample(m: Memory, r: isa.BdcUpsample) -> None:
     dt = numpy_dtype(r.dtype)
     if r.skip + r.oh > r.h * r.sh:
@@ -355,16 +309,30 @@ def _upsample(m: Memory, r: isa.BdcUpsample) -> None:
     m.write_local(r.out_addr, y)
 
 
+def _group_norm(r: isa.BdcGroupNorm, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None) -> np.ndarray:
+    """arith.group_norm takes weight and bias as vectors."""
+    return arith.group_norm(x, *(None if v is None else v.ravel() for v in (weight, bias)), r.groups, r.eps)
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _load, isa.GdmaStore: _store,
     isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
-    isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcBinary: _binary,
-    isa.BdcConst: _const, isa.BdcActive: _active, isa.BdcCast: _cast, isa.BdcSoftmax: _softmax,
-    isa.BdcLayerNorm: _layer_norm, isa.BdcUpsample: _upsample,
+    isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcMatMul: _matmul, isa.BdcCast: _cast, isa.BdcUpsample: _upsample,
+    # element-wise: (compute, its operand tiles, the codes it must reject)
+    isa.BdcBinary: elementwise(lambda r, a, b: arith.binary(a, b, r), "a", "b"),
+    isa.BdcConst: elementwise(lambda r, x: arith.const(x, r), "in",
+                              check=code_below("op", len(arith.BINARY), "unknown constant op {}")),
+    isa.BdcActive: elementwise(lambda r, x: arith.active(x, r), "in",
+                               check=code_below("mode", len(arith.ACTIVE), "unknown activation mode {}")),
+    isa.BdcSoftmax: elementwise(lambda r, x: arith.softmax(x, r), "in"),
+    isa.BdcLayerNorm: elementwise(lambda r, x, weight, bias: arith.layer_norm(x, weight, bias, r.eps), "in",
+                                  optional=("weight", "bias")),
+    isa.BdcGroupNorm: elementwise(_group_norm, "in", optional=("weight", "bias"),
+                                  check=lambda r: None if r.groups >= 1 and r.c % r.groups == 0
+                                  else f"{r.groups} groups do not divide {r.c} channels"),
     isa.BdcConvQ: _conv_q, isa.BdcPoolQ: _pool_q, isa.BdcMatMulQ: _matmul_q, isa.BdcBinaryQ: _binary_q,
     isa.BdcLut: _lut, isa.BdcRequant: _requant, isa.BdcQuantCast: _quant_cast, isa.BdcConstQ: _const_q,
     isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
-    isa.BdcGroupNorm: _group_norm,
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
     isa.BdcConstSumQ: _const_sum_q,

@@ -10,29 +10,8 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith_extra
+from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
-
-
-def _scale(m: Memory, r: isa.BdcScale) -> None:
-    dt = numpy_dtype(r.dtype)
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    s, b = (m.read_local(a, (1, r.c, 1, 1), dt) for a in (r.scale_addr, r.bias_addr))
-    m.write_local(r.out_addr, arith_extra.scale(x, s, b, r.do_relu, r.relu_limit).astype(dt))
-
-
-def _active_extra(m: Memory, r: isa.BdcActiveX) -> None:
-    dt = numpy_dtype(r.dtype)
-    if not 0 <= r.mode < len(isa.ACTIVE_EXTRA_MODES):
-        raise Fault(f"unknown activation mode {r.mode} of BdcActiveX")
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    m.write_local(r.out_addr, arith_extra.active_extra(x, r.mode, r.coeff0, r.coeff1).astype(dt))
-
-
-def _rms_norm(m: Memory, r: isa.BdcRMSNorm) -> None:
-    dt = numpy_dtype(r.dtype)
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    gamma = None if r.gamma_addr == isa.NO_ADDR else m.read_local(r.gamma_addr, (1, r.c, 1, 1), dt)
-    m.write_local(r.out_addr, arith_extra.rms_norm(x, gamma, r.eps).astype(dt))
 
 
 def _sources(first: int, count: int, before: int, size: int, mode: int, start: int, held: int, dim: str) -> np.ndarray:
@@ -72,27 +51,6 @@ def _gather(m: Memory, r: isa.GdmaGather) -> None:
     m.write_global(r.dst, (r.count * r.inner * r.esize, r.inner * r.esize, 1), x[:, idx])
 
 
-def _binary_x(m: Memory, r: isa.BdcBinaryX) -> None:
-    dt = numpy_dtype(r.dtype)
-    if not 0 <= r.op < isa.ELEMENTWISE_X_OPS["Clip"]:
-        raise Fault(f"unknown op {r.op} of BdcBinaryX")
-    a = m.read_local(r.a_addr, (r.an, r.ac, r.ah, r.aw), dt)
-    b = m.read_local(r.b_addr, (r.bn, r.bc, r.bh, r.bw), dt)
-    y = arith_extra.elementwise_x(a, b, r.op, r.reverse, r.do_relu, r.relu_limit)
-    if y.shape != (r.n, r.c, r.h, r.w):
-        raise Fault(f"operands {a.shape} and {b.shape} do not broadcast to {(r.n, r.c, r.h, r.w)}")
-    m.write_local(r.out_addr, y.astype(dt))
-
-
-def _const_x(m: Memory, r: isa.BdcConstX) -> None:
-    dt = numpy_dtype(r.dtype)
-    if not 0 <= r.op < len(isa.ELEMENTWISE_X_OPS):
-        raise Fault(f"unknown op {r.op} of BdcConstX")
-    x = m.read_local(r.in_addr, (r.n, r.c, r.h, r.w), dt)
-    y = arith_extra.const_x(x, r.op, r.reverse, r.value, r.value2, r.do_relu, r.relu_limit)
-    m.write_local(r.out_addr, y.astype(dt))
-
-
 def _select(m: Memory, r: isa.BdcSelect) -> None:
     dt = numpy_dtype(r.dtype)
     cond = m.read_local(r.cond_addr, (r.cn, r.cc, r.ch, r.cw), dt)
@@ -108,7 +66,18 @@ def _select(m: Memory, r: isa.BdcSelect) -> None:
 
 
 HANDLERS: dict[type[isa.Record], Callable] = {
-    isa.BdcScale: _scale, isa.BdcActiveX: _active_extra, isa.BdcRMSNorm: _rms_norm,
-    isa.BdcPadReflect: _pad_reflect, isa.GdmaGather: _gather, isa.BdcBinaryX: _binary_x, isa.BdcConstX: _const_x,
-    isa.BdcSelect: _select,
+    isa.BdcPadReflect: _pad_reflect, isa.GdmaGather: _gather, isa.BdcSelect: _select,
+    # element-wise (elementwise.py): compute, its operand tiles, the codes it must reject
+    isa.BdcScale: elementwise(lambda r, x, s, b: arith_extra.scale(x, s, b, r.do_relu, r.relu_limit),
+                              "in", "scale", "bias"),
+    isa.BdcActiveX: elementwise(lambda r, x: arith_extra.active_extra(x, r.mode, r.coeff0, r.coeff1), "in",
+                                check=code_below("mode", len(isa.ACTIVE_EXTRA_MODES),
+                                                 "unknown activation mode {} of BdcActiveX")),
+    isa.BdcRMSNorm: elementwise(lambda r, x, gamma: arith_extra.rms_norm(x, gamma, r.eps), "in", optional=("gamma",)),
+    isa.BdcBinaryX: elementwise(lambda r, a, b: arith_extra.elementwise_x(a, b, r.op, r.reverse, r.do_relu,
+                                                                          r.relu_limit), "a", "b",
+                                check=code_below("op", isa.ELEMENTWISE_X_OPS["Clip"], "unknown op {} of BdcBinaryX")),
+    isa.BdcConstX: elementwise(lambda r, x: arith_extra.const_x(x, r.op, r.reverse, r.value, r.value2, r.do_relu,
+                                                                r.relu_limit), "in",
+                               check=code_below("op", len(isa.ELEMENTWISE_X_OPS), "unknown op {} of BdcConstX")),
 }
