@@ -53,6 +53,36 @@ def test_help_imports_nothing_heavy(command):
     assert r.stderr.splitlines() == ["exit 0", "heavy"], r.stderr
 
 
+RUN_PROBE = """
+import sys
+from tpudsl.cli.{module} import main
+try:
+    main({argv!r})
+except SystemExit as e:
+    print("exit", e.code, file=sys.stderr)
+print("not needed", *[m for m in {unneeded!r} if m in sys.modules], file=sys.stderr)
+"""
+# Imports a run does not need, each about a fifth of a second of every start in the lit suite.
+LEAN_RUNS = {
+    "npz_tool": (["compare", "{npz}", "{npz}"], ("xdsl.dialects.builtin", "tpudsl.ir.module")),  # ir/npz.py
+    "tpuc_opt": (["{mlir}", "--shape-infer", "-o", "{out}"], ("lark",)),  # cli/pass_grammar.py: options only
+}
+
+
+@pytest.mark.parametrize("module", LEAN_RUNS)
+def test_a_run_imports_only_what_it_needs(module, tmp_path):
+    """npz_tool compare starts without xDSL's dialects, tpuc-opt without pass options without lark
+    (a check of what is imported, as above: the lit suite starts these about 400 times)."""
+    np.savez(tmp_path / "a.npz", x=np.ones(3, np.float32))
+    (tmp_path / "m.mlir").write_text("module {\n}\n")
+    args, unneeded = LEAN_RUNS[module]
+    argv = [a.format(npz=tmp_path / "a.npz", mlir=tmp_path / "m.mlir", out=tmp_path / "o.mlir") for a in args]
+    code = RUN_PROBE.format(module=module, argv=argv, unneeded=unneeded)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert r.stderr.splitlines()[-2:] == ["exit 0", "not needed"], r.stdout + r.stderr
+
+
 def relu_model(path: Path, channels: int = 3) -> Path:
     graph = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="/act/relu")], "g",
                          [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 2, 2])],
