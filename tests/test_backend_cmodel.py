@@ -332,9 +332,10 @@ def test_out_of_bounds_global_access_is_an_error(tmp_path):
 
 def test_weights_too_big_for_local_memory_name_op_size_and_limit(tmp_path):
     g = Graph(np.random.default_rng(3))
-    g.shapes["x"] = (1, 16, 4, 4)
-    out = g.node("Conv", ["x", g.const((16, 16, 9, 9))], (1, 16, 4, 4), kernel_shape=[9, 9], pads=[4, 4, 4, 4])
-    top = lowered(g.model({"x": (1, 16, 4, 4)}, out))
+    g.shapes["x"] = (1, 32, 4, 4)  # two groups: not sliced along C (a conv of one group or depthwise is)
+    out = g.node("Conv", ["x", g.const((16, 16, 9, 9))], (1, 16, 4, 4), kernel_shape=[9, 9], pads=[4, 4, 4, 4],
+                 group=2)
+    top = lowered(g.model({"x": (1, 32, 4, 4)}, out))
     with pytest.raises(TpudslError, match=r"layer-group: 'tpu.Conv2D' op \"t0_conv\": its weights \(loaded whole, "
                                           r"never sliced\) need 20736 bytes per lane; chip tiny has 16384"):
         compile_for(top, "tiny", str(tmp_path / "m.bmodel"))

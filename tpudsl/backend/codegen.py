@@ -85,8 +85,9 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         if kind == "conv":
             dh, dw = a.get("dilations") or [1, 1]
             bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
+            groups = a["group"] * ins[0][1].shape[1] // as4d(op, shape_of(op.operands[0]))[1]  # a depthwise C slice's
             return isa.BdcConv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, kh, kw, sh, sw, dh, dw,
-                               pt, pb, pl, pr, conv_filter_layout(op)[3], a["group"], *_relu(op))
+                               pt, pb, pl, pr, conv_filter_layout(op)[3], groups, *_relu(op))
         mode = isa.POOL_MODES[a["pool_mode"]]
         return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
                            int(bool(a["count_include_pad"])), *_relu(op))
@@ -357,12 +358,17 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
         return
     check_modelled(op)
     lmem = _Lmem(chip)
-    whole = []
-    for tile in whole_tiles(op):
-        whole.append(lmem.take(tile))
-        prog.records.append(_gdma(isa.GdmaLoad, tile, whole[-1]))
+    plans = slices(op, op_secs(op))
+    # C slices (C outer) load their part of the whole tiles when the part changes, where the first
+    # (largest) part lies; otherwise the whole tiles are loaded once
+    whole = [lmem.take(tile) for tile in plans[0].weights or whole_tiles(op)]
+    loaded = None
     base = lmem.top
-    for plan in slices(op, op_secs(op)):
+    for plan in plans:
+        tiles = plan.weights or tuple(whole_tiles(op))
+        if tiles != loaded:
+            prog.records += [_gdma(isa.GdmaLoad, t, laddr) for t, laddr in zip(tiles, whole, strict=True)]
+            loaded = tiles
         lmem.top = base
         ins = [(lmem.take(t), t) for t in plan.inputs]
         prog.records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]

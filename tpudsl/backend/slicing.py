@@ -123,6 +123,9 @@ class SlicePlan:
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right of this slice
     npads: tuple[int, int] = (0, 0)  # before, after along N (Pad's slices)
     extra: tuple[Tile, ...] = ()  # the parts of the op's further results (Arg's values, TopK's indices)
+    # a C slice's part of the op's whole tiles (a conv's filter and bias, Scale's scale and bias),
+    # loaded with the slice; None: the whole tiles, loaded once for every slice
+    weights: tuple[Tile, ...] | None = None
 
 
 def whole(value: SSAValue, shape: Dims4, strides: Dims4 | None = None) -> Tile:
@@ -161,21 +164,48 @@ class Secs:
 
 # ---- backward_update_slice: the input parts an output part needs, by op kind ----
 
+def box(value: SSAValue, view: Dims4, n: Range, c: Range, h: Range, w: Range) -> Tile:
+    """The tile of `value` (its 4-D view `view`, contiguous) over these ranges of N, C, H, W."""
+    ranges = (n, c, h, w)
+    return Tile(value, tuple(r[0] for r in ranges), tuple(r[1] - r[0] for r in ranges),  # type: ignore[arg-type]
+                contiguous(view))
+
+
+def window_range(o: Range, size: int, k: int, s: int, d: int, pad: int) -> tuple[int, int, int, int]:
+    """Output rows (or columns: one function for both axes) [o0, o1) of a window op: the input
+    range [lo, hi) they read, clamped to the tensor, and this slice's pads (before, after), which
+    are what is clamped away, so only a slice at the tensor's edge has pads."""
+    first = o[0] * s - pad
+    last = (o[1] - 1) * s - pad + (k - 1) * d  # the last input row the slice reads
+    lo, hi = max(first, 0), min(last + 1, size)
+    return lo, hi, lo - first, last + 1 - hi
+
+
+def channel_part(tiles: list[Tile], c: Range) -> tuple[Tile, ...]:
+    """Output channels [c0, c1) of per-output-channel whole tiles (a filter (1, oc, blocks, row),
+    a bias or scale (1, oc, 1, k)): their channel dim cut to the range."""
+    return tuple(Tile(t.value, (t.start[0], t.start[1] + c[0], *t.start[2:]), (t.shape[0], c[1] - c[0], *t.shape[2:]),
+                      t.strides, t.base) for t in tiles)
+
+
 def _window_input(op: Operation, part: Part) -> SlicePlan:
-    n, h = part.n, part.h
+    """Conv and Pool: the input rows and columns the output part's windows read (window_range);
+    an unsliced W keeps the op's own left/right pads. Along C, a pool or depthwise conv reads its
+    own channels, a conv (group 1) every input channel with its part of the filter and bias."""
     a = attrs_of(op)
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
-    kh, kw = a["kernel_shape"]
-    sh, _ = a["strides"]
-    dh = (a.get("dilations") or [1, 1])[0]
+    (kh, kw), (sh, sw) = a["kernel_shape"], a["strides"]
+    dh, dw = a.get("dilations") or [1, 1]
     pt, pl, pb, pr = a["pads"]
-    first = h[0] * sh - pt
-    last = (h[1] - 1) * sh - pt + (kh - 1) * dh  # the last input row the slice reads
-    lo, hi = max(first, 0), min(last + 1, xs[2])
-    tile = Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))
-    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
-    return SlicePlan([tile], out, (lo - first, last + 1 - hi, pl, pr))
+    hlo, hhi, top, bottom = window_range(part.h, xs[2], kh, sh, dh, pt)
+    wlo, whi, left, right = (0, xs[3], pl, pr) if part.w is None else window_range(part.w, xs[3], kw, sw, dw, pl)
+    c, w = part.c or (0, ys[1]), part.w or (0, ys[3])
+    conv = KINDS[op.name] == "conv"
+    ic = c if part.c is not None and not (conv and a["group"] == 1) else (0, xs[1])
+    weights = channel_part(whole_tiles(op), c) if conv and part.c is not None else None
+    return SlicePlan([box(x, xs, part.n, ic, (hlo, hhi), (wlo, whi))], box(y, ys, part.n, c, part.h, w),
+                     (top, bottom, left, right), weights=weights)
 
 
 def transposed_window(op: Operation, o: tuple[int, int], size: int, k: int, s: int, d: int,
@@ -194,17 +224,17 @@ def transposed_window(op: Operation, o: tuple[int, int], size: int, k: int, s: i
 
 
 def _deconv_input(op: Operation, part: Part) -> SlicePlan:
-    n, h = part.n, part.h
+    """The input rows and columns of the output part (transposed_window, the same for both axes)."""
     a = attrs_of(op)
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     (kh, kw), (sh, sw), (dh, dw) = a["kernel_shape"], a["strides"], a.get("dilations") or [1, 1]
     pt, pl = a["pads"][:2]
-    lo, hi, top, bottom = transposed_window(op, h, xs[2], kh, sh, dh, pt)
-    wlo, whi, left, right = transposed_window(op, (0, ys[3]), xs[3], kw, sw, dw, pl)
-    tile = Tile(x, (n[0], 0, lo, wlo), (n[1] - n[0], xs[1], hi - lo, whi - wlo), contiguous(xs))
-    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
-    return SlicePlan([tile], out, (top, bottom, left, right))
+    w = part.w or (0, ys[3])
+    lo, hi, top, bottom = transposed_window(op, part.h, xs[2], kh, sh, dh, pt)
+    wlo, whi, left, right = transposed_window(op, w, xs[3], kw, sw, dw, pl)
+    return SlicePlan([box(x, xs, part.n, (0, xs[1]), (lo, hi), (wlo, whi))], box(y, ys, part.n, (0, ys[1]), part.h, w),
+                     (top, bottom, left, right))
 
 
 def tensor_operands(op: Operation) -> list[SSAValue]:
@@ -257,15 +287,17 @@ def _pad_range(o: tuple[int, int], size: int, before: int, mode: str) -> tuple[i
 
 
 def _pad_input(op: Operation, part: Part) -> SlicePlan:
-    n, h = part.n, part.h
+    """The input part inside the output part along N, H and W (_pad_range per axis); the record
+    pads the rest."""
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     widths, mode = pad_widths(op), attrs_of(op)["mode"]
-    nlo, nhi, n0, n1 = _pad_range(n, xs[0], widths[0][0], mode)
-    hlo, hhi, h0, h1 = _pad_range(h, xs[2], widths[2][0], mode)
-    tile = Tile(x, (nlo, 0, hlo, 0), (nhi - nlo, xs[1], hhi - hlo, xs[3]), contiguous(xs))
-    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
-    return SlicePlan([tile], out, (h0, h1, *widths[3]), (n0, n1))
+    w = part.w or (0, ys[3])
+    nlo, nhi, n0, n1 = _pad_range(part.n, xs[0], widths[0][0], mode)
+    hlo, hhi, h0, h1 = _pad_range(part.h, xs[2], widths[2][0], mode)
+    wlo, whi, w0, w1 = _pad_range(w, xs[3], widths[3][0], mode)
+    return SlicePlan([box(x, xs, (nlo, nhi), (0, xs[1]), (hlo, hhi), (wlo, whi))],
+                     box(y, ys, part.n, (0, ys[1]), part.h, w), (h0, h1, w0, w1), (n0, n1))
 
 
 def interp_codes(op: Operation) -> tuple[int, int, int]:
@@ -308,25 +340,21 @@ def scale_view(op: Operation) -> Dims4:
 
 
 def _scale_input(op: Operation, part: Part) -> SlicePlan:
-    """The input part is the output part (scale and bias are whole tiles)."""
-    n, h = part.n, part.h
+    """The input part is the output part; scale and bias are whole tiles, or a C slice's part of them."""
     view = scale_view(op)
-    start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], view[1], h[1] - h[0], 1)
-    return SlicePlan([Tile(op.operands[0], start, shape, contiguous(view))],
-                     Tile(op.results[0], start, shape, contiguous(view)))
+    c = part.c or (0, view[1])
+    weights = channel_part(whole_tiles(op), c) if part.c is not None else None
+    return SlicePlan([box(op.operands[0], view, part.n, c, part.h, (0, 1))],
+                     box(op.results[0], view, part.n, c, part.h, (0, 1)), weights=weights)
 
 
 def _elementwise_input(op: Operation, part: Part) -> SlicePlan:
-    n, h = part.n, part.h
-    y = op.results[0]
+    """Each operand's part is the output part, except along its broadcast (size-1) dims."""
     ys, *views = elementwise_views(op)
-    tiles = []
-    for x, xs in zip(tensor_operands(op), views, strict=True):
-        nn = (0, 1) if xs[0] == 1 else n  # a broadcast dim is read whole (it has one element)
-        hh = (0, 1) if xs[2] == 1 else h
-        tiles.append(Tile(x, (nn[0], 0, hh[0], 0), (nn[1] - nn[0], xs[1], hh[1] - hh[0], xs[3]), contiguous(xs)))
-    out = Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys))
-    return SlicePlan(tiles, out)
+    ranges = (part.n, part.c or (0, ys[1]), part.h, part.w or (0, ys[3]))
+    tiles = [box(x, xs, *((0, 1) if size == 1 else r for size, r in zip(xs, ranges, strict=True)))  # a broadcast
+             for x, xs in zip(tensor_operands(op), views, strict=True)]                               # dim: one element
+    return SlicePlan(tiles, box(op.results[0], ys, *ranges))
 
 
 def _lut_input(op: Operation, part: Part) -> SlicePlan:
@@ -705,19 +733,54 @@ def output_dims(op: Operation) -> tuple[int, int]:
 
 def parts(op: Operation, secs: Secs, first_n: Range | None = None) -> list[Part]:
     """The output parts of the op's slicing in execution order: C outer (a C part's weights are
-    loaded once), then N, H, W; with `first_n`, that N range only (what `footprint` looks at)."""
-    kind = KINDS[op.name]
-    for dim, count, allowed in (("C", secs.c, C_SLICED), ("W", secs.w, W_SLICED)):
-        if count > 1 and kind not in allowed:
-            raise TpudslError(f"backend: {describe(op)} ({kind}) is not sliced along {dim}; not modelled")
+    loaded once), then N, H, W; with `first_n`, that N range only (what `footprint` looks at).
+    C parts are whole multiples of the chip's lanes (`split_channels`)."""
+    for dim, count in (("C", secs.c), ("W", secs.w)):
+        if count > 1 and not sliceable(op, dim):
+            raise TpudslError(f"backend: {describe(op)} is not sliced along {dim}; not modelled")
     n_total, h_total = output_dims(op)
     ns = [first_n] if first_n is not None else split(n_total, secs.n)
-    return [Part(n, h) for n in ns for h in split(h_total, secs.h)]
+    cs = [None] if secs.c == 1 else split_channels(cw_dims(op)[0], secs.c, _lanes(op))
+    ws = [None] if secs.w == 1 else split(cw_dims(op)[1], secs.w)
+    return [Part(n, h, c, w) for c in cs for n in ns for h in split(h_total, secs.h) for w in ws]
 
 
-# The kinds whose output may be sliced along C and along W (besides N and H).
-C_SLICED: tuple[str, ...] = ()
-W_SLICED: tuple[str, ...] = ()
+def split_channels(total: int, secs: int, lanes: int) -> list[Range]:
+    """`total` channels in `secs` parts of a whole number of lanes each (the last may be smaller), so
+    that every part starts at a channel on lane 0 and channel c stays on lane c % lanes."""
+    step = channel_step(total, secs, lanes)
+    return [(b, min(b + step, total)) for b in range(0, total, step)]
+
+
+def channel_step(total: int, secs: int, lanes: int) -> int:
+    """The channels of a C part: ceil(total / secs) rounded up to a whole number of lanes."""
+    return -(-(-(-total // secs)) // lanes) * lanes
+
+
+# The kinds whose output may be sliced along C (channels independent: each output channel reads
+# its own input channel, or, conv, all of them with its own filter) and along W (windows, as H).
+C_SLICED = ("conv", "pool", "binary", "unary", "select", "lut", "scale")
+W_SLICED = ("conv", "pool", "deconv", "pad", "binary", "unary", "select", "lut")
+
+
+def sliceable(op: Operation, dim: str) -> bool:
+    """Whether the op's output may be sliced along C or W: its kind allows it, and for a conv along
+    C its groups are 1 or its channels (depthwise), for a Pad along W its mode is not reflect."""
+    kind, a = KINDS[op.name], attrs_of(op)
+    if dim == "C":
+        if kind == "conv":
+            return a["group"] == 1 or a["group"] == shape_of(op.operands[0])[1] == shape_of(op.results[0])[1]
+        return kind in C_SLICED
+    return kind in W_SLICED and not (kind == "pad" and a["mode"] in isa.REFLECT_MODES)
+
+
+def cw_dims(op: Operation) -> tuple[int, int]:
+    """The (C, W) of the output view a C or W slicing splits."""
+    kind = KINDS[op.name]
+    if kind == "scale":
+        return scale_view(op)[1], 1
+    view = elementwise_views(op)[0] if kind in ("binary", "unary", "select", "lut") else as4d(op, shape_of(op.results[0]))
+    return view[1], view[3]
 
 
 def slices(op: Operation, secs: Secs, first_n: Range | None = None) -> list[SlicePlan]:
@@ -808,12 +871,13 @@ def footprint(op: Operation, secs: Secs, chip: Chip, slice_weights: bool = False
     N parts never grow along N (but Pad's), so the first N part's slices hold the largest one.
     slice_weights (test-only, `--layer-group="slice_weights=true"`): see `budgeted_whole_tiles`."""
     sliced_filter = slice_weights and has_dynamic_filter(op)
-    fixed = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
     if KINDS[op.name] in ("concat", "pad", "depth2space", "tile"):  # a Pad's first N part may be all padding
         plans = slices(op, secs)
     else:
         plans = slices(op, secs, first_n=split(output_dims(op)[0], secs.n)[0])
-    return fixed + max(sum(tile_bytes(t, chip) for t in slice_tiles(op, p))
+    per_slice = plans[0].weights is not None  # C slices: each loads its part of the whole tiles
+    fixed = 0 if per_slice else sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
+    return fixed + max(sum(tile_bytes(t, chip) for t in [*slice_tiles(op, p), *(p.weights or ())])
                        + (tile_bytes(_filter_part(op, p.output), chip) if sliced_filter else 0) for p in plans)
 
 

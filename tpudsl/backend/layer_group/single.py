@@ -2,7 +2,11 @@
 
 The op's output is split along N first, then along H, into the fewest parts whose tiles (input
 parts with their halos, the output part, the weights loaded whole) fit one lane's local memory
-(`slicing.footprint`).
+(`slicing.footprint`). When no N x H split fits (a tensor with one row, a big-W image on a small
+chip, a filter larger than local memory), ops whose kind allows it are split along C (whole
+lanes per part; a conv then loads its filter per C part) and then along W, each with the fewest
+N x H parts that fit: C before W, as TPU-MLIR's order (N, C, H, W) has it. N and H first keeps
+every op that fitted before sliced, and so compiled, exactly as before.
 """
 
 from __future__ import annotations
@@ -10,26 +14,68 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.slicing import Secs, budgeted_whole_tiles, footprint, output_dims, split, tile_bytes
+from tpudsl.backend.slicing import (Secs, budgeted_whole_tiles, channel_step, cw_dims, footprint, output_dims,
+                                    sliceable, tile_bytes)
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
 
 
+def _counts(total: int, step=lambda total, k: -(-total // k)) -> list[int]:
+    """The numbers of parts that give distinct splits of `total` into parts of `step(total, k)`
+    (a larger count giving the same parts as a smaller one is skipped)."""
+    return [k for k in range(1, total + 1) if -(-total // step(total, k)) == k]
+
+
+def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -> tuple[Secs, int] | None:
+    """The fewest N x H slices (N before H) that fit with c, w parts along C, W; None if none does."""
+    n_total, h_total = output_dims(op)
+    if (c, w) != (1, 1) and _need(op, Secs(n_total, h_total, c, w), chip, slice_weights) > chip.lmem_bytes:
+        return None  # the finest N x H split does not fit: no coarser one does
+    for hsecs in _counts(h_total):
+        for nsecs in _counts(n_total):
+            need = _need(op, Secs(nsecs, hsecs, c, w), chip, slice_weights) if (c, w) != (1, 1) else \
+                footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
+            if need <= chip.lmem_bytes:
+                return Secs(nsecs, hsecs, c, w), need
+    return None
+
+
+def _need(op: Operation, secs: Secs, chip: Chip, slice_weights: bool) -> float:
+    """footprint, or infinity for a C/W split the op cannot take (a Deconv's W part of only inserted
+    zeros): another split is tried."""
+    try:
+        return footprint(op, secs, chip, slice_weights)
+    except TpudslError:
+        return float("inf")
+
+
+def _cw_counts(op: Operation, chip: Chip) -> tuple[list[int], list[int]]:
+    """The distinct numbers of C parts (whole lanes each) and of W parts the op allows ([1]: none)."""
+    c_total, w_total = cw_dims(op) if sliceable(op, "C") or sliceable(op, "W") else (1, 1)
+    cs = _counts(c_total, lambda t, k: channel_step(t, k, chip.lanes)) if sliceable(op, "C") else [1]
+    return cs, _counts(w_total) if sliceable(op, "W") else [1]
+
+
 def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple[Secs, int]:
-    """(slices, bytes per lane): the fewest slices, N before H, that fit local memory
-    (slice_weights: the TEST-ONLY budget of slicing.budgeted_whole_tiles)."""
+    """(slices, bytes per lane): the fewest slices, N before H, that fit local memory, else with C
+    and then W cut where the op allows (slice_weights: the TEST-ONLY budget of
+    slicing.budgeted_whole_tiles)."""
     weights = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
-    if weights > chip.lmem_bytes:
+    if weights <= chip.lmem_bytes:
+        got = _fewest_nh(op, chip, 1, 1, slice_weights)
+        if got is not None:
+            return got
+    cs, ws = _cw_counts(op, chip)
+    if weights > chip.lmem_bytes and cs == [1]:
         raise TpudslError(f"layer-group: {describe(op)}: its weights (loaded whole, never sliced) need {weights} "
                           f"bytes per lane; chip {chip.name} has {chip.lmem_bytes}")
+    for c, w in [(c, w) for w in ws for c in cs if (c, w) != (1, 1)]:  # W outer: every C split before W is cut
+        got = _fewest_nh(op, chip, c, w, slice_weights)
+        if got is not None:
+            return got
     n_total, h_total = output_dims(op)
-    for hsecs in range(1, h_total + 1):
-        for nsecs in range(1, n_total + 1):
-            if len(split(n_total, nsecs)) != nsecs or len(split(h_total, hsecs)) != hsecs:
-                continue  # the same parts as a smaller count
-            need = footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
-            if need <= chip.lmem_bytes:
-                return Secs(nsecs, hsecs), need
-    least = footprint(op, Secs(n_total, h_total), chip, slice_weights)
+    least = footprint(op, Secs(n_total, h_total, cs[-1], ws[-1]), chip, slice_weights)
+    cut = "".join(f", {chip.lanes if d == 'C' else 1} {'channels' if d == 'C' else 'column'}"
+                  for d, k in (("C", cs), ("W", ws)) if k != [1])
     raise TpudslError(f"layer-group: {describe(op)} needs {least} bytes of local memory per lane even in slices "
-                      f"of one row; chip {chip.name} has {chip.lmem_bytes}")
+                      f"of one row{cut}; chip {chip.name} has {chip.lmem_bytes}")
