@@ -2,10 +2,11 @@
 // an op that no N x H split makes fit is cut along C (parts of whole lanes) and then W, where its
 // kind allows: a Relu and a depthwise conv of one row and 4096 columns (C and W), a conv of
 // group 2 on the same rows (not C: only W), a conv whose filter (48 x 64 x 3 x 3) needs 27 KiB
-// per lane (C: the filter loaded per part, 13.5 KiB). A Relu that fits gets neither attribute. The .bmodel
+// per lane (C: the filter loaded per part, 13.5 KiB), a MatMul by a 512 x 64 weight (32 KiB per
+// lane: C, its output columns, the weight's columns loaded per part). A Relu that fits gets neither attribute. The .bmodel
 // on the cmodel matches the Tpu interpreter.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
-// RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t/w.npz', dw=r.standard_normal((8, 1, 1, 3)).astype(np.float32), gw=r.standard_normal((8, 4, 1, 3)).astype(np.float32), bw=r.standard_normal((48, 64, 3, 3)).astype(np.float32), bb=r.standard_normal(48).astype(np.float32)); np.savez('%t/in.npz', x=r.standard_normal((1, 8, 1, 4096)).astype(np.float32), b=r.standard_normal((1, 64, 4, 4)).astype(np.float32))"
+// RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t/w.npz', dw=r.standard_normal((8, 1, 1, 3)).astype(np.float32), gw=r.standard_normal((8, 4, 1, 3)).astype(np.float32), bw=r.standard_normal((48, 64, 3, 3)).astype(np.float32), bb=r.standard_normal(48).astype(np.float32), fw=r.standard_normal((512, 64)).astype(np.float32)); np.savez('%t/in.npz', x=r.standard_normal((1, 8, 1, 4096)).astype(np.float32), b=r.standard_normal((1, 64, 4, 4)).astype(np.float32), f=r.standard_normal((4, 512)).astype(np.float32))"
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=tiny mode=F32" --convert-top-to-tpu -o %t/tpu.mlir
 // RUN: tpuc-opt %t/tpu.mlir --address-assign --layer-group="opt=1" --codegen="model_file=%t/m.bmodel embed_debug_info=true" -o %t/final.mlir
 // RUN: filecheck %s --check-prefix=FINAL < %t/final.mlir
@@ -20,14 +21,18 @@
 // FINAL-NEXT: "tpu.Conv2D"({{.*}}) {group = 2 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}wsecs = 5 : i64}
 // FINAL-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 2 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}with_bias = true}
 // FINAL-NEXT: "tpu.Relu"({{.*}}) {hsecs = 1 : i64, lmem_bytes = 2048 : i64, nsecs = 1 : i64}
+// FINAL: "tpu.MatMul"({{.*}}) {csecs = 3 : i64, hsecs = 1 : i64, lmem_bytes = 14432 : i64, nsecs = 4 : i64}
 // SAME: grouped {{.*}} {{EQUAL|CLOSE}}
 // SAME: bigf {{.*}} {{EQUAL|CLOSE}}
 // SAME: small {{.*}} EQUAL
+// SAME: fc {{.*}} {{EQUAL|CLOSE}}
 // SAME: npz compare PASSED.
 module attributes {module.chip = "ALL", module.name = "cw", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "w.npz"} {
-  func.func @main(%arg0: tensor<1x8x1x4096xf32>, %arg1: tensor<1x64x4x4xf32>) -> (tensor<1x8x1x4096xf32>, tensor<1x48x4x4xf32>, tensor<1x64x4x4xf32>) {
+  func.func @main(%arg0: tensor<1x8x1x4096xf32>, %arg1: tensor<1x64x4x4xf32>, %arg2: tensor<4x512xf32>) -> (tensor<1x8x1x4096xf32>, tensor<1x48x4x4xf32>, tensor<1x64x4x4xf32>, tensor<4x64xf32>) {
     %x = "top.Input"(%arg0) : (tensor<1x8x1x4096xf32>) -> tensor<1x8x1x4096xf32> loc("x")
     %b = "top.Input"(%arg1) : (tensor<1x64x4x4xf32>) -> tensor<1x64x4x4xf32> loc("b")
+    %f = "top.Input"(%arg2) : (tensor<4x512xf32>) -> tensor<4x512xf32> loc("f")
+    %fw = "top.Weight"() : () -> tensor<512x64xf32> loc("fw")
     %n = "top.None"() : () -> none loc("none")
     %dw = "top.Weight"() : () -> tensor<8x1x1x3xf32> loc("dw")
     %gw = "top.Weight"() : () -> tensor<8x4x1x3xf32> loc("gw")
@@ -38,6 +43,7 @@ module attributes {module.chip = "ALL", module.name = "cw", module.platform = "O
     %g = "top.Conv"(%d, %gw, %n) {kernel_shape = [1, 3], pads = [0, 1, 0, 1], group = 2} : (tensor<1x8x1x4096xf32>, tensor<8x4x1x3xf32>, none) -> tensor<1x8x1x4096xf32> loc("grouped")
     %c = "top.Conv"(%b, %bw, %bb) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : (tensor<1x64x4x4xf32>, tensor<48x64x3x3xf32>, tensor<48xf32>) -> tensor<1x48x4x4xf32> loc("bigf")
     %s = "top.Relu"(%b) : (tensor<1x64x4x4xf32>) -> tensor<1x64x4x4xf32> loc("small")
-    return %g, %c, %s : tensor<1x8x1x4096xf32>, tensor<1x48x4x4xf32>, tensor<1x64x4x4xf32>
+    %fc = "top.MatMul"(%f, %fw, %n) : (tensor<4x512xf32>, tensor<512x64xf32>, none) -> tensor<4x64xf32> loc("fc")
+    return %g, %c, %s, %fc : tensor<1x8x1x4096xf32>, tensor<1x48x4x4xf32>, tensor<1x64x4x4xf32>, tensor<4x64xf32>
   }
 }

@@ -364,15 +364,22 @@ def _lut_input(op: Operation, part: Part) -> SlicePlan:
 
 
 def _matmul_input(op: Operation, part: Part) -> SlicePlan:
-    """Rows n of a plain MatMul; batches n of a batched one (its rows and its right side's part)."""
-    n, h = part.n, part.h
+    """Rows n of a plain MatMul; batches n of a batched one (its rows and its right side's part).
+    A plain MatMul cut along C (its output columns) reads every left column and loads its columns
+    of the right side, bias and per-column quantization with the part."""
+    n = part.n
     batch, m, k, n_out = matmul_dims(op)
     left, y = op.operands[0], op.results[0]
     rows = (n[0] * m, n[1] * m) if batch > 1 else n
+    c = part.c or (0, n_out)
     tile = Tile(left, (rows[0], 0, 0, 0), (rows[1] - rows[0], k, 1, 1), (k, 1, 1, 1))
-    out = Tile(y, (rows[0], 0, 0, 0), (rows[1] - rows[0], n_out, 1, 1), (n_out, 1, 1, 1))
+    out = Tile(y, (rows[0], c[0], 0, 0), (rows[1] - rows[0], c[1] - c[0], 1, 1), (n_out, 1, 1, 1))
     if batch == 1:
-        return SlicePlan([tile], out)
+        if part.c is None:
+            return SlicePlan([tile], out)
+        right, *per_column = whole_tiles(op)  # right: (1, k, 1, n_out), its columns along W
+        columns = Tile(right.value, (0, 0, 0, c[0]), (1, k, 1, c[1] - c[0]), right.strides)
+        return SlicePlan([tile], out, weights=(columns, *channel_part(per_column, c)))
     right = Tile(op.operands[1], (n[0], 0, 0, 0), (n[1] - n[0], k, 1, n_out), _right_strides(op, k, n_out))
     return SlicePlan([tile, right], out)
 
@@ -758,8 +765,9 @@ def channel_step(total: int, secs: int, lanes: int) -> int:
 
 
 # The kinds whose output may be sliced along C (channels independent: each output channel reads
-# its own input channel, or, conv, all of them with its own filter) and along W (windows, as H).
-C_SLICED = ("conv", "pool", "binary", "unary", "select", "lut", "scale")
+# its own input channel, or, conv and MatMul, all of them with its own filter part) and along W
+# (windows, as H).
+C_SLICED = ("conv", "pool", "binary", "unary", "select", "lut", "scale", "matmul")
 W_SLICED = ("conv", "pool", "deconv", "pad", "binary", "unary", "select", "lut")
 
 
@@ -770,6 +778,8 @@ def sliceable(op: Operation, dim: str) -> bool:
     if dim == "C":
         if kind == "conv":
             return a["group"] == 1 or a["group"] == shape_of(op.operands[0])[1] == shape_of(op.results[0])[1]
+        if kind == "matmul":  # a plain one, along its output columns (a batched one slices its batches)
+            return matmul_dims(op)[0] == 1
         return kind in C_SLICED
     return kind in W_SLICED and not (kind == "pad" and a["mode"] in isa.REFLECT_MODES)
 
@@ -779,6 +789,8 @@ def cw_dims(op: Operation) -> tuple[int, int]:
     kind = KINDS[op.name]
     if kind == "scale":
         return scale_view(op)[1], 1
+    if kind == "matmul":
+        return matmul_dims(op)[3], 1
     view = elementwise_views(op)[0] if kind in ("binary", "unary", "select", "lut") else as4d(op, shape_of(op.results[0]))
     return view[1], view[3]
 
