@@ -308,14 +308,15 @@ def interp_codes(op: Operation) -> tuple[int, int, int]:
 
 
 def _interp_input(op: Operation, part: Part) -> SlicePlan:
-    """Output rows [h0, h1) read the input rows their sources span (isa.interp_sources)."""
-    n, h = part.n, part.h
+    """Output rows [h0, h1) read the input rows their sources span (isa.interp_sources); a C part
+    reads its channels; W is whole (the record computes the whole width)."""
+    h = part.h
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
     i0, i1, _ = isa.interp_sources(xs[2], ys[2], attrs_of(op)["scale_h"], *interp_codes(op))
     lo, hi = min(i0[h[0]:h[1]]), max(i1[h[0]:h[1]]) + 1
-    return SlicePlan([Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))],
-                     Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys)))
+    c = part.c or (0, ys[1])
+    return SlicePlan([box(x, xs, part.n, c, (lo, hi), (0, xs[3]))], box(y, ys, part.n, c, h, (0, ys[3])))
 
 
 def group_norm_view(op: Operation) -> Dims4:
@@ -470,14 +471,15 @@ def _expand_input(op: Operation, part: Part) -> SlicePlan:
 
 
 def _upsample_input(op: Operation, part: Part) -> SlicePlan:
-    """Output rows [h0, h1) repeat input rows [h0 // sh, (h1 - 1) // sh + 1)."""
-    n, h = part.n, part.h
+    """Output rows [h0, h1) repeat input rows [h0 // sh, (h1 - 1) // sh + 1); a C part reads its
+    channels; a W part is whole input columns (`parts` cuts W on the input's grid), each repeated sw
+    times."""
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
-    sh = attrs_of(op)["scale_h"]
-    lo, hi = h[0] // sh, (h[1] - 1) // sh + 1
-    return SlicePlan([Tile(x, (n[0], 0, lo, 0), (n[1] - n[0], xs[1], hi - lo, xs[3]), contiguous(xs))],
-                     Tile(y, (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3]), contiguous(ys)))
+    sh, sw = attrs_of(op)["scale_h"], attrs_of(op)["scale_w"]
+    c, w = part.c or (0, ys[1]), part.w or (0, ys[3])
+    rows, cols = (part.h[0] // sh, (part.h[1] - 1) // sh + 1), (w[0] // sw, (w[1] - 1) // sw + 1)
+    return SlicePlan([box(x, xs, part.n, c, rows, cols)], box(y, ys, part.n, c, part.h, w))
 
 
 def reduce_view(op: Operation) -> Dims4:
@@ -749,6 +751,8 @@ def parts(op: Operation, secs: Secs, first_n: Range | None = None) -> list[Part]
     ns = [first_n] if first_n is not None else split(n_total, secs.n)
     cs = [None] if secs.c == 1 else split_channels(cw_dims(op)[0], secs.c, _lanes(op))
     ws = [None] if secs.w == 1 else split(cw_dims(op)[1], secs.w)
+    if KINDS[op.name] == "upsample" and secs.w > 1:  # cut on the input's columns (cw_dims), each repeated sw times
+        ws = [(a * attrs_of(op)["scale_w"], b * attrs_of(op)["scale_w"]) for a, b in ws]  # type: ignore[misc]
     return [Part(n, h, c, w) for c in cs for n in ns for h in split(h_total, secs.h) for w in ws]
 
 
@@ -767,8 +771,8 @@ def channel_step(total: int, secs: int, lanes: int) -> int:
 # The kinds whose output may be sliced along C (channels independent: each output channel reads
 # its own input channel, or, conv and MatMul, all of them with its own filter part) and along W
 # (windows, as H).
-C_SLICED = ("conv", "pool", "binary", "unary", "select", "lut", "scale", "matmul")
-W_SLICED = ("conv", "pool", "deconv", "pad", "binary", "unary", "select", "lut")
+C_SLICED = ("conv", "pool", "binary", "unary", "select", "lut", "scale", "matmul", "upsample", "interp")
+W_SLICED = ("conv", "pool", "deconv", "pad", "binary", "unary", "select", "lut", "upsample")
 
 
 def sliceable(op: Operation, dim: str) -> bool:
@@ -791,6 +795,8 @@ def cw_dims(op: Operation) -> tuple[int, int]:
         return scale_view(op)[1], 1
     if kind == "matmul":
         return matmul_dims(op)[3], 1
+    if kind == "upsample":  # W on the input's grid: a part is whole input columns
+        return as4d(op, shape_of(op.results[0]))[1], as4d(op, shape_of(op.operands[0]))[3]
     view = elementwise_views(op)[0] if kind in ("binary", "unary", "select", "lut") else as4d(op, shape_of(op.results[0]))
     return view[1], view[3]
 
