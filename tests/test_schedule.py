@@ -225,6 +225,54 @@ def interp(draw):
                          draw(laddr()), oh, ow, ih0, oh0, full_ih, full_oh, 0.0, 0.0)
 
 
+def _somewhere(draw, nbytes: int) -> int:
+    """A global address with `nbytes` after it inside the test memory (spans of a record may collide)."""
+    return CHIP.gmem_start + draw(st.integers(0, max(0, GMEM - nbytes)))
+
+
+@st.composite
+def along_axis(draw, cls):
+    """GdmaGatherElements / GdmaScatterElements: index dims up to the source's off the axis;
+    indices (zeros in the test memory: valid) of any float dtype."""
+    xs, axis = [draw(dims) for _ in range(4)], draw(st.integers(0, 3))
+    shape = [draw(dims) if k == axis else draw(st.integers(1, d)) for k, d in enumerate(xs)]
+    esize, index_dtype = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(list(DT.values())))
+    x, p = int(np.prod(xs)) * esize, int(np.prod(shape))
+    src, idx = _somewhere(draw, x), _somewhere(draw, p * isa.DTYPE_BYTES[isa.DTYPE_NAMES[index_dtype]])
+    if cls is isa.GdmaScatterElements:
+        return cls(src, idx, _somewhere(draw, p * esize), _somewhere(draw, x), index_dtype, esize, axis, *xs, *shape)
+    return cls(src, idx, _somewhere(draw, p * esize), index_dtype, esize, axis, *xs, *shape)
+
+
+@st.composite
+def nd(draw, cls):
+    """GdmaGatherND / GdmaScatterND: index tuples of 1-4 dims, zeros (valid)."""
+    k = draw(st.integers(1, 4))
+    ds = [draw(dims) for _ in range(k)] + [1] * (4 - k)
+    count, slab = draw(dims), draw(dims)
+    esize, index_dtype = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(list(DT.values())))
+    isize = isa.DTYPE_BYTES[isa.DTYPE_NAMES[index_dtype]]
+    if cls is isa.GdmaScatterND:
+        x = int(np.prod(ds)) * slab * esize
+        return cls(_somewhere(draw, x), _somewhere(draw, count * k * isize), _somewhere(draw, count * slab * esize),
+                   _somewhere(draw, x), index_dtype, esize, count, k, slab, *ds)
+    batch = draw(dims)
+    return cls(_somewhere(draw, batch * int(np.prod(ds)) * slab * esize),
+               _somewhere(draw, batch * count * k * isize), _somewhere(draw, batch * count * slab * esize),
+               index_dtype, esize, batch, count, k, slab, *ds)
+
+
+@st.composite
+def pool_mask(draw):
+    dt, n, c = draw(st.sampled_from(list(DT.values()))), draw(dims), draw(st.integers(1, 6))
+    kh, sh, _, pt, pb, oh, ih = draw(window(False))
+    kw, sw, _, pl, pr, ow, iw = draw(window(False))
+    out = draw(laddr())  # the mask right after the output: one record's two results never share bytes
+    mask = out + isa.lane_bytes(n, c, oh, ow, isa.DTYPE_BYTES[isa.DTYPE_NAMES[dt]], CHIP.lanes, CHIP.eu_bytes)
+    return isa.BdcPoolMask(dt, draw(laddr()), n, c, ih, iw, out, mask, n, c, oh, ow, kh, kw, sh, sw, pt, pb, pl, pr,
+                           draw(st.integers(0, 9)))
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -295,6 +343,13 @@ RECORDS = {
     isa.BdcCumSum: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcCumSum(dt, i, n, c, h, w, o)),
     isa.BdcTrilu: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcTrilu(
         dt, d(st.integers(0, 1)), i, n, c, h, w, o, d(st.integers(-3, 3)), d(st.integers(0, 5)))),
+    isa.GdmaGatherElements: along_axis(isa.GdmaGatherElements),
+    isa.GdmaScatterElements: along_axis(isa.GdmaScatterElements),
+    isa.GdmaGatherND: nd(isa.GdmaGatherND),
+    isa.GdmaScatterND: nd(isa.GdmaScatterND),
+    isa.BdcLRN: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLRN(dt, i, n, c, h, w, o, d(st.integers(1, 5)), 1e-3,
+                                                                 0.75, 1.0)),
+    isa.BdcPoolMask: pool_mask(),
 }
 
 

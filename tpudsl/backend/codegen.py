@@ -30,7 +30,8 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.schedule import schedule
-from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, Secs, SlicePlan, Tile, as4d, attrs_of,
+from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITTED, Secs, SlicePlan, Tile, as4d,
+                                    attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
                                     gather_view, interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths,
                                     zero_point,
@@ -78,6 +79,12 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
     a, kind, dtype = attrs_of(op), KINDS[op.name], isa.DTYPES[dtype_of(op.results[0])]
     if kind in _INDEX:
         return _INDEX[kind](op, a, ins[0], out, extra)
+    if kind == "poolmask":
+        return isa.BdcPoolMask(dtype, *_local(ins[0]), out[0], extra[0], *out[1].shape, *a["kernel_shape"],
+                               *(a.get("strides") or [1, 1]), *plan.pads, ins[0][1].start[2])
+    if kind == "lrn":
+        return isa.BdcLRN(dtype, *_local(ins[0]), out[0], a["size"], float(a["alpha"]), float(a["beta"]),
+                          float(a["bias"]))
     if kind in ("conv", "pool"):
         kh, kw = a["kernel_shape"]
         sh, sw = a["strides"]
@@ -351,6 +358,11 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
     prog.debug.append((len(prog.records), loc_name(op) or op.name))
     if op.name == "tpu.Gather":
         _gather(op, top, prog)
+        return
+    if op.name in SELF_EMITTED:
+        from tpudsl.backend.codegen_index import emit_self  # it builds on this module's records
+
+        emit_self(op, chip, prog)
         return
     if op.name in GLOBAL_ONLY:
         src, dst = op.operands[0], op.results[0]

@@ -61,6 +61,18 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = r.k * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcCumSum):  # a scan across lanes: one channel after another
         work = r.c * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, (isa.GdmaGatherElements, isa.GdmaScatterElements)):  # indices read, elements moved
+        positions = r.in_ * r.ic * r.ih * r.iw
+        copied = r.xn * r.xc * r.xh * r.xw * r.esize if isinstance(r, isa.GdmaScatterElements) else 0
+        work = (positions * (_bytes(r.index_dtype) + r.esize) + 2 * copied) / chip.dma_bytes_per_cycle
+    elif isinstance(r, (isa.GdmaGatherND, isa.GdmaScatterND)):  # index tuples read, slabs moved
+        rows = getattr(r, "batch", 1) * r.count
+        copied = r.d0 * r.d1 * r.d2 * r.d3 * r.slab * r.esize if isinstance(r, isa.GdmaScatterND) else 0
+        work = (rows * (r.k * _bytes(r.index_dtype) + r.slab * r.esize) + 2 * copied) / chip.dma_bytes_per_cycle
+    elif isinstance(r, isa.BdcLRN):  # square, `size` window adds, scale-add, power, divide
+        work = (r.size + 4) * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcPoolMask):  # the max and the index of its first occurrence: two passes
+        work = 2 * rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

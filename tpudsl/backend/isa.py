@@ -1095,6 +1095,163 @@ def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: in
     return i0.tolist(), i1.tolist(), f.tolist()
 
 
+# ---- issue 11, third round (opcodes 76-81): gathers and scatters in global memory, LRN, max pool with its mask ----
+# The four index records read their indices (integer values in any record dtype) from global memory,
+# bounds-check them all before writing (negative ones count from the end, as ONNX says), and write
+# their whole result: the scatters copy `src` to `dst` and then write the updates in index order,
+# so of duplicate indices the last update stays (the interpreter's numpy assignment).
+
+
+@dataclass(frozen=True)
+class GdmaGatherElements(Record):
+    """dst[p] = src[p with dim `axis` replaced by idx[p]] over the 4-D index shape (in, ic, ih, iw);
+    src is the contiguous (xn, xc, xh, xw), each index dim (but `axis`) at most src's."""
+
+    OPCODE: ClassVar[int] = 76
+    FORMAT: ClassVar[str] = "QQQBBB4I4I"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    idx: int
+    dst: int
+    index_dtype: int
+    esize: int
+    axis: int
+    xn: int
+    xc: int
+    xh: int
+    xw: int
+    in_: int
+    ic: int
+    ih: int
+    iw: int
+
+
+@dataclass(frozen=True)
+class GdmaGatherND(Record):
+    """src as (batch, d0, .., d{k-1}, slab) elements (unused d's 1), idx (batch, count, k),
+    dst (batch, count, slab): dst[b, p] = src[b, idx[b, p, 0], .., idx[b, p, k-1]]."""
+
+    OPCODE: ClassVar[int] = 77
+    FORMAT: ClassVar[str] = "QQQBBIIBI4I"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    idx: int
+    dst: int
+    index_dtype: int
+    esize: int
+    batch: int
+    count: int
+    k: int
+    slab: int
+    d0: int
+    d1: int
+    d2: int
+    d3: int
+
+
+@dataclass(frozen=True)
+class GdmaScatterElements(Record):
+    """dst = src (the contiguous (xn, xc, xh, xw)), then for each index position p in order
+    dst[p with dim `axis` replaced by idx[p]] = upd[p]; idx and upd are (in, ic, ih, iw)."""
+
+    OPCODE: ClassVar[int] = 78
+    FORMAT: ClassVar[str] = "QQQQBBB4I4I"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    idx: int
+    upd: int
+    dst: int
+    index_dtype: int
+    esize: int
+    axis: int
+    xn: int
+    xc: int
+    xh: int
+    xw: int
+    in_: int
+    ic: int
+    ih: int
+    iw: int
+
+
+@dataclass(frozen=True)
+class GdmaScatterND(Record):
+    """dst = src as (d0, .., d{k-1}, slab) (unused d's 1), then for p in order
+    dst[idx[p, 0], .., idx[p, k-1]] = upd[p]; idx (count, k), upd (count, slab)."""
+
+    OPCODE: ClassVar[int] = 79
+    FORMAT: ClassVar[str] = "QQQQBBIBI4I"
+    ENGINE: ClassVar[str] = "gdma"
+    src: int
+    idx: int
+    upd: int
+    dst: int
+    index_dtype: int
+    esize: int
+    count: int
+    k: int
+    slab: int
+    d0: int
+    d1: int
+    d2: int
+    d3: int
+
+
+@dataclass(frozen=True)
+class BdcLRN(Record):
+    """ONNX LRN along C (across lanes) in float32 steps, the Tpu interpreter's order: s = the sum,
+    window position by position, of the squares of channels c - (size-1)//2 .. c + size//2 inside
+    the tensor; out = in / (bias + (alpha / size) s) ** beta; f16/bf16 operands widened, the result
+    rounded once."""
+
+    OPCODE: ClassVar[int] = 80
+    FORMAT: ClassVar[str] = "B5IIIddd"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    size: int
+    alpha: float
+    beta: float
+    bias: float
+
+
+@dataclass(frozen=True)
+class BdcPoolMask(Record):
+    """Max pool (`BdcPool`'s window, pads never win) and its mask, an f32 tile of the output's shape:
+    the row-major index (row x iw + column; W is whole) in the tensor's (n, c) plane of the first
+    maximum in row-major window order; `ih0` is the tensor row of the slice's first input row."""
+
+    OPCODE: ClassVar[int] = 81
+    FORMAT: ClassVar[str] = "B5I6IHHHHHHHHI"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    in_addr: int
+    n: int
+    c: int
+    ih: int
+    iw: int
+    out_addr: int
+    mask_addr: int
+    on: int
+    oc: int
+    oh: int
+    ow: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    pt: int
+    pb: int
+    pl: int
+    pr: int
+    ih0: int
+
+
 def _name(table: dict[str, int], code: int) -> str:
     names = [k for k, v in table.items() if v == code]
     if not names:
@@ -1109,7 +1266,8 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcDeconv, BdcReduce, BdcPad, BdcInterp, BdcGroupNorm,
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
-                                BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu)
+                                BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
+                                GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -132,6 +132,28 @@ _elementwise = _tiles("in", out_dtype=lambda r: I8 if isinstance(r, INT8_OUT) el
 _cast = _tiles("in", out_dtype=lambda r: r.out_dtype)
 
 
+
+def _bytes_at(addr: int, nbytes: int) -> tuple[Span, ...]:
+    return _global(addr, (1,), (nbytes,), 1)
+
+
+def _index_record(r, chip: Chip):
+    """Records 76-79: the source (whole), the indices, the updates of a scatter; the whole result."""
+    if isinstance(r, (isa.GdmaGatherElements, isa.GdmaScatterElements)):
+        x, positions = r.xn * r.xc * r.xh * r.xw, r.in_ * r.ic * r.ih * r.iw
+        src, idx = x * r.esize, positions * _esize(r.index_dtype)
+        dst = x * r.esize if isinstance(r, isa.GdmaScatterElements) else positions * r.esize
+        upd = positions * r.esize
+    else:
+        rows = r.d0 * r.d1 * r.d2 * r.d3 if 1 <= r.k <= 4 else 0
+        batch = getattr(r, "batch", 1)
+        src, idx = batch * rows * r.slab * r.esize, batch * r.count * r.k * _esize(r.index_dtype)
+        dst = src if isinstance(r, isa.GdmaScatterND) else batch * r.count * r.slab * r.esize
+        upd = r.count * r.slab * r.esize
+    scatter = isinstance(r, (isa.GdmaScatterElements, isa.GdmaScatterND))
+    return (_bytes_at(r.src, src) + _bytes_at(r.idx, idx) + (_bytes_at(r.upd, upd) if scatter else ()),
+            _bytes_at(r.dst, dst))
+
 # What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
 FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _gdma,
@@ -205,6 +227,14 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaGather: lambda r, chip: (_global(r.src, (1,), (r.outer * r.axis * r.inner * r.esize,), 1)
                                      + _global(r.idx, (1,), (r.count,), _esize(r.index_dtype)),
                                      _global(r.dst, (1,), (r.outer * r.count * r.inner * r.esize,), 1)),
+    isa.GdmaGatherElements: _index_record,
+    isa.GdmaGatherND: _index_record,
+    isa.GdmaScatterElements: _index_record,
+    isa.GdmaScatterND: _index_record,
+    isa.BdcLRN: _elementwise,
+    isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
+                                      local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)
+                                      + local(chip, r.mask_addr, (r.on, r.oc, r.oh, r.ow), F32)),
 }
 
 

@@ -40,6 +40,7 @@ KINDS: dict[str, str] = {
     "tpu.Expand": "expand", "tpu.Depth2Space": "depth2space", "tpu.Tile": "tile",
     "tpu.Where": "select", "tpu.MaskedFill": "select",
     "tpu.Arg": "arg", "tpu.TopK": "topk", "tpu.CumSum": "cumsum", "tpu.Trilu": "trilu", "tpu.Reverse": "reverse",
+    "tpu.LRN": "lrn", "tpu.MaxPoolWithMask": "poolmask",
     **{f"tpu.{n}": "binary" for n in ("Add", "Sub", "Mul", "Max", "Min")},
     **{f"tpu.{n}": "unary" for n in ("AddConst", "SubConst", "MulConst", "MaxConst", "MinConst", "Relu", "Active",
                                      "Cast", "DivConst", "LeakyRelu")},
@@ -48,13 +49,18 @@ KINDS: dict[str, str] = {
 MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile", "reverse")
 # Ops that only move data in global memory (no local tiles, no slices): a new shape, the same bytes;
 # Gather with constant indices: one contiguous copy per (outer index, gathered index).
-GLOBAL_ONLY = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
+GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
+# Ops codegen_index.py emits whole, without layer-group slices: the gathers and scatters by
+# computed indices (one global record each: their data is read whole) and Einsum (strided loads
+# around BdcMatMul, cut along its batch by itself).
+SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum")
+GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
             "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat",
             "tpu.Permute", "tpu.Slice",
-            *GLOBAL_ONLY)
+            *GLOBAL_MOVES)
 
 
 def attrs_of(op: Operation) -> AttrView:
@@ -122,7 +128,7 @@ class SlicePlan:
     output: Tile
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right of this slice
     npads: tuple[int, int] = (0, 0)  # before, after along N (Pad's slices)
-    extra: tuple[Tile, ...] = ()  # the parts of the op's further results (Arg's values, TopK's indices)
+    extra: tuple[Tile, ...] = ()  # the parts of the op's further results (Arg's values, TopK's indices, a mask)
     # a C slice's part of the op's whole tiles (a conv's filter and bias, Scale's scale and bias),
     # loaded with the slice; None: the whole tiles, loaded once for every slice
     weights: tuple[Tile, ...] | None = None
@@ -195,9 +201,9 @@ def _window_input(op: Operation, part: Part) -> SlicePlan:
     a = attrs_of(op)
     x, y = op.operands[0], op.results[0]
     xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
-    (kh, kw), (sh, sw) = a["kernel_shape"], a["strides"]
+    (kh, kw), (sh, sw) = a["kernel_shape"], a.get("strides") or [1, 1]
     dh, dw = a.get("dilations") or [1, 1]
-    pt, pl, pb, pr = a["pads"]
+    pt, pl, pb, pr = a.get("pads") or [0, 0, 0, 0]
     hlo, hhi, top, bottom = window_range(part.h, xs[2], kh, sh, dh, pt)
     wlo, whi, left, right = (0, xs[3], pl, pr) if part.w is None else window_range(part.w, xs[3], kw, sw, dw, pl)
     c, w = part.c or (0, ys[1]), part.w or (0, ys[3])
@@ -206,6 +212,13 @@ def _window_input(op: Operation, part: Part) -> SlicePlan:
     weights = channel_part(whole_tiles(op), c) if conv and part.c is not None else None
     return SlicePlan([box(x, xs, part.n, ic, (hlo, hhi), (wlo, whi))], box(y, ys, part.n, c, part.h, w),
                      (top, bottom, left, right), weights=weights)
+
+
+def _pool_mask_input(op: Operation, part: Part) -> SlicePlan:
+    """A max pool's window; the mask's part is the output's."""
+    plan = _window_input(op, part)
+    o = plan.output
+    return SlicePlan(plan.inputs, o, plan.pads, extra=(Tile(op.results[1], o.start, o.shape, o.strides),))
 
 
 def transposed_window(op: Operation, o: tuple[int, int], size: int, k: int, s: int, d: int,
@@ -602,6 +615,8 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "cumsum": _axis_input,
     "trilu": _trilu_input,
     "reverse": _reverse_input,
+    "lrn": _scale_input,  # C whole (the window runs along it), N and H the dims around it
+    "poolmask": _pool_mask_input,
 }
 
 
@@ -724,7 +739,7 @@ def output_dims(op: Operation) -> tuple[int, int]:
         return trilu_view(op)[0], trilu_view(op)[2]
     if KINDS[op.name] == "reverse":
         return reverse_view(op)[0][0], reverse_view(op)[0][2]
-    if KINDS[op.name] == "scale":
+    if KINDS[op.name] in ("scale", "lrn"):
         return scale_view(op)[0], scale_view(op)[2]
     if KINDS[op.name] == "tile":  # the input's grid, each part moved to every repeat
         return as4d(op, shape_of(op.operands[0]))[0], as4d(op, shape_of(op.operands[0]))[2]
@@ -938,6 +953,8 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.PReluOp": {"rshift": 0, "rshift_pos": None, "multiplier_pos": None},
     "tpu.Where": {"x_is_const": False, "y_is_const": False},  # the branch as an attribute: BdcSelect reads tensors
     "tpu.TopK": {"replace_topk_indices": False},
+    "tpu.MaxPoolWithMask": {"ceil_mode": None, "is_adaptive": False, "pad_value": 0, "do_relu": False},
+    "tpu.ScatterND": {"reduction": 0},
 }
 # tpu.Active modes whose function takes coeffs (isa.ACTIVE_EXTRA_MODES), and how many.
 _ACTIVE_COEFFS = {"ELU": 1, "HSIGMOID": 2, "SWISH": 1}
@@ -996,6 +1013,8 @@ def check_modelled(op: Operation) -> None:
     if op.name == "tpu.PReluOp" and _per_channel_vector(op):
         raise TpudslError(f"backend: {describe(op)}: a 1-D slope read per channel (TPU-MLIR's form) is not modelled; "
                           f"give it the shape that broadcasts ([C, 1, 1])")
+    if op.name == "tpu.MaxPoolWithMask":
+        _check_pool_mask(op)
     if op.name == "tpu.Where" and not all(isinstance(v.type, TensorType) for v in op.operands[:3]):
         raise TpudslError(f"backend: {describe(op)} without both branch tensors is not modelled")
     if KINDS.get(op.name) == "binary" and len(op.operands) != 2:
@@ -1011,7 +1030,7 @@ def check_modelled(op: Operation) -> None:
     tables = {"tpu.Softmax": 1 + int8, "tpu.Permute": 1, "tpu.Slice": 1, "tpu.LayerNorm": 3, "tpu.Reduce": 1,
               "tpu.Pad": 1, "tpu.Interp": 1, "tpu.GroupNorm": 3, "tpu.InstanceNorm": 3, "tpu.RMSNorm": 2,
               "tpu.Scale": 3, "tpu.Expand": 1, "tpu.Tile": 1,
-              "tpu.TopK": 1, "tpu.CumSum": 1}.get(op.name, len(op.operands))
+              "tpu.TopK": 1, "tpu.CumSum": 1, "tpu.LRN": 1}.get(op.name, len(op.operands))
     if any(isinstance(v.type, TensorType) for v in op.operands[tables:]):
         raise TpudslError(f"backend: {describe(op)}: its table/buffer operands are not modelled")
     for v in [*op.operands, *op.results]:
@@ -1024,6 +1043,17 @@ def check_modelled(op: Operation) -> None:
             dtype_of(v)
             if 0 in shape_of(v):
                 raise TpudslError(f"backend: {describe(op)} has a zero-sized tensor {shape_of(v)}; not modelled")
+
+
+def _check_pool_mask(op: Operation) -> None:
+    """MaxPoolWithMask: 2-D windows over an NCHW tensor, without dilation, keepdims, auto_pad resolved."""
+    a = attrs_of(op)
+    if len(shape_of(op.operands[0])) != 4 or len(a["kernel_shape"]) != 2:
+        raise TpudslError(f"backend: {describe(op)}: only a 2-D window over a rank-4 tensor is modelled")
+    for key, ok in (("dilations", lambda v: v is None or all(d == 1 for d in v)), ("keepdims", bool),
+                    ("auto_pad", lambda v: v in (None, "NOTSET"))):
+        if not ok(a.get(key)):
+            raise TpudslError(f"backend: {describe(op)}: {key}={a.get(key)} is not modelled")
 
 
 def _per_channel_vector(op: Operation) -> bool:

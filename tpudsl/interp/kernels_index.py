@@ -61,7 +61,7 @@ def _gather_nd(ins: Inputs, a: KernelAttrs) -> Array:
     xb = x.reshape(-1, *x.shape[b:])
     ib = idx.reshape(xb.shape[0], -1, k)
     rows = [xb[n][tuple(_index(ib[n, :, i], xb.shape[1 + i]) for i in range(k))] for n in range(xb.shape[0])]
-    return np.stack(rows).reshape(*batch, *idx.shape[b:-1], *x.shape[b + k :])
+    return np.stack(rows).reshape((*batch, *idx.shape[b:-1], *x.shape[b + k :]))  # a tuple: the shape may be ()
 
 
 KERNELS: dict[str, Kernel] = {

@@ -153,6 +153,11 @@ def _gather(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
     return _same("top.Gather").run(inputs[:2], attrs)
 
 
+def _gather_elements(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
+    # indices_coeff and buffer are the chip's (TpuOps.td); Top's GatherElements takes two operands.
+    return _same("top.GatherElements").run(inputs[:2], attrs)
+
+
 def _by_dtype(float_kernel: Kernel, int8_kernel: Callable[[Inputs, KernelAttrs], Array]) -> Kernel:
     def dispatch(float_run: Run) -> Run:
         def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
@@ -172,7 +177,7 @@ _SAME_AS_TOP = (
     "Add", "Sub", "Mul", "Div", "Max", "Min", "AddConst", "SubConst", "MulConst", "MaxConst", "MinConst",
     "MatMul", "Relu", "LeakyRelu", "Clip", "Reciprocal", "Permute", "Reshape", "Squeeze", "Unsqueeze",
     "Concat", "Softmax", "Slice", "Pad", "Upsample", "Depth2Space", "Deconv", "LRN", "Tile",
-    "GatherElements", "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
+    "Interp", "Reduce", "Arg", "Where", "MaskedFill", "Compare", "CompareConst", "LayerNorm",
     "InstanceNorm", "GroupNorm", "Pow", "DivConst", *AS_TOP,
 )
 
@@ -185,6 +190,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Cast": Kernel(_cast),
     "tpu.Scale": Kernel(_scale),
     "tpu.Gather": Kernel(_gather),
+    "tpu.GatherElements": Kernel(_gather_elements),
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
 }

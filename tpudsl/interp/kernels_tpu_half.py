@@ -304,10 +304,28 @@ def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
     return _exact_table(mode, fmt)[np.asarray(ins[0]).astype(fmt.dtype).view(np.uint16)]
 
 
+
+def einsum(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
+    """Each output element the exact sum of its products, rounded once (as MatMul): the products
+    of every letter (exact in float64 for up to four f16/bf16 factors), the summed letters last,
+    summed by half.sums. Equations with '...' keep the float32 kernel rounded once."""
+    eq = a["mode"].replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    operands = [_f64(x) for x in ins if x is not None]
+    if "." in eq or len(operands) > 4:
+        return None
+    if not arrow:  # numpy's implicit output: the letters used once, sorted
+        out = "".join(sorted(c for c in set(lhs) - {","} if lhs.count(c) == 1))
+    summed = "".join(sorted(set(lhs) - {","} - set(out)))
+    terms = np.einsum(f"{lhs}->{out}{summed}", *operands)
+    return half.sums(terms.reshape(*terms.shape[:len(out)], -1), None, fmt)
+
+
 # op name -> kernel; Conv2D's filter arrives in the plain layout (kernels_tpu un-packs it).
 HALF_KERNELS: dict[str, HalfRun] = {
     "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
     "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
     "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp, "tpu.Active": active, "tpu.RMSNorm": rms_norm,
     "tpu.CumSum": cumsum,
+    "tpu.Einsum": einsum,
 }

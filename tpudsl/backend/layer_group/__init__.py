@@ -91,12 +91,17 @@ class LayerGroupPass(ModulePass):
         from tpudsl.backend.layer_group.region import build
         from tpudsl.backend.layer_group.search import search
         from tpudsl.backend.layer_group.single import choose_secs
-        from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS, check_modelled
+        from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS, SELF_EMITTED, check_modelled
 
         if self.opt not in (1, 2, 3):
             raise TpudslError(f"layer-group: opt={self.opt} is not one of 1 (groups of one), 2, 3 (group search)")
         chip = module_chip(op)
         ungroup(op)
+        for inner in op.walk():  # the ops codegen emits unsliced: checked before anything is written
+            if inner.name in SELF_EMITTED:
+                from tpudsl.backend.codegen_index import check_self_emitted
+
+                check_self_emitted(inner)
         ops = [inner for inner in op.walk() if inner.name in KINDS]
         for inner in ops:
             check_modelled(inner)
