@@ -137,15 +137,16 @@ def _banks_apart(op, chip) -> int:
     the group; weights aside) are disjoint. Returns how many inputs were checked."""
 
     def banks(o, second=False) -> set[int]:
-        info = o.attributes[ginfo_key(o)].data
-        start = info["buffer_addr" if second else "out_addr"].value.data
-        return set(range(start // chip.bank_bytes, (start + info["out_size"].value.data - 1) // chip.bank_bytes + 1))
+        info = o.attributes[ginfo_key(o)]
+        start, size = (info.get("buffer_addr"), info.get("buffer_size")) if second else \
+            (info.get("out_addr"), info.get("out_size"))
+        return set(range(start // chip.bank_bytes, (start + size - 1) // chip.bank_bytes + 1))
 
     out, checked = banks(op), 0
     for v in op.operands:
         src = v.owner
         if getattr(src, "name", None) == "tpu.Load" and src.operands[0].owner.name != "top.Weight":
-            ins = banks(src) | (banks(src, True) if "buffer_addr" in src.attributes["ginfo"].data else set())
+            ins = banks(src) | (banks(src, True) if src.attributes["ginfo"].get("buffer_size") else set())
         elif getattr(src, "parent_op", lambda: None)() is op.parent_op() and src.name != "tpu.Load":
             ins = banks(src)
         else:
@@ -419,14 +420,14 @@ def test_resnet18_deploys_with_groups_and_matches(tmp_path):
 
 
 def test_grouped_ir_prints_as_upstream_mlir_and_parses_back(tmp_path):
-    """A group is a tpu.Group region (Loads, Stores, a Yield; ginfo dictionaries): upstream MLIR (the
+    """A group is a tpu.Group region (Loads, Stores, a Yield; #tpu.lg ginfo): upstream MLIR (the
     iree oracle) prints the grouped module exactly as we do, and our parser reads it back to the
     same text."""
     model, _ = _chain((1, 4, 96, 16))
     top = lowered(model)
     compile_for(top, "tiny", str(tmp_path / "g.bmodel"))
     text = print_module(top.module, debuginfo=True)
-    assert '"tpu.Group"' in text and '"tpu.Load"' in text and '"tpu.Store"' in text and "ginfo = {" in text
+    assert '"tpu.Group"' in text and '"tpu.Load"' in text and '"tpu.Store"' in text and "ginfo = #tpu.lg<out_addr = " in text
     assert upstream(text, debuginfo=True) == text
     assert print_module(parse_module(text, "g.mlir", make_context()), debuginfo=True) == text
 

@@ -93,7 +93,7 @@ dense = st.one_of(
     st.builds(lambda vs: f"dense<[[{', '.join(f'{v:.6e}' for v in vs)}]]> : tensor<1x{len(vs)}xf32>", st.lists(st.floats(-10, 10, width=32), min_size=1, max_size=4)),
 )
 dense_arrays = st.builds(lambda e, vs: f"array<{e}{': ' + ', '.join(map(str, vs)) if vs else ''}>", st.sampled_from(["i32", "i64"]), st.lists(st.integers(-1000, 1000), max_size=4))
-dialect_attrs = st.sampled_from(["#tpu<rq_mode MultiplierShift>", "#tpu<round_mode HalfAwayFromZero>", "#tpu<run_mode TPU_STATIC>", "#tpu.lg<id = 3, out_addr = 0>"])
+dialect_attrs = st.sampled_from(["#tpu<rq_mode MultiplierShift>", "#tpu<round_mode HalfAwayFromZero>", "#tpu<run_mode TPU_STATIC>", "#tpu.lg<out_addr = 0, out_size = 0, buffer_addr = 0, buffer_size = 0, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0, 2], n_slice = [2, 2], c_idx = [], c_slice = [], d_idx = [], d_slice = [], h_idx = [], h_slice = [], w_idx = [], w_slice = [], id = 3, stage = 0, slice_idx = 0, group_type = 0>"])
 scalars = int_attrs | float_attrs | strings | dense | dense_arrays | dialect_attrs | types | st.just("@main")
 arrays = st.lists(bare_ints, max_size=4) | st.lists(bare_floats, max_size=3) | st.lists(scalars, max_size=3)
 attributes = st.recursive(

@@ -30,14 +30,14 @@
 // tpu.Store named as the Add, and flow: the time steps (-k) with the ids of their Loads, op, Store.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
-// CHECK-NEXT: "tpu.Load"{{.*}}ginfo = {{{.*}}id = 0 : i64, {{.*}}out_addr = 0 : i64, out_size = 144 : i64}}{{.*}} loc([[LLOAD_W0:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 2080 : i64, h_idx = [0, 22, 46, 70], h_slice = [26, 28, 28, 26], id = 1 : i64, n_idx = [0], n_slice = [1], out_addr = 288 : i64, out_size = 1792 : i64}}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 23, 47, 71], h_slice = [25, 26, 26, 25], id = 2 : i64, {{.*}}out_addr = 6944 : i64, out_size = 1664 : i64}{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"{{.*}}ginfo = #tpu.lg<out_addr = 0, out_size = 144, buffer_addr = 0, buffer_size = 0, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0], n_slice = [1], c_idx = [0], c_slice = [4], d_idx = [0], d_slice = [1], h_idx = [0], h_slice = [4], w_idx = [0], w_slice = [9], id = 0, stage = 0, slice_idx = 0, group_type = 0>}{{.*}} loc([[LLOAD_W0:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 288, out_size = 1792, buffer_addr = 2080, buffer_size = 1792, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0], n_slice = [1], c_idx = [0], c_slice = [4], d_idx = [0], d_slice = [1], h_idx = [0, 22, 46, 70], h_slice = [26, 28, 28, 26], w_idx = [0], w_slice = [16], id = 1, stage = 0, slice_idx = 0, group_type = 0>}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = #tpu.lg<out_addr = 6944, out_size = 1664, buffer_addr = 0, buffer_size = 0, {{.*}}, h_idx = [0, 23, 47, 71], h_slice = [25, 26, 26, 25], {{.*}}, id = 2, {{.*}}>{{.*}} loc([[LA:#loc[0-9]+]])
 // CHECK-NEXT: "tpu.Load"{{.*}} loc([[LLOAD_W1:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 12288 : i64{{.*}} loc([[LB:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = {buffer_addr = 5408 : i64, {{.*}}out_addr = 3872 : i64{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
-// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8192 : i64{{.*}} loc([[LS:#loc[0-9]+]])
-// CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = {{{.*}}id = 7 : i64{{.*}} loc([[LS]])
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 12288,{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 3872, out_size = 1536, buffer_addr = 5408, buffer_size = 1536,{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
+// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8192,{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = #tpu.lg<out_addr = 8192, {{.*}} id = 7, {{.*}} loc([[LS]])
 // CHECK-NEXT: "tpu.Yield"(%[[ST]])
 // CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 4 : i64, lmem_bytes = 13824 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
 // CHECK-NEXT: return %[[G]]
@@ -155,11 +155,11 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // b's) ending at 12416; the Add (inputs in banks 2-3) reuses b's place, the Relu a's.
 // CHECK-LABEL: func.func @main
 // CHECK: "tpu.Group"
-// CHECK: %[[A:.*]] = "tpu.Conv2D"{{.*}}ginfo = {h_idx = [0, 30], h_slice = [34, 34], {{.*}}out_addr = 8192 : i64{{.*}} loc([[LA:#loc[0-9]+]])
-// CHECK: "tpu.Conv2D"{{.*}}out_addr = 4912 : i64{{.*}} loc([[LB:#loc[0-9]+]])
-// CHECK: "tpu.Conv2D"{{.*}}out_addr = 10368 : i64{{.*}} loc([[LC:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Add"(%{{.*}}, %[[A]]) {ginfo = {{{.*}}out_addr = 4912 : i64{{.*}} loc([[LS:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 8192 : i64{{.*}} loc([[LR:#loc[0-9]+]])
+// CHECK: %[[A:.*]] = "tpu.Conv2D"{{.*}}ginfo = #tpu.lg<out_addr = 8192, {{.*}} h_idx = [0, 30], h_slice = [34, 34], {{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 4912,{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK: "tpu.Conv2D"{{.*}}out_addr = 10368,{{.*}} loc([[LC:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Add"(%{{.*}}, %[[A]]) {ginfo = #tpu.lg<out_addr = 4912, {{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 8192,{{.*}} loc([[LR:#loc[0-9]+]])
 // CHECK: hsecs = 2 : i64, lmem_bytes = 12416 : i64, nsecs = 1 : i64
 // CHECK-DAG: [[LA]] = loc("a")
 // CHECK-DAG: [[LB]] = loc("b")
@@ -196,7 +196,7 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 // CHECK: %[[G:[0-9]+]]:2 = "tpu.Group"
 // CHECK: }) {flow = [-1, 0, 1, 2, 3, -2, 4, 5, 6], hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64}{{.*}} loc([[LAB:#loc[0-9]+]])
 // CHECK-NEXT: "tpu.Group"(%[[W2:[0-9]+]], %[[G]]#1, %[[G]]#0) ({
-// CHECK-NEXT: "tpu.Load"(%[[W2]]) {ginfo = {{{.*}}id = 0 : i64, {{.*}}out_addr = 7616 : i64, out_size = 576 : i64}}
+// CHECK-NEXT: "tpu.Load"(%[[W2]]) {ginfo = #tpu.lg<out_addr = 7616, out_size = 576, {{.*}} id = 0, {{.*}}>}
 // CHECK: other_up_overlap_op = [0]
 // CHECK-DAG: [[LAB]] = loc(fused[{{.*}}])
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {

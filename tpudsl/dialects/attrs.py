@@ -11,6 +11,7 @@ tables, the frontend, rewrites and the interpreter all speak the same language:
   "str"    StringAttr                            mode = "nearest"
   "i64[]"  ArrayAttr of IntegerAttr(i64)         kernel_shape = [3, 3]
   "f64[]"  ArrayAttr of FloatAttr(f64)           mean = [0.000000e+00, ...]
+  "tpu.lg" LayerGroupAttr (lg.py)                ginfo = #tpu.lg<out_addr = 0, ...>
   "any"    anything (checked by the op's own verifier, if at all)
   enum     `#tpu<round_mode HalfUp>`: a kind named after the enum ("tpu.round_mode"), one of
            ENUMS; Python value "HalfUp". TPU-MLIR prints its enums in MLIR's opaque dialect
@@ -37,7 +38,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-KINDS = ("i64", "f64", "bool", "str", "i64[]", "f64[]", "any")
+from tpudsl.dialects.lg import LayerGroupAttr
+
+KINDS = ("i64", "f64", "bool", "str", "i64[]", "f64[]", "tpu.lg", "any")
 
 # TPU-MLIR's Tpu enums (TpuOps.td), by the name they print under: `#tpu<rq_mode X>` is "tpu.rq_mode".
 ROUND_MODES = ("HalfAwayFromZero", "HalfUp", "HalfDown", "HalfToEven", "HalfToOdd", "HalfTowardsZero",
@@ -94,6 +97,8 @@ def to_attr(kind: str, value: Any) -> Attribute:
         if value not in ENUMS[kind]:
             raise ValueError(f"{kind} has no case {value!r}; cases: {', '.join(ENUMS[kind])}")
         return enum_class(kind)(StringAttr(kind), IntAttr(0), IntAttr(1), StringAttr(f" {value}"))
+    if kind == "tpu.lg":
+        return value if isinstance(value, LayerGroupAttr) else LayerGroupAttr.make(**value)
     if kind == "any":
         if isinstance(value, Attribute):
             return value
@@ -143,6 +148,8 @@ def matches(kind: str, attr: Attribute) -> bool:
         )
     if kind in ENUMS:
         return _enum_value(attr) in ENUMS[kind] and attr.attr_name.data == kind  # type: ignore[attr-defined]
+    if kind == "tpu.lg":
+        return isinstance(attr, LayerGroupAttr)
     return kind == "any"
 
 

@@ -12,8 +12,8 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
   an op alone (a group of one) gets `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on
   tpu.Group), `csecs`, `wsecs` (along C and W, only when it is sliced so: absent is 1) and
   `lmem_bytes`; a group of several ops is a `tpu.Group` region (below) whose ops
-  carry `ginfo` (`layer_group` on Pool2D, as TpuOps.td names it): a dictionary with TPU-MLIR's
-  #tpu.lg field names (id, out_addr, out_size, n_idx, n_slice, h_idx, h_slice);
+  carry `ginfo` (`layer_group` on Pool2D, as TpuOps.td names it): a `#tpu.lg<...>` attribute
+  (lg.py, TPU-MLIR's Tpu_LayerGroupAttr: every field declared, printed and verified);
 * `tpu.Group` (one region ending in `tpu.Yield` of its results), `tpu.Load` (global -> local)
   and `tpu.Store` (local -> global) are TPU-MLIR's layer-group ops (`GroupOps.cpp` builds them).
 
@@ -29,12 +29,13 @@ from xdsl.ir import Dialect
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects import opdef
+from tpudsl.dialects.lg import LayerGroupAttr
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, ShapeError, define
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
 SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "csecs": A("i64", 1), "wsecs": A("i64", 1), "lmem_bytes": A("i64")}
-GINFO = {"ginfo": A("any"), **SLICES}
+GINFO = {"ginfo": A("tpu.lg"), **SLICES}
 
 
 def _round(default: str = "HalfAwayFromZero") -> dict[str, A]:
@@ -98,7 +99,7 @@ SPECS: list[OpSpec] = [
             "offset": A("f64"),
             **_round(),
             "first_round_mode": A("tpu.round_mode", "HalfAwayFromZero"),
-            "layer_group": A("any"),
+            "layer_group": A("tpu.lg"),
             **SLICES,
             "fp8_out_scale": A("f64"),
         },
@@ -280,9 +281,9 @@ SPECS += [
                   "wsecs": A("i64", 1), "flow": A("i64[]", REQUIRED),
                   "lmem_bytes": A("i64", REQUIRED), "other_up_overlap_op": A("i64[]", [])},
            region=True, verify=_group_verify, summary="a layer group: its ops share local memory, sliced nsecs x hsecs"),
-    OpSpec("tpu.Load", attrs={"ginfo": A("any", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
+    OpSpec("tpu.Load", attrs={"ginfo": A("tpu.lg", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
            summary="a tensor's parts (or whole tile) from global to local memory, inside a tpu.Group"),
-    OpSpec("tpu.Store", attrs={"ginfo": A("any", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
+    OpSpec("tpu.Store", attrs={"ginfo": A("tpu.lg", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
            summary="a result's parts from local to global memory, inside a tpu.Group"),
     OpSpec("tpu.Yield", operands=("inputs*",), results=(), terminator=True, verify=_in_group,
            summary="the results of a tpu.Group (its Stores' values)"),
@@ -334,7 +335,7 @@ SPECS += [
 ]
 
 OPS = [define(spec) for spec in SPECS]
-Tpu = Dialect("tpu", OPS, [])
+Tpu = Dialect("tpu", OPS, [LayerGroupAttr])
 
 # The Top element-wise functions that lower to `tpu.Active`, by their `mode`. Only functions whose
 # Top op has no attributes that change the function (Sigmoid's scale/bias/log, GELU's approx_mode

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
+from tpudsl.dialects.lg import LayerGroupAttr
 from tpudsl.dialects.quant import QUANT_TYPES
 from tpudsl.ir.floats import format_float
 
@@ -162,6 +163,8 @@ def _render(attr: Attribute) -> str:
         return "::".join("@" + key_text(n.data) for n in names)
     if isinstance(attr, QUANT_TYPES):  # the quant dialect prints its doubles like FloatAttr's f64
         return f"!{attr.name}<{attr.body(_f64)}>"
+    if isinstance(attr, LayerGroupAttr):
+        return f"#tpu.lg<{attr.body()}>"
     if isinstance(attr, UnregisteredAttr):
         return _unregistered(attr)
     return _fallback(attr)

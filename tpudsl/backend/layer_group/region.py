@@ -10,9 +10,11 @@ Stores' values, in the ops' order (`tpu.Yield`); the group's loc names its resul
 when it has several, as TPU-MLIR's). Region order is program order within a slice:
 each op's Loads (whole tiles first), the op, its Store; the ops' `ginfo` ids number them in that
 order, and `flow` is TPU-MLIR's time-step list over them (-1, the ids of step 0, -2, ...: step k is
-the k-th op with its Loads and Store). `ginfo` holds TPU-MLIR's #tpu.lg fields: out_addr and
-out_size (a Load's first buffer; `buffer_addr` its second, for odd slices), and the n/h parts
-of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H part).
+the k-th op with its Loads and Store). `ginfo` is a `#tpu.lg<...>` (dialects/lg.py): out_addr and
+out_size (a Load's first buffer; `buffer_addr`/`buffer_size` its second, for odd slices; size 0:
+none), and the parts of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H
+part; C and W one whole part each, D one); eu_align true (every local tensor is EU-aligned), the
+other fields TPU-MLIR's neutral values (stage, slice_idx, group_type 0, can_merge false).
 `other_up_overlap_op` lists the ids of the Loads issued during the group before (weight prefetch:
 those of the first op with whole tiles).
 
@@ -22,13 +24,14 @@ where a prefetched group's first weights lie come from the IR) and any attribute
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FusedLoc, IntegerAttr, NameLoc, NoneAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, FusedLoc, NameLoc, NoneAttr, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
 from tpudsl.backend.slicing import Tile, tile_bytes, whole_tiles
-from tpudsl.dialects.attrs import from_attr, i64_list
+from tpudsl.dialects.attrs import from_attr
+from tpudsl.dialects.lg import LayerGroupAttr
 from tpudsl.dialects.opdef import SPECS, create, describe, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -48,12 +51,17 @@ def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None]
     return got
 
 
-def _parts(plan: GroupPlan, tile_of) -> dict[str, list[int]]:
-    """n_idx/n_slice over the N parts and h_idx/h_slice over the H parts of a tile (4-D view)."""
-    n_tiles = [tile_of(s) for s in plan.slices[::plan.hsecs]]
-    h_tiles = [tile_of(s) for s in plan.slices[:plan.hsecs]]
+def _parts(plan: GroupPlan, tile_of, whole: bool = False) -> dict[str, list[int]]:
+    """n_idx/n_slice over the N parts and h_idx/h_slice over the H parts of a tile (4-D view); C
+    and W are never sliced (one whole part each), D is 1 in a 4-D view; a `whole` tile (loaded
+    once for the group) is one part along every axis."""
+    n_tiles = [tile_of(s) for s in plan.slices[:1 if whole else None:plan.hsecs]]
+    h_tiles = [tile_of(s) for s in plan.slices[:1 if whole else plan.hsecs]]
+    whole = n_tiles[0]
     return {"n_idx": [t.start[0] for t in n_tiles], "n_slice": [t.shape[0] for t in n_tiles],
-            "h_idx": [t.start[2] for t in h_tiles], "h_slice": [t.shape[2] for t in h_tiles]}
+            "c_idx": [whole.start[1]], "c_slice": [whole.shape[1]], "d_idx": [0], "d_slice": [1],
+            "h_idx": [t.start[2] for t in h_tiles], "h_slice": [t.shape[2] for t in h_tiles],
+            "w_idx": [whole.start[3]], "w_slice": [whole.shape[3]]}
 
 
 class Row:
@@ -75,8 +83,8 @@ def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
             tile_of = (lambda s, t=t: t) if i < 0 else (lambda s, op=op, i=i: s[op].inputs[i])
             info = {"out_addr": laddr, "out_size": max(tile_bytes(tile_of(s), chip) for s in plan.slices)}
             if second is not None:
-                info["buffer_addr"] = second
-            rows.append(Row("load", op, {**info, **_parts(plan, tile_of)}, t, i < 0))
+                info["buffer_addr"], info["buffer_size"] = second, info["out_size"]
+            rows.append(Row("load", op, {**info, **_parts(plan, tile_of, i < 0)}, t, i < 0))
         info = {"out_addr": plan.out_addr[op], "out_size": plan.out_size[op],
                 **_parts(plan, lambda s, op=op: s[op].output)}
         rows.append(Row("op", op, dict(info)))
@@ -113,19 +121,19 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
             value = row.tile.value  # type: ignore[union-attr]
             k = loads_of[value] = loads_of.get(value, -1) + 1
             name = f"load_{loc_name(value.owner) or 'arg'}" + (f"_{k}" if k else "")  # type: ignore[arg-type]
-            load = create("tpu.Load", [value], [value.type], {"ginfo": _dict(row.info)}, loc=name)
+            load = create("tpu.Load", [value], [value.type], {"ginfo": LayerGroupAttr.make(**row.info)}, loc=name)
             block.add_op(load)
             index = next(j for j, v in enumerate(row.op.operands) if v is value)
             row.op.operands[index] = load.results[0]  # type: ignore[index]
         elif row.kind == "op":
             row.op.detach()
-            row.op.attributes[ginfo_key(row.op)] = _dict(row.info)
+            row.op.attributes[ginfo_key(row.op)] = LayerGroupAttr.make(**row.info)
             for key in ("nsecs", "hsecs", "lmem_bytes"):  # the group's now
                 row.op.attributes.pop(key, None)
             block.add_op(row.op)
         else:
-            block.add_op(create("tpu.Store", [row.op.results[0]], [row.op.results[0].type], {"ginfo": _dict(row.info)},
-                                loc=loc_name(row.op)))
+            info = {"ginfo": LayerGroupAttr.make(**row.info)}
+            block.add_op(create("tpu.Store", [row.op.results[0]], [row.op.results[0].type], info, loc=loc_name(row.op)))
     block.add_op(create("tpu.Yield", [o.results[0] for o in block.ops if o.name == "tpu.Store"], [], loc=loc))
     return group
 
@@ -157,9 +165,11 @@ def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
         raise TpudslError(f"{where}: its region is not the ops, Loads and Stores of its plan in order; "
                           f"run --layer-group again")
     for o, row in zip(inner, rows, strict=True):
-        if o.attributes.get(ginfo_key(o)) != _dict(row.info):
+        want, got = LayerGroupAttr.make(**row.info), o.attributes.get(ginfo_key(o))
+        if got != want:
+            differ = [k for k, v in want.values().items() if not isinstance(got, LayerGroupAttr) or got.get(k) != v]
             raise TpudslError(f"{where}: {describe(o)} has another {ginfo_key(o)} than the plan's "
-                              f"({_show(row.info)}); run --layer-group again")
+                              f"(the plan's: {', '.join(f'{k} = {want.get(k)}' for k in differ)}); run --layer-group again")
     if a["flow"] != flow or a["lmem_bytes"] != plan.lmem_bytes:
         raise TpudslError(f"{where}: its flow or lmem_bytes differ from its plan's; run --layer-group again")
     ahead = a.get("other_up_overlap_op", [])
@@ -184,15 +194,6 @@ def _is(o: Operation, row: Row) -> bool:
 
 def _int(op, key: str) -> int:
     info = op.attributes.get("ginfo")
-    value = info.data.get(key) if isinstance(info, DictionaryAttr) else None
-    if not isinstance(value, IntegerAttr):
-        raise TpudslError(f"codegen: {describe(op)} has no ginfo {key}; run --layer-group again")
-    return value.value.data
-
-
-def _show(info: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in sorted(info.items()))
-
-
-def _dict(info: dict) -> DictionaryAttr:
-    return DictionaryAttr({k: i64_list(v) if isinstance(v, list) else IntegerAttr(v, i64) for k, v in info.items()})
+    if not isinstance(info, LayerGroupAttr):
+        raise TpudslError(f"codegen: {describe(op)} has no ginfo; run --layer-group again")
+    return info.get(key)

@@ -1,0 +1,130 @@
+"""`#tpu.lg<...>` (tpudsl/dialects/lg.py), TPU-MLIR's layer-group attribute: its text against a
+separately written spelling of TpuOps.td's parameter list, round trips through our parser and
+printer and through upstream MLIR (the iree oracle, which keeps a dialect attribute it does not
+know as written), and the errors that name a field."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from test_text_oracle import upstream
+from tpudsl.dialects import make_context
+from tpudsl.dialects.lg import LayerGroupAttr
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.parser import parse_module
+from tpudsl.ir.printer import print_module
+
+# TpuOps.td's Tpu_LayerGroupAttr parameters, in order, written out again (not read from lg.py).
+TD_PARAMS = """out_addr:int out_size:int buffer_addr:int buffer_size:int eu_align:bool can_merge:bool
+in_hslice_offset:list n_idx:list n_slice:list c_idx:list c_slice:list d_idx:list d_slice:list h_idx:list
+h_slice:list w_idx:list w_slice:list id:int stage:int slice_idx:int group_type:int""".split()
+PARAMS = [tuple(p.split(":")) for p in TD_PARAMS]
+AXES = "ncdhw"
+
+
+def _module(attr_text: str) -> str:
+    return ('func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n'
+            f'  %0 = "tpu.Relu"(%arg0) {{ginfo = {attr_text}}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+            '  return %0 : tensor<4xf32>\n}\n')
+
+
+def _spell(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+@st.composite
+def fields(draw):
+    """A valid field set: every idx list as long as its slice list, sizes >= 1, counts >= 0."""
+    got = {}
+    for axis in AXES:
+        k = draw(st.integers(0, 4))
+        got[f"{axis}_idx"] = draw(st.lists(st.integers(0, 2**40), min_size=k, max_size=k))
+        got[f"{axis}_slice"] = draw(st.lists(st.integers(1, 2**40), min_size=k, max_size=k))
+    for name, kind in PARAMS:
+        if kind == "int":
+            got[name] = draw(st.integers(0, 2**63 - 1))
+        elif kind == "bool":
+            got[name] = draw(st.booleans())
+        elif name == "in_hslice_offset":
+            got[name] = draw(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3))
+    return got
+
+
+def test_lg_prints_every_parameter_in_tpu_mlir_order():
+    values = {name: (3 if kind == "int" else True if kind == "bool" else [1, 2]) for name, kind in PARAMS}
+    attr = LayerGroupAttr.make(**values)
+    want = "#tpu.lg<" + ", ".join(f"{name} = {_spell(values[name])}" for name, _ in PARAMS) + ">"
+    assert print_module(parse_module(_module(want), "m.mlir", make_context())).count(want) == 1
+    assert f"#tpu.lg<{attr.body()}>" == want
+
+
+def test_lg_round_trips_through_our_parser_and_upstream_mlir():
+    """Random field values in a random order, some left out: the attribute we read holds them (the
+    others their defaults), prints in TpuOps.td's order, reads back equal, and upstream MLIR prints
+    our text unchanged."""
+    seen = Counter()
+    ctx = make_context()
+
+    @settings(max_examples=max(30, settings.default.max_examples // 6))
+    @given(fields(), st.randoms(use_true_random=False), st.data())
+    def check(values, rnd, data):
+        names = [n for n, _ in PARAMS if n in values]
+        rnd.shuffle(names)
+        written = names[:data.draw(st.integers(len(names) // 2, len(names)))]
+        if any(f"{a}_idx" in written and f"{a}_slice" not in written for a in AXES) or \
+                any(f"{a}_slice" in written and f"{a}_idx" not in written for a in AXES):
+            written = [n for n in written if not n.endswith(("_idx", "_slice")) or n == "slice_idx"]
+        text = "#tpu.lg<" + ", ".join(f"{n} = {_spell(values[n])}" for n in written) + ">"
+        module = parse_module(_module(text), "m.mlir", ctx)
+        attr = next(o for o in module.walk() if o.name == "tpu.Relu").attributes["ginfo"]
+        defaults = {"eu_align": True}
+        for name, kind in PARAMS:
+            want = values[name] if name in written else defaults.get(name, 0 if kind == "int" else
+                                                                     False if kind == "bool" else [])
+            assert attr.get(name) == want, name
+        printed = print_module(module)
+        assert print_module(parse_module(printed, "p.mlir", ctx)) == printed
+        assert upstream(printed, debuginfo=False) == printed
+        if len(written) < len(names):
+            event("a field left out")
+            seen["left out"] += 1
+        if names[:len(written)] != [n for n, _ in PARAMS if n in written]:
+            event("fields out of order")
+            seen["out of order"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert seen["left out"] >= seen["examples"] / 4 and seen["out of order"] >= seen["examples"] / 4, seen
+
+
+@pytest.mark.parametrize(("name", "kind"), PARAMS)
+def test_lg_field_of_the_wrong_type_is_an_error_naming_it(name, kind):
+    wrong = {"int": "true", "bool": "1", "list": "7"}[kind]
+    with pytest.raises(TpudslError, match=f"#tpu.lg field '{name}' must be"):
+        parse_module(_module(f"#tpu.lg<{name} = {wrong}>"), "m.mlir", make_context())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("#tpu.lg<id = 1, nidx = [0]>", "#tpu.lg has no field 'nidx'"),
+    ("#tpu.lg<id = 1, id = 2>", "#tpu.lg field 'id' is given twice"),
+    ("#tpu.lg<w_idx = [0, 8], w_slice = [8]>", "w_idx has 2 entries, w_slice 1"),
+    ("#tpu.lg<c_idx = [0], c_slice = [0]>", "c_slice at least 1"),
+    ("#tpu.lg<buffer_size = -1>", "'buffer_size' = -1 must not be negative"),
+    ("#tpu.lg<out_addr = 9223372036854775808>", "'out_addr' = 9223372036854775808 is not an integer"),
+])
+def test_lg_bad_text_is_one_error_naming_the_field(text, message):
+    with pytest.raises(TpudslError, match=message):
+        parse_module(_module(text), "m.mlir", make_context())
+
+
+def test_lg_make_refuses_an_unknown_field():
+    with pytest.raises(Exception, match="#tpu.lg has no field 'out_adr'"):
+        LayerGroupAttr.make(out_adr=0)
