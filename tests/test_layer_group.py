@@ -40,6 +40,7 @@ from tpudsl.backend.cmodel.memory import Memory
 from tpudsl.backend.layer_group import module_chip, ungroup
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, plan_group, window_offset
 from tpudsl.backend.layer_group.region import build, ginfo_key, members
+from tpudsl.backend.schedule import footprint as schedule_footprint
 from tpudsl.backend.slicing import Tile
 from tpudsl.cli import model_deploy
 from tpudsl.cli.mlir_cut import cut_module
@@ -121,6 +122,7 @@ class Grouped:
         self.stores_more = any(sum(1 for op in ops if any(u.operation.name == "tpu.Store" for u in op.results[0].uses))
                                > 1 for _, _, ops in self.groups)
 
+        self.records_checked = self.alone_checked = 0  # _banks_apart_in_records, opt=2 and opt=1
         self.prefetched = any(g.attributes.get("other_up_overlap_op")
                               for g in top.module.walk() if g.name == "tpu.Group")
         chip = module_chip(top.module)
@@ -156,20 +158,50 @@ def _banks_apart(op, chip) -> int:
     return checked
 
 
+def _banks_apart_in_records(bm, top) -> int:
+    """The chip's bank rule read from the command stream (ops alone and in groups): every BDC
+    record writes no bank that its local inputs touch, weights aside (local bytes last written by
+    a load from the coefficient region). Returns how many records with local inputs were checked."""
+    chip = module_chip(top.module)
+    lo, hi = (top.module.attributes[k].value.data for k in ("module.coeff_addr", "module.neuron_addr"))
+
+    def banks(spans) -> set[int]:
+        return {b for s in spans for b in range(s.start // chip.bank_bytes, (s.end - 1) // chip.bank_bytes + 1)}
+
+    weights: list[tuple[int, int]] = []
+    checked = 0
+    for r in isa.decode(bm.commands):
+        fp = schedule_footprint(r, chip)
+        writes = [s for s in fp.writes if s.space == "local"]
+        if r.ENGINE == "bdc":
+            ins = [s for s in fp.reads if s.space == "local" and not any(a <= s.start and s.end <= b for a, b in weights)]
+            if ins:
+                assert not banks(writes) & banks(ins), (type(r).__name__, banks(writes), banks(ins))
+                checked += 1
+        weights = [(a, b) for a, b in weights if not any(s.start < b and a < s.end for s in writes)]
+        if isinstance(r, isa.GdmaLoad) and lo <= r.gaddr < hi:
+            weights += [(s.start, s.end) for s in writes]
+    return checked
+
+
 def _matches_and_groups_of_one(model, feed, tmp_path, mode: str = "F32") -> Grouped:
     """Compile with groups (opt=2) and alone (opt=1) for the tiny chip: both cmodels match the Tpu
     interpreter and each other (F32 within 1e-5, else bit for bit); the grouped module prints, parses back and prints the same, and the Tpu
     interpreter gives the same results with its groups (Load and Store are the tensor itself)."""
     top = lowered(model, mode)
     want = interpret(top, feed)
-    got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "g.bmodel"), opt=2), feed)
+    bm = compile_for(top, "tiny", str(tmp_path / "g.bmodel"), opt=2)
+    got, _ = run_bmodel(bm, feed)
     grouped = Grouped(top)
+    grouped.records_checked = _banks_apart_in_records(bm, top)
     if grouped.groups:
         text = print_module(top.module, debuginfo=True)
         assert print_module(parse_module(text, "g.mlir", make_context()), debuginfo=True) == text
         again = interpret(top, feed)
         assert all(np.array_equal(again[name], w) for name, w in want.items())
-    alone, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1), feed)
+    bm = compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1)
+    alone, _ = run_bmodel(bm, feed)
+    grouped.alone_checked = _banks_apart_in_records(bm, top)
     for name, w in want.items():
         if mode == "F32":
             assert_f32_close(got[name], w, name)
@@ -204,6 +236,8 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
         g = _matches_and_groups_of_one(*net, tmp_path)
         _record(seen, (("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
                        ("group sliced along N", g.sliced(0)), ("an op's input banks checked", g.bank_checked > 0),
+                       ("bank rule checked on the records of ops alone (opt=1)", g.alone_checked > 0),
+                       ("bank rule checked on the records with groups (opt=2)", g.records_checked > 0),
                        ("a group's first weights prefetched", g.prefetched),
                        ("group stores a result besides its last op's", g.stores_more),
                        ("tensor with two consumers inside a group", bool(g.shared))))
@@ -211,6 +245,8 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
     check()
     _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
                     ("an op's input banks checked", 3), ("a group's first weights prefetched", 20),
+                    ("bank rule checked on the records of ops alone (opt=1)", 1.1),
+                    ("bank rule checked on the records with groups (opt=2)", 1.1),
                     ("group stores a result besides its last op's", 20),
                     ("tensor with two consumers inside a group", 10)))
 

@@ -3,12 +3,13 @@
 // (ONNX [ic, oc, 3, 3], read as (1, oc, ic, 9)) is a whole tile of 4 x 9 x 4 = 144 bytes. The
 // output alone (128 rows x 128 bytes) fills a lane, so H splits in 2. Output rows [h0, h1) are a
 // stride-1 conv over the zero-inserted input with d*(k-1) - pad = 1 zero row before it: they read
-// input rows [ceil((h0 - 1) / 2), floor(h1 / 2)]. First half: rows 0..32 (33 x 64 bytes) + 64
-// output rows (8192) + 144 = 10448; second half: rows 32..63 (2048 + 8192 + 144 = 10384).
+// input rows [ceil((h0 - 1) / 2), floor(h1 / 2)]. First half: 144 + rows 0..32 (33 x 64 bytes),
+// then 64 output rows (8192) from the next 4096-byte bank (tiny's bank rule): 4096 + 8192 = 12288;
+// second half: rows 32..63 (144 + 2048, then the same 12288).
 // RUN: tpuc-opt %s --layer-group | filecheck %s
 // RUN: tpuc-opt %s --layer-group | tpuc-opt | filecheck %s
 
-// CHECK: "tpu.Deconv"{{.*}}hsecs = 2 : i64, {{.*}}lmem_bytes = 10448 : i64, nsecs = 1 : i64
+// CHECK: "tpu.Deconv"{{.*}}hsecs = 2 : i64, {{.*}}lmem_bytes = 12288 : i64, nsecs = 1 : i64
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x64x16xf32>) -> tensor<1x4x128x32xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> loc("x")

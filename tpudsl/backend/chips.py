@@ -6,7 +6,7 @@ and local memory follow TPU-MLIR's log line `NPU_NUM=32 LocalMem size=4194304` (
 The throughput numbers feed the cost model only; they are our estimates, not the vendor's, and
 nothing checks a result against them. `tiny` is made up for tests: 4 lanes of 16 KiB, so that
 local-memory slicing happens on tensors small enough to test quickly, and with the bank rule
-(`bank_conflict_rule`: in a layer group, an op's output tile shares no bank with its input tiles,
+(`bank_conflict_rule`: an op's output tile shares no bank with its input tiles,
 as chips whose engines cannot read and write one bank at once require), so that tests exercise it.
 """
 
@@ -30,12 +30,20 @@ class Chip:
     dma_bytes_per_cycle: int
     clock_mhz: int
     modes: tuple[str, ...] = MODES
-    # an op's output tile in a layer group is never in a bank its input tiles touch (layer_group/plan.py)
+    # an op's output tile is never in a bank its input tiles touch (weights aside): in a layer group
+    # (layer_group/plan.py) and alone (output_start)
     bank_conflict_rule: bool = False
 
     @property
     def bank_bytes(self) -> int:
         return self.lmem_bytes // self.banks
+
+    def output_start(self, inputs_end: int) -> int:
+        """Where an op alone (a group of one) puts its output tile when its input tiles end at
+        `inputs_end` (they lie just before: codegen's bump allocation, slicing.footprint): with the
+        bank rule, the next bank boundary, so that no bank holds both; else right there."""
+        bank = self.bank_bytes
+        return -(-inputs_end // bank) * bank if self.bank_conflict_rule else inputs_end
 
 
 CHIPS: dict[str, Chip] = {

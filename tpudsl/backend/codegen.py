@@ -387,6 +387,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
         if KINDS[op.name] in MOVES:
             prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
+        lmem.top = chip.output_start(lmem.top)  # the bank rule (slicing.footprint counts the same)
         out = (lmem.take(plan.output), plan.output)
         extra = [(lmem.take(t), t) for t in plan.extra]
         prog.records.append(compute_record(op, ins, whole, out, plan, tuple(laddr for laddr, _ in extra)))

@@ -894,13 +894,9 @@ def tile_bytes(tile: Tile, chip: Chip) -> int:
     return lane_bytes(n, c, h, w, ESIZE[dtype_of(tile.value)], chip.lanes, chip.eu_bytes)
 
 
-def slice_tiles(op: Operation, plan: SlicePlan) -> list[Tile]:
-    """The local tensors of one slice besides the whole-loaded ones (a concat part moves through one)."""
-    return plan.inputs if KINDS[op.name] in MOVES else [*plan.inputs, plan.output, *plan.extra]
-
-
 def footprint(op: Operation, secs: Secs, chip: Chip, slice_weights: bool = False) -> int:
-    """Bytes per lane the op needs with this slicing: its whole tiles plus its largest slice.
+    """Bytes per lane the op needs with this slicing: its whole tiles plus its largest slice (with
+    the chip's bank rule, the output from the bank after its inputs').
     N parts never grow along N (but Pad's), so the first N part's slices hold the largest one.
     slice_weights (test-only, `--layer-group="slice_weights=true"`): see `budgeted_whole_tiles`."""
     sliced_filter = slice_weights and has_dynamic_filter(op)
@@ -908,10 +904,16 @@ def footprint(op: Operation, secs: Secs, chip: Chip, slice_weights: bool = False
         plans = slices(op, secs)
     else:
         plans = slices(op, secs, first_n=split(output_dims(op)[0], secs.n)[0])
-    per_slice = plans[0].weights is not None  # C slices: each loads its part of the whole tiles
-    fixed = 0 if per_slice else sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
-    return fixed + max(sum(tile_bytes(t, chip) for t in [*slice_tiles(op, p), *(p.weights or ())])
-                       + (tile_bytes(_filter_part(op, p.output), chip) if sliced_filter else 0) for p in plans)
+    # C slices load their part of the whole tiles where the first (largest) part lies; else the whole tiles once
+    weights = plans[0].weights if plans[0].weights is not None else budgeted_whole_tiles(op, slice_weights)
+    fixed = sum(tile_bytes(t, chip) for t in weights)
+    moves = KINDS[op.name] in MOVES  # a move's part goes out from its input tile: no output tile
+    ends = []
+    for p in plans:  # codegen's layout: whole tiles, input parts, the outputs (chip.output_start: bank rule)
+        at = fixed + sum(tile_bytes(t, chip) for t in p.inputs)
+        at = at if moves else chip.output_start(at) + sum(tile_bytes(t, chip) for t in (p.output, *p.extra))
+        ends.append(at + (tile_bytes(_filter_part(op, p.output), chip) if sliced_filter else 0))
+    return max(ends)
 
 
 def has_dynamic_filter(op: Operation) -> bool:
