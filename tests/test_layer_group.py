@@ -594,3 +594,37 @@ def test_mlir_cut_names_a_tensor_inside_a_group(tmp_path):
     assert not any(op.name in ("tpu.Group", "tpu.Load", "tpu.Store") for op in cut.module.walk())
     got = interpret(cut, feed)
     assert list(got) == [loc_name(inner)] and np.array_equal(got[loc_name(inner)], want)
+
+
+@pytest.mark.parametrize("convs", [6, 8])
+def test_the_search_counts_the_next_groups_prefetched_weights(tmp_path, convs):
+    """A chain of 3x3 convs (8 channels, 48 rows) on tiny forms groups in a row, each later one's
+    filter prefetched during the one before: the search's cost of the chosen groups, the group after
+    another counted with its first weights loaded during it (search._after), equals the overlapped
+    cycles of the command stream codegen writes (the header's, schedule.py over every record); costed
+    apart, as before, the groups came out higher by the cycles the prefetch hides."""
+    from tpudsl.backend.layer_group.search import _after, _cost
+    from tpudsl.ir.module import TopModule
+
+    t, wt = "tensor<1x8x48x16xf32>", "tensor<8x8x3x3xf32>"
+    lines = ['module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {',
+             f'  func.func @main(%arg0: {t}) -> {t} {{', f'    %x = "top.Input"(%arg0) : ({t}) -> {t} loc("x")',
+             '    %n = "top.None"() : () -> none loc("none")']
+    for i in range(convs):
+        lines += [f'    %w{i} = "top.Weight"() : () -> {wt} loc("w{i}")',
+                  f'    %c{i} = "tpu.Conv2D"({"%x" if i == 0 else f"%c{i - 1}"}, %w{i}, %n) {{kernel_shape = [3, 3], '
+                  f'strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false}} : ({t}, {wt}, none) -> {t} loc("c{i}")']
+    lines += [f'    return %c{convs - 1} : {t}', '  }', '}']
+    module = parse_module("\n".join(lines), "m.mlir", make_context())
+    rng = np.random.default_rng(0)
+    top = TopModule(module, {f"w{i}": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) for i in range(convs)})
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    groups = [g for g in module.walk() if g.name == "tpu.Group"]
+    runs = [members(g) for g in groups]
+    assert sum(map(len, runs)) == convs and all(g.attributes.get("other_up_overlap_op") for g in groups[1:])
+    chip = module_chip(module)
+    ungroup(module)  # the ops as the search saw them (their filters top.Weight, not Loads)
+    costs = [_cost(first_fit_split(run, chip), chip) for run in runs]  # type: ignore[arg-type]
+    counted = costs[0].full + sum(_after(g, f, chip) for f, g in zip(costs, costs[1:], strict=False))
+    assert counted == bm.header["overlapped_cycles"]
+    assert sum(c.full for c in costs) > counted

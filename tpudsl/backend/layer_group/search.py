@@ -6,7 +6,16 @@ the runs that are valid groups (`plan.plan_group`, with the fewest slices that f
 group is the cost model's cycles of the records it emits (`emit.group_records`), GDMA and BDC
 overlapped as `schedule.py` places them, so keeping a tensor in local memory wins exactly when the
 GDMA traffic it saves outweighs the halo rows its slices recompute. Groups are costed apart (the
-sum of their makespans: no overlap across groups is counted). A run stops growing backwards at the first op that makes it invalid
+sum of their makespans), but for the weight prefetch (prefetch.py): GDMA issues in program order
+and a group's first loads wait behind the previous group's last store, so across a boundary the
+only overlap is the next group's first weights, loaded during the group before. The search counts
+it: a group G right after a group F (no op between) whose first weights are weights and fit in a
+gap of F's local memory (`prefetch.free_gap`) adds the makespan of F's records with those loads
+issued after F's first BDC record (at that gap, as emit.py issues them) minus F's makespan, plus
+G's makespan without them; else G's makespan. Approximations: F is the last group of the best
+grouping of the ops before G (the dynamic program keeps one per prefix, chosen before G is
+known), F's own records are those without a prefetch of its own, and whether G's plan still fits
+around the prefetched block is not checked (prefetch.py leaves G unprefetched if not). A run stops growing backwards at the first op that makes it invalid
 whatever comes before it (a kind that does not join groups, a filter computed inside, an op the
 rest of the run does not read); runs
 are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
@@ -14,25 +23,72 @@ are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 from xdsl.ir import Operation
 
+from tpudsl.backend.address_assign import address_of, align
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.codegen import _gaddr
-from tpudsl.backend.layer_group.emit import group_records
+from tpudsl.backend.layer_group.emit import group_records, whole_loads
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
+from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.schedule import schedule
+from tpudsl.backend.slicing import tile_bytes, whole_tiles
 
 MAX_GROUP_OPS = 16
 
 
-def _cost(plan: GroupPlan, chip: Chip) -> int:
+@dataclass
+class _Costed:
+    """A candidate group's cycles: `full` the makespan of its `records` alone; `prefetched` its
+    makespan when the group before loads its first weights (None: they are not weights);
+    `hosting`: its makespan with the next group's first weights loaded during it, by that op."""
+
+    plan: GroupPlan
+    records: list
+    full: int
+    prefetched: int | None
+    hosting: dict = field(default_factory=dict)
+
+
+def _gaddr_or_0(t) -> int:
+    """Without global addresses (a module not yet addressed) every tensor is at 0, which serializes
+    GDMA a little more: the same for every candidate."""
+    return _gaddr(t) if address_of(t.value) is not None else 0
+
+
+def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
-    buffers let slice i+1's loads run under slice i's compute. Without global addresses (a module
-    not yet addressed) every tensor is at 0, which serializes GDMA a little more: the same for
-    every candidate."""
-    records = [r for _, r in group_records(plan, lambda t: _gaddr(t) if address_of(t.value) is not None else 0)]
-    return schedule(records, chip).makespan
+    buffers let slice i+1's loads run under slice i's compute."""
+    records = [r for _, r in group_records(plan, _gaddr_or_0)]
+    full = schedule(records, chip).makespan
+    ahead = whole_tiles(plan.ahead_op) if plan.ahead_op is not None else []
+    if not ahead or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in ahead):
+        return _Costed(plan, records, full, None)
+    prefetched = schedule([r for _, r in group_records(plan, _gaddr_or_0, prefetched=True)], chip).makespan
+    return _Costed(plan, records, full, prefetched)
+
+
+def _after(g: _Costed, before: _Costed | None, chip: Chip) -> int:
+    """Cycles that group `g` adds right after group `before` (None: after an op alone, or first):
+    with its first weights prefetched (prefetch.py: in the highest gap of `before`'s local memory,
+    loaded right after its first BDC record), what `before` grows by plus `g`'s prefetched makespan."""
+    if before is None or g.prefetched is None:
+        return g.full
+    op = g.plan.ahead_op
+    tiles = whole_tiles(op)  # type: ignore[arg-type]
+    base = free_gap(before.plan.used, sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles), chip)
+    if base is None:
+        return g.full
+    if op not in before.hosting:
+        loads = []
+        for t, (_, r) in zip(tiles, whole_loads(g.plan, op, _gaddr_or_0), strict=True):  # type: ignore[arg-type]
+            loads.append(replace(r, laddr=base))
+            base = align(base + tile_bytes(t, chip), chip.eu_bytes)
+        at = next(i + 1 for i, r in enumerate(before.records) if r.ENGINE == "bdc")  # emit.py's place
+        before.hosting[op] = schedule([*before.records[:at], *loads, *before.records[at:]], chip).makespan
+    return before.hosting[op] - before.full + g.prefetched  # prefetch.py prefetches whenever it fits
 
 
 def _single_cost(op: Operation, chip: Chip) -> int:
@@ -43,12 +99,14 @@ def _single_cost(op: Operation, chip: Chip) -> int:
     secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
     plan = plan_group([op], chip, *secs, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    return _cost(plan, chip)
+    return schedule([r for _, r in group_records(plan, _gaddr_or_0)], chip).makespan
 
 
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     """The groups of two or more ops of the cheapest grouping of `ops` (in order; the rest stay alone)."""
-    best, choice = [0], [None]  # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
+    # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
+    best: list[int] = [0]
+    choice: list[_Costed | None] = [None]
     for i in range(1, len(ops) + 1):
         best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
         choice.append(None)
@@ -59,15 +117,16 @@ def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             plan = first_fit_split(run, chip)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
-            cost = best[j] + _cost(plan, chip)
+            costed = _cost(plan, chip)
+            cost = best[j] + _after(costed, choice[j], chip)
             if cost < best[i]:
-                best[i], choice[i] = cost, plan
+                best[i], choice[i] = cost, costed
     groups, i = [], len(ops)
     while i > 0:
-        plan = choice[i]
-        if plan is None:
+        got = choice[i]
+        if got is None:
             i -= 1
         else:
-            groups.append(plan)
-            i -= len(plan.ops)
+            groups.append(got.plan)
+            i -= len(got.plan.ops)
     return groups[::-1]
