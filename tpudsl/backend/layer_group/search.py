@@ -15,10 +15,10 @@ issued after F's first BDC record (at that gap, as emit.py issues them) minus F'
 G's makespan without them; else G's makespan. Approximations: F is the last group of the best
 grouping of the ops before G (the dynamic program keeps one per prefix, chosen before G is
 known), F's own records are those without a prefetch of its own, and whether G's plan still fits
-around the prefetched block is not checked (prefetch.py leaves G unprefetched if not). A run stops growing backwards at the first op that makes it invalid
-whatever comes before it (a kind that does not join groups, a filter computed inside, an op the
-rest of the run does not read); runs
-are at most `MAX_GROUP_OPS` long, which bounds the search to linear time.
+around the prefetched block is not checked (prefetch.py leaves G unprefetched if not). A run stops
+growing backwards at the first op that makes it invalid whatever comes before it (a kind that does
+not join groups, a filter computed inside, an op the rest of the run does not read); runs are at
+most `MAX_GROUP_OPS` long, which bounds the search to linear time.
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ MAX_GROUP_OPS = 16
 
 @dataclass
 class _Costed:
-    """A candidate group's cycles: `full` the makespan of its `records` alone; `prefetched` its
-    makespan when the group before loads its first weights (None: they are not weights);
-    `hosting`: its makespan with the next group's first weights loaded during it, by that op."""
+    """A candidate group: `full` the makespan of its `records` alone; `prefetched` its makespan
+    without its first weights' loads (computed when first needed); `hosting`: its makespan with
+    the next group's first weights loaded during it, by that group's op."""
 
     plan: GroupPlan
     records: list
     full: int
-    prefetched: int | None
+    prefetched: int | None = None
     hosting: dict = field(default_factory=dict)
 
 
@@ -62,33 +62,32 @@ def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
     buffers let slice i+1's loads run under slice i's compute."""
     records = [r for _, r in group_records(plan, _gaddr_or_0)]
-    full = schedule(records, chip).makespan
-    ahead = whole_tiles(plan.ahead_op) if plan.ahead_op is not None else []
-    if not ahead or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in ahead):
-        return _Costed(plan, records, full, None)
-    prefetched = schedule([r for _, r in group_records(plan, _gaddr_or_0, prefetched=True)], chip).makespan
-    return _Costed(plan, records, full, prefetched)
+    return _Costed(plan, records, schedule(records, chip).makespan)
 
 
 def _after(g: _Costed, before: _Costed | None, chip: Chip) -> int:
     """Cycles that group `g` adds right after group `before` (None: after an op alone, or first):
     with its first weights prefetched (prefetch.py: in the highest gap of `before`'s local memory,
     loaded right after its first BDC record), what `before` grows by plus `g`'s prefetched makespan."""
-    if before is None or g.prefetched is None:
-        return g.full
     op = g.plan.ahead_op
-    tiles = whole_tiles(op)  # type: ignore[arg-type]
-    base = free_gap(before.plan.used, sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles), chip)
+    tiles = whole_tiles(op) if op is not None and before is not None else []
+    if not tiles or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles):
+        return g.full
+    size = sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles)
+    base = free_gap(before.plan.used, size, chip)  # type: ignore[union-attr]
     if base is None:
         return g.full
-    if op not in before.hosting:
+    if g.prefetched is None:
+        g.prefetched = schedule([r for _, r in group_records(g.plan, _gaddr_or_0, prefetched=True)], chip).makespan
+    if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
         for t, (_, r) in zip(tiles, whole_loads(g.plan, op, _gaddr_or_0), strict=True):  # type: ignore[arg-type]
             loads.append(replace(r, laddr=base))
             base = align(base + tile_bytes(t, chip), chip.eu_bytes)
-        at = next(i + 1 for i, r in enumerate(before.records) if r.ENGINE == "bdc")  # emit.py's place
-        before.hosting[op] = schedule([*before.records[:at], *loads, *before.records[at:]], chip).makespan
-    return before.hosting[op] - before.full + g.prefetched  # prefetch.py prefetches whenever it fits
+        rs = before.records  # type: ignore[union-attr]
+        at = next(i + 1 for i, r in enumerate(rs) if r.ENGINE == "bdc")  # where emit.py issues them
+        before.hosting[op] = schedule([*rs[:at], *loads, *rs[at:]], chip).makespan  # type: ignore[union-attr]
+    return before.hosting[op] - before.full + g.prefetched  # type: ignore[union-attr]  # prefetch.py: whenever it fits
 
 
 def _single_cost(op: Operation, chip: Chip) -> int:
