@@ -30,6 +30,7 @@ from xdsl.ir import Operation
 from tpudsl.backend.address_assign import address_of, align
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import _gaddr
+from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group.emit import group_records, whole_loads
 from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
 from tpudsl.backend.layer_group.prefetch import free_gap
@@ -65,10 +66,13 @@ def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     return _Costed(plan, records, schedule(records, chip).makespan)
 
 
-def _after(g: _Costed, before: _Costed | None, chip: Chip) -> int:
+def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = None) -> int:
     """Cycles that group `g` adds right after group `before` (None: after an op alone, or first):
     with its first weights prefetched (prefetch.py: in the highest gap of `before`'s local memory,
-    loaded right after its first BDC record), what `before` grows by plus `g`'s prefetched makespan."""
+    loaded right after its first BDC record), what `before` grows by plus `g`'s prefetched makespan.
+    With `beat`, a result that cannot be below it may be any number >= it: taking records out of a
+    schedule shortens it by at most their cycles and adding some never shortens it, so below
+    `g.full` minus the loads' cycles there is nothing, and the two schedules are skipped."""
     op = g.plan.ahead_op
     tiles = whole_tiles(op) if op is not None and before is not None else []
     if not tiles or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles):
@@ -77,11 +81,14 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip) -> int:
     base = free_gap(before.plan.used, size, chip)  # type: ignore[union-attr]
     if base is None:
         return g.full
+    loaded = whole_loads(g.plan, op, _gaddr_or_0)  # type: ignore[arg-type]
+    if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) >= beat:
+        return g.full
     if g.prefetched is None:
         g.prefetched = schedule([r for _, r in group_records(g.plan, _gaddr_or_0, prefetched=True)], chip).makespan
     if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
-        for t, (_, r) in zip(tiles, whole_loads(g.plan, op, _gaddr_or_0), strict=True):  # type: ignore[arg-type]
+        for t, (_, r) in zip(tiles, loaded, strict=True):
             loads.append(replace(r, laddr=base))
             base = align(base + tile_bytes(t, chip), chip.eu_bytes)
         rs = before.records  # type: ignore[union-attr]
@@ -117,7 +124,7 @@ def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
             costed = _cost(plan, chip)
-            cost = best[j] + _after(costed, choice[j], chip)
+            cost = best[j] + _after(costed, choice[j], chip, best[i] - best[j])
             if cost < best[i]:
                 best[i], choice[i] = cost, costed
     groups, i = [], len(ops)
