@@ -2,7 +2,7 @@
 // an op that no N x H split makes fit is cut along C (parts of whole lanes) and then W, where its
 // kind allows: a Relu and a depthwise conv of one row and 4096 columns (C and W), a conv of
 // group 2 on the same rows (not C: only W), a conv whose filter (48 x 64 x 3 x 3) needs 27 KiB
-// per lane (C: the filter loaded per part, 13.5 KiB), a MatMul by a 512 x 64 weight (32 KiB per
+// per lane (C: the filter loaded per part; 3 parts of 16 channels, 9 KiB, since the bank rule puts the output at the next bank), a MatMul by a 512 x 64 weight (32 KiB per
 // lane: C, its output columns, the weight's columns loaded per part). A Relu that fits gets neither attribute. The .bmodel
 // on the cmodel matches the Tpu interpreter.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
@@ -19,9 +19,9 @@
 // FINAL: "tpu.Relu"({{.*}}) {csecs = 2 : i64, hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64, wsecs = 2 : i64}
 // FINAL-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 2 : i64, group = 8 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}wsecs = 3 : i64}
 // FINAL-NEXT: "tpu.Conv2D"({{.*}}) {group = 2 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}wsecs = 5 : i64}
-// FINAL-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 2 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}with_bias = true}
-// FINAL-NEXT: "tpu.Relu"({{.*}}) {hsecs = 1 : i64, lmem_bytes = 2048 : i64, nsecs = 1 : i64}
-// FINAL: "tpu.MatMul"({{.*}}) {csecs = 3 : i64, hsecs = 1 : i64, lmem_bytes = 14432 : i64, nsecs = 4 : i64}
+// FINAL-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 3 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}with_bias = true}
+// FINAL-NEXT: "tpu.Relu"({{.*}}) {hsecs = 1 : i64, lmem_bytes = 5120 : i64, nsecs = 1 : i64}
+// FINAL: "tpu.MatMul"({{.*}}) {csecs = 4 : i64, hsecs = 1 : i64, lmem_bytes = 12416 : i64, nsecs = 2 : i64}
 // SAME: grouped {{.*}} {{EQUAL|CLOSE}}
 // SAME: bigf {{.*}} {{EQUAL|CLOSE}}
 // SAME: small {{.*}} EQUAL
