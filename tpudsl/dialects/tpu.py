@@ -23,7 +23,7 @@ The element type of each tensor is the mode's (f32, f16, bf16; i8/i32 for INT8).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import NoneType
+from xdsl.dialects.builtin import IntegerType, NoneType, TensorType
 from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
@@ -31,6 +31,7 @@ from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects import opdef
 from tpudsl.dialects.lg import LayerGroupAttr
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, ShapeError, define
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
@@ -47,6 +48,39 @@ WINDOW = {"kernel_shape": A("i64[]", REQUIRED), "strides": A("i64[]", REQUIRED),
 RQ_SCALAR = {"multiplier": A("i64", 1), "rshift": A("i64", 0)}
 # Per-input requantization of the n-ary ops.
 RQ_INPUTS = {"multipliers": A("i64[]"), "rshifts": A("i64[]")}
+
+
+def _rq_axis_check(ins, a) -> None:
+    """tpu.RequantIntAxis: rq_axis names a dim of the input (fuse_rq_axis: the last one, TPU-MLIR's
+    fused MatMul form); `quant` holds 3 int32 per channel of that dim, as bm1684x lays it out:
+    (multiplier, -rshift, zero point), in any shape whose last dim is 3 ([1, C, 1, 3] upstream)."""
+    x, quant = S.operand(ins, 0, "input"), S.operand(ins, 1, "quant")
+    axis = a["rq_axis"]
+    if not 0 <= axis < len(x):
+        raise ShapeError(f"rq_axis {axis} is not a dim of the {len(x)}-d input")
+    if a["fuse_rq_axis"] and axis != len(x) - 1:
+        raise ShapeError(f"fuse_rq_axis=true requantizes along the last dim ({len(x) - 1}), rq_axis is {axis}")
+    if not quant or quant[-1] != 3 or S.numel(quant) != 3 * x[axis]:
+        raise ShapeError(f"quant {S.fmt(quant)} must hold 3 values (multiplier, -rshift, zero point) for each of "
+                         f"the {x[axis]} channels along rq_axis {axis}, last dim 3")
+
+
+def _rq_axis_types(op) -> None:
+    """The input is an integer (i32 accumulator, or a per-tensor quantized int), quant is i32, the
+    result a per-tensor quantized int8/uint8 (or a plain integer)."""
+
+    def element(v):
+        return v.type.element_type if isinstance(v.type, TensorType) else None
+
+    x, quant, y = element(op.operands[0]), element(op.operands[1]), element(op.results[0])
+    for what, v, e in (("input", op.operands[0], x), ("result", op.results[0], y)):
+        if isinstance(e, UniformQuantizedType) and e.is_per_axis:
+            raise ShapeError(f"{what} has a per-axis type: the per-channel parameters are the quant operand")
+        if not isinstance(e, IntegerType | UniformQuantizedType):
+            raise ShapeError(f"{what} must be an integer or quantized tensor, got {v.type}")
+    if not (isinstance(quant, IntegerType) and quant.width.data == 32):
+        raise ShapeError(f"quant must be an i32 tensor, got {op.operands[1].type}")
+
 
 SPECS: list[OpSpec] = [
     OpSpec(
@@ -178,6 +212,12 @@ SPECS: list[OpSpec] = [
                   "quant_mode": A("tpu.rq_mode", REQUIRED), **_round(), "rq_axis": A("i64", 1),
                   "fuse_rq": A("bool", False), **GINFO},
            shape=S.same_as_first, summary="int8 -> int8 at another scale: sat((x * multiplier) >> rshift)"),
+    OpSpec("tpu.RequantIntAxis", operands=("input", "quant"),
+           attrs={"quant_mode": A("tpu.rq_mode", REQUIRED), **_round(), "rq_axis": A("i64", 1),
+                  "fuse_rq_axis": A("bool", False), **GINFO},
+           shape=S.same_as_first, check=_rq_axis_check, verify=_rq_axis_types,
+           summary="integer -> int8 per channel along rq_axis: sat(((x - zp_in) * m[c]) >> rshift[c] + zp[c]), "
+                   "quant [.., C, .., 3] of (m, -rshift, zp)"),
     OpSpec("tpu.Deconv", operands=("input", "filter", "bias?"),
            attrs={**WINDOW, "group": A("i64", 1), "dilations": A("i64[]"), "output_padding": A("i64[]"), **RELU,
                   "with_bias": A("bool", REQUIRED), "multiplier": A("i64[]"), "rshift": A("i64[]"),

@@ -193,6 +193,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.GatherElements": Kernel(_gather_elements),
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
+    "tpu.RequantIntAxis": Kernel(int8.requant_int_axis),
 }
 
 

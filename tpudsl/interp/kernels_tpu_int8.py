@@ -232,6 +232,26 @@ def requant_int(ins: Inputs, a: KernelAttrs) -> Array:
     return requant(_in(ins, a, 0), a["multiplier"][0], a["rshift"][0], a["round_mode"], **_out(a))
 
 
+def requant_int_axis(ins: Inputs, a: KernelAttrs) -> Array:
+    """Per channel c along rq_axis, quant's row c = (m, -rshift, zp) (bm1684x's layout):
+    sat(right_shift_round((x - zp_in) * m, rshift, round_mode) + zp), saturated to the result's
+    storage. zp must be the result type's zero point (the type is what reads the values back)."""
+    x, quant = ins[0], ins[1]
+    assert x is not None and quant is not None
+    if a["quant_mode"] != "MultiplierShift":
+        raise ValueError(f"tpu.RequantIntAxis quant_mode={a['quant_mode']} is not modelled (MultiplierShift)")
+    axis = a["rq_axis"]
+    rows = quant.astype(np.int64).reshape(-1, 3)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    multiplier, rshift, zp = (rows[:, i].reshape(shape) for i in range(3))
+    out = _out(a)
+    if (zp != out["zero_point"]).any():
+        raise ValueError(f"tpu.RequantIntAxis: the quant zero points {sorted(set(zp.ravel().tolist()))} differ from "
+                         f"the result type's {out['zero_point']}")
+    return requant(_in(ins, a, 0), multiplier, -rshift, a["round_mode"], **out)
+
+
 def cast(ins: Inputs, a: KernelAttrs) -> Array | None:
     """f32 -> int8/uint8 at the result's scale and zero point, int8/uint8 -> f32 at the operand's;
     None: not an INT8 Cast."""

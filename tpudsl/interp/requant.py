@@ -57,7 +57,8 @@ def right_shift_round(x: np.ndarray, shift: np.ndarray | int, mode: str) -> np.n
     incremented: HalfUp mant >= half; HalfDown mant > half; HalfAwayFromZero (x >= 0 and
     mant >= half) or (x < 0 and mant > half); HalfTowardsZero the reverse; HalfToEven / HalfToOdd
     mant > half, or mant == half and val odd / even; TowardsZero x < 0 and mant != 0; Up mant != 0;
-    Down never. n = 0 returns x, n < 0 is x << -n, n > 63 counts as 63 (as TPU-MLIR)."""
+    Down never. n = 0 returns x, n < 0 is x << -n (held at +-2^62 rather than wrapping: it saturates
+    the same), n > 63 counts as 63 (as TPU-MLIR)."""
     x = np.asarray(x, dtype=np.int64)
     n = np.minimum(np.asarray(shift, dtype=np.int64), 63)
     left = n < 0
@@ -88,7 +89,15 @@ def right_shift_round(x: np.ndarray, shift: np.ndarray | int, mode: str) -> np.n
     else:
         raise ValueError(f"round_mode {mode} has no INT8 arithmetic")
     out = np.where(pos > 0, val + up, x)
-    return np.where(left, x << np.where(left, -n, 0), out)
+    return np.where(left, _left_shift(x, np.where(left, -n, 0)), out)
+
+
+def _left_shift(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """x * 2^k (k >= 0), held at +-2^62 where it would not fit int64 (instead of wrapping): any such
+    value is far beyond every storage type, so the saturation that follows is unchanged."""
+    k = np.minimum(k, 62)
+    bound = np.int64(1) << (62 - k)
+    return np.clip(x, -bound, bound) << k
 
 
 def saturate(x: np.ndarray, lo: int = INT8_MIN, hi: int = INT8_MAX, dtype=np.int8) -> np.ndarray:

@@ -4,7 +4,8 @@ are what the cmodel is checked against, bit for bit, so they are never imported 
 
 * shift_round(x, n, mode): x / 2^n rounded by a round mode (isa.ROUND_MODES code). With
   val = floor(x / 2^n), mant = x - val 2^n and half = 2^(n-1), the result is val, or val + 1
-  where the mode's rule below says so; n = 0 is x, n < 0 is x 2^-n, n > 63 counts as 63.
+  where the mode's rule below says so; n = 0 is x, n < 0 is x 2^-n (held at +-2^62 where it would
+  overflow int64: it saturates the same), n > 63 counts as 63.
 * requantize: sat8(shift_round(acc * multiplier, rshift, mode)), sat8 clamping to [-128, 127].
 * scale_and_shift(s): get_scale_and_shift at 32 bits: s rounded to float32; over n = -32 .. 30,
   m = round half away(s 2^n) where |m| < 2^31 - 1, the n whose float32 error |m / 2^n - s| is the
@@ -53,7 +54,9 @@ def shift_round(x: np.ndarray, n, mode: int) -> np.ndarray:
     mant = x - (val << right)
     half = np.left_shift(np.int64(1), np.maximum(right - 1, 0))
     rounded = val + _ROUND_UP[mode](mant, half, x < 0, (val & 1) == 1)
-    return np.where(n > 0, rounded, np.where(n < 0, x << np.maximum(-n, 0), x))
+    k = np.clip(-n, 0, 62)  # a left shift; held at +-2^62 rather than wrapped
+    left = np.clip(x, -(np.int64(1) << (62 - k)), np.int64(1) << (62 - k)) << k
+    return np.where(n > 0, rounded, np.where(n < 0, left, x))
 
 
 # a record's integer out_dtype code -> its range and numpy type
