@@ -1,6 +1,7 @@
 // INT8 forms of Sub, MulConst, AvgPool without counted pads, Deconv, Softmax and MatMul (per tensor, and per
 // column with matmul_perchannel=true), and where each must not fire (Sub with coeff, AvgPool with
-// ceil_mode, Deconv with groups: F32 fallback). Multipliers: docs/quantization.md's formulas.
+// ceil_mode: F32 fallback; a grouped Deconv: int32 sums + RequantIntAxis, convert_int8_grouped_deconv.mlir).
+// Multipliers: docs/quantization.md's formulas.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
 // RUN: python -c "import numpy as np; np.savez('%t/m_weight.npz', wc=np.array([0.5, -0.25, 0.75, 1.0], np.float32).reshape(2, 2, 1, 1), wd=(np.arange(16, dtype=np.float32).reshape(2, 2, 2, 2) - 7.5) / 8, wg=np.array([0.5, -1.0, 0.25, 0.125, 1.0, -0.5, 0.75, 0.25], np.float32).reshape(2, 1, 2, 2), wm=np.array([[1.0, 0.01, -0.5], [-1.0, 0.02, 0.25], [0.5, -0.03, 0.1], [0.25, 0.04, -0.2]], np.float32))"
 // RUN: tpuc-opt %t/m.mlir --import-calibration-table="file=%S/Inputs/int8_forms_cali_table asymmetric=false" --processor-assign="chip=bm1684x mode=INT8" --convert-top-to-tpu -o %t/out.mlir
@@ -31,8 +32,9 @@
 // Deconv: the [ic, oc, kh, kw] filter per output channel (axis 1), max|w| = 0.9375.
 // CHECK: %[[WD:[0-9]+]] = "top.Weight"() : () -> tensor<2x2x2x2x!quant.uniform<i8<-127:127>:f32:1, {0.0073818897637795275,0.0073818897637795275}>>
 // CHECK: "tpu.Deconv"(%[[X]], %[[WD]], %{{[0-9]+}}) {kernel_shape = [2, 2], multiplier = [1981561, 1981561], {{.*}}rshift = [28, 28]{{.*}} -> tensor<1x2x8x8x!quant.uniform<i8:f32, 0.0078740157480314959>>
-// Must not: a grouped Deconv stays F32.
-// CHECK: "tpu.Deconv"(%0, %{{[0-9]+}}, %{{[0-9]+}}) {group = 2 : i64, {{.*}} -> tensor<1x2x8x8xf32>
+// A grouped Deconv sums into int32, then a RequantIntAxis per output channel.
+// CHECK: %[[DG:[0-9]+]] = "tpu.Deconv"(%[[X]], %{{[0-9]+}}, %{{[0-9]+}}) {group = 2 : i64, {{.*}} -> tensor<1x2x8x8xi32>
+// CHECK: "tpu.RequantIntAxis"(%[[DG]], %{{[0-9]+}}) {{.*}} -> tensor<1x2x8x8x!quant.uniform<i8:f32, 0.0078740157480314959>>
 // Softmax: an int32 exp table on the int8 differences from the max.
 // CHECK: %[[T:[0-9]+]] = "top.Weight"() : () -> tensor<256xi32>
 // CHECK: "tpu.Softmax"(%[[X]], %[[T]], {{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.0078740157480314959>>

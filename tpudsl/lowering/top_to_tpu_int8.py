@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, IntegerType, StringAttr, TensorType
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -214,12 +214,53 @@ def _conv(op: Operation, s: _Int8Lowering) -> bool:
 
 
 def _deconv(op: Operation, s: _Int8Lowering) -> bool:
-    """A static filter in ONNX layout [ic, oc, kh, kw], per output channel (axis 1): only with
-    group 1 (with groups an output channel is a (group, column) pair no per-axis type names)."""
+    """A static filter in ONNX layout [ic, oc/g, kh, kw]: group 1 per output channel (axis 1) as
+    Conv; with groups, `_grouped_deconv`."""
     top = _top(op)
-    if not _is_weight(op.operands[1]) or top.get("group", 1) != 1 or top.get("dynweight_reorderd", False):
+    if not _is_weight(op.operands[1]) or top.get("dynweight_reorderd", False):
         return False
+    if top.get("group", 1) != 1:
+        return _grouped_deconv(op, s)
     return _filter_op(op, s, "tpu.Deconv", 1)
+
+
+def _grouped_deconv(op: Operation, s: _Int8Lowering) -> bool:
+    """With groups an output channel c = g oc/g + j is a (group, column) pair that no per-axis type
+    names, so the scales go where TPU-MLIR puts per-channel ones: the filter is plain i8, each
+    channel's slice w[g ic/g:(g+1) ic/g, j] at s_w[c] = its max|w| / 127; the Deconv sums exactly
+    into int32 (`<name>_int32`: multipliers 1, shifts 0, the bias at s_w[c] s_in, a fused relu
+    clamps the sum at 0); a tpu.RequantIntAxis carrying the Top name requantizes along C with quant
+    rows (m[c], -rshift[c], zp_out), (m, rshift) = scale_and_shift(s_w[c] s_in / s_out), HalfUp
+    (the group-1 Deconv's rounding). A relu_limit has no int32 form: F32."""
+    top = _top(op)
+    if top.get("do_relu", False) and top.get("relu_limit", -1.0) > 0:
+        return False
+    x, name = op.operands[0], _name(op.results[0])
+    s_in, q_out = s.scales[_name(x)], s.qtypes[name]
+    data = np.asarray(s.top.weight_of(op.operands[1].owner), dtype=np.float32)  # type: ignore[arg-type]
+    group = top["group"]
+    ic, ocg = data.shape[:2]
+    per_group = data.reshape(group, ic // group, ocg, -1)
+    sw = np.array([[_weight_scale(per_group[g, :, j]) for j in range(ocg)] for g in range(group)])
+    qw = quantize(per_group, sw.reshape(group, 1, ocg, 1), -INT8_MAX).reshape(data.shape)
+    operands = [s.int8_in(x), s.new_weight(f"{loc_name(op.operands[1].owner)}_int8", qw, op)]  # type: ignore[arg-type]
+    sw = sw.ravel()
+    has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
+    operands.append(_bias(s, op, op.operands[2], sw * s_in) if has_bias else s.none_value(op))
+    attrs = {**_float_attrs(op), "multiplier": [1] * len(sw), "rshift": [0] * len(sw),
+             "quant_mode": "MultiplierShift"}
+    attrs.pop("relu_limit", None)
+    shape = _shape(op.results[0])
+    acc = create("tpu.Deconv", complete_operands("tpu.Deconv", operands, s, op), [TensorType(IntegerType(32), shape)],
+                 attrs=attrs, loc=f"{name}_int32")
+    Rewriter.insert_op(acc, InsertPoint.before(op))
+    pairs = [scale_and_shift(float(c) * s_in / q_out.scale) for c in sw]
+    rows = np.array([[m, -r, q_out.zero_point] for m, r in pairs], np.int32).reshape(1, len(sw), 1, 3)
+    quant = s.new_weight(f"{name}_quant", rows, op)
+    Rewriter.replace_op(op, create("tpu.RequantIntAxis", [acc.results[0], quant], [q_out.tensor(shape)],
+                                   attrs={"quant_mode": "MultiplierShift", "round_mode": "HalfUp", "rq_axis": 1},
+                                   loc=op.location))
+    return True
 
 
 def _matmul(op: Operation, s: _Int8Lowering) -> bool:
@@ -384,7 +425,7 @@ LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "
            "top.Erf", "top.Log", "top.Sqrt", "top.Reciprocal")
 
 # The Tpu ops only the INT8 lowering creates (no float rule does): tables and scale changes.
-INT8_ONLY_OPS = ("tpu.Lut", "tpu.RequantInt")
+INT8_ONLY_OPS = ("tpu.Lut", "tpu.RequantInt", "tpu.RequantIntAxis")
 
 INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Conv": _conv,
