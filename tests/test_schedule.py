@@ -350,6 +350,9 @@ RECORDS = {
     isa.BdcLRN: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLRN(dt, i, n, c, h, w, o, d(st.integers(1, 5)), 1e-3,
                                                                  0.75, 1.0)),
     isa.BdcPoolMask: pool_mask(),
+    isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
+        d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
+        d(st.integers(-128, 127)), d(requant)[2])),
 }
 
 

@@ -275,6 +275,8 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
             return isa.BdcRequantZ(dtype, out_dtype, *_local(ins[0]), out[0], in_zp, out_zp, multiplier, rshift,
                                    round_mode, *_relu(op), 0.0)
         return isa.BdcRequant(dtype, *_local(ins[0]), out[0], multiplier, rshift, round_mode)
+    if name == "RequantIntAxis":  # per channel: the quant tile's (m, -rshift, zp); zero points in the tile
+        return isa.BdcRequantAxis(dtype, out_dtype, *_local(ins[0]), out[0], whole[0], in_zp, round_mode)
     if name in ("AddConst", "SubConst"):  # the constant is an integer in the result's units << rshift
         return isa.BdcConstSumQ(dtype, out_dtype, isa.CONST_OPS[name], int(bool(a.get("is_reverse", False))),
                                 *_local(ins[0]), out[0], in_zp, out_zp, a["multiplier"], a["rshift"],

@@ -35,7 +35,7 @@ def cycles(r: isa.Record, chip: Chip) -> int:
     elif isinstance(r, isa.BdcMatMul):
         work = rounds(r.n_out) * r.batch * r.m * r.k / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcBinary, isa.BdcConst, isa.BdcActive, isa.BdcCast, isa.BdcLut, isa.BdcRequant,
-                        isa.BdcQuantCast, isa.BdcReduce, isa.BdcRequantZ, isa.BdcConstSumQ)):
+                        isa.BdcQuantCast, isa.BdcReduce, isa.BdcRequantZ, isa.BdcConstSumQ, isa.BdcRequantAxis)):
         work = rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, (isa.BdcSoftmax, isa.BdcLayerNorm, isa.BdcGroupNorm,
                         isa.BdcSoftmaxQ)):  # reduce, subtract, reduce, scale: 4 passes

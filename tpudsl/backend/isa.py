@@ -1259,6 +1259,31 @@ def _name(table: dict[str, int], code: int) -> str:
     return names[0]
 
 
+# ---- opcodes 85-89: per-channel requantization (issue 10's RequantIntAxis) ----
+
+
+@dataclass(frozen=True)
+class BdcRequantAxis(Record):
+    """tpu.RequantIntAxis along C: channel c reads row c of `quant_addr`, a local int32 (1, c, 1, 3)
+    of (multiplier, -rshift, zero point); out = sat(shift_round((in - in_zp) * m, rshift, round_mode)
+    + zp) in out_dtype. `dtype`: the input's, i32 (a Deconv's sums) or i8/u8."""
+
+    OPCODE: ClassVar[int] = 85
+    FORMAT: ClassVar[str] = "BB5IIIiB"
+    ENGINE: ClassVar[str] = "bdc"
+    dtype: int
+    out_dtype: int
+    in_addr: int
+    n: int
+    c: int
+    h: int
+    w: int
+    out_addr: int
+    quant_addr: int
+    in_zp: int
+    round_mode: int
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -1267,7 +1292,8 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
-                                GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask)
+                                GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
+                                BdcRequantAxis)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -206,6 +206,9 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcPoolQZ: _pool,
     isa.BdcBinaryQZ: _binary,
     isa.BdcRequantZ: _cast,
+    isa.BdcRequantAxis: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.h, r.w), r.dtype)
+                                         + local(chip, r.quant_addr, (1, r.c, 1, 3), I32),
+                                         local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.out_dtype)),
     isa.BdcConstSumQ: _cast,
     isa.BdcScale: _tiles("in", "scale", "bias"),
     isa.BdcActiveX: _elementwise,

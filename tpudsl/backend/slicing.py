@@ -32,6 +32,7 @@ KINDS: dict[str, str] = {
     "tpu.Conv2D": "conv", "tpu.Deconv": "deconv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
     "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Upsample": "upsample", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     "tpu.Lut": "lut", "tpu.RequantInt": "unary",
+    "tpu.RequantIntAxis": "lut",  # as a Lut: the input follows the output, operand 1 (quant) a whole tile
     "tpu.Reduce": "reduce", "tpu.Pad": "pad", "tpu.Interp": "interp",
     "tpu.GroupNorm": "groupnorm", "tpu.InstanceNorm": "groupnorm",
     "tpu.Scale": "scale", "tpu.RMSNorm": "reduce",
@@ -58,7 +59,8 @@ GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
-            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.Cast", "tpu.Concat",
+            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.RequantIntAxis", "tpu.Cast",
+            "tpu.Concat",
             "tpu.Permute", "tpu.Slice",
             *GLOBAL_MOVES)
 
@@ -662,6 +664,8 @@ def whole_tiles(op: Operation) -> list[Tile]:
         if matmul_multi(op) is not None:  # INT8 per column: (multiplier, rshift), --weight-reorder's
             tiles.append(whole(op.operands[3], (1, n_out, 1, 2)))
         return tiles
+    if op.name == "tpu.RequantIntAxis":  # (multiplier, -rshift, zero point) per channel
+        return [whole(op.operands[1], (1, shape_of(op.results[0])[1], 1, 3))]
     if kind == "lut":  # the 256 entries once per channel: channel stride 0
         return [Tile(op.operands[1], (0, 0, 0, 0), (1, as4d(op, shape_of(op.results[0]))[1], 1, 256), (0, 0, 0, 1))]
     if op.name == "tpu.Softmax" and is_int8(op):  # the int32 exp table once per lane: channel stride 0
@@ -1087,6 +1091,10 @@ def check_int8(op: Operation, merged: bool = True) -> None:
         e = getattr(v.type, "element_type", None)
         if isinstance(e, UniformQuantizedType) and e.is_per_axis and any(e.zero_points):
             raise TpudslError(f"backend: {describe(op)}: per-axis zero points {list(e.zero_points)} are not modelled")
+    if op.name == "tpu.RequantIntAxis" and (len(shape_of(op.operands[0])) != 4 or a["rq_axis"] != 1
+                                           or a["fuse_rq_axis"]):
+        raise TpudslError(f"backend: {describe(op)}: RequantIntAxis is modelled along C of a 4-D tensor (rq_axis=1, "
+                          f"fuse_rq_axis=false), has rq_axis={a['rq_axis']} on {list(shape_of(op.operands[0]))}")
     if op.name == "tpu.RequantInt" and len(a["multiplier"]) != 1:
         raise TpudslError(f"backend: {describe(op)}: multiplier={a['multiplier']} (per channel) is not modelled")
     if op.name == "tpu.MatMul":

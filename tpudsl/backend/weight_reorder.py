@@ -143,7 +143,9 @@ def merge_matmul_columns(op: Operation, top: TopModule) -> None:
 
 
 def _int8_weight(value) -> bool:
-    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, UniformQuantizedType) \
+    """A quantized weight, or a plain i8 one (a grouped INT8 Deconv's per-(group, column) filter)."""
+    e = value.type.element_type if isinstance(value.type, TensorType) else None
+    return (isinstance(e, UniformQuantizedType) or (isinstance(e, IntegerType) and e.width.data == 8)) \
         and value.owner.name == "top.Weight"
 
 

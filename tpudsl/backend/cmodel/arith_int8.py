@@ -60,14 +60,16 @@ def shift_round(x: np.ndarray, n, mode: int) -> np.ndarray:
 
 
 # a record's integer out_dtype code -> its range and numpy type
-_STORAGE = {isa.DTYPES["i8"]: (-128, 127, np.int8), isa.DTYPES["u8"]: (0, 255, np.uint8)}
+# (i32: an INT8 Deconv's exact sums before a BdcRequantAxis, saturated as the chip's int32 would)
+_STORAGE = {isa.DTYPES["i8"]: (-128, 127, np.int8), isa.DTYPES["u8"]: (0, 255, np.uint8),
+            isa.DTYPES["i32"]: (-(2**31), 2**31 - 1, np.int32)}
 I8 = isa.DTYPES["i8"]
 
 
 def store(y: np.ndarray, zp: int = 0, out_dtype: int = I8) -> np.ndarray:
     """sat(y + zp) in the storage type out_dtype (int64 y, or float y whose +-inf saturates)."""
     if out_dtype not in _STORAGE:
-        raise Int8Error(f"an integer result of dtype code {out_dtype} (only i8 and u8)")
+        raise Int8Error(f"an integer result of dtype code {out_dtype} (only i8, u8 and i32)")
     lo, hi, dtype = _STORAGE[out_dtype]
     return np.clip(np.asarray(y) + zp, lo, hi).astype(dtype)
 
