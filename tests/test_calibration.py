@@ -378,13 +378,32 @@ def test_any_split_of_the_samples_merges_to_the_same_statistics():
     assert seen[1] + seen[2] >= 5 and seen[3] + seen[4] >= 50 and seen["ranges"] >= 50, seen
 
 
-def test_counts_widen_to_int64_before_uint32_would_wrap():
-    h = FineHistogram(256, exp=0, counts=np.zeros(256, np.uint32), total=2**32 - 3)
+def test_counts_widen_to_uint64_before_uint32_would_wrap():
+    h = FineHistogram(256, exp=0, counts=np.zeros(256, np.uint32), total=2**32 - 3, peak=2**32 - 3)
     h.counts[5] = 2**32 - 3
     h.add(np.full(4, 0.75, np.float32), 0.75)
-    assert h.counts.dtype == np.int64 and h.counts[5] == 2**32 - 3 and h.counts[192] == 4 and h.total == 2**32 + 1
-    back = pickle.loads(pickle.dumps(h))
-    assert back.counts.dtype == np.int64 and np.array_equal(back.counts, h.counts)
+    assert h.counts.dtype == np.uint64 and h.counts[5] == 2**32 - 3 and h.counts[192] == 4 and h.total == 2**32 + 1
+    back = pickle.loads(pickle.dumps(h))  # held again in the narrowest type for the largest count
+    assert back.counts.dtype == np.uint32 and np.array_equal(back.counts, h.counts) and back.peak == 2**32 - 3
+
+
+def test_counts_start_in_uint8_and_widen_exactly():
+    """255 values in one bin fit uint8; the 256th widens the array first (no wrap); a fold that sums
+    bins beyond 255 holds the sums, and a merge of two uint8 halves too."""
+    h = FineHistogram(256)
+    h.add(np.full(255, 0.5, np.float32), 0.5)
+    assert h.counts.dtype == np.uint8 and h.counts[128] == 255
+    h.add(np.array([0.5, 0.25], np.float32), 0.5)
+    assert h.counts.dtype == np.uint16 and h.counts[128] == 256 and h.counts[64] == 1
+    g = FineHistogram(256)
+    g.add(np.full(200, 0.5, np.float32), 0.5)
+    g.add(np.full(200, 0.75, np.float32), 0.75)  # same exp: bins 128 and 192
+    g.add(np.array([1.5], np.float32), 1.5)  # exp grows by 1: bins 64 and 96 of the folded, 192 the new
+    assert g.counts.dtype == np.uint8 and (g.counts[64], g.counts[96], g.counts[192]) == (200, 200, 1)
+    g.add(np.array([3.9], np.float32), 3.9)  # exp + 1: 0.5 and 0.75 fold into bins 32 and 48
+    merged = g.merge(g)
+    assert merged.counts.dtype == np.uint16 and (merged.counts[32], merged.counts[48]) == (400, 400)
+    assert merged.total == 2 * g.total == 2 * 402
 
 
 def test_nonfinite_activation_is_an_error_naming_it():
