@@ -1,7 +1,7 @@
 """Issue 10's F16 property: random conv/pool/add/mul/activation graphs (test_tpu_int8's strategy)
 lowered to F16 give outputs with cosine >= 0.9999 against the Top interpreter's F32 outputs
 whenever no Top tensor leaves the F16 range (an example where one does is not counted: overflow
-is test_tpu_float's and test_model_deploy's subject)."""
+is test_tpu_float's and test_model_deploy's subject), and closer to Top than BF16 in most examples."""
 
 from __future__ import annotations
 
@@ -28,10 +28,15 @@ def test_random_graphs_f16_close_to_top():
         largest = max(float(np.abs(v).max()) for v in top_all.values() if v.size and v.dtype.kind == "f")
         assume(largest < F16_MAX)
         got = run(lower(top_module(model), "F16"), feed)
-        assert cosine(got["output"], top_all["output"]) >= 0.9999, layers
+        cos16 = cosine(got["output"], top_all["output"])
+        assert cos16 >= 0.9999, layers
+        # BF16 passes 0.9999 on these small graphs too: F16's 3 more mantissa bits must show as well
+        cos_bf16 = cosine(run(lower(top_module(model), "BF16"), feed)["output"], top_all["output"])
+        seen["F16 closer than BF16"] += cos16 >= cos_bf16
         event("largest |x| >= 16" if largest >= 16 else "largest |x| < 16")
         seen["examples"] += 1
         seen[len(layers)] += 1
 
     check()
     assert seen["examples"] >= 10, seen
+    assert seen["F16 closer than BF16"] >= 0.8 * seen["examples"], seen
