@@ -36,10 +36,18 @@ class FoldConstantOp(TopPattern):
     ops = tuple(name for name in SPECS if name.startswith("top.") and name not in NOT_FOLDED)
     needs_weights = True
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        from tpudsl.interp import KERNELS, evaluate_op  # imported when folding is tried, not at startup
+    @staticmethod
+    def kernels():
+        """The kernel table the folding computes with (the Tpu level's: lowering/weight_fold.py)."""
+        from tpudsl.interp import KERNELS  # imported when folding is tried, not at startup
 
-        if not op.operands or op.name not in KERNELS or not all(isinstance(r.type, TensorType) for r in op.results):
+        return KERNELS
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        from tpudsl.interp import evaluate_op
+
+        kernels = self.kernels()
+        if not op.operands or op.name not in kernels or not all(isinstance(r.type, TensorType) for r in op.results):
             return
         arrays = []
         for value in op.operands:
@@ -49,7 +57,7 @@ class FoldConstantOp(TopPattern):
                 arrays.append(data)
             else:
                 return
-        results = evaluate_op(op, arrays)
+        results = evaluate_op(op, arrays, kernels)
         name = loc_name(op) or "folded"
         weights = [
             self.env.new_weight(name if i == 0 else f"{name}_{i}", np.asarray(array), result.type.element_type)
