@@ -55,7 +55,7 @@ PASSES: dict[str, Registered] = {
     "fuse-layer-norm": Registered("tpudsl.rewrites.fuse_layer_norm", "FuseLayerNormPass", canonical=True),
     "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
-    "weight-fold": Registered("tpudsl.lowering.weight_fold", "WeightFoldPass"),
+    "weight-fold": Registered("tpudsl.rewrites.weight_fold", "WeightFoldPass"),
     "weight-reorder": Registered("tpudsl.backend.weight_reorder", "WeightReorderPass"),
     "address-assign": Registered("tpudsl.backend.address_assign", "AddressAssignPass"),
     "layer-group": Registered("tpudsl.backend.layer_group", "LayerGroupPass"),
