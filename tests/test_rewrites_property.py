@@ -413,6 +413,8 @@ MATCHES: dict[str, Step] = {
 # Patterns that change values on purpose, each checked by its own property instead of "keeps values".
 ELSEWHERE = {
     "RemoveTpuCastRoundTrip": "tests/test_tpu_cast_round_trip.py: restores F32 precision, never further from it",
+    "FoldTpuOp": "tests/test_weight_fold.py: random Tpu chains, exactly the constant ops folded, outputs bit-identical",
+    "EraseDeadWeight": "tests/test_weight_fold.py: the weights left are exactly those the module still reads",
 }
 # Surroundings: the generic steps (which return False when they do not apply) and near misses.
 SURROUNDINGS: dict[str, Step] = {**STEPS, "cast_chain": step_cast_chain, "relu": step_relu}
