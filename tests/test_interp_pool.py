@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top, same_pool_loops
 
@@ -218,3 +218,68 @@ def test_pool_geometry_property():
     check()
     for case in ("dilation > 1", "auto_pad SAME", "ceil_mode adds a window", "ceil_mode drops a window starting in the end pads"):
         assert seen[case] * 50 >= seen["examples"], f"{case!r} happened in {seen[case]} of {seen['examples']} examples"
+
+
+def naive_avg_pool(x, kernel):
+    """Stride 1, no pads: each output the float64 mean of its window, one output at a time."""
+    xs = x.astype(np.float64)
+    out = tuple(s - k + 1 for s, k in zip(x.shape[2:], kernel, strict=True))
+    y = np.zeros((*x.shape[:2], *out))
+    for pos in np.ndindex(*out):
+        window = (slice(None), slice(None), *(slice(p, p + k) for p, k in zip(pos, kernel, strict=True)))
+        y[(slice(None), slice(None), *pos)] = xs[window].sum(axis=tuple(range(2, x.ndim))) / np.prod(kernel)
+    return y
+
+
+@st.composite
+def avg_pools(draw):
+    rank = draw(st.integers(1, 3))
+    size = tuple(draw(st.integers(1, 9 if rank < 3 else 4)) for _ in range(rank))
+    shrink = [draw(st.integers(0, min(s - 1, 2))) if draw(st.integers(0, 3)) == 0 else 0 for s in size]
+    return dict(shape=(draw(st.integers(1, 2)), draw(st.integers(1, 40)), *size),
+                kernel=[s - d for s, d in zip(size, shrink, strict=True)],
+                typed=draw(st.sampled_from(["same", "same", "other", "unknown"])),
+                keepdims=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+
+
+def test_prepared_avg_pool_matches_a_float64_loop():
+    """top.AvgPool's prepare on random ranks 1-3, global pools and smaller windows, an input type that
+    matches the call's shape, another channel count, or none: the prepared global path where it applies, the
+    per-call kernel elsewhere, both equal to the loop. Each case must occur in a tenth of the examples."""
+    from tpudsl.interp.kernel import KernelAttrs
+    from tpudsl.interp.kernels_pool import _avg_pool
+    from tpudsl.interp.table import KERNELS
+
+    seen = Counter()
+
+    @settings(max_examples=60, deadline=None)
+    @given(avg_pools())
+    def check(p):
+        shape, kernel = p["shape"], p["kernel"]
+        is_global = tuple(kernel) == shape[2:]
+        keepdims = p["keepdims"] or not is_global  # keepdims=false is for global pools only
+        x = np.random.default_rng(p["seed"]).uniform(-1, 1, shape).astype(np.float32)
+        typed = {"same": shape, "other": (shape[0], shape[1] + 1, *shape[2:]), "unknown": None}[p["typed"]]
+        a = KernelAttrs({"kernel_shape": kernel, "keepdims": keepdims}, in_shapes=[typed])
+        run = KERNELS["top.AvgPool"].prepare([None], a)
+        prepared = run is not _avg_pool
+        assert prepared == (typed is not None and is_global)
+        expected = naive_avg_pool(x, kernel)
+        if not keepdims:
+            expected = expected.reshape(shape[:2])
+        got = run([x], a)
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * (1 + np.prod(kernel) ** 0.5))
+        for case, present in (("prepared global path", prepared and p["typed"] == "same"),
+                              ("prepared, another shape at the call", prepared and p["typed"] == "other"),
+                              ("per-call kernel", not prepared), ("global", is_global), ("keepdims false", not keepdims),
+                              ("not 2-D", len(shape) != 4)):
+            if present:
+                event(case)
+                seen[case] += 1
+        seen["examples"] += 1
+
+    check()
+    for case, count in seen.items():
+        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
+    assert len(seen) == 7, sorted(seen)

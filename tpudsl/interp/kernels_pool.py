@@ -16,11 +16,11 @@ from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
 
-def _geometry(x: Array, a: KernelAttrs) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
+def _geometry(shape: tuple[int, ...], a: KernelAttrs) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
     """Pool geometry, output size, and the ceil_mode overhang past the end pads."""
-    g = Geometry.of(a, (0, 0, *x.shape[2:]), x.shape)  # a global pool may omit kernel_shape
+    g = Geometry.of(a, (0, 0, *shape[2:]), shape)  # a global pool may omit kernel_shape
     ceil_mode = bool(a.get("ceil_mode", False))
-    axes = list(zip(x.shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True))
+    axes = list(zip(shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end, strict=True))
     out = tuple(window_out_size(*axis, ceil_mode) for axis in axes)
     overhang = tuple(ceil_overhang(*axis, o) for axis, o in zip(axes, out, strict=True))
     return g, out, overhang
@@ -78,7 +78,7 @@ def _max_reduce(x: Array, g: Geometry, out: tuple[int, ...]) -> Array:
 
 def _max_pool(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
-    g, out, _ = _geometry(x, a)
+    g, out, _ = _geometry(x.shape, a)
     return _keepdims(_max_reduce(x, g, out), a)
 
 
@@ -88,7 +88,7 @@ def _max_pool_with_mask(ins: Inputs, a: KernelAttrs) -> list[Array]:
     value wins, so a tie keeps the first position (as TPU-MLIR and onnxruntime do); pads
     (index -1) never win over an input value."""
     x = ins[0]
-    g, out, overhang = _geometry(x, a)
+    g, out, overhang = _geometry(x.shape, a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     xp = pad_spatial(x, g.pads_begin, end, -np.inf)
     plane = np.arange(int(np.prod(x.shape[2:])), dtype=np.int64).reshape(1, 1, *x.shape[2:])
@@ -104,15 +104,24 @@ def _max_pool_with_mask(ins: Inputs, a: KernelAttrs) -> list[Array]:
     return [_keepdims(best, a), _keepdims(np.broadcast_to(mask, best.shape), a)]
 
 
+def _is_global(g: Geometry, shape: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    return g.kernel == shape[2:] and not any(g.pads_begin) and not any(g.pads_end) and all(o == 1 for o in out)
+
+
+def _global_weights(shape: tuple[int, ...], dtype: np.dtype) -> Array:
+    """1/size per spatial position: the GEMV's vector."""
+    size = int(np.prod(shape[2:]))
+    return np.full(size, 1 / size if size else np.nan, np.result_type(dtype, np.float32))
+
+
 def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
-    g, out, overhang = _geometry(x, a)
-    if g.kernel == x.shape[2:] and not any(g.pads_begin) and not any(g.pads_end) and all(o == 1 for o in out):
+    g, out, overhang = _geometry(x.shape, a)
+    if _is_global(g, x.shape, out):
         # Global average pool (SE blocks, classifier heads): one GEMV of the channel rows with
         # 1/size (BLAS); numpy's mean over each row measured 3.5-6x slower at 7x7-112x112.
-        rows = x.reshape(-1, int(np.prod(x.shape[2:])))
-        size = rows.shape[1]
-        mean = rows @ np.full(size, 1 / size if size else np.nan, np.result_type(x.dtype, np.float32))
+        weights = _global_weights(x.shape, x.dtype)
+        mean = x.reshape(-1, weights.size) @ weights
         return _keepdims(mean.reshape(*x.shape[:2], *out), a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     total = _window_reduce(pad_spatial(x, g.pads_begin, end), g, out, np.add)
@@ -123,6 +132,28 @@ def _avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
     else:
         counted = pad_spatial(counted, g.pads_begin, end)
     return _keepdims(total / _window_reduce(counted, g, out, np.add), a)
+
+
+def _avg_pool_prepare(static: Inputs, a: KernelAttrs) -> Callable[[Inputs, KernelAttrs], Array]:
+    """A global pool of a float32 input of static shape (squeeze-excite: 8 of EfficientNet's
+    pools, 7x7-112x112) decided and its vector made once: the geometry was most of a small one's
+    call. Any other pool, or another input shape or dtype, goes through `_avg_pool`."""
+    shape = a.in_shapes[0] if a.in_shapes else None
+    if shape is None or len(shape) < 3:
+        return _avg_pool
+    g, out, _ = _geometry(shape, a)
+    if not _is_global(g, shape, out):
+        return _avg_pool
+    weights = _global_weights(shape, np.dtype(np.float32))
+    result = (*shape[:2], *out) if a.get("keepdims", True) else shape[:2]
+
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        x = ins[0]
+        if x.shape != shape or x.dtype != weights.dtype:
+            return _avg_pool(ins, a)
+        return (x.reshape(-1, weights.size) @ weights).reshape(result)
+
+    return run
 
 
 def _adaptive_matrix(size: int, out: int) -> Array:
@@ -144,6 +175,6 @@ def _adaptive_avg_pool(ins: Inputs, a: KernelAttrs) -> Array:
 KERNELS: dict[str, Kernel] = {
     "top.MaxPool": Kernel(_max_pool),
     "top.MaxPoolWithMask": Kernel(_max_pool_with_mask),
-    "top.AvgPool": Kernel(_avg_pool),
+    "top.AvgPool": Kernel(_avg_pool, _avg_pool_prepare),
     "top.AdaptiveAvgPool": Kernel(_adaptive_avg_pool),
 }
