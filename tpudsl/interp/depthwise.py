@@ -31,6 +31,7 @@ banded.py's 7x7): 1.1-1.3x per model's depthwise layers; fold = kh (im2col) the 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -112,8 +113,8 @@ def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple
     mult = p.w.shape[1] // len(p.bases)
     padded = [d + pb + pe for d, pb, pe in zip(size, g.pads_begin, g.pads_end, strict=True)]
     phase_shape = [-(-d // st) for d, st in zip(padded, s, strict=True)]
-    row = int(np.prod(phase_shape[1:]))
-    steps = [int(np.prod(phase_shape[k + 1:])) for k in range(1, len(s))]
+    row = math.prod(phase_shape[1:])
+    steps = [math.prod(phase_shape[k + 1:]) for k in range(1, len(s))]
     length = out[0] * row
     extended = length + p.bases[-1] * row
     offsets = [r * row + sum(c * st for c, st in zip(cs, steps, strict=True)) for _, r, cs in p.reads]
@@ -147,7 +148,7 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
          finish: Callable[[Array], None] | None = None) -> Array:
     """y [n, oc, *out] of x [n, g, *size] (+ bias [oc]); `finish` is applied in place to each block
     of finished output channels (the fused relu)."""
-    if p.hwc is not None and int(np.prod(out)) <= CHANNELS_LAST_MAX_OUT:
+    if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT:
         return _channels_last(x, p.hwc, g, out, bias, finish)
     n, groups = x.shape[:2]
     key = (x.shape[1:], g.pads_begin, g.pads_end, BLOCK_BYTES)

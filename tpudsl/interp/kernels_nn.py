@@ -14,6 +14,7 @@ packing happens once in `prepare`, otherwise on every call (the DragGAN lesson, 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -43,9 +44,9 @@ def _winograd_kind(in_channels: int, g: Geometry, out: tuple[int, ...]) -> str |
     if not (g.kernel == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1) and g.group == 1
             and in_channels >= WINOGRAD_MIN_CHANNELS):
         return None
-    if int(np.prod([-(-o // 4) for o in out])) >= WINOGRAD_F4_MIN_TILES:
+    if math.prod([-(-o // 4) for o in out]) >= WINOGRAD_F4_MIN_TILES:
         return "f4"
-    return "f2" if int(np.prod([-(-o // 2) for o in out])) >= WINOGRAD_MIN_TILES else None
+    return "f2" if math.prod([-(-o // 2) for o in out]) >= WINOGRAD_MIN_TILES else None
 
 
 def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
@@ -92,8 +93,8 @@ def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geo
 def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Array:
     n, c = x.shape[:2]
     groups, oc_g, _ = packed.shape
-    spatial = int(np.prod(out))
-    taps = int(np.prod(g.kernel))
+    spatial = math.prod(out)
+    taps = math.prod(g.kernel)
     if taps == 1:
         xp = pad_spatial(x, g.pads_begin, g.pads_end)
         window = xp[(slice(None), slice(None), *tap_slices((0,) * len(out), g, out))]
@@ -108,7 +109,7 @@ def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Ar
         col = blocks.transpose(0, 1, *range(3, 2 + 2 * rank, 2), *range(2, 2 + 2 * rank, 2))
         return np.matmul(packed, col.reshape(n, groups, -1, spatial)).reshape(n, groups * oc_g, *out)
     col = np.empty((n, c, taps, *out), np.float32)
-    if taps >= PHASE_MIN_TAPS_PER_PHASE * int(np.prod(g.strides)) > PHASE_MIN_TAPS_PER_PHASE:
+    if taps >= PHASE_MIN_TAPS_PER_PHASE * math.prod(g.strides) > PHASE_MIN_TAPS_PER_PHASE:
         # Many taps at a stride: each tap's column is a unit-step window of one stride phase,
         # not a strided gather (ResNet-18's 7x7 stride-2 stem 15-18% faster).
         buf, phases, _ = _stride_phases(x, g)
@@ -162,7 +163,7 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     g = Geometry.of(a, w.shape)
     out_shape = a.out_shape()
     if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
-        positions = None if out_shape is None else int(np.prod(out_shape[2:]))
+        positions = None if out_shape is None else math.prod(out_shape[2:])
         return _pointwise_run(pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a), positions))
     # Packing needs no pads, so auto_pad waits for the input shape at inference.
     packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
@@ -200,7 +201,7 @@ def _deconv(x: Array, packed: Array, bias: Array | None, g: Geometry, output_pad
     n, ic = x.shape[:2]
     groups = packed.shape[0]
     size = x.shape[2:]
-    k_total = int(np.prod(g.kernel))
+    k_total = math.prod(g.kernel)
     oc = groups * packed.shape[1] // k_total
     col = np.matmul(packed, x.reshape(n, groups, ic // groups, -1))
     col = col.reshape(n, oc, k_total, *size)

@@ -13,6 +13,7 @@ bias pass, the clip pass and 15-20 us of Python per call (geometry, pads, slices
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,7 @@ def conv(x: Array, p: Packed, bias: Array | None) -> Array:
     if any(s != 1 for s in p.strides):
         x = x[(slice(None), slice(None), *(slice(None, None, s) for s in p.strides))]
     out = x.shape[2:]
-    spatial = int(np.prod(out))
+    spatial = math.prod(out)
     if p.folded:
         cols = winograd.work("pointwise_cols", (n, ic + 1, spatial))
         cols[:, :ic].reshape(n, ic, *out)[...] = x  # the strided input's one copy
