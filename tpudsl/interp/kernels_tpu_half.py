@@ -108,7 +108,7 @@ def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     """The exact sum of each window over the number of positions that count (Top's rule: pads
     when count_include_pad, never the ceil_mode overhang)."""
     x = _f64(ins[0])
-    g, out, overhang = pool_geometry(x, a)
+    g, out, overhang = pool_geometry(x.shape, a)
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     windows = np.moveaxis(_taps(pad_spatial(x, g.pads_begin, end), g, out), 2, -1)
     counted = np.ones((1, 1, *x.shape[2:]))
