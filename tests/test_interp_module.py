@@ -5,8 +5,12 @@ onnxruntime single-node models or plain numpy written here."""
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand
 from xdsl.dialects.builtin import TensorType, UnrankedTensorType, f32
 from xdsl.ir import SSAValue
@@ -312,3 +316,74 @@ def test_default_threads_is_half_the_cores_capped():
 def test_threads_must_be_a_positive_integer(bad):
     with pytest.raises(TpudslError, match="threads must be a positive integer"):
         ModuleInterpreter(_chain().module, threads=bad)
+
+
+# ---- Permute read only by MatMul: a view, no copy --------------------------------------------
+
+def naive_matmul(a, b):
+    """Batched a @ b in float64, one output element's sum over k at a time."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    y = np.zeros((*a.shape[:-1], b.shape[-1]))
+    for k in range(a.shape[-1]):
+        y += a[..., :, k : k + 1] * b[..., k : k + 1, :]
+    return y
+
+
+@st.composite
+def permute_matmuls(draw):
+    rank = draw(st.sampled_from([2, 3, 4]))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(rank))
+    order = list(draw(st.permutations(range(rank - 1))))
+    order.insert(draw(st.integers(0, rank - 1)), rank - 1)  # where the input's last axis goes
+    return dict(shape=shape, order=list(order), side=draw(st.sampled_from(["left", "right"])),
+                reader=draw(st.sampled_from(["matmul", "matmul", "matmul", "add", "output"])),
+                cols=draw(st.integers(1, 4)), seed=draw(st.integers(0, 2**16)))
+
+
+def test_permute_read_by_matmul_is_a_view_property():
+    """x -> Permute (random rank 2-4 and order) -> MatMul (as left or right operand), sometimes also
+    read by an Add or returned: equal to a float64 loop. The Permute's result is a view exactly when
+    MatMul is its only reader and the input's last axis stays one of the last two (BLAS reads such a
+    matrix as it is); each case must occur in a tenth of the examples."""
+    seen = collections.Counter()
+
+    @settings(max_examples=40, deadline=None)
+    @given(permute_matmuls())
+    def check(p):
+        rng = np.random.default_rng(p["seed"])
+        shape, order = p["shape"], p["order"]
+        x = rand(rng, *shape)
+        permuted = tuple(shape[i] for i in order)
+        other_shape = ((*permuted[:-2], permuted[-1], p["cols"]) if p["side"] == "left"
+                       else (*permuted[:-2], p["cols"], permuted[-2]))
+        other = rand(rng, *other_shape)
+        b = Builder({"x": shape, "o": other_shape})
+        t = b.op("top.Permute", [b.values["x"]], {"order": order}, loc="t")
+        left, right = (t, b.values["o"]) if p["side"] == "left" else (b.values["o"], t)
+        y = b.op("top.MatMul", [left, right, b.none()], loc="y")
+        outputs = [y]
+        if p["reader"] == "add":
+            outputs.append(b.op("top.Add", [t, t], loc="s"))
+        elif p["reader"] == "output":
+            outputs.append(t)
+        out = interpreter(b.finish(*outputs)).inference({"x": x, "o": other}, keep_all=True)
+        xt = np.transpose(x, order)
+        expected = naive_matmul(xt, other) if p["side"] == "left" else naive_matmul(other, xt)
+        np.testing.assert_allclose(out["y"], expected, rtol=0, atol=1e-5 * (1 + permuted[-1 if p["side"] == "left" else -2]))
+        np.testing.assert_array_equal(out["t"], xt)
+        keeps_last = len(shape) - 1 in order[-2:]
+        view = p["reader"] == "matmul" and keeps_last
+        moves = not xt.flags.c_contiguous  # else the copy path returns x itself too (the identity, size-1 axes)
+        if moves:
+            assert np.shares_memory(out["t"], out["x"]) == view
+        for case, present in (("view", view and moves), ("copy: last axis moved", not keeps_last),
+                              ("copy: another reader", p["reader"] != "matmul"), ("right operand", p["side"] == "right")):
+            if present:
+                event(case)
+                seen[case] += 1
+        seen["examples"] += 1
+
+    check()
+    for case, count in seen.items():
+        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
+    assert len(seen) == 5, sorted(seen)

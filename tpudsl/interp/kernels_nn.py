@@ -300,5 +300,5 @@ KERNELS: dict[str, Kernel] = {
     "top.Einsum": Kernel(_einsum),
     "top.Conv": Kernel(_conv_run, _conv_prepare, fuses_relu=True),
     "top.Deconv": Kernel(_deconv_run, _deconv_prepare),
-    "top.MatMul": Kernel(_matmul_run, _matmul_prepare),
+    "top.MatMul": Kernel(_matmul_run, _matmul_prepare, strided_operands=True),
 }

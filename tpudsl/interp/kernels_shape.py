@@ -132,6 +132,25 @@ def _permute_prepare(static: Inputs, a: KernelAttrs):
     return run
 
 
+def _permute_view(static: Inputs, a: KernelAttrs):
+    """For readers that take strides (attention's Q, K, V -> MatMul): the transposed view, no copy,
+    when the input's last axis stays one of the last two (each matrix then has a unit stride, which
+    BLAS reads as it is; otherwise numpy's matmul would take its slow non-BLAS loop)."""
+    copy = _permute_prepare(static, a)
+    shape = a.in_shapes[0] if a.in_shapes else None
+    if shape is None or len(shape) < 2:
+        return copy
+    order = [ax % len(shape) for ax in a["order"]]
+    if len(shape) - 1 not in order[-2:]:
+        return copy
+
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        x = ins[0]
+        return np.transpose(x, order) if x.shape == shape and x.flags.c_contiguous else copy(ins, a)
+
+    return run
+
+
 def _concat(ins: Inputs, a: KernelAttrs) -> Array:
     return np.concatenate([x for x in ins if x is not None], axis=a.get("axis", 1))
 
@@ -253,7 +272,7 @@ KERNELS: dict[str, Kernel] = {
     "top.Flatten": Kernel(_flatten),
     "top.Squeeze": Kernel(_squeeze),
     "top.Unsqueeze": Kernel(_unsqueeze),
-    "top.Permute": Kernel(_permute, _permute_prepare),
+    "top.Permute": Kernel(_permute, _permute_prepare, view=_permute_view),
     "top.Transpose": Kernel(lambda ins, a: np.ascontiguousarray(np.swapaxes(ins[0], a["dim0"], a["dim1"]))),
     "top.Reverse": Kernel(lambda ins, a: np.ascontiguousarray(np.flip(ins[0], axis=a["axis"]))),
     "top.Concat": Kernel(_concat),

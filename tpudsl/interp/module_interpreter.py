@@ -321,11 +321,12 @@ class ModuleInterpreter:
         for s, name in zip(results, result_names(op), strict=True):
             self._names[s] = name
         run = kernel.run
-        if kernel.prepare is not None:
+        prepare = kernel.view if kernel.view is not None and self._strided_readers(op) else kernel.prepare
+        if prepare is not None:
             # Only weights are visible to prepare; computed operands are None here.
             static = [self._constants.get(s) for s in operands]  # a weight's slot (also through a tpu.Load)
             try:
-                run = kernel.prepare(static, attrs)
+                run = prepare(static, attrs)
             except Exception as e:
                 raise TpudslError(f"{_where(op)} cannot be prepared: {type(e).__name__}: {e}") from e
         relu = not kernel.fuses_relu
@@ -334,6 +335,14 @@ class ModuleInterpreter:
                 and not (relu and attrs.get("do_relu", False)):
             plain = (attrs.out_shape(0), attrs.out_dtype(0))
         return _Step(op, run, attrs, operands, results, relu=relu, plain=plain)
+
+    def _strided_readers(self, op: Operation) -> bool:
+        """Whether op's one result is read, and only by kernels that take strided operands (not
+        returned, not yielded from a group: those are no kernels)."""
+        if len(op.results) != 1:
+            return False
+        readers = [self.kernels.get(use.operation.name) for use in op.results[0].uses]
+        return bool(readers) and all(k is not None and k.strided_operands for k in readers)
 
     @staticmethod
     def _set_frees(steps: list[_Step], keep: set[int]) -> None:
