@@ -4,6 +4,7 @@ onnxruntime session and Top module every interpreter bench builds, and the BLAS 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import re
@@ -87,8 +88,6 @@ def blas_kernels() -> str:
 
 def timed_kernels(kernels, acc):
     """The kernel table with every run timed into acc[(op name, out shape, filter shape)]."""
-    from tpudsl.interp.kernel import Kernel
-
     def wrap(name, k):
         def timed(run):
             def r(ins, a):
@@ -101,7 +100,8 @@ def timed_kernels(kernels, acc):
             return r
 
         prep = (lambda st, a: timed(k.prepare(st, a))) if k.prepare is not None else None
-        return Kernel(timed(k.run), prep, fuses_relu=k.fuses_relu)
+        view = (lambda st, a: timed(k.view(st, a))) if k.view is not None else None
+        return dataclasses.replace(k, run=timed(k.run), prepare=prep, view=view)  # its other fields kept
 
     return {n: wrap(n, k) for n, k in kernels.items()}
 

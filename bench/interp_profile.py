@@ -21,6 +21,7 @@ import _common  # noqa: E402
 _common.add_paths()
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import collections  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -29,12 +30,12 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def timed(table: dict, kernel_class: type, acc: dict) -> dict:
+def timed(table: dict, acc: dict) -> dict:
     """`table` with each step's kernel (after its prepare) adding its CPU time to acc[(op, step id)]."""
 
-    def wrap(name, k):
+    def timer(name, k, prep):
         def prepare(static, attrs):
-            run = k.prepare(static, attrs) if k.prepare is not None else k.run
+            run = prep(static, attrs) if prep is not None else k.run
             key = (name, id(attrs))
 
             def r(ins, a):
@@ -45,7 +46,14 @@ def timed(table: dict, kernel_class: type, acc: dict) -> dict:
 
             return r
 
-        return kernel_class(k.run, prepare, fuses_relu=k.fuses_relu)
+        return prepare
+
+    def wrap(name, k):
+        # the kernel's other fields (fuses_relu, and strided_operands/view where the revision has them) kept
+        fields = {"prepare": timer(name, k, k.prepare)}
+        if getattr(k, "view", None) is not None:
+            fields["view"] = timer(name, k, k.view)
+        return dataclasses.replace(k, **fields)
 
     return {n: wrap(n, k) for n, k in table.items()}
 
@@ -56,9 +64,9 @@ def profile(model, top, sides: dict, runs: int) -> dict:
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     accs, its = {}, {}
-    for side, (cls, table, kernel_class) in sides.items():
+    for side, (cls, table) in sides.items():
         accs[side] = {}
-        its[side] = cls(top.module, top.weights, timed(table, kernel_class, accs[side]), threads=1)
+        its[side] = cls(top.module, top.weights, timed(table, accs[side]), threads=1)
         its[side].init()
     best_total = {s: float("inf") for s in sides}
     best_outside = {s: float("inf") for s in sides}
@@ -96,13 +104,11 @@ def main() -> int:
     import interp_ab
     import interp_zoo
     from tpudsl.interp import KERNELS, ModuleInterpreter
-    from tpudsl.interp.kernel import Kernel
 
     rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=_common.ROOT, check=True,
                          capture_output=True, text=True).stdout.strip()
     base_cls, base_table = interp_ab.base_whole(rev)
-    base_kernel = sys.modules[f"{interp_ab.PACKAGE}.kernel"].Kernel
-    sides = {"base": (base_cls, base_table, base_kernel), "tree": (ModuleInterpreter, KERNELS, Kernel)}
+    sides = {"base": (base_cls, base_table), "tree": (ModuleInterpreter, KERNELS)}
     load0 = os.getloadavg()[0]
     lines = []
     for name in args.models.split(","):
