@@ -100,6 +100,25 @@ def worker_costs(mlir, mod, loader, samples, fine) -> dict[str, float]:
     return costs
 
 
+def resnet18_samples(work: Path, size: int, count: int):
+    """The canonicalized ResNet-18-shaped model written to work/r18.mlir and `count` random .npz
+    samples beside it: (onnx model, mlir path, sample paths); bench/calibration_memory.py uses it too."""
+    from onnx_node.harness import apply_canonicalize, convert_onnx
+    from tests.models import resnet18
+    from tpudsl.ir.module import save_module
+
+    model = resnet18(input_size=size)
+    in_name = model.graph.input[0].name
+    mlir = str(work / "r18.mlir")
+    save_module(apply_canonicalize(convert_onnx(model, "resnet18")), mlir)
+    rng = np.random.default_rng(0)
+    samples = []
+    for i in range(count):
+        samples.append(str(work / f"s{i:03d}.npz"))
+        np.savez(samples[-1], **{in_name: rng.standard_normal((1, 3, size, size)).astype(np.float32)})
+    return model, mlir, samples
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
@@ -111,11 +130,9 @@ def main() -> int:
 
     import onnxruntime as ort
 
-    from onnx_node.harness import apply_canonicalize, convert_onnx
-    from tests.models import resnet18
     from tpudsl.cli.calibration_run import sample_loader
     from tpudsl.interp import ModuleInterpreter
-    from tpudsl.ir.module import load_module, save_module
+    from tpudsl.ir.module import load_module
     from tpudsl.lowering.calibration import calibrate
     from tpudsl.lowering.calibration_math import FineHistogram, fine_bins
 
@@ -124,15 +141,8 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="bench_calibration_")
     try:
         work = Path(tmp.name)
-        model = resnet18(input_size=args.size)
+        model, mlir, samples = resnet18_samples(work, args.size, args.samples)
         in_name = model.graph.input[0].name
-        mlir = str(work / "r18.mlir")
-        save_module(apply_canonicalize(convert_onnx(model, "resnet18")), mlir)
-        rng = np.random.default_rng(0)
-        samples = []
-        for i in range(args.samples):
-            samples.append(str(work / f"s{i:03d}.npz"))
-            np.savez(samples[-1], **{in_name: rng.standard_normal((1, 3, args.size, args.size)).astype(np.float32)})
         mod = load_module(mlir)
         loader = sample_loader(mod)
         n = len(samples)

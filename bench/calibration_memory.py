@@ -38,25 +38,16 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    from onnx_node.harness import apply_canonicalize, convert_onnx
-    from tests.models import resnet18
+    from calibration import resnet18_samples
     from tpudsl.cli.calibration_run import sample_loader
-    from tpudsl.ir.module import load_module, save_module
+    from tpudsl.ir.module import load_module
     from tpudsl.lowering.calibration import _interpreter, calibrate, sample_stats
     from tpudsl.lowering.calibration_math import fine_bins
 
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench_calibration_memory_") as tmp:
         work = Path(tmp)
-        model = resnet18(input_size=args.size)
-        in_name = model.graph.input[0].name
-        mlir = str(work / "r18.mlir")
-        save_module(apply_canonicalize(convert_onnx(model, "resnet18")), mlir)
-        rng = np.random.default_rng(0)
-        samples = []
-        for i in range(args.samples):
-            samples.append(str(work / f"s{i:03d}.npz"))
-            np.savez(samples[-1], **{in_name: rng.standard_normal((1, 3, args.size, args.size)).astype(np.float32)})
+        _, mlir, samples = resnet18_samples(work, args.size, args.samples)
         mod = load_module(mlir)
         loader = sample_loader(mod)
         calibrate(mlir, samples[:1], loader, mod=mod)  # warm-up: lazy imports and caches out of the figure

@@ -72,6 +72,13 @@ def base_kernels(rev: str) -> dict:
     return {n: Kernel(k.run, k.prepare, k.fuses_relu) for n, k in table.KERNELS.items()}
 
 
+def base_conv(base: str) -> tuple[str, object]:
+    """(the short revision of `base`, its top.Conv kernel): the reference of interp_conv_ab and interp_pointwise."""
+    rev = subprocess.run(["git", "rev-parse", "--short", base], cwd=_common.ROOT, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return rev, base_kernels(rev)["top.Conv"]
+
+
 def base_whole(rev: str) -> tuple[type, dict]:
     """REV's ModuleInterpreter class and its own Top kernel table."""
     sys.meta_path.insert(0, _BaseFinder(rev))

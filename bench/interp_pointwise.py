@@ -23,7 +23,6 @@ _common.add_paths()
 
 import argparse  # noqa: E402
 import os  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -117,9 +116,7 @@ def main() -> int:
     import interp_zoo
     from tpudsl.interp import KERNELS
 
-    rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=_common.ROOT, check=True,
-                         capture_output=True, text=True).stdout.strip()
-    base = interp_ab.base_kernels(rev)["top.Conv"]
+    rev, base = interp_ab.base_conv(args.base)
     load0 = os.getloadavg()[0]
     rows = []
     for name in args.models.split(","):
