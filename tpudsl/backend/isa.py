@@ -50,9 +50,57 @@ ROUND_MODES = {"HalfAwayFromZero": 0, "HalfUp": 1, "HalfDown": 2, "HalfToEven": 
                "HalfTowardsZero": 5, "TowardsZero": 6, "Up": 7, "Down": 8}
 
 
+# The struct code of each record field: one width for a name wherever it stands. The four names whose
+# width differs between records (axis, beta, group, k) are not here: a record writes them `name:code`.
+_CODES = {name: code for code, names in (
+    ("B", "dtype out_dtype right_dtype b_dtype idx_dtype index_dtype esize mode op reverse coord nearest log "
+          "round_mode count_include_pad do_relu select_last largest upper"),
+    ("b", "rshift"),
+    ("H", "kh kw sh sw dh dw pt pb pl pr ic_parallel skip pn0 pn1 pc0 pc1 ph0 ph1 pw0 pw1"),
+    ("I", "laddr in_addr out_addr weight_addr bias_addr left_addr right_addr a_addr b_addr cond_addr table_addr "
+          "quant_addr scale_addr gamma_addr idx_addr val_addr mask_addr "
+          "n c h w ic ih iw on oc oh ow m n_out batch an ac ah aw bn bc bh bw cn cc ch cw ih0 oh0 full_ih full_oh "
+          "groups n0 h0 full_n full_h on0 outer inner count row0 xn xc xh xw in_ slab d0 d1 d2 d3 size"),
+    ("i", "multiplier m0 m1 in_zp out_zp left_zp right_zp a_zp b_zp diagonal"),
+    ("Q", "gaddr src dst idx upd nbytes"),
+    ("q", "gn gc gh gw const"),
+    ("f", "relu_limit limit value value2 eps scale_h scale_w coeff0 coeff1 a_value b_value"),
+    ("d", "scale out_scale alpha bias")) for name in names.split()}
+
+# Runs of fields several records share, in their order (a record's spec names them in braces)
+_IN = "in_addr n c h w"  # a local input: address and shape
+_OUT = "out_addr on oc oh ow"  # a windowed op's local output
+_KERNEL = "kh kw sh sw"  # the window and its strides
+_PADS = "pt pb pl pr"  # this slice's pads: top, bottom, left, right
+_CONV = f"in_addr n ic ih iw {_OUT} weight_addr bias_addr {_KERNEL} dh dw {_PADS}"  # Conv's and Deconv's
+_BINARY_IO = "a_addr an ac ah aw b_addr bn bc bh bw out_addr n c h w"  # two broadcasting inputs, the output
+_RELU = "do_relu relu_limit"  # the fused relu
+_REQUANT = "multiplier rshift round_mode"  # RightShiftRound(acc * multiplier, rshift, round_mode)
+_ZP = "out_dtype in_zp out_zp"  # asymmetric INT8's result dtype and zero points
+_ELEMENTS = "axis:B xn xc xh xw in_ ic ih iw"  # GatherElements / ScatterElements: axis, data and index shapes
+_ND = "count k:B slab d0 d1 d2 d3"  # GatherND / ScatterND: indices, index length, slab, data dims
+
+
+def record(opcode: int, engine: str, spec: str):
+    """Makes the class a frozen dataclass record with fields `spec` (space-separated names, after its
+    base record's) and FORMAT its base's plus their struct codes (`_CODES`, or a `name:code`)."""
+
+    def make(cls: type) -> type:
+        names = dict(item.partition(":")[::2] for item in spec.split())
+        codes = [code or _CODES[name] for name, code in names.items()]
+        # each name once, and one width per name
+        assert len(names) == len(spec.split()) and not any(code and name in _CODES for name, code in names.items())
+        cls.__annotations__ = {name: float if code in "fd" else int for name, code in zip(names, codes)}
+        cls.OPCODE, cls.ENGINE = opcode, engine
+        cls.FORMAT = getattr(cls, "FORMAT", "") + "".join(codes)
+        return dataclass(frozen=True)(cls)
+
+    return make
+
+
 @dataclass(frozen=True)
 class Record:
-    """A record: subclasses set OPCODE and FORMAT (struct codes of their fields after the opcode)."""
+    """A record: `record` sets OPCODE, ENGINE and FORMAT (struct codes of the fields after the opcode)."""
 
     OPCODE: ClassVar[int]
     FORMAT: ClassVar[str]
@@ -62,298 +110,91 @@ class Record:
         return _STRUCTS[self.OPCODE].pack(self.OPCODE, *astuple(self))
 
 
-@dataclass(frozen=True)
+@record(1, "gdma", "dtype gaddr gn gc gh gw laddr n c h w")
 class GdmaLoad(Record):
     """Global (gaddr, strides in elements) -> local (laddr; shape n, c, h, w)."""
 
-    OPCODE: ClassVar[int] = 1
-    FORMAT: ClassVar[str] = "BQ4qI4I"
-    ENGINE: ClassVar[str] = "gdma"
-    dtype: int
-    gaddr: int
-    gn: int
-    gc: int
-    gh: int
-    gw: int
-    laddr: int
-    n: int
-    c: int
-    h: int
-    w: int
 
-
-@dataclass(frozen=True)
+@record(2, "gdma", "")
 class GdmaStore(GdmaLoad):
     """Local (laddr; shape n, c, h, w) -> global (gaddr, strides in elements)."""
 
-    OPCODE: ClassVar[int] = 2
 
-
-@dataclass(frozen=True)
+@record(3, "gdma", "src dst nbytes")
 class GdmaCopy(Record):
     """Global -> global, `nbytes` contiguous bytes (a reshape's new tensor)."""
 
-    OPCODE: ClassVar[int] = 3
-    FORMAT: ClassVar[str] = "QQQ"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    dst: int
-    nbytes: int
 
-
-@dataclass(frozen=True)
+@record(16, "bdc", f"dtype {_CONV} ic_parallel group:I {_RELU}")
 class BdcConv(Record):
     """out[n, oc] = sum over the group's input channels and the window of in * weight, + bias.
     weight: local (1, oc, ceil(ic/group / P), kh*kw*P), P = ic_parallel input channels interleaved
     per kernel position (1: the plain [oc, ic/group, kh*kw]); bias: local f32 (1, oc, 1, 1) or
     NO_ADDR; pads are this slice's (top, bottom, left, right): zero rows only at the tensor's edge."""
 
-    OPCODE: ClassVar[int] = 16
-    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHHIBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    ic: int
-    ih: int
-    iw: int
-    out_addr: int
-    on: int
-    oc: int
-    oh: int
-    ow: int
-    weight_addr: int
-    bias_addr: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    dh: int
-    dw: int
-    pt: int
-    pb: int
-    pl: int
-    pr: int
-    ic_parallel: int
-    group: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(17, "bdc", f"dtype mode in_addr n c ih iw {_OUT} {_KERNEL} {_PADS} count_include_pad {_RELU}")
 class BdcPool(Record):
     """Max or average pooling of a local slice; the average divides by the window's positions
     inside the tensor, or by kh*kw with count_include_pad."""
 
-    OPCODE: ClassVar[int] = 17
-    FORMAT: ClassVar[str] = "BB5I5IHHHHHHHHBBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    ih: int
-    iw: int
-    out_addr: int
-    on: int
-    oc: int
-    oh: int
-    ow: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    pt: int
-    pb: int
-    pl: int
-    pr: int
-    count_include_pad: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(18, "bdc", f"dtype left_addr right_addr bias_addr out_addr m k:I n_out batch {_RELU}")
 class BdcMatMul(Record):
     """`batch` products: out (batch*m, n_out, 1, 1) = left (batch*m, k, 1, 1) @ right (batch, k, 1, n_out)
     + bias (1, n_out, 1, 1), rows b*m .. b*m + m - 1 of left and out with right's b."""
 
-    OPCODE: ClassVar[int] = 18
-    FORMAT: ClassVar[str] = "BIIIIIIIIBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    left_addr: int
-    right_addr: int
-    bias_addr: int
-    out_addr: int
-    m: int
-    k: int
-    n_out: int
-    batch: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(19, "bdc", f"dtype op {_BINARY_IO} {_RELU}")
 class BdcBinary(Record):
     """out = a (op) b element-wise; a dim of size 1 in a or b broadcasts."""
 
-    OPCODE: ClassVar[int] = 19
-    FORMAT: ClassVar[str] = "BB5I5I5IBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    op: int
-    a_addr: int
-    an: int
-    ac: int
-    ah: int
-    aw: int
-    b_addr: int
-    bn: int
-    bc: int
-    bh: int
-    bw: int
-    out_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(20, "bdc", f"dtype op reverse {_IN} out_addr value {_RELU}")
 class BdcConst(Record):
     """out = in (op) value (reverse: value (op) in, for SubConst and DivConst)."""
 
-    OPCODE: ClassVar[int] = 20
-    FORMAT: ClassVar[str] = "BBB5IIfBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    op: int
-    reverse: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    value: float
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(21, "bdc", f"dtype mode {_IN} out_addr limit")
 class BdcActive(Record):
     """out = f(in), f chosen by `mode` (RELU clamps at `limit` when it is > 0; LEAKY_RELU's
     negative slope is `limit`)."""
 
-    OPCODE: ClassVar[int] = 21
-    FORMAT: ClassVar[str] = "BB5IIf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    limit: float
 
-
-@dataclass(frozen=True)
+@record(22, "bdc", f"dtype out_dtype {_IN} out_addr")
 class BdcCast(Record):
     """out (dtype `out_dtype`) = in (dtype `dtype`), rounded to nearest even."""
 
-    OPCODE: ClassVar[int] = 22
-    FORMAT: ClassVar[str] = "BB5II"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    out_dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
 
-
-@dataclass(frozen=True)
+@record(23, "bdc", f"dtype {_IN} out_addr log beta:f")
 class BdcSoftmax(Record):
     """out = softmax(beta * in) along C (log: its logarithm); N, H and W are independent rows.
     The channels of a row sit on different lanes: the max and the sum reduce across lanes."""
 
-    OPCODE: ClassVar[int] = 23
-    FORMAT: ClassVar[str] = "B5IIBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    log: int
-    beta: float
 
-
-@dataclass(frozen=True)
+@record(24, "bdc", f"dtype {_IN} weight_addr bias_addr out_addr eps")
 class BdcLayerNorm(Record):
     """out = (in - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var along C; weight
     and bias local (1, c, 1, 1) in the record's dtype, or NO_ADDR. The reduction crosses lanes."""
 
-    OPCODE: ClassVar[int] = 24
-    FORMAT: ClassVar[str] = "B5IIIIf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    weight_addr: int
-    bias_addr: int
-    out_addr: int
-    eps: float
 
-
-@dataclass(frozen=True)
+@record(25, "bdc", f"dtype {_IN} out_addr oh sh sw skip")
 class BdcUpsample(Record):
     """Nearest upsampling by (sh, sw): out rows skip .. skip + oh - 1 of in's rows each repeated sh
     times and columns repeated sw times (a slice's first output row may fall inside a repeat)."""
-
-    OPCODE: ClassVar[int] = 25
-    FORMAT: ClassVar[str] = "B5IIIHHH"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    oh: int
-    sh: int
-    sw: int
-    skip: int
 
 
 # ---- INT8 (requantizing) records: acc -> sat8(RightShiftRound(acc * multiplier, rshift, round_mode)),
 # then the fused relu (limit in the result's integer units) ----
 
 
-@dataclass(frozen=True)
+@record(40, "bdc", "round_mode")
 class BdcConvQ(BdcConv):
     """INT8 conv: int8 in and weight, the accumulator in int32; `bias_addr` is the merged int32 tile
     (1, oc, 1, 3) of (bias, multiplier, rshift) per output channel; out int8."""
 
-    OPCODE: ClassVar[int] = 40
-    FORMAT: ClassVar[str] = BdcConv.FORMAT + "B"
-    round_mode: int
 
-
-@dataclass(frozen=True)
+@record(41, "bdc", f"{_REQUANT} scale")
 class BdcPoolQ(BdcPool):
     """INT8 average pool: the window's int sum (pads are zeros) requantized. count_include_pad 1:
     by (multiplier, rshift), every window counting kh*kw elements; 0: each position by
@@ -361,240 +202,75 @@ class BdcPoolQ(BdcPool):
     (pads not counted; a slice's halo rows are input), `scale` the op's f32 s_in / s_out.
     int8 max pool is BdcPool with dtype i8."""
 
-    OPCODE: ClassVar[int] = 41
-    FORMAT: ClassVar[str] = BdcPool.FORMAT + "ibBd"
-    multiplier: int
-    rshift: int
-    round_mode: int
-    scale: float
 
-
-@dataclass(frozen=True)
+@record(42, "bdc", _REQUANT)
 class BdcMatMulQ(BdcMatMul):
     """INT8 MatMul: int8 left and right, int32 bias (1, n_out, 1, 1) or NO_ADDR, one (multiplier, rshift)."""
 
-    OPCODE: ClassVar[int] = 42
-    FORMAT: ClassVar[str] = BdcMatMul.FORMAT + "ibB"
-    multiplier: int
-    rshift: int
-    round_mode: int
 
-
-@dataclass(frozen=True)
+@record(43, "bdc", "m0 m1 rshift round_mode")
 class BdcBinaryQ(BdcBinary):
     """INT8 Add: acc = a * m0 + b * m1; Sub: acc = a * m0 - b * m1; Mul: acc = a * b * m0 (m1 unused);
     then shifted by rshift."""
 
-    OPCODE: ClassVar[int] = 43
-    FORMAT: ClassVar[str] = BdcBinary.FORMAT + "iibB"
-    m0: int
-    m1: int
-    rshift: int
-    round_mode: int
 
-
-@dataclass(frozen=True)
+@record(44, "bdc", f"dtype {_IN} out_addr table_addr")
 class BdcLut(Record):
     """out = table[in as uint8]; table: local (1, c, 1, 256), each channel's copy on its lane (one GDMA
     with channel stride 0 broadcasts the 256 entries)."""
 
-    OPCODE: ClassVar[int] = 44
-    FORMAT: ClassVar[str] = "B5III"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    table_addr: int
 
-
-@dataclass(frozen=True)
+@record(45, "bdc", f"dtype {_IN} out_addr {_REQUANT}")
 class BdcRequant(Record):
     """int8 -> int8 at another scale: sat8(RightShiftRound(in * multiplier, rshift, round_mode))."""
 
-    OPCODE: ClassVar[int] = 45
-    FORMAT: ClassVar[str] = "B5IIibB"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    multiplier: int
-    rshift: int
-    round_mode: int
 
-
-@dataclass(frozen=True)
+@record(46, "bdc", f"dtype out_dtype {_IN} out_addr scale")
 class BdcQuantCast(Record):
     """f32 -> int8: sat8(round_half_away(in / scale)), the division in float64; int8 -> f32:
     float32(in * scale). `scale` is a double, as the quant type holds it."""
 
-    OPCODE: ClassVar[int] = 46
-    FORMAT: ClassVar[str] = "BB5IId"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    out_dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    scale: float
 
-
-@dataclass(frozen=True)
+@record(47, "bdc", _REQUANT)
 class BdcConstQ(BdcConst):
     """INT8 MulConst: sat8(RightShiftRound(in * multiplier, rshift, round_mode)); the constant is in
     the multiplier (its sign included), `value` only records it (op must be MulConst)."""
-
-    OPCODE: ClassVar[int] = 47
-    FORMAT: ClassVar[str] = BdcConst.FORMAT + "ibB"
-    multiplier: int
-    rshift: int
-    round_mode: int
 
 
 # ---- float records added with Deconv (opcodes 48 and up) ----
 
 
-@dataclass(frozen=True)
+@record(48, "bdc", f"dtype {_CONV} group:H {_RELU}")
 class BdcDeconv(Record):
     """Transposed convolution as a conv of stride 1 over the zero-inserted input: in's rows and
     columns sh / sw apart with (pt, pb, pl, pr) zero rows/columns around them (this slice's), read
     by the flipped kernel with dilation (dh, dw). weight: local (group, oc/group, ic/group, kh*kw),
     output channel first; bias: local (1, oc, 1, 1) in the record's dtype (as lowered) or NO_ADDR."""
 
-    OPCODE: ClassVar[int] = 48  # 48 and up: these float ops' (INT8's records are 40-47)
-    FORMAT: ClassVar[str] = "B5I5IIIHHHHHHHHHHHBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    ic: int
-    ih: int
-    iw: int
-    out_addr: int
-    on: int
-    oc: int
-    oh: int
-    ow: int
-    weight_addr: int
-    bias_addr: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    dh: int
-    dw: int
-    pt: int
-    pb: int
-    pl: int
-    pr: int
-    group: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(49, "bdc", f"dtype mode {_IN} out_addr")
 class BdcReduce(Record):
     """out (n, 1, h, w) = the sum, mean, max or min of in (n, c, h, w) along C (across lanes)."""
 
-    OPCODE: ClassVar[int] = 49
-    FORMAT: ClassVar[str] = "BB5II"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
 
-
-@dataclass(frozen=True)
+@record(50, "bdc", f"dtype mode {_IN} out_addr pn0 pn1 pc0 pc1 ph0 ph1 pw0 pw1 value")
 class BdcPad(Record):
     """out = in with (before, after) elements added along N, C, H and W: `value` (constant) or
     copies of the nearest element (edge); out is (n + pn0 + pn1, c + pc0 + pc1, ...)."""
 
-    OPCODE: ClassVar[int] = 50
-    FORMAT: ClassVar[str] = "BB5IIHHHHHHHHf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    pn0: int
-    pn1: int
-    pc0: int
-    pc1: int
-    ph0: int
-    ph1: int
-    pw0: int
-    pw1: int
-    value: float
 
-
-@dataclass(frozen=True)
+@record(51, "bdc", f"dtype mode coord nearest {_IN} out_addr oh ow ih0 oh0 full_ih full_oh scale_h scale_w")
 class BdcInterp(Record):
     """Resize of a slice: output rows oh0 .. oh0 + oh - 1 of a (full_ih -> full_oh) resize, all
     ow columns of (w -> ow); in holds input rows ih0 .. ih0 + h - 1. Nearest copies the row/column
     `interp_sources` names; linear blends rows (then columns) i0 and i1 as i0 * (1 - f) + i1 * f."""
 
-    OPCODE: ClassVar[int] = 51
-    FORMAT: ClassVar[str] = "BBBB5IIIIIIIIff"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    coord: int
-    nearest: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    oh: int
-    ow: int
-    ih0: int
-    oh0: int
-    full_ih: int
-    full_oh: int
-    scale_h: float
-    scale_w: float
 
-
-@dataclass(frozen=True)
+@record(52, "bdc", f"dtype {_IN} weight_addr bias_addr out_addr groups eps")
 class BdcGroupNorm(Record):
     """out = (in - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var of each n's group
     of c / groups channels over all their h x w elements; weight and bias local (1, c, 1, 1) in the
     record's dtype, or NO_ADDR. InstanceNorm is groups == c. The reduction crosses lanes."""
-
-    OPCODE: ClassVar[int] = 52
-    FORMAT: ClassVar[str] = "B5IIIIIf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    weight_addr: int
-    bias_addr: int
-    out_addr: int
-    groups: int
-    eps: float
 
 
 # ---- INT8 forms added later (opcodes 53-59): Deconv, Softmax, per-column MatMul and asymmetric
@@ -603,124 +279,53 @@ class BdcGroupNorm(Record):
 # keeps opcodes 40-47 ----
 
 
-@dataclass(frozen=True)
+@record(53, "bdc", f"round_mode {_ZP}")
 class BdcDeconvQ(BdcDeconv):
     """INT8 Deconv: BdcDeconv's conv over the zero-inserted (in - in_zp) (inserted zeros and borders
     are 0.0) with the int8 filter, exact; `bias_addr` the merged int32 tile (1, oc, 1, 3) of (bias,
     multiplier, rshift) per output channel; out = sat(shift_round(acc * m, rshift, round_mode) +
     out_zp) in out_dtype, then the fused relu."""
 
-    OPCODE: ClassVar[int] = 53
-    FORMAT: ClassVar[str] = BdcDeconv.FORMAT + "BBii"
-    round_mode: int
-    out_dtype: int
-    in_zp: int
-    out_zp: int
 
-
-@dataclass(frozen=True)
+@record(54, "bdc", f"dtype {_IN} out_addr table_addr out_dtype out_zp out_scale")
 class BdcSoftmaxQ(Record):
     """INT8 Softmax along C: d = max over C of in - in (0..255; an input zero point cancels), e =
     table[d], S = sum of e over C (int64, exact), out = sat(round_half_away((e / S) / out_scale) +
     out_zp) in out_dtype, both divisions in float64. table: local int32 (1, min(c, lanes), 1, 256),
     one copy per lane (channel k reads lane k % lanes's), loaded by one GDMA with channel stride 0."""
 
-    OPCODE: ClassVar[int] = 54
-    FORMAT: ClassVar[str] = "B5IIIBid"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    table_addr: int
-    out_dtype: int
-    out_zp: int
-    out_scale: float
 
-
-@dataclass(frozen=True)
+@record(55, "bdc", "right_dtype quant_addr left_zp right_zp out_zp out_dtype")
 class BdcMatMulQZ(BdcMatMulQ):
     """INT8 MatMul with per-column requantization or zero points: acc = (left - left_zp) @ (right -
     right_zp) + bias (right stored as right_dtype); `quant_addr` a local int32 (1, n_out, 1, 2) of
     (multiplier, rshift) per output column, or NO_ADDR for the scalar `multiplier`, `rshift`;
     out = sat(shift_round(acc * m, rshift, round_mode) + out_zp) in out_dtype, then the fused relu."""
 
-    OPCODE: ClassVar[int] = 55
-    FORMAT: ClassVar[str] = BdcMatMulQ.FORMAT + "BIiiiB"
-    right_dtype: int
-    quant_addr: int
-    left_zp: int
-    right_zp: int
-    out_zp: int
-    out_dtype: int
 
-
-@dataclass(frozen=True)
+@record(56, "bdc", _ZP)
 class BdcConvQZ(BdcConvQ):
     """Asymmetric INT8 conv: BdcConvQ on (in - in_zp) (pads are 0.0, i.e. in_zp stored), the int8
     filter; out = sat(... + out_zp) in out_dtype."""
 
-    OPCODE: ClassVar[int] = 56
-    FORMAT: ClassVar[str] = BdcConvQ.FORMAT + "Bii"
-    out_dtype: int
-    in_zp: int
-    out_zp: int
 
-
-@dataclass(frozen=True)
+@record(57, "bdc", _ZP)
 class BdcPoolQZ(BdcPoolQ):
     """Asymmetric INT8 average pool: BdcPoolQ on (in - in_zp); out = sat(... + out_zp) in out_dtype."""
 
-    OPCODE: ClassVar[int] = 57
-    FORMAT: ClassVar[str] = BdcPoolQ.FORMAT + "Bii"
-    out_dtype: int
-    in_zp: int
-    out_zp: int
 
-
-@dataclass(frozen=True)
+@record(58, "bdc", "b_dtype out_dtype a_zp b_zp out_zp")
 class BdcBinaryQZ(BdcBinaryQ):
     """Asymmetric INT8 Add, Sub, Mul: BdcBinaryQ on a - a_zp and b - b_zp (b stored as b_dtype);
     out = sat(shift_round(acc, rshift, round_mode) + out_zp) in out_dtype (Mul: acc x m0)."""
 
-    OPCODE: ClassVar[int] = 58
-    FORMAT: ClassVar[str] = BdcBinaryQ.FORMAT + "BBiii"
-    b_dtype: int
-    out_dtype: int
-    a_zp: int
-    b_zp: int
-    out_zp: int
 
-
-@dataclass(frozen=True)
+@record(59, "bdc", f"dtype out_dtype {_IN} out_addr in_zp out_zp {_REQUANT} {_RELU} scale")
 class BdcRequantZ(Record):
     """A change of grid with zero points, by the dtypes: integer -> integer (RequantInt, MulConst):
     sat(shift_round((in - in_zp) * multiplier, rshift, round_mode) + out_zp), then the fused relu;
     float -> integer (quantize): sat(round_half_away(in / scale) + out_zp), the division in float64;
     integer -> float (dequantize): float32((in - in_zp) * scale), rounded once to out_dtype."""
-
-    OPCODE: ClassVar[int] = 59
-    FORMAT: ClassVar[str] = "BB5IIiiibBBfd"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    out_dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    in_zp: int
-    out_zp: int
-    multiplier: int
-    rshift: int
-    round_mode: int
-    do_relu: int
-    relu_limit: float
-    scale: float
 
 
 # ---- records for the Tpu ops the lowering produced without records (issue 11; opcodes 60-66) ----
@@ -733,118 +338,37 @@ ACTIVE_EXTRA_MODES = {"SILU": 0, "HSWISH": 1, "HSIGMOID": 2, "ELU": 3, "SWISH": 
 REFLECT_MODES = {"reflect": 0, "symmetric": 1}
 
 
-@dataclass(frozen=True)
+@record(60, "bdc", f"dtype {_IN} scale_addr bias_addr out_addr {_RELU}")
 class BdcScale(Record):
     """out = in * scale[c] + bias[c], then the fused relu; scale and bias local (1, c, 1, 1) in the
     record's dtype (tpu.Scale: a BatchNorm that no conv absorbed)."""
 
-    OPCODE: ClassVar[int] = 60
-    FORMAT: ClassVar[str] = "B5IIIIBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    scale_addr: int
-    bias_addr: int
-    out_addr: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(61, "bdc", f"dtype mode {_IN} out_addr coeff0 coeff1")
 class BdcActiveX(Record):
     """out = f(in), f by `mode` (ACTIVE_EXTRA_MODES), computed in float32; coeff0/coeff1 as named there."""
 
-    OPCODE: ClassVar[int] = 61
-    FORMAT: ClassVar[str] = "BB5IIff"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    coeff0: float
-    coeff1: float
 
-
-@dataclass(frozen=True)
+@record(62, "bdc", f"dtype {_IN} gamma_addr out_addr eps")
 class BdcRMSNorm(Record):
     """out = in / sqrt(mean(in^2) + eps) * gamma along C (across lanes); gamma local (1, c, 1, 1) in
     the record's dtype, or NO_ADDR."""
 
-    OPCODE: ClassVar[int] = 62
-    FORMAT: ClassVar[str] = "B5IIIf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    gamma_addr: int
-    out_addr: int
-    eps: float
 
-
-@dataclass(frozen=True)
+@record(63, "bdc", f"dtype mode {_IN} n0 h0 full_n full_h out_addr on oh on0 oh0 pn0 pc0 pc1 ph0 pw0 pw1")
 class BdcPadReflect(Record):
     """Reflect/symmetric padding of a slice: out (on, c + pc0 + pc1, oh, w + pw0 + pw1) holds output
     elements on0.. and rows oh0.. of the whole padded tensor (pn0, ph0 pads before along N and H);
     in holds input elements n0.. and rows h0.. of the (full_n, c, full_h, w) input. Each output index o of a dim reads input index
     reflect_index(o - before, size) (`reflect_index`), which must lie in the slice."""
 
-    OPCODE: ClassVar[int] = 63
-    FORMAT: ClassVar[str] = "BB5I9I6H"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    n0: int
-    h0: int
-    full_n: int
-    full_h: int
-    out_addr: int
-    on: int
-    oh: int
-    on0: int
-    oh0: int
-    pn0: int
-    pc0: int
-    pc1: int
-    ph0: int
-    pw0: int
-    pw1: int
 
-
-@dataclass(frozen=True)
+@record(64, "gdma", "src idx dst index_dtype outer axis:I inner count esize")
 class GdmaGather(Record):
     """Global gather with indices read from global memory: x viewed as (outer, axis, inner) elements
     of `esize` bytes at `src`, `count` indices (dtype `index_dtype`, integer values, negative ones
     count from the end) at `idx`; dst (outer, count, inner) = x[:, idx, :]. An index outside
     [-axis, axis) is a fault naming it."""
-
-    OPCODE: ClassVar[int] = 64
-    FORMAT: ClassVar[str] = "QQQBIIIIB"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    idx: int
-    dst: int
-    index_dtype: int
-    outer: int
-    axis: int
-    inner: int
-    count: int
-    esize: int
 
 
 # The element-wise functions of BdcBinaryX (a op b) and BdcConstX (in op value; reverse: value op in).
@@ -856,63 +380,22 @@ ELEMENTWISE_X_OPS = {"Div": 0, "Pow": 1, "Mod": 2, "Remainder": 3, "Equal": 4, "
                      "Clip": 14}
 
 
-@dataclass(frozen=True)
+@record(65, "bdc", f"dtype op reverse {_BINARY_IO} {_RELU}")
 class BdcBinaryX(Record):
     """out = a (op) b element-wise (reverse: b (op) a), op from ELEMENTWISE_X_OPS but Clip; a dim of
     size 1 in a or b broadcasts; then the fused relu."""
 
-    OPCODE: ClassVar[int] = 65
-    FORMAT: ClassVar[str] = "BBB5I5I5IBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    op: int
-    reverse: int
-    a_addr: int
-    an: int
-    ac: int
-    ah: int
-    aw: int
-    b_addr: int
-    bn: int
-    bc: int
-    bh: int
-    bw: int
-    out_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    do_relu: int
-    relu_limit: float
 
-
-@dataclass(frozen=True)
+@record(66, "bdc", f"dtype op reverse {_IN} out_addr value value2 {_RELU}")
 class BdcConstX(Record):
     """out = in (op) value (reverse: value (op) in), op from ELEMENTWISE_X_OPS; Clip: clamp(in,
     value, value2); then the fused relu."""
-
-    OPCODE: ClassVar[int] = 66
-    FORMAT: ClassVar[str] = "BBB5IIffBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    op: int
-    reverse: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    value: float
-    value2: float
-    do_relu: int
-    relu_limit: float
 
 
 # ---- INT8 AddConst / SubConst (issue 10/11 regression; opcode 67, 68-69 reserved for them) ----
 
 
-@dataclass(frozen=True)
+@record(67, "bdc", f"dtype out_dtype op reverse {_IN} out_addr in_zp out_zp {_REQUANT} const {_RELU}")
 class BdcConstSumQ(Record):
     """INT8 AddConst / SubConst (op: CONST_OPS code), symmetric (zero points 0, out_dtype i8) or
     asymmetric: p = (in - in_zp) * multiplier; acc = p + const (AddConst), p - const (SubConst),
@@ -920,148 +403,44 @@ class BdcConstSumQ(Record):
     then the fused relu on stored values. `const` is the constant in the result's units shifted left
     by rshift (an int64: |const| < 2^53), so the sum is rounded once (docs/quantization.md)."""
 
-    OPCODE: ClassVar[int] = 67
-    FORMAT: ClassVar[str] = "BBBB5IIiiibBqBf"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    out_dtype: int
-    op: int
-    reverse: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    in_zp: int
-    out_zp: int
-    multiplier: int
-    rshift: int
-    round_mode: int
-    const: int
-    do_relu: int
-    relu_limit: float
-
 
 # ---- issue 11, second round (opcodes 70-79) ----
 
 
-@dataclass(frozen=True)
+@record(70, "bdc", f"dtype cond_addr cn cc ch cw {_BINARY_IO} a_value b_value")
 class BdcSelect(Record):
     """out = a where cond != 0 (NaN included), else b, element-wise (tpu.Where; tpu.MaskedFill with
     the constant as a or b); a dim of size 1 in cond, a or b broadcasts; a_addr / b_addr NO_ADDR:
     that branch is a_value / b_value, rounded to the dtype."""
 
-    OPCODE: ClassVar[int] = 70
-    FORMAT: ClassVar[str] = "B5I5I5I5Iff"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    cond_addr: int
-    cn: int
-    cc: int
-    ch: int
-    cw: int
-    a_addr: int
-    an: int
-    ac: int
-    ah: int
-    aw: int
-    b_addr: int
-    bn: int
-    bc: int
-    bh: int
-    bw: int
-    out_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    a_value: float
-    b_value: float
-
 
 # ---- issue 11, third round: index ops (opcodes 71-74; 75 and 90-94 kept free) ----
 
 
-@dataclass(frozen=True)
+@record(71, "bdc", f"dtype mode select_last {_IN} idx_addr idx_dtype val_addr")
 class BdcArg(Record):
     """ArgMax / ArgMin (`mode`, ARG_MODES) of in (n, c, h, w) along C (across lanes): idx (n, 1, h, w)
     in idx_dtype holds the index of the first (select_last: the last) extreme element, a NaN counting
     as the extreme of both; val_addr (NO_ADDR: absent) the element itself, in the record's dtype."""
 
-    OPCODE: ClassVar[int] = 71
-    FORMAT: ClassVar[str] = "BBB5IIBI"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    mode: int
-    select_last: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    idx_addr: int
-    idx_dtype: int
-    val_addr: int
 
-
-@dataclass(frozen=True)
+@record(72, "bdc", f"dtype largest {_IN} k:I val_addr idx_addr idx_dtype")
 class BdcTopK(Record):
     """The k largest (largest 0: smallest) elements of in (n, c, h, w) along C, in that order, ties
     by the lower index first and NaN after every number: values (n, k, h, w) in the record's dtype
     at val_addr, their indices in idx_dtype at idx_addr."""
 
-    OPCODE: ClassVar[int] = 72
-    FORMAT: ClassVar[str] = "BB5IIIIB"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    largest: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    k: int
-    val_addr: int
-    idx_addr: int
-    idx_dtype: int
 
-
-@dataclass(frozen=True)
+@record(73, "bdc", f"dtype {_IN} out_addr")
 class BdcCumSum(Record):
     """out[:, i] = out[:, i - 1] + in[:, i] along C (across lanes), out[:, 0] = in[:, 0]; each
     partial sum is rounded to the record's dtype before the next element is added."""
 
-    OPCODE: ClassVar[int] = 73
-    FORMAT: ClassVar[str] = "B5II"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
 
-
-@dataclass(frozen=True)
+@record(74, "bdc", f"dtype upper {_IN} out_addr diagonal row0")
 class BdcTrilu(Record):
     """out = in where row i, column j of each (h, w) plane keep j - i >= diagonal (upper) or
     j - i <= diagonal (lower), else 0; i counts from row0, the slice's first row in the tensor."""
-
-    OPCODE: ClassVar[int] = 74
-    FORMAT: ClassVar[str] = "BB5IIiI"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    upper: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    diagonal: int
-    row0: int
 
 
 def reflect_index(i: np.ndarray, size: int, mode: int) -> np.ndarray:
@@ -1102,154 +481,43 @@ def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: in
 # so of duplicate indices the last update stays (the interpreter's numpy assignment).
 
 
-@dataclass(frozen=True)
+@record(76, "gdma", f"src idx dst index_dtype esize {_ELEMENTS}")
 class GdmaGatherElements(Record):
     """dst[p] = src[p with dim `axis` replaced by idx[p]] over the 4-D index shape (in, ic, ih, iw);
     src is the contiguous (xn, xc, xh, xw), each index dim (but `axis`) at most src's."""
 
-    OPCODE: ClassVar[int] = 76
-    FORMAT: ClassVar[str] = "QQQBBB4I4I"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    idx: int
-    dst: int
-    index_dtype: int
-    esize: int
-    axis: int
-    xn: int
-    xc: int
-    xh: int
-    xw: int
-    in_: int
-    ic: int
-    ih: int
-    iw: int
 
-
-@dataclass(frozen=True)
+@record(77, "gdma", f"src idx dst index_dtype esize batch {_ND}")
 class GdmaGatherND(Record):
     """src as (batch, d0, .., d{k-1}, slab) elements (unused d's 1), idx (batch, count, k),
     dst (batch, count, slab): dst[b, p] = src[b, idx[b, p, 0], .., idx[b, p, k-1]]."""
 
-    OPCODE: ClassVar[int] = 77
-    FORMAT: ClassVar[str] = "QQQBBIIBI4I"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    idx: int
-    dst: int
-    index_dtype: int
-    esize: int
-    batch: int
-    count: int
-    k: int
-    slab: int
-    d0: int
-    d1: int
-    d2: int
-    d3: int
 
-
-@dataclass(frozen=True)
+@record(78, "gdma", f"src idx upd dst index_dtype esize {_ELEMENTS}")
 class GdmaScatterElements(Record):
     """dst = src (the contiguous (xn, xc, xh, xw)), then for each index position p in order
     dst[p with dim `axis` replaced by idx[p]] = upd[p]; idx and upd are (in, ic, ih, iw)."""
 
-    OPCODE: ClassVar[int] = 78
-    FORMAT: ClassVar[str] = "QQQQBBB4I4I"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    idx: int
-    upd: int
-    dst: int
-    index_dtype: int
-    esize: int
-    axis: int
-    xn: int
-    xc: int
-    xh: int
-    xw: int
-    in_: int
-    ic: int
-    ih: int
-    iw: int
 
-
-@dataclass(frozen=True)
+@record(79, "gdma", f"src idx upd dst index_dtype esize {_ND}")
 class GdmaScatterND(Record):
     """dst = src as (d0, .., d{k-1}, slab) (unused d's 1), then for p in order
     dst[idx[p, 0], .., idx[p, k-1]] = upd[p]; idx (count, k), upd (count, slab)."""
 
-    OPCODE: ClassVar[int] = 79
-    FORMAT: ClassVar[str] = "QQQQBBIBI4I"
-    ENGINE: ClassVar[str] = "gdma"
-    src: int
-    idx: int
-    upd: int
-    dst: int
-    index_dtype: int
-    esize: int
-    count: int
-    k: int
-    slab: int
-    d0: int
-    d1: int
-    d2: int
-    d3: int
 
-
-@dataclass(frozen=True)
+@record(80, "bdc", f"dtype {_IN} out_addr size alpha beta:d bias")
 class BdcLRN(Record):
     """ONNX LRN along C (across lanes) in float32 steps, the Tpu interpreter's order: s = the sum,
     window position by position, of the squares of channels c - (size-1)//2 .. c + size//2 inside
     the tensor; out = in / (bias + (alpha / size) s) ** beta; f16/bf16 operands widened, the result
     rounded once."""
 
-    OPCODE: ClassVar[int] = 80
-    FORMAT: ClassVar[str] = "B5IIIddd"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    size: int
-    alpha: float
-    beta: float
-    bias: float
 
-
-@dataclass(frozen=True)
+@record(81, "bdc", f"dtype in_addr n c ih iw out_addr mask_addr on oc oh ow {_KERNEL} {_PADS} ih0")
 class BdcPoolMask(Record):
     """Max pool (`BdcPool`'s window, pads never win) and its mask, an f32 tile of the output's shape:
     the row-major index (row x iw + column; W is whole) in the tensor's (n, c) plane of the first
     maximum in row-major window order; `ih0` is the tensor row of the slice's first input row."""
-
-    OPCODE: ClassVar[int] = 81
-    FORMAT: ClassVar[str] = "B5I6IHHHHHHHHI"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    in_addr: int
-    n: int
-    c: int
-    ih: int
-    iw: int
-    out_addr: int
-    mask_addr: int
-    on: int
-    oc: int
-    oh: int
-    ow: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    pt: int
-    pb: int
-    pl: int
-    pr: int
-    ih0: int
 
 
 def _name(table: dict[str, int], code: int) -> str:
@@ -1262,26 +530,11 @@ def _name(table: dict[str, int], code: int) -> str:
 # ---- opcodes 85-89: per-channel requantization (issue 10's RequantIntAxis) ----
 
 
-@dataclass(frozen=True)
+@record(85, "bdc", f"dtype out_dtype {_IN} out_addr quant_addr in_zp round_mode")
 class BdcRequantAxis(Record):
     """tpu.RequantIntAxis along C: channel c reads row c of `quant_addr`, a local int32 (1, c, 1, 3)
     of (multiplier, -rshift, zero point); out = sat(shift_round((in - in_zp) * m, rshift, round_mode)
     + zp) in out_dtype. `dtype`: the input's, i32 (a Deconv's sums) or i8/u8."""
-
-    OPCODE: ClassVar[int] = 85
-    FORMAT: ClassVar[str] = "BB5IIIiB"
-    ENGINE: ClassVar[str] = "bdc"
-    dtype: int
-    out_dtype: int
-    in_addr: int
-    n: int
-    c: int
-    h: int
-    w: int
-    out_addr: int
-    quant_addr: int
-    in_zp: int
-    round_mode: int
 
 
 RECORDS: dict[int, type[Record]] = {
