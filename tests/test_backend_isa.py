@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import fields
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +21,12 @@ _SIGNED = {"b": 2**7, "i": 2**31}  # signed codes: [-x, x - 1]
 
 def _field_codes(cls: type[isa.Record]) -> list[str]:
     """One struct code per field (written out from FORMAT's counts, e.g. "5I" -> I x 5)."""
+    return _codes(cls.FORMAT)
+
+
+def _codes(fmt: str) -> list[str]:
     codes, count = [], ""
-    for ch in cls.FORMAT:
+    for ch in fmt:
         if ch.isdigit():
             count += ch
         else:
@@ -66,3 +71,18 @@ def test_bad_streams_name_the_instruction():
         isa.decode(good + bytes([99]))
     with pytest.raises(TpudslError, match=r"instruction 1 \(GdmaCopy\) is truncated"):
         isa.decode(good + good[:-1])
+
+
+def _layout() -> dict[int, tuple[str, list[str]]]:
+    """tests/data/isa_layout.txt: the records' wire layout as written by hand before FORMAT was computed."""
+    rows = [line.split() for line in (Path(__file__).parent / "data" / "isa_layout.txt").read_text().splitlines()
+            if line and not line.startswith("#")]
+    return {int(opcode): (fmt, names) for opcode, fmt, *names in rows}
+
+
+@pytest.mark.parametrize("opcode", sorted(_layout()))
+def test_record_layout_is_the_written_one(opcode):
+    fmt, names = _layout()[opcode]
+    cls = isa.RECORDS[opcode]
+    assert [f.name for f in fields(cls)] == names
+    assert _field_codes(cls) == _codes(fmt)
