@@ -1,10 +1,11 @@
-"""Which zoo models deploy to an F32 .bmodel end to end and pass the third check (issue 11).
+"""Which zoo models deploy to a .bmodel end to end and pass the third check (issue 11).
 
     .venv/bin/python bench/zoo_deploy.py [--models a,b] [--mode F32] [--no-write]
 
 Each model of tests/models (small inputs and widths, so that the whole zoo takes about a minute)
 goes through model_transform (with --test_input) and model_deploy --quantize MODE --processor
-bm1684x in this process, as a user would run them. The row says "bmodel check passed" when the
+bm1684x in this process, as a user would run them (INT8: run_calibration first, on 8 random
+samples). The row says "bmodel check passed" when the
 cmodel's outputs matched the Tpu interpreter's (the third check), else the op model_deploy stopped
 at, or the error. Writes the table to bench/RESULTS.md ("zoo deploy").
 """
@@ -54,19 +55,28 @@ def zoo() -> dict:
 
 def deploy(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
     from tests.models import random_inputs
-    from tpudsl.cli import model_deploy, model_transform
+    from tpudsl.cli import model_deploy, model_transform, run_calibration
 
     onnx.save(model, d / f"{name}.onnx")
     np.savez(d / "in.npz", **random_inputs(model))
+    mlir = str(d / f"{name}.mlir")
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
             model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
-                                 "--mlir", str(d / f"{name}.mlir"), "--test_input", str(d / "in.npz")])
-            model_deploy.run(["--mlir", str(d / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",
+                                 "--mlir", mlir, "--test_input", str(d / "in.npz")])
+            table = []
+            if mode == "INT8":
+                (d / "cali").mkdir()
+                for seed in range(8):
+                    np.savez(d / "cali" / f"s{seed}.npz", **random_inputs(model, seed=seed + 1))
+                run_calibration._main([mlir, "--dataset", str(d / "cali"), "--input_num", "8", "--quiet",
+                                       "-o", str(d / "cali_table")])
+                table = ["--calibration_table", str(d / "cali_table")]
+            model_deploy.run(["--mlir", mlir, "--quantize", mode, "--processor", "bm1684x", *table,
                               "--model", str(d / f"{name}.bmodel"), "--test_input", str(d / f"{name}_in_f32.npz")])
     except Exception as e:  # noqa: BLE001  (the row reports it)
-        return f"error: {str(e).splitlines()[0][:160]}"
+        return "error: " + str(e).splitlines()[0].removeprefix("error: ")[:160]
     text = err.getvalue()
     stopped = re.search(r"no instructions for (.*?) yet", text)
     if stopped:

@@ -406,14 +406,19 @@ def _softmax(op: Operation, s: _Int8Lowering) -> bool:
 def _lut(op: Operation, s: _Int8Lowering) -> bool:
     """y = table[x]: entry i (the input's byte) is the op's Top kernel at the stored value i
     (int8: i < 128 ? i : i - 256; uint8: i) dequantized with the input's scale and zero point,
-    quantized in the output's QType (the table has its storage type)."""
+    quantized in the output's QType (the table has its storage type). A function undefined on some
+    byte the input's type can hold (Sqrt or Log of a symmetric range's negative half) has no table
+    (a NaN has no int8): the op stays in F32 with casts around it, as an op without an INT8 form."""
     x = op.operands[0]
     if len(op.operands) != 1 or _shape(x) != _shape(op.results[0]):
         return False
     q_in, q_out = s.qtypes[_name(x)], s.qtypes[_name(op.results[0])]
     stored = np.arange(256, dtype=np.uint8).view(q_in.dtype)
     attrs = KernelAttrs(dict(op_attrs(op)), [(256,)], [np.dtype(np.float32)])
-    (y,) = run_kernel(KERNELS[op.name], [dequantize(stored, q_in.scale, q_in.zero_point)], attrs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        (y,) = run_kernel(KERNELS[op.name], [dequantize(stored, q_in.scale, q_in.zero_point)], attrs)
+    if np.isnan(y).any():
+        return False
     lo, hi = q_out.storage_range
     table = s.new_weight(f"{loc_name(op)}_table", quantize(y, q_out.scale, lo, hi, q_out.dtype, q_out.zero_point), op)
     return _replace(op, s, "tpu.Lut", [s.int8_in(x), table], {})
