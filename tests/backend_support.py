@@ -4,10 +4,7 @@ and check the cmodel against the Tpu interpreter bit for bit."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
-from hypothesis import event
 from xdsl.dialects.builtin import StringAttr
 
 from tpudsl.backend.bmodel import read_bmodel
@@ -145,24 +142,3 @@ def secs_of(op) -> tuple[int, int]:
     """(nsecs, hsecs) of an op's slicing: its own (alone), or its layer group's (in a tpu.Group)."""
     holder = op.parent_op() if op.parent_op().name == "tpu.Group" else op
     return holder.attributes["nsecs"].value.data, holder.attributes["hsecs"].value.data
-
-
-class FeatureTally:
-    """Which of `features` each example of a property showed (also as hypothesis events), and the
-    check that each showed up in at least a given share of the examples."""
-
-    def __init__(self, features: tuple[str, ...]):
-        self.features = features
-        self.seen: Counter[str] = Counter()
-
-    def record(self, names: set[str]) -> None:
-        for feature in self.features:
-            if feature in names:
-                event(feature)
-                self.seen[feature] += 1
-        self.seen["examples"] += 1
-
-    def assert_each_in(self, share: float) -> None:
-        for feature in self.features:
-            assert self.seen[feature] >= self.seen["examples"] * share, \
-                f"{feature}: {self.seen[feature]} of {self.seen['examples']} examples"

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.backend_support import FeatureTally, assert_bit_exact, assert_f32_close, compile_for, interpret, lowered
+from tests.backend_support import assert_bit_exact, assert_f32_close, compile_for, interpret, lowered
+from tests.feature_tally import FeatureTally
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.dialects import make_context

@@ -20,7 +20,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import StringAttr
 
-from tests.backend_support import FeatureTally, int8_bit_exact, int8_module
+from tests.backend_support import int8_bit_exact, int8_module
+from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph, _secs, _window
 from tests.test_requant import ref_round
 from tpudsl.backend import isa

@@ -14,7 +14,8 @@ import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from tests.backend_support import FeatureTally, int8_bit_exact, int8_module
+from tests.backend_support import int8_bit_exact, int8_module
+from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph, _secs
 from tests.test_backend_int8 import KINDS as INT8_KINDS
 from tests.test_backend_int8 import graph_with_input

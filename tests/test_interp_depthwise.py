@@ -3,15 +3,16 @@ bias and relu per channel block) against a direct float64 loop over output posit
 
 from __future__ import annotations
 
-import collections
 import itertools
 
 import numpy as np
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpudsl.interp import depthwise
 from tpudsl.interp.windows import Geometry
+
+from tests.feature_tally import FeatureTally
 
 
 def naive_depthwise(x, w, strides, dilations, pads_begin, pads_end, out, bias, limit):
@@ -58,7 +59,9 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
     batch, bias and a fused relu / relu6-like clamp, through the channels-last path (2-D, no depth
     multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
     by shifted adds). Each feature must occur in an eighth of the examples."""
-    seen = collections.Counter()
+    tally = FeatureTally(("strided", "dilated", "multiplier", "padded", "channels-last", "channels-last dilated",
+                          "partial sums added", "im2col (one partial sum)", "channel blocks", "bias", "relu",
+                          "batch"))
 
     @settings(max_examples=100, deadline=None)
     @given(problems())
@@ -82,19 +85,14 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
         # float32 sums of up to 7^3 products of values in [-1, 1]
         np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * (1 + np.prod(p["k"]) ** 0.5))
         shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
-        for feature, present in (("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
+        tally.record({feature for feature, present in (("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
                                  ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
                                  ("channels-last", hwc), ("channels-last dilated", hwc and max(p["d"]) > 1),
                                  ("partial sums added", not hwc and p["fold"] < shifts),
                                  ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
                                  ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
-                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1)):
-            if present:
-                event(feature)
-                seen[feature] += 1
-        seen["examples"] += 1
+                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1))
+                      if present})
 
     check()
-    for feature, count in seen.items():
-        assert count >= seen["examples"] / 8, f"{feature}: {count} of {seen['examples']} examples"
-    assert len(seen) == 13, sorted(seen)
+    tally.assert_each_in(1 / 8)

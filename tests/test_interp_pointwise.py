@@ -3,15 +3,15 @@ expansion and strided layers) through top.Conv's prepare, against a float64 loop
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpudsl.interp import pointwise
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.table import KERNELS
+
+from tests.feature_tally import FeatureTally
 
 
 def naive_pointwise(x, w, strides, bias, limit):
@@ -54,7 +54,8 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
     rule, strides, a weight or a computed bias or none, relu / relu6-like clamp: top.Conv's prepared
     kernel takes pointwise.py every time and matches the loop. Each case must occur in a tenth of the
     examples."""
-    seen = collections.Counter()
+    tally = FeatureTally(("bias folded into the GEMM", "bias added after the GEMM", "strided", "relu", "batch",
+                          "not 2-D"))
     calls = []
     conv = pointwise.conv
     monkeypatch.setattr(pointwise, "conv", lambda x, packed, bias: calls.append(packed.folded) or conv(x, packed, bias))
@@ -83,19 +84,13 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         folded = (p["bias"] == "weight" and p["out_known"] and np.prod(expected.shape[2:]) >= p["fold_min"]
                   and (p["ic"] < p["oc"] or max(p["s"]) > 1))
         assert calls[-1] == folded  # the rule: a weight bias, >= FOLD_MIN_POSITIONS outputs, expansion or stride
-        for case, present in (("bias folded into the GEMM", folded),
-                              ("bias added after the GEMM", bias is not None and not folded),
-                              ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),
-                              ("batch", p["n"] > 1), ("not 2-D", rank != 2)):
-            if present:
-                event(case)
-                seen[case] += 1
-        seen["examples"] += 1
+        tally.record({case for case, present in (("bias folded into the GEMM", folded),
+                                                 ("bias added after the GEMM", bias is not None and not folded),
+                                                 ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),
+                                                 ("batch", p["n"] > 1), ("not 2-D", rank != 2)) if present})
 
     check()
-    for case, count in seen.items():
-        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
-    assert len(seen) == 7, sorted(seen)
+    tally.assert_each_in(1 / 10)
 
 
 def test_pointwise_is_not_taken_where_it_does_not_apply(monkeypatch):

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
-from tests.backend_support import (FeatureTally, assert_bit_exact, assert_f32_close, compile_for, int8_bit_exact,
-                                   int8_module, interpret, lowered)
+from tests.backend_support import (assert_bit_exact, assert_f32_close, compile_for, int8_bit_exact, int8_module,
+                                   interpret, lowered)
+from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.slicing import split_channels
