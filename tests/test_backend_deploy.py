@@ -4,14 +4,12 @@ third comparison (cmodel vs Tpu interpreter), which fails when the cmodel comput
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 
 from tests.backend_support import secs_of, transformed_conv_pool
-from tests.test_backend_cmodel import Graph
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import arith
-from tpudsl.cli import model_deploy, model_transform
+from tpudsl.cli import model_deploy
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module
 
@@ -69,25 +67,3 @@ def test_f16_third_comparison_fails_on_one_ulp(small_cnn, monkeypatch):
     with pytest.raises(TpudslError, match=r"bmodel check failed at tensor '\w+': \d+ of \d+ values differ from the "
                                           r"Tpu interpreter \(F16 must be bit-exact\)"):
         deploy(small_cnn, "F16")
-
-
-def test_an_op_without_instructions_stops_after_the_tpu_check_naming_it(tmp_path, capsys, monkeypatch):
-    """Every Tpu op the lowering produces has records now (docs/backend.md's "Coverage" table is
-    empty), so the refusal is exercised with LRN's records withdrawn from coverage.has_records: the
-    path model_deploy takes for an op a future lowering rule adds before its records."""
-    from tpudsl.backend import coverage
-
-    real = coverage.has_records
-    monkeypatch.setattr(coverage, "has_records", lambda op, form, mode: op != "tpu.LRN" and real(op, form, mode))
-    g = Graph(np.random.default_rng(7))
-    g.shapes["x"] = (1, 4, 8, 8)
-    g.node("LRN", ["x"], (1, 4, 8, 8), size=3)
-    onnx.save(g.model({"x": (1, 4, 8, 8)}, "t0_lrn"), tmp_path / "sm.onnx")
-    np.savez(tmp_path / "in.npz", x=np.zeros((1, 4, 8, 8), np.float32))
-    model_transform.run(["--model_name", "sm", "--model_def", str(tmp_path / "sm.onnx"), "--mlir",
-                         str(tmp_path / "sm.mlir"), "--test_input", str(tmp_path / "in.npz")])
-    model_deploy.run(["--mlir", str(tmp_path / "sm.mlir"), "--quantize", "F32", "--processor", "tiny",
-                      "--model", str(tmp_path / "sm.bmodel"), "--test_input", str(tmp_path / "sm_in_f32.npz")])
-    err = capsys.readouterr().err
-    assert "stopped after the Tpu check: the backend has no instructions for 'tpu.LRN' op \"t0_lrn\" in F32 yet" in err, err
-    assert not (tmp_path / "sm.bmodel").exists() and not (tmp_path / "sm_tiny_f32_final.mlir").exists()
