@@ -1,0 +1,170 @@
+"""The depthwise convs of the interp_zoo models, one layer at a time, against onnxruntime running that
+single Conv node (same shape, stride, pads, group, bias, + Relu/Clip for the fused relu).
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_dw_layers.py \
+        [--base REV] [--models mobilenetv2,...] [--runs 21] [--no-write]
+
+Each depthwise conv's input is captured during one inference (a shape that occurs several times is
+measured once); then, per layer, in one process, alternating order, one thread each: this tree's Conv
+kernel (prepared as in an inference, bias and fused relu included), onnxruntime's session of the one
+node, and with `--base` the Conv kernel of that revision (interp_ab's finder). Figure: best CPU time per
+layer and the ratio tree / onnxruntime, which says which layer shapes are furthest from onnxruntime.
+The layers are not inside an inference here (caches warm with the same input): interp_conv_ab measures
+the in-model A/B that decides a change.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+
+_common.add_paths()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+MODELS = "mobilenetv2,efficientnet_silu,shufflenet,convnext"
+
+
+def capture(model, top) -> dict:
+    """{layer key: (x, static operands, attrs)} of every depthwise conv of one inference."""
+    from tpudsl.interp import KERNELS, ModuleInterpreter
+    from tpudsl.interp.kernel import Kernel
+
+    conv, layers = KERNELS["top.Conv"], {}
+
+    def prepare(static, a):
+        run = conv.prepare(static, a)
+
+        def captured(ins, a):
+            w = ins[1]
+            if w.shape[1] == 1 and w.shape[0] > 1:
+                key = (ins[0].shape[1:], w.shape[2:], tuple(a.get("strides") or ()), bool(a.get("do_relu", False)))
+                layers.setdefault(key, (ins[0].copy(), static, a))
+            return run(ins, a)
+
+        return captured
+
+    it = ModuleInterpreter(top.module, top.weights, {**KERNELS, "top.Conv": Kernel(conv.run, prepare, True)}, threads=1)
+    it.init()
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    it.inference({model.graph.input[0].name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)})
+    it.deinit()
+    return layers
+
+
+def ort_conv(x, w, b, a):
+    """A one-thread onnxruntime session of the depthwise Conv (+ Relu or Clip for the fused relu)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rank = w.ndim - 2
+    strides = list(a.get("strides") or [1] * rank)
+    pads = list(a.get("pads") or [0] * (2 * rank))
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b.astype(np.float32), "b")] if b is not None else [])
+    nodes = [helper.make_node("Conv", ["x", "w"] + (["b"] if b is not None else []), ["c"], strides=strides,
+                              pads=pads, group=int(a.get("group", 1)), dilations=list(a.get("dilations") or [1] * rank))]
+    if a.get("do_relu", False):
+        limit = float(a.get("relu_limit", -1.0))
+        if limit > 0:
+            inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(limit), "hi")]
+            nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+        else:
+            nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    else:
+        nodes[0].output[0] = "y"
+    graph = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return _common.ort_session(model, threads=1)
+
+
+def measure(layers: dict, tree, base, runs: int) -> list:
+    """[(key, {side: best CPU s})] per layer, the sides alternating in order."""
+    from threadpoolctl import threadpool_limits
+
+    out = []
+    with threadpool_limits(1):
+        for key, (x, static, a) in layers.items():
+            w, b = static[1], static[2] if len(static) > 2 else None
+            ins = [x, w, b]
+            sess = ort_conv(x, w, b, a)
+            ref = sess.run(None, {"x": x})[0]
+            sides = {"tree": lambda r=tree.prepare(static, a): r(ins, a), "ort": lambda: sess.run(None, {"x": x})}
+            if base is not None:
+                sides["base"] = lambda r=base.prepare(static, a): r(ins, a)
+            got = sides["tree"]()
+            err = float(np.abs(got - ref).max() / max(1e-30, float(np.abs(ref).max())))
+            assert err < 1e-5, f"{key}: the tree kernel differs from onnxruntime by {err:.2e} of the largest output"
+            best = dict.fromkeys(sides, float("inf"))
+            for i in range(runs):
+                for name, f in (reversed(sides.items()) if i % 2 else sides.items()):
+                    c0 = time.process_time()
+                    f()
+                    best[name] = min(best[name], time.process_time() - c0)
+            out.append((key, best))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", help="git revision whose Conv kernel is measured beside")
+    ap.add_argument("--models", default=MODELS)
+    ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+
+    import interp_ab
+    import interp_zoo
+    from tpudsl.interp import KERNELS
+
+    rev, base = interp_ab.base_conv(args.base) if args.base else (None, None)
+    load0 = os.getloadavg()[0]
+    rows, totals = [], []
+    for name in args.models.split(","):
+        model = interp_zoo.zoo()[name]()
+        results = measure(capture(model, _common.top_module(model, name)), KERNELS["top.Conv"], base, args.runs)
+        sums = dict.fromkeys(results[0][1], 0.0)
+        for (x_shape, k, strides, relu), best in results:
+            ms = {s: t * 1e3 for s, t in best.items()}
+            for s in sums:
+                sums[s] += ms[s]
+            extra = f" {ms['base']:.3f} | {ms['base'] / ms['tree']:.2f} |" if base is not None else ""
+            rows.append(f"| {name} | {list(x_shape)} | {'x'.join(map(str, k))} /{strides[0] if strides else 1}"
+                        f"{' +relu' if relu else ''} | {ms['tree']:.3f} | {ms['ort']:.3f} | **{ms['tree'] / ms['ort']:.2f}** |"
+                        + extra)
+            print(rows[-1], flush=True)
+        extra = f", base {sums['base']:.2f} ms (base / tree {sums['base'] / sums['tree']:.2f}x)" if base is not None else ""
+        totals.append(f"- {name}: tree {sums['tree']:.2f} ms, onnxruntime {sums['ort']:.2f} ms, "
+                      f"**{sums['tree'] / sums['ort']:.2f}x**{extra}")
+        print(totals[-1], flush=True)
+    load1 = os.getloadavg()[0]
+    text = "\n".join([
+        "## interp_dw_layers: depthwise conv layers against onnxruntime's single Conv node",
+        "",
+        f"Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_dw_layers.py "
+        f"--runs {args.runs}{f' --base {rev}' if rev else ''}` ({time.strftime('%Y-%m-%d %H:%M')}; one thread each; "
+        f"load average {load0:.1f} before, {load1:.1f} after on {os.cpu_count()} cores). Best CPU ms per layer "
+        "(a shape that occurs several times once), same input, one process, alternating.",
+        "",
+        "| model | input [c, *size] | kernel /stride | tree ms | onnxruntime ms | tree / ort |"
+        + (" base ms | base / tree |" if base is not None else ""),
+        "|---|---|---|---|---|---|" + ("---|---|" if base is not None else ""),
+        *rows,
+        "",
+        "Sum over the model's distinct depthwise layers:",
+        *totals,
+    ])
+    print(text)
+    if not args.no_write:
+        _common.write_section("interp_dw_layers", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
