@@ -78,8 +78,8 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
         g = Geometry(tuple(p["k"]), tuple(p["s"]), tuple(p["d"]), tuple(p["pads_begin"]), tuple(p["pads_end"]),
                      p["channels"])
         limit = p["limit"]
-        finish = None if limit is None else (lambda yb: np.clip(yb, 0, limit if limit > 0 else np.inf, out=yb))
-        got = depthwise.conv(x, depthwise.pack(w, g, p["fold"]), g, out, bias, finish)
+        clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
+        got = depthwise.conv(x, depthwise.pack(w, g, p["fold"]), g, out, bias, clip)
         expected = naive_depthwise(x, w, p["s"], p["d"], p["pads_begin"], p["pads_end"], out, bias, limit)
         assert got.dtype == np.float32 and got.shape == expected.shape
         # float32 sums of up to 7^3 products of values in [-1, 1]

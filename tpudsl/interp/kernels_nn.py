@@ -81,8 +81,9 @@ def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geo
     out = _out_sizes(x.shape, g) if out is None else out
     kind, w = packed
     if kind == "depthwise":  # bias and relu applied per block of channels, in cache
-        relu = (lambda yb: apply_fused_relu(yb, a, out=yb)) if a.get("do_relu", False) else None
-        return depthwise.conv(x, w, g, out, None if bias is None else bias.astype(np.float32, copy=False), relu)
+        limit = _relu_limit(a)  # kernel.relu's bounds
+        clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
+        return depthwise.conv(x, w, g, out, None if bias is None else bias.astype(np.float32, copy=False), clip)
     if kind in _TILE:  # pads and bias folded into its transforms
         y = winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
     else:
