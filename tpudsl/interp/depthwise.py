@@ -17,8 +17,9 @@ fold >= the number of row shifts is plain im2col (every tap its own column, one 
 The last add writes straight into the output, dropping the wide rows' extra columns; the bias
 and the fused relu are applied to the block while it is in cache.
 
-Small 2-D outputs (the last stages' 7x7 maps) go channels-last instead (`_channels_last`): with
-hundreds of channels of a few dozen positions, one BLAS call per channel costs more than its work.
+Small 2-D outputs (the last stages' 7x7 maps) of kernels up to 5x5 go channels-last instead
+(`_channels_last`): with hundreds of channels of a few dozen positions, one BLAS call per channel
+costs more than its work.
 
 W, the reads and the row groups depend only on the filter and the geometry: `pack` builds them
 once (`prepare`); the flat offsets, slices and channel block, which depend on the input's size,
@@ -53,6 +54,10 @@ FOLD = 1
 # per-channel GEMM calls cost more than their work (960 channels of 7x7: 960 BLAS calls on 81
 # columns). Measured inside the inferences: 1.3-1.7x faster at 7x7 outputs, 0.7-0.9x at 14x14.
 CHANNELS_LAST_MAX_OUT = 64
+# ... unless the kernel has more taps than this (two passes a tap there; the GEMM path's passes grow
+# with kh + kw): ConvNeXt's 7x7 kernels on 7x7 maps measured 1.21-1.27x faster through the GEMM path
+# inside the inference, 3x3 kernels 1.2-1.5x slower (5x5 standalone: 0.8-1.3x, left channels-last).
+CHANNELS_LAST_MAX_TAPS = 25
 
 
 @dataclass(frozen=True, eq=False)  # arrays and a cache: compared by identity
@@ -150,7 +155,7 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
          clip: tuple[float, float] | None = None) -> Array:
     """y [n, oc, *out] of x [n, g, *size] (+ bias [oc]); `clip` (lo, hi), the fused relu, is applied
     in place to each block of finished output channels."""
-    if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT:
+    if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT and len(p.hwc) <= CHANNELS_LAST_MAX_TAPS:
         return _channels_last(x, p.hwc, g, out, bias, clip)
     n, groups = x.shape[:2]
     key = (x.shape[1:], g.pads_begin, g.pads_end, BLOCK_BYTES)
