@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpudsl.interp import depthwise
+from tpudsl.interp import depthwise, winograd
 from tpudsl.interp.windows import Geometry
 
 from tests.feature_tally import FeatureTally
@@ -50,7 +50,7 @@ def problems(draw):
         n=draw(st.integers(1, 2)), channels=draw(st.integers(1, 6)), mult=draw(st.sampled_from([1, 1, 2])),
         k=k, s=s, d=d, pads_begin=pads_begin, pads_end=pads_end, size=size,
         fold=draw(st.sampled_from([1, 1, 2, 99])), block_bytes=draw(st.sampled_from([1 << 20, 4, 3000])),
-        channels_last=draw(st.sampled_from([True, True, False])),
+        channels_last=draw(st.sampled_from([True, True, False])), again=draw(st.sampled_from([None, "reuse", "fresh"])),
         bias=draw(st.booleans()), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
 
 
@@ -58,10 +58,12 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
     """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
     batch, bias and a fused relu / relu6-like clamp, through the channels-last path (2-D, no depth
     multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
-    by shifted adds). Each feature must occur in an eighth of the examples."""
+    by shifted adds). A second call on the same packed filter reuses the views of the work arrays its
+    plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
+    result. Each feature must occur in an eighth of the examples."""
     tally = FeatureTally(("strided", "dilated", "multiplier", "padded", "channels-last", "channels-last dilated",
                           "partial sums added", "im2col (one partial sum)", "channel blocks", "bias", "relu",
-                          "batch"))
+                          "batch", "second call, views reused", "second call, new work arrays"))
 
     @settings(max_examples=100, deadline=None)
     @given(problems())
@@ -80,7 +82,12 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
                      p["channels"])
         limit = p["limit"]
         clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
-        got = depthwise.conv(x, depthwise.pack(w, g, p["fold"]), g, out, bias, clip)
+        packed = depthwise.pack(w, g, p["fold"])
+        got = depthwise.conv(x, packed, g, out, bias, clip)
+        if p["again"] is not None:
+            if p["again"] == "fresh":
+                winograd.release_work()
+            np.testing.assert_array_equal(depthwise.conv(x, packed, g, out, bias, clip), got)
         expected = naive_depthwise(x, w, p["s"], p["d"], p["pads_begin"], p["pads_end"], out, bias, limit)
         assert got.dtype == np.float32 and got.shape == expected.shape
         # float32 sums of up to 7^3 products of values in [-1, 1]
@@ -92,7 +99,9 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
                                  ("partial sums added", not hwc and p["fold"] < shifts),
                                  ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
                                  ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
-                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1))
+                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
+                                 ("second call, views reused", p["again"] == "reuse"),
+                                 ("second call, new work arrays", p["again"] == "fresh"))
                       if present})
 
     check()
