@@ -36,7 +36,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from numpy.lib.stride_tricks import as_strided
 
 from tpudsl.interp import winograd
@@ -55,7 +54,7 @@ FOLD = 1
 # columns). Measured inside the inferences: 1.3-1.7x faster at 7x7 outputs, 0.7-0.9x at 14x14.
 CHANNELS_LAST_MAX_OUT = 64
 # ... unless the kernel has more taps than this (two passes a tap there; the GEMM path's passes grow
-# with kh + kw): ConvNeXt's 7x7 kernels on 7x7 maps measured 1.21-1.27x faster through the GEMM path
+# with kh + kw): ConvNeXt's 7x7 kernels on 7x7 maps measured 1.20-1.34x faster through the GEMM path
 # inside the inference, 3x3 kernels 1.2-1.5x slower (5x5 standalone: 0.8-1.3x, left channels-last).
 CHANNELS_LAST_MAX_TAPS = 25
 
