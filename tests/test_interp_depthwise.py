@@ -51,19 +51,20 @@ def problems(draw):
         k=k, s=s, d=d, pads_begin=pads_begin, pads_end=pads_end, size=size,
         fold=draw(st.sampled_from([1, 1, 2, 99])), block_bytes=draw(st.sampled_from([1 << 20, 4, 3000])),
         channels_last=draw(st.sampled_from([True, True, False])), again=draw(st.sampled_from([None, "reuse", "fresh"])),
-        bias=draw(st.booleans()), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
+        bias=draw(st.sampled_from([None, "call", "packed"])), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
 
 
 def test_depthwise_matches_a_direct_loop(monkeypatch):
     """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
-    batch, bias and a fused relu / relu6-like clamp, through the channels-last path (2-D, no depth
-    multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
+    batch, bias (per call, or packed into the GEMM against a row of ones) and a fused relu /
+    relu6-like clamp, through the channels-last path (2-D, no depth multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
     by shifted adds). A second call on the same packed filter reuses the views of the work arrays its
     plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
     result. Each feature must occur in an eighth of the examples."""
     tally = FeatureTally(("strided", "dilated", "multiplier", "padded", "channels-last", "channels-last dilated",
                           "partial sums added", "im2col (one partial sum)", "channel blocks", "bias", "relu",
-                          "batch", "second call, views reused", "second call, new work arrays"))
+                          "bias packed into the GEMM", "batch", "second call, views reused",
+                          "second call, new work arrays"))
 
     @settings(max_examples=100, deadline=None)
     @given(problems())
@@ -76,18 +77,20 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
         x = rng.uniform(-1, 1, (p["n"], p["channels"], *p["size"])).astype(np.float32)
         w = rng.uniform(-1, 1, (p["channels"] * p["mult"], 1, *p["k"])).astype(np.float32)
         bias = rng.uniform(-1, 1, p["channels"] * p["mult"]).astype(np.float32) if p["bias"] else None
+        packed_bias = bias if p["bias"] == "packed" else None
         out = tuple((size + pb + pe - (k - 1) * d - 1) // s + 1 for size, pb, pe, k, d, s in
                     zip(p["size"], p["pads_begin"], p["pads_end"], p["k"], p["d"], p["s"], strict=True))
         g = Geometry(tuple(p["k"]), tuple(p["s"]), tuple(p["d"]), tuple(p["pads_begin"]), tuple(p["pads_end"]),
                      p["channels"])
         limit = p["limit"]
         clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
-        packed = depthwise.pack(w, g, p["fold"])
-        got = depthwise.conv(x, packed, g, out, bias, clip)
+        packed = depthwise.pack(w, g, p["fold"], packed_bias)
+        call_bias = None if packed_bias is not None else bias
+        got = depthwise.conv(x, packed, g, out, call_bias, clip)
         if p["again"] is not None:
             if p["again"] == "fresh":
                 winograd.release_work()
-            np.testing.assert_array_equal(depthwise.conv(x, packed, g, out, bias, clip), got)
+            np.testing.assert_array_equal(depthwise.conv(x, packed, g, out, call_bias, clip), got)
         expected = naive_depthwise(x, w, p["s"], p["d"], p["pads_begin"], p["pads_end"], out, bias, limit)
         assert got.dtype == np.float32 and got.shape == expected.shape
         # float32 sums of up to 7^3 products of values in [-1, 1]
@@ -100,6 +103,7 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
                                  ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
                                  ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
                                  ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
+                                 ("bias packed into the GEMM", packed_bias is not None and not hwc),
                                  ("second call, views reused", p["again"] == "reuse"),
                                  ("second call, new work arrays", p["again"] == "fresh"))
                       if present})

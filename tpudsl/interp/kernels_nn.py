@@ -53,13 +53,14 @@ def _uses_winograd(in_channels: int, g: Geometry, out: tuple[int, ...]) -> bool:
     return _winograd_kind(in_channels, g, out) is not None
 
 
-def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None) -> tuple[str | None, Array]:
+def _pack_conv_filter(w: Array, g: Geometry, out: tuple[int, ...] | None,
+                      bias: Array | None = None) -> tuple[str | None, Array]:
     """(algorithm, packed filter): "f4" [36, ic, oc], "f2" [16, ic, oc], "depthwise"
-    (depthwise.pack's), None (im2col) [g, oc/g, ic/g * K].
+    (depthwise.pack's, with the constant `bias` packed in), None (im2col) [g, oc/g, ic/g * K].
 
     `out` (the output spatial size) decides the algorithm; unknown, it is plain GEMM."""
     if w.shape[1] == 1:  # one input channel per group
-        return "depthwise", depthwise.pack(w, g)
+        return "depthwise", depthwise.pack(w, g, bias=bias)
     kind = None if out is None else _winograd_kind(w.shape[1] * g.group, g, out)
     if kind is not None:
         return kind, winograd.pack_filter(w, _TILE[kind])
@@ -80,10 +81,11 @@ def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geo
     `out`, the output size, if the caller knows it."""
     out = _out_sizes(x.shape, g) if out is None else out
     kind, w = packed
-    if kind == "depthwise":  # bias and relu applied per block of channels, in cache
+    if kind == "depthwise":  # bias (unless packed) and relu applied per block of channels, in cache
         limit = _relu_limit(a)  # kernel.relu's bounds
         clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
-        return depthwise.conv(x, w, g, out, None if bias is None else bias.astype(np.float32, copy=False), clip)
+        bias = None if bias is None or w.bias is not None else bias.astype(np.float32, copy=False)
+        return depthwise.conv(x, w, g, out, bias, clip)
     if kind in _TILE:  # pads and bias folded into its transforms
         y = winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias)
     else:
@@ -168,8 +170,10 @@ def _conv_prepare(static: Inputs, a: KernelAttrs) -> Run:
     if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
         positions = None if out_shape is None else math.prod(out_shape[2:])
         return _pointwise_run(pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a), positions))
-    # Packing needs no pads, so auto_pad waits for the input shape at inference.
-    packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]))
+    # Packing needs no pads, so auto_pad waits for the input shape at inference. A constant bias
+    # goes into a depthwise filter's GEMM (the call's bias operand is then that same weight).
+    packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]),
+                               static[2] if len(static) > 2 else None)
     # The geometry of the typed input shape, made once (5 us a call, a twentieth of a small depthwise layer).
     shape = a.in_shapes[0] if a.in_shapes else None
     typed = None if shape is None else Geometry.of(a, w.shape, shape)
