@@ -14,8 +14,9 @@ them), and one GEMM per channel, W [oc/g * R, U] @ columns [U, extended length],
 partial sum per group (R groups), which are added with their group's row shift. fold = 1 copies
 kw columns (3x3 stride 1: 3 copies instead of 9, 5x5: 5 instead of 25) and adds kh partial sums;
 fold >= the number of row shifts is plain im2col (every tap its own column, one GEMV, no adds).
-The last add writes straight into the output, dropping the wide rows' extra columns; the bias
-and the fused relu are applied to the block while it is in cache.
+The last add writes straight into the output, dropping the wide rows' extra columns; a computed
+bias and the fused relu are applied to the block while it is in cache (a constant bias is one more
+GEMM column, read against a row of ones).
 
 Small 2-D outputs (the last stages' 7x7 maps) of kernels up to 5x5 go channels-last instead
 (`_channels_last`): with hundreds of channels of a few dozen positions, one BLAS call per channel
