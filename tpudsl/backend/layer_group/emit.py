@@ -57,7 +57,8 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
                     laddr = plan.loads[(op, i)][s % 2]
                     out.append((op, _gdma(gaddr, isa.GdmaLoad, t, laddr)))
                     ins.append((laddr, t))
-            out.append((op, compute_record(op, ins, plan.whole[op], (plan.out_addr[op], part.output), part)))
+            whole = plan.whole_at(op, s)  # a C part's channels of them
+            out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))
             if op in plan.stored:  # right away: a later op's tile may reuse these bytes
                 out.append((op, _gdma(gaddr, isa.GdmaStore, part.output, plan.out_addr[op])))
     return out

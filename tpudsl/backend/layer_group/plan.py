@@ -39,15 +39,15 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of, align, nbytes
+from tpudsl.backend import slicing
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.isa import cgroups, row_bytes
-from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, SlicePlan, Tile, as4d, dtype_of, output_dims,
-                                    shape_of, split, tile_bytes, whole_tiles)
+from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d,
+                                    attrs_of, channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split, tile_bytes,
+                                    whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
 H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
-
-Range = tuple[tuple[int, int], tuple[int, int]]  # (n0, n1), (h0, h1) of a tensor's 4-D view
 
 
 @dataclass
@@ -65,6 +65,19 @@ class GroupPlan:
     out_size: dict[Operation, int]  # bytes per lane of each op's output tile
     ahead: tuple[int, int] | None  # the block of ahead_op's whole tiles when prefetched (prefetch.py)
     used: list[tuple[int, int]]  # every block of local memory the group touches, [start, end)
+    csecs: int = 1  # parts along C (whole lanes each) and W; slices C outer, then N, H, W
+    wsecs: int = 1
+    chip: Chip | None = None  # the chip it is planned for
+
+    def whole_at(self, op: Operation, s: int) -> list[int]:
+        """Where `op` reads its whole tiles in slice s: loaded once, whole; a C part reads its
+        channels in place, (first channel // lanes) channel groups in (a whole tile is (1, C, h, w)
+        per output channel in a C-sliced group: `_cw_reason`)."""
+        c0, chip = self.slices[s][op].output.start[1], self.chip
+        if c0 == 0:
+            return self.whole[op]
+        return [at + c0 // chip.lanes * row_bytes(t.shape[2], t.shape[3], ESIZE[dtype_of(t.value)], chip.eu_bytes)  # type: ignore[union-attr]
+                for t, at in zip(whole_tiles(op), self.whole[op], strict=True)]
 
     def is_member(self, value: SSAValue) -> bool:
         return value.owner in self.ops
@@ -106,12 +119,11 @@ def _shares_memory(ops: list[Operation], stored: frozenset[Operation]) -> bool:
 
 
 def _covers(op: Operation, slices: list[dict[Operation, SlicePlan]]) -> bool:
-    """Whether the op's output parts over the slices cover its whole tensor (N x H of its view)."""
-    n_total, h_total = output_dims(op)
-    seen = np.zeros((n_total, h_total), bool)
+    """Whether the op's output parts over the slices cover its whole tensor (N x C x H x W of its view)."""
+    seen = np.zeros(_view(op.results[0]), bool)
     for parts in slices:
         t = parts[op].output
-        seen[t.start[0]:t.start[0] + t.shape[0], t.start[2]:t.start[2] + t.shape[2]] = True
+        seen[tuple(slice(a, a + k) for a, k in zip(t.start, t.shape, strict=True))] = True
     return bool(seen.all())
 
 
@@ -124,40 +136,56 @@ def _overlap(a: tuple[int, int], b: tuple[int, int] | None) -> bool:
     return b is not None and a[0] < b[1] and b[0] < a[1]
 
 
-def _backward(ops: list[Operation], n: tuple[int, int], h: tuple[int, int]) -> dict[Operation, SlicePlan]:
-    """Each op's part of the slice (n, h) of the last op's output. A tensor read by several members
+def _backward(ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
+    """Each op's part of the slice `part` of the last op's output. A tensor read by several members
     is computed as the union of their parts: every consumer of a member comes after it in `ops`, so
-    all of them have asked for their part before its producer's turn."""
+    all of them have asked for their part before its producer's turn. C and W stay None (whole,
+    each op's own pads) unless the group is cut along them."""
     members = set(ops)
-    wanted: dict[SSAValue, Range] = {ops[-1].results[0]: (n, h)}
+    cut_c, cut_w = part.c is not None, part.w is not None
+    wanted: dict[SSAValue, Part] = {ops[-1].results[0]: part}
     plans: dict[Operation, SlicePlan] = {}
     for op in reversed(ops):
-        rn, rh = wanted[op.results[0]]
-        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, Part(rn, rh))
+        got = wanted[op.results[0]]
+        if KINDS[op.name] == "upsample" and got.w is not None:  # whole input columns (the record repeats each sw times)
+            sw = attrs_of(op)["scale_w"]
+            got = Part(got.n, got.h, got.c, (got.w[0] // sw * sw, -(-got.w[1] // sw) * sw))
+        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, got)
         for t in plan.inputs:
             if t.value.owner in members:
-                got = ((t.start[0], t.start[0] + t.shape[0]), (t.start[2], t.start[2] + t.shape[2]))
-                had = wanted.setdefault(t.value, got)
-                wanted[t.value] = ((min(had[0][0], got[0][0]), max(had[0][1], got[0][1])),
-                                   (min(had[1][0], got[1][0]), max(had[1][1], got[1][1])))
+                r = [(a, a + k) for a, k in zip(t.start, t.shape, strict=True)]
+                new = Part(r[0], r[2], r[1] if cut_c else None, r[3] if cut_w else None)
+                had = wanted.get(t.value)
+                wanted[t.value] = new if had is None else Part(*(_union(x, y) for x, y in zip(
+                    (had.n, had.h, had.c, had.w), (new.n, new.h, new.c, new.w), strict=True)))
     return plans
+
+
+def _union(a: Range | None, b: Range | None) -> Range | None:
+    return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
 
 
 def window_offset(tile: Tile, part: Tile, chip: Chip) -> int | None:
     """Bytes from the start of `tile` (a producer's output in local memory) to `part` (the rows a
     consumer reads, inside it) read in place as the local tensor `part.shape` (isa.py's layout), or
     None when that tensor would not be these elements: its rows (n, channel group) are laid out
-    `row_bytes(part's h)` apart, the tile's `row_bytes(tile's h)` apart, so a part with fewer rows
+    `row_bytes(part's h, w)` apart, the tile's `row_bytes(tile's h, w)` apart, so a part with fewer rows
     is addressable only when it has one row of planes (N 1, one channel group) or the rounding to
-    the EU width makes both lengths equal. Its last row must also end inside the tile."""
+    the EU width makes both lengths equal. A part with fewer columns (a W slice's halo) is one run
+    of a plane only when it has one row. Its channels are the tile's (a C-sliced group is channel-local:
+    every op's part has the slice's channels). Its last row must also end inside the tile."""
     if part.shape == tile.shape:
         return 0
     n, c, h, w = part.shape
+    tw = tile.shape[3]
+    if (part.start[1], c) != (tile.start[1], tile.shape[1]) or (w != tw and h > 1):
+        return None
     esize, groups = ESIZE[dtype_of(part.value)], cgroups(c, chip.lanes)
-    row, tile_row = row_bytes(h, w, esize, chip.eu_bytes), row_bytes(tile.shape[2], w, esize, chip.eu_bytes)
+    row, tile_row = row_bytes(h, w, esize, chip.eu_bytes), row_bytes(tile.shape[2], tw, esize, chip.eu_bytes)
     if n * groups > 1 and row != tile_row:
         return None
-    offset = (part.start[0] - tile.start[0]) * groups * tile_row + (part.start[2] - tile.start[2]) * w * esize
+    offset = (part.start[0] - tile.start[0]) * groups * tile_row + (part.start[2] - tile.start[2]) * tw * esize \
+        + (part.start[3] - tile.start[3]) * esize
     end = offset + (n * groups - 1) * tile_row + row
     return offset if end <= tile.shape[0] * groups * tile_row else None
 
@@ -196,31 +224,32 @@ def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: C
 
 
 def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True,
-               ahead_base: int | None = None) -> GroupPlan | str:
+               ahead_base: int | None = None, csecs: int = 1, wsecs: int = 1,
+               check_growth: bool = True) -> GroupPlan | str:
     """The plan of `ops` as one group sliced (nsecs, hsecs), or why that is not valid (without
     `check_memory`, a plan whatever local memory it needs: the cost of a group of one). The whole
     tiles lie one after the other from 0, but with `ahead_base` those of the first op that has
-    some (prefetched during the group before) from there; the other tiles are first fit around."""
-    reason = static_reason(ops)
+    some (prefetched during the group before) from there; the other tiles are first fit around.
+    `csecs`, `wsecs`: also cut along C (whole lanes per part; every op channel-local) and W (slices
+    C outer, then N, H, W, as `slicing.parts` orders an op alone's). Without `check_growth`, the
+    halo growth limit is not checked (what local memory a split needs at least, first_fit_split)."""
+    reason = static_reason(ops) or _cw_reason(ops, csecs, wsecs)
     if reason is not None:
         return reason
-    n_total, h_total = output_dims(ops[-1])
-    n_parts, h_parts = split(n_total, nsecs), split(h_total, hsecs)
-    slices = []
-    for n in n_parts:
-        for h in h_parts:
-            slices.append(_backward(ops, n, h))
+    slices = [_backward(ops, p) for p in slicing.parts(ops[-1], Secs(nsecs, hsecs, csecs, wsecs))]
     stored = _stored(ops)
     if any(not _covers(op, slices) for op in stored):
         return "its slices do not compute all of a result used outside the group"
     if len(slices) > 1 and _shares_memory(ops, stored):
         return "a result it stores shares global memory with an input it still reads after the first store"
-    if hsecs > 1 and len(ops) > 1:  # a group of one is sliced as opt=1 slices it, halos and all
-        for op in ops:
-            for i, t in enumerate(slices[0][op].inputs):
-                rows = sum(s[op].inputs[i].shape[2] for s in slices[:len(h_parts)])
-                if _view_h(t) > 1 and rows > H_GROWTH * _view_h(t):  # one row: a broadcast read, no halo
-                    return f"its H slices read {rows} rows of a {_view_h(t)}-row tensor (> {H_GROWTH}x)"
+    for axis, secs, step, name in ((2, hsecs, wsecs, "rows"), (3, wsecs, 1, "columns")):
+        if check_growth and secs > 1 and len(ops) > 1:  # a group of one is sliced as opt=1 slices it, halos and all
+            for op in ops:  # the parts along this axis of the first slice's other ranges
+                for i, t in enumerate(slices[0][op].inputs):
+                    got, size = sum(s[op].inputs[i].shape[axis] for s in slices[:secs * step:step]), _view(t.value)[axis]
+                    if size > 1 and got > H_GROWTH * size:  # one row/column: a broadcast read, no halo
+                        return (f"its {'H' if axis == 2 else 'W'} slices read {got} {name} of a {size}-{name[:-1]} "
+                                f"tensor (> {H_GROWTH}x)")
     first = next((op for op in ops if whole_tiles(op)), None) if ahead_base is not None else None
     top, at, whole = 0, ahead_base, {}
     for op in ops:
@@ -270,19 +299,90 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                                 f"its consumers' parts) cannot hand out in place")
                     reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
     return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored, out_size,
-                     ahead, used)
+                     ahead, used, csecs, wsecs, chip)
 
 
-def _view_h(t: Tile) -> int:
-    """Rows (H) of a tile's tensor in its 4-D view."""
-    return as4d(t.value.owner, shape_of(t.value))[2]
+def _view(value: SSAValue) -> tuple[int, int, int, int]:
+    """A tensor's 4-D view (a group's ops have rank <= 4: `joins_groups`)."""
+    return as4d(value.owner, shape_of(value))  # type: ignore[arg-type]
+
+
+def channel_local(op: Operation) -> bool:
+    """Whether each output channel of the op reads only its own input channel (a group cut along C
+    must consist of such ops): pool, element-wise, Lut, Upsample, a depthwise conv; not a conv of
+    group 1 (or another grouping), which mixes channels."""
+    if KINDS[op.name] == "conv":
+        a = attrs_of(op)
+        return a["group"] == shape_of(op.operands[0])[1] == shape_of(op.results[0])[1]
+    return KINDS[op.name] in ("pool", "binary", "unary", "lut", "upsample")
+
+
+def _cw_reason(ops: list[Operation], csecs: int, wsecs: int) -> str | None:
+    """Why the group cannot be cut csecs x wsecs along C and W (None: it may)."""
+    for op in ops:
+        if wsecs > 1 and not sliceable(op, "W"):
+            return f"{op.name} is not sliced along W"
+        if csecs > 1 and not channel_local(op):
+            return f"{op.name} mixes channels: the group is not sliced along C"
+        if csecs > 1 and any(t.shape[0] != 1 or t.shape[1] != _view(op.results[0])[1] for t in whole_tiles(op)):
+            return f"{op.name}'s whole tiles are not per output channel: the group is not sliced along C"
+    return None
 
 
 def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
-    """The valid plan with the fewest slices (N before H, as groups of one), or why there is none."""
+    """The valid plan with the fewest slices (N before H, as groups of one), or why there is none.
+    Only when even the finest N x H split (one row per slice) is short of local memory: W too,
+    then C (`_cut_split`); N x H first keeps every group that fitted before sliced as before."""
     whole = sum(align(tile_bytes(t, chip), chip.eu_bytes) for op in ops for t in whole_tiles(op))
     if whole > chip.lmem_bytes:  # held whole for the whole group: no slicing helps
         return f"its whole tiles need {whole} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
+    reason = _fewest_nh(ops, chip, 1, 1)
+    if isinstance(reason, GroupPlan) or not (_short(reason) or reason.startswith("its H slices")) \
+            or not _short(_finest(ops, chip, 1, 1)):
+        return reason
+    for dim in ("W", "C"):
+        got = _cut_split(ops, chip, dim)
+        if got is not None:
+            return got
+    return reason
+
+
+def _short(got: GroupPlan | str) -> bool:
+    return isinstance(got, str) and got.startswith("its tiles need")
+
+
+def _finest(ops: list[Operation], chip: Chip, csecs: int, wsecs: int) -> GroupPlan | str:
+    """The plan of the finest N x H split (growth aside): what local memory needs at least."""
+    return plan_group(ops, chip, *output_dims(ops[-1]), csecs=csecs, wsecs=wsecs, check_growth=False)
+
+
+def _cut_split(ops: list[Operation], chip: Chip, dim: str) -> GroupPlan | None:
+    """The valid plan with the fewest parts along `dim` (W, or C in whole lanes), each with the
+    fewest N x H slices, or None. The fewest parts whose finest N x H split fits are found by
+    bisection (fewer parts never need less memory); from there up, the first count that gives a
+    valid plan; a reason other than memory or H growth ends the search (more parts cannot fix it)."""
+    if _cw_reason(ops, 2 if dim == "C" else 1, 2 if dim == "W" else 1) is not None:
+        return None
+    total = _view(ops[-1].results[0])[1] if dim == "C" else cw_dims(ops[-1])[1]
+    step = (lambda t, k: channel_step(t, k, chip.lanes)) if dim == "C" else (lambda t, k: -(-t // k))
+    counts = [k for k in range(2, total + 1) if -(-total // step(total, k)) == k]  # distinct splits
+    secs = lambda k: (k, 1) if dim == "C" else (1, k)  # noqa: E731
+    lo, hi = 0, len(counts)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if _short(_finest(ops, chip, *secs(counts[mid]))) else (lo, mid)
+    for k in counts[lo:]:
+        got = _fewest_nh(ops, chip, *secs(k))
+        if isinstance(got, GroupPlan):
+            return got
+        if not (_short(got) or got.startswith("its H slices")):
+            return None
+    return None
+
+
+def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int) -> GroupPlan | str:
+    """The valid plan with the fewest N x H slices (N before H) for these C and W parts, or why
+    there is none."""
     n_total, h_total = output_dims(ops[-1])
     reason = "no split"
     for hsecs in range(1, h_total + 1):
@@ -291,7 +391,7 @@ def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
         for nsecs in range(1, n_total + 1):
             if len(split(n_total, nsecs)) != nsecs:
                 continue
-            got = plan_group(ops, chip, nsecs, hsecs)
+            got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs)
             if isinstance(got, GroupPlan):
                 return got
             reason = got

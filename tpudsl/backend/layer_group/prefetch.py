@@ -39,7 +39,8 @@ def prefetches(plans: list[GroupPlan], in_order: list[Operation], chip: Chip) ->
             continue
         base = free_gap(before.used, sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles), chip)
         if base is not None:
-            got = plan_group(plan.ops, chip, plan.nsecs, plan.hsecs, ahead_base=base)
+            got = plan_group(plan.ops, chip, plan.nsecs, plan.hsecs, ahead_base=base, csecs=plan.csecs,
+                             wsecs=plan.wsecs)
             out[k] = got if isinstance(got, GroupPlan) else None
     return out
 

@@ -24,6 +24,7 @@ where a prefetched group's first weights lie come from the IR) and any attribute
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, FusedLoc, NameLoc, NoneAttr, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -52,16 +53,16 @@ def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None]
 
 
 def _parts(plan: GroupPlan, tile_of, whole: bool = False) -> dict[str, list[int]]:
-    """n_idx/n_slice over the N parts and h_idx/h_slice over the H parts of a tile (4-D view); C
-    and W are never sliced (one whole part each), D is 1 in a 4-D view; a `whole` tile (loaded
+    """n_idx/n_slice, c_idx/c_slice, h_idx/h_slice and w_idx/w_slice over a tile's parts along each
+    axis (4-D view; slices C outer, then N, H, W); D is 1 in a 4-D view; a `whole` tile (loaded
     once for the group) is one part along every axis."""
-    n_tiles = [tile_of(s) for s in plan.slices[:1 if whole else None:plan.hsecs]]
-    h_tiles = [tile_of(s) for s in plan.slices[:1 if whole else plan.hsecs]]
-    whole = n_tiles[0]
-    return {"n_idx": [t.start[0] for t in n_tiles], "n_slice": [t.shape[0] for t in n_tiles],
-            "c_idx": [whole.start[1]], "c_slice": [whole.shape[1]], "d_idx": [0], "d_slice": [1],
-            "h_idx": [t.start[2] for t in h_tiles], "h_slice": [t.shape[2] for t in h_tiles],
-            "w_idx": [whole.start[3]], "w_slice": [whole.shape[3]]}
+    counts = (plan.csecs, plan.nsecs, plan.hsecs, plan.wsecs)
+    out = {"d_idx": [0], "d_slice": [1]}
+    for key, axis, at in (("n", 0, 1), ("c", 1, 0), ("h", 2, 2), ("w", 3, 3)):
+        stride = int(np.prod(counts[at + 1:]))
+        tiles = [tile_of(plan.slices[k * stride]) for k in range(1 if whole else counts[at])]
+        out[f"{key}_idx"], out[f"{key}_slice"] = [t.start[axis] for t in tiles], [t.shape[axis] for t in tiles]
+    return out
 
 
 class Row:
@@ -104,7 +105,8 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
     inputs = list(dict.fromkeys(row.tile.value for row in rows if row.kind == "load"))  # type: ignore[union-attr]
     stored = [op for op in ops if op in plan.stored]
     attrs = {"nsecs": plan.nsecs, "hsecs": plan.hsecs, "flow": flow, "lmem_bytes": plan.lmem_bytes,
-             "other_up_overlap_op": _ahead_ids(plan, rows) if prefetched else None}
+             "other_up_overlap_op": _ahead_ids(plan, rows) if prefetched else None,
+             **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}}  # absent: 1
     names = [NameLoc(StringAttr(loc_name(op)), NoneAttr()) for op in stored]  # GroupOps.cpp: its outputs' locs, fused
     loc = names[0] if len(names) == 1 else FusedLoc(ArrayAttr(names), NoneAttr())
     group = create("tpu.Group", inputs, [op.results[0].type for op in stored], attrs, loc=loc)
@@ -153,10 +155,8 @@ def read(group: Operation, chip: Chip) -> tuple[GroupPlan, bool]:
     a = {k: from_attr(v) for k, v in group.attributes.items()}
     first = next((whole_tiles(op)[0].value.owner for op in ops if whole_tiles(op)), None)
     base = _int(first, "out_addr") if a.get("other_up_overlap_op") and first is not None else None
-    if a.get("csecs", 1) != 1 or a.get("wsecs", 1) != 1:  # plan.py: groups of several split N and H only
-        raise TpudslError(f"{where}: csecs={a.get('csecs', 1)}, wsecs={a.get('wsecs', 1)}: a group of several ops "
-                          f"is sliced along N and H only; run --layer-group again")
-    plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], ahead_base=base)
+    plan = plan_group(ops, chip, a["nsecs"], a["hsecs"], ahead_base=base, csecs=a.get("csecs", 1),
+                      wsecs=a.get("wsecs", 1))
     if isinstance(plan, str):
         raise TpudslError(f"{where}: {plan}; run --layer-group again")
     rows, flow = expected(plan, chip)
