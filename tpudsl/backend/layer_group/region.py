@@ -130,7 +130,7 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
         elif row.kind == "op":
             row.op.detach()
             row.op.attributes[ginfo_key(row.op)] = LayerGroupAttr.make(**row.info)
-            for key in ("nsecs", "hsecs", "lmem_bytes"):  # the group's now
+            for key in ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes"):  # the group's now
                 row.op.attributes.pop(key, None)
             block.add_op(row.op)
         else:
