@@ -13,8 +13,21 @@
 // RUN: model_runner --input %t/in.npz --model %t/tpu.mlir --output %t/tpu_out.npz
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=SAME
-// opt=2 leaves them alone with the same slices (their kinds join groups, but no group fits).
-// RUN: tpuc-opt %t/tpu.mlir --address-assign --layer-group -o - | filecheck %s --check-prefix=FINAL
+// opt=2 makes the Relu and the two convs one group cut along W (lit_tests/backend/layer_group_cw.mlir:
+// the ops lose their own csecs/wsecs); the other ops stay alone with the same slices.
+// RUN: tpuc-opt %t/tpu.mlir --address-assign --layer-group -o - | filecheck %s --check-prefix=GROUP
+// GROUP: "tpu.Group"
+// GROUP-NOT: csecs
+// GROUP: "tpu.Relu"
+// GROUP-NOT: csecs
+// GROUP: "tpu.Conv2D"{{.*}}group = 8 : i64
+// GROUP-NOT: csecs
+// GROUP: "tpu.Conv2D"{{.*}}group = 2 : i64
+// GROUP-NOT: csecs
+// GROUP: }) {flow = [{{.*}}], hsecs = 1 : i64, lmem_bytes = {{[0-9]+}} : i64, nsecs = 1 : i64, wsecs = 9 : i64}
+// GROUP-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 3 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}with_bias = true}
+// GROUP-NEXT: "tpu.Relu"({{.*}}) {hsecs = 1 : i64, lmem_bytes = 5120 : i64, nsecs = 1 : i64}
+// GROUP: "tpu.MatMul"({{.*}}) {csecs = 4 : i64, hsecs = 1 : i64, lmem_bytes = 12416 : i64, nsecs = 2 : i64}
 
 // FINAL: "tpu.Relu"({{.*}}) {csecs = 2 : i64, hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64, wsecs = 2 : i64}
 // FINAL-NEXT: "tpu.Conv2D"({{.*}}) {csecs = 2 : i64, group = 8 : i64, hsecs = 1 : i64, {{.*}}nsecs = 1 : i64, {{.*}}wsecs = 3 : i64}
