@@ -7,8 +7,8 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
 `plan_group` returns the plan or the reason the group is not valid:
 
 * every op but the last is read by an op of the group (its part follows from theirs);
-* every op is of a kind that joins groups (`GROUPABLE`: one BDC record on N/H parts whose C and W
-  are whole); the moves, MatMul and the reductions along C stay groups of one;
+* every op is of a kind that joins groups (`GROUPABLE`: one BDC record per part); the moves,
+  MatMul and the reductions along C stay groups of one;
 * a result read outside the group (the last op's always counts) is stored from every slice, so
   its slices' parts must cover the whole tensor (a strided consumer may skip rows; halo rows are
   stored twice, with the same values);
@@ -23,7 +23,11 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
 * operands read whole (weights, a dynamic filter) come from outside the group: they are loaded
   whole once per group and never sliced;
 * the summed H of every sliced tensor's parts over one N part stays within `H_GROWTH` x its H
-  (TPU-MLIR's limit on recomputed halos);
+  (TPU-MLIR's limit on recomputed halos), and its summed W likewise;
+* only when no N x H split fits (`first_fit_split`) is the group cut along W (every op sliceable
+  there; a part with fewer columns than its producer's tile is read in place only as one row) or
+  along C (every op channel-local, `channel_local`; parts of whole lanes; the whole tiles stay
+  whole and a C part reads its channels of them in place, `GroupPlan.whole_at`);
 * the tiles fit the chip's local memory: whole tiles, two buffers per loaded input part (slice i+1
   loads into one while slice i computes on the other), the intermediate and output tiles, which
   reuse each other's space once their last consumer has run; with the chip's bank rule

@@ -12,13 +12,13 @@ each op's Loads (whole tiles first), the op, its Store; the ops' `ginfo` ids num
 order, and `flow` is TPU-MLIR's time-step list over them (-1, the ids of step 0, -2, ...: step k is
 the k-th op with its Loads and Store). `ginfo` is a `#tpu.lg<...>` (dialects/lg.py): out_addr and
 out_size (a Load's first buffer; `buffer_addr`/`buffer_size` its second, for odd slices; size 0:
-none), and the parts of the tile over the slices (n_idx/n_slice per N part, h_idx/h_slice per H
-part; C and W one whole part each, D one); eu_align true (every local tensor is EU-aligned), the
+none), and the parts of the tile over the slices (n_idx/n_slice, c_idx/c_slice, h_idx/h_slice,
+w_idx/w_slice per part along each axis; D one); eu_align true (every local tensor is EU-aligned), the
 other fields TPU-MLIR's neutral values (stage, slice_idx, group_type 0, can_merge false).
 `other_up_overlap_op` lists the ids of the Loads issued during the group before (weight prefetch:
 those of the first op with whole tiles).
 
-Everything here follows from the plan: codegen plans the region's ops again (nsecs, hsecs and
+Everything here follows from the plan: codegen plans the region's ops again (nsecs, hsecs, csecs, wsecs and
 where a prefetched group's first weights lie come from the IR) and any attribute that differs is an error.
 """
 
