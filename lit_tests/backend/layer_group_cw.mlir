@@ -23,6 +23,12 @@
 // RUN: model_runner --input %t/in.npz --model %t/tpu.mlir --output %t/tpu_out.npz
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=SAME
+// A group with a channel-mixing conv given csecs by hand is refused by codegen, naming the group and
+// why, and no .bmodel is written.
+// RUN: sed -e 's/}) {flow = \[-1, 0, 1, 2, -2, 3, 4, 5\]/}) {csecs = 2 : i64, flow = [-1, 0, 1, 2, -2, 3, 4, 5]/' %t/final.mlir > %t/mix.mlir
+// RUN: not tpuc-opt %t/mix.mlir --codegen="model_file=%t/mix.bmodel" 2>&1 | filecheck %s --check-prefix=MIX
+// RUN: not test -e %t/mix.bmodel
+// MIX: error: codegen: group 'tpu.Group' op "m_add": tpu.Conv2D mixes channels: the group is not sliced along C; run --layer-group again
 
 // CHECK: "tpu.Group"
 // CHECK: "tpu.Relu"{{.*}}w_idx = [0, 227, 455, 683, 911, 1139, 1367, 1595, 1823], w_slice = [229, 230, 230, 230, 230, 230, 230, 230, 225]{{.*}} loc(#[[WR:loc[0-9]+]])
