@@ -42,13 +42,13 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend import slicing
+from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.isa import cgroups, row_bytes
 from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d,
-                                    attrs_of, channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split, tile_bytes,
-                                    whole_tiles)
+                                    attrs_of, channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split,
+                                    tile_bytes, whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
 H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
@@ -69,18 +69,18 @@ class GroupPlan:
     out_size: dict[Operation, int]  # bytes per lane of each op's output tile
     ahead: tuple[int, int] | None  # the block of ahead_op's whole tiles when prefetched (prefetch.py)
     used: list[tuple[int, int]]  # every block of local memory the group touches, [start, end)
-    csecs: int = 1  # parts along C (whole lanes each) and W; slices C outer, then N, H, W
-    wsecs: int = 1
-    chip: Chip | None = None  # the chip it is planned for
+    csecs: int  # parts along C (whole lanes each) and W; slices C outer, then N, H, W
+    wsecs: int
+    chip: Chip  # the chip it is planned for
 
     def whole_at(self, op: Operation, s: int) -> list[int]:
         """Where `op` reads its whole tiles in slice s: loaded once, whole; a C part reads its
         channels in place, (first channel // lanes) channel groups in (a whole tile is (1, C, h, w)
         per output channel in a C-sliced group: `_cw_reason`)."""
-        c0, chip = self.slices[s][op].output.start[1], self.chip
-        if c0 == 0:
+        groups, eu = self.slices[s][op].output.start[1] // self.chip.lanes, self.chip.eu_bytes
+        if groups == 0:
             return self.whole[op]
-        return [at + c0 // chip.lanes * row_bytes(t.shape[2], t.shape[3], ESIZE[dtype_of(t.value)], chip.eu_bytes)  # type: ignore[union-attr]
+        return [at + groups * row_bytes(t.shape[2], t.shape[3], ESIZE[dtype_of(t.value)], eu)
                 for t, at in zip(whole_tiles(op), self.whole[op], strict=True)]
 
     def is_member(self, value: SSAValue) -> bool:
@@ -151,8 +151,8 @@ def _backward(ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
     plans: dict[Operation, SlicePlan] = {}
     for op in reversed(ops):
         got = wanted[op.results[0]]
-        if KINDS[op.name] == "upsample" and got.w is not None:  # whole input columns (the record repeats each sw times)
-            sw = attrs_of(op)["scale_w"]
+        if KINDS[op.name] == "upsample" and got.w is not None:
+            sw = attrs_of(op)["scale_w"]  # whole input columns: the record repeats each sw times from the first
             got = Part(got.n, got.h, got.c, (got.w[0] // sw * sw, -(-got.w[1] // sw) * sw))
         plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, got)
         for t in plan.inputs:
@@ -247,10 +247,11 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     if len(slices) > 1 and _shares_memory(ops, stored):
         return "a result it stores shares global memory with an input it still reads after the first store"
     for axis, secs, step, name in ((2, hsecs, wsecs, "rows"), (3, wsecs, 1, "columns")):
-        if check_growth and secs > 1 and len(ops) > 1:  # a group of one is sliced as opt=1 slices it, halos and all
+        if check_growth and secs > 1 and len(ops) > 1:  # a group of one is sliced as opt=1 slices it
             for op in ops:  # the parts along this axis of the first slice's other ranges
                 for i, t in enumerate(slices[0][op].inputs):
-                    got, size = sum(s[op].inputs[i].shape[axis] for s in slices[:secs * step:step]), _view(t.value)[axis]
+                    size = _view(t.value)[axis]
+                    got = sum(s[op].inputs[i].shape[axis] for s in slices[:secs * step:step])
                     if size > 1 and got > H_GROWTH * size:  # one row/column: a broadcast read, no halo
                         return (f"its {'H' if axis == 2 else 'W'} slices read {got} {name} of a {size}-{name[:-1]} "
                                 f"tensor (> {H_GROWTH}x)")
