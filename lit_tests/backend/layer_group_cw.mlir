@@ -23,6 +23,11 @@
 // RUN: model_runner --input %t/in.npz --model %t/tpu.mlir --output %t/tpu_out.npz
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=SAME
+// The bmodel's header lists each group's C and W parts (model_tool --info).
+// RUN: model_tool --info %t/m.bmodel | filecheck %s --check-prefix=INFO
+// INFO: layer group 0: w_relu, w_up, w_dw, w_pool (1x1x1x9 (NxCxHxW) slices)
+// INFO: layer group 1: c_relu, c_dw, c_add (1x8x2x1 (NxCxHxW) slices)
+// INFO: layer group 2: m_conv, m_add (1x1x2x8 (NxCxHxW) slices)
 // A group with a channel-mixing conv given csecs by hand is refused by codegen, naming the group and
 // why, and no .bmodel is written.
 // RUN: sed -e 's/}) {flow = \[-1, 0, 1, 2, -2, 3, 4, 5\]/}) {csecs = 2 : i64, flow = [-1, 0, 1, 2, -2, 3, 4, 5]/' %t/final.mlir > %t/mix.mlir

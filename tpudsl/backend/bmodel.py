@@ -43,10 +43,19 @@ DTYPES = ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32")
 TENSOR_SCHEMA: dict[str, str] = {
     "name": "str", "shape": "dims", "dtype": "dtype", "scale": "number", "zero_point": "int", "address": "count",
 }
-# A layer group of several ops: its records are instructions first .. first + count - 1.
+# A layer group of several ops: its records are instructions first .. first + count - 1; csecs
+# and wsecs only when it is cut along C or W (absent: 1).
 GROUP_SCHEMA: dict[str, str] = {
     "id": "count", "ops": "names", "nsecs": "positive", "hsecs": "positive", "first": "count", "count": "positive",
+    "csecs": "positive", "wsecs": "positive",
 }
+
+
+def group_slices(g: dict) -> str:
+    """A header group's slicing as model_tool and the timeline show it: NxH, or NxCxHxW when it is
+    cut along C or W."""
+    c, w = g.get("csecs", 1), g.get("wsecs", 1)
+    return f"{g['nsecs']}x{g['hsecs']}" if (c, w) == (1, 1) else f"{g['nsecs']}x{c}x{g['hsecs']}x{w} (NxCxHxW)"
 HEADER_SCHEMA: dict[str, str] = {
     "network": "str",
     "chip": "chip",
@@ -108,7 +117,7 @@ def _check_value(where: str, kind: str, v: object) -> None:
         if not isinstance(v, list):
             raise TpudslError(f"bmodel header: '{where}' must be a list of groups, got {type(v).__name__}")
         for i, g in enumerate(v):
-            _check_dict(f"{where}[{i}]", g, GROUP_SCHEMA, frozenset())
+            _check_dict(f"{where}[{i}]", g, GROUP_SCHEMA, frozenset({"csecs", "wsecs"}))
         return
     else:  # a schema entry without a check is a bug here, not bad input
         raise AssertionError(f"no check for kind {kind}")

@@ -19,7 +19,7 @@ import colorsys
 from xml.sax.saxutils import escape, quoteattr
 
 from tpudsl.backend import isa
-from tpudsl.backend.bmodel import Bmodel
+from tpudsl.backend.bmodel import Bmodel, group_slices
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.schedule import ENGINES, Schedule, live_ranges, schedule
 from tpudsl.ir.diagnostics import TpudslError
@@ -140,7 +140,7 @@ def _group_bands(groups: list[dict], sched: Schedule, scale: float, bottom: int)
         span = range(g["first"], g["first"] + g["count"])
         t0, t1 = min(sched.starts[i] for i in span), max(sched.ends[i] for i in span)
         x, w = LEFT + t0 * scale, (t1 - t0) * scale
-        label = f'group {g["id"]}: {", ".join(g["ops"])} ({g["nsecs"]}x{g["hsecs"]} slices)'
+        label = f'group {g["id"]}: {", ".join(g["ops"])} ({group_slices(g)} slices)'
         shown = label if w > 6 * len(label) else f'group {g["id"]}'  # the whole label where it has room
         out.append(f'<g class="group" data-group="{g["id"]}" data-ops={quoteattr(" ".join(g["ops"]))} '
                    f'data-nsecs="{g["nsecs"]}" data-hsecs="{g["hsecs"]}" data-t0="{t0}" data-t1="{t1}">'

@@ -26,6 +26,7 @@ def _tensor_line(kind: str, t: dict) -> str:
 
 def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> list[str]:
     """The lines `model_tool --info` prints for a bmodel's parts."""
+    from tpudsl.backend.bmodel import group_slices
     from tpudsl.backend.chips import chip_named
 
     h = header
@@ -44,7 +45,7 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     if "overlapped_cycles" in h:
         cycles, mhz = h["overlapped_cycles"], chip_named(h["chip"]).clock_mhz
         lines.append(f"with GDMA and BDC overlapped: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
-    lines += [f"layer group {g['id']}: {', '.join(g['ops'])} ({g['nsecs']}x{g['hsecs']} slices), instructions "
+    lines += [f"layer group {g['id']}: {', '.join(g['ops'])} ({group_slices(g)} slices), instructions "
               f"{g['first']}..{g['first'] + g['count'] - 1}" for g in h.get("layer_groups", [])]
     return lines
 

@@ -83,4 +83,5 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
             current = op
         prog.records.append(record)
     prog.groups.append({"id": len(prog.groups), "ops": [loc_name(op) or op.name for op in plan.ops],
-                        "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first})
+                        "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first,
+                        **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
