@@ -15,9 +15,13 @@ from tpudsl.backend.cmodel import arith_half, arith_reduce_half
 
 
 def relu(y: np.ndarray, do_relu: int, limit: float) -> np.ndarray:
+    """Negatives to 0 (and above `limit` to `limit` when it is > 0) by comparisons, so -0.0 and NaN
+    pass through unchanged, as in onnxruntime's Relu: np.maximum(-0.0, 0) is +0.0 in float32 but
+    -0.0 in float16, which made an F16 sign-of-zero differ from the Tpu interpreter's."""
     if not do_relu:
         return y
-    return np.clip(y, 0, limit) if limit > 0 else np.maximum(y, 0)
+    y = np.where(y < 0, y.dtype.type(0), y)
+    return np.where(y > limit, y.dtype.type(limit), y) if limit > 0 else y
 
 
 def _windows(xp: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int) -> np.ndarray:
