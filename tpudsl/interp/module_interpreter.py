@@ -49,7 +49,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.interp import winograd
+from tpudsl.interp import concat_chain, winograd
 from tpudsl.interp.kernel import (
     Array,
     Kernel,
@@ -266,6 +266,7 @@ class ModuleInterpreter:
             else:
                 steps.append(self._plan(op, slot, number))
         self._outputs = [(self._names[slot[v]], slot[v]) for v in returned]
+        concat_chain.link(steps, _dtype)  # DenseNet-style Concat chains write into one buffer
         self._set_frees(steps, keep=set(self._constants) | {s for _, s in self._outputs})
         self._steps = steps
         self._n_slots = len(slot)
