@@ -293,7 +293,34 @@ def _matmul_prepare(static: Inputs, a: KernelAttrs) -> Run:
     if static[1] is None:
         return _matmul_run
     right = np.ascontiguousarray(_matmul_right(static[1], a))
+    shape = a.in_shapes[0] if a.in_shapes else None
+    if (right.ndim == 2 and shape is not None and len(shape) >= 2 and not a.get("hdim_is_batch", False)
+            and not a.get("left_transpose", False) and not a.get("output_transpose", False)):
+        return _rows_gemm(shape, right, a)
     return lambda ins, a: _matmul(ins[0], right, ins[2] if len(ins) > 2 else None, a)
+
+
+def _rows_gemm(shape: tuple[int, ...], right: Array, a: KernelAttrs) -> Run:
+    """x [..., k] of the typed input shape @ right [k, n] (+ bias) as one GEMM over all rows, with
+    the attribute reads, shape rules and the bias broadcast decided here once: they were 2-3 us of
+    Python a call, 3% of ViT's 197x192 @ 192x192. Another input shape takes `_matmul`."""
+    rows = (math.prod(shape[:-1]), shape[-1])
+    y_shape = (*shape[:-1], right.shape[1])
+    final = a.out_shape() or y_shape  # keep_dims=false flattens the batch dims
+    bias_shape = a.in_shapes[2] if len(a.in_shapes) > 2 else None
+    # a bias of unknown shape, or one that broadcasts the result bigger, takes _matmul's add
+    in_place = bias_shape is not None and np.broadcast_shapes(y_shape, bias_shape) == y_shape
+
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
+        x, bias = ins[0], ins[2] if len(ins) > 2 else None
+        if x.shape != shape or (bias is not None and not in_place):
+            return _matmul(x, right, bias, a)
+        y = np.matmul(x.reshape(rows), right).reshape(y_shape)
+        if bias is not None:
+            y += bias.astype(y.dtype, copy=False)  # y is fresh
+        return y.reshape(final)
+
+    return run
 
 
 def _einsum(ins: Inputs, a: KernelAttrs) -> Array:
