@@ -138,12 +138,13 @@ def compare(call, runs: int) -> tuple[float, float]:
 
 
 def describe(op, a, ins) -> str:
+    relu = " +relu" if a.get("do_relu", False) else ""
     if op == "top.Conv":
         w = ins[1].shape
         s = (a.get("strides") or [1])[0]
         g = int(a.get("group", 1))
-        return f"Conv {list(ins[0].shape[1:])} {w[0]}x{w[1]}x{'x'.join(map(str, w[2:]))}/{s}" + (f" g{g}" if g > 1 else "")
-    return f"MatMul {list(ins[0].shape)} @ {list(ins[1].shape)}" + (" +bias" if len(ins) > 2 and ins[2] is not None else "")
+        return f"Conv {list(ins[0].shape[1:])} {w[0]}x{w[1]}x{'x'.join(map(str, w[2:]))}/{s}" + (f" g{g}" if g > 1 else "") + relu
+    return f"MatMul {list(ins[0].shape)} @ {list(ins[1].shape)}" + (" +bias" if len(ins) > 2 and ins[2] is not None else "") + relu
 
 
 def main() -> int:
