@@ -46,19 +46,23 @@ def problems(draw):
         bias="weight" if fold else draw(st.sampled_from([None, "weight", "computed"])),
         out_known=fold or draw(st.sampled_from([True, True, False])),
         fold_min=1 if fold else draw(st.sampled_from([1, 16])),
-        limit=draw(st.sampled_from([None, -1.0, 0.5])), seed=draw(st.integers(0, 2**16)))
+        limit=draw(st.sampled_from([None, -1.0, 0.5])), seed=draw(st.integers(0, 2**16)),
+        # the `view` prepare (readers that copy their input: a channels-last result), and an input
+        # that is itself such a view
+        channels_last=draw(st.booleans()), x_channels_last=draw(st.booleans()))
 
 
 def test_pointwise_matches_a_float64_loop(monkeypatch):
     """Random rank 1-3, batch, channel counts, output sizes and result types on both sides of the fold
     rule, strides, a weight or a computed bias or none, relu / relu6-like clamp: top.Conv's prepared
-    kernel takes pointwise.py every time and matches the loop. Each case must occur in a tenth of the
-    examples."""
+    kernel takes pointwise.py every time and matches the loop; through the `view` prepare too, whose
+    result is the view of a channels-last array, and on an input that is such a view. Each case must
+    occur in a tenth of the examples."""
     tally = FeatureTally(("bias folded into the GEMM", "bias added after the GEMM", "strided", "relu", "batch",
-                          "not 2-D"))
+                          "not 2-D", "channels-last result", "channels-last input"))
     calls = []
     conv = pointwise.conv
-    monkeypatch.setattr(pointwise, "conv", lambda x, packed, bias: calls.append(packed.folded) or conv(x, packed, bias))
+    monkeypatch.setattr(pointwise, "conv", lambda x, packed, bias, *cl: calls.append(packed.folded) or conv(x, packed, bias, *cl))
 
     @settings(max_examples=80, deadline=None)
     @given(problems())
@@ -67,6 +71,8 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         monkeypatch.setattr(pointwise, "FOLD_MIN_POSITIONS", p["fold_min"])
         rng = np.random.default_rng(p["seed"])
         x = rng.uniform(-1, 1, (p["n"], p["ic"], *p["size"])).astype(np.float32)
+        if p["x_channels_last"]:
+            x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
         w = rng.uniform(-1, 1, (p["oc"], p["ic"], *[1] * rank)).astype(np.float32)
         bias = None if p["bias"] is None else rng.uniform(-1, 1, p["oc"]).astype(np.float32)
         attrs = {"kernel_shape": [1] * rank, "strides": p["s"], "auto_pad": p["auto_pad"],
@@ -76,10 +82,13 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         expected = naive_pointwise(x, w, p["s"], bias, p["limit"])
         a = KernelAttrs(attrs, [expected.shape] if p["out_known"] else [])  # prepare reads the output size
         before = len(calls)
-        run = KERNELS["top.Conv"].prepare([None, w, bias if p["bias"] == "weight" else None], a)
+        prepare = KERNELS["top.Conv"].view if p["channels_last"] else KERNELS["top.Conv"].prepare
+        run = prepare([None, w, bias if p["bias"] == "weight" else None], a)
         got = run([x, w, bias], a)
         assert len(calls) == before + 1
         assert got.dtype == np.float32 and got.shape == expected.shape
+        if p["channels_last"] and p["oc"] > 1 and np.prod(expected.shape[2:]) > 1:
+            assert np.moveaxis(got, 1, -1).flags.c_contiguous  # the channels-last array's view
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * (1 + p["ic"] ** 0.5))
         folded = (p["bias"] == "weight" and p["out_known"] and np.prod(expected.shape[2:]) >= p["fold_min"]
                   and (p["ic"] < p["oc"] or max(p["s"]) > 1))
@@ -87,7 +96,9 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         tally.record({case for case, present in (("bias folded into the GEMM", folded),
                                                  ("bias added after the GEMM", bias is not None and not folded),
                                                  ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),
-                                                 ("batch", p["n"] > 1), ("not 2-D", rank != 2)) if present})
+                                                 ("batch", p["n"] > 1), ("not 2-D", rank != 2),
+                                                 ("channels-last result", p["channels_last"]),
+                                                 ("channels-last input", p["x_channels_last"])) if present})
 
     check()
     tally.assert_each_in(1 / 10)

@@ -46,6 +46,13 @@ def test_winograd_conv_matches_onnxruntime(kind, n, ic, oc, size, pads):
     for _ in range(2):  # reused work buffers must not leak values between calls
         assert_close_to_scale(static([x, w, b], a), expected)
     assert_close_to_scale(run_kernel(KERNELS["top.Conv"], [x, w, b], a)[0], expected)  # computed filter
+    # readers that copy their input (kernels_nn._conv_view): the view of a channels-last result, also
+    # on an input that is such a view
+    view = KERNELS["top.Conv"].view([None, w, b], a)
+    for xin in (x, np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)):
+        got = view([xin, w, b], a)
+        assert got.strides[1] == got.itemsize  # channels are the unit-stride axis
+        assert_close_to_scale(got, expected)
 
 
 @pytest.mark.parametrize("strip_bytes", [1, 400_000])  # strips of one tile row; of 2 rows and a last one of 1 or 2
@@ -72,3 +79,6 @@ def test_winograd_auto_pad_with_fused_relu(auto_pad):
     assert kernels_nn._winograd_kind(64, kernels_nn.Geometry.of(a, w.shape, x.shape), expected.shape[2:]) == "f4"
     got = run_kernel(KERNELS["top.Conv"], [x, w, b], a)[0]
     assert_close_to_scale(got, np.maximum(expected, 0))
+    channels_last = KERNELS["top.Conv"].view([None, w, b], a)([x, w, b], a)  # the relu on the view, in place
+    assert channels_last.strides[1] == channels_last.itemsize
+    assert_close_to_scale(channels_last, np.maximum(expected, 0))

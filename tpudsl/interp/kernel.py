@@ -35,11 +35,13 @@ class Kernel:
     # True: run applies `do_relu`/`relu_limit` itself (in place, on the fresh array it returns),
     # so finish_output skips it. Only for kernels whose result never aliases an input.
     fuses_relu: bool = False
-    # True: run takes operands that are strided views as they are, at no extra cost (MatMul:
-    # BLAS reads a transposed matrix through its leading dimension).
-    strided_operands: bool = False
-    # A `prepare` whose run may return a view of its operand instead of a copy; the interpreter
-    # takes it over `prepare` when every reader of the result has `strided_operands`.
+    # True, or true of the reading op's attributes: run takes operands that are strided views as they
+    # are, at no extra cost (MatMul: BLAS reads a transposed matrix through its leading dimension;
+    # a Winograd conv copies its input into channels-last tiles anyway).
+    strided_operands: bool | Callable[[KernelAttrs], bool] = False
+    # A `prepare` whose run may return a view (of its operand, or of a fresh array in another layout)
+    # instead of a contiguous array; the interpreter takes it over `prepare` when every reader of
+    # the result has `strided_operands`.
     view: Prepare | None = None
 
 

@@ -188,6 +188,11 @@ def evaluate_op(
         raise TpudslError(f"{_where(op)}: {e}") from None
 
 
+def _takes_strided(kernel: Kernel, reader: Operation) -> bool:
+    takes = kernel.strided_operands
+    return takes(op_attrs(reader)) if callable(takes) else takes
+
+
 @dataclass
 class _Step:
     op: Operation
@@ -342,8 +347,8 @@ class ModuleInterpreter:
         returned, not yielded from a group: those are no kernels)."""
         if len(op.results) != 1:
             return False
-        readers = [self.kernels.get(use.operation.name) for use in op.results[0].uses]
-        return bool(readers) and all(k is not None and k.strided_operands for k in readers)
+        readers = [(self.kernels.get(use.operation.name), use.operation) for use in op.results[0].uses]
+        return bool(readers) and all(k is not None and _takes_strided(k, reader) for k, reader in readers)
 
     @staticmethod
     def _set_frees(steps: list[_Step], keep: set[int]) -> None:

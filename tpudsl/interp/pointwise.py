@@ -55,8 +55,13 @@ def pack(w: Array, bias: Array | None, g: Geometry, relu_limit: float | None, po
     return Packed(np.ascontiguousarray(w2), folded, g.strides, relu_limit)
 
 
-def conv(x: Array, p: Packed, bias: Array | None) -> Array:
-    """y [n, oc, *out] of x [n, ic, *size] (+ bias [oc] unless folded), the fused relu applied."""
+def conv(x: Array, p: Packed, bias: Array | None, channels_last: bool = False) -> Array:
+    """y [n, oc, *out] of x [n, ic, *size] (+ bias [oc] unless folded), the fused relu applied.
+    `channels_last`: y is the view of a fresh [n, *out, oc] array (the GEMM transposed, same cost),
+    for readers that copy their input anyway (a Winograd conv's channels-last copy is then plain).
+
+    x may be such a view itself: x [n, ic, spatial] is then a column-major matrix per image, which
+    BLAS reads as it is (numpy's reshape keeps the view), so no copy is made for it."""
     n, ic = x.shape[:2]
     if any(s != 1 for s in p.strides):
         x = x[(slice(None), slice(None), *(slice(None, None, s) for s in p.strides))]
@@ -66,11 +71,14 @@ def conv(x: Array, p: Packed, bias: Array | None) -> Array:
         cols = winograd.work("pointwise_cols", (n, ic + 1, spatial))
         cols[:, :ic].reshape(n, ic, *out)[...] = x  # the strided input's one copy
         cols[:, ic] = 1.0
-        y = np.matmul(p.w, cols)
     else:
-        y = np.matmul(p.w, np.ascontiguousarray(x, dtype=np.float32).reshape(n, ic, spatial))
-        if bias is not None:
-            y += bias.reshape(-1, 1).astype(np.float32, copy=False)
+        cols = x.astype(np.float32, copy=False).reshape(n, ic, spatial)
+    # [n, oc, spatial], or [n, spatial, oc] channels-last, and the axis the bias runs along
+    y, bias_shape = (np.matmul(cols.transpose(0, 2, 1), p.w.T), (1, -1)) if channels_last else (np.matmul(p.w, cols), (-1, 1))
+    if bias is not None and not p.folded:
+        y += bias.reshape(bias_shape).astype(np.float32, copy=False)
     if p.relu_limit is not None:
         relu(y, p.relu_limit, out=y)
+    if channels_last:
+        return np.moveaxis(y.reshape(n, *out, -1), -1, 1)
     return y.reshape(n, -1, *out)

@@ -129,9 +129,13 @@ def _strip(xh: Array, u: Array, m: int, bias: Array | None, yh: Array) -> None:
 STRIP_BYTES = 512 << 10
 
 
-def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: Array | None = None) -> Array:
+def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: Array | None = None,
+            channels_last: bool = False) -> Array:
     """3x3 stride-1 convolution of x [n, ic, h, w], zero-padded by (top, left, bottom, right), with
-    U from `pack_filter(w, m)`, plus the bias [oc] if given."""
+    U from `pack_filter(w, m)`, plus the bias [oc] if given. `channels_last`: the result is the
+    [n, oc, oh, ow] view of a fresh channels-last array (no transposing copy back; for readers that
+    copy their input anyway, e.g. the next Winograd conv, whose own transposing copy becomes a plain
+    one)."""
     a = m + 2
     n, ic, h, w = x.shape
     pt, pl, pb, pr = pads
@@ -142,11 +146,14 @@ def conv3x3(x: Array, u: Array, m: int, pads: tuple[int, int, int, int], bias: A
     for b in range(n):  # one 3-D transposing copy per image (numpy 2.4: 1.15-1.3x a 2-D transpose and a copy)
         np.copyto(xh[b, pt : pt + h, pl : pl + w], x[b].transpose(1, 2, 0))
     oc = u.shape[2]
-    yh = work(f"f{m}yh", (n, th, m, tw, m, oc))  # channels-last output
+    shape = (n, th, m, tw, m, oc)  # channels-last output
+    yh = np.empty(shape, np.float32) if channels_last else work(f"f{m}yh", shape)
     row_bytes = a * a * tw * n * 4 * max(ic, oc)  # one tile row's transform work
     step = th if row_bytes * th <= 2 * STRIP_BYTES else max(1, STRIP_BYTES // row_bytes)
     for t0 in range(0, th, step):
         _strip(xh[:, m * t0 : m * min(th, t0 + step) + 2], u, m, bias, yh[:, t0 : t0 + step])
+    if channels_last:
+        return yh.reshape(n, m * th, m * tw, oc)[:, :oh, :ow].transpose(0, 3, 1, 2)
     y = np.empty((n, oc, m * th, m * tw), np.float32)
     for b in range(n):
         np.copyto(y[b].reshape(oc, -1), yh[b].reshape(-1, oc).T)
