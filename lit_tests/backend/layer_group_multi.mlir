@@ -214,3 +214,31 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     return %r : tensor<1x8x32x16xf32>
   }
 }
+
+// -----
+
+// A downsampling block on 8 channels (two channel groups per lane): the 1x1 stride-2 conv d reads
+// rows 0, 2, 4, 6 of a's 8-row tile. Its part, rows 0 .. 6, is not addressable in place (7-row
+// planes in a tile of 8-row ones), so it reads a's whole tile, row 7 unused by its windows
+// (plan._to_tile_end): the block is one group, d reading a in place (no Load of a).
+// CHECK-LABEL: func.func @main
+// CHECK: "tpu.Group"
+// CHECK: %[[A:[0-9]+]] = "tpu.Conv2D"(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) {ginfo = #tpu.lg<out_addr = 4096,
+// CHECK: "tpu.Conv2D"(%[[A]], {{.*}}kernel_shape = [3, 3], {{.*}}strides = [2, 2]
+// CHECK-NOT: "tpu.Load"(%[[A]])
+// CHECK: "tpu.Conv2D"(%[[A]], {{.*}}kernel_shape = [1, 1], {{.*}}strides = [2, 2]
+// CHECK: flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, -4, 7, 8], hsecs = 1 : i64, lmem_bytes = 4608 : i64, nsecs = 1 : i64
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w1")
+    %w2 = "top.Weight"() : () -> tensor<8x8x1x1xf32> loc("w2")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x8x8xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x4x4xf32> loc("b")
+    %d = "tpu.Conv2D"(%a, %w2, %n) {kernel_shape = [1, 1], strides = [2, 2], pads = [0, 0, 0, 0], with_bias = false} : (tensor<1x8x8x8xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x4x4xf32> loc("d")
+    %s = "tpu.Add"(%b, %d) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> loc("s")
+    return %s : tensor<1x8x4x4xf32>
+  }
+}

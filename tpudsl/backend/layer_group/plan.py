@@ -16,7 +16,9 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
   they need (the widest N and H ranges: a residual block's input feeds its first conv, halo rows
   and all, and the Add), and each consumer reads its part in place, at an offset into that tile
   (`window_offset`); where isa.py's layout cannot address the part as a local tensor (rows of
-  another length in a tile of several channel groups or N), the group is not valid;
+  another length in a tile of several channel groups or N), a conv or pool reads on to the tile's
+  end if that makes it addressable (`_to_tile_end`: a 1x1 stride-2 conv skips the last row), else
+  the group is not valid;
 * with more than one slice, no result it stores shares global memory with an input
   (--address-assign freed the input after its last reader, a member: the first slice's store
   would overwrite rows later slices load);
@@ -36,7 +38,7 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -298,7 +300,10 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         for op in ops:
             for i, t in enumerate(parts[op].inputs):
                 if t.value.owner in ops:
-                    offset = window_offset(parts[t.value.owner].output, t, chip)  # type: ignore[index]
+                    tile = parts[t.value.owner].output  # type: ignore[index]
+                    offset = window_offset(tile, t, chip)
+                    if offset is None and (wider := _to_tile_end(op, parts[op], i, tile)) is not None:
+                        parts[op], offset = wider, window_offset(tile, wider.inputs[i], chip)
                     if offset is None:
                         return (f"{op.name} reads a part of its operand {i} that its producer's tile (the union of "
                                 f"its consumers' parts) cannot hand out in place")
@@ -332,6 +337,23 @@ def _cw_reason(ops: list[Operation], csecs: int, wsecs: int) -> str | None:
         if csecs > 1 and any(t.shape[0] != 1 or t.shape[1] != _view(op.results[0])[1] for t in whole_tiles(op)):
             return f"{op.name}'s whole tiles are not per output channel: the group is not sliced along C"
     return None
+
+
+def _to_tile_end(op: Operation, part: SlicePlan, i: int, tile: Tile) -> SlicePlan | None:
+    """A conv's or pool's part `part` reading its operand `i` down to the end of its producer's
+    `tile` (None: not such a case). A strided window may leave the tile's last rows unread (a 1x1
+    stride-2 conv reads rows 0, 2, .., 26 of 28), and then its part, one row short, cannot be read
+    in place from a tile of several channel groups (`window_offset`); with the rows after it the
+    windows start where they did, the record computes the same output rows (the cmodel requires
+    enough input rows, not exactly as many) and the part is the tile's own row range. Only rows
+    after the part are added, and only without a bottom pad (a part with one reaches the tensor's
+    end already)."""
+    t = part.inputs[i]
+    end, tile_end = t.start[2] + t.shape[2], tile.start[2] + tile.shape[2]
+    if KINDS[op.name] not in ("conv", "pool") or part.pads[1] or not t.start[2] >= tile.start[2] or end >= tile_end:
+        return None
+    wider = Tile(t.value, t.start, (t.shape[0], t.shape[1], tile_end - t.start[2], t.shape[3]), t.strides, t.base)
+    return replace(part, inputs=[wider if k == i else x for k, x in enumerate(part.inputs)])
 
 
 def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
