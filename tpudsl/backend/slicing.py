@@ -11,12 +11,13 @@ MatMul's right side) are never sliced: they are loaded whole, once per op.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.backend.chips import Chip, chip_named
 from tpudsl.backend import isa
@@ -82,10 +83,16 @@ def dtype_of(value: SSAValue) -> str:
     if isinstance(element, UniformQuantizedType):
         name = f"{'i' if element.is_signed else 'u'}{element.storage_width}"
     else:
-        name = f"i{element.width.data}" if isinstance(element, IntegerType) else str(element)
+        name = f"i{element.width.data}" if isinstance(element, IntegerType) else _printed(element)
     if name not in ESIZE:
         raise TpudslError(f"backend: element type {name} is not modelled (only {', '.join(ESIZE)})")
     return name
+
+
+@functools.cache
+def _printed(element: Attribute) -> str:
+    """A float type's name (`f32`): printing an attribute is slow, and the group search asks often."""
+    return str(element)
 
 
 def zero_point(value: SSAValue) -> int:
