@@ -1,13 +1,17 @@
-"""The GDMA traffic bound (`layer_group.traffic.lower_bound`): every coefficient, input and output
-once. It is a lower bound of what any compilation moves (random networks of the ops that join
-groups, compiled for the tiny chip with groups and with groups of one), and a group that holds the
-whole model unsliced moves exactly it, which a hand count of the model's tensors gives too."""
+"""The bounds of layer groups. GDMA traffic (`layer_group.traffic.lower_bound`): every coefficient,
+the input elements the outputs need and every output once. It is a lower bound of what any
+compilation moves (random networks of the ops that join groups, compiled for the tiny chip with
+groups and with groups of one), and a group that holds the whole model unsliced moves exactly it,
+which a hand count of the model's tensors gives too. Cycles (`search._bdc_floor`, which lets the
+search skip runs): no group costs less than its ops' BDC cycles computed once, unsliced, and the
+search finds the same groups without skipping."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import event, given, settings
 
 from tests.backend_support import compile_for, lowered
@@ -15,7 +19,13 @@ from tests.test_backend_cmodel import Graph
 from tests.test_layer_group import Grouped, groupable_networks
 from tpudsl.backend import isa
 from tpudsl.backend.address_assign import nbytes
+from tpudsl.backend.chips import chip_named
+from tpudsl.backend.layer_group import search
+from tpudsl.backend.layer_group.emit import group_records
+from tpudsl.backend.layer_group.plan import first_fit_split, static_reason
 from tpudsl.backend.layer_group.traffic import gdma_bytes, lower_bound
+from tpudsl.backend.schedule import schedule
+from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS
 
 
 def test_no_compilation_moves_fewer_bytes_than_the_bound(tmp_path):
@@ -91,3 +101,42 @@ def test_input_rows_the_outputs_do_not_need_are_not_in_the_bound(tmp_path):
     moved = {opt: gdma_bytes(isa.decode(compile_for(top, "tiny", str(tmp_path / f"{opt}.bmodel"), opt=opt).commands))
              for opt in (2, 1)}
     assert moved[2] == bound < moved[1], moved
+
+
+def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
+    """The search skips a run whose ops' BDC floor (each op computed once, unsliced) cannot beat the
+    best grouping found: exact only if no valid group's cost is below its floor. Every valid run of
+    random networks, sliced or not, is costed at or above it (with the cost model's cycles)."""
+    seen = Counter()
+
+    @settings(max_examples=max(10, settings.default.max_examples // 10))
+    @given(groupable_networks(rows=(3, 96)))
+    def check(net):
+        top = lowered(net[0])
+        compile_for(top, "tiny", str(tmp_path / "1.bmodel"), opt=1)
+        chip = chip_named("tiny")
+        ops = [op for op in top.main_func().body.block.ops if op.name in KINDS or op.name in GLOBAL_ONLY]
+        for i in range(len(ops) + 1):
+            for j in range(i - 2, -1, -1):
+                if static_reason(ops[j:i]) is not None:
+                    break
+                plan = first_fit_split(ops[j:i], chip)
+                if isinstance(plan, str):
+                    continue
+                cost = schedule([r for _, r in group_records(plan, lambda t: 0)], chip).makespan
+                assert sum(search._bdc_floor(op, chip) for op in ops[j:i]) <= cost
+                seen["runs"] += 1
+                if plan.nsecs * plan.hsecs > 1:
+                    event("a sliced group")
+                    seen["sliced"] += 1
+        pruned = [p.ops for p in search.search(ops, chip)]
+        with pytest.MonkeyPatch.context() as m:  # every run planned and scheduled
+            m.setattr(search, "_bdc_floor", lambda op, chip: 0)
+            assert [p.ops for p in search.search(ops, chip)] == pruned
+        if pruned:
+            event("the search groups ops")
+            seen["grouped"] += 1
+        seen["examples"] += 1
+
+    check()
+    assert min(seen["sliced"], seen["grouped"]) >= seen["examples"] / 4 and seen["runs"] >= seen["examples"], seen

@@ -18,7 +18,8 @@ known), F's own records are those without a prefetch of its own, and whether G's
 around the prefetched block is not checked (prefetch.py leaves G unprefetched if not). A run stops
 growing backwards at the first op that makes it invalid whatever comes before it (a kind that does
 not join groups, a filter computed inside, an op the rest of the run does not read); runs are at
-most `MAX_GROUP_OPS` long, which bounds the search to linear time.
+most `MAX_GROUP_OPS` long, which bounds the search to linear time, and a run whose ops' `_bdc_floor`
+cannot beat the best cost found is not planned.
 """
 
 from __future__ import annotations
@@ -108,11 +109,26 @@ def _single_cost(op: Operation, chip: Chip) -> int:
     return schedule([r for _, r in group_records(plan, _gaddr_or_0)], chip).makespan
 
 
+def _bdc_floor(op: Operation, chip: Chip) -> int:
+    """BDC cycles of the op computed once, unsliced (0 for an op that never joins groups). A group's
+    cost is at least the sum over its ops: BDC runs its records one after another, each costs an
+    issue cost plus work in proportion to its output rows, so slices add issue costs and halo rows
+    add work, and a prefetch only takes GDMA loads out."""
+    if not joins_groups(op):
+        return 0
+    plan = plan_group([op], chip, 1, 1, check_memory=False)
+    assert isinstance(plan, GroupPlan), plan
+    return sum(cycles(r, chip) for _, r in group_records(plan, _gaddr_or_0) if r.ENGINE == "bdc")
+
+
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     """The groups of two or more ops of the cheapest grouping of `ops` (in order; the rest stay alone)."""
     # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
     best: list[int] = [0]
     choice: list[_Costed | None] = [None]
+    floor = [0]  # floor[i]: the _bdc_floor of ops[:i]
+    for op in ops:
+        floor.append(floor[-1] + _bdc_floor(op, chip))
     for i in range(1, len(ops) + 1):
         best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
         choice.append(None)
@@ -120,6 +136,8 @@ def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             run = ops[j:i]
             if static_reason(run) is not None:
                 break
+            if best[j] + floor[i] - floor[j] >= best[i]:
+                continue  # cannot beat it (_bdc_floor): skip planning and scheduling the run
             plan = first_fit_split(run, chip)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
