@@ -1,6 +1,6 @@
 """The float32 activation kernels that take faster formulas than their definitions (exp2 for exp;
-GELU's logistic fit), against float64 formulas written here, with random data reaching both tails
-and the exponential's overflow."""
+GELU's logistic fit), against float64 formulas written here, with random data reaching both tails,
+the exponential's overflow and magnitudes whose square overflows (GELU's fit is not clamped)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ CASES = {
 @st.composite
 def activation_inputs(draw):
     case = draw(st.sampled_from(sorted(CASES)))
-    scale = draw(st.sampled_from([1e-3, 1.0, 5.0, 30.0, 120.0]))
+    scale = draw(st.sampled_from([1e-3, 1.0, 5.0, 30.0, 120.0, 1e20]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     x = (rng.standard_normal(draw(st.integers(1, 64))) * scale).astype(np.float32)
     return case, x
@@ -71,12 +71,14 @@ def test_activations_against_float64_formulas():
         excess = np.abs(got - want) / bound(x64, want)
         assert np.all(excess <= 1), (case, x[np.argmax(excess)], got[np.argmax(excess)], want[np.argmax(excess)])
         for feature, present in (("left tail (x < -20)", x < -20), ("exp overflows (x < -88.8)", x < -88.8),
-                                 ("right tail (x > 20)", x > 20), ("near zero (|x| < 1e-2)", np.abs(x) < 1e-2)):
+                                 ("right tail (x > 20)", x > 20), ("near zero (|x| < 1e-2)", np.abs(x) < 1e-2),
+                                 ("x^2 overflows (|x| > 1.9e19)", np.abs(x) > 1.9e19)):
             if present.any():
                 event(feature)
                 seen[feature] += 1
         seen["examples"] += 1
 
     check()
-    for feature in ("left tail (x < -20)", "exp overflows (x < -88.8)", "right tail (x > 20)", "near zero (|x| < 1e-2)"):
+    for feature in ("left tail (x < -20)", "exp overflows (x < -88.8)", "right tail (x > 20)", "near zero (|x| < 1e-2)",
+                    "x^2 overflows (|x| > 1.9e19)"):
         assert seen[feature] >= seen["examples"] / 20, (feature, seen)

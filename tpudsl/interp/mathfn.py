@@ -8,14 +8,13 @@ max error 2.6 ulp of float32 erf, relative 1.8e-7 (tests/test_interp_elementwise
 against math.erf on a dense grid). The float64 series/Chebyshev version it replaced was exact
 to 1 ulp and 14x slower: Erf was 60% of a ConvNeXt inference (GELU's erf).
 
-gelu(x) = x * Phi(x) = x / (1 + exp(-h(x))), h = logit Phi fitted as x * P(x^2) (P of degree 10
-on [0, 5], clamped beyond), the exponential as exp2: 26 passes of cheap float32 operations (no
-reciprocal, no copysign bits), 1.4-1.7x faster than the erfcc form it replaced (Numerical
-Recipes' erfc, ~35 passes with a reciprocal and an exp2 per element). Max error in float32
-2.1e-7 * max(1, |x|) absolute, 2.7e-6 relative where gelu(x) is above 1e-5 in magnitude
-(tests/test_interp_elementwise.py checks 2.5e-7 and 4e-6 against math.erfc on a dense grid,
-tests/test_interp_activations.py on random data). The F16/BF16 Tpu GELU does not use it
-(kernels_tpu_half: the float64 formula rounded once)."""
+gelu(x) = x * Phi(x) = x / (1 + exp(-h(x))), h = logit Phi fitted as x * P(x^2) (P of degree 9,
+weighted towards the test bounds below, no clamp), the exponential as exp2: 23 passes of cheap
+float32 operations (no reciprocal, no copysign bits, no clip). Max error in float32
+1.7e-7 * max(1, |x|) absolute, 2.5e-6 relative where gelu(x) is above 1e-5 in magnitude
+(tests/test_interp_elementwise.py checks 2.5e-7 and 4e-6 against math.erfc on a dense grid and
+up to float32's largest magnitudes, tests/test_interp_activations.py on random data). The F16/BF16
+Tpu GELU does not use it (kernels_tpu_half: the float64 formula rounded once)."""
 
 from __future__ import annotations
 
@@ -75,30 +74,39 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
 
 
 # GELU's Phi as a logistic: Phi(x) = 1 / (1 + exp(-h(x))) with h = logit Phi, an odd function;
-# h(x) / x is fitted as a polynomial of degree 10 in x^2 on [0, 5] (6000 Chebyshev nodes, Lawson's
-# iteratively reweighted least squares towards the minimax fit of |h - x P(x^2)|, float64 math.erfc
-# values; fit error 8e-7), the coefficients scaled by -log2 e so that exp2 takes the exponent.
-# x^2 is clamped at 25: past |x| = 5 the exponent keeps growing linearly, Phi goes on to 0 or 1.
-_GELU_CLAMP = F32(5)
+# h(x) / x is fitted as a polynomial of degree 9 in x^2 on [0, 5.5^2] (6000 Chebyshev nodes, float64
+# math.erfc values), the coefficients scaled by -log2 e so that exp2 takes the exponent. The fit is
+# Lawson's iteratively reweighted least squares towards the minimax of |error in the exponent| /
+# (what the bounds allow there): an exponent error e moves gelu by |x| ln2 Phi (1 - Phi) e, so the
+# absolute bound 2.5e-7 max(1, |x|) needs e small only where Phi (1 - Phi) is not tiny, and the
+# relative bound 4e-6 (where |gelu| >= 1e-5, i.e. x > -4.58) only near |x| = 1-4.6; the allowance
+# is reduced by 2 float32 roundings of the exponent (2^-24 |exponent| each). That is how degree 9
+# meets what degree 10 fitted uniformly met (degree 8 cannot: 1.04x the bounds at best). No clamp:
+# the leading coefficient is negative and the polynomial keeps growing past the fitted range, so the
+# exponent goes to -inf (x > 0: the quotient is x) or +inf (x < 0: -0) as the true one does, x^2
+# overflowing to inf included (the dense-grid test goes to 3e38). One pass fewer than clamping x,
+# and numpy's clip costs three multiplies.
 _NEG_LOG2E_LOGIT = np.array([
-    -2.3022137689397275, -0.10482147427241716, 8.36033966758533e-05, 0.0001621569482127228,
-    -1.1413067447999755e-05, 2.7644710047860403e-07, 1.2308011970325548e-08, -1.2644994340320055e-09,
-    4.638313017562014e-11, -8.434359845345418e-13, 6.306794925522689e-15], F32)
+    -2.3022143840789795, -0.10482007265090942, 8.106129098450765e-05, 0.00016382821195293218,
+    -1.1947051461902447e-05, 3.728581532413955e-07, 1.7695870324629936e-09, -5.5266302645407e-10,
+    1.7331722862445886e-11, -1.8689758941869972e-13], F32)
 
 
 def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
-    """x / (1 + 2^(x P(x^2))): 26 float32 passes, none of them a reciprocal or a bit operation,
-    and numpy's exp2 (half its exp); no cancellation in either tail (the quotient keeps its
+    """x / (1 + 2^(x P(x^2))): 23 float32 passes, none of them a reciprocal, a bit operation or a
+    clip, and numpy's exp2 (half its exp); no cancellation in either tail (the quotient keeps its
     relative precision where Phi is tiny)."""
-    z = np.clip(x, -_GELU_CLAMP, _GELU_CLAMP)
-    z *= z
-    np.multiply(z, _NEG_LOG2E_LOGIT[-1], out=out)
-    for c in _NEG_LOG2E_LOGIT[-2:0:-1]:
-        out += c
-        out *= z
-    out += _NEG_LOG2E_LOGIT[0]
-    out *= x  # -log2(e) logit Phi(x)
-    with np.errstate(over="ignore"):  # inf below x = -~12: the quotient is then -0
+    # Overflow is the tails' behaviour: x^2 is inf past |x| = 1.8e19, the polynomial inf past a few
+    # hundred, so the exponent is -inf (x > 0: the quotient is x) or +inf (x < 0: exp2 is inf
+    # below x = -~12 and the quotient -0).
+    with np.errstate(over="ignore"):
+        z = np.square(x)
+        np.multiply(z, _NEG_LOG2E_LOGIT[-1], out=out)
+        for c in _NEG_LOG2E_LOGIT[-2:0:-1]:
+            out += c
+            out *= z
+        out += _NEG_LOG2E_LOGIT[0]
+        out *= x  # -log2(e) logit Phi(x)
         np.exp2(out, out=out)  # (1 - Phi) / Phi
     out += F32(1)
     np.divide(x, out, out=out)
