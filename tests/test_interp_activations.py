@@ -38,6 +38,11 @@ def _gelu_bound(x: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.where(np.abs(want) >= 1e-5, np.minimum(absolute, 4e-6 * np.abs(want)), absolute)
 
 
+def _rounding_bound(k: int):
+    """k float32 roundings (2^-24 relative each) of the exact value; absolute TINY below TINY."""
+    return lambda x, want: np.where(np.abs(want) >= TINY, k * 2.0**-24 * np.abs(want), TINY)
+
+
 # case -> (Top op, attrs, float64 formula, allowed error(x, value)).
 CASES = {
     "SiLU": ("SiLU", {}, lambda x: x * _sigmoid64(x), _exp_bound(1.0)),
@@ -45,7 +50,11 @@ CASES = {
     "Swish": ("Swish", {"beta": 1.5}, lambda x: x * _sigmoid64(1.5 * x), _exp_bound(1.5)),
     "GELU sigm": ("GELU", {"approx_mode": "sigm"}, lambda x: x * _sigmoid64(1.702 * x), _exp_bound(1.702)),
     "GELU": ("GELU", {}, _gelu64, _gelu_bound),
+    # (clip(x, -3, 3) + 3) * F32(1/6) * x: three roundings and F32(1/6)'s half ulp, no cancellation
+    # near -3 (x / 6 + 1/2 loses relative precision there: 1e-5 at x = -2.99)
+    "HardSwish": ("HardSwish", {}, lambda x: x * np.clip(x / 6 + 0.5, 0, 1), _rounding_bound(4)),
 }
+KNEES = "near HardSwish's knees (||x| - 3| < 0.05)"
 
 
 @st.composite
@@ -53,8 +62,10 @@ def activation_inputs(draw):
     case = draw(st.sampled_from(sorted(CASES)))
     scale = draw(st.sampled_from([1e-3, 1.0, 5.0, 30.0, 120.0, 1e20]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    x = (rng.standard_normal(draw(st.integers(1, 64))) * scale).astype(np.float32)
-    return case, x
+    x = rng.standard_normal(draw(st.integers(1, 64))) * scale
+    if draw(st.booleans()):  # a few values next to +-3
+        x = np.concatenate([x, rng.choice([-3.0, 3.0], 4) + rng.uniform(-0.05, 0.05, 4)])
+    return case, x.astype(np.float32)
 
 
 def test_activations_against_float64_formulas():
@@ -72,7 +83,8 @@ def test_activations_against_float64_formulas():
         assert np.all(excess <= 1), (case, x[np.argmax(excess)], got[np.argmax(excess)], want[np.argmax(excess)])
         for feature, present in (("left tail (x < -20)", x < -20), ("exp overflows (x < -88.8)", x < -88.8),
                                  ("right tail (x > 20)", x > 20), ("near zero (|x| < 1e-2)", np.abs(x) < 1e-2),
-                                 ("x^2 overflows (|x| > 1.9e19)", np.abs(x) > 1.9e19)):
+                                 ("x^2 overflows (|x| > 1.9e19)", np.abs(x) > 1.9e19),
+                                 (KNEES, np.abs(np.abs(x) - 3) < 0.05)):
             if present.any():
                 event(feature)
                 seen[feature] += 1
@@ -80,5 +92,5 @@ def test_activations_against_float64_formulas():
 
     check()
     for feature in ("left tail (x < -20)", "exp overflows (x < -88.8)", "right tail (x > 20)", "near zero (|x| < 1e-2)",
-                    "x^2 overflows (|x| > 1.9e19)"):
+                    "x^2 overflows (|x| > 1.9e19)", KNEES):
         assert seen[feature] >= seen["examples"] / 20, (feature, seen)

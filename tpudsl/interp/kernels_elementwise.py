@@ -14,6 +14,13 @@ from tpudsl.interp.mathfn import erf, gelu
 
 F32 = np.float32
 
+# np.clip's ufunc without np.clip's Python wrapper (3-4 us a call: most of an activation on the 1x1
+# maps of squeeze-excite).
+try:
+    from numpy._core.umath import clip as _clip
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _clip
+
 
 # exp(-x) as exp2(x * -log2 e): numpy's float32 exp2 takes half the time of its exp (SiLU and
 # Sigmoid 1.3-1.4x faster). Rounding x * log2 e adds |x| ulps of relative error to exp(-x): below
@@ -47,10 +54,14 @@ def _silu(x: Array) -> Array:
 
 
 def _hardswish(x: Array) -> Array:
-    """x * clip(x / 6 + 1/2, 0, 1), in place on one fresh array."""
-    y = x * F32(1 / 6)
-    y += F32(0.5)
-    np.clip(y, 0, 1, out=y)
+    """x * clip(x / 6 + 1/2, 0, 1) as x * ((clip(x, -3, 3) + 3) * (1/6)), in place on one fresh array:
+    1.1-1.2x faster than clipping x / 6 + 1/2 in place (numpy's clip runs slower on those values),
+    and more accurate: clip(x, -3, 3) + 3 is exact near -3 (Sterbenz), where x / 6 + 1/2 cancels, so
+    the result is within 4 roundings (2.4e-7 relative) of the exact value everywhere; the factor
+    stays <= 1, so nothing overflows."""
+    y = _clip(x, F32(-3), F32(3))
+    y += F32(3)
+    y *= F32(1 / 6)
     y *= x
     return y
 
@@ -79,7 +90,9 @@ def _sigmoid_op(x: Array, a: KernelAttrs) -> Array:
 
 
 def _hardsigmoid(x: Array, a: KernelAttrs) -> Array:
-    return np.clip(F32(a.get("alpha", 0.2)) * x + F32(a.get("beta", 0.5)), 0, 1)
+    y = x * F32(a.get("alpha", 0.2))
+    y += F32(a.get("beta", 0.5))
+    return _clip(y, F32(0), F32(1), out=y)
 
 
 def _elu(x: Array, a: KernelAttrs) -> Array:

@@ -285,12 +285,14 @@ FLOAT32_ACTIVE: dict[str, Callable[[Array, list[float]], Array]] = {
     "SILU": lambda x, c: x / (F32(1) + _exp_neg32(x)),
     "SWISH": lambda x, c: x * _sigmoid32(F32(c[0]) * x),
     "QGELU": lambda x, c: x * _sigmoid32(F32(1.702) * x),
+    # Top's HardSwish computes x * ((clip(x, -3, 3) + 3) / 6) (faster, no cancellation near -3)
+    "HSWISH": lambda x, c: np.clip(x * F32(1 / 6) + F32(0.5), 0, 1) * x,
 }
 _COEFFS = {"SWISH": 1}  # the coeffs a FLOAT32_ACTIVE mode reads (beta); other counts: Top's kernel names the error
 
 
 def active(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
-    """GELU (erf) and ERF exactly rounded, SIGMOID/SILU/SWISH/QGELU their float32 formula rounded
+    """GELU (erf) and ERF exactly rounded, SIGMOID/SILU/SWISH/QGELU/HSWISH their float32 formula rounded
     once; None (Top's float32 kernel) for the other modes, whose float32 results round to the
     same 16-bit values as the cmodel's (tests/test_half_exact.py and tests/test_backend_fillins.py,
     every input)."""
