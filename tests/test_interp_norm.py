@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from feature_tally import FeatureTally
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 
 X = rand(np.random.default_rng(0), 2, 6, 4, 5, low=-2, high=2)
@@ -147,3 +150,62 @@ def test_layer_norm_of_float16_sums_in_float32():
     x64 = x.astype(np.float64)
     want = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(y, want, rtol=0, atol=1e-4)
+
+
+
+LN_FEATURES = ("k-row blocks and leftover rows", "rows fewer than a block", "no bias", "no weight",
+               "computed weight (general kernel)", "axis before the last")
+
+
+@st.composite
+def layer_norm_cases(draw):
+    axis = draw(st.sampled_from([-1, -1, -1, -2]))
+    d = draw(st.sampled_from([3, 96, 192, 700, 5000]))
+    lead = (draw(st.integers(1, 2)), draw(st.integers(1, 80)))
+    shape = (*lead, d) if axis == -1 else (*lead, 4, d)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = rng.standard_normal(shape) * draw(st.sampled_from([1.0, 50.0])) + draw(st.sampled_from([0.0, 3.0]))
+    norm = shape[axis % len(shape):]
+    weight = None if draw(st.integers(0, 5)) == 0 else rng.standard_normal(norm).astype(np.float32)
+    bias = None if draw(st.integers(0, 5)) == 0 else rng.standard_normal(norm).astype(np.float32)
+    return x.astype(np.float32), axis, weight, bias, draw(st.integers(0, 5)) != 0
+
+
+def test_prepared_layer_norm_against_float64():
+    """top.LayerNorm's prepared kernel (a top.Weight weight and bias tiled at init, the affine over
+    blocks of k rows and the leftover rows one at a time) against the float64 formula: y, mean and
+    1/std; computed weights, missing parameters and two normalised axes too."""
+    from interp_ref import top_attrs
+
+    from tpudsl.interp import KERNELS
+    from tpudsl.interp.kernels_norm import TILE
+
+    tally = FeatureTally(LN_FEATURES)
+
+    @settings(max_examples=max(40, settings.default.max_examples // 3), deadline=None)
+    @given(layer_norm_cases())
+    def check(case):
+        x, axis, weight, bias, static_weight = case
+        attrs = top_attrs("top.LayerNorm", {"axis": axis, "eps": 1e-5})
+        run = KERNELS["top.LayerNorm"].prepare([None, weight if static_weight else None, bias], attrs)
+        got = run([x, weight, bias], attrs)
+        x64 = x.astype(np.float64)
+        axes = tuple(range(axis % x.ndim, x.ndim))
+        mean = x64.mean(axis=axes, keepdims=True)
+        rstd = 1 / np.sqrt(((x64 - mean) ** 2).mean(axis=axes, keepdims=True) + 1e-5)
+        normed = (x64 - mean) * rstd * (1 if weight is None else weight)
+        want = normed + (0 if bias is None else bias)
+        size = np.abs(normed) + np.abs(0 if bias is None else bias) + 1
+        assert np.all(np.abs(got[0] - want) <= 2e-6 * size), np.max(np.abs(got[0] - want) / size)
+        np.testing.assert_allclose(got[1], mean.astype(np.float32), rtol=1e-6, atol=1e-6 * np.abs(x64).max())
+        np.testing.assert_allclose(got[2], rstd.astype(np.float32), rtol=1e-5)
+        d = int(np.prod(x.shape[axis % x.ndim:]))
+        rows, k = x.size // d, -(-TILE // d)
+        tally.record({name for name, present in (
+            ("k-row blocks and leftover rows", rows >= k and rows % k != 0), ("rows fewer than a block", rows < k),
+            ("no bias", bias is None), ("no weight", weight is None),
+            ("computed weight (general kernel)", weight is not None and not static_weight),
+            ("axis before the last", axis != -1)) if present})
+
+    check()
+    tally.assert_each_in(0.05)

@@ -128,6 +128,53 @@ def _layer_norm(ins: Inputs, a: KernelAttrs) -> list[Array]:
     return [_affine(y, weight, bias, fresh=True), mean, rstd]
 
 
+# A broadcast of a [d] vector along rows of d runs numpy's inner loop once per row (~15 ns each): for
+# ConvNeXt's 3136 rows of 96 that is more than the data (56 us against 35 for a contiguous multiply).
+# Repeated k times, the vector covers k rows at once, and the inner loop runs over >= TILE elements.
+TILE = 4096
+
+
+def _tiled(p: Array | None) -> Array | None:
+    return None if p is None else np.tile(p.reshape(-1), -(-TILE // max(p.size, 1)))
+
+
+def _layer_norm_prepare(static: Inputs, a: KernelAttrs):
+    """A `top.Weight` weight and bias (or none) tiled at init; the affine then runs over blocks of rows
+    (1.1x a ConvNeXt LayerNorm, the same float operations). A computed weight or bias, or one that is
+    not the normalised axes' shape, takes the general kernel."""
+    weight, bias = (list(static[1:]) + [None, None])[:2]
+    tiled = {1: _tiled(weight), 2: _tiled(bias)}
+
+    def run(ins: Inputs, a: KernelAttrs) -> list[Array]:
+        x = ins[0]
+        axis = a.get("axis", -1) % x.ndim
+        params = (list(ins[1:]) + [None, None])[:2]
+        if x.size == 0 or any(p is not None and (tiled[i] is None or p.shape != x.shape[axis:])
+                              for i, p in enumerate(params, 1)):
+            return _layer_norm(ins, a)
+        y, mean, rstd = _normalize(x, axis, a.get("eps", 1e-5))
+        rows = y.reshape(-1, math.prod(x.shape[axis:]))
+        for i, apply in ((1, np.multiply), (2, np.add)):
+            if params[i - 1] is not None:
+                _broadcast_rows(apply, rows, tiled[i])
+        return [y, mean, rstd]
+
+    return run
+
+
+def _broadcast_rows(apply, rows: Array, tiled: Array) -> None:
+    """rows[i] = apply(rows[i], p) in place, for `tiled` p repeated k times: k rows a step, the rest
+    of the rows one at a time."""
+    n, d = rows.shape
+    k = tiled.size // d
+    head = n - n % k
+    if head:
+        block = rows[:head].reshape(-1, k * d)
+        apply(block, tiled, out=block)
+    if head < n:
+        apply(rows[head:], tiled[:d], out=rows[head:])
+
+
 def _instance_norm(ins: Inputs, a: KernelAttrs) -> Array:
     x, weight, bias = (list(ins) + [None, None])[:3]
     y, _, _ = _normalize(x, 2, a.get("eps", 1e-5))
@@ -161,7 +208,7 @@ def _lrn(ins: Inputs, a: KernelAttrs) -> Array:
 KERNELS: dict[str, Kernel] = {
     "top.BatchNorm": Kernel(_batch_norm, _batch_norm_prepare),
     "top.Scale": Kernel(_scale),
-    "top.LayerNorm": Kernel(_layer_norm),
+    "top.LayerNorm": Kernel(_layer_norm, _layer_norm_prepare),
     "top.InstanceNorm": Kernel(_instance_norm),
     "top.GroupNorm": Kernel(_group_norm),
     "top.RMSNorm": Kernel(_rms_norm),
