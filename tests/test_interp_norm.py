@@ -209,3 +209,56 @@ def test_prepared_layer_norm_against_float64():
 
     check()
     tally.assert_each_in(0.05)
+
+
+SOFTMAX_FEATURES = ("rows recomputed with their own max", "every row on the tensor's max", "-inf entries",
+                    "a fully masked row (NaN)", "beta != 1", "rows of 128 or more")
+
+
+@st.composite
+def softmax_cases(draw):
+    d = draw(st.sampled_from([1, 3, 17, 128, 197]))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 40)), d)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = rng.standard_normal(shape) * draw(st.sampled_from([1.0, 10.0]))
+    if draw(st.booleans()):  # rows far below the tensor's max (their own shift needed), or far above
+        x += rng.choice([0.0, 0.0, -30.0, -120.0, 60.0], shape[:-1] + (1,))
+    if draw(st.booleans()):
+        x[rng.random(shape) < 0.2] = -np.inf
+    if draw(st.integers(0, 4)) == 0:
+        x[0, 0, 0, :] = -np.inf
+    return x.astype(np.float32), draw(st.sampled_from([1.0, 1.0, 0.5]))
+
+
+def test_softmax_last_axis_against_float64():
+    """Softmax over the last axis (every row shifted by the tensor's max; a row whose sum falls below
+    2^-24 recomputed with its own max) against float64: relative error within 2e-6 + 2^-24 |x - m|,
+    |x - m| <= |x - row max| + 24 ln 2 + ln(row length), plus 2^-125 absolutely; a fully masked row
+    is NaN as before."""
+    tally = FeatureTally(SOFTMAX_FEATURES)
+
+    @settings(max_examples=max(40, settings.default.max_examples // 3), deadline=None)
+    @given(softmax_cases())
+    def check(case):
+        x, beta = case
+        with np.errstate(invalid="ignore"):
+            got = run_top("top.Softmax", [x], {"axis": -1, "beta": beta})[0]
+            xb = x.astype(np.float64) * beta
+            row_max = xb.max(axis=-1, keepdims=True)
+            e = np.exp(xb - row_max)
+            want = e / e.sum(axis=-1, keepdims=True)
+            # the rows the kernel keeps on the tensor's shift: those whose float64 sum clears 2^-24
+            on_global = np.exp(xb - np.max(xb[np.isfinite(xb)], initial=-np.inf)).sum(axis=-1) >= 2.0**-24
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        ok = ~np.isnan(want)
+        d = x.shape[-1]
+        dist = np.where(np.isfinite(xb), np.abs(xb - row_max), 0) + 24 * np.log(2) + np.log(d)
+        bound = (2e-6 + 2.0**-24 * dist) * want + 2.0**-125
+        assert np.all(np.abs(got[ok] - want[ok]) <= bound[ok]), np.max((np.abs(got - want) / bound)[ok])
+        tally.record({name for name, present in (
+            ("rows recomputed with their own max", not on_global.all()), ("every row on the tensor's max", on_global.all()),
+            ("-inf entries", np.isneginf(x).any()), ("a fully masked row (NaN)", np.isnan(want).any()),
+            ("beta != 1", beta != 1), ("rows of 128 or more", d >= 128)) if present})
+
+    check()
+    tally.assert_each_in(0.05)
