@@ -85,7 +85,7 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
 # the leading coefficient is negative and the polynomial keeps growing past the fitted range, so the
 # exponent goes to -inf (x > 0: the quotient is x) or +inf (x < 0: -0) as the true one does, x^2
 # overflowing to inf included (the dense-grid test goes to 3e38). One pass fewer than clamping x,
-# and numpy's clip costs three multiplies.
+# and numpy's clip costs three multiplies. bench/gelu_fit.py recomputes these and their errors.
 _NEG_LOG2E_LOGIT = np.array([
     -2.3022143840789795, -0.10482007265090942, 8.106129098450765e-05, 0.00016382821195293218,
     -1.1947051461902447e-05, 3.728581532413955e-07, 1.7695870324629936e-09, -5.5266302645407e-10,
