@@ -133,3 +133,59 @@ def ort_seconds_by_op(sess, inferences: int) -> dict[str, float]:
                 by_op[e["args"]["op_name"]] += e["dur"] / 1e6 / inferences
     os.remove(path)
     return dict(by_op)
+
+
+def record_calls(model, top, ops, keep=lambda name, ins, a: True) -> list:
+    """[(op name, attrs, prepared run, operands (copies), static operands)] of every step of one
+    inference (a seeded normal input) whose op is in `ops` and for which `keep` says so: the layers
+    the per-layer benches time on their own."""
+    import numpy as np
+
+    from tpudsl.interp import KERNELS, ModuleInterpreter
+    from tpudsl.interp.kernel import Kernel
+
+    calls = []
+
+    def wrap(name, k):
+        def prepare(static, a):
+            run = k.prepare(static, a)
+
+            def recorded(ins, a):
+                if keep(name, ins, a):
+                    calls.append((name, a, run, [None if x is None else x.copy() for x in ins], static))
+                return run(ins, a)
+
+            return recorded
+
+        return Kernel(k.run, prepare, k.fuses_relu, k.strided_operands)
+
+    it = ModuleInterpreter(top.module, top.weights, {**KERNELS, **{n: wrap(n, KERNELS[n]) for n in ops}}, threads=1)
+    it.init()
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    it.inference({model.graph.input[0].name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)})
+    it.deinit()
+    return calls
+
+
+def ort_conv(x, w, b, a):
+    """A one-thread onnxruntime session of one Conv layer (+ Relu or Clip for its fused relu)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rank = w.ndim - 2
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b.astype(np.float32), "b")] if b is not None else [])
+    nodes = [helper.make_node("Conv", ["x", "w"] + (["b"] if b is not None else []), ["c"],
+                              strides=list(a.get("strides") or [1] * rank), pads=list(a.get("pads") or [0] * (2 * rank)),
+                              group=int(a.get("group", 1)), dilations=list(a.get("dilations") or [1] * rank))]
+    if a.get("do_relu", False):
+        limit = float(a.get("relu_limit", -1.0))
+        if limit > 0:
+            inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(limit), "hi")]
+            nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+        else:
+            nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    else:
+        nodes[0].output[0] = "y"
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return ort_session(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), threads=1)

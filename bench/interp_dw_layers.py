@@ -34,54 +34,13 @@ MODELS = "mobilenetv2,efficientnet_silu,shufflenet,convnext"
 
 def capture(model, top) -> dict:
     """{layer key: (x, static operands, attrs)} of every depthwise conv of one inference."""
-    from tpudsl.interp import KERNELS, ModuleInterpreter
-    from tpudsl.interp.kernel import Kernel
-
-    conv, layers = KERNELS["top.Conv"], {}
-
-    def prepare(static, a):
-        run = conv.prepare(static, a)
-
-        def captured(ins, a):
-            w = ins[1]
-            if w.shape[1] == 1 and w.shape[0] > 1:
-                key = (ins[0].shape[1:], w.shape[2:], tuple(a.get("strides") or ()), bool(a.get("do_relu", False)))
-                layers.setdefault(key, (ins[0].copy(), static, a))
-            return run(ins, a)
-
-        return captured
-
-    it = ModuleInterpreter(top.module, top.weights, {**KERNELS, "top.Conv": Kernel(conv.run, prepare, True)}, threads=1)
-    it.init()
-    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-    it.inference({model.graph.input[0].name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)})
-    it.deinit()
+    layers = {}
+    for _, a, _, ins, static in _common.record_calls(model, top, ["top.Conv"],
+                                                        lambda _, ins, a: ins[1].shape[1] == 1 and ins[1].shape[0] > 1):
+        w = ins[1]
+        layers.setdefault((ins[0].shape[1:], w.shape[2:], tuple(a.get("strides") or ()), bool(a.get("do_relu", False))),
+                          (ins[0], static, a))
     return layers
-
-
-def ort_conv(x, w, b, a):
-    """A one-thread onnxruntime session of the depthwise Conv (+ Relu or Clip for the fused relu)."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    rank = w.ndim - 2
-    strides = list(a.get("strides") or [1] * rank)
-    pads = list(a.get("pads") or [0] * (2 * rank))
-    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b.astype(np.float32), "b")] if b is not None else [])
-    nodes = [helper.make_node("Conv", ["x", "w"] + (["b"] if b is not None else []), ["c"], strides=strides,
-                              pads=pads, group=int(a.get("group", 1)), dilations=list(a.get("dilations") or [1] * rank))]
-    if a.get("do_relu", False):
-        limit = float(a.get("relu_limit", -1.0))
-        if limit > 0:
-            inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(limit), "hi")]
-            nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
-        else:
-            nodes.append(helper.make_node("Relu", ["c"], ["y"]))
-    else:
-        nodes[0].output[0] = "y"
-    graph = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    return _common.ort_session(model, threads=1)
 
 
 def measure(layers: dict, tree, base, runs: int) -> list:
@@ -93,7 +52,7 @@ def measure(layers: dict, tree, base, runs: int) -> list:
         for key, (x, static, a) in layers.items():
             w, b = static[1], static[2] if len(static) > 2 else None
             ins = [x, w, b]
-            sess = ort_conv(x, w, b, a)
+            sess = _common.ort_conv(x, w, b, a)
             ref = sess.run(None, {"x": x})[0]
             sides = {"tree": lambda r=tree.prepare(static, a): r(ins, a), "ort": lambda: sess.run(None, {"x": x})}
             if base is not None:

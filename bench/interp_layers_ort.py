@@ -35,35 +35,6 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 OPS = ("top.Conv", "top.MatMul")
 
 
-def record(model, top) -> list:
-    """[(op name, attrs, prepared run, operands)] of every Conv/MatMul step of one inference."""
-    from tpudsl.interp import KERNELS, ModuleInterpreter
-    from tpudsl.interp.kernel import Kernel
-
-    calls = []
-
-    def wrap(name, k):
-        def prepare(static, a):
-            run = k.prepare(static, a)
-
-            def r(ins, a):
-                calls.append((name, a, run, [None if x is None else x.copy() for x in ins], static))
-                return run(ins, a)
-
-            return r
-
-        return Kernel(k.run, prepare, k.fuses_relu, k.strided_operands)
-
-    table = {**KERNELS, **{n: wrap(n, KERNELS[n]) for n in OPS}}
-    it = ModuleInterpreter(top.module, top.weights, table, threads=1)
-    it.init()
-    name = model.graph.input[0].name
-    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-    it.inference({name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)})
-    it.deinit()
-    return calls
-
-
 def one_node(op: str, a, ins: list, static: list) -> onnx.ModelProto:
     """The ONNX model of one recorded step: inputs are its computed operands, weights initializers."""
     inits, names, graph_ins = [], [], []
@@ -160,7 +131,7 @@ def main() -> int:
     lines = []
     for name in args.models.split(","):
         model = interp_zoo.zoo()[name]()
-        calls = record(model, _common.top_module(model, name))
+        calls = _common.record_calls(model, _common.top_module(model, name), OPS)
         groups: dict = collections.OrderedDict()
         for c in calls:
             groups.setdefault(layer_key(c[0], c[1], c[3]), []).append(c)

@@ -32,49 +32,8 @@ MODELS = "mobilenetv2,efficientnet_silu,shufflenet,resnet18"
 
 def capture(model, top) -> list:
     """[(x, static operands, attrs)] of every 1x1 group-1 conv of one inference."""
-    from tpudsl.interp import KERNELS, ModuleInterpreter
-    from tpudsl.interp.kernel import Kernel
-
-    conv, layers = KERNELS["top.Conv"], []
-
-    def prepare(static, a):
-        run = conv.prepare(static, a)
-
-        def captured(ins, a):
-            if all(k == 1 for k in ins[1].shape[2:]) and int(a.get("group", 1)) == 1:
-                layers.append((ins[0].copy(), static, a))
-            return run(ins, a)
-
-        return captured
-
-    it = ModuleInterpreter(top.module, top.weights, {**KERNELS, "top.Conv": Kernel(conv.run, prepare, True)}, threads=1)
-    it.init()
-    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-    it.inference({model.graph.input[0].name: np.random.default_rng(0).standard_normal(shape).astype(np.float32)})
-    it.deinit()
-    return layers
-
-
-def ort_conv(x, w, b, a):
-    """A one-thread onnxruntime session of Conv (+ Relu or Clip for the fused relu) on this layer."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    strides = list(a.get("strides") or [1] * (w.ndim - 2))
-    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b.astype(np.float32), "b")] if b is not None else [])
-    nodes = [helper.make_node("Conv", ["x", "w"] + (["b"] if b is not None else []), ["c"], strides=strides)]
-    if a.get("do_relu", False):
-        limit = float(a.get("relu_limit", -1.0))
-        if limit > 0:
-            inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(limit), "hi")]
-            nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
-        else:
-            nodes.append(helper.make_node("Relu", ["c"], ["y"]))
-    else:
-        nodes[0].output[0] = "y"
-    graph = helper.make_graph(nodes, "pw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    return _common.ort_session(model, threads=1)
+    return [(ins[0], static, a) for _, a, _, ins, static in _common.record_calls(
+        model, top, ["top.Conv"], lambda _, ins, a: all(k == 1 for k in ins[1].shape[2:]) and int(a.get("group", 1)) == 1)]
 
 
 def measure(layers, base, tree, runs: int) -> dict:
@@ -88,7 +47,7 @@ def measure(layers, base, tree, runs: int) -> dict:
             strides = tuple(a.get("strides") or [1] * (x.ndim - 2))
             w2 = np.ascontiguousarray(w.reshape(w.shape[0], -1))
             xs = np.ascontiguousarray(x[(0, slice(None), *(slice(None, None, s) for s in strides))]).reshape(x.shape[1], -1)
-            sess = ort_conv(x, w, b, a)
+            sess = _common.ort_conv(x, w, b, a)
             sides = {"base": lambda r=base.prepare(static, a): r(ins, a),
                      "tree": lambda r=tree.prepare(static, a): r(ins, a),
                      "gemm": lambda: np.matmul(w2, xs),
