@@ -73,3 +73,11 @@ def test_deconv_filter_in_the_wrong_layout_is_rejected(ic, oc) -> None:
         return
     with pytest.raises(ShapeError, match="dynweight_reorderd=false"):
         deconv_shape(x, wrong, {"kernel_shape": [3, 3]})
+
+
+def test_the_resize_coordinate_modes_the_op_table_accepts_are_the_ones_computed():
+    """geometry/resize_modes.py (plain Python: the op table loads without numpy) names the modes;
+    geometry/resize.py computes each: the two lists must be the same."""
+    from tpudsl.dialects.geometry import resize, resize_modes
+
+    assert tuple(resize.COORD) == resize_modes.COORD_MODES

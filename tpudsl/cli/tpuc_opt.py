@@ -260,9 +260,7 @@ def _process(
 
 def _run(argv: Sequence[str]) -> int:
     opts = _parse_args(argv)
-    import numpy as np
-
-    from tpudsl.ir.module import write_files_atomically
+    from tpudsl.ir.module import npz_writer, write_files_atomically
     from tpudsl.passes import PATTERN_LOG
 
     args = opts.args
@@ -296,7 +294,7 @@ def _run(argv: Sequence[str]) -> int:
     result = f"{SPLIT_MARKER}\n".join(outputs)
     # The npz first (the .mlir must never name a missing npz), both in one transaction: an output
     # that cannot be written leaves the old npz untouched too.
-    files = [(w.path, lambda f, w=w: np.savez(f, **w.weights)) for w in new_weights]
+    files = [(w.path, npz_writer(w.weights)) for w in new_weights]
     if args.output != "-":
         files.append((args.output, lambda f: f.write(result.encode())))
     write_files_atomically(files)

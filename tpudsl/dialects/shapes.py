@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tpudsl.dialects.geometry.resize import output_length
+from tpudsl.dialects.geometry.resize_modes import output_length
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 

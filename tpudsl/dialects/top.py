@@ -11,7 +11,7 @@ from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
-from tpudsl.dialects.geometry import resize as RESIZE
+from tpudsl.dialects.geometry import resize_modes as RESIZE
 from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------

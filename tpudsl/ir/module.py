@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -51,6 +50,9 @@ from tpudsl.ir.npz import one_line as _one_line
 from tpudsl.ir.npz import read_npz
 from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where weights are written: a text-only run starts without it
 
 WEIGHT_OP = "top.Weight"
 
@@ -201,7 +203,7 @@ def save_module(
     text = print_module(mod.module, debuginfo=True)
     try:  # the npz is renamed first: the .mlir must never name a missing npz
         write_files_atomically(
-            [(weight_path, lambda f: np.savez(f, **weights)), (path, lambda f: f.write(text.encode())), *also]
+            [(weight_path, npz_writer(weights)), (path, lambda f: f.write(text.encode())), *also]
         )
     except BaseException:
         if old_name is None:
@@ -326,7 +328,15 @@ def weight_file_path(module: ModuleOp, mlir_path: str | os.PathLike[str]) -> Pat
 
 def write_weights(path: str | os.PathLike[str], weights: dict[str, np.ndarray]) -> None:
     """Write a weight npz atomically."""
-    write_atomically(path, lambda f: np.savez(f, **weights))
+    write_atomically(path, npz_writer(weights))
+
+
+def npz_writer(weights: dict[str, np.ndarray]) -> Callable[[IO[bytes]], None]:
+    """What writes `weights` as an npz into an open file (numpy imported only here and where
+    weights are read: a tpuc-opt run that only parses and prints starts without it)."""
+    import numpy as np
+
+    return lambda f: np.savez(f, **weights)
 
 
 def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str | os.PathLike[str]) -> dict[str, np.ndarray]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import zipfile
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tpudsl.ir.diagnostics import TpudslError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def one_line(message: str) -> str:
@@ -21,6 +23,8 @@ def read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     A TpudslError naming `path` (message: the reason alone) when it is missing, a directory, not
     an npz archive, damaged, or holds an entry that is not a plain array (object arrays, or a
     member that is not an .npy file, which np.load would hand back as bytes)."""
+    import numpy as np  # here, not at the top: tpuc-opt imports this module and may read no npz
+
     path = os.fspath(path)
     if os.path.isdir(path):
         raise TpudslError("is a directory, expected an .npz file", file=path)
@@ -42,6 +46,8 @@ def _check_npz_members(path: str) -> None:
     """Each member must be an .npy array whose data is all there, checked from its header before
     numpy allocates it (a damaged header can claim terabytes; a member that is not an .npy file
     np.load would hand back as bytes)."""
+    import numpy as np
+
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
             key = info.filename.removesuffix(".npy")

@@ -27,14 +27,17 @@ import os
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, read_weights, top_module_of, weight_file_path
+
+if TYPE_CHECKING:
+    import numpy as np  # the weights are numpy arrays, but a module without them needs no numpy
 
 
 @dataclass

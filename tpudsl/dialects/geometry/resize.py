@@ -15,25 +15,19 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+# The names and the output length (no numpy: the op table and the shape rule use them), here too
+# for the kernels and the frontend, which use both halves.
+from tpudsl.dialects.geometry.resize_modes import (  # noqa: F401
+    COORD_MODES,
+    CUBIC_COEFF_A,
+    INTERP_MODES,
+    NEAREST_MODES,
+    legacy_nearest_mode,
+    output_length,
+)
+
 F32 = np.float32
 HALF = F32(0.5)
-
-# ONNX Resize's default for mode=cubic (-0.5 is the Keys/PyTorch value, -0.75 TensorFlow's).
-CUBIC_COEFF_A = -0.75
-NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-INTERP_MODES = ("nearest", "linear", "cubic")
-
-
-def output_length(in_len: int, scale: float) -> int:
-    """ONNX: floor(in * scale) when the scale, not the size, is given."""
-    return math.floor(in_len * scale)
-
-
-def legacy_nearest_mode(scale: float) -> str:
-    """Upsample and opset-10 Resize round by onnxruntime's "simple" rule: truncate when
-    enlarging, round up when shrinking (their coordinates are asymmetric, never negative, so
-    truncating is flooring)."""
-    return "ceil" if scale < 1 else "floor"
 
 
 def _tf_crop_and_resize(x: np.ndarray, s: F32, out: int, size: int, roi: Sequence[float]) -> np.ndarray:
@@ -62,7 +56,6 @@ COORD: dict[str, Callable[[np.ndarray, F32, int, int, Sequence[float]], np.ndarr
     "half_pixel_symmetric": _half_pixel_symmetric,
     "tf_crop_and_resize": _tf_crop_and_resize,
 }
-COORD_MODES = tuple(COORD)
 FULL_ROI = (0.0, 1.0)
 
 
