@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,20 +55,39 @@ def problems(draw):
         bias=draw(st.sampled_from([None, "call", "packed"])), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
 
 
-def test_depthwise_matches_a_direct_loop(monkeypatch):
+def channels_last_dilated(p: dict) -> dict:
+    """A 2-D problem made a channels-last dilated one: no depth multiplier, the channels-last path,
+    dilation 2 along H over two taps or more (the input made tall enough for one output row)."""
+    k, d, size = list(p["k"]), list(p["d"]), list(p["size"])
+    k[0], d[0] = max(k[0], 2), 2
+    size[0] = max(size[0], (k[0] - 1) * d[0] + 1 - p["pads_begin"][0] - p["pads_end"][0])
+    return {**p, "k": k, "d": d, "size": size, "mult": 1, "channels_last": True}
+
+
+FEATURES = ("strided", "dilated", "multiplier", "padded", "channels-last", "partial sums added",
+            "im2col (one partial sum)", "channel blocks", "bias", "relu", "bias packed into the GEMM", "batch",
+            "second call, views reused", "second call, new work arrays")
+# The channels-last dilated case has its own examples, all of it by construction: among the random
+# ones it fell as low as 0 and 8 of 100 in the dev profile (its floor: 13). (problems() and the
+# property's body are hypothesis's seed: left as they were, the random examples stay CI's.)
+STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(lambda p: len(p["k"]) == 2)
+              .map(channels_last_dilated)}
+
+
+@pytest.mark.parametrize("case", STRATEGIES)
+def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
     batch, bias (per call, or packed into the GEMM against a row of ones) and a fused relu /
     relu6-like clamp, through the channels-last path (2-D, no depth multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
     by shifted adds). A second call on the same packed filter reuses the views of the work arrays its
     plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
-    result. Each feature must occur in an eighth of the examples."""
-    tally = FeatureTally(("strided", "dilated", "multiplier", "padded", "channels-last", "channels-last dilated",
-                          "partial sums added", "im2col (one partial sum)", "channel blocks", "bias", "relu",
-                          "bias packed into the GEMM", "batch", "second call, views reused",
-                          "second call, new work arrays"))
+    result. Each feature must occur in an eighth of the random examples; the other 25 are
+    channels-last and dilated."""
+    random = case == "random"
+    tally = FeatureTally(FEATURES if random else ("channels-last dilated",))
 
-    @settings(max_examples=100, deadline=None)
-    @given(problems())
+    @settings(max_examples=100 if random else 25, deadline=None)
+    @given(STRATEGIES[case])
     def check(p):
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
         monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_OUT", 10**9 if p["channels_last"] else 0)
@@ -109,4 +129,4 @@ def test_depthwise_matches_a_direct_loop(monkeypatch):
                       if present})
 
     check()
-    tally.assert_each_in(1 / 8)
+    tally.assert_each_in(1 / 8 if random else 1)
