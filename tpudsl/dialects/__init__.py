@@ -1,27 +1,36 @@
 """The Top and Tpu dialects. This package imports nothing else of tpudsl."""
 
 from xdsl.context import Context
+from xdsl.ir import Dialect
 
 
 def make_context(allow_unregistered: bool = False) -> Context:
-    """A context with builtin, func and the tpudsl dialects loaded."""
+    """A context with builtin, func, quant and Top loaded, and Tpu registered (loaded on first use)."""
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
 
     from tpudsl.dialects.attrs import ENUMS, enum_class
     from tpudsl.dialects.quant import Quant
     from tpudsl.dialects.top import Top
-    from tpudsl.dialects.tpu import Tpu
 
     # TPU-MLIR registers MLIR's quant dialect, so its files carry `!quant.uniform<...>` (int8
     # graphs) and `!quant.calibrated<...>` (after calibration) element types even where every op is Top.
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Top, Tpu, Quant):
+    for dialect in (Builtin, Func, Top, Quant):
         ctx.load_dialect(dialect)
+    # The Tpu op table is built when the first `tpu.` op or attribute is parsed (or a pass imports
+    # it): a run on a Top module does not pay its ~170 op classes (docs/testing.md).
+    ctx.register_dialect("tpu", _tpu)
     _load_quantile_type(ctx)
     for name in ENUMS:  # `#tpu<round_mode X>` parses into the class attrs.to_attr builds
         ctx._loaded_attrs[name] = enum_class(name)  # noqa: SLF001
     return ctx
+
+
+def _tpu() -> Dialect:
+    from tpudsl.dialects.tpu import Tpu
+
+    return Tpu
 
 
 def _load_quantile_type(ctx: Context) -> None:
