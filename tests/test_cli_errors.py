@@ -64,13 +64,14 @@ print("not needed", *[m for m in {unneeded!r} if m in sys.modules], file=sys.std
 """
 # Imports a run does not need, each about a tenth of a second of every start in the lit suite
 # (docs/testing.md): xDSL's dialects for npz_tool; lark without pass options; numpy for a run that
-# reads no weights and computes nothing (parse, verify, infer shapes, print); the Tpu op table for
-# a Top module.
+# reads no weight data (parse, verify, infer shapes, rewrites that need no weights, print); the Tpu
+# op table for a Top module.
 TOP_ONLY_UNNEEDED = ("lark", "numpy", "tpudsl.dialects.tpu")
 LEAN_RUNS = {
     "npz_tool compare": ("npz_tool", ["compare", "{npz}", "{npz}"], ("xdsl.dialects.builtin", "tpudsl.ir.module")),
     "tpuc-opt --shape-infer": ("tpuc_opt", ["{mlir}", "--shape-infer", "-o", "{out}"], TOP_ONLY_UNNEEDED),
     "tpuc-opt": ("tpuc_opt", ["{mlir}", "--mlir-print-debuginfo", "-o", "{out}"], TOP_ONLY_UNNEEDED),
+    "tpuc-opt --canonicalize": ("tpuc_opt", ["{mlir}", "--canonicalize", "-o", "{out}"], TOP_ONLY_UNNEEDED),
 }
 TOP_RELU = """module attributes {{module.weight_file = "{npz}"}} {{
   func.func @main(%arg0: tensor<1x3xf32>) -> tensor<1x3xf32> {{

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.dialects.builtin import NoneType, TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
@@ -44,6 +43,8 @@ class FoldConstantOp(TopPattern):
         return KERNELS
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        import numpy as np  # with the interpreter: only when folding is tried (a module with weight data)
+
         from tpudsl.interp import evaluate_op
 
         kernels = self.kernels()

@@ -14,14 +14,16 @@ is [oc, ic/g, *k] for every group count, so scaling along axis 0 is exact. Only 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where the weights are folded: a run without weight data needs none
 
 
 class _FoldIntoConv(TopPattern):
@@ -42,6 +44,8 @@ class _FoldIntoConv(TopPattern):
         affine = self.channel_affine(op)
         if filt is None or affine is None or (bias is None and not _is_none(bias_value)):
             return
+        import numpy as np
+
         scale, shift = (a.reshape(-1).astype(np.float64) for a in affine)
         oc = filt.shape[0]
         if scale.size != oc or shift.size != oc:
@@ -77,6 +81,8 @@ class FuseConvBatchNorm(_FoldIntoConv):
             return None
         if (gamma is None and not _is_none(op.operands[3])) or (beta is None and not _is_none(op.operands[4])):
             return None
+        from tpudsl.dialects.geometry.batch_norm import batch_norm_affine  # numpy: with weight data only
+
         return batch_norm_affine(mean, var, gamma, beta, attrs_of(op)["epsilon"])
 
 

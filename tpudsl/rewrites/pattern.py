@@ -27,9 +27,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, OpResult, Operation, SSAValue
@@ -41,6 +40,9 @@ from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
 from tpudsl.ir.module import top_module_of
 from tpudsl.passes import PATTERN_LOG
 from tpudsl.rewrites.init_deinit import require_weights
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where a pattern makes an array: a run without weight data needs none
 
 
 class RewriteEnv:
@@ -58,6 +60,8 @@ class RewriteEnv:
 
     def new_weight(self, name: str, array: np.ndarray, element_type: Attribute) -> Operation:
         """A `top.Weight` op (not yet inserted) holding `array` under a fresh name derived from `name`."""
+        import numpy as np
+
         assert self.weights is not None, "only patterns with needs_weights create weights"
         unique, n = name, 0
         while unique in self.weights:
