@@ -127,10 +127,11 @@ def _blockwise_into(block_fn, x: np.ndarray, out: np.ndarray) -> np.ndarray:
 def _blockwise(block_fn, x: np.ndarray) -> np.ndarray:
     """block_fn(x block, out block) over L2-sized blocks, in float32; the result in x's float dtype."""
     flat = np.ascontiguousarray(x, dtype=F32).reshape(-1)
-    y = np.empty_like(flat)
+    y = np.empty(np.shape(x), F32)  # the result owns its data (a later step may write into it)
+    dest = y.reshape(-1)
     for i in range(0, flat.size, BLOCK):
-        block_fn(flat[i : i + BLOCK], y[i : i + BLOCK])
-    return y.reshape(np.shape(x)).astype(np.result_type(x, np.float32), copy=False)
+        block_fn(flat[i : i + BLOCK], dest[i : i + BLOCK])
+    return y.astype(np.result_type(x, np.float32), copy=False)
 
 
 def erf(x: np.ndarray) -> np.ndarray:

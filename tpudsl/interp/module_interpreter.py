@@ -279,7 +279,9 @@ class ModuleInterpreter:
         concat_chain.link(steps, _dtype)  # DenseNet-style Concat chains write into one buffer
         kept = set(self._constants) | {s for _, s in self._outputs}
         self._set_frees(steps, keep=kept)
-        self._set_donors(steps, kept | {s for s, _, _ in self._inputs.values()})
+        # The caller's arrays: the block arguments and what top.Input passes on (the same array).
+        inputs = {s for s, _, _ in self._inputs.values()} | {st.results[0] for st in steps if st.op.name == INPUT}
+        self._set_donors(steps, kept | inputs)
         self._steps = steps
         self._n_slots = len(slot)
 
