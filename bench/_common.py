@@ -90,9 +90,9 @@ def timed_kernels(kernels, acc):
     """The kernel table with every run timed into acc[(op name, out shape, filter shape)]."""
     def wrap(name, k):
         def timed(run):
-            def r(ins, a, *out):  # *out: an in_place kernel's `out` (kernel.py)
+            def r(ins, a):
                 t0 = time.perf_counter()
-                y = run(ins, a, *out)
+                y = run(ins, a)
                 w = tuple(ins[1].shape) if len(ins) > 1 and ins[1] is not None else ()
                 acc[(name, tuple(a.out_shapes[0] or ()), w)] = acc.get((name, tuple(a.out_shapes[0] or ()), w), 0.0) + (
                     time.perf_counter() - t0)

@@ -43,11 +43,6 @@ class Kernel:
     # instead of a contiguous array; the interpreter takes it over `prepare` when every reader of
     # the result has `strided_operands`.
     view: Prepare | None = None
-    # True: run (and what prepare or view returns) takes a third argument `out`, None or an operand
-    # array of the result's shape and dtype that dies at this step and nothing else references
-    # (inplace.py decides); the kernel writes its result into it and returns it, or leaves it alone
-    # and returns a fresh array. Element-wise kernels only: `out` may be any of their operands.
-    in_place: bool = False
 
 
 class KernelAttrs(Mapping[str, Any]):

@@ -29,19 +29,18 @@ except ImportError:  # numpy < 2
 _NEG_LOG2E = F32(-np.log2(np.e))
 
 
-def _exp_neg(x: Array, out: Array | None = None) -> Array:
-    """exp(-x) in a fresh array (or `out`); inf (no warning) below x = -88.7."""
-    e = np.multiply(x, _NEG_LOG2E, out=out)
+def _exp_neg(x: Array) -> Array:
+    """exp(-x) in a fresh array; inf (no warning) below x = -88.7."""
+    e = np.multiply(x, _NEG_LOG2E)
     with np.errstate(over="ignore"):
         return np.exp2(e, out=e)
 
 
-def _sigmoid(x: Array, out: Array | None = None) -> Array:
-    # 1 / (1 + exp(-x)) in four passes over one fresh array (or `out`, which may be x: x is read
-    # by the first pass only). exp(-x) overflows to inf below x = -88.7 and the result is then 0 (the
-    # true value is below float32's normal range); no cancellation on either side. 1 / e as a
-    # division: np.reciprocal has no SIMD loop (2x slower).
-    e = _exp_neg(x, out)
+def _sigmoid(x: Array) -> Array:
+    # 1 / (1 + exp(-x)) in four passes over one fresh array. exp(-x) overflows to inf below
+    # x = -88.7 and the result is then 0 (the true value is below float32's normal range); no
+    # cancellation on either side. 1 / e as a division: np.reciprocal has no SIMD loop (2x slower).
+    e = _exp_neg(x)
     e += 1
     return np.divide(F32(1), e, out=e)
 
@@ -71,32 +70,27 @@ def _softplus(x: Array) -> Array:
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype)
 
 
-def _gelu(x: Array, a: KernelAttrs, out: Array | None = None) -> Array:
+def _gelu(x: Array, a: KernelAttrs) -> Array:
     mode = a.get("approx_mode", "normal")
     if mode == "tanh":
         return 0.5 * x * (1 + np.tanh(F32(np.sqrt(2 / np.pi)) * (x + F32(0.044715) * x**3)))
     if mode == "sigm":
         return x * _sigmoid(F32(1.702) * x)
-    return gelu(x, out)
+    return gelu(x)
 
 
-def _relu(x: Array, a: KernelAttrs, out: Array | None = None) -> Array:
-    return relu(x, a.get("relu_limit", -1.0), out=out)
+def _relu(x: Array, a: KernelAttrs) -> Array:
+    return relu(x, a.get("relu_limit", -1.0))
 
 
-def _sigmoid_op(x: Array, a: KernelAttrs, out: Array | None = None) -> Array:
+def _sigmoid_op(x: Array, a: KernelAttrs) -> Array:
     scale, bias = a.get("scale", 1.0), a.get("bias", 0.0)
-    if scale == 1 and bias == 0:
-        y = _sigmoid(x, out)
-    else:  # scale * x + bias, then the sigmoid in place on it
-        y = np.multiply(x, F32(scale), out=out)
-        y += F32(bias)
-        y = _sigmoid(y, y)
-    return np.log(y, out=y) if a.get("log", False) else y
+    y = _sigmoid(x if scale == 1 and bias == 0 else F32(scale) * x + F32(bias))
+    return np.log(y) if a.get("log", False) else y
 
 
-def _hardsigmoid(x: Array, a: KernelAttrs, out: Array | None = None) -> Array:
-    y = np.multiply(x, F32(a.get("alpha", 0.2)), out=out)
+def _hardsigmoid(x: Array, a: KernelAttrs) -> Array:
+    y = x * F32(a.get("alpha", 0.2))
     y += F32(a.get("beta", 0.5))
     return _clip(y, F32(0), F32(1), out=y)
 
@@ -108,8 +102,8 @@ def _elu(x: Array, a: KernelAttrs) -> Array:
 
 # Unary ops without attributes: op -> f(x).
 UNARY: dict[str, Callable[[Array], Array]] = {
-    "Log": np.log, "Sqrt": np.sqrt, "Abs": np.abs, "Erf": erf,
-    "Rsqrt": lambda x: 1 / np.sqrt(x),
+    "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt, "Abs": np.abs, "Erf": erf,
+    "Rsqrt": lambda x: 1 / np.sqrt(x), "Tanh": np.tanh,
     "SiLU": _silu,
     "HardSwish": _hardswish,
     "Mish": lambda x: x * np.tanh(_softplus(x)), "Softplus": _softplus,
@@ -121,35 +115,26 @@ UNARY: dict[str, Callable[[Array], Array]] = {
 
 # Unary ops with attributes: op -> f(x, attrs).
 UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
+    "Relu": _relu,
+    "Sigmoid": _sigmoid_op,
+    "GELU": _gelu,
     "Elu": _elu,
+    "HardSigmoid": _hardsigmoid,
     "LeakyRelu": lambda x, a: np.where(x >= 0, x, F32(a.get("alpha", 0.01)) * x),
     "Swish": lambda x, a: x * _sigmoid(F32(a.get("beta", 1.0)) * x),
     "Pow": lambda x, a: np.power(x, F32(a["exponent"])),
     "Pow2": lambda x, a: np.power(F32(a["const_val"]), x),
     "Reciprocal": lambda x, a: F32(a.get("const_val", 1.0)) / x,
+    "Clip": lambda x, a: np.clip(x, F32(a["min"]), F32(a["max"])),
+    "AddConst": lambda x, a: x + F32(a["const_val"]),
+    "MulConst": lambda x, a: x * F32(a["const_val"]),
     "MinConst": lambda x, a: np.minimum(x, F32(a["const_val"])),
     "MaxConst": lambda x, a: np.maximum(x, F32(a["const_val"])),
     "SubConst": lambda x, a: (F32(a["const_val"]) - x) if a.get("is_reverse", False) else (x - F32(a["const_val"])),
     "DivConst": lambda x, a: (F32(a["const_val"]) / x) if a.get("is_reverse", False) else (x / F32(a["const_val"])),
 }
 
-# Unary ops that can write into their dying operand (kernel.in_place): op -> f(x, attrs, out), out
-# None (a fresh result) or an array of the result's shape and dtype, x itself.
-UNARY_OUT: dict[str, Callable[[Array, KernelAttrs, Array | None], Array]] = {
-    "Relu": _relu,
-    "Clip": lambda x, a, out: _clip(x, F32(a["min"]), F32(a["max"]), out=out),
-    "Sigmoid": _sigmoid_op,
-    "HardSigmoid": _hardsigmoid,
-    "GELU": _gelu,
-    "Tanh": lambda x, a, out: np.tanh(x, out=out),
-    "Exp": lambda x, a, out: np.exp(x, out=out),
-    "AddConst": lambda x, a, out: np.add(x, F32(a["const_val"]), out=out),
-    "MulConst": lambda x, a, out: np.multiply(x, F32(a["const_val"]), out=out),
-}
-
-# n-ary broadcasting ops: op -> binary f, folded left to right over the operands. Add, Sub and Mul
-# write into a dying operand of the result's shape (kernel.in_place).
-IN_PLACE_NARY = ("Add", "Sub", "Mul")
+# n-ary broadcasting ops: op -> binary f, folded left to right over the operands.
 NARY: dict[str, Callable[[Array, Array], Array]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum, "Pow3": np.power,
     "Mod": np.fmod, "Remainder": np.mod,  # ONNX float Mod is fmod; torch.remainder floors
@@ -178,17 +163,13 @@ def _nary(f: Callable[[Array, Array], Array]):
     """Fold `f` over the operands, each first scaled by its `coeff` (Add/Sub); `is_reverse`
     (Sub/Div) folds them in reverse order."""
 
-    def run(ins: Inputs, a: KernelAttrs, out: Array | None = None) -> Array:
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
         xs = _tensors(ins)
         coeff = a.get("coeff") or [1.0] * len(xs)
         terms = [x if c == 1 else x * F32(c) for x, c in zip(xs, coeff, strict=True)]
         if a.get("is_reverse", False):
             terms = terms[::-1]
-        if out is None or len(terms) < 2:
-            return _float_result(functools.reduce(f, terms), a)
-        # `out` is one of the operands: every term is read before the last application writes it
-        # (element-wise, so an operand that is `out` itself is read where it is written).
-        return f(functools.reduce(f, terms[:-1]), terms[-1], out=out)
+        return _float_result(functools.reduce(f, terms), a)
 
     return run
 
@@ -302,15 +283,10 @@ def _unary_attr(f: Callable[[Array, KernelAttrs], Array]):
     return lambda ins, a: f(ins[0], a)
 
 
-def _unary_out(f: Callable[[Array, KernelAttrs, Array | None], Array]):
-    return lambda ins, a, out=None: f(ins[0], a, out)
-
-
 KERNELS: dict[str, Kernel] = {
     **{f"top.{n}": Kernel(_unary(f)) for n, f in UNARY.items()},
     **{f"top.{n}": Kernel(_unary_attr(f)) for n, f in UNARY_ATTR.items()},
-    **{f"top.{n}": Kernel(_unary_out(f), in_place=True) for n, f in UNARY_OUT.items()},
-    **{f"top.{n}": Kernel(_nary(f), in_place=n in IN_PLACE_NARY) for n, f in NARY.items()},
+    **{f"top.{n}": Kernel(_nary(f)) for n, f in NARY.items()},
     "top.Compare": Kernel(_compare),
     "top.CompareConst": Kernel(_compare_const),
     "top.Where": Kernel(_where),

@@ -89,8 +89,7 @@ def _normalize(x: Array, axis: int, eps: float) -> tuple[Array, Array, Array]:
     return centered.reshape(x.shape), mean.reshape(kept), rstd.reshape(kept)
 
 
-def _batch_norm(ins: Inputs, a: KernelAttrs, out: Array | None = None) -> Array:
-    """The general BatchNorm (computed statistics): a fresh result, `out` left alone."""
+def _batch_norm(ins: Inputs, a: KernelAttrs) -> Array:
     x, mean, var = ins[:3]
     gamma, beta = (list(ins[3:]) + [None, None])[:2]
     n = x.ndim
@@ -108,22 +107,18 @@ def _batch_norm_prepare(static: Inputs, a: KernelAttrs):
     gamma, beta = (list(static[3:]) + [None, None])[:2]
     scale, shift = (v.astype(np.float32) for v in batch_norm_affine(mean, var, gamma, beta, a.get("epsilon", 1e-5)))
 
-    def run(ins: Inputs, a: KernelAttrs, out: Array | None = None) -> Array:
+    def run(ins: Inputs, a: KernelAttrs) -> Array:
         x = ins[0]
-        y = np.multiply(x, _per_channel(scale, x.ndim), out=out)
+        y = x * _per_channel(scale, x.ndim)
         y += _per_channel(shift, x.ndim)
         return y
 
     return run
 
 
-def _scale(ins: Inputs, a: KernelAttrs, out: Array | None = None) -> Array:
+def _scale(ins: Inputs, a: KernelAttrs) -> Array:
     x, scale, bias = ins
-    scale, bias = _per_channel(scale, x.ndim), _per_channel(bias, x.ndim)
-    if out is None:
-        return _affine(x, scale, bias)
-    y = np.multiply(x, scale, out=out)  # `out` is an operand of the result's shape: read here first
-    return y if bias is None else np.add(y, bias, out=y)
+    return _affine(x, _per_channel(scale, x.ndim), _per_channel(bias, x.ndim))
 
 
 def _layer_norm(ins: Inputs, a: KernelAttrs) -> list[Array]:
@@ -211,8 +206,8 @@ def _lrn(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 KERNELS: dict[str, Kernel] = {
-    "top.BatchNorm": Kernel(_batch_norm, _batch_norm_prepare, in_place=True),
-    "top.Scale": Kernel(_scale, in_place=True),
+    "top.BatchNorm": Kernel(_batch_norm, _batch_norm_prepare),
+    "top.Scale": Kernel(_scale),
     "top.LayerNorm": Kernel(_layer_norm, _layer_norm_prepare),
     "top.InstanceNorm": Kernel(_instance_norm),
     "top.GroupNorm": Kernel(_group_norm),

@@ -112,26 +112,13 @@ def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
     np.divide(x, out, out=out)
 
 
-def _blockwise_into(block_fn, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """_blockwise into `out` (contiguous float32 of x's shape, x itself allowed): each block computed
-    into one block-sized scratch array, then copied over out's block (its input already read)."""
-    flat, dest = np.ascontiguousarray(x, dtype=F32).reshape(-1), out.reshape(-1)
-    scratch = np.empty(min(BLOCK, flat.size), F32)
-    for i in range(0, flat.size, BLOCK):
-        block = scratch[: min(BLOCK, flat.size - i)]
-        block_fn(flat[i : i + BLOCK], block)
-        dest[i : i + BLOCK] = block
-    return out
-
-
 def _blockwise(block_fn, x: np.ndarray) -> np.ndarray:
     """block_fn(x block, out block) over L2-sized blocks, in float32; the result in x's float dtype."""
     flat = np.ascontiguousarray(x, dtype=F32).reshape(-1)
-    y = np.empty(np.shape(x), F32)  # the result owns its data (a later step may write into it)
-    dest = y.reshape(-1)
+    y = np.empty_like(flat)
     for i in range(0, flat.size, BLOCK):
-        block_fn(flat[i : i + BLOCK], dest[i : i + BLOCK])
-    return y.astype(np.result_type(x, np.float32), copy=False)
+        block_fn(flat[i : i + BLOCK], y[i : i + BLOCK])
+    return y.reshape(np.shape(x)).astype(np.result_type(x, np.float32), copy=False)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -139,7 +126,6 @@ def erf(x: np.ndarray) -> np.ndarray:
     return _blockwise(_erf_block, x)
 
 
-def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf; into `out` (a
-    contiguous float32 array of x's shape, x itself allowed) when given."""
-    return _blockwise(_gelu_block, x) if out is None else _blockwise_into(_gelu_block, x, out)
+def gelu(x: np.ndarray) -> np.ndarray:
+    """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf."""
+    return _blockwise(_gelu_block, x)

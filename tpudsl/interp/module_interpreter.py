@@ -49,14 +49,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.interp import concat_chain, inplace, winograd
+from tpudsl.interp import concat_chain, winograd
 from tpudsl.interp.kernel import (
     Array,
     Kernel,
     KernelAttrs,
     ResultMismatch,
     Run,
-    apply_fused_relu,
     as_outputs,
     finish_output,
     hold,
@@ -207,10 +206,6 @@ class _Step:
     # to apply): a kernel result of exactly that shape and dtype is stored as it is, the rest
     # goes through finish_output. (shape, dtype), or None: always finish_output.
     plain: tuple[tuple[int, ...], np.dtype] | None = None
-    in_place: bool = False  # the kernel takes `out` (kernel.py)
-    # Operand positions whose array the result may be written into (inplace.candidates), when the
-    # array turns out unshared at the call (inplace.donor).
-    donors: tuple[int, ...] = ()
 
 
 class ModuleInterpreter:
@@ -277,11 +272,7 @@ class ModuleInterpreter:
                 steps.append(self._plan(op, slot, number))
         self._outputs = [(self._names[slot[v]], slot[v]) for v in returned]
         concat_chain.link(steps, _dtype)  # DenseNet-style Concat chains write into one buffer
-        kept = set(self._constants) | {s for _, s in self._outputs}
-        self._set_frees(steps, keep=kept)
-        # The caller's arrays: the block arguments and what top.Input passes on (the same array).
-        inputs = {s for s, _, _ in self._inputs.values()} | {st.results[0] for st in steps if st.op.name == INPUT}
-        self._set_donors(steps, kept | inputs)
+        self._set_frees(steps, keep=set(self._constants) | {s for _, s in self._outputs})
         self._steps = steps
         self._n_slots = len(slot)
 
@@ -349,7 +340,7 @@ class ModuleInterpreter:
         if len(results) == 1 and attrs.out_shape(0) is not None and attrs.out_dtype(0) is not None \
                 and not (relu and attrs.get("do_relu", False)):
             plain = (attrs.out_shape(0), attrs.out_dtype(0))
-        return _Step(op, run, attrs, operands, results, relu=relu, plain=plain, in_place=kernel.in_place)
+        return _Step(op, run, attrs, operands, results, relu=relu, plain=plain)
 
     def _strided_readers(self, op: Operation) -> bool:
         """Whether op's one result is read, and only by kernels that take strided operands (not
@@ -375,17 +366,6 @@ class ModuleInterpreter:
         for i, step in enumerate(steps):
             step.frees = tuple(frees.get(i, ()))
 
-    @staticmethod
-    def _set_donors(steps: list[_Step], kept: set[int]) -> None:
-        """The operands an in-place step may write its one result into: dying here, never a weight,
-        a graph input or an output (inplace.candidates)."""
-        for step in steps:
-            shape, dtype = step.attrs.out_shape(0), step.attrs.out_dtype(0)
-            if step.in_place and len(step.results) == 1 and shape is not None and dtype is not None:
-                step.donors = inplace.candidates(step.operands, step.attrs.in_shapes,
-                                                 [_dtype(v) for v in step.op.operands], (shape, dtype),
-                                                 set(step.frees), kept)
-
     # ---- inference ----------------------------------------------------------------------
 
     def inference(
@@ -407,21 +387,14 @@ class ModuleInterpreter:
         if keep_all:
             kept.update((name, values[s]) for name, (s, _, _) in self._inputs.items())
         for step in self._steps:
-            ins = [values[s] for s in step.operands]
-            # Not under keep_all: every tensor is kept, none may be overwritten.
-            out = inplace.donor(ins, step.donors) if step.donors and not keep_all else None
             try:
-                outs = step.run(ins, step.attrs) if out is None else step.run(ins, step.attrs, out)
+                outs = step.run([values[s] for s in step.operands], step.attrs)
             except TpudslError:
                 raise
             except Exception as e:
                 raise TpudslError(f"{_where(step.op)} failed: {type(e).__name__}: {e}") from e
             plain = step.plain
-            if out is not None and outs is out:  # written into its dying operand: right shape and dtype
-                if step.relu:
-                    apply_fused_relu(out, step.attrs, out=out)
-                values[step.results[0]] = out
-            elif plain is not None and type(outs) is np.ndarray and outs.shape == plain[0] and outs.dtype == plain[1]:
+            if plain is not None and type(outs) is np.ndarray and outs.shape == plain[0] and outs.dtype == plain[1]:
                 values[step.results[0]] = outs  # what finish_output would return: checked, nothing to do
             else:
                 self._finish(step, outs, values)
@@ -430,9 +403,6 @@ class ModuleInterpreter:
             else:
                 for s in step.frees:
                     values[s] = None
-            # The loop holds no array past its step: an array's references are then its value slot and
-            # the next step's operand list (inplace.LOOP_REFS).
-            ins = outs = out = None
         outputs = {name: values[s] for name, s in self._outputs}
         return {**kept, **outputs} if keep_all else outputs
 
