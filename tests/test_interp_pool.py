@@ -291,3 +291,101 @@ def test_prepared_avg_pool_matches_a_float64_loop():
     for case, count in seen.items():
         assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
     assert len(seen) == 7, sorted(seen)
+
+
+def max_pool_loops(x: np.ndarray, k, s, pads, ceil_mode: bool) -> np.ndarray:
+    """ONNX MaxPool (no dilation) window by window in float64, written from the spec: the output
+    size rounded down, or up with ceil_mode unless that last window would start past the input and
+    the begin pad; each output the max of its window's input positions (np.max: a NaN wins)."""
+    rank = len(k)
+    outs = []
+    for i in range(rank):
+        span = x.shape[2 + i] + pads[i] + pads[rank + i] - k[i]
+        o = (-(-span // s[i]) if ceil_mode else span // s[i]) + 1
+        if ceil_mode and (o - 1) * s[i] >= x.shape[2 + i] + pads[i]:
+            o -= 1
+        outs.append(o)
+    y = np.empty((*x.shape[:2], *outs))
+    for pos in np.ndindex(*outs):
+        window = []
+        for i, p in enumerate(pos):
+            start = p * s[i] - pads[i]
+            window.append(slice(max(start, 0), min(start + k[i], x.shape[2 + i])))
+        y[(slice(None), slice(None), *pos)] = x[(slice(None), slice(None), *window)].astype(np.float64).max(
+            axis=tuple(range(2, x.ndim)))
+    return y
+
+
+FAST_MAX_CASES = ("fast path, kernel 2", "fast path, kernel 3", "fast path, border window",
+                  "fast path, ceil_mode adds a window", "fast path, NaN present", "fast path, 2-D", "general path")
+# the last axis' (kernel, begin pad, end pad) of a targeted example: every one fits the fast path on
+# an even width for some ceil_mode ((3, 0, 0) with ceil_mode: its extra window has a border)
+TARGETED = ((2, 0, 0), (2, 0, 1), (2, 1, 0), (3, 1, 1), (3, 1, 1), (3, 0, 0), (3, 0, 0), (3, 1, 0), (3, 0, 1),
+            (3, 2, 0), (3, 0, 2))
+
+
+def test_max_pool_stride2_last_axis_property():
+    """Random MaxPools aimed at the stride-2 last-axis path (`_max_last_axis`: even and odd phases,
+    unit-stride maxima, recomputed border columns), and others beside it (any kernel 1-4 and pads,
+    stride 1 or 2, odd widths), against the float64 loop; NaN-free ones against onnxruntime too (its
+    NaN handling depends on the tap's position, so NaN cases follow the loop: a NaN in a window wins,
+    as np.maximum has always made it here). Each case must occur in a tenth of the examples."""
+    from unittest import mock
+
+    from tpudsl.interp import kernels_pool
+
+    seen: Counter[str] = Counter()
+
+    @given(data=st.data(), seed=st.integers(0, 2**16))
+    def check(data, seed):
+        rank = data.draw(st.integers(1, 2))
+        k = [data.draw(st.integers(1, 3)) for _ in range(rank - 1)]
+        s = [data.draw(st.integers(1, 2)) for _ in range(rank - 1)]
+        pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2]
+        if data.draw(st.booleans()):  # targeted
+            kw, pb, pe = data.draw(st.sampled_from(TARGETED))
+            sw, width = 2, 2 * data.draw(st.integers(2, 6))
+        else:
+            kw, sw = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 2))
+            pb, pe = data.draw(st.integers(0, kw - 1)), data.draw(st.integers(0, kw - 1))
+            width = data.draw(st.integers(kw, 12))
+        k, s = k + [kw], s + [sw]
+        pads = pads[:rank - 1] + [pb] + pads[rank - 1:] + [pe]
+        ceil_mode = data.draw(st.booleans())
+        size = [data.draw(st.integers(k[i], 9)) for i in range(rank - 1)] + [width]
+        rng = np.random.default_rng(seed)
+        x = rand(rng, data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3)), *size)
+        nan = data.draw(st.booleans())
+        if nan:
+            x.reshape(-1)[rng.integers(0, x.size, 1 + x.size // 8)] = np.nan
+        attrs = {"kernel_shape": k, "strides": s, "pads": pads, "ceil_mode": ceil_mode}
+        with mock.patch.object(kernels_pool, "_max_last_axis", wraps=kernels_pool._max_last_axis) as fast:
+            got = run_top("top.MaxPool", [x], attrs)[0]
+        expected = max_pool_loops(x, k, s, pads, ceil_mode)
+        assert got.shape == expected.shape
+        # a max is one of its inputs: equal in float32, NaN where the loop has NaN
+        np.testing.assert_array_equal(got, expected.astype(np.float32))
+        if not nan:
+            (ref,) = ort_run("MaxPool", [x], _onnx_pool_attrs(attrs))
+            np.testing.assert_array_equal(got, ref)
+
+        o = expected.shape[-1]
+        cases = {"general path"}
+        if fast.called:
+            cases = {"fast path", f"fast path, kernel {kw}"}
+            if pb > 0 or (o - 1) * 2 - pb + kw > width:
+                cases.add("fast path, border window")
+            if ceil_mode and o > (width + pb + pe - kw) // 2 + 1:
+                cases.add("fast path, ceil_mode adds a window")
+            if nan:
+                cases.add("fast path, NaN present")
+            if rank == 2:
+                cases.add("fast path, 2-D")
+        for case in cases:
+            event(case)
+            seen[case] += 1
+        seen["examples"] += 1
+
+    settings(max_examples=150)(check)()
+    for case in FAST_MAX_CASES:
+        assert seen[case] * 10 >= seen["examples"], f"{case!r} happened in {seen[case]} of {seen['examples']} examples"

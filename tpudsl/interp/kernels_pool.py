@@ -49,6 +49,71 @@ def _window_reduce(xp: Array, g: Geometry, out: tuple[int, ...], combine: Callab
     return y
 
 
+def _phases(y: Array) -> tuple[Array, Array]:
+    """The even and odd elements of the last axis of a C-contiguous float32 y of even length, each
+    a fresh contiguous array: every (even, odd) pair is read as one uint64 and cast to uint32,
+    which keeps its low half (the even element on a little-endian machine), and the odd elements
+    are the same cast of the pairs read 4 bytes further on. Casts are contiguous SIMD loops: 2x a
+    stride-2 copy, 4x a stride-2 np.maximum (the float32 bits are moved, never converted)."""
+    flat = y.reshape(-1)
+    half = flat.size // 2
+    even = np.empty(y.shape[:-1] + (y.shape[-1] // 2,), np.float32)
+    odd = np.empty_like(even)
+    np.copyto(even.reshape(-1).view(np.uint32), flat.view(np.uint64), casting="unsafe")
+    shifted = np.ndarray((half - 1,), np.uint64, buffer=flat, offset=4)  # pairs (odd m, even m + 1)
+    odd_flat = odd.reshape(-1)
+    np.copyto(odd_flat[:-1].view(np.uint32), shifted, casting="unsafe")
+    odd_flat[-1] = flat[-1]
+    return even, odd
+
+
+def _fast_last_axis(y: Array, k: int, s: int, d: int, pb: int, o: int) -> bool:
+    """Whether `_max_last_axis` takes this last axis: float32, contiguous, stride 2 on an even
+    length, no dilation, at most 3 taps, the first tap's pad inside the window, and one output
+    per input pair (ResNet's and DenseNet's 3x3/2 pad 1 pools, 2x2/2)."""
+    size = y.shape[-1]
+    return (s == 2 and d == 1 and k <= 3 and pb < k and size % 2 == 0 and o == size // 2 and y.size > 0
+            and y.dtype == np.float32 and y.flags.c_contiguous and np.little_endian)
+
+
+def _max_last_axis(y: Array, k: int, pb: int) -> Array:
+    """The stride-2 window max along the last axis (`_fast_last_axis`), from its even and odd
+    phases with unit-stride maxima over the whole flat array: tap t reads phase (t - pb) % 2 at
+    output j + (t - pb) // 2. A shift of one crosses into the neighbouring row at that row's
+    first (shift -1) or last (shift +1) output, so those columns are recomputed afterwards from
+    the input positions inside the row (np.maximum throughout: a NaN in a window wins, as on the
+    general path)."""
+    half = y.shape[-1] // 2
+    phase = _phases(y)
+    acc = phase[0]  # tap t = pb: phase 0, shift 0; the others accumulate into a fresh array (the
+    out = np.empty_like(acc)  # phases are read again by later taps, so never written)
+    src_acc, flat = acc.reshape(-1), out.reshape(-1)
+    border = set()
+    for t in range(k):
+        if t == pb:
+            continue
+        q, shift = (t - pb) % 2, (t - pb) // 2
+        src = phase[q].reshape(-1)
+        if shift == 0:
+            np.maximum(src_acc, src, out=flat)
+        elif shift < 0:
+            np.maximum(src_acc[1:], src[:-1], out=flat[1:])
+            flat[0] = src_acc[0]
+            border.add(0)
+        else:
+            np.maximum(src_acc[:-1], src[1:], out=flat[:-1])
+            flat[-1] = src_acc[-1]
+            border.add(half - 1)
+        acc, src_acc = out, flat
+    for j in border:
+        cols = [p for p in range(2 * j - pb, 2 * j - pb + k) if 0 <= p < y.shape[-1]]
+        column = acc[..., j]
+        column[...] = y[..., cols[0]]
+        for p in cols[1:]:
+            np.maximum(column, y[..., p], out=column)
+    return acc
+
+
 def _max_reduce(x: Array, g: Geometry, out: tuple[int, ...]) -> Array:
     """The max of every window, one spatial axis at a time, straight from x: tap t of an axis
     updates the outputs j whose input j * s + t * d - pad lies inside x. Pads (and the ceil_mode
@@ -57,6 +122,9 @@ def _max_reduce(x: Array, g: Geometry, out: tuple[int, ...]) -> Array:
     y = x
     for axis, (size, k, s, d, pb, o) in enumerate(
             zip(x.shape[2:], g.kernel, g.strides, g.dilations, g.pads_begin, out, strict=True), start=2):
+        if axis == x.ndim - 1 and _fast_last_axis(y, k, s, d, pb, o):
+            y = _max_last_axis(y, k, pb)
+            continue
         spans = []  # (first output, end output, first input) of each tap that reads inside x
         for t in range(k):
             off = t * d - pb
