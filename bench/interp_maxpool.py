@@ -100,7 +100,8 @@ def main() -> int:
             for side in ("base", "new"):
                 np.testing.assert_array_equal(outs[side], outs["ort"], err_msg=f"{key} {side}")
             k, s, p = a["kernel_shape"], a.get("strides"), a.get("pads")
-            rows.append(f"| {name} | {list(x.shape[1:])} {'x'.join(map(str, k))}/{s[0] if s else 1} pads {list(p or [])} | "
+            layer = f"{list(x.shape[1:])} {'x'.join(map(str, k))}/{s[0] if s else 1} pads {list(p or [])}"
+            rows.append(f"| {name} | {layer} | "
                         f"{best['base'] * 1e3:.3f} | {best['new'] * 1e3:.3f} | {best['ort'] * 1e3:.3f} | "
                         f"**{best['base'] / best['new']:.2f}** | **{best['new'] / best['ort']:.2f}** |")
             print(rows[-1], flush=True)
@@ -110,7 +111,8 @@ def main() -> int:
         "",
         f"Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/interp_maxpool.py --base {rev} "
         f"--models {args.models} --runs {args.runs}` ({time.strftime('%Y-%m-%d %H:%M')}; one thread each; best CPU "
-        f"time of {args.runs}, alternating; load average {load0:.1f} before, {load1:.1f} after on {os.cpu_count()} cores)",
+        f"time of {args.runs}, alternating; load average {load0:.1f} before, {load1:.1f} after on "
+        f"{os.cpu_count()} cores)",
         "",
         f"| model | layer | {rev} ms | this tree ms | ort ms | base / this | this / ort |",
         "|---|---|---|---|---|---|---|",
