@@ -316,46 +316,58 @@ def max_pool_loops(x: np.ndarray, k, s, pads, ceil_mode: bool) -> np.ndarray:
     return y
 
 
-FAST_MAX_CASES = ("fast path, kernel 2", "fast path, kernel 3", "fast path, border window",
-                  "fast path, ceil_mode adds a window", "fast path, NaN present", "fast path, 2-D", "general path")
-# the last axis' (kernel, begin pad, end pad) of a targeted example: every one fits the fast path on
-# an even width for some ceil_mode ((3, 0, 0) with ceil_mode: its extra window has a border)
-TARGETED = ((2, 0, 0), (2, 0, 1), (2, 1, 0), (3, 1, 1), (3, 1, 1), (3, 0, 0), (3, 0, 0), (3, 1, 0), (3, 0, 1),
-            (3, 2, 0), (3, 0, 2))
+# The last axis' (kernel, begin pad, end pad, ceil_mode or None for either) on an even width: each
+# one a pool the stride-2 last-axis path takes (one output per input pair).
+FAST_LAST_AXES = ((2, 0, 0, None), (2, 0, 1, None), (2, 1, 0, False), (3, 1, 1, False), (3, 0, 0, True),
+                  (3, 1, 0, None), (3, 0, 1, None), (3, 2, 0, False), (3, 0, 2, None))
+# Each case of the property and its examples, the case forced by construction: the fast path with
+# kernel 2, kernel 3, a border column (a begin pad, or ceil_mode's window over the end), ceil_mode's
+# extra window, NaN, a 2-D pool; and the span path (odd width, stride 1 or 4 taps on the last axis).
+FAST_MAX_CASES = {
+    "fast path, kernel 2": dict(axes=[a for a in FAST_LAST_AXES if a[0] == 2]),
+    "fast path, kernel 3": dict(axes=[a for a in FAST_LAST_AXES if a[0] == 3]),
+    "fast path, border window": dict(axes=[a for a in FAST_LAST_AXES if a[1] > 0 or a[3]]),
+    "fast path, ceil_mode adds a window": dict(axes=[(3, 0, 0, True)]),
+    "fast path, NaN present": dict(axes=FAST_LAST_AXES, nan=True),
+    "fast path, 2-D": dict(axes=FAST_LAST_AXES, rank=2),
+    "general path": dict(axes=None),
+}
 
 
 def test_max_pool_stride2_last_axis_property():
-    """Random MaxPools aimed at the stride-2 last-axis path (`_max_last_axis`: even and odd phases,
-    unit-stride maxima, recomputed border columns), and others beside it (any kernel 1-4 and pads,
-    stride 1 or 2, odd widths), against the float64 loop; NaN-free ones against onnxruntime too (its
-    NaN handling depends on the tap's position, so NaN cases follow the loop: a NaN in a window wins,
-    as np.maximum has always made it here). Each case must occur in a tenth of the examples."""
+    """Random MaxPools through the stride-2 last-axis path (`_max_last_axis`: even and odd phases,
+    unit-stride maxima, recomputed border columns), and others beside it, against the float64 loop
+    exactly; NaN-free ones against onnxruntime too (its NaN handling depends on the tap's position,
+    so NaN cases follow the loop: a NaN in a window wins, as np.maximum has always made it here).
+    Every case of FAST_MAX_CASES is forced in its own 20 examples, and must happen in each of them."""
     from unittest import mock
 
     from tpudsl.interp import kernels_pool
 
     seen: Counter[str] = Counter()
 
-    @given(data=st.data(), seed=st.integers(0, 2**16))
-    def check(data, seed):
-        rank = data.draw(st.integers(1, 2))
+    def check(data, seed, case, axes=None, nan=None, rank=None):
+        rank = rank or data.draw(st.integers(1, 2))
         k = [data.draw(st.integers(1, 3)) for _ in range(rank - 1)]
         s = [data.draw(st.integers(1, 2)) for _ in range(rank - 1)]
         pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2]
-        if data.draw(st.booleans()):  # targeted
-            kw, pb, pe = data.draw(st.sampled_from(TARGETED))
+        ceil_mode = data.draw(st.booleans())
+        if axes is not None:
+            kw, pb, pe, ceil = data.draw(st.sampled_from(axes))
+            ceil_mode = ceil_mode if ceil is None else ceil
             sw, width = 2, 2 * data.draw(st.integers(2, 6))
-        else:
-            kw, sw = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 2))
+        else:  # off the path: an odd width, stride 1, or 4 taps on the last axis
+            off = data.draw(st.sampled_from(["odd width", "stride 1", "4 taps"]))
+            kw = 4 if off == "4 taps" else data.draw(st.integers(1, 3))
+            sw = 1 if off == "stride 1" else 2
             pb, pe = data.draw(st.integers(0, kw - 1)), data.draw(st.integers(0, kw - 1))
-            width = data.draw(st.integers(kw, 12))
+            width = 2 * data.draw(st.integers(2, 6)) + (off == "odd width")
         k, s = k + [kw], s + [sw]
         pads = pads[:rank - 1] + [pb] + pads[rank - 1:] + [pe]
-        ceil_mode = data.draw(st.booleans())
         size = [data.draw(st.integers(k[i], 9)) for i in range(rank - 1)] + [width]
         rng = np.random.default_rng(seed)
         x = rand(rng, data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3)), *size)
-        nan = data.draw(st.booleans())
+        nan = data.draw(st.booleans()) if nan is None else nan
         if nan:
             x.reshape(-1)[rng.integers(0, x.size, 1 + x.size // 8)] = np.nan
         attrs = {"kernel_shape": k, "strides": s, "pads": pads, "ceil_mode": ceil_mode}
@@ -372,7 +384,7 @@ def test_max_pool_stride2_last_axis_property():
         o = expected.shape[-1]
         cases = {"general path"}
         if fast.called:
-            cases = {"fast path", f"fast path, kernel {kw}"}
+            cases = {f"fast path, kernel {kw}"}
             if pb > 0 or (o - 1) * 2 - pb + kw > width:
                 cases.add("fast path, border window")
             if ceil_mode and o > (width + pb + pe - kw) // 2 + 1:
@@ -381,11 +393,19 @@ def test_max_pool_stride2_last_axis_property():
                 cases.add("fast path, NaN present")
             if rank == 2:
                 cases.add("fast path, 2-D")
-        for case in cases:
-            event(case)
-            seen[case] += 1
-        seen["examples"] += 1
+        for c in cases:
+            event(c)
+        assert case in cases, f"{case!r} not in {cases} ({attrs}, width {width})"
+        seen[case] += 1
 
-    settings(max_examples=150)(check)()
-    for case in FAST_MAX_CASES:
-        assert seen[case] * 10 >= seen["examples"], f"{case!r} happened in {seen[case]} of {seen['examples']} examples"
+    def examples(case, forced):
+        @settings(max_examples=20)
+        @given(data=st.data(), seed=st.integers(0, 2**16))
+        def one(data, seed):
+            check(data, seed, case, **forced)
+
+        return one
+
+    for case, forced in FAST_MAX_CASES.items():
+        examples(case, forced)()
+        assert seen[case] >= 20, f"{case!r}: {seen[case]} examples"
