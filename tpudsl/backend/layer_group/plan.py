@@ -147,24 +147,53 @@ def _backward(ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
     is computed as the union of their parts: every consumer of a member comes after it in `ops`, so
     all of them have asked for their part before its producer's turn. C and W stay None (whole,
     each op's own pads) unless the group is cut along them."""
-    members = set(ops)
-    cut_c, cut_w = part.c is not None, part.w is not None
     wanted: dict[SSAValue, Part] = {ops[-1].results[0]: part}
     plans: dict[Operation, SlicePlan] = {}
     for op in reversed(ops):
-        got = wanted[op.results[0]]
-        if KINDS[op.name] == "upsample" and got.w is not None:
-            sw = attrs_of(op)["scale_w"]  # whole input columns: the record repeats each sw times from the first
-            got = Part(got.n, got.h, got.c, (got.w[0] // sw * sw, -(-got.w[1] // sw) * sw))
-        plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, got)
-        for t in plan.inputs:
-            if t.value.owner in members:
-                r = [(a, a + k) for a, k in zip(t.start, t.shape, strict=True)]
-                new = Part(r[0], r[2], r[1] if cut_c else None, r[3] if cut_w else None)
-                had = wanted.get(t.value)
-                wanted[t.value] = new if had is None else Part(*(_union(x, y) for x, y in zip(
-                    (had.n, had.h, had.c, had.w), (new.n, new.h, new.c, new.w), strict=True)))
+        _backward_step(op, wanted, plans, part)
     return plans
+
+
+def _backward_step(op: Operation, wanted: dict[SSAValue, Part], plans: dict[Operation, SlicePlan], part: Part) -> None:
+    """`op`'s part (from what its consumers asked for in `wanted`) into `plans`, and what it asks of
+    its operands into `wanted` (of every producer: those outside the group are never read)."""
+    cut_c, cut_w = part.c is not None, part.w is not None
+    got = wanted[op.results[0]]
+    if KINDS[op.name] == "upsample" and got.w is not None:
+        sw = attrs_of(op)["scale_w"]  # whole input columns: the record repeats each sw times from the first
+        got = Part(got.n, got.h, got.c, (got.w[0] // sw * sw, -(-got.w[1] // sw) * sw))
+    plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, got)
+    for t in plan.inputs:
+        r = [(a, a + k) for a, k in zip(t.start, t.shape, strict=True)]
+        new = Part(r[0], r[2], r[1] if cut_c else None, r[3] if cut_w else None)
+        had = wanted.get(t.value)
+        wanted[t.value] = new if had is None else Part(*(_union(x, y) for x, y in zip(
+            (had.n, had.h, had.c, had.w), (new.n, new.h, new.c, new.w), strict=True)))
+
+
+class Backward:
+    """`_backward` for runs that end at the same op, remembered per part of its output: the search
+    asks for ops[j:i] with j = i-2, i-3, .. (each run one op longer at the front). A member's part
+    depends only on what its consumers in the run ask for, and all of them come after it, so the
+    parts of ops[j+1:i] are those of ops[j:i] but op j's, which follows from them: a longer run
+    costs one op per slice, not its length (the same parts, so the same decisions)."""
+
+    def __init__(self) -> None:
+        # (last op, part) -> (the ops done, last first; what each producer is asked for; their parts)
+        self.done: dict[tuple[Operation, Part], tuple[list[Operation], dict, dict]] = {}
+
+    def __call__(self, ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
+        key = (ops[-1], part)
+        seq, wanted, plans = self.done.get(key) or ([], {}, {})
+        if any(a is not b for a, b in zip(seq, reversed(ops))):  # another run ending there: start over
+            seq, wanted, plans = [], {}, {}
+        if not seq:
+            wanted[ops[-1].results[0]] = part
+        for op in ops[len(ops) - 1 - len(seq)::-1] if len(seq) < len(ops) else ():
+            _backward_step(op, wanted, plans, part)
+            seq.append(op)
+        self.done[key] = (seq, wanted, plans)
+        return {op: plans[op] for op in reversed(ops)}  # a copy: plan_group replaces parts in it
 
 
 def _union(a: Range | None, b: Range | None) -> Range | None:
@@ -231,18 +260,19 @@ def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: C
 
 def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_memory: bool = True,
                ahead_base: int | None = None, csecs: int = 1, wsecs: int = 1,
-               check_growth: bool = True) -> GroupPlan | str:
+               check_growth: bool = True, backward: Backward | None = None) -> GroupPlan | str:
     """The plan of `ops` as one group sliced (nsecs, hsecs), or why that is not valid (without
     `check_memory`, a plan whatever local memory it needs: the cost of a group of one). The whole
     tiles lie one after the other from 0, but with `ahead_base` those of the first op that has
     some (prefetched during the group before) from there; the other tiles are first fit around.
     `csecs`, `wsecs`: also cut along C (whole lanes per part; every op channel-local) and W (slices
     C outer, then N, H, W, as `slicing.parts` orders an op alone's). Without `check_growth`, the
-    halo growth limit is not checked (what local memory a split needs at least, first_fit_split)."""
+    halo growth limit is not checked (what local memory a split needs at least, first_fit_split).
+    `backward`: where the search remembers the parts of the runs that end at ops[-1] (`Backward`)."""
     reason = static_reason(ops) or _cw_reason(ops, csecs, wsecs)
     if reason is not None:
         return reason
-    slices = [_backward(ops, p) for p in slicing.parts(ops[-1], Secs(nsecs, hsecs, csecs, wsecs))]
+    slices = [(backward or _backward)(ops, p) for p in slicing.parts(ops[-1], Secs(nsecs, hsecs, csecs, wsecs))]
     stored = _stored(ops)
     if any(not _covers(op, slices) for op in stored):
         return "its slices do not compute all of a result used outside the group"
@@ -356,19 +386,21 @@ def _to_tile_end(op: Operation, part: SlicePlan, i: int, tile: Tile) -> SlicePla
     return replace(part, inputs=[wider if k == i else x for k, x in enumerate(part.inputs)])
 
 
-def first_fit_split(ops: list[Operation], chip: Chip) -> GroupPlan | str:
+def first_fit_split(ops: list[Operation], chip: Chip, backward: Backward | None = None) -> GroupPlan | str:
     """The valid plan with the fewest slices (N before H, as groups of one), or why there is none.
     Only when even the finest N x H split (one row per slice) is short of local memory: W too,
     then C (`_cut_split`); N x H first keeps every group that fitted before sliced as before."""
     whole = sum(align(tile_bytes(t, chip), chip.eu_bytes) for op in ops for t in whole_tiles(op))
     if whole > chip.lmem_bytes:  # held whole for the whole group: no slicing helps
         return f"its whole tiles need {whole} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
-    reason = _fewest_nh(ops, chip, 1, 1)
-    if isinstance(reason, GroupPlan) or not (_short(reason) or reason.startswith("its H slices")) \
-            or not _short(_finest(ops, chip, 1, 1)):
+    reason = _fewest_nh(ops, chip, 1, 1, backward)
+    if isinstance(reason, GroupPlan) or not (_short(reason) or reason.startswith("its H slices")):
+        return reason
+    # short of memory, _fewest_nh's last try was the finest split itself (growth checked and within)
+    if not _short(reason) and not _short(_finest(ops, chip, 1, 1, backward)):
         return reason
     for dim in ("W", "C"):
-        got = _cut_split(ops, chip, dim)
+        got = _cut_split(ops, chip, dim, backward)
         if got is not None:
             return got
     return reason
@@ -378,12 +410,13 @@ def _short(got: GroupPlan | str) -> bool:
     return isinstance(got, str) and got.startswith("its tiles need")
 
 
-def _finest(ops: list[Operation], chip: Chip, csecs: int, wsecs: int) -> GroupPlan | str:
+def _finest(ops: list[Operation], chip: Chip, csecs: int, wsecs: int, backward: Backward | None) -> GroupPlan | str:
     """The plan of the finest N x H split (growth aside): what local memory needs at least."""
-    return plan_group(ops, chip, *output_dims(ops[-1]), csecs=csecs, wsecs=wsecs, check_growth=False)
+    return plan_group(ops, chip, *output_dims(ops[-1]), csecs=csecs, wsecs=wsecs, check_growth=False,
+                      backward=backward)
 
 
-def _cut_split(ops: list[Operation], chip: Chip, dim: str) -> GroupPlan | None:
+def _cut_split(ops: list[Operation], chip: Chip, dim: str, backward: Backward | None) -> GroupPlan | None:
     """The valid plan with the fewest parts along `dim` (W, or C in whole lanes), each with the
     fewest N x H slices, or None. The fewest parts whose finest N x H split fits are found by
     bisection (fewer parts never need less memory); from there up, the first count that gives a
@@ -397,9 +430,9 @@ def _cut_split(ops: list[Operation], chip: Chip, dim: str) -> GroupPlan | None:
     lo, hi = 0, len(counts)
     while lo < hi:
         mid = (lo + hi) // 2
-        lo, hi = (mid + 1, hi) if _short(_finest(ops, chip, *secs(counts[mid]))) else (lo, mid)
+        lo, hi = (mid + 1, hi) if _short(_finest(ops, chip, *secs(counts[mid]), backward)) else (lo, mid)
     for k in counts[lo:]:
-        got = _fewest_nh(ops, chip, *secs(k))
+        got = _fewest_nh(ops, chip, *secs(k), backward)
         if isinstance(got, GroupPlan):
             return got
         if not (_short(got) or got.startswith("its H slices")):
@@ -407,7 +440,8 @@ def _cut_split(ops: list[Operation], chip: Chip, dim: str) -> GroupPlan | None:
     return None
 
 
-def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int) -> GroupPlan | str:
+def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int,
+               backward: Backward | None) -> GroupPlan | str:
     """The valid plan with the fewest N x H slices (N before H) for these C and W parts, or why
     there is none."""
     n_total, h_total = output_dims(ops[-1])
@@ -418,7 +452,7 @@ def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int) -> Grou
         for nsecs in range(1, n_total + 1):
             if len(split(n_total, nsecs)) != nsecs:
                 continue
-            got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs)
+            got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs, backward=backward)
             if isinstance(got, GroupPlan):
                 return got
             reason = got

@@ -33,10 +33,10 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import _gaddr
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group.emit import group_records, whole_loads
-from tpudsl.backend.layer_group.plan import GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
+from tpudsl.backend.layer_group.plan import Backward, GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
 from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.schedule import schedule
-from tpudsl.backend.slicing import tile_bytes, whole_tiles
+from tpudsl.backend.slicing import remembered_whole_tiles, tile_bytes, whole_tiles
 
 MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in one group (docs/backend.md)
 
@@ -123,6 +123,11 @@ def _bdc_floor(op: Operation, chip: Chip) -> int:
 
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     """The groups of two or more ops of the cheapest grouping of `ops` (in order; the rest stay alone)."""
+    with remembered_whole_tiles():
+        return _search(ops, chip)
+
+
+def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
     best: list[int] = [0]
     choice: list[_Costed | None] = [None]
@@ -132,13 +137,14 @@ def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     for i in range(1, len(ops) + 1):
         best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
         choice.append(None)
+        backward = Backward()  # the runs ending at ops[i-1] share their ops' parts
         for j in range(i - 2, max(-1, i - 1 - MAX_GROUP_OPS), -1):
             run = ops[j:i]
             if static_reason(run) is not None:
                 break
             if best[j] + floor[i] - floor[j] >= best[i]:
                 continue  # cannot beat it (_bdc_floor): skip planning and scheduling the run
-            plan = first_fit_split(run, chip)
+            plan = first_fit_split(run, chip, backward)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
             costed = _cost(plan, chip)
