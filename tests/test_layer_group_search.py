@@ -1,7 +1,8 @@
 """The group search's shortcuts change no plan (issue 12, search time). `plan.Backward` hands a run
 the parts it remembers from the run one op shorter that ends at the same op (a member's part follows
 from its consumers', all after it); `first_fit_split` does not plan the finest N x H split again when
-`_fewest_nh` ended short of memory (its last try was that split). On random networks compiled for
+`_fewest_nh` ended short of memory (its last try was that split); `static_reason` grows a run one op at
+a time (`reason_in_front`), as the search does. On random networks compiled for
 the tiny chip, every run the search visits (in its order: ending at i, growing at the front) is
 planned as without the shortcuts, field for field, and the search picks the same groups; the chains
 of test_layer_group_cw.py (no N x H split fits) exercise the second shortcut and the W/C cuts."""
@@ -20,8 +21,8 @@ from tests.test_layer_group_cw import chains
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.layer_group import plan as plan_mod
 from tpudsl.backend.layer_group import search
-from tpudsl.backend.layer_group.plan import Backward, GroupPlan, first_fit_split, static_reason
-from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS
+from tpudsl.backend.layer_group.plan import Backward, GroupPlan, first_fit_split, joins_groups, static_reason
+from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS, whole_tiles
 
 
 def test_remembered_parts_and_the_finest_split_change_no_plan(tmp_path):
@@ -38,6 +39,7 @@ def test_remembered_parts_and_the_finest_split_change_no_plan(tmp_path):
             backward = Backward()
             for j in range(i - 2, -1, -1):
                 run = ops[j:i]
+                assert (static_reason(run) is None) == _statically_valid(run)
                 if static_reason(run) is not None:
                     break
                 got = first_fit_split(run, chip, backward)
@@ -60,6 +62,13 @@ def test_remembered_parts_and_the_finest_split_change_no_plan(tmp_path):
 
     check()
     assert min(seen["remembered"], seen["short"]) >= seen["examples"] / 5, seen
+
+
+def _statically_valid(run) -> bool:
+    """static_reason's rules at once (it grows the run one op at a time, as the search does): every op
+    joins groups, no operand read whole is computed inside, every op but the last is read inside."""
+    return all(joins_groups(op) for op in run) and not any(t.value.owner in run for op in run for t in whole_tiles(op)) \
+        and all(any(u.operation in run for u in op.results[0].uses) for op in run[:-1])
 
 
 def _unshortened(run, chip):

@@ -102,14 +102,27 @@ def joins_groups(op: Operation) -> bool:
 
 def static_reason(ops: list[Operation]) -> str | None:
     """Why `ops` cannot be one group whatever its slicing, nor with more ops before them (None: they may be)."""
-    members = set(ops)
-    for op in ops:
-        if not joins_groups(op):
-            return f"{op.name} does not join groups"
-        if any(t.value.owner in members for t in whole_tiles(op)):
-            return "an operand read whole (weight, dynamic filter) is computed inside the group"
-        if op is not ops[-1] and not any(u.operation in members for u in op.results[0].uses):
-            return "an op other than the last is read by no op of the group (its slices are undefined)"
+    if not joins_groups(ops[-1]):
+        return f"{ops[-1].name} does not join groups"
+    members = {ops[-1]}
+    for op in ops[-2::-1]:
+        reason = reason_in_front(op, members)
+        if reason is not None:
+            return reason
+        members.add(op)
+    return None
+
+
+def reason_in_front(op: Operation, members: set[Operation]) -> str | None:
+    """Why `op` cannot join a run `members` that static_reason accepts, in front of it (None: the longer
+    run is accepted too): the search grows its runs so, one op at a time. The members' checks only
+    change where they involve `op` (its producers come before it: none of its operands is a member)."""
+    if not joins_groups(op):
+        return f"{op.name} does not join groups"
+    if any(t.value.owner is op for m in members for t in whole_tiles(m)):
+        return "an operand read whole (weight, dynamic filter) is computed inside the group"
+    if not any(u.operation in members for u in op.results[0].uses):
+        return "an op other than the last is read by no op of the group (its slices are undefined)"
     return None
 
 

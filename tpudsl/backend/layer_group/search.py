@@ -33,7 +33,8 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import _gaddr
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group.emit import group_records, whole_loads
-from tpudsl.backend.layer_group.plan import Backward, GroupPlan, first_fit_split, joins_groups, plan_group, static_reason
+from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
+                                             reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import remembered_whole_tiles, tile_bytes, whole_tiles
@@ -138,10 +139,12 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
         best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
         choice.append(None)
         backward = Backward()  # the runs ending at ops[i-1] share their ops' parts
+        members = {ops[i - 1]}  # of ops[j:i], grown one op at a time (static_reason's checks)
         for j in range(i - 2, max(-1, i - 1 - MAX_GROUP_OPS), -1):
             run = ops[j:i]
-            if static_reason(run) is not None:
+            if not joins_groups(ops[i - 1]) or reason_in_front(ops[j], members) is not None:
                 break
+            members.add(ops[j])
             if best[j] + floor[i] - floor[j] >= best[i]:
                 continue  # cannot beat it (_bdc_floor): skip planning and scheduling the run
             plan = first_fit_split(run, chip, backward)
