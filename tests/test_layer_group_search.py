@@ -67,7 +67,8 @@ def test_remembered_parts_and_the_finest_split_change_no_plan(tmp_path):
 def _statically_valid(run) -> bool:
     """static_reason's rules at once (it grows the run one op at a time, as the search does): every op
     joins groups, no operand read whole is computed inside, every op but the last is read inside."""
-    return all(joins_groups(op) for op in run) and not any(t.value.owner in run for op in run for t in whole_tiles(op)) \
+    return all(joins_groups(op) for op in run) \
+        and not any(t.value.owner in run for op in run for t in whole_tiles(op)) \
         and all(any(u.operation in run for u in op.results[0].uses) for op in run[:-1])
 
 
