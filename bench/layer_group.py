@@ -138,7 +138,7 @@ def main() -> None:
         assert floor <= o2, f"{name} {mode}: opt=2 takes {o2} overlapped cycles, below the BDC floor {floor}"
         rows.append(f"| {name} {mode} | {c1} / {c2} | {fewer(c1, c2)} | {o1} / {o3} / {o2} | {fewer(o1, o3)} / "
                     f"{fewer(o1, o2)} | {floor} ({fewer(o1, floor)}) | {b1} / {b2} | {fewer(b1, b2)} | {bound} ({fewer(b1, bound)}) | {100 * share:.1f}% "
-                    f"| {len(groups)} group{"s" if len(groups) != 1 else ""}, {members} ops, {prefetched} prefetched "
+                    f"| {len(groups)} group{'s' if len(groups) != 1 else ''}, {members} ops, {prefetched} prefetched "
                     f"| {search_s:.2f} s (opt=1: {one_s:.2f} s) | {w1 * 1e3:.0f} / {w2 * 1e3:.0f} ms | {err:.1e} |")
     text = "\n".join([
         "## layer_group: groups of several ops (opt=2) vs groups of one (opt=1)",
