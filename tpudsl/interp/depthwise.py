@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,14 +160,13 @@ def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple
 
 
 def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | None,
-         clip: tuple[float, float] | None = None, act: Callable[[Array], None] | None = None) -> Array:
+         clip: tuple[float, float] | None = None) -> Array:
     """y [n, oc, *out] of x [n, g, *size] (+ bias [oc], or the packed one); `clip` (lo, hi), the fused
-    relu, then `act`, an in-place activation (fuse_act.py), are applied to each block of finished
-    output channels while it is in cache."""
+    relu, is applied in place to each block of finished output channels."""
     if p.bias is not None:
         assert bias is None, "a bias besides the packed one"
     if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT and len(p.hwc) <= CHANNELS_LAST_MAX_TAPS:
-        return _channels_last(x, p.hwc, g, out, p.bias if bias is None else bias, clip, act)
+        return _channels_last(x, p.hwc, g, out, p.bias if bias is None else bias, clip)
     n, groups = x.shape[:2]
     key = (x.shape[1:], g.pads_begin, g.pads_end, BLOCK_BYTES)
     plan = p.plans.get(key)
@@ -211,8 +209,6 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
                 yb += bias[c0 * mult : c1 * mult]
             if clip is not None:
                 yb.clip(*clip, out=yb)  # np.clip's wrapper costs ~0.7 us more a block
-            if act is not None:
-                act(yb)
     return y
 
 
@@ -290,7 +286,7 @@ def _runs(reads: tuple[tuple[int, slice], ...]) -> list[tuple[int, int, int, int
 
 
 def _channels_last(x: Array, taps: Array, g: Geometry, out: tuple[int, ...], bias: Array | None,
-                   clip: tuple[float, float] | None, act: Callable[[Array], None] | None) -> Array:
+                   clip: tuple[float, float] | None) -> Array:
     """The 2-D depthwise conv on small maps, one image at a time: the zero-padded input is turned
     channels-last [h, w, c] (a 2-D transposing copy), each tap is a multiply and an add of a strided
     [ho, wo, c] window by its weight vector along the contiguous channel axis (long inner loops, no
@@ -319,6 +315,4 @@ def _channels_last(x: Array, taps: Array, g: Geometry, out: tuple[int, ...], bia
         np.copyto(y[b].reshape(c, -1), acc.reshape(-1, c).T)
         if clip is not None:
             np.clip(y[b], *clip, out=y[b])
-        if act is not None:
-            act(y[b])
     return y

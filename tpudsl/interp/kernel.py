@@ -43,9 +43,6 @@ class Kernel:
     # instead of a contiguous array; the interpreter takes it over `prepare` when every reader of
     # the result has `strided_operands`.
     view: Prepare | None = None
-    # A `prepare` that also takes an in-place activation `act(block)`, which its run applies to its
-    # fresh result (block by block while in cache where it can); None from it: not here (fuse_act.py).
-    prepare_act: Callable[[Inputs, KernelAttrs, Callable[[Array], None]], Run | None] | None = None
 
 
 class KernelAttrs(Mapping[str, Any]):

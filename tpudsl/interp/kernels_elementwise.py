@@ -53,17 +53,6 @@ def _silu(x: Array) -> Array:
     return np.divide(x, e, out=e)
 
 
-def silu_in_place(y: Array) -> None:
-    """y = SiLU(y), the float32 y overwritten: _silu's passes in _silu's order (bit-identical), its
-    exp(-y) in a fresh array. For a conv that applies it to each block of its fresh result while the
-    block is in cache (fuse_act.py); the caller holds np.errstate(over="ignore") around its blocks
-    (entering it costs ~2 us, a block of a small layer's SiLU)."""
-    e = np.multiply(y, _NEG_LOG2E)
-    np.exp2(e, out=e)
-    e += 1
-    np.divide(y, e, out=y)
-
-
 def _hardswish(x: Array) -> Array:
     """x * clip(x / 6 + 1/2, 0, 1) as x * ((clip(x, -3, 3) + 3) * (1/6)), in place on one fresh array:
     1.1-1.2x faster than clipping x / 6 + 1/2 in place (numpy's clip runs slower on those values),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -77,28 +76,24 @@ def _out_sizes(x_shape: tuple[int, ...], g: Geometry) -> tuple[int, ...]:
 
 
 def _conv(x: Array, packed: tuple[str | None, Array], bias: Array | None, g: Geometry, a: KernelAttrs,
-          out: tuple[int, ...] | None = None, channels_last: bool = False,
-          act: Callable[[Array], None] | None = None) -> Array:
-    """The conv of x with the packed filter, plus bias, then the fused relu of `a` and `act` (an
-    in-place activation, `_conv_prepare_act`); `out`, the output size, if the caller knows it;
-    `channels_last`: a Winograd result may be the view of a channels-last array (`_conv_view`)."""
+          out: tuple[int, ...] | None = None, channels_last: bool = False) -> Array:
+    """The conv of x with the packed filter, plus bias, then the fused relu of `a` (in place);
+    `out`, the output size, if the caller knows it; `channels_last`: a Winograd result may be the
+    view of a channels-last array (`_conv_view`)."""
     out = _out_sizes(x.shape, g) if out is None else out
     kind, w = packed
     if kind == "depthwise":  # bias (unless packed) and relu applied per block of channels, in cache
         limit = _relu_limit(a)  # kernel.relu's bounds
         clip = None if limit is None else (0.0, limit if limit > 0 else np.inf)
         bias = None if bias is None or w.bias is not None else bias.astype(np.float32, copy=False)
-        return depthwise.conv(x, w, g, out, bias, clip, act)
+        return depthwise.conv(x, w, g, out, bias, clip)
     if kind in _TILE:  # pads and bias folded into its transforms
         y = winograd.conv3x3(x, w, _TILE[kind], (*g.pads_begin, *g.pads_end), bias, channels_last)
     else:
         y = _conv_gemm(x, w, g, out)
         if bias is not None:
             y += bias.reshape((1, -1) + (1,) * len(out)).astype(np.float32)
-    y = apply_fused_relu(y, a, out=y)  # y is always a fresh array
-    if act is not None:
-        act(y)
-    return y
+    return apply_fused_relu(y, a, out=y)  # y is always a fresh array
 
 
 def _conv_gemm(x: Array, packed: Array, g: Geometry, out: tuple[int, ...]) -> Array:
@@ -167,8 +162,7 @@ def _conv_run(ins: Inputs, a: KernelAttrs) -> Array:
     return _conv(x, _pack_conv_filter(w, g, _out_sizes(x.shape, g)), bias, g, a)
 
 
-def _conv_prepare(static: Inputs, a: KernelAttrs, channels_last: bool = False,
-                  act: Callable[[Array], None] | None = None) -> Run:
+def _conv_prepare(static: Inputs, a: KernelAttrs, channels_last: bool = False) -> Run:
     w = static[1]
     if w is None:  # computed filter: read it at inference time
         return _conv_run
@@ -177,7 +171,7 @@ def _conv_prepare(static: Inputs, a: KernelAttrs, channels_last: bool = False,
     if pointwise.fits(g, a.get("auto_pad", "NOTSET")):
         positions = None if out_shape is None else math.prod(out_shape[2:])
         packed = pointwise.pack(w, static[2] if len(static) > 2 else None, g, _relu_limit(a), positions)
-        return lambda ins, a: pointwise.conv(ins[0], packed, ins[2] if len(ins) > 2 else None, channels_last, act)
+        return lambda ins, a: pointwise.conv(ins[0], packed, ins[2] if len(ins) > 2 else None, channels_last)
     # Packing needs no pads, so auto_pad waits for the input shape at inference. A constant bias
     # goes into a depthwise filter's GEMM (the call's bias operand is then that same weight).
     packed = _pack_conv_filter(w, g, None if out_shape is None else tuple(out_shape[2:]),
@@ -190,16 +184,10 @@ def _conv_prepare(static: Inputs, a: KernelAttrs, channels_last: bool = False,
     def run(ins: Inputs, a: KernelAttrs) -> Array:
         x, bias = ins[0], ins[2] if len(ins) > 2 else None
         if x.shape == shape:
-            return _conv(x, packed, bias, typed, a, typed_out, channels_last, act)
-        return _conv(x, packed, bias, Geometry.of(a, w.shape, x.shape), a, channels_last=channels_last, act=act)
+            return _conv(x, packed, bias, typed, a, typed_out, channels_last)
+        return _conv(x, packed, bias, Geometry.of(a, w.shape, x.shape), a, channels_last=channels_last)
 
     return run
-
-
-def _conv_prepare_act(static: Inputs, a: KernelAttrs, act: Callable[[Array], None]) -> Run | None:
-    """A conv that applies `act` to its result too (to each channel block in cache where depthwise);
-    None for a computed filter (the unfused plan then runs it)."""
-    return None if static[1] is None else _conv_prepare(static, a, act=act)
 
 
 def _conv_view(static: Inputs, a: KernelAttrs) -> Run:
@@ -364,8 +352,7 @@ def _einsum(ins: Inputs, a: KernelAttrs) -> Array:
 
 KERNELS: dict[str, Kernel] = {
     "top.Einsum": Kernel(_einsum),
-    "top.Conv": Kernel(_conv_run, _conv_prepare, fuses_relu=True, strided_operands=_reads_channels_last, view=_conv_view,
-                       prepare_act=_conv_prepare_act),
+    "top.Conv": Kernel(_conv_run, _conv_prepare, fuses_relu=True, strided_operands=_reads_channels_last, view=_conv_view),
     "top.Deconv": Kernel(_deconv_run, _deconv_prepare),
     "top.MatMul": Kernel(_matmul_run, _matmul_prepare, strided_operands=True),
 }

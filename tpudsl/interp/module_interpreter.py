@@ -49,7 +49,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.interp import concat_chain, fuse_act, winograd
+from tpudsl.interp import concat_chain, winograd
 from tpudsl.interp.kernel import (
     Array,
     Kernel,
@@ -225,9 +225,7 @@ class ModuleInterpreter:
         except ValueError as e:
             raise TpudslError(str(e)) from None
         # The plan, built by init(): steps over numbered value slots, and what the slots hold.
-        self._steps: list[_Step] | None = None  # without keep_all: activations paired with producers
-        self._steps_all: list[_Step] | None = None
-        self._pairs: list[tuple[Operation, Operation]] = []
+        self._steps: list[_Step] | None = None
         self._n_slots = 0
         self._constants: dict[int, Array | None] = {}  # weights and `none`, loaded once
         # input name -> slot, the block argument's static shape and dtype (None: unknown)
@@ -274,11 +272,8 @@ class ModuleInterpreter:
                 steps.append(self._plan(op, slot, number))
         self._outputs = [(self._names[slot[v]], slot[v]) for v in returned]
         concat_chain.link(steps, _dtype)  # DenseNet-style Concat chains write into one buffer
-        keep = set(self._constants) | {s for _, s in self._outputs}
-        self._set_frees(steps, keep)
-        self._steps_all = steps  # keep_all runs every op: it returns every tensor
-        self._steps, self._pairs = fuse_act.pair(steps, self.kernels, self._constants)  # conv + its SiLU
-        self._set_frees(self._steps, keep)
+        self._set_frees(steps, keep=set(self._constants) | {s for _, s in self._outputs})
+        self._steps = steps
         self._n_slots = len(slot)
 
     def _main(self) -> FuncOp:
@@ -391,7 +386,7 @@ class ModuleInterpreter:
         kept: dict[str, np.ndarray] = {}
         if keep_all:
             kept.update((name, values[s]) for name, (s, _, _) in self._inputs.items())
-        for step in self._steps_all if keep_all else self._steps:
+        for step in self._steps:
             try:
                 outs = step.run([values[s] for s in step.operands], step.attrs)
             except TpudslError:
@@ -438,8 +433,7 @@ class ModuleInterpreter:
 
     def deinit(self) -> None:
         """Drop the plan, the loaded weights and this thread's conv work arrays (init again to run again)."""
-        self._steps = self._steps_all = None
-        self._pairs = []
+        self._steps = None
         self._constants = {}
         winograd.release_work()
 
@@ -448,11 +442,6 @@ class ModuleInterpreter:
         if self._steps is None:
             raise TpudslError("ModuleInterpreter.freed_after called before init()")
         return {result_names(st.op)[0]: [self._names[s] for s in st.frees] for st in self._steps}
-
-    def paired(self) -> list[tuple[str, str]]:
-        """(producer, activation) loc names of the ops an inference without keep_all runs as one step
-        (fuse_act.py)."""
-        return [(result_names(p)[0], result_names(a)[0]) for p, a in self._pairs]
 
     # The names callers see, in order.
     @property

@@ -14,7 +14,6 @@ bias pass, the clip pass and 15-20 us of Python per call (geometry, pads, slices
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,10 +55,8 @@ def pack(w: Array, bias: Array | None, g: Geometry, relu_limit: float | None, po
     return Packed(np.ascontiguousarray(w2), folded, g.strides, relu_limit)
 
 
-def conv(x: Array, p: Packed, bias: Array | None, channels_last: bool = False,
-         act: Callable[[Array], None] | None = None) -> Array:
-    """y [n, oc, *out] of x [n, ic, *size] (+ bias [oc] unless folded), the fused relu, then `act` (an
-    in-place activation, fuse_act.py) applied.
+def conv(x: Array, p: Packed, bias: Array | None, channels_last: bool = False) -> Array:
+    """y [n, oc, *out] of x [n, ic, *size] (+ bias [oc] unless folded), the fused relu applied.
     `channels_last`: y is the view of a fresh [n, *out, oc] array (the GEMM transposed, same cost),
     for readers that copy their input anyway (a Winograd conv's channels-last copy is then plain).
 
@@ -82,8 +79,6 @@ def conv(x: Array, p: Packed, bias: Array | None, channels_last: bool = False,
         y += bias.reshape(bias_shape).astype(np.float32, copy=False)
     if p.relu_limit is not None:
         relu(y, p.relu_limit, out=y)
-    if act is not None:
-        act(y)
     if channels_last:
         return np.moveaxis(y.reshape(n, *out, -1), -1, 1)
     return y.reshape(n, -1, *out)
