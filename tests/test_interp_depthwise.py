@@ -66,6 +66,7 @@ def channels_last_dilated(p: dict) -> dict:
 
 FEATURES = ("strided", "dilated", "multiplier", "padded", "channels-last", "partial sums added",
             "im2col (one partial sum)", "channel blocks", "bias", "relu", "bias packed into the GEMM", "batch",
+            "relu in the crop pass",
             "second call, views reused", "second call, new work arrays")
 # The channels-last dilated case has its own examples, all of it by construction: among the random
 # ones it fell as low as 0 and 8 of 100 in the dev profile (its floor: 13). (problems() and the
@@ -124,6 +125,7 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
                                  ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
                                  ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
                                  ("bias packed into the GEMM", packed_bias is not None and not hwc),
+                                 ("relu in the crop pass", not hwc and limit is not None and call_bias is None),
                                  ("second call, views reused", p["again"] == "reuse"),
                                  ("second call, new work arrays", p["again"] == "fresh"))
                       if present})

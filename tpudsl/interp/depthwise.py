@@ -14,9 +14,10 @@ them), and one GEMM per channel, W [oc/g * R, U] @ columns [U, extended length],
 partial sum per group (R groups), which are added with their group's row shift. fold = 1 copies
 kw columns (3x3 stride 1: 3 copies instead of 9, 5x5: 5 instead of 25) and adds kh partial sums;
 fold >= the number of row shifts is plain im2col (every tap its own column, one GEMV, no adds).
-The last add writes straight into the output, dropping the wide rows' extra columns; a computed
-bias and the fused relu are applied to the block while it is in cache (a constant bias is one more
-GEMM column, read against a row of ones).
+The sums stay on wide rows; one pass then drops the extra columns into the output, applying the
+fused relu on the way unless a computed bias comes first (a cropped add, or a crop then a clip, cost
+more: short inner loops). A computed bias and the relu are applied to the block while it is in
+cache (a constant bias is one more GEMM column, read against a row of ones).
 
 Small 2-D outputs (the last stages' 7x7 maps) of kernels up to 5x5 go channels-last instead
 (`_channels_last`): with hundreds of channels of a few dozen positions, one BLAS call per channel
@@ -177,7 +178,7 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
             # a packed bias's row of ones stays below the columns (see _Views.of): its own arrays
             winograd.work("depthwise_cols" if p.bias is None else "depthwise_cols_ones", (block, p.w.shape[2], plan.extended)),
             winograd.work("depthwise_sums", (block, mult, len(plan.sums), plan.extended)),
-            winograd.work("depthwise_acc", (block, *wide)) if len(plan.sums) > 2 else None)
+            winograd.work("depthwise_acc", (block, *wide)) if len(plan.sums) > 1 else None)
     if bias is not None:
         bias = bias.reshape((-1,) + (1,) * len(out))
     y = np.empty((n, groups * mult, *out), np.float32)
@@ -195,20 +196,18 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
             np.matmul(p.w[c0:c1], v.cols, out=v.part)
             yb = y[b, c0 * mult : c1 * mult]
             dst = yb.reshape(v.out_shape)
-            if v.acc is None:
-                if len(v.crops) == 1:
-                    np.copyto(dst, v.crops[0])
-                else:
-                    np.add(v.crops[0], v.crops[1], out=dst)
-            else:  # the sums on wide rows (long inner loops), the last add drops the extra columns
+            if v.acc is not None:  # every sum on wide rows (long inner loops); one pass then crops them
                 np.add(v.whole[0], v.whole[1], out=v.acc)
-                for s in v.whole[2:-1]:
+                for s in v.whole[2:]:
                     np.add(v.acc, s, out=v.acc)
-                np.add(v.acc_crop, v.crops[-1], out=dst)
+            if bias is None and clip is not None:
+                v.result.clip(*clip, out=dst)  # the crop and the relu in one pass (np.clip's wrapper: ~0.7 us more)
+                continue
+            np.copyto(dst, v.result)
             if bias is not None:
                 yb += bias[c0 * mult : c1 * mult]
             if clip is not None:
-                yb.clip(*clip, out=yb)  # np.clip's wrapper costs ~0.7 us more a block
+                yb.clip(*clip, out=yb)
     return y
 
 
@@ -234,9 +233,8 @@ class _Views:
     cols: Array
     part: Array  # the GEMM's result [nb, oc/g * R, extended]
     whole: tuple[Array, ...]  # per row group: its partial sum on wide rows, shifted by the group's rows
-    crops: tuple[Array, ...]  # the same without the wide rows' extra columns
-    acc: Array | None  # the running sum on wide rows (more than two row groups)
-    acc_crop: Array | None
+    acc: Array | None  # the running sum on wide rows (more than one row group)
+    result: Array  # the finished sum (acc, or the one partial sum) without the wide rows' extra columns
     out_shape: tuple[int, ...]  # a block of y as [nb, oc/g, out rows, *out after the first axis]
 
     @staticmethod
@@ -263,9 +261,8 @@ class _Views:
             cols=cols[:nb],
             part=part.reshape(nb, -1, ext),
             whole=whole,
-            crops=tuple(s.reshape(nb, *wide)[crop] for s in whole),
             acc=None if acc is None else acc[:nb].reshape(nb, wide[0], -1),
-            acc_crop=None if acc is None else acc[:nb][crop],
+            result=whole[0].reshape(nb, *wide)[crop] if acc is None else acc[:nb][crop],
             out_shape=(nb, *wide[:2], *(c.stop for c in crop[3:])),
         )
 
