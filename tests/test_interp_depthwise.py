@@ -92,7 +92,6 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     def check(p):
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
         monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_OUT", 10**9 if p["channels_last"] else 0)
-        monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_TAPS", 10**9)
         hwc = p["channels_last"] and len(p["k"]) == 2 and p["mult"] == 1
         rng = np.random.default_rng(p["seed"])
         x = rng.uniform(-1, 1, (p["n"], p["channels"], *p["size"])).astype(np.float32)

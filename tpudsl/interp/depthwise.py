@@ -55,10 +55,6 @@ FOLD = 1
 # per-channel GEMM calls cost more than their work (960 channels of 7x7: 960 BLAS calls on 81
 # columns). Measured inside the inferences: 1.3-1.7x faster at 7x7 outputs, 0.7-0.9x at 14x14.
 CHANNELS_LAST_MAX_OUT = 64
-# ... unless the kernel has more taps than this (two passes a tap there; the GEMM path's passes grow
-# with kh + kw): ConvNeXt's 7x7 kernels on 7x7 maps measured 1.20-1.34x faster through the GEMM path
-# inside the inference, 3x3 kernels 1.2-1.5x slower (5x5 standalone: 0.8-1.3x, left channels-last).
-CHANNELS_LAST_MAX_TAPS = 25
 
 
 @dataclass(frozen=True, eq=False)  # arrays and a cache: compared by identity
@@ -166,7 +162,7 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
     relu, is applied in place to each block of finished output channels."""
     if p.bias is not None:
         assert bias is None, "a bias besides the packed one"
-    if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT and len(p.hwc) <= CHANNELS_LAST_MAX_TAPS:
+    if p.hwc is not None and math.prod(out) <= CHANNELS_LAST_MAX_OUT:
         return _channels_last(x, p.hwc, g, out, p.bias if bias is None else bias, clip)
     n, groups = x.shape[:2]
     key = (x.shape[1:], g.pads_begin, g.pads_end, BLOCK_BYTES)
