@@ -19,7 +19,7 @@ fused relu on the way unless a computed bias comes first (a cropped add, or a cr
 more: short inner loops). A computed bias and the relu are applied to the block while it is in
 cache (a constant bias is one more GEMM column, read against a row of ones).
 
-Small 2-D outputs (the last stages' 7x7 maps) of kernels up to 5x5 go channels-last instead
+Small 2-D outputs (the last stages' 7x7 maps) go channels-last instead
 (`_channels_last`): with hundreds of channels of a few dozen positions, one BLAS call per channel
 costs more than its work.
 
