@@ -48,12 +48,14 @@ from tpudsl.interp.windows import Geometry
 # arrays, so that each step reads what the previous one wrote from cache.
 BLOCK_BYTES = 1 << 20
 
-# Row shifts folded into one GEMM's columns (see above).
+# Row shifts folded into one GEMM's columns (see above). Also 1 for 5x5: fold 2 (5x5 only) measured
+# 0.76-0.94x in-model (docs/interpreter.md, the eff5x5 round).
 FOLD = 1
 
 # Outputs of at most this many positions (7x7, 8x8) take the channels-last path: there the
 # per-channel GEMM calls cost more than their work (960 channels of 7x7: 960 BLAS calls on 81
-# columns). Measured inside the inferences: 1.3-1.7x faster at 7x7 outputs, 0.7-0.9x at 14x14.
+# columns). Measured inside the inferences: 1.3-1.7x faster at 7x7 outputs, 0.7-0.9x at 14x14
+# (5x5 at 14x14 too: 0.75-0.80x).
 CHANNELS_LAST_MAX_OUT = 64
 
 
