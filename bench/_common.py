@@ -45,6 +45,13 @@ def write_section(key: str, text: str, path: Path = RESULTS) -> None:
     os.replace(tmp, path)
 
 
+def publish(key: str, text: str, write: bool = True) -> None:
+    """Print a bench's section and, unless the run asked not to (`--no-write`), put it in RESULTS.md."""
+    print(text)
+    if write:
+        write_section(key, text)
+
+
 def ort_session(model, threads: int = 1, basic: bool = False, profile_prefix: str | None = None):
     """An onnxruntime CPU session of `model` (a ModelProto): `threads` intra-op threads (0: its
     default, one per core), one inter-op thread, warnings off. `basic`: ORT_ENABLE_BASIC graph

@@ -241,9 +241,7 @@ def main() -> int:
         f"3rd-6th (copy-on-write page faults); its statistics ({costs['mib']:.1f} MiB after 8 samples) pickled "
         f"{costs['pickle'] * 1e3:.1f} ms, unpickled {costs['unpickle'] * 1e3:.1f} ms; BLAS: one thread per process",
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section(key, text)
+    _common.publish(key, text, write=not args.no_write)
     return 0
 
 

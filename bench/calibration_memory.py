@@ -80,9 +80,7 @@ def main() -> int:
         f"- fine histograms held after the samples: {held / mib:.2f} MiB ({', '.join(dtypes)}; largest count "
         f"{peak_count}); as uint32 (the previous scheme): {as_uint32 / mib:.2f} MiB",
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("calibration_memory", text)
+    _common.publish("calibration_memory", text, write=not args.no_write)
     return 0
 
 

@@ -127,9 +127,7 @@ def main() -> None:
             f"overlapped** (the cost model charges a record by its elements, zero points or not; the zero-point "
             f"fields cost {len(bm.commands) - sym_cycles[4]} bytes of commands)"]),
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section(key, text)
+    _common.publish(key, text, write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -95,9 +95,7 @@ def main() -> int:
         "",
         "Target (issue 9): compare / runs < 0.5 for both.",
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("compare_time", text)
+    _common.publish("compare_time", text, write=not args.no_write)
     return 0
 
 

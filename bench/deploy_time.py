@@ -91,9 +91,7 @@ def main() -> int:
         f"{sum(r[2] for r in rows if not r[0].startswith('(')):.2f} |",
     ]
     text = "\n".join(lines)
-    print(text)
-    if not args.no_write:
-        _common.write_section("deploy_time", text)
+    _common.publish("deploy_time", text, write=not args.no_write)
     return 0
 
 

@@ -99,9 +99,7 @@ def main() -> None:
         f"{h['overlapped_cycles']} overlapped",
         f"- cycles per op: {per_op}",
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("gather_scatter", text)
+    _common.publish("gather_scatter", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

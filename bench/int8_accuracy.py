@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, add_paths, pin_one_thread, write_section
+from _common import ROOT, add_paths, pin_one_thread, publish
 
 MODES = {"sym": {}, "sym+perchannel": {"matmul_perchannel": True}, "asym": {"asymmetric": True}}
 
@@ -126,9 +126,7 @@ def main() -> None:
         lines.append(f"| {key} | {_cell(before.get(key)) if before else '-'} | {_cell(r)} | "
                      f"{', '.join(r.get('fallback', [])) or '-'} |")
     text = "\n".join(lines)
-    print(text)
-    if not args.no_write:
-        write_section("int8_accuracy", text)
+    publish("int8_accuracy", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -162,9 +162,7 @@ def main() -> int:
         "",
         f"- geometric mean of the best-time speed-ups: **{geo:.2f}x**",
     ])
-    print(text)
-    if not args.no_write and len(names) == len(builders):
-        _common.write_section(key, text)
+    _common.publish(key, text, write=not args.no_write and len(names) == len(builders))
     return 0
 
 

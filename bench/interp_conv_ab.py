@@ -116,9 +116,7 @@ def main() -> int:
         f"Sum over the {kind} layers of each model:",
         *totals,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_conv_ab", text)
+    _common.publish("interp_conv_ab", text, write=not args.no_write)
     return 0
 
 

@@ -119,9 +119,7 @@ def main() -> int:
         "Sum over the model's distinct depthwise layers:",
         *totals,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_dw_layers", text)
+    _common.publish("interp_dw_layers", text, write=not args.no_write)
     return 0
 
 

@@ -110,9 +110,7 @@ def main() -> None:
         f"best runs {min(ours_runs) * 1e3:.1f} vs {min(ort_runs) * 1e3:.1f} ms = {min(ours_runs) / min(ort_runs):.2f}x "
         "(less sensitive to other jobs)",
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_kernels", text)
+    _common.publish("interp_kernels", text, write=not args.no_write)
 
 if __name__ == "__main__":
     main()

@@ -160,9 +160,7 @@ def main() -> int:
         "|---|---|---|---|---|---|",
         *lines,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_layers_ort", text)
+    _common.publish("interp_layers_ort", text, write=not args.no_write)
     return 0
 
 

@@ -118,9 +118,7 @@ def main() -> int:
         "|---|---|---|---|---|---|---|",
         *rows,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("maxpool_layers", text)
+    _common.publish("maxpool_layers", text, write=not args.no_write)
     return 0
 
 

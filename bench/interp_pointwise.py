@@ -98,9 +98,7 @@ def main() -> int:
         "|---|---|---|---|---|---|---|---|---|",
         *rows,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_pointwise", text)
+    _common.publish("interp_pointwise", text, write=not args.no_write)
     return 0
 
 

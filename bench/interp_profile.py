@@ -131,9 +131,7 @@ def main() -> int:
         "",
         *lines,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_profile", text)
+    _common.publish("interp_profile", text, write=not args.no_write)
     return 0
 
 

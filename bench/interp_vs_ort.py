@@ -211,9 +211,7 @@ def main() -> int:
         lines.append("- cProfile self time of the canonicalized run (3 inferences; BLAS time counts in its caller): "
                      + ", ".join(hot))
     text = "\n".join(lines)
-    print(text)
-    if not args.no_write:
-        _common.write_section("interp_vs_ort", text)
+    _common.publish("interp_vs_ort", text, write=not args.no_write)
     return 0
 
 

@@ -229,9 +229,7 @@ def main() -> int:
         *profiles,
     ]
     text = "\n".join(lines)
-    print(text)
-    if not args.no_write and len(names) == len(builders):
-        _common.write_section(key, text)
+    _common.publish(key, text, write=not args.no_write and len(names) == len(builders))
     return 0
 
 

@@ -159,9 +159,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("layer_group", text)
+    _common.publish("layer_group", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, write_section
+from _common import ROOT, publish
 
 TOP = """module attributes {module.weight_file = "none.npz"} {
   func.func @main(%arg0: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
@@ -80,9 +80,7 @@ def main() -> None:
         "",
         *rows,
     ])
-    print(text)
-    if not args.no_write:
-        write_section("startup", text)
+    publish("startup", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

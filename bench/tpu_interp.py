@@ -97,9 +97,7 @@ def main() -> int:
         "|---|---|---|---|---|---|",
         *rows,
     ])
-    print(text)
-    if not args.no_write:
-        _common.write_section("tpu_interp", text)
+    _common.publish("tpu_interp", text, write=not args.no_write)
     return 0
 
 

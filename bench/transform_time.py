@@ -123,9 +123,7 @@ def zoo(args) -> int:
         "|---|" + "---|" * (len(STEPS) + 3),
         *rows,
     ])
-    print(text)
-    if not args.no_write and not args.models:
-        _common.write_section("transform_time_zoo", text)
+    _common.publish("transform_time_zoo", text, write=not args.no_write and not args.models)
     return 0
 
 
@@ -219,9 +217,7 @@ def main() -> int:
         stats.sort_stats("cumulative").print_stats(30)
         lines.append("- cProfile self time by module: " + ", ".join(f"{m} {t:.2f} s" for m, t in by_module(stats)))
     text = "\n".join(lines)
-    print(text)
-    if not args.no_write:
-        _common.write_section("transform_time", text)
+    _common.publish("transform_time", text, write=not args.no_write)
     return 0
 
 
