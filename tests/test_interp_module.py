@@ -392,3 +392,74 @@ def test_permute_read_by_matmul_is_a_view_property():
     for case, count in seen.items():
         assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
     assert len(seen) == 5, sorted(seen)
+
+
+# ---- Permute -> LayerNorm over the moved axis (ConvNeXt's NCHW -> NHWC -> LayerNorm) ------------
+
+LN_READERS = ("matmul", "permute back", "add", "output")
+
+
+@st.composite
+def permuted_layer_norms(draw, reader):
+    rank = draw(st.integers(2, 4))
+    shape = tuple(draw(st.integers(2, 6)) for _ in range(rank))
+    k = draw(st.integers(0, rank - 2))  # the axis that goes last and is normalised
+    order = [ax for ax in range(rank) if ax != k] + [k]
+    return dict(shape=shape, order=order, reader=reader, affine=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+
+
+def test_layer_norm_of_a_permuted_input_property():
+    """x -> Permute (axis k to the end) -> LayerNorm (last axis) -> MatMul, a Permute back, an Add or
+    the output: equal to float64. The Permute is then a view of x (LayerNorm reads it as it is), and
+    LayerNorm's result is a view in x's layout exactly when every reader takes strided operands
+    (MatMul, Permute); a Permute back to x's order is then no copy at all."""
+    seen = collections.Counter()
+
+    def check(p):
+        rng = np.random.default_rng(p["seed"])
+        shape, order = p["shape"], p["order"]
+        x = rand(rng, *shape, low=-2, high=2) + 1
+        c = shape[order[-1]]
+        w, bias = rand(rng, c), rand(rng, c)
+        m = rand(rng, c, 3)
+        b = Builder({"x": shape})
+        t = b.op("top.Permute", [b.values["x"]], {"order": order}, loc="t")
+        params = [b.weight("w", w), b.weight("b", bias)] if p["affine"] else [b.none(), b.none()]
+        y = b.op("top.LayerNorm", [t, *params], {"axis": -1, "eps": 1e-5}, loc="y")
+        if p["reader"] == "matmul":
+            out = b.op("top.MatMul", [y, b.weight("m", m), b.none()], loc="out")
+        elif p["reader"] == "permute back":
+            out = b.op("top.Permute", [y], {"order": list(np.argsort(order))}, loc="out")
+        elif p["reader"] == "add":
+            out = b.op("top.Add", [y, y], loc="out")
+        else:
+            out = y
+        got = interpreter(b.finish(out)).inference({"x": x}, keep_all=True)
+        xt = np.transpose(x, order).astype(np.float64)
+        centred = xt - xt.mean(-1, keepdims=True)
+        want = centred / np.sqrt((centred**2).mean(-1, keepdims=True) + 1e-5)
+        if p["affine"]:
+            want = want * w + bias
+        assert np.all(np.abs(got["y"] - want) <= 2e-6 * (np.abs(want) + 2)), np.max(np.abs(got["y"] - want))
+        if p["reader"] == "matmul":
+            np.testing.assert_allclose(got["out"], naive_matmul(got["y"], m), rtol=0, atol=1e-5 * (1 + c))
+        elif p["reader"] == "permute back":
+            np.testing.assert_array_equal(got["out"], np.transpose(got["y"], np.argsort(order)))
+        elif p["reader"] == "add":
+            np.testing.assert_array_equal(got["out"], got["y"] + got["y"])
+        assert np.shares_memory(got["t"], got["x"]) and not got["t"].flags.c_contiguous
+        assert (not got["y"].flags.c_contiguous) == (p["reader"] in ("matmul", "permute back"))
+        if p["reader"] == "permute back":
+            assert np.shares_memory(got["out"], got["y"])
+            seen["permute back without a copy"] += 1
+        for case, present in ((p["reader"], True), ("affine", p["affine"]), ("no parameters", not p["affine"])):
+            if present:
+                event(case)
+                seen[case] += 1
+        seen["examples"] += 1
+
+    for reader in LN_READERS:  # each reader its own quarter of the examples
+        settings(max_examples=8, deadline=None)(given(permuted_layer_norms(reader))(check))()
+    for case, count in seen.items():
+        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
+    assert len(seen) == len(LN_READERS) + 4, sorted(seen)

@@ -154,12 +154,13 @@ def test_layer_norm_of_float16_sums_in_float32():
 
 
 LN_FEATURES = ("k-row blocks and leftover rows", "rows fewer than a block", "no bias", "no weight",
-               "computed weight (general kernel)", "axis before the last")
+               "computed weight (general kernel)", "axis before the last", "channels-last view of a channels-first array",
+               "view returned")
 
 
 @st.composite
 def layer_norm_cases(draw):
-    axis = draw(st.sampled_from([-1, -1, -1, -2]))
+    axis = draw(st.sampled_from([-1, -1, -2]))
     d = draw(st.sampled_from([3, 96, 192, 700, 5000]))
     lead = (draw(st.integers(1, 2)), draw(st.integers(1, 80)))
     shape = (*lead, d) if axis == -1 else (*lead, 4, d)
@@ -168,16 +169,25 @@ def layer_norm_cases(draw):
     norm = shape[axis % len(shape):]
     weight = None if draw(st.integers(0, 5)) == 0 else rng.standard_normal(norm).astype(np.float32)
     bias = None if draw(st.integers(0, 5)) == 0 else rng.standard_normal(norm).astype(np.float32)
-    return x.astype(np.float32), axis, weight, bias, draw(st.integers(0, 5)) != 0
+    x = x.astype(np.float32)
+    layout = draw(st.sampled_from(["rows", "moved", "rows, view prepare", "moved, view prepare"]))
+    if axis == -1 and layout.startswith("moved"):  # the last axis stored first from axis k on (a Permute's view)
+        k = draw(st.integers(0, x.ndim - 2))
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, -1, k)), k, -1)
+    return x, axis, weight, bias, draw(st.integers(0, 5)) != 0, layout.endswith("view prepare")
 
 
 def test_prepared_layer_norm_against_float64():
     """top.LayerNorm's prepared kernel (a top.Weight weight and bias tiled at init, the affine over
     blocks of k rows and the leftover rows one at a time) against the float64 formula: y, mean and
-    1/std; computed weights, missing parameters and two normalised axes too."""
+    1/std; computed weights, missing parameters and two normalised axes too. An input that is a
+    channels-last view of a channels-first array is normalised in its own layout; with the `view`
+    prepare (every reader takes strided operands) the result is the same view of a fresh array,
+    else contiguous."""
     from interp_ref import top_attrs
 
     from tpudsl.interp import KERNELS
+    from tpudsl.interp.kernel import KernelAttrs
     from tpudsl.interp.kernels_norm import TILE
 
     tally = FeatureTally(LN_FEATURES)
@@ -185,10 +195,17 @@ def test_prepared_layer_norm_against_float64():
     @settings(max_examples=max(40, settings.default.max_examples // 3), deadline=None)
     @given(layer_norm_cases())
     def check(case):
-        x, axis, weight, bias, static_weight = case
-        attrs = top_attrs("top.LayerNorm", {"axis": axis, "eps": 1e-5})
-        run = KERNELS["top.LayerNorm"].prepare([None, weight if static_weight else None, bias], attrs)
+        x, axis, weight, bias, static_weight, as_view = case
+        attrs = KernelAttrs(dict(top_attrs("top.LayerNorm", {"axis": axis, "eps": 1e-5})), in_shapes=[x.shape])
+        kernel = KERNELS["top.LayerNorm"]
+        assert kernel.strided_operands(attrs) == (axis == -1)
+        run = (kernel.view if as_view else kernel.prepare)([None, weight if static_weight else None, bias], attrs)
         got = run([x, weight, bias], attrs)
+        moved = not x.flags.c_contiguous
+        returned_view = static_weight and not got[0].flags.c_contiguous  # (the general kernel's layout is numpy's)
+        if static_weight:
+            assert returned_view == (moved and as_view)
+            assert got[0].strides == (x.strides if returned_view else np.empty_like(x, order="C").strides)
         x64 = x.astype(np.float64)
         axes = tuple(range(axis % x.ndim, x.ndim))
         mean = x64.mean(axis=axes, keepdims=True)
@@ -205,7 +222,8 @@ def test_prepared_layer_norm_against_float64():
             ("k-row blocks and leftover rows", rows >= k and rows % k != 0), ("rows fewer than a block", rows < k),
             ("no bias", bias is None), ("no weight", weight is None),
             ("computed weight (general kernel)", weight is not None and not static_weight),
-            ("axis before the last", axis != -1)) if present})
+            ("axis before the last", axis != -1), ("channels-last view of a channels-first array", moved),
+            ("view returned", returned_view)) if present})
 
     check()
     tally.assert_each_in(0.05)

@@ -107,7 +107,7 @@ def _transpose_tiled(x: Array, order: list[int], batch: tuple[int, int, int]) ->
 def _permute(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
     order = [ax % x.ndim for ax in a["order"]] if x.ndim else []
-    batch = _tiled(x.shape, order, x.itemsize)
+    batch = _tiled(x.shape, order, x.itemsize) if x.flags.c_contiguous else None
     if batch is not None:
         return _transpose_tiled(x, order, batch)
     return np.ascontiguousarray(np.transpose(x, order))
@@ -125,8 +125,10 @@ def _permute_prepare(static: Inputs, a: KernelAttrs):
 
     def run(ins: Inputs, a: KernelAttrs) -> Array:
         x = ins[0]
-        if batch is not None and x.shape == shape:
+        if batch is not None and x.shape == shape and x.flags.c_contiguous:
             return _transpose_tiled(x, order, batch)
+        # a strided x (a view from a producer, see `strided_operands`) is copied once, or not at
+        # all where its permutation is contiguous (LayerNorm's NHWC view of an NCHW array -> NCHW)
         return np.ascontiguousarray(np.transpose(x, order))
 
     return run
@@ -149,6 +151,16 @@ def _permute_view(static: Inputs, a: KernelAttrs):
         return np.transpose(x, order) if x.shape == shape and x.flags.c_contiguous else copy(ins, a)
 
     return run
+
+
+def _moves_last_axis(a: KernelAttrs) -> bool:
+    """Whether a Permute moves its input's last axis (from its attributes): its copy then gathers
+    strided values anyway, so a strided input (a LayerNorm's or MatMul's view, see `Kernel.view`)
+    costs it about the same, and saves its producer a transposing copy; where that view is the
+    Permute's own result transposed (ConvNeXt's NHWC view of NCHW data -> NCHW) there is no copy at
+    all. A Permute that keeps the last axis copies whole rows, which a strided input would break up."""
+    order = a.get("order") or []
+    return bool(order) and order[-1] % len(order) != len(order) - 1
 
 
 def _concat(ins: Inputs, a: KernelAttrs) -> Array:
@@ -272,7 +284,7 @@ KERNELS: dict[str, Kernel] = {
     "top.Flatten": Kernel(_flatten),
     "top.Squeeze": Kernel(_squeeze),
     "top.Unsqueeze": Kernel(_unsqueeze),
-    "top.Permute": Kernel(_permute, _permute_prepare, view=_permute_view),
+    "top.Permute": Kernel(_permute, _permute_prepare, strided_operands=_moves_last_axis, view=_permute_view),
     "top.Transpose": Kernel(lambda ins, a: np.ascontiguousarray(np.swapaxes(ins[0], a["dim0"], a["dim1"]))),
     "top.Reverse": Kernel(lambda ins, a: np.ascontiguousarray(np.flip(ins[0], axis=a["axis"]))),
     "top.Concat": Kernel(_concat),
