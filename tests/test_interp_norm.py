@@ -154,8 +154,8 @@ def test_layer_norm_of_float16_sums_in_float32():
 
 
 LN_FEATURES = ("k-row blocks and leftover rows", "rows fewer than a block", "no bias", "no weight",
-               "computed weight (general kernel)", "axis before the last", "channels-last view of a channels-first array",
-               "view returned")
+               "computed weight (general kernel)", "axis before the last",
+               "channels-last view of a channels-first array", "view returned")
 
 
 @st.composite
