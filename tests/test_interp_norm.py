@@ -202,10 +202,9 @@ def test_prepared_layer_norm_against_float64():
         run = (kernel.view if as_view else kernel.prepare)([None, weight if static_weight else None, bias], attrs)
         got = run([x, weight, bias], attrs)
         moved = not x.flags.c_contiguous
-        returned_view = static_weight and not got[0].flags.c_contiguous  # (the general kernel's layout is numpy's)
-        if static_weight:
-            assert returned_view == (moved and as_view)
-            assert got[0].strides == (x.strides if returned_view else np.empty_like(x, order="C").strides)
+        returned_view = not got[0].flags.c_contiguous
+        assert returned_view == (moved and as_view and static_weight)
+        assert got[0].strides == (x.strides if returned_view else np.empty_like(x, order="C").strides)
         x64 = x.astype(np.float64)
         axes = tuple(range(axis % x.ndim, x.ndim))
         mean = x64.mean(axis=axes, keepdims=True)

@@ -194,7 +194,8 @@ def _layer_norm_prepare(static: Inputs, a: KernelAttrs, view: bool = False):
         params = (list(ins[1:]) + [None, None])[:2]
         if x.size == 0 or any(p is not None and (tiled[i] is None or p.shape != x.shape[axis:])
                               for i, p in enumerate(params, 1)):
-            return _layer_norm(ins, a)
+            # (a strided x, which `_takes_views` let through, copied first: the result is contiguous)
+            return _layer_norm([np.ascontiguousarray(x), *ins[1:]], a)
         k = _moved_last(x) if axis == x.ndim - 1 else None
         if k is not None:
             y3, mean, rstd = _normalize_moved(x, k, a.get("eps", 1e-5))
