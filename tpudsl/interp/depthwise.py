@@ -58,6 +58,13 @@ FOLD = 1
 # (5x5 at 14x14 too: 0.75-0.80x).
 CHANNELS_LAST_MAX_OUT = 64
 
+# Kernels at most this wide along every axis (with fold 1) read their columns straight from the
+# input (`_direct_plan`): no phase buffer, no wide rows. Each column is then a strided copy of the
+# input (short inner loops at stride 1, a de-interleave at stride 2), so it pays for kernels of few
+# columns only: 5x5 /2 (10 de-interleaving copies against the 4-phase split's 4) and 7x7 measured
+# 0.78-0.9x standalone (docs/interpreter.md, the dws2 round).
+DIRECT_MAX_KERNEL = 3
+
 
 @dataclass(frozen=True, eq=False)  # arrays and a cache: compared by identity
 class Packed:
@@ -110,18 +117,22 @@ class _Plan:
     Python work was 30-45 us a call, a fifth of a small layer)."""
 
     block: int
+    direct: bool  # the columns are written straight from the input (buf is the columns' array)
+    ones: bool  # the columns' last row is a packed bias's row of ones
     buf_key: str
     buf_shape: tuple[int, ...]
-    writes: tuple[tuple[tuple, tuple], ...]  # (the input's elements of a phase, where they go in buf)
+    writes: tuple[tuple[tuple, tuple], ...]  # (some of the input's elements, where they go in buf after the block axis)
     reads: tuple[tuple[int, slice], ...]  # per column: (phase, its elements in the flat phase)
     extended: int
     sums: tuple[slice, ...]  # per row group: its partial sum's elements, shifted by the group's rows
-    wide: tuple[int, ...]  # [oc/g, out rows, *phase shape after the first axis]
-    crop: tuple[slice, ...]  # the wide rows' real columns
+    wide: tuple[int, ...]  # [oc/g, out rows, *phase shape after the first axis] (direct: the output's)
+    crop: tuple[slice, ...]  # the wide rows' real columns (direct: none)
     views: dict = field(default_factory=dict)  # per block size, the _Views of the last call's work arrays
 
 
 def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
+    if max(g.kernel) <= DIRECT_MAX_KERNEL and all(r == 0 for _, r, _ in p.reads):
+        return _direct_plan(p, g, size, groups, out)
     s = g.strides
     mult = p.w.shape[1] // len(p.bases)
     ncols = p.w.shape[2]  # the reads, and the row of ones of a packed bias
@@ -146,15 +157,59 @@ def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple
     block = channel_block(groups, 4 * per_channel)
     return _Plan(
         block=block,
+        direct=False,
+        ones=ncols > len(p.reads),
         # zero borders that the interior writes never touch: keyed by the input's geometry
         buf_key=f"depthwise_phases {size} {g.strides} {g.pads_begin}",
         buf_shape=(block, nph, rows, *phase_shape[1:]),
-        writes=tuple(writes),
+        writes=tuple((src, (i, *dst)) for i, (src, dst) in enumerate(writes)),
         reads=tuple((ph, slice(off, off + extended)) for (ph, _, _), off in zip(p.reads, offsets, strict=True)),
         extended=extended,
         sums=tuple(slice(base * row, base * row + length) for base in p.bases),
         wide=(mult, out[0], *phase_shape[1:]),
         crop=(slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:])),
+    )
+
+
+def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
+    """The plan of the direct layout: column u holds, for out rows + the last row group's shift rows
+    and every output position of the other axes, the input element its read (phase, shifts) sees,
+    copied from the input through one strided view (zero where that falls in the padding: never
+    written). Rows are then exactly the output's, so the partial sums are added straight into the
+    output, with no wide rows to crop. (Also the layout of fold 1's sums: row group k's partial sum
+    starts k's shift rows in.)"""
+    s, pb = g.strides, g.pads_begin
+    mult = p.w.shape[1] // len(p.bases)
+    ncols = p.w.shape[2]
+    rows = out[0] + p.bases[-1]
+    inner = math.prod(out[1:])
+    length, extended = out[0] * inner, rows * inner
+    writes = []
+    for u, (i, _, cs) in enumerate(p.reads):
+        ph = p.phases[i]
+        # the input index along each axis is position * stride + offset
+        offsets = [ph[0] - pb[0]] + [c * st + q - b for c, st, q, b in zip(cs, s[1:], ph[1:], pb[1:], strict=True)]
+        src, dst = [], []
+        for n_pos, off, st, d in zip((rows, *out[1:]), offsets, s, size, strict=True):
+            lo, hi = max(0, -(off // st)), min(n_pos, (d - 1 - off) // st + 1)
+            src.append(slice(lo * st + off, (hi - 1) * st + off + 1, st))
+            dst.append(slice(lo, hi))
+        if all(d.stop > d.start for d in dst):  # else the column is all padding
+            writes.append((tuple(src), (u, *dst)))
+    block = channel_block(groups, 4 * (ncols + mult * len(p.bases)) * extended)
+    return _Plan(
+        block=block,
+        direct=True,
+        ones=ncols > len(p.reads),
+        # zero where no write lands: keyed by everything that places the writes
+        buf_key=f"depthwise_direct {size} {g} {ncols}",
+        buf_shape=(block, ncols, rows, *out[1:]),
+        writes=tuple(writes),
+        reads=(),
+        extended=extended,
+        sums=tuple(slice(base * inner, base * inner + length) for base in p.bases),
+        wide=(mult, *out),
+        crop=(),
     )
 
 
@@ -172,11 +227,13 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
     if plan is None:
         plan = p.plans[key] = _plan(p, g, x.shape[2:], groups, out)
     mult, block, wide = plan.wide[0], plan.block, plan.wide
-    work = (winograd.work(plan.buf_key, plan.buf_shape, zeroed=True),
+    buf = winograd.work(plan.buf_key, plan.buf_shape, zeroed=True)
+    work = (buf,
             # a packed bias's row of ones stays below the columns (see _Views.of): its own arrays
+            None if plan.direct else  # the columns are buf (see _Views.of)
             winograd.work("depthwise_cols" if p.bias is None else "depthwise_cols_ones", (block, p.w.shape[2], plan.extended)),
             winograd.work("depthwise_sums", (block, mult, len(plan.sums), plan.extended)),
-            winograd.work("depthwise_acc", (block, *wide)) if len(plan.sums) > 1 else None)
+            winograd.work("depthwise_acc", (block, *wide)) if len(plan.sums) > 1 and not plan.direct else None)
     if bias is not None:
         bias = bias.reshape((-1,) + (1,) * len(out))
     y = np.empty((n, groups * mult, *out), np.float32)
@@ -198,10 +255,15 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
                 np.add(v.whole[0], v.whole[1], out=v.acc)
                 for s in v.whole[2:]:
                     np.add(v.acc, s, out=v.acc)
-            if bias is None and clip is not None:
-                v.result.clip(*clip, out=dst)  # the crop and the relu in one pass (np.clip's wrapper: ~0.7 us more)
-                continue
-            np.copyto(dst, v.result)
+            elif v.result is None:  # direct, several row groups: the sums added into the output block
+                np.add(v.whole[0], v.whole[1], out=dst)
+                for s in v.whole[2:]:
+                    np.add(dst, s, out=dst)
+            if v.result is not None:
+                if bias is None and clip is not None:
+                    v.result.clip(*clip, out=dst)  # the crop and the relu in one pass (np.clip's wrapper: ~0.7 us more)
+                    continue
+                np.copyto(dst, v.result)
             if bias is not None:
                 yb += bias[c0 * mult : c1 * mult]
             if clip is not None:
@@ -232,12 +294,15 @@ class _Views:
     part: Array  # the GEMM's result [nb, oc/g * R, extended]
     whole: tuple[Array, ...]  # per row group: its partial sum on wide rows, shifted by the group's rows
     acc: Array | None  # the running sum on wide rows (more than one row group)
-    result: Array  # the finished sum (acc, or the one partial sum) without the wide rows' extra columns
-    out_shape: tuple[int, ...]  # a block of y as [nb, oc/g, out rows, *out after the first axis]
+    result: Array | None  # the finished sum (acc, or the one partial sum) without the wide rows' extra
+    # columns; None when the sums are added straight into the output block (direct, several row groups)
+    out_shape: tuple[int, ...]  # a block of y as [nb, oc/g, out rows, *out after the first axis] (direct: [nb, oc/g, positions])
 
     @staticmethod
     def of(plan: _Plan, nb: int, work: tuple[Array | None, ...]) -> _Views:
         buf, cols, sums, acc = work
+        if cols is None:  # direct: the columns are buf
+            cols = buf.reshape(buf.shape[0], buf.shape[1], -1)
         flat = buf.reshape(buf.shape[0], buf.shape[1], -1)[:nb]
         ext, wide, crop = plan.extended, plan.wide, plan.crop
         copies, u = [], 0
@@ -249,19 +314,20 @@ class _Views:
             u += count
         part = sums[:nb]
         whole = tuple(part[:, :, k, elements] for k, elements in enumerate(plan.sums))
-        if cols.shape[1] > len(plan.reads):  # the packed bias's row of ones (no copy writes it)
+        if plan.ones:  # the packed bias's row of ones (no copy writes it)
             cols[:, -1] = 1
         return _Views(
             work=work,
-            phases=tuple(buf[(slice(0, nb), i, *dst)] for i, (_, dst) in enumerate(plan.writes)),
+            phases=tuple(buf[(slice(0, nb), *dst)] for _, dst in plan.writes),
             sources=tuple((slice(None), *src) for src, _ in plan.writes),
             copies=tuple(copies),
             cols=cols[:nb],
             part=part.reshape(nb, -1, ext),
             whole=whole,
             acc=None if acc is None else acc[:nb].reshape(nb, wide[0], -1),
-            result=whole[0].reshape(nb, *wide)[crop] if acc is None else acc[:nb][crop],
-            out_shape=(nb, *wide[:2], *(c.stop for c in crop[3:])),
+            result=(whole[0] if len(whole) == 1 else None) if plan.direct else
+            whole[0].reshape(nb, *wide)[crop] if acc is None else acc[:nb][crop],
+            out_shape=(nb, wide[0], math.prod(wide[1:])) if plan.direct else (nb, *wide[:2], *(c.stop for c in crop[3:])),
         )
 
 
