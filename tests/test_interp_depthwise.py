@@ -64,6 +64,27 @@ def channels_last_dilated(p: dict) -> dict:
     return {**p, "k": k, "d": d, "size": size, "mult": 1, "channels_last": True}
 
 
+def direct(p: dict) -> dict:
+    """A problem made one for the direct layout: kernels of at most 3 taps, fold 1, the GEMM path."""
+    k = [min(ki, 3) for ki in p["k"]]
+    extent = [(ki - 1) * di + 1 for ki, di in zip(k, p["d"], strict=True)]
+    pads_begin = [min(b, e - 1) for b, e in zip(p["pads_begin"], extent, strict=True)]
+    pads_end = [min(b, e - 1) for b, e in zip(p["pads_end"], extent, strict=True)]
+    size = [max(sz, e) for sz, e in zip(p["size"], extent, strict=True)]
+    return {**p, "k": k, "pads_begin": pads_begin, "pads_end": pads_end, "size": size, "fold": 1,
+            "channels_last": False}
+
+
+def same_direct(p: dict) -> dict:
+    """A 2-D or 3-D problem made a "same" one for the direct layout's flat copies: kernels of at most
+    3 taps, stride 1, fold 1, the GEMM path, pads past the first axis summing to the kernel's extent
+    - 1 (so the output is as wide as the input there), the input at least as large as the extent."""
+    p = direct(p)
+    extent = [(ki - 1) * di + 1 for ki, di in zip(p["k"], p["d"], strict=True)]
+    pads_end = [p["pads_end"][0]] + [e - 1 - b for b, e in zip(p["pads_begin"][1:], extent[1:], strict=True)]
+    return {**p, "s": [1] * len(p["k"]), "pads_end": pads_end}
+
+
 FEATURES = ("strided", "dilated", "multiplier", "padded", "channels-last", "partial sums added",
             "im2col (one partial sum)", "channel blocks", "bias", "relu", "bias packed into the GEMM", "batch",
             "relu in the crop pass",
@@ -72,7 +93,18 @@ FEATURES = ("strided", "dilated", "multiplier", "padded", "channels-last", "part
 # ones it fell as low as 0 and 8 of 100 in the dev profile (its floor: 13). (problems() and the
 # property's body are hypothesis's seed: left as they were, the random examples stay CI's.)
 STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(lambda p: len(p["k"]) == 2)
-              .map(channels_last_dilated)}
+              .map(channels_last_dilated),
+              # the bias and the second call drawn again: problems()' draws left the packed bias (the
+              # direct layout's row of ones) and new work arrays in 1-5 of 50 examples
+              "direct": st.tuples(problems(), st.sampled_from(["packed", "call", None]),
+                                  st.sampled_from(["fresh", "reuse", None]))
+              .map(lambda t: {**direct(t[0]), "bias": t[1], "again": t[2]}),
+              "same, direct": problems().filter(lambda p: len(p["k"]) >= 2).map(same_direct)}
+# what each strategy exists for, and the share of its examples that must show it
+PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-last dilated",), 1),
+           "direct": (("direct layout", "direct, sums added into the output", "strided", "padded", "relu",
+                       "bias packed into the GEMM", "channel blocks", "second call, new work arrays"), 1 / 8),
+           "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
 
 
 @pytest.mark.parametrize("case", STRATEGIES)
@@ -84,10 +116,10 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
     result. Each feature must occur in an eighth of the random examples; the other 25 are
     channels-last and dilated."""
-    random = case == "random"
-    tally = FeatureTally(FEATURES if random else ("channels-last dilated",))
+    features, share = PURPOSE[case]
+    tally = FeatureTally(features)
 
-    @settings(max_examples=100 if random else 25, deadline=None)
+    @settings(max_examples={"random": 100, "direct": 50}.get(case, 25), deadline=None)
     @given(STRATEGIES[case])
     def check(p):
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
@@ -116,6 +148,8 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
         # float32 sums of up to 7^3 products of values in [-1, 1]
         np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * (1 + np.prod(p["k"]) ** 0.5))
         shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
+        direct = not hwc and max(p["k"]) <= 3 and (p["fold"] == 1 or shifts == 1)
+        flat = direct and max(p["s"]) == 1 and out[1:] == tuple(p["size"][1:])
         tally.record({feature for feature, present in (("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
                                  ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
                                  ("channels-last", hwc), ("channels-last dilated", hwc and max(p["d"]) > 1),
@@ -125,9 +159,12 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
                                  ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
                                  ("bias packed into the GEMM", packed_bias is not None and not hwc),
                                  ("relu in the crop pass", not hwc and limit is not None and call_bias is None),
+                                 ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
+                                 ("direct, flat copies with wrapped reads zeroed",
+                                  flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
                                  ("second call, views reused", p["again"] == "reuse"),
                                  ("second call, new work arrays", p["again"] == "fresh"))
                       if present})
 
     check()
-    tally.assert_each_in(1 / 8 if random else 1)
+    tally.assert_each_in(share)

@@ -119,6 +119,7 @@ class _Plan:
     block: int
     direct: bool  # the columns are written straight from the input (buf is the columns' array)
     ones: bool  # the columns' last row is a packed bias's row of ones
+    flat: bool  # direct, every stride 1, out = size past the first axis: writes index both sides flat
     buf_key: str
     buf_shape: tuple[int, ...]
     writes: tuple[tuple[tuple, tuple], ...]  # (some of the input's elements, where they go in buf after the block axis)
@@ -127,6 +128,7 @@ class _Plan:
     sums: tuple[slice, ...]  # per row group: its partial sum's elements, shifted by the group's rows
     wide: tuple[int, ...]  # [oc/g, out rows, *phase shape after the first axis] (direct: the output's)
     crop: tuple[slice, ...]  # the wide rows' real columns (direct: none)
+    zeros: tuple[tuple, ...] = ()  # flat: where a column's flat copy wrapped into the padding (zeroed after it)
     views: dict = field(default_factory=dict)  # per block size, the _Views of the last call's work arrays
 
 
@@ -159,6 +161,7 @@ def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple
         block=block,
         direct=False,
         ones=ncols > len(p.reads),
+        flat=False,
         # zero borders that the interior writes never touch: keyed by the input's geometry
         buf_key=f"depthwise_phases {size} {g.strides} {g.pads_begin}",
         buf_shape=(block, nph, rows, *phase_shape[1:]),
@@ -177,14 +180,21 @@ def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out
     copied from the input through one strided view (zero where that falls in the padding: never
     written). Rows are then exactly the output's, so the partial sums are added straight into the
     output, with no wide rows to crop. (Also the layout of fold 1's sums: row group k's partial sum
-    starts k's shift rows in.)"""
+    starts k's shift rows in.)
+
+    With every stride 1 and the output as wide as the input past the first axis (a "same" conv), a
+    column is the input shifted by a constant number of elements: one flat copy (long inner loops:
+    2.9 against 7.6 us for a row-sliced copy of 13x56x56), whose reads that wrapped into the next or
+    previous row land in the column's padding, zeroed after it."""
     s, pb = g.strides, g.pads_begin
     mult = p.w.shape[1] // len(p.bases)
     ncols = p.w.shape[2]
     rows = out[0] + p.bases[-1]
     inner = math.prod(out[1:])
     length, extended = out[0] * inner, rows * inner
-    writes = []
+    flat = len(size) > 1 and all(st == 1 for st in s) and tuple(out[1:]) == tuple(size[1:])
+    steps = [math.prod(out[k + 1:]) for k in range(1, len(out))]  # the input's too when flat
+    writes, zeros = [], []
     for u, (i, _, cs) in enumerate(p.reads):
         ph = p.phases[i]
         # the input index along each axis is position * stride + offset
@@ -194,13 +204,24 @@ def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out
             lo, hi = max(0, -(off // st)), min(n_pos, (d - 1 - off) // st + 1)
             src.append(slice(lo * st + off, (hi - 1) * st + off + 1, st))
             dst.append(slice(lo, hi))
-        if all(d.stop > d.start for d in dst):  # else the column is all padding
+        if not all(d.stop > d.start for d in dst):  # the column is all padding
+            continue
+        if not flat:
             writes.append((tuple(src), (u, *dst)))
+            continue
+        shift = offsets[0] * inner + sum(o * st for o, st in zip(offsets[1:], steps, strict=True))
+        a, b = max(dst[0].start * inner, -shift), min(dst[0].stop * inner, size[0] * inner - shift)
+        writes.append(((slice(a + shift, b + shift),), (u, slice(a, b))))
+        for k, d in enumerate(dst[1:]):
+            for z in (slice(0, d.start), slice(d.stop, out[k + 1])):
+                if z.stop > z.start:
+                    zeros.append((u, dst[0], *(slice(None),) * k, z))
     block = channel_block(groups, 4 * (ncols + mult * len(p.bases)) * extended)
     return _Plan(
         block=block,
         direct=True,
         ones=ncols > len(p.reads),
+        flat=flat,
         # zero where no write lands: keyed by everything that places the writes
         buf_key=f"depthwise_direct {size} {g} {ncols}",
         buf_shape=(block, ncols, rows, *out[1:]),
@@ -210,6 +231,7 @@ def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out
         sums=tuple(slice(base * inner, base * inner + length) for base in p.bases),
         wide=(mult, *out),
         crop=(),
+        zeros=tuple(zeros),
     )
 
 
@@ -243,11 +265,13 @@ def conv(x: Array, p: Packed, g: Geometry, out: tuple[int, ...], bias: Array | N
         for c0 in range(0, groups, block):
             c1 = min(groups, c0 + block)
             v = full if c1 - c0 == block else _views(plan, c1 - c0, work)
-            xc = xb[c0:c1]
+            xc = xb[c0:c1] if not plan.flat else xb[c0:c1].reshape(c1 - c0, -1)
             for dst, src in zip(v.phases, v.sources, strict=True):
                 np.copyto(dst, xc[src])
             for dst, src in v.copies:
                 np.copyto(dst, src)
+            for z in v.zeros:
+                z.fill(0)
             np.matmul(p.w[c0:c1], v.cols, out=v.part)
             yb = y[b, c0 * mult : c1 * mult]
             dst = yb.reshape(v.out_shape)
@@ -288,7 +312,8 @@ class _Views:
 
     work: tuple[Array | None, ...]  # the work arrays viewed: (phases, columns, sums, acc)
     phases: tuple[Array, ...]  # per phase: where the input's elements go in the zero-padded buffer
-    sources: tuple[tuple, ...]  # per phase: its elements in a block of the input [nb, *size]
+    sources: tuple[tuple, ...]  # per phase: its elements in a block of the input [nb, *size] (flat: [nb, positions])
+    zeros: tuple[Array, ...]  # flat: the columns' padding that the flat copies wrote
     copies: tuple[tuple[Array, Array], ...]  # (columns, flat phase) per run of reads at a constant step
     cols: Array
     part: Array  # the GEMM's result [nb, oc/g * R, extended]
@@ -318,7 +343,8 @@ class _Views:
             cols[:, -1] = 1
         return _Views(
             work=work,
-            phases=tuple(buf[(slice(0, nb), *dst)] for _, dst in plan.writes),
+            phases=tuple((cols if plan.flat else buf)[(slice(0, nb), *dst)] for _, dst in plan.writes),
+            zeros=tuple(buf[(slice(0, nb), *z)] for z in plan.zeros),
             sources=tuple((slice(None), *src) for src, _ in plan.writes),
             copies=tuple(copies),
             cols=cols[:nb],
