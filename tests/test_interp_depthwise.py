@@ -103,6 +103,7 @@ STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(l
 # what each strategy exists for, and the share of its examples that must show it
 PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-last dilated",), 1),
            "direct": (("direct layout", "direct, sums added into the output", "strided", "padded", "relu",
+                       "direct, last axis strided with taps sharing its phases",
                        "bias packed into the GEMM", "channel blocks", "second call, new work arrays"), 1 / 8),
            "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
 
@@ -159,7 +160,9 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
                                  ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
                                  ("bias packed into the GEMM", packed_bias is not None and not hwc),
                                  ("relu in the crop pass", not hwc and limit is not None and call_bias is None),
-                                 ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
+                                 ("direct layout", direct),
+                                 ("direct, last axis strided with taps sharing its phases",
+                                  direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1), ("direct, sums added into the output", direct and shifts > 1),
                                  ("direct, flat copies with wrapped reads zeroed",
                                   flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
                                  ("second call, views reused", p["again"] == "reuse"),
