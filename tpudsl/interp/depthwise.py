@@ -58,11 +58,11 @@ FOLD = 1
 # (5x5 at 14x14 too: 0.75-0.80x).
 CHANNELS_LAST_MAX_OUT = 64
 
-# Kernels at most this wide along every axis (with fold 1) read their columns straight from the
-# input (`_direct_plan`): no phase buffer, no wide rows. Each column is then a strided copy of the
-# input (short inner loops at stride 1, a de-interleave at stride 2), so it pays for kernels of few
-# columns only: 5x5 /2 (10 de-interleaving copies against the 4-phase split's 4) and 7x7 measured
-# 0.78-0.9x standalone (docs/interpreter.md, the dws2 round).
+# With fold 1, "same" stride-1 convs and kernels at most this wide along every axis read their
+# columns straight from the input (`_direct_plan`): no phase buffer, no wide rows. A same conv's
+# columns are flat copies (any kernel: 7x7 1.02-1.2x standalone); otherwise each column phase is a
+# strided copy, which pays for narrow kernels only (5x5 /2 0.93x standalone; docs/interpreter.md,
+# the dws2 round).
 DIRECT_MAX_KERNEL = 3
 
 
@@ -134,7 +134,7 @@ class _Plan:
 
 
 def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
-    if max(g.kernel) <= DIRECT_MAX_KERNEL and all(r == 0 for _, r, _ in p.reads):
+    if all(r == 0 for _, r, _ in p.reads) and (_same(g, size, out) or max(g.kernel) <= DIRECT_MAX_KERNEL):
         return _direct_plan(p, g, size, groups, out)
     s = g.strides
     mult = p.w.shape[1] // len(p.bases)
@@ -175,6 +175,11 @@ def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple
     )
 
 
+def _same(g: Geometry, size: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Every stride 1 and the output as large as the input past the first axis (2-D and up)."""
+    return len(size) > 1 and all(st == 1 for st in g.strides) and tuple(out[1:]) == tuple(size[1:])
+
+
 def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
     """The plan of the direct layout: column u holds, for out rows + the last row group's shift rows
     and every output position of the other axes, the input element its read (phase, shifts) sees,
@@ -198,7 +203,7 @@ def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out
     rows = out[0] + p.bases[-1]
     inner = math.prod(out[1:])
     length, extended = out[0] * inner, rows * inner
-    flat = len(size) > 1 and all(st == 1 for st in s) and tuple(out[1:]) == tuple(size[1:])
+    flat = _same(g, size, out)
     steps = [math.prod(out[k + 1:]) for k in range(1, len(out))]  # the input's too when flat
     writes, zeros, derived = [], [], []
     columns = {}  # per key (every offset but a whole number of last strides): [(u, offsets, src, dst)]
