@@ -107,6 +107,30 @@ PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-las
            "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
 
 
+def shown(p: dict, out: tuple[int, ...], hwc: bool) -> set[str]:
+    """The features one example shows (kept out of the property's body, which seeds hypothesis)."""
+    shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
+    direct = not hwc and max(p["k"]) <= 3 and (p["fold"] == 1 or shifts == 1)
+    flat = direct and len(p["k"]) > 1 and max(p["s"]) == 1 and out[1:] == tuple(p["size"][1:])
+    limit, bias = p["limit"], p["bias"]
+    return {feature for feature, present in (
+        ("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
+        ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
+        ("channels-last", hwc), ("channels-last dilated", hwc and max(p["d"]) > 1),
+        ("partial sums added", not hwc and p["fold"] < shifts),
+        ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
+        ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
+        ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
+        ("bias packed into the GEMM", bias == "packed" and not hwc),
+        ("relu in the crop pass", not hwc and limit is not None and bias != "call"),
+        ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
+        ("direct, last axis strided with taps sharing its phases",
+         direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1),
+        ("direct, flat copies with wrapped reads zeroed", flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
+        ("second call, views reused", p["again"] == "reuse"),
+        ("second call, new work arrays", p["again"] == "fresh")) if present}
+
+
 @pytest.mark.parametrize("case", STRATEGIES)
 def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
@@ -114,8 +138,10 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     relu6-like clamp, through the channels-last path (2-D, no depth multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
     by shifted adds). A second call on the same packed filter reuses the views of the work arrays its
     plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
-    result. Each feature must occur in an eighth of the random examples; the other 25 are
-    channels-last and dilated."""
+    result. Each feature must occur in an eighth of the random examples. The other strategies: 25
+    channels-last dilated ones; 100 for the direct layout (kernels up to 3, columns read from the
+    input, sums added into the output); 25 "same" stride-1 ones (its flat copies and their wrapped
+    reads zeroed)."""
     features, share = PURPOSE[case]
     tally = FeatureTally(features)
 
@@ -147,27 +173,7 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
         assert got.dtype == np.float32 and got.shape == expected.shape
         # float32 sums of up to 7^3 products of values in [-1, 1]
         np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * (1 + np.prod(p["k"]) ** 0.5))
-        shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
-        same = len(p["k"]) > 1 and max(p["s"]) == 1 and out[1:] == tuple(p["size"][1:])
-        direct = not hwc and (max(p["k"]) <= 3 or same) and (p["fold"] == 1 or shifts == 1)
-        flat = direct and same
-        tally.record({feature for feature, present in (("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
-                                 ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
-                                 ("channels-last", hwc), ("channels-last dilated", hwc and max(p["d"]) > 1),
-                                 ("partial sums added", not hwc and p["fold"] < shifts),
-                                 ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
-                                 ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
-                                 ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
-                                 ("bias packed into the GEMM", packed_bias is not None and not hwc),
-                                 ("relu in the crop pass", not hwc and limit is not None and call_bias is None),
-                                 ("direct layout", direct),
-                                 ("direct, last axis strided with taps sharing its phases",
-                                  direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1), ("direct, sums added into the output", direct and shifts > 1),
-                                 ("direct, flat copies with wrapped reads zeroed",
-                                  flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
-                                 ("second call, views reused", p["again"] == "reuse"),
-                                 ("second call, new work arrays", p["again"] == "fresh"))
-                      if present})
+        tally.record(shown(p, out, hwc))
 
     check()
     tally.assert_each_in(share)

@@ -58,11 +58,10 @@ FOLD = 1
 # (5x5 at 14x14 too: 0.75-0.80x).
 CHANNELS_LAST_MAX_OUT = 64
 
-# With fold 1, "same" stride-1 convs and kernels at most this wide along every axis read their
-# columns straight from the input (`_direct_plan`): no phase buffer, no wide rows. A same conv's
-# columns are flat copies (any kernel: 7x7 1.02-1.2x standalone); otherwise each column phase is a
-# strided copy, which pays for narrow kernels only (5x5 /2 0.93x standalone; docs/interpreter.md,
-# the dws2 round).
+# With fold 1, kernels at most this wide along every axis read their columns straight from the
+# input (`_direct_plan`): no phase buffer, no wide rows. Wider ones stay on the phase buffer: 5x5 /2
+# measured 0.93x standalone, and "same" 5x5 / 7x7 (flat copies) 0.92-1.13x per layer in-model,
+# ConvNeXt's four 0.99x summed (docs/interpreter.md, the dws2 round).
 DIRECT_MAX_KERNEL = 3
 
 
@@ -134,7 +133,7 @@ class _Plan:
 
 
 def _plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out: tuple[int, ...]) -> _Plan:
-    if all(r == 0 for _, r, _ in p.reads) and (_same(g, size, out) or max(g.kernel) <= DIRECT_MAX_KERNEL):
+    if max(g.kernel) <= DIRECT_MAX_KERNEL and all(r == 0 for _, r, _ in p.reads):
         return _direct_plan(p, g, size, groups, out)
     s = g.strides
     mult = p.w.shape[1] // len(p.bases)
