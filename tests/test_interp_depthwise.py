@@ -103,7 +103,6 @@ STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(l
 PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-last dilated",), 1),
            "direct": (("direct layout", "direct, sums added into the output", "strided", "padded", "relu",
                        "direct, last axis strided with taps sharing its phases",
-                       "direct, stride 2 along the last axis (pair casts)",
                        "channel blocks"), 1 / 8),
            "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
 
@@ -127,7 +126,6 @@ def shown(p: dict, out: tuple[int, ...], hwc: bool) -> set[str]:
         ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
         ("direct, last axis strided with taps sharing its phases",
          direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1),
-        ("direct, stride 2 along the last axis (pair casts)", direct and p["s"][-1] == 2),
         ("direct, flat copies with wrapped reads zeroed", flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
         ("second call, views reused", p["again"] == "reuse"),
         ("second call, new work arrays", p["again"] == "fresh")) if present}
