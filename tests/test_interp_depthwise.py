@@ -1,5 +1,6 @@
 """depthwise.py (stride phases, wide rows, row shifts folded into per-channel GEMMs, shifted adds,
-bias and relu per channel block) against a direct float64 loop over output positions and taps."""
+bias and relu per channel block; the direct layout's columns copied from the input, flat or from one
+another) against a direct float64 loop over output positions and taps."""
 
 from __future__ import annotations
 

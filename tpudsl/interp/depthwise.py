@@ -19,6 +19,17 @@ fused relu on the way unless a computed bias comes first (a cropped add, or a cr
 more: short inner loops). A computed bias and the relu are applied to the block while it is in
 cache (a constant bias is one more GEMM column, read against a row of ones).
 
+Kernels at most 3 wide (fold 1: MobileNetV2's, ShuffleNet's and EfficientNet's 3x3 layers) take
+the direct layout instead (`_direct_plan`, the dws2 round): no phase buffer and no wide rows. Each
+column is written straight from the input with the output's own row width: a "same" stride-1 conv's
+as one flat copy of the input shifted by the tap's offset (the reads that wrap into the next row land
+in the padding and are zeroed after it), a strided conv's through a strided view, once per phase
+along the last axis (the other columns of that phase are flat copies of it, shifted). The padding
+is never written (the work array is keyed by the geometry), the row groups' partial sums are added
+straight into the output block and the relu clips it in place: no crop pass. Measured inside the
+inferences against the phase layout: the stride-1 layers 1.1-1.5x, the stride-2 ones 1.0-1.3x
+(interp_conv_ab; docs/interpreter.md, the dws2 round); 5x5 and 7x7 stay on the phase layout.
+
 Small 2-D outputs (the last stages' 7x7 maps) go channels-last instead
 (`_channels_last`): with hundreds of channels of a few dozen positions, one BLAS call per channel
 costs more than its work.
@@ -128,7 +139,7 @@ class _Plan:
     wide: tuple[int, ...]  # [oc/g, out rows, *phase shape after the first axis] (direct: the output's)
     crop: tuple[slice, ...]  # the wide rows' real columns (direct: none)
     derived: tuple[tuple[tuple, tuple], ...] = ()  # direct: (column, its flat elements) copied from (column, elements)
-    zeros: tuple[tuple, ...] = ()  # flat or derived: where a column's flat copy wrapped into the padding (zeroed after it)
+    zeros: tuple[tuple, ...] = ()  # direct: where a column's flat copy wrapped into the padding (zeroed after it)
     views: dict = field(default_factory=dict)  # per block size, the _Views of the last call's work arrays
 
 
@@ -348,17 +359,19 @@ class _Views:
     view alive until the next call rebuilds them (winograd.work's cache dropped them)."""
 
     work: tuple[Array | None, ...]  # the work arrays viewed: (phases, columns, sums, acc)
-    phases: tuple[Array, ...]  # per phase: where the input's elements go in the zero-padded buffer
+    phases: tuple[Array, ...]  # per phase (direct: per column written from the input): where the input's elements go
     sources: tuple[tuple, ...]  # per phase: its elements in a block of the input [nb, *size] (flat: [nb, positions])
-    zeros: tuple[Array, ...]  # flat: the columns' padding that the flat copies wrote
-    copies: tuple[tuple[Array, Array], ...]  # (columns, flat phase) per run of reads at a constant step; direct: (column, column)
+    zeros: tuple[Array, ...]  # direct: the columns' padding that their flat copies wrote
+    copies: tuple[tuple[Array, Array], ...]  # (columns, flat phase) per run of reads at a constant step
+    # (direct: (column, the column it is a shifted copy of))
     cols: Array
     part: Array  # the GEMM's result [nb, oc/g * R, extended]
     whole: tuple[Array, ...]  # per row group: its partial sum on wide rows, shifted by the group's rows
     acc: Array | None  # the running sum on wide rows (more than one row group)
     result: Array | None  # the finished sum (acc, or the one partial sum) without the wide rows' extra
     # columns; None when the sums are added straight into the output block (direct, several row groups)
-    out_shape: tuple[int, ...]  # a block of y as [nb, oc/g, out rows, *out after the first axis] (direct: [nb, oc/g, positions])
+    out_shape: tuple[int, ...]  # a block of y as [nb, oc/g, out rows, *out after the first axis]
+    # (direct: [nb, oc/g, positions])
 
     @staticmethod
     def of(plan: _Plan, nb: int, work: tuple[Array | None, ...]) -> _Views:
@@ -391,7 +404,8 @@ class _Views:
             acc=None if acc is None else acc[:nb].reshape(nb, wide[0], -1),
             result=(whole[0] if len(whole) == 1 else None) if plan.direct else
             whole[0].reshape(nb, *wide)[crop] if acc is None else acc[:nb][crop],
-            out_shape=(nb, wide[0], math.prod(wide[1:])) if plan.direct else (nb, *wide[:2], *(c.stop for c in crop[3:])),
+            out_shape=(nb, wide[0], math.prod(wide[1:])) if plan.direct else
+            (nb, *wide[:2], *(c.stop for c in crop[3:])),
         )
 
 
