@@ -269,8 +269,9 @@ def _direct_plan(p: Packed, g: Geometry, size: tuple[int, ...], groups: int, out
         direct=True,
         ones=ncols > len(p.reads),
         flat=flat,
-        # zero where no write lands: keyed by everything that places the writes
-        buf_key=f"depthwise_direct {size} {g} {ncols}",
+        # zero where no write lands: keyed by everything that places the writes (not the channel
+        # count: layers of one geometry share the array, as the phase layout's do)
+        buf_key=f"depthwise_direct {size} {g.kernel} {g.strides} {g.dilations} {g.pads_begin} {g.pads_end} {ncols}",
         buf_shape=(block, ncols, rows, *out[1:]),
         writes=tuple(writes),
         reads=(),
