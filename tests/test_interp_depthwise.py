@@ -5,6 +5,8 @@ another) against a direct float64 loop over output positions and taps."""
 from __future__ import annotations
 
 import itertools
+import math
+import sys
 
 import numpy as np
 import pytest
@@ -97,13 +99,16 @@ STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(l
               .map(channels_last_dilated),
               # with a packed bias (the direct layout's row of ones) and a second call on new work arrays
               # in every example: drawn, either fell to 2-6 of 50-100 examples (the other bias and call
-              # modes run through the same code in both layouts, and the random examples take it)
-              "direct": problems().map(lambda p: {**direct(p), "bias": "packed", "again": "fresh"}),
+              # modes run through the same code in both layouts, and the random examples take it); stride-2
+              # columns de-interleaved by pair casts (PAIRS_MIN_WIDTH 0) or strided copies, drawn
+              "direct": st.tuples(problems(), st.booleans())
+              .map(lambda t: {**direct(t[0]), "bias": "packed", "again": "fresh", "pairs": t[1]}),
               "same, direct": problems().filter(lambda p: len(p["k"]) >= 2).map(same_direct)}
 # what each strategy exists for, and the share of its examples that must show it
 PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-last dilated",), 1),
            "direct": (("direct layout", "direct, sums added into the output", "strided", "padded", "relu",
                        "direct, last axis strided with taps sharing its phases",
+                       "direct, stride 2 along the last axis (pair casts)",
                        "channel blocks"), 1 / 8),
            "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
 
@@ -127,6 +132,7 @@ def shown(p: dict, out: tuple[int, ...], hwc: bool) -> set[str]:
         ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
         ("direct, last axis strided with taps sharing its phases",
          direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1),
+        ("direct, stride 2 along the last axis (pair casts)", direct and p["s"][-1] == 2 and p.get("pairs")),
         ("direct, flat copies with wrapped reads zeroed", flat and any(p["pads_begin"][1:] + p["pads_end"][1:])),
         ("second call, views reused", p["again"] == "reuse"),
         ("second call, new work arrays", p["again"] == "fresh")) if present}
@@ -151,6 +157,7 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     def check(p):
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
         monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_OUT", 10**9 if p["channels_last"] else 0)
+        monkeypatch.setattr(depthwise, "PAIRS_MIN_WIDTH", 0 if p.get("pairs") and sys.byteorder == "little" else math.inf)
         hwc = p["channels_last"] and len(p["k"]) == 2 and p["mult"] == 1
         rng = np.random.default_rng(p["seed"])
         x = rng.uniform(-1, 1, (p["n"], p["channels"], *p["size"])).astype(np.float32)
