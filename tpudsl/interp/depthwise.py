@@ -23,8 +23,9 @@ Kernels at most 3 wide (fold 1: MobileNetV2's, ShuffleNet's and EfficientNet's 3
 the direct layout instead (`_direct_plan`, the dws2 round): no phase buffer and no wide rows. Each
 column is written straight from the input with the output's own row width: a "same" stride-1 conv's
 as one flat copy of the input shifted by the tap's offset (the reads that wrap into the next row land
-in the padding and are zeroed after it), a strided conv's through a strided view, once per phase
-along the last axis (the other columns of that phase are flat copies of it, shifted). The padding
+in the padding and are zeroed after it), a strided conv's through a strided view (at stride 2 on
+wide outputs, an integer cast of element pairs: `_pair_writes`), once per phase along the last axis
+(the other columns of that phase are flat copies of it, shifted). The padding
 is never written (the work array is keyed by the geometry), the row groups' partial sums are added
 straight into the output block and the relu clips it in place: no crop pass. Measured inside the
 inferences against the phase layout: the stride-1 layers 1.1-1.5x, the stride-2 ones 1.0-1.3x
