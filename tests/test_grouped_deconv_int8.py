@@ -5,14 +5,14 @@ accuracy is the Top interpreter's float result's (cosine), as for the other INT8
 
 from __future__ import annotations
 
-import collections
 from fractions import Fraction
 
 import numpy as np
 import onnx
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.feature_tally import FeatureTally
 from tests.models.builder import GraphBuilder
 from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run, top_module
@@ -94,9 +94,8 @@ def test_grouped_deconv_constants_are_the_formulas(tmp_path):
 
 
 @st.composite
-def grouped_cases(draw):
-    group = draw(st.sampled_from([1, 2, 4]))
-    depthwise = draw(st.booleans()) and group == 4
+def grouped_cases(draw, group: int, depthwise: bool):
+    """A Deconv of `group` groups, depthwise (4 groups of one input and one output channel each) if asked."""
     ic = 4 if depthwise else group * draw(st.integers(1, 2))
     ocg = 1 if depthwise else draw(st.integers(1, 3))
     strides = draw(st.sampled_from([(1, 1), (2, 2), (2, 1)]))
@@ -104,14 +103,16 @@ def grouped_cases(draw):
     return group, ic, ocg, strides, pads, draw(st.booleans()), draw(st.integers(0, 2**16))
 
 
+# (group, depthwise) of each run, a quarter of the examples each
+RUNS = ((1, False), (2, False), (4, False), (4, True))
+
+
 def test_random_grouped_deconvs_close_to_top(tmp_path_factory):
     """Random grouped (depthwise too) transposed convolutions, calibrated (minmax) on 16 samples:
     INT8 output cosine >= 0.99 with Top on another input; groups > 1 (int32 Deconv + RequantIntAxis)
-    in at least half of the examples, depthwise in some."""
-    seen = collections.Counter()
+    in at least half of the examples, depthwise in a fifth (RUNS: by construction)."""
+    tally = FeatureTally(("groups > 1", "depthwise"))
 
-    @settings(max_examples=max(10, settings.default.max_examples // 10))
-    @given(grouped_cases())
     def check(case):
         group, ic, ocg, strides, pads, relu, seed = case
         model = deconv_model(group, ic, ocg, seed, relu, strides, pads)
@@ -122,14 +123,10 @@ def test_random_grouped_deconvs_close_to_top(tmp_path_factory):
         got, want = run(top, feed), run(top_module(model), feed)
         out = model.graph.output[0].name
         assert cosine(got[out], want[out]) >= 0.99, case
-        if group > 1:
-            seen["groups > 1"] += 1
-            event("groups > 1")
-        if ocg == 1 and ic == group:
-            seen["depthwise"] += 1
-            event("depthwise")
-        seen["examples"] += 1
+        tally.record({*(["groups > 1"] if group > 1 else []), *(["depthwise"] if ocg == 1 and ic == group else [])})
 
-    check()
-    assert seen["groups > 1"] >= seen["examples"] / 2, seen
-    assert seen["depthwise"] >= 1, seen
+    examples = max(10, settings.default.max_examples // 10)
+    for group, depthwise in RUNS:
+        settings(max_examples=max(1, examples // len(RUNS)))(given(grouped_cases(group, depthwise))(check))()
+    tally.assert_each_in(1 / 2, ["groups > 1"])
+    tally.assert_each_in(1 / 5, ["depthwise"])
