@@ -123,7 +123,8 @@ def test_random_grouped_deconvs_close_to_top(tmp_path_factory):
         got, want = run(top, feed), run(top_module(model), feed)
         out = model.graph.output[0].name
         assert cosine(got[out], want[out]) >= 0.99, case
-        tally.record({*(["groups > 1"] if group > 1 else []), *(["depthwise"] if ocg == 1 and ic == group else [])})
+        tally.record({*(["groups > 1"] if group > 1 else []),
+                      *(["depthwise"] if group > 1 and ocg == 1 and ic == group else [])})
 
     examples = max(10, settings.default.max_examples // 10)
     for group, depthwise in RUNS:
