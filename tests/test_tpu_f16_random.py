@@ -5,11 +5,10 @@ is test_tpu_float's and test_model_deploy's subject), and closer to Top than BF1
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 from hypothesis import assume, event, given, settings
 
+from tests.feature_tally import FeatureTally
 from tests.test_tpu_float import cosine, lower, run, top_module
 from tests.test_tpu_int8 import random_graphs
 
@@ -17,7 +16,9 @@ F16_MAX = float(np.finfo(np.float16).max)
 
 
 def test_random_graphs_f16_close_to_top():
-    seen = collections.Counter()
+    """F16 closer to Top than BF16 is what the property claims of most examples (an outcome, not a
+    drawn feature: it cannot be forced)."""
+    tally = FeatureTally(("F16 closer than BF16",))
 
     @settings(max_examples=max(10, settings.default.max_examples // 10))
     @given(random_graphs())
@@ -32,11 +33,9 @@ def test_random_graphs_f16_close_to_top():
         assert cos16 >= 0.9999, layers
         # BF16 passes 0.9999 on these small graphs too: F16's 3 more mantissa bits must show as well
         cos_bf16 = cosine(run(lower(top_module(model), "BF16"), feed)["output"], top_all["output"])
-        seen["F16 closer than BF16"] += cos16 > cos_bf16 or cos_bf16 == 1.0
         event("largest |x| >= 16" if largest >= 16 else "largest |x| < 16")
-        seen["examples"] += 1
-        seen[len(layers)] += 1
+        tally.record(["F16 closer than BF16"] if cos16 > cos_bf16 or cos_bf16 == 1.0 else [])
 
     check()
-    assert seen["examples"] >= 10, seen
-    assert seen["F16 closer than BF16"] >= 0.8 * seen["examples"], seen
+    assert tally.seen["examples"] >= 10, tally.seen
+    tally.assert_each_in(0.8)
