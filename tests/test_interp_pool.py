@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top, same_pool_loops
 
+from tests.feature_tally import FeatureTally
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, ShapeError
@@ -153,24 +152,40 @@ def _has_padding_only_window(size, k, s, d, pads, auto_pad, ceil_mode) -> bool:
     return False
 
 
+# The geometry property's cases, each forced in its own examples: (kernel, stride, dilation, pads,
+# size) of a 1-D pool with ceil_mode for ceil_mode's cases, or what is forced of a random pool.
+GEOMETRY_CASES = {
+    "dilation > 1": dict(dilation=2),
+    "auto_pad SAME": dict(auto_pad=st.sampled_from(["SAME_UPPER", "SAME_LOWER"])),
+    "ceil_mode adds a window": dict(ceil=[(2, 2, 1, (0, 0), 5), (3, 2, 2, (0, 1), 5), (3, 3, 2, (1, 0), 6),
+                                          (3, 2, 1, (2, 0), 8)]),
+    "ceil_mode drops a window starting in the end pads": dict(ceil=[(2, 2, 1, (0, 1), 4), (4, 3, 1, (1, 3), 5),
+                                                                    (4, 3, 1, (0, 3), 3), (3, 2, 1, (0, 2), 2)]),
+}
+
+
 def test_pool_geometry_property():
     """Random pools (1-D/2-D; kernel, stride, dilation, explicit pads or auto_pad, ceil_mode) against
     onnxruntime, both the kernel's values and the shape rule's size. A dilated SAME pool is checked
     against the spec's loop instead (`same_pool_loops` says why). The property exists for dilation,
     ceil_mode's extra window and its dropped window (the last window must start inside the input)
-    and auto_pad; each must occur in enough examples."""
-    seen: Counter[str] = Counter()
+    and auto_pad; each must occur in enough examples: each is forced in its own 10 examples (of 200
+    in CI) and must happen in each of them."""
+    tally = FeatureTally(tuple(GEOMETRY_CASES))
 
-    @given(rank=st.integers(1, 2), data=st.data(), is_max=st.booleans(), count_include_pad=st.booleans(),
-           seed=st.integers(0, 2**16))
-    def check(rank, data, is_max, count_include_pad, seed):
-        k = [data.draw(st.integers(1, 4)) for _ in range(rank)]
-        s = [data.draw(st.integers(1, 3)) for _ in range(rank)]
-        d = [data.draw(st.integers(1, 3)) for _ in range(rank)]
-        auto_pad = data.draw(st.sampled_from(["NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-        pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2] if auto_pad == "NOTSET" else [0] * (2 * rank)
-        ceil_mode = data.draw(st.booleans()) if auto_pad == "NOTSET" else False
-        size = [data.draw(st.integers(1, 9)) for _ in range(rank)]
+    def check(rank, data, is_max, count_include_pad, seed, case, dilation, auto_pad, ceil):
+        if ceil is not None:
+            kc, sc, dc, pc, sizec = data.draw(st.sampled_from(ceil))
+            rank, k, s, d, auto_pad, pads, ceil_mode, size = 1, [kc], [sc], [dc], "NOTSET", list(pc), True, [sizec]
+        else:
+            k = [data.draw(st.integers(1, 4)) for _ in range(rank)]
+            s = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+            d = [data.draw(st.integers(dilation or 1, 3)) for _ in range(rank)]
+            auto_pad = data.draw(st.sampled_from(["NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
+                                 if auto_pad is None else auto_pad)
+            pads = [data.draw(st.integers(0, ki - 1)) for ki in k * 2] if auto_pad == "NOTSET" else [0] * (2 * rank)
+            ceil_mode = data.draw(st.booleans()) if auto_pad == "NOTSET" else False
+            size = [data.draw(st.integers(1, 9)) for _ in range(rank)]
         assume(all(size[i] + pads[i] + pads[i + rank] >= d[i] * (k[i] - 1) + 1 for i in range(rank)))
         x = rand(np.random.default_rng(seed), 2, 2, *size)
         attrs = {"kernel_shape": k, "strides": s, "dilations": d, "ceil_mode": ceil_mode}
@@ -184,6 +199,7 @@ def test_pool_geometry_property():
             with pytest.raises(ShapeError, match="reads only padding"):
                 NN.pool([x.shape], view)
             event("a window of padding only is rejected")
+            assume(case is None)  # a forced case's examples all count for it
             return
         got = run_top(op, [x], attrs)[0]
         # onnxruntime pads a dilated SAME pool as if undilated, and fails when a stride larger than
@@ -198,7 +214,6 @@ def test_pool_geometry_property():
         assert_close(got, expected)
         assert tuple(NN.pool([x.shape], view)[0]) == expected.shape
 
-        seen["examples"] += 1
         cases = set()
         if max(d) > 1:
             cases.add("dilation > 1")
@@ -211,13 +226,20 @@ def test_pool_geometry_property():
                 cases.add("ceil_mode adds a window")
             if ceil_mode and expected.shape[2 + i] < rounded_up:
                 cases.add("ceil_mode drops a window starting in the end pads")
-        for case in cases:
-            event(case)
-            seen[case] += 1
+        assert case is None or case in cases, (case, cases, size, k, s, d, pads)
+        tally.record(cases)
 
-    check()
-    for case in ("dilation > 1", "auto_pad SAME", "ceil_mode adds a window", "ceil_mode drops a window starting in the end pads"):
-        assert seen[case] * 50 >= seen["examples"], f"{case!r} happened in {seen[case]} of {seen['examples']} examples"
+    forced = 10
+    strategies = dict(rank=st.integers(1, 2), data=st.data(), is_max=st.booleans(), count_include_pad=st.booleans(),
+                      seed=st.integers(0, 2**16))
+    for case, forced_values in {None: {}, **GEOMETRY_CASES}.items():
+        values = {"case": case, "dilation": None, "auto_pad": None, "ceil": None, **forced_values}
+        examples = settings.default.max_examples - forced * len(GEOMETRY_CASES) if case is None else forced
+        settings(max_examples=max(1, examples))(given(**strategies, **{key: st.just(v) for key, v in values.items()})(
+            check))()
+    tally.assert_each_in(1 / 50)
+
+
 
 
 def naive_avg_pool(x, kernel):
@@ -235,10 +257,10 @@ AVG_POOL_CASES = ("same", "other", "unknown", "window")
 
 
 @st.composite
-def avg_pools(draw, case):
+def avg_pools(draw, case, keepdims: bool):
     """A typed global pool called with that shape or another channel count, an untyped one, or a
-    smaller window (not global)."""
-    rank = draw(st.integers(1, 3))
+    smaller window (not global); keepdims false: of rank 1 or 3 (not 2-D)."""
+    rank = draw(st.integers(1, 3) if keepdims else st.sampled_from([1, 3]))
     size = tuple(draw(st.integers(2 if case == "window" else 1, 9 if rank < 3 else 4)) for _ in range(rank))
     shrink = [0] * rank
     if case == "window":
@@ -246,19 +268,21 @@ def avg_pools(draw, case):
         shrink[axis] = draw(st.integers(1, min(size[axis] - 1, 2)))
     return dict(shape=(draw(st.integers(1, 2)), draw(st.integers(1, 40)), *size),
                 kernel=[s - d for s, d in zip(size, shrink, strict=True)],
-                typed="same" if case == "window" else case,
-                keepdims=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+                typed="same" if case == "window" else case, keepdims=keepdims, seed=draw(st.integers(0, 2**16)))
 
 
 def test_prepared_avg_pool_matches_a_float64_loop():
     """top.AvgPool's prepare on random ranks 1-3, global pools and smaller windows, an input type that
     matches the call's shape, another channel count, or none: the prepared global path where it applies, the
-    per-call kernel elsewhere, both equal to the loop. Each case must occur in a tenth of the examples."""
+    per-call kernel elsewhere, both equal to the loop. Each case must occur in a tenth of the
+    examples, by construction: each case and keepdims has its own 7-8 examples (keepdims false of
+    rank 1 or 3; a window, not global, keeps its dims)."""
     from tpudsl.interp.kernel import KernelAttrs
     from tpudsl.interp.kernels_pool import _avg_pool
     from tpudsl.interp.table import KERNELS
 
-    seen = Counter()
+    tally = FeatureTally(("prepared global path", "prepared, another shape at the call", "per-call kernel", "global",
+                          "keepdims false", "not 2-D"))
 
     def check(p):
         shape, kernel = p["shape"], p["kernel"]
@@ -276,21 +300,16 @@ def test_prepared_avg_pool_matches_a_float64_loop():
         got = run([x], a)
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * (1 + np.prod(kernel) ** 0.5))
-        for case, present in (("prepared global path", prepared and p["typed"] == "same"),
-                              ("prepared, another shape at the call", prepared and p["typed"] == "other"),
-                              ("per-call kernel", not prepared), ("global", is_global),
-                              ("keepdims false", not keepdims),
-                              ("not 2-D", len(shape) != 4)):
-            if present:
-                event(case)
-                seen[case] += 1
-        seen["examples"] += 1
+        tally.record(case for case, present in (
+            ("prepared global path", prepared and p["typed"] == "same"),
+            ("prepared, another shape at the call", prepared and p["typed"] == "other"),
+            ("per-call kernel", not prepared), ("global", is_global), ("keepdims false", not keepdims),
+            ("not 2-D", len(shape) != 4)) if present)
 
-    for case in AVG_POOL_CASES:  # each case its own quarter of the examples
-        settings(max_examples=15, deadline=None)(given(avg_pools(case))(check))()
-    for case, count in seen.items():
-        assert count >= seen["examples"] / 10, f"{case}: {count} of {seen['examples']} examples"
-    assert len(seen) == 7, sorted(seen)
+    for case in AVG_POOL_CASES:
+        for keepdims, examples in ((True, 8), (False, 7)):
+            settings(max_examples=examples, deadline=None)(given(avg_pools(case, keepdims))(check))()
+    tally.assert_each_in(1 / 10)
 
 
 def max_pool_loops(x: np.ndarray, k, s, pads, ceil_mode: bool) -> np.ndarray:
@@ -344,7 +363,7 @@ def test_max_pool_stride2_last_axis_property():
 
     from tpudsl.interp import kernels_pool
 
-    seen: Counter[str] = Counter()
+    tally = FeatureTally(tuple(FAST_MAX_CASES))
 
     def check(data, seed, case, axes=None, nan=None, rank=None):
         rank = rank or data.draw(st.integers(1, 2))
@@ -393,10 +412,8 @@ def test_max_pool_stride2_last_axis_property():
                 cases.add("fast path, NaN present")
             if rank == 2:
                 cases.add("fast path, 2-D")
-        for c in cases:
-            event(c)
         assert case in cases, f"{case!r} not in {cases} ({attrs}, width {width})"
-        seen[case] += 1
+        tally.record(cases)
 
     def examples(case, forced):
         @settings(max_examples=20)
@@ -408,4 +425,4 @@ def test_max_pool_stride2_last_axis_property():
 
     for case, forced in FAST_MAX_CASES.items():
         examples(case, forced)()
-        assert seen[case] >= 20, f"{case!r}: {seen[case]} examples"
+    tally.assert_each_in(1 / len(FAST_MAX_CASES))
