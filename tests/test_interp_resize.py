@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
+
+from tests.feature_tally import FeatureTally
 
 COORD_MODES = ["align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"]
 # Resize's coordinate modes beyond TPU-MLIR's four (top.Interp has them too)
@@ -105,27 +105,41 @@ def test_nearest_ties_are_within_a_tolerance_as_in_onnxruntime(scale, nearest_mo
 
 MODES = ["nearest", "linear", "cubic"]
 ALL_COORD_MODES = COORD_MODES + ONNX_ONLY_COORD_MODES
-# Drawn by every (mode, coordinate mode) pair, so these must come up often enough overall.
 FILTER_CASES = ["antialias downscale", "exclude_outside", "cubic_coeff_a -0.5", "scales", "sizes", "extrapolated"]
-SEEN: Counter[str] = Counter()
+DOWNSCALE = dict(h=st.integers(4, 6), w=st.integers(4, 6), antialias=st.just(True), exclude_outside=st.just(True),
+                 cubic_coeff_a=st.just(-0.5))
+# Runs that force the filter cases, each with its (mode, coordinate mode) and the fields it forces:
+# a cubic downscale with every filter option, by sizes and by scales; a crop whose ROI starts before
+# the input (output position 0 is extrapolated) to a larger size (onnxruntime copies an input of the
+# output's shape).
+FILTER_RUNS = (
+    ("cubic", "half_pixel", dict(DOWNSCALE, oh=st.integers(1, 3), ow=st.integers(1, 3), by_scales=st.just(False))),
+    ("cubic", "half_pixel", dict(DOWNSCALE, by_scales=st.just(True), scales=st.tuples(
+        st.sampled_from([0.25, 0.4, 0.6, 0.75]), st.sampled_from([0.3, 0.5, 0.6])))),
+    ("linear", "tf_crop_and_resize", dict(h=st.integers(2, 6), w=st.integers(2, 6), oh=st.integers(7, 12),
+                                          ow=st.integers(7, 12), by_scales=st.just(False), roi=st.tuples(
+        *[st.sampled_from([-0.4, -0.2])] * 2, *[st.sampled_from([0.6, 1.2, 1.4])] * 2))),
+)
 
 
 @st.composite
-def resize_cases(draw):
-    return {
-        "h": draw(st.integers(1, 6)), "w": draw(st.integers(1, 6)), "oh": draw(st.integers(1, 12)),
-        "ow": draw(st.integers(1, 12)), "by_scales": draw(st.booleans()),
-        "scales": (draw(st.sampled_from([0.25, 0.4, 0.6, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0])),
-                   draw(st.sampled_from([0.3, 0.5, 0.6, 1.0, 1.25, 1.7, 2.0, 3.0]))),
-        "nearest_mode": draw(st.sampled_from(NEAREST_MODES)), "antialias": draw(st.booleans()),
-        "exclude_outside": draw(st.booleans()), "cubic_coeff_a": draw(st.sampled_from([-0.75, -0.5])),
-        "extrapolation_value": draw(st.sampled_from([-2.5, 3.0])),
-        "roi": draw(st.tuples(*[st.sampled_from([-0.4, -0.2, 0.3])] * 2, *[st.sampled_from([0.6, 1.2, 1.4])] * 2)),
-        "seed": draw(st.integers(0, 2**16)),
+def resize_cases(draw, **forced):
+    """The case's fields, each drawn from its strategy or from `forced`'s."""
+    fields = {
+        "h": st.integers(1, 6), "w": st.integers(1, 6), "oh": st.integers(1, 12), "ow": st.integers(1, 12),
+        "by_scales": st.booleans(),
+        "scales": st.tuples(st.sampled_from([0.25, 0.4, 0.6, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]),
+                            st.sampled_from([0.3, 0.5, 0.6, 1.0, 1.25, 1.7, 2.0, 3.0])),
+        "nearest_mode": st.sampled_from(NEAREST_MODES), "antialias": st.booleans(),
+        "exclude_outside": st.booleans(), "cubic_coeff_a": st.sampled_from([-0.75, -0.5]),
+        "extrapolation_value": st.sampled_from([-2.5, 3.0]),
+        "roi": st.tuples(*[st.sampled_from([-0.4, -0.2, 0.3])] * 2, *[st.sampled_from([0.6, 1.2, 1.4])] * 2),
+        "seed": st.integers(0, 2**16),
     }
+    return {key: draw(forced.get(key, strategy)) for key, strategy in fields.items()}
 
 
-def _resize_case(mode, coord_mode, case):
+def _resize_case(mode, coord_mode, case, tally):
     h, w, by_scales, antialias, roi = case["h"], case["w"], case["by_scales"], case["antialias"], case["roi"]
     x = rand(np.random.default_rng(case["seed"]), 1, 2, h, w)
     crop = coord_mode == "tf_crop_and_resize"
@@ -159,30 +173,29 @@ def _resize_case(mode, coord_mode, case):
         seen.append("cubic_coeff_a -0.5")
     if crop and bool(np.any(expected == np.float32(extrapolation_value))):
         seen.append("extrapolated")
-    for name in seen:
-        event(name)
-        SEEN[name] += 1
+    tally.record(seen)
     assert_close(got, expected)
-
-
-def _pair_property(mode, coord_mode, max_examples):
-    @settings(max_examples=max_examples)
-    @given(case=resize_cases())
-    def check(case):
-        _resize_case(mode, coord_mode, case)
-
-    return check
 
 
 def test_resize_property():
     """Every mode with every coordinate transform (a property per pair, sharing the profile's
-    example budget) and the filter options, against onnxruntime. Each pair must be checked at
-    least 3 times, each filter case at least 5 times."""
-    SEEN.clear()
+    example budget) and the filter options, against onnxruntime. Each pair and each filter case
+    must be checked in a fortieth of the examples, by construction: the pairs' runs, then
+    FILTER_RUNS (a thirtieth of the budget each)."""
     pairs = [(m, c) for m in MODES for c in ALL_COORD_MODES]
-    per_pair = max(5, settings().max_examples // len(pairs))
-    for mode, coord_mode in pairs:
-        _pair_property(mode, coord_mode, per_pair)()
-    rare = {name: SEEN[name] for name in [f"{m} {c}" for m, c in pairs] if SEEN[name] < 3}
-    rare |= {name: SEEN[name] for name in FILTER_CASES if SEEN[name] < 5}
-    assert not rare, f"cases checked too rarely: {rare}"
+    tally = FeatureTally((*(f"{m} {c}" for m, c in pairs), *FILTER_CASES))
+    forced = max(5, settings.default.max_examples // 30)
+    per_pair = max(5, (settings.default.max_examples - forced * len(FILTER_RUNS)) // len(pairs))
+
+    def run(mode, coord_mode, fields, examples):
+        @settings(max_examples=examples)
+        @given(resize_cases(**fields))
+        def check(case):
+            _resize_case(mode, coord_mode, case, tally)
+
+        check()
+
+    for mode, coord_mode, fields, examples in [(m, c, {}, per_pair) for m, c in pairs] + \
+            [(*filter_run, forced) for filter_run in FILTER_RUNS]:
+        run(mode, coord_mode, fields, examples)
+    tally.assert_each_in(1 / 40)
