@@ -7,18 +7,18 @@ formula rounded once."""
 
 from __future__ import annotations
 
-from collections import Counter
 from fractions import Fraction
 from types import SimpleNamespace
 
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from tests.backend_support import assert_bit_exact, assert_f32_close, interpret, lowered
+from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph
 from tpudsl.backend.cmodel import arith
 from tpudsl.interp.kernel import KernelAttrs, run_kernel
@@ -63,31 +63,42 @@ SCALES = {"F16": {"integers": 40, "large": 255.0, "tiny": 2.0**-9, "nudge": 2.0*
 
 
 @st.composite
-def dot_cases(draw, mode: str):
+def dot_cases(draw, mode: str, forced: str | None = None):
     """(kind, a, b): a k-term dot product of values of the type, of one of five kinds ("tie": a
     value v plus half its spacing, then pairs x y - x y), optionally after a tiny nudge term, and
-    a cancelling pair of huge products in front of the nudge."""
+    a cancelling pair of huge products in front of the nudge. `forced` makes one of DOT_FEATURES'
+    cases: "midpoint" (a tie of many terms, |v| in [0.5, 2]), "wrong" (that tie nudged away from
+    its even neighbour behind a cancelling pair: float64 in order loses the nudge), "overflow"
+    (three products of 0.81 to 1 times the largest), "subnormal" (one product of two tiny values)."""
     dt, scale = TYPES[mode], SCALES[mode]
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    kind = draw(st.sampled_from(["normal", "integers", "large", "tiny", "tie", "tie"]))
-    k = draw(st.integers(256, 1500)) if draw(st.booleans()) else draw(st.integers(1, 12))
+    kind = {"midpoint": "tie", "wrong": "tie", "overflow": "large", "subnormal": "tiny"}.get(
+        forced, None) or draw(st.sampled_from(["normal", "integers", "large", "tiny", "tie", "tie"]))
+    k = draw(st.integers(256, 1500)) if forced == "midpoint" or (not forced and draw(st.booleans())) \
+        else draw(st.integers(1, 12))
     if kind == "integers":
         a, b = (rng.integers(-scale["integers"], scale["integers"] + 1, k).astype(np.float64) for _ in range(2))
     elif kind == "large":  # a few terms of about the largest value: some overflow
-        k = min(k, 3)
-        a, b = rng.uniform(0.5, 1, k) * scale["large"], rng.uniform(0.5, 1, k) * scale["large"]
+        k, low = (3, 0.9) if forced else (min(k, 3), 0.5)
+        a, b = rng.uniform(low, 1, k) * scale["large"], rng.uniform(low, 1, k) * scale["large"]
     elif kind == "tie":
-        v = np.array(rng.standard_normal(), dt)
+        v = np.array(rng.uniform(0.5, 2) * rng.choice([-1, 1]) if forced else rng.standard_normal(), dt)
         half = (float(np.nextafter(v, np.array(np.inf, dt))) - float(v)) / 2
         x, y = (rng.standard_normal(k).astype(dt).astype(np.float64) for _ in range(2))
         a, b = np.concatenate([[float(v), half], x, -x]), np.concatenate([[1.0, 1.0], y, y])
     else:
         t = scale["tiny"] if kind == "tiny" else 1.0
-        a, b = rng.standard_normal(k) * t, rng.standard_normal(k) * t
-    head = draw(st.sampled_from(["none", "nudge", "cancelled nudge", "cancelled nudge"]))
+        k = 1 if forced else k
+        a, b = (rng.uniform(0.5, 1, k) * t, rng.uniform(0.5, 1, k) * t) if forced else \
+            (rng.standard_normal(k) * t, rng.standard_normal(k) * t)
+    head = {"midpoint": "none", "wrong": "cancelled nudge"}.get(forced, None) or \
+        draw(st.sampled_from(["none", "nudge", "cancelled nudge", "cancelled nudge"]))
     head_a, head_b = [], []
     if head != "none":
-        head_a, head_b = [scale["nudge"] * draw(st.sampled_from([1.0, -1.0]))], [1.0]
+        # forced "wrong": towards the odd neighbour of the tie (v's bits even: up, else down)
+        sign = (1.0 if int(v.view(np.uint16)) % 2 == 0 else -1.0) if forced == "wrong" else \
+            draw(st.sampled_from([1.0, -1.0]))
+        head_a, head_b = [scale["nudge"] * sign], [1.0]
     if head == "cancelled nudge":  # big + nudge - big: a float64 sum in this order loses the nudge
         head_a, head_b = [scale["cancel"], *head_a, -scale["cancel"]], [scale["cancel"], *head_b, scale["cancel"]]
     return kind, np.concatenate([head_a, a]).astype(dt), np.concatenate([head_b, b]).astype(dt)
@@ -102,15 +113,18 @@ def _attrs(shape, dt, **values) -> KernelAttrs:
     return KernelAttrs(values, out_shapes=[shape], out_dtypes=[dt])
 
 
+DOT_FEATURES = ("many terms", "sum on a midpoint", "float64 in order rounds wrong", "overflow", "subnormal result")
+
+
 @pytest.mark.parametrize("mode", sorted(TYPES))
 def test_dot_products_are_the_exact_sum_rounded_once(mode):
     """tpu.MatMul in the interpreter and BdcMatMul's arithmetic in the cmodel, one k-term dot product
     each: == nearest(exact sum). The cases it exists for must occur: many terms, a sum exactly on a
-    midpoint, a float64 sum in order that rounds to the wrong value, overflow, a subnormal result."""
-    dt, seen = TYPES[mode], Counter()
+    midpoint, a float64 sum in order that rounds to the wrong value, overflow, a subnormal result:
+    each in a 25th of the examples, by construction (dot_cases' forced cases)."""
+    dt = TYPES[mode]
+    tally = FeatureTally(DOT_FEATURES)
 
-    @settings(max_examples=max(60, settings.default.max_examples // 3))
-    @given(dot_cases(mode))
     def check(case):
         kind, a, b = case
         exact = sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b, strict=True)), Fraction(0))
@@ -123,27 +137,26 @@ def test_dot_products_are_the_exact_sum_rounded_once(mode):
         features = {"many terms": len(a) >= 256, "sum on a midpoint": _is_midpoint(exact, dt),
                     "float64 in order rounds wrong": in_order != want and not np.isnan(in_order),
                     "overflow": np.isinf(want), "subnormal result": 0 < abs(want) < float(ml_dtypes.finfo(dt).tiny)}
-        for name, present in features.items():
-            if present:
-                event(name)
-                seen[name] += 1
-        seen["examples"] += 1
+        tally.record(name for name, present in features.items() if present)
         assert_bit_exact(np.float64(interp.reshape(())), np.float64(want), f"interpreter ({kind})")
         assert_bit_exact(np.float64(cmodel.reshape(())), np.float64(want), f"cmodel ({kind})")
 
-    check()
-    for name in ("many terms", "sum on a midpoint", "float64 in order rounds wrong", "overflow", "subnormal result"):
-        assert seen[name] >= seen["examples"] / 25, (name, seen)
+    examples = max(60, settings.default.max_examples // 3)
+    forced = -(-examples // 25)
+    settings(max_examples=examples - 4 * forced)(given(dot_cases(mode))(check))()
+    for case in ("midpoint", "wrong", "overflow", "subnormal"):
+        settings(max_examples=forced)(given(dot_cases(mode, case))(check))()
+    tally.assert_each_in(1 / 25)
 
 
 @st.composite
-def mean_cases(draw, mode: str):
+def mean_cases(draw, mode: str, forced: bool = False):
     """A row of k integers, normal values, or neighbouring values v, v' of the type repeated (their
-    mean is the midpoint between them), shuffled."""
+    mean is the midpoint between them), shuffled; forced: a long row of neighbours."""
     dt = TYPES[mode]
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    k = draw(st.integers(256, 1200)) if draw(st.booleans()) else draw(st.integers(1, 12))
-    kind = draw(st.sampled_from(["integers", "normal", "neighbours"]))
+    k = draw(st.integers(256, 1200)) if forced or draw(st.booleans()) else draw(st.integers(1, 12))
+    kind = "neighbours" if forced else draw(st.sampled_from(["integers", "normal", "neighbours"]))
     if kind == "integers":
         return rng.integers(-300, 301, k).astype(dt)
     if kind == "normal":
@@ -156,28 +169,26 @@ def mean_cases(draw, mode: str):
 @pytest.mark.parametrize("mode", sorted(TYPES))
 def test_means_are_the_exact_quotient_rounded_once(mode):
     """ReduceMean along C (interpreter) and BdcReduce mean (cmodel): nearest(exact sum / count);
-    quotients exactly on a midpoint and long rows must occur."""
-    dt, seen = TYPES[mode], Counter()
+    quotients exactly on a midpoint and long rows must occur: both in every one of the last eighth
+    of the examples."""
+    dt = TYPES[mode]
+    tally = FeatureTally(("many terms", "quotient on a midpoint"))
 
-    @settings(max_examples=max(40, settings.default.max_examples // 5))
-    @given(mean_cases(mode))
     def check(x):
         exact = sum((Fraction(float(v)) for v in x), Fraction(0)) / len(x)
         want = nearest(exact, dt)
         (interp,) = run_kernel(TPU_KERNELS["tpu.Reduce"], [_carried(x.reshape(1, -1, 1, 1))],
                                _attrs((1, 1, 1, 1), dt, axes=[1], keepdims=True, mode="ReduceMean"))
         cmodel = arith.reduce_c(x.reshape(1, -1, 1, 1), SimpleNamespace(mode=1))
-        for name, present in (("many terms", len(x) >= 256), ("quotient on a midpoint", _is_midpoint(exact, dt))):
-            if present:
-                event(name)
-                seen[name] += 1
-        seen["examples"] += 1
+        tally.record(name for name, present in (("many terms", len(x) >= 256),
+                                                ("quotient on a midpoint", _is_midpoint(exact, dt))) if present)
         assert_bit_exact(np.float64(interp.reshape(())), np.float64(want), "interpreter")
         assert_bit_exact(np.float64(cmodel.reshape(())), np.float64(want), "cmodel")
 
-    check()
-    for name in ("many terms", "quotient on a midpoint"):
-        assert seen[name] >= seen["examples"] / 10, (name, seen)
+    examples = max(40, settings.default.max_examples // 5)
+    settings(max_examples=examples - -(-examples // 8))(given(mean_cases(mode))(check))()
+    settings(max_examples=-(-examples // 8))(given(mean_cases(mode, forced=True))(check))()
+    tally.assert_each_in(1 / 10)
 
 
 def _grid(rng, shape) -> np.ndarray:
@@ -219,13 +230,14 @@ def test_conv_and_avg_pool_match_a_float64_formula_rounded_once(mode):
 
 
 @st.composite
-def ill_conditioned_rows(draw):
+def ill_conditioned_rows(draw, forced: bool = False):
     """(rows, width) float32 rows of mean +-10^(1..4) and standard deviation 10^-(0..3): mean/std
-    up to 1e7 (a row like these put F32 LayerNorm 5.4e-5 apart)."""
+    up to 1e7 (a row like these put F32 LayerNorm 5.4e-5 apart); forced: mean/std >= 1e5."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     rows, width = draw(st.integers(1, 6)), draw(st.integers(2, 300))
-    means = rng.uniform(1, 10, (rows, 1)) * 10.0 ** draw(st.integers(1, 4)) * rng.choice([-1, 1], (rows, 1))
-    std = 10.0 ** -draw(st.integers(0, 3))
+    means = rng.uniform(1, 10, (rows, 1)) * 10.0 ** draw(st.integers(3 if forced else 1, 4)) * \
+        rng.choice([-1, 1], (rows, 1))
+    std = 10.0 ** -draw(st.integers(2 if forced else 0, 3))
     return (means + rng.standard_normal((rows, width)) * std).astype(np.float32)
 
 
@@ -233,17 +245,12 @@ def test_f32_layer_norm_of_ill_conditioned_rows_within_1e5():
     """F32 LayerNorm along the last axis: the cmodel's arithmetic (BdcLayerNorm, the reduced axis on
     C) within 1e-5 of the output's largest magnitude of the Tpu interpreter's, on rows whose mean is
     up to 1e7 times their standard deviation (both remove the float32 mean's own error with a second
-    pass); such rows (mean/std >= 1e4) must be 1 in 3 of the examples."""
-    seen = Counter()
+    pass); such rows (mean/std >= 1e4) must be 1 in 3 of the examples: the last third, by construction."""
+    tally = FeatureTally(("mean/std >= 1e4",))
 
-    @settings(max_examples=max(40, settings.default.max_examples // 5))
-    @given(ill_conditioned_rows())
     def check(x):
         ratio = float(np.min(np.abs(x.mean(axis=1)) / np.maximum(x.std(axis=1), 1e-30)))
-        if ratio >= 1e4:
-            event("mean/std >= 1e4")
-            seen["ill-conditioned"] += 1
-        seen["examples"] += 1
+        tally.record(["mean/std >= 1e4"] if ratio >= 1e4 else [])
         width = x.shape[1]
         weight = np.linspace(0.5, 1.5, width, dtype=np.float32)
         bias = np.linspace(-1, 1, width, dtype=np.float32)
@@ -255,8 +262,10 @@ def test_f32_layer_norm_of_ill_conditioned_rows_within_1e5():
                                bias.reshape(1, width, 1, 1), 1e-5).reshape(x.shape)
         assert_f32_close(got, want, "layer_norm")
 
-    check()
-    assert seen["ill-conditioned"] >= seen["examples"] / 3, seen
+    examples = max(40, settings.default.max_examples // 5)
+    settings(max_examples=examples - -(-examples // 3))(given(ill_conditioned_rows())(check))()
+    settings(max_examples=-(-examples // 3))(given(ill_conditioned_rows(forced=True))(check))()
+    tally.assert_each_in(1 / 3)
 
 
 def _every_value(dt: np.dtype) -> np.ndarray:
