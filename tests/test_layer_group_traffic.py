@@ -15,6 +15,7 @@ import pytest
 from hypothesis import event, given, settings
 
 from tests.backend_support import compile_for, lowered
+from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph
 from tests.test_layer_group import Grouped, groupable_networks
 from tpudsl.backend import isa
@@ -106,12 +107,14 @@ def test_input_rows_the_outputs_do_not_need_are_not_in_the_bound(tmp_path):
 def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
     """The search skips a run whose ops' BDC floor (each op computed once, unsliced) cannot beat the
     best grouping found: exact only if no valid group's cost is below its floor. Every valid run of
-    random networks, sliced or not, is costed at or above it (with the cost model's cycles)."""
-    seen = Counter()
+    random networks, sliced or not, is costed at or above it (with the cost model's cycles). Sliced
+    groups and grouping are the search's outcome (drawn, not forced)."""
+    tally = FeatureTally(("the search groups ops",))
 
     @settings(max_examples=max(10, settings.default.max_examples // 10))
     @given(groupable_networks(rows=(3, 96)))
     def check(net):
+        runs = sliced = 0
         top = lowered(net[0])
         compile_for(top, "tiny", str(tmp_path / "1.bmodel"), opt=1)
         chip = chip_named("tiny")
@@ -125,18 +128,15 @@ def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
                     continue
                 cost = schedule([r for _, r in group_records(plan, lambda t: 0)], chip).makespan
                 assert sum(search._bdc_floor(op, chip) for op in ops[j:i]) <= cost
-                seen["runs"] += 1
-                if plan.nsecs * plan.hsecs > 1:
-                    event("a sliced group")
-                    seen["sliced"] += 1
+                runs += 1
+                sliced += plan.nsecs * plan.hsecs > 1
         pruned = [p.ops for p in search.search(ops, chip)]
         with pytest.MonkeyPatch.context() as m:  # every run planned and scheduled
             m.setattr(search, "_bdc_floor", lambda op, chip: 0)
             assert [p.ops for p in search.search(ops, chip)] == pruned
-        if pruned:
-            event("the search groups ops")
-            seen["grouped"] += 1
-        seen["examples"] += 1
+        tally.record(["the search groups ops"] if pruned else [], {"runs": runs, "sliced groups": sliced})
 
     check()
-    assert min(seen["sliced"], seen["grouped"]) >= seen["examples"] / 4 and seen["runs"] >= seen["examples"], seen
+    tally.assert_each_in(1 / 4)
+    tally.assert_parts_per_example("sliced groups", 1 / 4)
+    tally.assert_parts_per_example("runs", 1)
