@@ -9,11 +9,10 @@ model_deploy's options, the IR against upstream MLIR, op names in debug info, an
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -25,6 +24,7 @@ from tests.backend_support import (
     lowered,
     transformed_conv_pool,
 )
+from tests.feature_tally import FeatureTally
 from tests.models import resnet18
 from tests.test_backend_cmodel import Graph, _window
 from tests.test_backend_int8 import KINDS as INT8_KINDS
@@ -212,43 +212,55 @@ def _matches_and_groups_of_one(model, feed, tmp_path, mode: str = "F32") -> Grou
     return grouped
 
 
-def _record(seen: Counter, features) -> None:
-    """Count (and report to hypothesis) each feature present in this example."""
-    for feature, present in features:
-        if present:
-            event(feature)
-            seen[feature] += 1
-    seen["examples"] += 1
+# The features of the group properties below are layer-group's outcome on random networks (the
+# search's groups, slices, prefetches): drawn, not forced. Each is required in 1 in `share` examples.
+GROUP_SHARES = {"group of >= 2 ops": 3, "group sliced along H": 20, "group sliced along N": 10,
+                "an op's input banks checked": 3, "a group's first weights prefetched": 20,
+                "bank rule checked on the records of ops alone (opt=1)": 1.1,
+                "bank rule checked on the records with groups (opt=2)": 1.1,
+                "group stores a result besides its last op's": 20, "tensor with two consumers inside a group": 10}
 
 
-def _require(seen: Counter, shares) -> None:
-    """Each feature in at least 1 in `share` examples."""
-    for feature, share in shares:
-        assert seen[feature] >= seen["examples"] / share, f"{feature}: {seen[feature]} of {seen['examples']}"
+def _require(tally: FeatureTally, shares: dict[str, float]) -> None:
+    for feature, share in shares.items():
+        tally.assert_each_in(1 / share, [feature])
+
+
+@st.composite
+def prefetching_chains(draw):
+    """(model, feed): 6-8 3x3 convs of 8 channels on 48 rows, which tiny groups in a row, each later
+    group's first filter loaded during the group before (test_the_search_counts_the_next_groups_prefetched_weights)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    g = Graph(rng)
+    shape = (1, 8, 48, 16)
+    g.shapes["x"] = shape
+    t = "x"
+    for _ in range(draw(st.integers(6, 8))):
+        t = g.node("Conv", [t, g.const((8, 8, 3, 3))], shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    return g.model({"x": shape}, t), {"x": rng.standard_normal(shape).astype(np.float32)}
 
 
 def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
-    seen = Counter()
+    """Random groupable networks, then prefetching chains in a sixteenth of the examples (the
+    prefetch floor by construction: among the random networks it fell to 4 of 100)."""
+    tally = FeatureTally(tuple(GROUP_SHARES))
 
-    @settings(max_examples=max(50, settings.default.max_examples // 2))
-    @given(groupable_networks())
     def check(net):
         g = _matches_and_groups_of_one(*net, tmp_path)
-        _record(seen, (("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
-                       ("group sliced along N", g.sliced(0)), ("an op's input banks checked", g.bank_checked > 0),
-                       ("bank rule checked on the records of ops alone (opt=1)", g.alone_checked > 0),
-                       ("bank rule checked on the records with groups (opt=2)", g.records_checked > 0),
-                       ("a group's first weights prefetched", g.prefetched),
-                       ("group stores a result besides its last op's", g.stores_more),
-                       ("tensor with two consumers inside a group", bool(g.shared))))
+        tally.record(feature for feature, present in (
+            ("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
+            ("group sliced along N", g.sliced(0)), ("an op's input banks checked", g.bank_checked > 0),
+            ("bank rule checked on the records of ops alone (opt=1)", g.alone_checked > 0),
+            ("bank rule checked on the records with groups (opt=2)", g.records_checked > 0),
+            ("a group's first weights prefetched", g.prefetched),
+            ("group stores a result besides its last op's", g.stores_more),
+            ("tensor with two consumers inside a group", bool(g.shared))) if present)
 
-    check()
-    _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 20), ("group sliced along N", 10),
-                    ("an op's input banks checked", 3), ("a group's first weights prefetched", 20),
-                    ("bank rule checked on the records of ops alone (opt=1)", 1.1),
-                    ("bank rule checked on the records with groups (opt=2)", 1.1),
-                    ("group stores a result besides its last op's", 20),
-                    ("tensor with two consumers inside a group", 10)))
+    examples = max(50, settings.default.max_examples // 2)
+    forced = -(-examples // 16)
+    settings(max_examples=examples - forced)(given(groupable_networks())(check))()
+    settings(max_examples=forced)(given(prefetching_chains())(check))()
+    _require(tally, GROUP_SHARES)
 
 
 @st.composite
@@ -282,17 +294,19 @@ def test_residual_blocks_group_with_their_input_read_twice(tmp_path):
     the rows of the slice plus halos, the Add only the slice's rows) is computed once per slice as
     the union of both parts and each reads its part in place: the cmodel matches the Tpu interpreter
     and the groups-of-one compilation, also when the group is sliced along H (required)."""
-    seen = Counter()
+    shares = {"tensor with two consumers inside a group": 2, "... in a group sliced along H": 5}
+    tally = FeatureTally(tuple(shares))
 
     @settings(max_examples=max(25, settings.default.max_examples // 8))
     @given(residual_networks())
     def check(net):
         shared = _matches_and_groups_of_one(*net, tmp_path).shared
-        _record(seen, (("tensor with two consumers inside a group", bool(shared)),
-                       ("... in a group sliced along H", any(g[1] > 1 for _, g in shared))))
+        tally.record(feature for feature, present in (("tensor with two consumers inside a group", bool(shared)),
+                                                      ("... in a group sliced along H", any(g[1] > 1 for _, g in shared)))
+                     if present)
 
     check()
-    _require(seen, (("tensor with two consumers inside a group", 2), ("... in a group sliced along H", 5)))
+    _require(tally, shares)
 
 
 def _basic_block(shape):
@@ -385,25 +399,38 @@ def test_a_strided_conv_reads_its_operand_to_the_end_of_the_tile(tmp_path):
         assert_f32_close(alone[name], w, name)
 
 
+@st.composite
+def _parts(draw):
+    """(n, c, h, w, dn, dh, pn, ph): a tile's shape and a part of it (N and H offsets and sizes)."""
+    n, c, h, w = draw(st.integers(1, 2)), draw(st.integers(1, 8)), draw(st.integers(1, 12)), draw(st.integers(1, 6))
+    dn, dh = draw(st.integers(0, n - 1)), draw(st.integers(0, h - 1))
+    return n, c, h, w, dn, dh, draw(st.integers(1, n - dn)), draw(st.integers(1, h - dh))
+
+
+# Parts window_offset gives no offset for, and parts it reads at an offset (found by enumerating
+# the small tiles; the property checks each against the cmodel's memory as any other).
+NOT_IN_PLACE = [(2, 6, 7, 3, 0, 2, 1, 3), (1, 5, 12, 5, 0, 7, 1, 1), (2, 4, 10, 4, 0, 6, 2, 3), (2, 7, 8, 1, 1, 5, 1, 1)]
+AT_AN_OFFSET = [(2, 3, 10, 4, 0, 4, 1, 4), (2, 2, 10, 2, 1, 2, 1, 8), (1, 3, 12, 5, 0, 4, 1, 1), (2, 1, 12, 1, 1, 5, 1, 3)]
+
+
 def test_a_part_is_read_in_place_exactly_where_the_layout_allows(tmp_path):
     """window_offset against the cmodel's local memory (isa.py's layout, written separately): a tile
     of random values written at some address; the part read back as a local tensor at the offset it
-    gives equals the numpy sub-array, and where it says None, no offset inside the tile does."""
+    gives equals the numpy sub-array, and where it says None, no offset inside the tile does. A
+    sixth of the examples each from NOT_IN_PLACE and AT_AN_OFFSET: both cases by construction."""
     chip = chip_named("tiny")
-    seen = Counter()
+    tally = FeatureTally(("not addressable in place", "read in place at an offset"))
     value = next(op.results[0] for op in lowered(_chain((1, 1, 4, 4), tail=1)[0]).main_func().body.block.ops
                  if op.name == "tpu.Conv2D")  # an f32 tensor
 
-    @settings(max_examples=max(40, settings.default.max_examples // 4))
-    @given(st.integers(1, 2), st.integers(1, 8), st.integers(1, 12), st.integers(1, 6), st.data())
-    def check(n, c, h, w, data):
-        dn, dh = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, h - 1))
-        pn, ph = data.draw(st.integers(1, n - dn)), data.draw(st.integers(1, h - dh))
+    def check(geometry, seed):
+        n, c, h, w, dn, dh, pn, ph = geometry
         tile = Tile(value, (0, 0, 0, 0), (n, c, h, w), (c * h * w, h * w, w, 1))
         part = Tile(value, (dn, 0, dh, 0), (pn, c, ph, w), tile.strides)
         mem = Memory(chip, 64)
-        mem.lmem[...] = np.random.default_rng(n * c * h * w).integers(0, 256, mem.lmem.shape, np.uint8)
-        values = np.random.default_rng(dh).standard_normal((n, c, h, w)).astype(np.float32)
+        rng = np.random.default_rng(seed)
+        mem.lmem[...] = rng.integers(0, 256, mem.lmem.shape, np.uint8)
+        values = rng.standard_normal((n, c, h, w)).astype(np.float32)
         laddr = 2 * chip.eu_bytes
         mem.write_local(laddr, values)
         want = values[dn:dn + pn, :, dh:dh + ph]
@@ -413,16 +440,19 @@ def test_a_part_is_read_in_place_exactly_where_the_layout_allows(tmp_path):
         got = window_offset(tile, part, chip)
         if got is None:
             assert fits == [], (tile, part)
-            event("not addressable in place")
-            seen["none"] += 1
         else:
             assert got in fits
-            event("read in place at an offset" if got else "the whole tile")
-            seen["offset" if got else "whole"] += 1
-        seen["examples"] += 1
+        tally.record(["not addressable in place" if got is None else "read in place at an offset" if got
+                      else "the whole tile"])
 
-    check()
-    assert min(seen["none"], seen["offset"]) >= seen["examples"] / 6, seen
+    examples = max(40, settings.default.max_examples // 4)
+    forced = -(-examples // 6)
+    for geometries, count in ((_parts(), examples - 2 * forced), (st.sampled_from(NOT_IN_PLACE), forced),
+                              (st.sampled_from(AT_AN_OFFSET), forced)):
+        settings(max_examples=count)(given(geometries, st.integers(0, 2**16))(check))()
+    tally.assert_each_in(1 / 6)
+
+
 
 
 def _chain(shape, tail: int = 2):
@@ -543,7 +573,7 @@ def test_dynamic_filter_is_held_whole_for_the_group(tmp_path):
 def test_int8_groups_are_bit_exact(tmp_path_factory):
     """INT8 (test_backend_int8's random chains, calibrated and lowered for the tiny chip): with
     groups, the cmodel equals the Tpu interpreter and the groups-of-one compilation bit for bit."""
-    seen = Counter()
+    tally = FeatureTally(("group of >= 2 ops",))
 
     @settings(max_examples=max(12, settings.default.max_examples // 8))
     @given(st.sampled_from(INT8_KINDS).flatmap(int8_networks))  # any first op, as before `first` existed
@@ -563,13 +593,10 @@ def test_int8_groups_are_bit_exact(tmp_path_factory):
             got[opt], _ = run_bmodel(read_bmodel(str(d / f"{opt}.bmodel")), feed)
         for name, w in want.items():
             assert np.array_equal(got[2][name], w) and np.array_equal(got[1][name], w), name
-        if Grouped(top).groups:
-            event("group of >= 2 ops")
-            seen["group of >= 2 ops"] += 1
-        seen["examples"] += 1
+        tally.record(["group of >= 2 ops"] if Grouped(top).groups else [])
 
     check()
-    assert seen["group of >= 2 ops"] >= seen["examples"] / 5, seen
+    tally.assert_each_in(1 / 5)
 
 
 def test_a_split_whose_rows_grow_beyond_one_and_a_half_times_is_rejected():
@@ -612,17 +639,19 @@ def test_f16_bf16_groups_match_the_tpu_interpreter_and_groups_of_one_exactly(tmp
     exact value rounded once, docs/quantization.md "F16/BF16 arithmetic") and to the groups-of-one
     compilation (opt=1): a group changes where a slice lives and which rows a record covers, never
     the value an output element is defined to have."""
-    seen = Counter()
+    shares = {"group of >= 2 ops": 3, "group sliced along H": 4, "group sliced along N": 4}
+    tally = FeatureTally(tuple(shares))
 
     @settings(max_examples=max(12, settings.default.max_examples // 8))
     @given(groupable_networks(rows=(48, 192)))  # half the bytes of F32: more rows to need H slices
     def check(net):
         g = _matches_and_groups_of_one(*net, tmp_path, mode)
-        _record(seen, (("group of >= 2 ops", bool(g.groups)), ("group sliced along H", g.sliced(1)),
-                       ("group sliced along N", g.sliced(0))))
+        tally.record(feature for feature, present in (("group of >= 2 ops", bool(g.groups)),
+                                                      ("group sliced along H", g.sliced(1)),
+                                                      ("group sliced along N", g.sliced(0))) if present)
 
     check()
-    _require(seen, (("group of >= 2 ops", 3), ("group sliced along H", 4), ("group sliced along N", 4)))
+    _require(tally, shares)
 
 
 def test_mlir_cut_names_a_tensor_inside_a_group(tmp_path):
