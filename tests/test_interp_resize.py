@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from interp_ref import assert_close, ort_run, rand, run_top
 

@@ -13,7 +13,6 @@ from collections import Counter
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tests.backend_support import compile_for, lowered
 from tests.feature_tally import FeatureTally
