@@ -8,7 +8,6 @@ against a reference written here (onnxruntime in F32; the F16/BF16 rounding rule
 from __future__ import annotations
 
 import math
-from collections import Counter
 from fractions import Fraction
 
 import ml_dtypes
