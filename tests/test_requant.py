@@ -77,7 +77,8 @@ def test_requant_property():
         assert got == ref_requant(acc, multiplier, rshift, mode), (acc, multiplier, rshift, mode)
         unsaturated = int(right_shift_round(np.array([acc * multiplier]), rshift, mode)[0])
         exact = Fraction(acc * multiplier) * Fraction(2) ** (-min(rshift, 63))
-        assert unsaturated == ref_round(exact, mode)
+        # a left shift beyond int64 is held at +-2^62 (requant.py's documented saturation)
+        assert unsaturated == max(-(2**62), min(2**62, ref_round(exact, mode)))
         tally.record({mode, *(["tie"] if rshift > 0 and (exact - math.floor(exact)) == Fraction(1, 2) else [])})
 
     ties = settings.default.max_examples // 5
