@@ -192,7 +192,8 @@ def _run_python(argv: list[str], extra_path: list[str]) -> int:
     except KeyboardInterrupt:
         return -signal.SIGINT
     except BaseException as e:  # noqa: BLE001 - printed as python prints an uncaught exception
-        sys.excepthook(type(e), e, _user_frames(e.__traceback__))
+        tb = _user_frames(e.__traceback__)
+        sys.excepthook(type(e), e.with_traceback(tb), tb)  # python prints the exception's own
         return 1
     return 0
 
@@ -299,7 +300,10 @@ def start(sel: selectors.BaseSelector, listener: socket.socket) -> None:
         if pid == 0:
             try:
                 for key in list(sel.get_map().values()):  # the server's sockets are not the tool's
-                    key.fileobj.close() if isinstance(key.fileobj, socket.socket) else os.close(key.fd)
+                    if isinstance(key.fileobj, socket.socket):
+                        key.fileobj.close()
+                    else:
+                        os.close(key.fd)  # another run's pidfd
                 sel.close()
                 conn.close()
                 become(fds, cwd, umask, env, argv)
