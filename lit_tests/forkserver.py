@@ -275,14 +275,18 @@ def serve(listener: socket.socket) -> None:
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ, None)
     parent = os.getppid()
-    while os.getppid() == parent:
-        for key, _ in sel.select(timeout=1.0):
-            if key.data is None:
-                start(sel, listener)
-            elif key.fileobj is key.data.conn:  # the client sent more or went away: kill the tool
-                end(sel, key.data, kill=True)
-            else:
-                end(sel, key.data, kill=False)
+    try:
+        while os.getppid() == parent:
+            for key, _ in sel.select(timeout=1.0):
+                if key.data is None:
+                    start(sel, listener)
+                elif key.fileobj is key.data.conn:  # the client sent more or went away: kill the tool
+                    end(sel, key.data, kill=True)
+                else:
+                    end(sel, key.data, kill=False)
+    finally:  # lit ended (or stopped this server): no tool outlives it
+        for run in {key.data for key in sel.get_map().values() if key.data is not None}:
+            end(sel, run, kill=True)
 
 
 def start(sel: selectors.BaseSelector, listener: socket.socket) -> None:
@@ -361,6 +365,10 @@ def main() -> None:
     finally:
         listener.close()
         os.unlink(path)
+        try:
+            os.rmdir(os.path.dirname(path))  # lit.cfg.py made it for this socket; when lit was killed, nobody else removes it
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":
