@@ -24,9 +24,9 @@ OPENBLAS_NUM_THREADS is forced, so results and speed match direct starts). `chec
 forks once at start and refuses to serve (lit then starts the tools directly) if any other thread
 survives, since a fork copies only the forking thread.
 
-The server ends when its client socket's directory owner, lit, ends: lit.cfg.py terminates it at
-exit, and the server also polls its parent pid once a second. A client that goes away (lit's
-per-test timeout kills it) gets its tool's process group killed.
+The server ends with lit: lit.cfg.py terminates it at exit, and it polls its parent pid once a
+second (lit killed). A client that goes away (lit's per-test timeout kills it) gets its tool's
+process group killed; so do the tools still running when the server ends.
 """
 
 from __future__ import annotations
