@@ -148,14 +148,17 @@ def become(fds: list[int], cwd: str, umask: int, env: dict[bytes, bytes], argv: 
 
 
 def _fresh_stdio() -> None:
-    """sys.stdin/stdout/stderr as python creates them for these fds (line buffering on a tty;
-    stderr always line-buffered); the encoding is the server's, started with the same locale."""
+    """sys.stdin/stdout/stderr as python's create_stdio makes them for these fds: line-buffered on a
+    tty (stderr always), named '<stdout>'; the encoding is the server's, started with the same locale."""
     import io
 
     def stream(fd: int, mode: str, like):
-        line = fd == 2 or os.isatty(fd)
-        return io.TextIOWrapper(io.open(fd, mode + "b", closefd=False), encoding=like.encoding,
-                                errors=like.errors, newline="\n", line_buffering=line)
+        buffer = io.open(fd, mode + "b", closefd=False)  # python's buffer size (st_blksize)
+        buffer.raw.name = f"<{('stdin', 'stdout', 'stderr')[fd]}>"
+        text = io.TextIOWrapper(buffer, encoding=like.encoding, errors=like.errors, newline="\n",
+                                line_buffering=fd == 2 or os.isatty(fd))
+        text.mode = mode
+        return text
 
     sys.stdin = sys.__stdin__ = stream(0, "r", sys.stdin)
     sys.stdout = sys.__stdout__ = stream(1, "w", sys.stdout)
@@ -239,7 +242,7 @@ def _finish(status: int) -> int:
             getattr(sys, name).flush()
         except Exception as e:  # noqa: BLE001 - python reports and exits 120
             if name == "stdout":
-                os.write(2, f"Exception ignored on flushing sys.stdout: {type(e).__name__}: {e}\n".encode())
+                os.write(2, f"Exception ignored in: {sys.stdout!r}\n{type(e).__name__}: {e}\n".encode())
                 status = status or 120
     if status == -signal.SIGINT:
         signal.signal(signal.SIGINT, signal.SIG_DFL)

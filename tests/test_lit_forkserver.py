@@ -37,12 +37,13 @@ def sock():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def forked(sock, *args, **kw):
-    return subprocess.run([sys.executable, "-I", "-S", str(CLIENT), sock, *args], capture_output=True, **kw)
+def forked(sock, *args, stdout=subprocess.PIPE, **kw):
+    return subprocess.run([sys.executable, "-I", "-S", str(CLIENT), sock, *args], stdout=stdout,
+                          stderr=subprocess.PIPE, **kw)
 
 
-def direct(*args, **kw):
-    return subprocess.run([sys.executable, *args], capture_output=True, **kw)
+def direct(*args, stdout=subprocess.PIPE, **kw):
+    return subprocess.run([sys.executable, *args], stdout=stdout, stderr=subprocess.PIPE, **kw)
 
 
 def same(a: subprocess.CompletedProcess, b: subprocess.CompletedProcess) -> None:
@@ -73,6 +74,23 @@ def test_stdio_cwd_umask_env_argv_and_path_as_a_direct_start(sock, tmp_path):
         os.umask(old)
     same(got, want)
     assert b"IN\n" in got.stdout and b"0o27" in got.stdout and b"'a b'" in got.stderr
+
+
+def test_stdout_closed_by_its_reader_as_a_direct_start(sock):
+    """The unflushed write fails at exit: python says so, naming '<stdout>', and exits 120."""
+    code = ("import sys; print(sys.stdin, sys.stdout, sys.stderr, sys.stdout.buffer, sys.stdout.line_buffering, "
+            "sys.stderr.line_buffering, file=sys.stderr); sys.stdout.write('x')")
+    results = []
+    for run in (forked, direct):
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            got = run(*([sock] if run is forked else []), "-c", code, stdout=w, env=ENV)
+        finally:
+            os.close(w)
+        results.append((got.returncode, got.stderr))
+    assert results[0] == results[1]
+    assert results[0][0] == 120 and b"Exception ignored in: <_io.TextIOWrapper name='<stdout>'" in results[0][1]
 
 
 def test_a_tool_script_runs_its_real_entry_point(sock, tmp_path):
