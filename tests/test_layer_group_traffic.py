@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 from hypothesis import event, given, settings
 
-from tests.backend_support import compile_for, lowered
+from tests.backend_support import assert_f32_close, compile_for, interpret, lowered
 from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph
 from tests.test_layer_group import Grouped, groupable_networks
 from tpudsl.backend import isa
 from tpudsl.backend.address_assign import nbytes
 from tpudsl.backend.chips import chip_named
+from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.layer_group import search
 from tpudsl.backend.layer_group.emit import group_records
 from tpudsl.backend.layer_group.plan import first_fit_split, static_reason
@@ -102,6 +103,60 @@ def test_input_rows_the_outputs_do_not_need_are_not_in_the_bound(tmp_path):
     moved = {opt: gdma_bytes(isa.decode(compile_for(top, "tiny", str(tmp_path / f"{opt}.bmodel"), opt=opt).commands))
              for opt in (2, 1)}
     assert moved[2] == bound < moved[1], moved
+
+
+def test_a_stride_2_conv_after_a_pool_needs_the_even_rows_only(tmp_path):
+    """x (1x5x23x23) -> MaxPool kernel 1 -> Relu -> 1x1 conv (1 filter, strides 2, 1): output row
+    r reads pool row 2r, which reads x's row 2r, so the output needs x's 12 even rows. Hypothesis
+    found it when the bound took the box around the needed rows (all 23 rows: 11,704 bytes) while
+    the group's two slices load rows 0-10 and 12-22 (11,244). The skipped row is unused: NaN in
+    every odd row changes no bit of the grouped result, which matches the Tpu interpreter. By hand:
+    x's even rows (5 x 12 x 23 f32), the filter (5 f32), the output (12 x 23 f32)."""
+    rng = np.random.default_rng(3)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 5, 23, 23)
+    pooled = g.node("MaxPool", ["x"], (1, 5, 23, 23), kernel_shape=[1, 1])
+    out = g.node("Conv", [g.node("Relu", [pooled], (1, 5, 23, 23)), g.const((1, 5, 1, 1))], (1, 1, 12, 23),
+                 kernel_shape=[1, 1], strides=[2, 1])
+    model = g.model({"x": (1, 5, 23, 23)}, out)
+    top = lowered(model)
+    bound = lower_bound(top.module)
+    assert bound == 4 * (5 * ((23 + 1) // 2) * 23 + 5 + 12 * 23)
+    x = rng.standard_normal((1, 5, 23, 23)).astype(np.float32)
+    odd_nan = x.copy()
+    odd_nan[:, :, 1::2] = np.nan
+    want = interpret(top, {"x": x})[out]
+    moved = {}
+    for opt in (2, 1):
+        bm = compile_for(lowered(model), "tiny", str(tmp_path / f"{opt}.bmodel"), opt=opt)
+        moved[opt] = gdma_bytes(isa.decode(bm.commands))
+        got = run_bmodel(bm, {"x": x})[0][out]
+        assert_f32_close(got, want.astype(np.float64), out)
+        assert np.array_equal(run_bmodel(bm, {"x": odd_nan})[0][out], got)
+    assert bound < moved[2] < moved[1], moved
+
+
+def test_the_bound_counts_the_columns_and_lanes_a_slicing_may_skip(tmp_path):
+    """Along W and C an op may be cut too (a group of one that does not fit otherwise), one column
+    or one lane-wide part of channels at the finest: a 1x1 conv with strides (1, 2) on x (1x1x2x5)
+    needs x's columns 0, 2 and 4 of both rows; a kernel-1 max pool on x (1x8x2x2) whose channels 0-1
+    alone are taken (Slice) needs channels 0-3, the first 4-lane part of the tiny chip. By hand:
+    the needed elements of x, the filter (1 f32), the output."""
+    rng = np.random.default_rng(4)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 1, 2, 5)
+    out = g.node("Conv", ["x", g.const((1, 1, 1, 1))], (1, 1, 2, 3), kernel_shape=[1, 1], strides=[1, 2])
+    assert lower_bound(lowered(g.model({"x": (1, 1, 2, 5)}, out)).module) == 4 * (2 * 3 + 1 + 2 * 3)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 8, 2, 2)
+    pooled = g.node("MaxPool", ["x"], (1, 8, 2, 2), kernel_shape=[1, 1])
+    out = g.node("Slice", [pooled, g.ints([0]), g.ints([2]), g.ints([1])], (1, 2, 2, 2))
+    top = lowered(g.model({"x": (1, 8, 2, 2)}, out))
+    assert [op.name for op in top.main_func().body.block.ops if op.name.startswith("tpu.")] == ["tpu.Pool2D",
+                                                                                                "tpu.Slice"]
+    bound = lower_bound(top.module)
+    assert bound == 4 * (4 * 2 * 2 + 2 * 2 * 2)
+    assert bound <= gdma_bytes(isa.decode(compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1).commands))
 
 
 def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):

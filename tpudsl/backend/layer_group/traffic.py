@@ -15,11 +15,13 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import ReturnOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend import isa
 from tpudsl.backend.address_assign import nbytes
-from tpudsl.backend.slicing import BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, dtype_of, output_dims, whole_tiles
+from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, Secs, SlicePlan, Tile, cw_dims, dtype_of,
+                                    output_dims, parts, sliceable, whole_tiles)
+from tpudsl.ir.diagnostics import TpudslError
 
 
 def gdma_bytes(records: list[isa.Record]) -> int:
@@ -55,11 +57,12 @@ def lower_bound(module: ModuleOp) -> int:
 
 
 def _needed(module: ModuleOp) -> dict[SSAValue, np.ndarray]:
-    """Per tensor, which of its elements (flat) the returned values need, last op first: an op
-    whose output elements are needed computes at least the N x H box around them (its records
-    compute boxes), whose input parts `BACKWARD_UPDATE_SLICE` gives; an op without that rule reads
-    every element of its operands. A strided window may leave rows of its input unread, and a
-    later op may need only some rows of its producer: those elements need not move."""
+    """Per tensor, which of its elements (flat) the returned values need, last op first. A slice of
+    an op computes a box of its output and reads the input parts `BACKWARD_UPDATE_SLICE` gives;
+    the finest slices any grouping can cut are the op's cells (`_cells`). An op computes at least
+    the cells holding an element its consumers need and reads the union of their input parts, not
+    the box around them: a strided window leaves the rows (and columns) between its windows unread
+    however its output is sliced. An op without that rule reads every element of its operands."""
     needed: dict[SSAValue, np.ndarray] = {}
 
     def want(value: SSAValue, flat: np.ndarray | None) -> None:
@@ -72,25 +75,78 @@ def _needed(module: ModuleOp) -> dict[SSAValue, np.ndarray]:
             for v in op.operands:
                 want(v, None)
         elif op.results and op.results[0] in needed and op.name != "top.Input":
-            got = needed[op.results[0]]
-            kind = KINDS.get(op.name)
-            if kind not in BACKWARD_UPDATE_SLICE:
+            if KINDS.get(op.name) not in BACKWARD_UPDATE_SLICE:
                 for v in op.operands:
                     want(v, None)
                 continue
-            rule = BACKWARD_UPDATE_SLICE[kind]
-            n, h = output_dims(op)
-            out = rule(op, Part((0, n), (0, h))).output  # the whole output in the op's view
-            idx = np.indices(out.shape).reshape(4, -1)
-            flat = out.offset + (idx * np.array(out.strides)[:, None]).sum(axis=0)
-            hit = got[flat]
-            if not hit.any():
-                continue
-            part = Part((int(idx[0][hit].min()), int(idx[0][hit].max()) + 1),
-                        (int(idx[2][hit].min()), int(idx[2][hit].max()) + 1))
+            plan, alive, masks = _cells(op)
+            hit = needed[op.results[0]][_flat(plan.output)].reshape(plan.output.shape)
+            cells = _carry(op, hit, masks[0], alive.shape, to_cells=True) & alive  # the cells that compute a needed element
             whole = {t.value for t in whole_tiles(op)}
-            for t in rule(op, part).inputs:
+            for t, m in zip(plan.inputs, masks[1:], strict=True):
                 if t.value not in whole:
-                    want(t.value, t.offset + sum(np.ix_(*(np.arange(k) * st for k, st in zip(t.shape, t.strides,
-                                                                                              strict=True)))).ravel())
+                    want(t.value, _flat(t)[_carry(op, cells, m, t.shape, to_cells=False).ravel()])
     return needed
+
+
+def _flat(t: Tile) -> np.ndarray:
+    """The flat element indices of tile `t`, in its (n, c, h, w) order."""
+    return t.offset + sum(np.ix_(*(np.arange(k) * st for k, st in zip(t.shape, t.strides, strict=True)))).ravel()
+
+
+Masks = dict[tuple[int, int], np.ndarray]  # (dim d of the cells, dim k of a tile) -> [cell along d, element along k]
+
+
+def _cells(op: Operation) -> tuple[SlicePlan, np.ndarray, list[Masks]]:
+    """The op's whole slice; which of its cells read input (a transposed conv's row of only
+    inserted zeros reads none); and per tile of the whole slice (the output, then the inputs) which
+    of its elements each cell's part holds. The cells: the finest parts of the op's output along
+    each dim, one row of N and of H, and where the op may be cut along them (`sliceable`) one
+    column of W and one part of C (whole lanes: `parts`); a cell of N x C x H x W holds the
+    elements its four parts along the dims have in common (`_carry`)."""
+    rule = BACKWARD_UPDATE_SLICE[KINDS[op.name]]
+    (n, h), (c, w) = output_dims(op), cw_dims(op)
+    plan = rule(op, Part((0, n), (0, h)))
+    tiles = [plan.output, *plan.inputs]
+    counts = (n, c if sliceable(op, "C") else 1, h, w if sliceable(op, "W") else 1)
+    alive = np.ones((1, 1, 1, 1), bool)
+    masks: list[Masks] = [{} for _ in tiles]
+    for d, count in enumerate(counts):
+        units = parts(op, Secs(*(count if e == d else 1 for e in (0, 2, 1, 3)))) if count > 1 else [Part((0, n), (0, h))]
+        live = np.ones(len(units), bool)
+        for i, unit in enumerate(units):
+            try:
+                got = rule(op, unit)
+            except TpudslError:  # a cell of only inserted zeros: other kinds' parts all read input
+                if KINDS[op.name] != "deconv":
+                    raise
+                live[i] = False
+                continue
+            for t, m, g in zip(tiles, masks, [got.output, *got.inputs], strict=True):
+                for k in range(4):
+                    lo = g.start[k] - t.start[k]
+                    m.setdefault((d, k), np.zeros((len(units), t.shape[k]), bool))[i, lo:lo + g.shape[k]] = True
+        alive = alive & live.reshape([-1 if e == d else 1 for e in range(4)])
+    for m in masks:  # a mask every live cell fills whole says nothing
+        for key in [key for key, a in m.items() if a[alive.any(axis=tuple(e for e in range(4) if e != key[0]))
+                                                    .ravel()].all()]:
+            del m[key]
+    return plan, alive, masks
+
+
+def _carry(op: Operation, mask: np.ndarray, masks: Masks, shape: tuple[int, ...], to_cells: bool) -> np.ndarray:
+    """Elements of a tile (A, B, C, D) -> the cells (n, c, h, w) holding one of them (`to_cells`),
+    or cells -> the elements of a tile they hold, as a mask of `shape`. `masks` lacks the (d, k) along
+    which every cell holds the whole tile: those dims are summed, or broadcast. Exact while each tile dim follows one dim of the cells (a box's
+    rows its output rows, its columns its columns): two would make the product of their parts more
+    than the cell holds, so that is an error."""
+    for k in range(4):
+        if sum(key[1] == k for key in masks) > 1:
+            raise ValueError(f"lower_bound: {op.name}: dim {k} of a tile follows several dims of the output; "
+                             f"not modelled")
+    src, dst = ("ABCD", "nchw") if to_cells else ("nchw", "ABCD")
+    keys = list(masks)
+    spec = ",".join([src, *("nchw"[d] + "ABCD"[k] for d, k in keys)])
+    out = "".join(x for x in dst if x in spec)
+    got = np.einsum(f"{spec}->{out}", mask.astype(float), *(masks[key].astype(float) for key in keys), optimize=True)
+    return np.broadcast_to(got.reshape([got.shape[out.index(x)] if x in out else 1 for x in dst]), shape) > 0
