@@ -140,8 +140,9 @@ def test_the_bound_counts_the_columns_and_lanes_a_slicing_may_skip(tmp_path):
     """Along W and C an op may be cut too (a group of one that does not fit otherwise), one column
     or one lane-wide part of channels at the finest: a 1x1 conv with strides (1, 2) on x (1x1x2x5)
     needs x's columns 0, 2 and 4 of both rows; a kernel-1 max pool on x (1x8x2x2) whose channels 0-1
-    alone are taken (Slice) needs channels 0-3, the first 4-lane part of the tiny chip. By hand:
-    the needed elements of x, the filter (1 f32), the output."""
+    alone are taken (Slice) needs channels 0-3, the first 4-lane part of the tiny chip; row 1 alone
+    of a 1x1 transposed conv with strides 2 on x (1x1x2x2) is an inserted zero row and needs no
+    element of x. By hand: the needed elements of x, the filter (1 f32), the output."""
     rng = np.random.default_rng(4)
     g = Graph(rng)
     g.shapes["x"] = (1, 1, 2, 5)
@@ -157,6 +158,11 @@ def test_the_bound_counts_the_columns_and_lanes_a_slicing_may_skip(tmp_path):
     bound = lower_bound(top.module)
     assert bound == 4 * (4 * 2 * 2 + 2 * 2 * 2)
     assert bound <= gdma_bytes(isa.decode(compile_for(top, "tiny", str(tmp_path / "s.bmodel"), opt=1).commands))
+    g = Graph(rng)
+    g.shapes["x"] = (1, 1, 2, 2)
+    up = g.node("ConvTranspose", ["x", g.const((1, 1, 1, 1))], (1, 1, 3, 3), kernel_shape=[1, 1], strides=[2, 2])
+    out = g.node("Slice", [up, g.ints([1]), g.ints([2]), g.ints([2])], (1, 1, 1, 3))
+    assert lower_bound(lowered(g.model({"x": (1, 1, 2, 2)}, out)).module) == 4 * (0 + 1 + 3)
 
 
 def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
