@@ -81,7 +81,8 @@ def _needed(module: ModuleOp) -> dict[SSAValue, np.ndarray]:
                 continue
             plan, alive, masks = _cells(op)
             hit = needed[op.results[0]][_flat(plan.output)].reshape(plan.output.shape)
-            cells = _carry(op, hit, masks[0], alive.shape, to_cells=True) & alive  # the cells that compute a needed element
+            # the cells that compute a needed element (a dead cell computes nothing: `_cells` drops its masks)
+            cells = _carry(op, hit, masks[0], alive.shape, to_cells=True) & alive
             whole = {t.value for t in whole_tiles(op)}
             for t, m in zip(plan.inputs, masks[1:], strict=True):
                 if t.value not in whole:
@@ -109,37 +110,39 @@ def _cells(op: Operation) -> tuple[SlicePlan, np.ndarray, list[Masks]]:
     plan = rule(op, Part((0, n), (0, h)))
     tiles = [plan.output, *plan.inputs]
     counts = (n, c if sliceable(op, "C") else 1, h, w if sliceable(op, "W") else 1)
-    alive = np.ones((1, 1, 1, 1), bool)
     masks: list[Masks] = [{} for _ in tiles]
+    lives = []
     for d, count in enumerate(counts):
-        units = parts(op, Secs(*(count if e == d else 1 for e in (0, 2, 1, 3)))) if count > 1 else [Part((0, n), (0, h))]
-        live = np.ones(len(units), bool)
+        units = parts(op, Secs(**{"nchw"[d]: count})) if count > 1 else [Part((0, n), (0, h))]
+        lives.append(np.ones(len(units), bool))
         for i, unit in enumerate(units):
             try:
                 got = rule(op, unit)
             except TpudslError:  # a cell of only inserted zeros: other kinds' parts all read input
                 if KINDS[op.name] != "deconv":
                     raise
-                live[i] = False
+                lives[d][i] = False
                 continue
             for t, m, g in zip(tiles, masks, [got.output, *got.inputs], strict=True):
                 for k in range(4):
                     lo = g.start[k] - t.start[k]
                     m.setdefault((d, k), np.zeros((len(units), t.shape[k]), bool))[i, lo:lo + g.shape[k]] = True
-        alive = alive & live.reshape([-1 if e == d else 1 for e in range(4)])
     for m in masks:  # a mask every live cell fills whole says nothing
-        for key in [key for key, a in m.items() if a[alive.any(axis=tuple(e for e in range(4) if e != key[0]))
-                                                    .ravel()].all()]:
+        for key in [key for key, a in m.items() if a[lives[key[0]]].all()]:
             del m[key]
+    alive = np.ones((1, 1, 1, 1), bool)
+    for d, live in enumerate(lives):
+        alive = alive & live.reshape([-1 if e == d else 1 for e in range(4)])
     return plan, alive, masks
 
 
 def _carry(op: Operation, mask: np.ndarray, masks: Masks, shape: tuple[int, ...], to_cells: bool) -> np.ndarray:
     """Elements of a tile (A, B, C, D) -> the cells (n, c, h, w) holding one of them (`to_cells`),
-    or cells -> the elements of a tile they hold, as a mask of `shape`. `masks` lacks the (d, k) along
-    which every cell holds the whole tile: those dims are summed, or broadcast. Exact while each tile dim follows one dim of the cells (a box's
-    rows its output rows, its columns its columns): two would make the product of their parts more
-    than the cell holds, so that is an error."""
+    or cells -> the elements of a tile they hold, as a mask of `shape`; `masks` lacks the (d, k)
+    along which every cell holds the whole tile (those dims are summed, or broadcast). Exact while
+    each tile dim follows at most one dim of the cells (a box's rows the output rows, its columns
+    the output columns): following two, the product of the cell's parts could hold more than the
+    cell reads, so that is an error."""
     for k in range(4):
         if sum(key[1] == k for key in masks) > 1:
             raise ValueError(f"lower_bound: {op.name}: dim {k} of a tile follows several dims of the output; "
