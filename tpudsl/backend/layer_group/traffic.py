@@ -2,8 +2,8 @@
 
 Layer groups cut GDMA traffic by keeping tensors in local memory, but some bytes move whatever the
 grouping: every coefficient must be loaded at least once, every element of a model input that the
-outputs need loaded at least once (a strided window may skip an input's last rows: those need not
-move) and every output stored at least once (`lower_bound`). Only the rest, the activations
+outputs need loaded at least once (a strided window may skip the rows between its windows and an
+input's last rows: those need not move) and every output stored at least once (`lower_bound`). Only the rest, the activations
 stored and loaded again between groups (and a group of one's halo rows), is removable; the bench
 (bench/layer_group.py) prints what share of it a grouping removes. The bound assumes each
 coefficient is read whole by some op (a filter, bias or table: every coefficient of the models we
