@@ -58,13 +58,47 @@ def problems(draw):
         bias=draw(st.sampled_from([None, "call", "packed"])), limit=draw(st.sampled_from([None, 0.0, 0.5])), seed=draw(st.integers(0, 2**16)))
 
 
+def refit(p: dict, **geometry) -> dict:
+    """p with some of k, s, d, pads_begin changed: the pads kept below the new extents and each size
+    raised to the least that gives an output, as problems() draws them."""
+    q = {**p, **geometry}
+    extent = [(ki - 1) * di + 1 for ki, di in zip(q["k"], q["d"], strict=True)]
+    pads_begin = [min(b, e - 1) for b, e in zip(q["pads_begin"], extent, strict=True)]
+    pads_end = [min(b, e - 1) for b, e in zip(q["pads_end"], extent, strict=True)]
+    size = [max(sz, e - b - a) for sz, e, b, a in zip(q["size"], extent, pads_begin, pads_end, strict=True)]
+    return {**q, "pads_begin": pads_begin, "pads_end": pads_end, "size": size}
+
+
 def channels_last_dilated(p: dict) -> dict:
     """A 2-D problem made a channels-last dilated one: no depth multiplier, the channels-last path,
     dilation 2 along H over two taps or more (the input made tall enough for one output row)."""
-    k, d, size = list(p["k"]), list(p["d"]), list(p["size"])
-    k[0], d[0] = max(k[0], 2), 2
-    size[0] = max(size[0], (k[0] - 1) * d[0] + 1 - p["pads_begin"][0] - p["pads_end"][0])
-    return {**p, "k": k, "d": d, "size": size, "mult": 1, "channels_last": True}
+    p = refit(p, k=[max(p["k"][0], 2), *p["k"][1:]], d=[2, *p["d"][1:]])
+    return {**p, "mult": 1, "channels_last": True}
+
+
+def row_shifts(p: dict) -> dict:
+    """p with as many row shifts as taps along the first axis, two or more (the stride at most the
+    dilation), padded before it, and two channels or more in blocks."""
+    p = refit(p, k=[max(p["k"][0], 2), *p["k"][1:]], s=[min(p["s"][0], p["d"][0]), *p["s"][1:]],
+              pads_begin=[max(p["pads_begin"][0], 1), *p["pads_begin"][1:]])
+    return {**p, "channels": max(p["channels"], 2), "block_bytes": min(p["block_bytes"], 3000)}
+
+
+def strided_last_axis(p: dict) -> dict:
+    """A 2-D or 3-D problem with stride 2 along the last axis over taps at least 2 apart (up to 3
+    taps: the direct layout's)."""
+    k, d = max(min(p["k"][-1], 3), 2), p["d"][-1]
+    return refit(p, k=[*p["k"][:-1], k], s=[*p["s"][:-1], 2], d=[*p["d"][:-1], 2 if k == 2 else d])
+
+
+def relu(p: dict) -> dict:
+    """p with its fused relu (drawn) or, where it had none, the relu6-like clamp."""
+    return {**p, "limit": 0.5 if p["limit"] is None else p["limit"]}
+
+
+def shifts(p: dict) -> int:
+    """The distinct row shifts of the first axis's taps: its partial sums, unless folded."""
+    return len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
 
 
 def direct(p: dict) -> dict:
@@ -92,44 +126,89 @@ FEATURES = ("strided", "dilated", "multiplier", "padded", "channels-last", "part
             "im2col (one partial sum)", "channel blocks", "bias", "relu", "bias packed into the GEMM", "batch",
             "relu in the crop pass",
             "second call, views reused", "second call, new work arrays")
-# The channels-last dilated case has its own examples, all of it by construction: among the random
-# ones it fell as low as 0 and 8 of 100 in the dev profile (its floor: 13). (problems() and the
-# property's body are hypothesis's seed: left as they were, the random examples stay CI's.)
-STRATEGIES = {"random": problems(), "channels-last dilated": problems().filter(lambda p: len(p["k"]) == 2)
-              .map(channels_last_dilated),
-              # with a packed bias (the direct layout's row of ones) and a second call on new work arrays
-              # in every example: drawn, either fell to 2-6 of 50-100 examples (the other bias and call
-              # modes run through the same code in both layouts, and the random examples take it); stride-2
-              # columns de-interleaved by pair casts (PAIRS_MIN_WIDTH 0) or strided copies, drawn
-              "direct": st.tuples(problems(), st.booleans())
-              .map(lambda t: {**direct(t[0]), "bias": "packed", "again": "fresh", "pairs": t[1]}),
-              "same, direct": problems().filter(lambda p: len(p["k"]) >= 2).map(same_direct)}
-# what each strategy exists for, and the share of its examples that must show it
+# what each case exists for, and the share of its examples that must show it
 PURPOSE = {"random": (FEATURES, 1 / 8), "channels-last dilated": (("channels-last dilated",), 1),
            "direct": (("direct layout", "direct, sums added into the output", "strided", "padded", "relu",
                        "direct, last axis strided with taps sharing its phases",
                        "direct, stride 2 along the last axis (pair casts)",
                        "channel blocks"), 1 / 8),
            "same, direct": (("direct, flat copies with wrapped reads zeroed",), 1 / 2)}
+EXAMPLES = {"random": 100, "direct": 100, "same, direct": 25}
+
+
+def runs(case: str, drawn, *forced) -> tuple:
+    """A case's runs, sharing its tally: `drawn`, then each (strategy, features) of `forced` in the
+    share of the examples its floor asks for, every one of them showing the features (the floors
+    hold by construction: drawn, one fell under its floor about one dev-profile run in three)."""
+    total, share = EXAMPLES[case], PURPOSE[case][1]
+    each = math.ceil(total * share)
+    return ((drawn, total - each * len(forced), ()), *((strategy, each, features) for strategy, features in forced))
+
+
+def two_d(p: dict) -> bool:
+    return len(p["k"]) == 2
+
+
+def two_d_or_more(p: dict) -> bool:
+    return len(p["k"]) >= 2
+
+
+# The direct layout's problems: kernels up to 3 with the packed bias (its row of ones) and a second
+# call on new work arrays in every example (the other bias and call modes run through the same code
+# in both layouts, and the random examples take them); stride-2 columns de-interleaved by pair casts
+# (PAIRS_MIN_WIDTH 0) or by strided copies, drawn.
+direct_problems = st.tuples(problems(), st.booleans()).map(
+    lambda t: {**direct(t[0]), "bias": "packed", "again": "fresh", "pairs": t[1]})
+# each case: (strategy, examples, the features each example must show)
+RUNS = {
+    "random": runs(
+        "random", problems(),
+        (problems().filter(two_d).map(channels_last_dilated).map(
+            lambda p: {**p, "s": [p["s"][0], max(p["s"][1], 2)], "n": 2, "again": "reuse"}),
+         ("channels-last", "dilated", "strided", "batch", "second call, views reused")),
+        (problems().map(row_shifts).map(
+            lambda p: {**p, "mult": 2, "fold": p["fold"] if p["fold"] < shifts(p) else 1, "again": "fresh"}),
+         ("partial sums added", "multiplier", "channel blocks", "padded", "second call, new work arrays")),
+        (problems().map(relu).map(
+            lambda p: {**p, "channels_last": False, "bias": "packed", "fold": max(p["fold"], shifts(p))}),
+         ("im2col (one partial sum)", "bias", "bias packed into the GEMM", "relu", "relu in the crop pass"))),
+    # all of it by construction: among the random examples it fell as low as 0 and 8 of 100
+    "channels-last dilated": ((problems().filter(two_d).map(channels_last_dilated), 25,
+                               ("channels-last dilated",)),),
+    "direct": runs(
+        "direct", direct_problems,
+        (problems().filter(two_d_or_more).map(strided_last_axis).map(
+            lambda p: {**direct(p), "bias": "packed", "again": "fresh", "pairs": True}),
+         ("strided", "direct, last axis strided with taps sharing its phases",
+          "direct, stride 2 along the last axis (pair casts)")),
+        (direct_problems.map(lambda p: relu(direct(row_shifts(p)))),
+         ("direct, sums added into the output", "padded", "relu", "channel blocks"))),
+    # stride 1: the flat copies; their wrapped reads zeroed where the pads past the first axis are
+    # not all 0 (two taps or more along the last axis)
+    "same, direct": runs(
+        "same, direct", problems().filter(two_d_or_more).map(same_direct),
+        (problems().filter(two_d_or_more).map(
+            lambda p: same_direct(refit(p, k=[*p["k"][:-1], max(p["k"][-1], 2)]))),
+         ("direct, flat copies with wrapped reads zeroed",)))}
 
 
 def shown(p: dict, out: tuple[int, ...], hwc: bool) -> set[str]:
     """The features one example shows (kept out of the property's body, which seeds hypothesis)."""
-    shifts = len({(i * p["d"][0]) // p["s"][0] for i in range(p["k"][0])})
-    direct = not hwc and max(p["k"]) <= 3 and (p["fold"] == 1 or shifts == 1)
+    nshifts = shifts(p)
+    direct = not hwc and max(p["k"]) <= 3 and (p["fold"] == 1 or nshifts == 1)
     flat = direct and len(p["k"]) > 1 and max(p["s"]) == 1 and out[1:] == tuple(p["size"][1:])
     limit, bias = p["limit"], p["bias"]
     return {feature for feature, present in (
         ("strided", max(p["s"]) > 1), ("dilated", max(p["d"]) > 1),
         ("multiplier", p["mult"] > 1), ("padded", any(p["pads_begin"] + p["pads_end"])),
         ("channels-last", hwc), ("channels-last dilated", hwc and max(p["d"]) > 1),
-        ("partial sums added", not hwc and p["fold"] < shifts),
-        ("im2col (one partial sum)", not hwc and p["fold"] >= shifts),
+        ("partial sums added", not hwc and p["fold"] < nshifts),
+        ("im2col (one partial sum)", not hwc and p["fold"] >= nshifts),
         ("channel blocks", not hwc and p["block_bytes"] < (1 << 20) and p["channels"] > 1),
         ("bias", bias is not None), ("relu", limit is not None), ("batch", p["n"] > 1),
         ("bias packed into the GEMM", bias == "packed" and not hwc),
         ("relu in the crop pass", not hwc and limit is not None and bias != "call"),
-        ("direct layout", direct), ("direct, sums added into the output", direct and shifts > 1),
+        ("direct layout", direct), ("direct, sums added into the output", direct and nshifts > 1),
         ("direct, last axis strided with taps sharing its phases",
          direct and len(p["k"]) > 1 and (p["k"][-1] - 1) * p["d"][-1] >= p["s"][-1] > 1),
         ("direct, stride 2 along the last axis (pair casts)", direct and p["s"][-1] == 2 and p.get("pairs")),
@@ -138,23 +217,22 @@ def shown(p: dict, out: tuple[int, ...], hwc: bool) -> set[str]:
         ("second call, new work arrays", p["again"] == "fresh")) if present}
 
 
-@pytest.mark.parametrize("case", STRATEGIES)
+@pytest.mark.parametrize("case", RUNS)
 def test_depthwise_matches_a_direct_loop(monkeypatch, case):
     """Random rank 1-3 geometry (kernel 1-7, stride 1-3, dilation, asymmetric pads), depth multiplier,
     batch, bias (per call, or packed into the GEMM against a row of ones) and a fused relu /
     relu6-like clamp, through the channels-last path (2-D, no depth multiplier) or the GEMM path with its channel blocks and fold (row shifts summed by the GEMM or
     by shifted adds). A second call on the same packed filter reuses the views of the work arrays its
     plan keeps, or (after winograd.release_work) makes them again on new arrays, and must give the same
-    result. Each feature must occur in an eighth of the random examples. The other strategies: 25
-    channels-last dilated ones; 100 for the direct layout (kernels up to 3, columns read from the
-    input, sums added into the output); 25 "same" stride-1 ones (its flat copies and their wrapped
-    reads zeroed)."""
+    result. Each feature must occur in an eighth of the random case's 100 examples: 61 drawn, then
+    three runs of 13 that each show a group of the features in every example (RUNS). The other
+    cases: 25 channels-last dilated ones; 100 for the direct layout (kernels up to 3, columns read
+    from the input, sums added into the output; 74 drawn, two runs of 13 forced); 25 "same"
+    stride-1 ones (its flat copies, 13 of them with wrapped reads zeroed)."""
     features, share = PURPOSE[case]
     tally = FeatureTally(features)
 
-    @settings(max_examples={"random": 100, "direct": 100}.get(case, 25), deadline=None)
-    @given(STRATEGIES[case])
-    def check(p):
+    def check(p, forced):
         monkeypatch.setattr(depthwise, "BLOCK_BYTES", p["block_bytes"])
         monkeypatch.setattr(depthwise, "CHANNELS_LAST_MAX_OUT", 10**9 if p["channels_last"] else 0)
         monkeypatch.setattr(depthwise, "PAIRS_MIN_WIDTH", 0 if p.get("pairs") and sys.byteorder == "little" else math.inf)
@@ -181,7 +259,10 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
         assert got.dtype == np.float32 and got.shape == expected.shape
         # float32 sums of up to 7^3 products of values in [-1, 1]
         np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * (1 + np.prod(p["k"]) ** 0.5))
-        tally.record(shown(p, out, hwc))
+        names = shown(p, out, hwc)
+        assert names.issuperset(forced), f"a forced example without {set(forced) - names}: {p}"
+        tally.record(names)
 
-    check()
+    for strategy, examples, forced in RUNS[case]:
+        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
     tally.assert_each_in(share)
