@@ -52,21 +52,34 @@ def problems(draw):
         channels_last=draw(st.booleans()), x_channels_last=draw(st.booleans()))
 
 
+POINTWISE_FEATURES = ("bias folded into the GEMM", "bias added after the GEMM", "strided", "relu", "batch",
+                      "not 2-D", "channels-last result", "channels-last input")
+# Runs forcing every feature in each of their examples, a tenth of the 80 each (drawn, "strided" fell
+# to 2 of 80 in the dev profile): a folded bias on a strided batch of rank 1 or 3, and a bias added
+# after the GEMM with a relu, channels-last on both sides.
+POINTWISE_FORCED = (
+    (problems().filter(lambda p: len(p["size"]) != 2).map(
+        lambda p: {**p, "bias": "weight", "out_known": True, "fold_min": 1, "n": 2,
+                   "s": [max(p["s"][0], 2), *p["s"][1:]]}),
+     ("bias folded into the GEMM", "strided", "batch", "not 2-D")),
+    (problems().map(lambda p: {**p, "bias": "computed", "limit": 0.5 if p["limit"] is None else p["limit"],
+                               "channels_last": True, "x_channels_last": True}),
+     ("bias added after the GEMM", "relu", "channels-last result", "channels-last input")))
+
+
 def test_pointwise_matches_a_float64_loop(monkeypatch):
     """Random rank 1-3, batch, channel counts, output sizes and result types on both sides of the fold
     rule, strides, a weight or a computed bias or none, relu / relu6-like clamp: top.Conv's prepared
     kernel takes pointwise.py every time and matches the loop; through the `view` prepare too, whose
     result is the view of a channels-last array, and on an input that is such a view. Each case must
-    occur in a tenth of the examples."""
-    tally = FeatureTally(("bias folded into the GEMM", "bias added after the GEMM", "strided", "relu", "batch",
-                          "not 2-D", "channels-last result", "channels-last input"))
+    occur in a tenth of the 80 examples: 64 drawn, then two runs of 8 (POINTWISE_FORCED) that show
+    their cases in every example."""
+    tally = FeatureTally(POINTWISE_FEATURES)
     calls = []
     conv = pointwise.conv
     monkeypatch.setattr(pointwise, "conv", lambda x, packed, bias, *cl: calls.append(packed.folded) or conv(x, packed, bias, *cl))
 
-    @settings(max_examples=80, deadline=None)
-    @given(problems())
-    def check(p):
+    def check(p, forced):
         rank = len(p["size"])
         monkeypatch.setattr(pointwise, "FOLD_MIN_POSITIONS", p["fold_min"])
         rng = np.random.default_rng(p["seed"])
@@ -93,15 +106,20 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         folded = (p["bias"] == "weight" and p["out_known"] and np.prod(expected.shape[2:]) >= p["fold_min"]
                   and (p["ic"] < p["oc"] or max(p["s"]) > 1))
         assert calls[-1] == folded  # the rule: a weight bias, >= FOLD_MIN_POSITIONS outputs, expansion or stride
-        tally.record({case for case, present in (("bias folded into the GEMM", folded),
+        cases = {case for case, present in (("bias folded into the GEMM", folded),
                                                  ("bias added after the GEMM", bias is not None and not folded),
                                                  ("strided", max(p["s"]) > 1), ("relu", p["limit"] is not None),
                                                  ("batch", p["n"] > 1), ("not 2-D", rank != 2),
                                                  ("channels-last result", p["channels_last"]),
-                                                 ("channels-last input", p["x_channels_last"])) if present})
+                                                 ("channels-last input", p["x_channels_last"])) if present}
+        assert cases.issuperset(forced), f"a forced example without {set(forced) - cases}: {p}"
+        tally.record(cases)
 
-    check()
-    tally.assert_each_in(1 / 10)
+    each = 8
+    for strategy, examples, forced in ((problems(), 80 - each * len(POINTWISE_FORCED), ()),
+                                       *((strategy, each, forced) for strategy, forced in POINTWISE_FORCED)):
+        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    tally.assert_each_in(each / 80)
 
 
 def test_pointwise_is_not_taken_where_it_does_not_apply(monkeypatch):
