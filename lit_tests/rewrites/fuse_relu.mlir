@@ -1,4 +1,4 @@
-// Conv/MatMul/Add + Relu (or Clip(0, m)) -> the producer with do_relu = true, named like the Relu.
+// Conv/MatMul/Add/BatchNorm + Relu (or Clip(0, m)) -> the producer with do_relu = true, named like the Relu.
 // RUN: tpuc-opt %s --split-input-file --fuse-relu | filecheck %s
 // RUN: tpuc-opt %s --split-input-file --fuse-relu --mlir-print-debuginfo | filecheck %s --check-prefix=LOC
 // RUN: tpuc-opt %s --split-input-file --fuse-relu > %t.once
@@ -57,4 +57,35 @@ func.func @no_fire(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>,
   %8 = "top.Add"(%0, %0) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("add")
   %9 = "top.Clip"(%8) {min = -1.0 : f64, max = 6.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("clip")
   return %1, %2, %4, %6, %7, %9 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+// BatchNorm has TPU-MLIR's SupportFuseRelu trait: BatchNorm + Relu fuses and the BatchNorm takes
+// the Relu's name; a Clip(0, 6) after it gives relu_limit = 6; a BatchNorm read twice keeps its Relu.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK:       %[[B:.*]] = "top.BatchNorm"({{.*}}) {do_relu = true, relu_limit = -1.000000e+00 : f64}
+// CHECK:       %[[B6:.*]] = "top.BatchNorm"({{.*}}) {do_relu = true, relu_limit = 6.000000e+00 : f64}
+// CHECK-NOT:   top.Clip
+// CHECK:       %[[S:.*]] = "top.BatchNorm"(%{{[^)]*}}) : (
+// CHECK-NEXT:  %[[R:.*]] = "top.Relu"(%[[S]])
+// CHECK-NEXT:  return %[[B]], %[[B6]], %[[S]], %[[R]]
+// LOC-LABEL:   func.func @batch_norm
+// LOC:         "top.BatchNorm"{{.*}} loc([[L1:#loc[0-9]*]])
+// LOC:         "top.BatchNorm"{{.*}} loc([[L2:#loc[0-9]*]])
+// LOC:         "top.BatchNorm"{{.*}} loc([[L3:#loc[0-9]*]])
+// LOC-DAG:     [[L1]] = loc("bn_relu")
+// LOC-DAG:     [[L2]] = loc("bn_relu6")
+// LOC-DAG:     [[L3]] = loc("bn_shared")
+func.func @batch_norm(%arg0: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
+  %n = "top.None"() : () -> none loc("none")
+  %0 = "top.Input"(%arg0) : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("x")
+  %m = "top.Weight"() : () -> tensor<2xf32> loc("mean")
+  %v = "top.Weight"() : () -> tensor<2xf32> loc("var")
+  %1 = "top.BatchNorm"(%0, %m, %v, %n, %n) : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, none, none) -> tensor<1x2x3x3xf32> loc("bn")
+  %2 = "top.Relu"(%1) : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("bn_relu")
+  %3 = "top.BatchNorm"(%0, %m, %v, %n, %n) : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, none, none) -> tensor<1x2x3x3xf32> loc("bn6")
+  %4 = "top.Clip"(%3) {min = 0.0 : f64, max = 6.0 : f64} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("bn_relu6")
+  %5 = "top.BatchNorm"(%0, %m, %v, %n, %n) : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, none, none) -> tensor<1x2x3x3xf32> loc("bn_shared")
+  %6 = "top.Relu"(%5) : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("shared_relu")
+  return %2, %4, %5, %6 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
 }

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, apply_fused_relu
 
 
 def _per_channel(p: Array | None, ndim: int) -> Array | None:
@@ -133,7 +133,8 @@ def _batch_norm(ins: Inputs, a: KernelAttrs) -> Array:
     gamma, beta = (list(ins[3:]) + [None, None])[:2]
     n = x.ndim
     y = (x - _per_channel(mean, n)) / np.sqrt(_per_channel(var, n) + np.float32(a.get("epsilon", 1e-5)))
-    return _affine(y, _per_channel(gamma, n), _per_channel(beta, n))
+    y = _affine(y, _per_channel(gamma, n), _per_channel(beta, n))
+    return apply_fused_relu(y, a, out=y)  # y is fresh: never x itself
 
 
 def _batch_norm_prepare(static: Inputs, a: KernelAttrs):
@@ -150,7 +151,7 @@ def _batch_norm_prepare(static: Inputs, a: KernelAttrs):
         x = ins[0]
         y = x * _per_channel(scale, x.ndim)
         y += _per_channel(shift, x.ndim)
-        return y
+        return apply_fused_relu(y, a, out=y)  # a fused Relu (DenseNet's BN -> Relu): no third array
 
     return run
 
@@ -265,7 +266,8 @@ def _lrn(ins: Inputs, a: KernelAttrs) -> Array:
 
 
 KERNELS: dict[str, Kernel] = {
-    "top.BatchNorm": Kernel(_batch_norm, _batch_norm_prepare),
+    # Both runs apply the fused relu in place on their fresh result (fuse-relu fuses BN -> Relu).
+    "top.BatchNorm": Kernel(_batch_norm, _batch_norm_prepare, fuses_relu=True),
     "top.Scale": Kernel(_scale),
     "top.LayerNorm": Kernel(_layer_norm, _layer_norm_prepare, strided_operands=_takes_views,
                             view=functools.partial(_layer_norm_prepare, view=True)),

@@ -1,4 +1,4 @@
-"""Fuse an activation into the op that feeds it: Conv/MatMul/Add + Relu -> `do_relu = true`.
+"""Fuse an activation into the op that feeds it: Conv/MatMul/Add/BatchNorm + Relu -> `do_relu = true`.
 
 Relu's `relu_limit` carries over; Clip(min = 0, max = m > 0) is Relu6-like and becomes
 `relu_limit = m`. The fused op now produces the tensor users saw as the Relu's output, so it takes
@@ -14,7 +14,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, set_attr
 
-FUSES_RELU = ("top.Conv", "top.MatMul", "top.Add")
+# TPU-MLIR's SupportFuseRelu ops that tpudsl's Top ops model (TopOps.td gives BatchNorm the trait too).
+FUSES_RELU = ("top.Conv", "top.MatMul", "top.Add", "top.BatchNorm")
 
 
 def _relu_limit(op: Operation) -> float | None:
