@@ -51,6 +51,30 @@ def test_batch_norm_with_weight_statistics_prepared_matches_onnxruntime(affine):
     assert_close(computed_mean([X, *params], attrs), expected)
 
 
+@pytest.mark.parametrize("limit", [-1.0, 0.5])
+def test_batch_norm_with_fused_relu_is_onnxruntime_then_clip(limit):
+    """do_relu/relu_limit (fuse-relu's BatchNorm + Relu/Clip) applied by both kernels themselves
+    (fuses_relu: the prepared run's result is not finished again), in place on their own result:
+    onnxruntime's BatchNormalization clamped by numpy, and X untouched."""
+    from interp_ref import top_attrs
+
+    from tpudsl.interp import KERNELS
+
+    mean, var, gamma, beta = per_channel(1), per_channel(2, low=0.1, high=2), per_channel(3), per_channel(4)
+    (normed,) = ort_run("BatchNormalization", [X, gamma, beta, mean, var], {"epsilon": 1e-3})
+    expected = np.clip(normed, 0, limit if limit > 0 else np.inf)
+    assert (normed < 0).any() and (limit < 0 or (normed > limit).any())  # the clamp shows
+    before = X.copy()
+    attrs = {"epsilon": 1e-3, "do_relu": True, "relu_limit": limit}
+    assert_close(run_top("top.BatchNorm", [X, mean, var, gamma, beta], attrs)[0], expected)  # the general kernel
+    kernel = KERNELS["top.BatchNorm"]
+    assert kernel.fuses_relu
+    prepared = kernel.prepare([None, mean, var, gamma, beta], top_attrs("top.BatchNorm", attrs))
+    assert prepared is not kernel.run
+    assert_close(prepared([X, mean, var, gamma, beta], top_attrs("top.BatchNorm", attrs)), expected)
+    np.testing.assert_array_equal(X, before)
+
+
 def test_scale_is_per_channel_mul_add():
     s, b = per_channel(5), per_channel(6)
     (scaled,) = ort_run("Mul", [X, s.reshape(6, 1, 1)])

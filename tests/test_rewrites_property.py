@@ -235,13 +235,19 @@ def step_relu(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
         g.emit("top.Clip", [x], shape_of(x), {"min": 0.0, "max": 6.0}, g.name("relu6"))
 
 
-def step_fusable_relu(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
-    """Conv, MatMul or Add (each without an activation yet), then Relu or Clip(0, 6)."""
-    kind = draw(st.sampled_from(["add", "conv", "matmul"]))
+FUSABLE = ("add", "batchnorm", "conv", "matmul")
+
+
+def step_fusable_relu(draw: st.DrawFn, g: Graph, x: SSAValue, kinds: tuple[str, ...] = FUSABLE) -> None:
+    """Conv, MatMul, Add or BatchNorm (each without an activation yet), then Relu or Clip(0, 6)."""
+    kind = draw(st.sampled_from(kinds))
     if kind == "conv":
         y = conv(draw, g, x)
     elif kind == "matmul":
         y = matmul(draw, g, x)
+    elif kind == "batchnorm":
+        assert STEPS["batchnorm"](draw, g, nchw(draw, g, x))
+        y = g.activations[-1]
     else:
         loc = g.name("add")
         y = g.emit("top.Add", [x, g.weight(loc, "b", shape_of(x))], shape_of(x), {}, loc)
@@ -423,10 +429,10 @@ SURROUNDINGS: dict[str, Step] = {**STEPS, "cast_chain": step_cast_chain, "relu":
 
 @st.composite
 def rewrite_modules(draw: st.DrawFn, matches: tuple[str, ...] = tuple(MATCHES), max_matches: int = 1,
-                    max_ops: int = 3) -> GeneratedModule:
+                    max_ops: int = 3, match_steps: dict[str, Step] = MATCHES) -> GeneratedModule:
     """A random valid Top module: random surroundings, then the match of one of `matches` (the
-    pattern names) on a random activation, then more surroundings that may read it (and so on,
-    up to `max_matches` matches)."""
+    pattern names, built by `match_steps`) on a random activation, then more surroundings that may
+    read it (and so on, up to `max_matches` matches)."""
     shapes = [draw(nchw_shapes())] + ([draw(small_shapes(2, 4))] if draw(st.booleans()) else [])
     block = Block(arg_types=[TensorType(f32, s) for s in shapes])
     g = Graph(block, np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
@@ -443,7 +449,7 @@ def rewrite_modules(draw: st.DrawFn, matches: tuple[str, ...] = tuple(MATCHES), 
     surroundings()
     for _ in range(draw(st.integers(1, max_matches))):
         start = len(g.activations)
-        MATCHES[draw(st.sampled_from(matches))](draw, g, draw(st.sampled_from(g.activations)))
+        match_steps[draw(st.sampled_from(matches))](draw, g, draw(st.sampled_from(g.activations)))
         inside.update(id(v) for v in g.activations[start:-1])
         surroundings()
     outputs = [v for v in g.activations if not v.uses]
@@ -515,6 +521,29 @@ def test_pattern_keeps_values_and_fires(pattern: str):
 
     keeps_values()
     tally.assert_each_in(1 / 2)
+
+
+def test_fuse_relu_into_batch_norm():
+    """A forced run: every example is a BatchNorm + Relu/Clip(0, 6) alone (no surroundings, so no
+    Conv to fold the BatchNorm into and no second reader), and every pass that runs FuseRelu must
+    leave a BatchNorm with do_relu = true and the Relu's name, of the same values (check_rewrite:
+    the Top interpreter's BatchNorm applying its fused relu against the unfused Relu)."""
+    tally = FeatureTally(("BatchNorm took the relu",))
+    only_batch_norm = {"FuseRelu": lambda draw, g, x: step_fusable_relu(draw, g, x, kinds=("batchnorm",))}
+
+    @settings(max_examples=10)
+    @given(rewrite_modules(matches=("FuseRelu",), max_ops=0, match_steps=only_batch_norm),
+           st.sampled_from(PATTERN_PASSES["FuseRelu"]), st.integers(0, 2**32 - 1))
+    def check(generated: GeneratedModule, pass_name: str, seed: int) -> None:
+        assert check_rewrite(generated, pass_name, seed)["FuseRelu"] == 1
+        bns = [op for op in generated.module.walk() if op.name == "top.BatchNorm"]
+        assert len(bns) == 1 and AttrView(bns[0].attributes, SPECS["top.BatchNorm"])["do_relu"]
+        assert loc_name(bns[0]).startswith("relu"), loc_name(bns[0])  # relu<n> or relu6<n>
+        assert not [op for op in generated.module.walk() if op.name in ("top.Relu", "top.Clip")]
+        tally.record(["BatchNorm took the relu"])
+
+    check()
+    tally.assert_each_in(1.0)
 
 
 def test_every_strategy_matches_a_registered_pattern():
