@@ -23,6 +23,7 @@ from tests.feature_tally import FeatureTally
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module
@@ -312,6 +313,37 @@ def test_onnx_model_with_the_new_ops_matches_onnxruntime_through_the_cmodel(tmp_
     top = lowered(model)
     ops = {op.name for op in top.main_func().body.block.ops}
     assert {"tpu.Scale", "tpu.Active", "tpu.Pad", "tpu.Gather"} <= ops, ops
+    got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), feed)
+    assert_f32_close(got["y"], want, "y")
+
+
+def test_batch_norm_fused_relu_and_relu6_reach_the_cmodel(tmp_path):
+    """BatchNorm -> Relu and BatchNorm -> Clip(0, 6) (canonicalize fuses both: do_relu, relu_limit 6)
+    become tpu.Scale with the relu and no Relu/Clip op, compiled for tiny: the cmodel against
+    onnxruntime (F32, 1e-5 relative), both clamps showing."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(11)
+    c = 3
+    inits = {f"{k}{i}": v.astype(np.float32) for i in (1, 2) for k, v in (
+        ("g", rng.uniform(2, 4, c)), ("b", rng.standard_normal(c)), ("m", rng.standard_normal(c)),
+        ("v", rng.uniform(0.5, 2, c)))}
+    nodes = [helper.make_node("BatchNormalization", ["x", "g1", "b1", "m1", "v1"], ["bn1"]),
+             helper.make_node("Relu", ["bn1"], ["r"]),
+             helper.make_node("BatchNormalization", ["r", "g2", "b2", "m2", "v2"], ["bn2"]),
+             helper.make_node("Clip", ["bn2", "lo", "hi"], ["y"])]
+    inits |= {"lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+    feed = {"x": (rng.standard_normal((2, c, 40, 30)) * 2).astype(np.float32)}
+    model = build(nodes, feed, "y", inits, 17)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feed)
+    assert (want == 0).any() and (want == 6).any()
+    top = lowered(model)
+    ops = [op for op in top.main_func().body.block.ops if op.name.startswith("tpu.")]
+    scales = [op for op in ops if op.name == "tpu.Scale"]
+    fused = [AttrView(s.attributes, SPECS["tpu.Scale"]) for s in scales]
+    assert [(a["do_relu"], a["relu_limit"]) for a in fused] == [(True, -1.0), (True, 6.0)]
+    assert not {op.name for op in ops} & {"tpu.Relu", "tpu.Clip", "tpu.Active"}
     got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), feed)
     assert_f32_close(got["y"], want, "y")
 
