@@ -29,6 +29,12 @@ from tpudsl.passes import pass_class
 HALF = {"F16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16)}
 EXAMPLES = max(10, settings.default.max_examples // 20)  # per property: 10 in CI (6 properties: 60)
 OPS = ("tpu.Arg", "tpu.TopK", "tpu.CumSum", "tpu.Trilu", "tpu.Reverse", "tpu.Reduce")
+# The five properties before the Reduce one: EXAMPLES drawn in all, of which a tenth per forced run
+# (one F16, one BF16: each of their features at least 1 in 10 whatever the draws; drawn alone, TopK's
+# "F16" and Trilu's "sliced H" fell to 0 of 10 in the dev profile). A forced example has CUT's shape,
+# its op along axis 1: tiny cuts every one of them along N and H (each forced example asserts it).
+FORCED = max(1, EXAMPLES // 10)
+CUT = (4, 8, 96, 48)
 
 
 def build(nodes, x: np.ndarray, outs: list[tuple[str, int]], inits: dict[str, np.ndarray], opset: int = 18):
@@ -69,6 +75,19 @@ def grid(rng: np.random.Generator, shape, step: float = 0.5, spread: int = 4) ->
     return (rng.integers(-spread, spread + 1, shape) * step).astype(np.float32)
 
 
+def runs(check, drawn: tuple, forced: list[tuple]) -> None:
+    """check's drawn run (EXAMPLES less the forced ones), then a run of FORCED per forced tuple of
+    strategies; check's last argument `cut` (False in the drawn run): the example has CUT's shape."""
+    settings(max_examples=EXAMPLES - FORCED * len(forced))(given(*drawn, st.just(False))(check))()
+    for strategies in forced:
+        settings(max_examples=FORCED)(given(*strategies)(check))()
+
+
+def assert_cut(cut: bool, feats: set[str]) -> None:
+    """A forced example (CUT's shape) is cut along N and H."""
+    assert not cut or {"sliced N", "sliced H"} <= feats, feats
+
+
 def shape4(draw, scale: int = 1) -> tuple[int, ...]:
     """A rank 2-4 shape that tiny must slice most of the time (drawn by numpy from a seed:
     hypothesis's own draws lean to the smallest shapes, which fit unsliced); `scale` times the
@@ -83,12 +102,9 @@ def test_arg_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
     """ArgMax/ArgMin along any axis, keepdims both, select_last_index both, on values with ties."""
     tally = FeatureTally(("tie", "select_last_index", "keepdims false", "sliced N", "sliced H", "F16", "BF16"))
 
-    @settings(max_examples=EXAMPLES)
-    @given(st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.sampled_from(["ArgMax", "ArgMin"]),
-           st.booleans(), st.booleans())
-    def check(data, mode, op, keepdims, last):
-        shape = shape4(data.draw)
-        axis = data.draw(st.integers(0, len(shape) - 1))
+    def check(data, mode, op, keepdims, last, cut):
+        shape = CUT if cut else shape4(data.draw)
+        axis = 1 if cut else data.draw(st.integers(0, len(shape) - 1))
         x = grid(np.random.default_rng(data.draw(st.integers(0, 2**16))), shape)
         model = build([helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=int(keepdims),
                                         select_last_index=int(last))], x, [("y", TensorProto.INT64)], {})
@@ -98,10 +114,15 @@ def test_arg_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
         np.testing.assert_array_equal(got["y"], run_ort(model, {"x": x})["y"])  # exact in every mode: a grid
         extreme = (x.max if op == "ArgMax" else x.min)(axis=axis, keepdims=True)
         tie = bool(((x == extreme).sum(axis=axis) > 1).any())
-        tally.record({mode, *sliced(top), *({"tie"} if tie else set()),
-                      *({"select_last_index"} if last else set()), *({"keepdims false"} if not keepdims else set())})
+        feats = {mode, *sliced(top), *({"tie"} if tie else set()),
+                 *({"select_last_index"} if last else set()), *({"keepdims false"} if not keepdims else set())}
+        assert_cut(cut, feats)
+        assert not cut or "tie" in feats  # 8 values of 9 along C in each of 18432 rows
+        tally.record(feats)
 
-    check()
+    ops = st.sampled_from(["ArgMax", "ArgMin"])
+    runs(check, (st.data(), st.sampled_from(["F32", "F16", "BF16"]), ops, st.booleans(), st.booleans()),
+         [(st.data(), st.just(mode), ops, st.just(False), st.just(True), st.just(True)) for mode in HALF])
     tally.assert_each_in(1 / 10)
 
 
@@ -109,11 +130,9 @@ def test_topk_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
     """TopK (largest or smallest, k up to the axis) along any axis; ties broken by the lower index."""
     tally = FeatureTally(("tie", "smallest", "sliced N", "sliced H", "F16", "BF16"))
 
-    @settings(max_examples=EXAMPLES)
-    @given(st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans())
-    def check(data, mode, largest):
-        shape = shape4(data.draw)
-        axis = data.draw(st.integers(0, len(shape) - 1))
+    def check(data, mode, largest, cut):
+        shape = CUT if cut else shape4(data.draw)
+        axis = 1 if cut else data.draw(st.integers(0, len(shape) - 1))
         k = data.draw(st.integers(1, shape[axis]))
         x = grid(np.random.default_rng(data.draw(st.integers(0, 2**16))), shape)
         model = build([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=int(largest))], x,
@@ -126,9 +145,13 @@ def test_topk_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
         np.testing.assert_array_equal(got["i"], ref["i"])
         ordered = np.sort(x, axis=axis)
         tie = bool((np.diff(ordered, axis=axis) == 0).any())
-        tally.record({mode, *sliced(top), *({"tie"} if tie else set()), *({"smallest"} if not largest else set())})
+        feats = {mode, *sliced(top), *({"tie"} if tie else set()), *({"smallest"} if not largest else set())}
+        assert_cut(cut, feats)
+        assert not cut or "tie" in feats  # 8 values of 9 along C in each of 18432 rows
+        tally.record(feats)
 
-    check()
+    runs(check, (st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans()),
+         [(st.data(), st.just(mode), st.just(False), st.just(True)) for mode in HALF])
     tally.assert_each_in(1 / 10)
 
 
@@ -156,11 +179,9 @@ def test_cumsum_matches_the_tpu_interpreter_and_the_rounding_rule(tmp_path):
     within 1e-5 of onnxruntime, F16/BF16 bit for bit the step-by-step rounding of cumsum_reference."""
     tally = FeatureTally(("reverse", "exclusive", "sliced N", "sliced H", "F16", "BF16"))
 
-    @settings(max_examples=EXAMPLES)
-    @given(st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans(), st.booleans())
-    def check(data, mode, reverse, exclusive):
-        shape = shape4(data.draw)
-        axis = data.draw(st.integers(0, len(shape) - 1))
+    def check(data, mode, reverse, exclusive, cut):
+        shape = CUT if cut else shape4(data.draw)
+        axis = 1 if cut else data.draw(st.integers(0, len(shape) - 1))
         x = np.random.default_rng(data.draw(st.integers(0, 2**16))).standard_normal(shape).astype(np.float32)
         model = build([helper.make_node("CumSum", ["x", "a"], ["y"], exclusive=int(exclusive), reverse=int(reverse))],
                       x, [("y", TensorProto.FLOAT)], {"a": np.array(axis, np.int64)})
@@ -171,10 +192,12 @@ def test_cumsum_matches_the_tpu_interpreter_and_the_rounding_rule(tmp_path):
             assert_f32_close(got["y"], run_ort(model, {"x": x})["y"], "y")
         else:
             assert_bit_exact(got["y"], cumsum_reference(x, axis, HALF[mode], reverse, exclusive), "y")
-        tally.record({mode, *sliced(top), *({"reverse"} if reverse else set()),
-                      *({"exclusive"} if exclusive else set())})
+        feats = {mode, *sliced(top), *({"reverse"} if reverse else set()), *({"exclusive"} if exclusive else set())}
+        assert_cut(cut, feats)
+        tally.record(feats)
 
-    check()
+    runs(check, (st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans(), st.booleans()),
+         [(st.data(), st.just(mode), st.just(True), st.just(True), st.just(True)) for mode in HALF])
     tally.assert_each_in(1 / 10)
 
 
@@ -182,10 +205,8 @@ def test_trilu_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
     """Trilu upper and lower, diagonal below, on and above the main one, sliced along its rows."""
     tally = FeatureTally(("upper", "lower", "k < 0", "k > 0", "sliced N", "sliced H", "F16", "BF16"))
 
-    @settings(max_examples=EXAMPLES)
-    @given(st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans(), st.integers(-30, 30))
-    def check(data, mode, upper, k):
-        shape = shape4(data.draw)
+    def check(data, mode, upper, k, cut):
+        shape = CUT if cut else shape4(data.draw)
         x = np.random.default_rng(data.draw(st.integers(0, 2**16))).standard_normal(shape).astype(np.float32)
         model = build([helper.make_node("Trilu", ["x", "k"], ["y"], upper=int(upper))], x,
                       [("y", TensorProto.FLOAT)], {"k": np.array(k, np.int64)})
@@ -194,10 +215,14 @@ def test_trilu_matches_the_tpu_interpreter_and_onnxruntime(tmp_path):
         assert any(isinstance(r, isa.BdcTrilu) for r in records)
         want = x.astype(HALF[mode]).astype(np.float32) if mode in HALF else x
         assert_bit_exact(got["y"], run_ort(model, {"x": want})["y"], "y")
-        tally.record({mode, *sliced(top), "upper" if upper else "lower", *({"k < 0"} if k < 0 else set()),
-                      *({"k > 0"} if k > 0 else set())})
+        feats = {mode, *sliced(top), "upper" if upper else "lower", *({"k < 0"} if k < 0 else set()),
+                 *({"k > 0"} if k > 0 else set())}
+        assert_cut(cut, feats)
+        tally.record(feats)
 
-    check()
+    runs(check, (st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans(), st.integers(-30, 30)),
+         [(st.data(), st.just("F16"), st.just(True), st.integers(-30, -1), st.just(True)),
+          (st.data(), st.just("BF16"), st.just(False), st.integers(1, 30), st.just(True))])
     tally.assert_each_in(1 / 10)
 
 
@@ -222,13 +247,11 @@ def test_reverse_is_a_load_through_a_negative_stride(tmp_path):
     the reversed dim is negative; slices along the reversed dim itself read the mirrored rows."""
     tally = FeatureTally(("reversed dim sliced", "rank 5", "sliced N", "sliced H", "F16", "BF16"))
 
-    @settings(max_examples=EXAMPLES)
-    @given(st.data(), st.sampled_from(["F32", "F16", "BF16"]))
-    def check(data, mode):
-        shape = shape4(data.draw, 2)
-        if data.draw(st.booleans()):  # rank 5, small enough for the Casts' folded views
+    def check(data, mode, rank5, cut):
+        shape = CUT if cut else shape4(data.draw, 2)
+        if rank5:  # small enough for the Casts' folded views
             shape = (2, *(int(d) for d in np.random.default_rng(len(shape)).integers([1, 1, 8, 4], [4, 5, 25, 17])))
-        axis = data.draw(st.integers(0, len(shape) - 1))
+        axis = 0 if cut else data.draw(st.integers(0, len(shape) - 1))
         x = np.random.default_rng(data.draw(st.integers(0, 2**16))).standard_normal(shape).astype(np.float32)
         top = reverse_module(tmp_path / "r.mlir", shape, axis, mode)
         got, records = deploy(tmp_path, top, {"x": x}, mode, exact=True)
@@ -238,10 +261,16 @@ def test_reverse_is_a_load_through_a_negative_stride(tmp_path):
         op = next(o for o in top.module.walk() if o.name == "tpu.Reverse")
         view_dim = axis + 4 - len(shape) if len(shape) <= 4 else 1
         along = {0: op.attributes["nsecs"].value.data, 2: op.attributes["hsecs"].value.data}.get(view_dim, 1)
-        tally.record({mode, *sliced(top), *({"reversed dim sliced"} if along > 1 else set()),
-                      *({"rank 5"} if len(shape) == 5 else set())})
+        feats = {mode, *sliced(top), *({"reversed dim sliced"} if along > 1 else set()),
+                 *({"rank 5"} if len(shape) == 5 else set())}
+        assert_cut(cut, feats)
+        assert not cut or "reversed dim sliced" in feats, feats
+        tally.record(feats)
 
-    check()
+    # The forced runs: a cut F16 example reversed along N (cut along it), a rank 5 BF16 one.
+    runs(check, (st.data(), st.sampled_from(["F32", "F16", "BF16"]), st.booleans()),
+         [(st.data(), st.just("F16"), st.just(False), st.just(True)),
+          (st.data(), st.just("BF16"), st.just(True), st.just(False))])
     tally.assert_each_in(1 / 10)
 
 
