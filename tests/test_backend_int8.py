@@ -47,16 +47,20 @@ def graph_with_input(draw, n: int, c: int, h: int, w: int) -> tuple[Graph, tuple
 
 
 @st.composite
-def networks(draw, first: str):
+def networks(draw, first: str, requant: bool = False):
     """(model, shape): a chain of 1-4 ops that all have an INT8 form, `first` (one of KINDS) first,
     each reading the last tensor or the one before, and maybe a linear head (an INT8 MatMul: Gemm
     with bias after a Flatten, or MatMul on the last dim). The test gives each kind the same number
     of examples as `first`: hypothesis's draws of a kind cluster (a 1-in-12 kind was in 0 of 50
-    examples of some random runs), a fixed first kind cannot."""
+    examples of some random runs), a fixed first kind cannot. `requant`: `first` ("act") a Tanh and
+    the next op a Concat of its output and x: tanh(m) < m = max|x|, so the Concat's scale is x's and
+    the Tanh's int8 output is requantized to it (a RequantInt: BdcRequant); nothing after it but the
+    head (a later op could read the Tanh and leave the Concat dead)."""
     g, x = graph_with_input(draw, 4, 6, 160, 64)
     tensors = ["x"]
-    for kind in [first] + [None] * draw(st.integers(0, 3)):
-        src = draw(st.sampled_from(tensors[-2:]))
+    for i, kind in enumerate([first, "concat"] if requant else [first] + [None] * draw(st.integers(0, 3))):
+        tanh_x = requant and i == 1  # the Concat of the Tanh's output and x
+        src = tensors[-1] if tanh_x else draw(st.sampled_from(tensors[-2:]))
         n, c, h, w = g.shapes[src]
         kind = kind or draw(st.sampled_from(["conv", "conv", "maxpool", "avgpool", "add", "mul", "concat", "act"]))
         if kind == "conv":
@@ -79,10 +83,11 @@ def networks(draw, first: str):
             other = draw(st.sampled_from([t for t in tensors if g.shapes[t] == g.shapes[src]]))
             out = g.node(kind.capitalize(), [src, other], (n, c, h, w))
         elif kind == "concat":
-            other = draw(st.sampled_from([t for t in tensors if g.shapes[t][0] == n and g.shapes[t][2:] == (h, w)]))
+            other = "x" if tanh_x else draw(st.sampled_from([t for t in tensors if g.shapes[t][0] == n
+                                                             and g.shapes[t][2:] == (h, w)]))
             out = g.node("Concat", [src, other], (n, c + g.shapes[other][1], h, w), axis=1)
         else:
-            out = g.node(draw(st.sampled_from(ACTIVATIONS)), [src], (n, c, h, w))
+            out = g.node("Tanh" if requant and i == 0 else draw(st.sampled_from(ACTIVATIONS)), [src], (n, c, h, w))
         tensors.append(out)
     out = tensors[-1]
     n, c, h, w = g.shapes[out]
@@ -102,7 +107,7 @@ FEATURES = ("BdcConvQ", "BdcPoolQ", "BdcPool", "BdcBinaryQ Add", "BdcBinaryQ Mul
 def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
     tally = FeatureTally(FEATURES)
 
-    def check(net):
+    def check(net, forced):
         model, shape = net
         d = tmp_path_factory.mktemp("n")
         top = int8_module(model, shape, d)
@@ -117,13 +122,18 @@ def test_random_int8_networks_cmodel_is_bit_exact(tmp_path_factory):
             names.add("sliced along H")
         if max(_secs(text, "nsecs"), default=1) > 1:
             names.add("sliced along N")
+        assert not forced or "BdcRequant" in names, names
         tally.record(names)
 
     # A quarter of the profile's budget (49 in CI, 7 per first kind): each example calibrates,
-    # lowers and compiles.
-    budget = settings(max_examples=max(2, settings.default.max_examples // (4 * len(KINDS))))
+    # lowers and compiles. Of the "act" kind's, a twentieth of the whole is a forced run of a Tanh
+    # then a Concat with x, each example asserting its BdcRequant (drawn, 2 of 49 in the dev profile).
+    per_kind = max(2, settings.default.max_examples // (4 * len(KINDS)))
+    forced_n = -(-per_kind * len(KINDS) // 20)
     for first in KINDS:
-        budget(given(networks(first))(check))()
+        drawn = per_kind - forced_n if first == "act" else per_kind
+        settings(max_examples=drawn)(given(networks(first), st.just(False))(check))()
+    settings(max_examples=forced_n)(given(networks("act", requant=True), st.just(True))(check))()
     tally.assert_each_in(1 / 20)
 
 
