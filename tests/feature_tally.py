@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from hypothesis import event
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 
 class FeatureTally:
@@ -41,3 +42,16 @@ class FeatureTally:
         """At least `ratio` parts named `name` per example, on average."""
         assert self.parts[name] >= self.seen["examples"] * ratio, \
             f"{name}: {self.parts[name]} parts in {self.seen['examples']} examples"
+
+
+def forced_runs(drawn, forced, total: int, each: int) -> tuple:
+    """A property's runs as (strategy, examples, features): `drawn` over what `forced`'s runs leave
+    of `total`, then each (strategy, features) of `forced` over `each` examples, so that those
+    features show in at least each / total of the examples by construction."""
+    return ((drawn, total - each * len(forced), ()), *((strategy, each, features) for strategy, features in forced))
+
+
+def run_each(check, runs) -> None:
+    """check(example, features) as one hypothesis property per run of `forced_runs`."""
+    for strategy, examples, features in runs:
+        settings(max_examples=examples, deadline=None)(given(strategy, st.just(features))(check))()

@@ -5,14 +5,13 @@ inference, and the plan (which values share the chain's buffer) against the rule
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from onnx_node.harness import convert_onnx
 from tpudsl.interp import ModuleInterpreter
 
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 
 
 @st.composite
@@ -157,7 +156,5 @@ def test_concat_chains_match_np_concatenate():
         tally.record(seen)
 
     each = 6
-    for strategy, examples, forced in ((chains(), 60 - each * len(CHAIN_FORCED), ()),
-                                       *((strategy, each, forced) for strategy, forced in CHAIN_FORCED)):
-        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    run_each(check, forced_runs(chains(), CHAIN_FORCED, 60, each))
     tally.assert_each_in(each / 60)

@@ -5,7 +5,6 @@ onnxruntime, every value by name, and which values are channels-last views again
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
@@ -14,7 +13,7 @@ import onnxruntime as ort
 from onnx_node.harness import apply_canonicalize, convert_onnx
 from tpudsl.interp import ModuleInterpreter, kernels_nn
 
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 
 # conv kinds: (kernel, stride, group is the channel count); thresholds lowered below so that small
 # channel counts take Winograd
@@ -123,9 +122,7 @@ def test_conv_results_go_channels_last_to_convs_that_copy_their_input(monkeypatc
         tally.record(seen)
 
     each = 8
-    for strategy, examples, forced in ((modules(), 80 - each * len(LAYOUT_FORCED), ()),
-                                       *((strategy, each, forced) for strategy, forced in LAYOUT_FORCED)):
-        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    run_each(check, forced_runs(modules(), LAYOUT_FORCED, 80, each))
     tally.assert_each_in(each / 80)
 
 

@@ -10,13 +10,12 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpudsl.interp import depthwise, winograd
 from tpudsl.interp.windows import Geometry
 
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 
 
 def naive_depthwise(x, w, strides, dilations, pads_begin, pads_end, out, bias, limit):
@@ -141,8 +140,7 @@ def runs(case: str, drawn, *forced) -> tuple:
     share of the examples its floor asks for, every one of them showing the features (the floors
     hold by construction: drawn, one fell under its floor about one dev-profile run in three)."""
     total, share = EXAMPLES[case], PURPOSE[case][1]
-    each = math.ceil(total * share)
-    return ((drawn, total - each * len(forced), ()), *((strategy, each, features) for strategy, features in forced))
+    return forced_runs(drawn, forced, total, math.ceil(total * share))
 
 
 def two_d(p: dict) -> bool:
@@ -264,6 +262,5 @@ def test_depthwise_matches_a_direct_loop(monkeypatch, case):
         assert names.issuperset(forced), f"a forced example without {set(forced) - names}: {p}"
         tally.record(names)
 
-    for strategy, examples, forced in RUNS[case]:
-        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    run_each(check, RUNS[case])
     tally.assert_each_in(share)

@@ -4,13 +4,12 @@ all rows, shapes and the bias broadcast decided at prepare) against a float64 fo
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.table import KERNELS
 
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 
 
 @st.composite
@@ -93,7 +92,5 @@ def test_prepared_matmul_matches_a_float64_formula():
         tally.record(seen)
 
     each = 8
-    for strategy, examples, forced in ((problems(), 80 - each * len(MATMUL_FORCED), ()),
-                                       *((strategy, each, forced) for strategy, forced in MATMUL_FORCED)):
-        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    run_each(check, forced_runs(problems(), MATMUL_FORCED, 80, each))
     tally.assert_each_in(each / 80)

@@ -4,14 +4,13 @@ expansion and strided layers) through top.Conv's prepare, against a float64 loop
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpudsl.interp import pointwise
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.table import KERNELS
 
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 
 
 def naive_pointwise(x, w, strides, bias, limit):
@@ -116,9 +115,7 @@ def test_pointwise_matches_a_float64_loop(monkeypatch):
         tally.record(cases)
 
     each = 8
-    for strategy, examples, forced in ((problems(), 80 - each * len(POINTWISE_FORCED), ()),
-                                       *((strategy, each, forced) for strategy, forced in POINTWISE_FORCED)):
-        settings(max_examples=examples, deadline=None)(given(strategy, st.just(forced))(check))()
+    run_each(check, forced_runs(problems(), POINTWISE_FORCED, 80, each))
     tally.assert_each_in(each / 80)
 
 
