@@ -1,5 +1,9 @@
 """Shared bits of the benches: paths, thread pinning, RESULTS.md section replacement, the
-onnxruntime session and Top module every interpreter bench builds, and the BLAS kernels in use."""
+onnxruntime session and Top module every interpreter bench builds, and the BLAS kernels in use.
+
+Importing it puts the repository root and tests/ on sys.path (a bench runs as `python bench/x.py`,
+so Python already finds this module beside it), which is the whole prologue of a bench script:
+`import _common`, then `_common.pin_one_thread()` where numpy must see one thread."""
 
 from __future__ import annotations
 
@@ -23,10 +27,13 @@ def pin_one_thread() -> None:
         os.environ.setdefault(var, "1")
 
 
-def add_paths() -> None:
+def _add_paths() -> None:
     for p in (str(ROOT), str(ROOT / "tests")):
         if p not in sys.path:
             sys.path.insert(0, p)
+
+
+_add_paths()
 
 
 def write_section(key: str, text: str, path: Path = RESULTS) -> None:

@@ -13,14 +13,11 @@ which also compiles the symmetric model for its cycles.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 _common.pin_one_thread()
-_common.add_paths()
 
 import argparse  # noqa: E402
 import os  # noqa: E402

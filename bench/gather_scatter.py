@@ -9,14 +9,10 @@ this process, numpy pinned to one thread), the cost model's cycles per op, outpu
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 _common.pin_one_thread()
-_common.add_paths()
 
 import argparse  # noqa: E402
 import os  # noqa: E402

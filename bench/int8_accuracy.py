@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, add_paths, pin_one_thread, publish
+from _common import ROOT, pin_one_thread, publish
 
 MODES = {"sym": {}, "sym+perchannel": {"matmul_perchannel": True}, "asym": {"asymmetric": True}}
 
@@ -100,7 +100,6 @@ def main() -> None:
     p.add_argument("--no-write", action="store_true", help="print, do not update bench/RESULTS.md")
     args = p.parse_args()
     pin_one_thread()
-    add_paths()
     if args.json:
         print(json.dumps(measure()))
         return

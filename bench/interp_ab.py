@@ -17,12 +17,8 @@ so a change to the inference loop is measured with the kernels (written to `inte
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
-
-_common.add_paths()
 
 import argparse  # noqa: E402
 import importlib.abc  # noqa: E402

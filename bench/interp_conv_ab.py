@@ -15,12 +15,8 @@ median CPU time (process_time) of each layer shape, summed over the model's dept
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
-
-_common.add_paths()
 
 import argparse  # noqa: E402
 import collections  # noqa: E402

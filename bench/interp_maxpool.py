@@ -12,12 +12,8 @@ must be equal (a max is one of its inputs).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
-
-_common.add_paths()
 
 import argparse  # noqa: E402
 import ctypes  # noqa: E402

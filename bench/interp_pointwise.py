@@ -14,12 +14,8 @@ each. Figure: best CPU time per layer, summed over the model's pointwise layers.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
-
-_common.add_paths()
 
 import argparse  # noqa: E402
 import os  # noqa: E402

@@ -13,12 +13,8 @@ reading the inputs, the timer itself), the best of the runs. ms per inference.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
-
-_common.add_paths()
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402

@@ -19,13 +19,10 @@ when it grows). Writes its section of bench/RESULTS.md unless --no-write.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 _common.pin_one_thread()
-_common.add_paths()
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402

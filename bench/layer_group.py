@@ -14,14 +14,11 @@ module) and the share of the removable bytes (opt=1 minus the bound) that opt=2 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 _common.pin_one_thread()
-_common.add_paths()
 
 import argparse  # noqa: E402
 import os  # noqa: E402

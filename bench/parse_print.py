@@ -23,7 +23,6 @@ from pathlib import Path
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 from tpudsl.dialects import make_context
 from tpudsl.ir.parser import parse_module

@@ -22,11 +22,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 _common.pin_one_thread()
-_common.add_paths()
 
 import argparse  # noqa: E402
 import collections  # noqa: E402

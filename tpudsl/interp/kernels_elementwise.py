@@ -15,11 +15,15 @@ from tpudsl.interp.mathfn import erf, gelu
 F32 = np.float32
 
 # np.clip's ufunc without np.clip's Python wrapper (3-4 us a call: most of an activation on the 1x1
-# maps of squeeze-excite).
+# maps of squeeze-excite). Its module is private (numpy 2: numpy._core, numpy 1: numpy.core), so a
+# numpy that moves it gets the public np.clip: the same values, only the wrapper's cost.
 try:
     from numpy._core.umath import clip as _clip
-except ImportError:  # numpy < 2
-    from numpy.core.umath import clip as _clip
+except ImportError:
+    try:
+        from numpy.core.umath import clip as _clip
+    except ImportError:
+        _clip = np.clip
 
 
 # exp(-x) as exp2(x * -log2 e): numpy's float32 exp2 takes half the time of its exp (SiLU and
