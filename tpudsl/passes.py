@@ -65,6 +65,20 @@ PASSES: dict[str, Registered] = {
     "struct-optimize": Registered("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
     "extra-optimize": Registered("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
     "import-calibration-table": Registered("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
+    # TPU-MLIR's deploy command lines (mlir_shell.py): passes tpudsl has no work for check their
+    # preconditions (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
+    "processor-top-optimize": Registered("tpudsl.lowering.tpu_mlir_stages", "ProcessorTopOptimizePass"),
+    "strip-io-quant": Registered("tpudsl.backend.tpu_mlir_stages", "StripIOQuantPass"),
+    "processor-tpu-optimize": Registered("tpudsl.backend.tpu_mlir_stages", "ProcessorTpuOptimizePass"),
+    "dev-parallel": Registered("tpudsl.backend.tpu_mlir_stages", "DevParallelPass"),
+    "op-divide": Registered("tpudsl.backend.tpu_mlir_stages", "OpDividePass"),
+    "subnet-divide": Registered("tpudsl.backend.tpu_mlir_stages", "SubnetDividePass"),
+    "op-reorder": Registered("tpudsl.backend.tpu_mlir_stages", "OpReorderPass"),
+    "topo-sort": Registered("tpudsl.backend.tpu_mlir_stages", "TopoSortPass"),
+    "core-parallel": Registered("tpudsl.backend.tpu_mlir_stages", "CoreParallelPass"),
+    "opt-post-processor": Registered("tpudsl.backend.tpu_mlir_stages", "OptPostProcessorPass"),
+    "after-layergroup-weight-reorder": Registered("tpudsl.backend.tpu_mlir_stages", "AfterLayerGroupWeightReorderPass"),
+    "weight-deduplicate": Registered("tpudsl.backend.tpu_mlir_stages", "WeightDeduplicatePass"),
     "cse": Registered("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": Registered("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

@@ -28,7 +28,7 @@ from xdsl.rewriter import Rewriter
 
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
 def align(x: int, a: int) -> int:
@@ -96,7 +96,22 @@ class AddressAssignPass(ModulePass):
 
     name = "address-assign"
 
+    # TPU-MLIR's options (Passes.td and mlir_shell.py); docs/tpuc-opt.md has what each value does here.
+    reuse_addr: bool = True  # false: every activation keeps its own memory
+    merge_weight: bool = False
+    compress_weight: bool = True
+    weight_map_file: str = "_weight_map.csv"  # read and written only with merge_weight
+    iomem_set: str = ""
+    same_addr: str = ""
+    save_io_alone_config: str = ""
+    use_io_alone_config: str = ""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_option(self.name, "merge_weight", self.merge_weight, (False,),
+                     "sharing coefficient memory with an earlier model through weight_map_file is not modelled")
+        for option in ("iomem_set", "same_addr", "save_io_alone_config", "use_io_alone_config"):
+            check_option(self.name, option, getattr(self, option), ("",),
+                         "inputs and outputs are placed among the activations, by liveness")
         chip = module_chip(op)
         main = _main(op)
         ops, alias = _flat(main.body.block.ops)
@@ -122,7 +137,7 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in set(operands[i]):
-                if last_use.get(v) == i and v not in returned and _reusable(v):
+                if self.reuse_addr and last_use.get(v) == i and v not in returned and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():

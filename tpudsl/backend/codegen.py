@@ -38,7 +38,7 @@ from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITT
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name, value_name
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import TopModule, top_module_of
 
 _PASSIVE = ("top.Input", "top.Weight", "top.None", "func.return")
@@ -501,8 +501,17 @@ class CodegenPass(ModulePass):
 
     model_file: str = ""
     embed_debug_info: bool = False
+    # TPU-MLIR's options (mlir_shell.py's codegen_options); docs/tpuc-opt.md
+    model_version: str = "latest"  # "lastest" is TPU-MLIR's default spelling, "" mlir_shell.py's
+    bmodel_only: bool = False  # either way only the .bmodel is written (no tensor_location .json, no profile)
+    gdma_check: bool = False
+    rvti: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_option(self.name, "model_version", self.model_version, ("latest", "lastest", ""),
+                     "tpudsl writes one .bmodel format")
+        check_option(self.name, "gdma_check", self.gdma_check, (False,), "TPU-MLIR's GDMA check is not modelled")
+        check_option(self.name, "rvti", self.rvti, (False,), "TPU-MLIR's rvti output is not modelled")
         if not self.model_file:
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)

@@ -71,6 +71,8 @@ def _argument_parser() -> CliArgumentParser:
     p.add_argument("--debug-only", default="", metavar="TYPES",
                    help="comma-separated debug types; 'pattern-application' logs applied rewrite patterns to stderr")
     p.add_argument("--mlir-disable-threading", action="store_true", help="accepted for TPU-MLIR scripts; tpuc-opt is single-threaded")
+    p.add_argument("--debug_cmd", default="", metavar="CMDS",
+                   help="TPU-MLIR's debug commands; accepted only empty (--debug_cmd=), as its deploy script writes it")
     return p
 
 
@@ -125,6 +127,9 @@ def _parse_args(argv: Sequence[str]) -> Options:
                 f"unknown option or pass '{extra}'; known passes: {', '.join(sorted(PASSES))} (see tpuc-opt --help)"
             )
         raise TpudslError(f"unexpected argument '{extra}': tpuc-opt reads one input file")
+    if args.debug_cmd:
+        raise TpudslError(f"--debug_cmd={args.debug_cmd}: TPU-MLIR's debug commands are not modelled "
+                          "(supported: --debug_cmd= with no commands)")
     if len(argv) > 1:
         # TPU-MLIR's tpuc-opt appends --mlir-print-debuginfo to every command line with more than
         # one argument (locations are its tensor names), and its lit tests' CHECK lines expect

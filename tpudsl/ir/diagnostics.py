@@ -29,3 +29,15 @@ class InternalError(Exception):
     def __init__(self, where: str):
         super().__init__(where)
         self.where = where
+
+
+def check_option(pass_name: str, option: str, value: object, accepted: tuple, why: str) -> None:
+    """Reject a pass option value tpudsl does not model, naming what it does accept and why: a
+    TPU-MLIR command line asking for behaviour we lack fails instead of being silently ignored."""
+    if value not in accepted:
+        shown = " or ".join(f"{option}={_shown(a)}" for a in accepted)
+        raise TpudslError(f"{pass_name}: {option}={_shown(value)} is not supported: {why} (supported: {shown})")
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -433,6 +433,7 @@ class ConvertTopToTpuPass(ModulePass):
     ignore_f16_overflow: bool = False
     weightFileName: str = ""  # noqa: N815
     q_group_size: int = 0
+    q_symmetric: bool = False  # weight-only quantization's symmetric weights (with q_group_size)
     matmul_perchannel: bool = False
     gelu_mode: str = "normal"
 
@@ -444,7 +445,7 @@ class ConvertTopToTpuPass(ModulePass):
             raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
         mode = mode_attr.data
         for option, value, default in (("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
-                                       ("gelu_mode", self.gelu_mode, "normal")):
+                                       ("q_symmetric", self.q_symmetric, False), ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
         names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}

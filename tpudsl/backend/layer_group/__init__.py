@@ -85,8 +85,20 @@ class LayerGroupPass(ModulePass):
     opt: int = 2
     slice_weights: bool = False
     prefetch: bool = True  # load a group's weights during the group before (prefetch.py); false: never
+    # TPU-MLIR's options (mlir_shell.py), checked in backend/tpu_mlir_stages.py; docs/tpuc-opt.md
+    group_by_cores: str = "auto"
+    compress_mode: str = "none"
+    debugger: int = 0
+    disable_group_overlap: bool = False  # true: as prefetch=false
+    lgcache: bool = True
+    config_filename: str = ""
+    enable_lghash: bool = False
+    lghash_dir: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from tpudsl.backend.tpu_mlir_stages import check_layer_group_options
+
+        check_layer_group_options(self)
         from tpudsl.backend.layer_group.prefetch import prefetches
         from tpudsl.backend.layer_group.region import build
         from tpudsl.backend.layer_group.search import search
@@ -113,7 +125,8 @@ class LayerGroupPass(ModulePass):
         plans = search(in_order, chip)
         # last group first: a group's plan names the tensors it reads as their producers' results,
         # which building the producer's group (after) redirects to that group's result
-        ahead = prefetches(plans, in_order, chip) if self.prefetch else [None] * len(plans)
+        overlap = self.prefetch and not self.disable_group_overlap
+        ahead = prefetches(plans, in_order, chip) if overlap else [None] * len(plans)
         for plan, ahead in reversed(list(zip(plans, ahead, strict=True))):
             build(ahead or plan, chip, prefetched=ahead is not None)
 

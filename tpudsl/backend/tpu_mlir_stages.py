@@ -1,0 +1,270 @@
+"""The passes of TPU-MLIR's deploy command line (mlir_shell.py's tpu_opt_options and
+tpu_ada_options) that tpudsl has no work for, and `--weight-deduplicate`, which it does.
+
+    tpuc-opt X_tpu.mlir --mlir-disable-threading --strip-io-quant="quant_input=False ..."
+      --processor-tpu-optimize --dev-parallel --weight-reorder --subnet-divide="dynamic=False"
+      --op-reorder --topo-sort --layer-group="opt=2 ..." --core-parallel
+      --after-layergroup-weight-reorder --address-assign -o X_final.mlir
+
+Each pass here is registered so that line runs unchanged, and each checks the precondition under
+which doing nothing is what TPU-MLIR's pass does too (one device, one core, one static subnet,
+no input or output cast to strip, ...) and where it stands in the line (before --layer-group or
+before --address-assign), instead of being a blind identity. An option value asking for what
+tpudsl does not model is an error naming the pass, the option and what is supported.
+docs/tpuc-opt.md ("TPU-MLIR's deploy command lines") has the table of decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.passes import ModulePass
+
+from tpudsl.ir.diagnostics import TpudslError, check_option
+
+
+def _state(module: ModuleOp) -> str:
+    state = module.attributes.get("module.state")
+    return state.data if isinstance(state, StringAttr) else "not set"
+
+
+def before_address_assign(module: ModuleOp, pass_name: str) -> None:
+    """A pass of the lowered Tpu module that must run before --address-assign fixes its tensors."""
+    if _state(module) != "TPU_LOWERED":
+        raise TpudslError(f"{pass_name}: module.state is {_state(module)}; it runs on a lowered Tpu module "
+                          "(TPU_LOWERED), before --address-assign")
+
+
+def before_layer_group(module: ModuleOp, pass_name: str) -> None:
+    """A pass that works on the ungrouped ops: before --layer-group (and so before --address-assign)."""
+    before_address_assign(module, pass_name)
+    if any(o.name == "tpu.Group" or "nsecs" in o.attributes for o in module.walk()):
+        raise TpudslError(f"{pass_name}: the module is already layer-grouped; it runs before --layer-group")
+
+
+def _one(module: ModuleOp, pass_name: str, attr: str, option: str) -> None:
+    """TPU-MLIR's processor-assign records num_device/num_core as module.devices/module.cores;
+    tpudsl's accepts only 1 and records nothing, so absent means 1."""
+    value = module.attributes.get(attr)
+    count = value.value.data if isinstance(value, IntegerAttr) else 1
+    if count != 1:
+        raise TpudslError(f"{pass_name}: {attr} is {count}, but tpudsl compiles for one "
+                          f"(processor-assign {option}=1): nothing here distributes the model")
+
+
+def check_layer_group_options(p) -> None:
+    """The values of TPU-MLIR's --layer-group options that tpudsl models (the pass is
+    backend/layer_group's LayerGroupPass): disable_group_overlap=true is prefetch=false there;
+    lgcache is a cache of TPU-MLIR's search results, and tpudsl writes none either way."""
+    check_option(p.name, "group_by_cores", p.group_by_cores, ("auto", "false"), "tpudsl compiles for one core")
+    check_option(p.name, "compress_mode", p.compress_mode, ("none",), "tpudsl compresses no weight or activation")
+    check_option(p.name, "debugger", p.debugger, (0,), "TPU-MLIR's layer-group debugger modes are not modelled")
+    check_option(p.name, "config_filename", p.config_filename, ("",), "a layer-group configuration file is not read")
+    check_option(p.name, "enable_lghash", p.enable_lghash, (False,), "groupings cached by hash are not read")
+    check_option(p.name, "lghash_dir", p.lghash_dir, ("",), "groupings cached by hash are not read")
+
+
+@dataclass(frozen=True)
+class StripIOQuantPass(ModulePass):
+    """Strip the cast after an input / before an output (TPU-MLIR); tpudsl: only when there is none to strip.
+
+    TPU-MLIR's quant_input=True removes a tpu.Cast fed by a top.Input with one use (the input
+    then takes the cast's type), quant_output=True a tpu.Cast whose only use is the return. tpudsl
+    does not model inputs or outputs of a quantized type (the three-level check and model_runner
+    feed and compare float), so either is accepted only when the module has no such cast: TPU-MLIR
+    then changes nothing either. The options mlir_shell.py writes besides are accepted at their
+    defaults only."""
+
+    name = "strip-io-quant"
+
+    quant_input: bool = False
+    quant_output: bool = False
+    quant_input_list: str = ""
+    quant_output_list: str = ""
+    quant_output_bf16: bool = False
+    quant_input_int8: bool = False
+    quant_output_int8: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        why = "tpudsl's inputs and outputs keep their float type"
+        for option in ("quant_input_list", "quant_output_list"):
+            check_option(self.name, option, getattr(self, option), ("",), why)
+        for option in ("quant_output_bf16", "quant_input_int8", "quant_output_int8"):
+            check_option(self.name, option, getattr(self, option), (False,), why)
+        before_layer_group(op, self.name)
+        for cast in (o for o in op.walk() if o.name == "tpu.Cast"):
+            source = cast.operands[0].owner
+            if self.quant_input and getattr(source, "name", "") == "top.Input" and len(list(source.results[0].uses)) == 1:
+                self._refuse(cast, "quant_input", "input")
+            uses = list(cast.results[0].uses)
+            if self.quant_output and len(uses) == 1 and isinstance(uses[0].operation, ReturnOp):
+                self._refuse(cast, "quant_output", "output")
+
+    def _refuse(self, cast, option: str, what: str) -> None:
+        from tpudsl.dialects.opdef import loc_name
+
+        error = TpudslError(f"{self.name}: {option}=true would strip the cast \"{loc_name(cast)}\" at the model's "
+                            f"{what}, which tpudsl does not model: inputs and outputs keep their float type "
+                            f"(supported: {option}=false, or a module without such a cast)")
+        error.op = cast
+        raise error
+
+
+@dataclass(frozen=True)
+class ProcessorTpuOptimizePass(ModulePass):
+    """Chip-specific Tpu rewrites (TPU-MLIR); tpudsl has none: checks it runs on the lowered module before --layer-group.
+
+    TPU-MLIR's patterns here are performance rewrites of Tpu ops for one chip (permute and
+    matmul forms, casts). tpudsl's backend emits every Tpu op as lowered, so the pass has no work."""
+
+    name = "processor-tpu-optimize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        before_layer_group(op, self.name)
+
+
+@dataclass(frozen=True)
+class DevParallelPass(ModulePass):
+    """Distribute the model over devices (TPU-MLIR); tpudsl: one device, checks module.devices is 1.
+
+    With one device TPU-MLIR's pass only wraps the function in a sub-module per device; tpudsl
+    keeps the single module that codegen reads."""
+
+    name = "dev-parallel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _one(op, self.name, "module.devices", "num_device")
+        before_layer_group(op, self.name)
+
+
+@dataclass(frozen=True)
+class SubnetDividePass(ModulePass):
+    """Split into TPU/CPU and dynamic subnets (TPU-MLIR); tpudsl: one static TPU subnet, checks it is one.
+
+    Every Tpu op tpudsl lowers runs on the TPU (model_deploy refuses ops without records), with
+    static shapes, so the whole of @main is the one subnet; dynamic=true is not modelled."""
+
+    name = "subnet-divide"
+
+    dynamic: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_option(self.name, "dynamic", self.dynamic, (False,), "tpudsl compiles static shapes only")
+        funcs = [f.sym_name.data for f in op.body.block.ops if isinstance(f, FuncOp)]
+        if funcs != ["main"]:
+            raise TpudslError(f"{self.name}: the module has functions {', '.join(funcs) or 'none'}; "
+                              "tpudsl compiles one function @main as one subnet")
+        before_layer_group(op, self.name)
+
+
+@dataclass(frozen=True)
+class OpReorderPass(ModulePass):
+    """Reorder ops to shorten tensor lifetimes (TPU-MLIR); tpudsl keeps the order: checks it runs before --layer-group.
+
+    A performance rewrite tpudsl does not have: address-assign reuses memory by liveness in the
+    order the ops come, which is a valid order (the verifier checks dominance)."""
+
+    name = "op-reorder"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        before_layer_group(op, self.name)
+
+
+@dataclass(frozen=True)
+class TopoSortPass(ModulePass):
+    """Sort ops topologically (TPU-MLIR); tpudsl's are always in a topological order: checks it runs before --layer-group.
+
+    The verifier rejects a use before its definition, so the ops already are in a topological
+    order; tpudsl does not choose another among the valid ones."""
+
+    name = "topo-sort"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        before_layer_group(op, self.name)
+
+
+@dataclass(frozen=True)
+class CoreParallelPass(ModulePass):
+    """Split ops to run on several cores (TPU-MLIR); tpudsl: one core, checks module.cores is 1."""
+
+    name = "core-parallel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _one(op, self.name, "module.cores", "num_core")
+        before_address_assign(op, self.name)
+
+
+@dataclass(frozen=True)
+class OptPostProcessorPass(ModulePass):
+    """Graph rewrites after layer-group (TPU-MLIR); tpudsl has none: checks it runs before --address-assign."""
+
+    name = "opt-post-processor"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        before_address_assign(op, self.name)
+
+
+@dataclass(frozen=True)
+class AfterLayerGroupWeightReorderPass(ModulePass):
+    """Reorder weights whose layout depends on the groups (TPU-MLIR); tpudsl has none: checks there is none.
+
+    TPU-MLIR's one pattern re-lays out the index weight of a grouped tpu.Upsample marked
+    `allow_split`. tpudsl's weight layouts (--weight-reorder) do not depend on the groups and it
+    creates no `allow_split` weight: one in the input is an error, as is a run after --address-assign."""
+
+    name = "after-layergroup-weight-reorder"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for w in op.walk():
+            if w.name == "top.Weight" and "allow_split" in w.attributes:
+                error = TpudslError(f"{self.name}: a weight marked allow_split is split by the layer groups in "
+                                    "TPU-MLIR, which tpudsl does not model")
+                error.op = w
+                raise error
+        before_address_assign(op, self.name)
+
+
+@dataclass(frozen=True)
+class OpDividePass(ModulePass):
+    """Divide large INT8 ops along H to save global memory (TPU-MLIR, for CV18xx); not modelled: an error."""
+
+    name = "op-divide"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise TpudslError(f"{self.name}: not supported: TPU-MLIR's op-divide cuts chains of large INT8 Conv/Add/"
+                          "MaxPool ops into slices along H (model_deploy --op_divide, for CV18xx chips); "
+                          "tpudsl does not model it (omit --op-divide)")
+
+
+@dataclass(frozen=True)
+class WeightDeduplicatePass(ModulePass):
+    """Let identical weights share one top.Weight (same type, attributes and bytes), before --address-assign.
+
+    The first of a set of identical weights keeps its name and takes the others' uses; the others
+    are erased, so their data is stored and addressed once."""
+
+    name = "weight-deduplicate"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from tpudsl.ir.module import top_module_of
+
+        before_address_assign(op, self.name)
+        weights = [w for w in op.walk() if w.name == "top.Weight"]
+        if not weights:
+            return
+        top = top_module_of(op)
+        if top is None:
+            raise TpudslError(f"{self.name}: the weight data is not loaded (the module names no readable weight file)")
+        first = {}
+        for w in weights:
+            data = top.weight_of(w)
+            key = (str(w.results[0].type), str(sorted((k, str(v)) for k, v in w.attributes.items())),
+                   data.dtype.str, data.shape, data.tobytes())
+            kept = first.setdefault(key, w)
+            if kept is not w:
+                w.results[0].replace_by(kept.results[0])
+                w.detach()
+                w.erase()
