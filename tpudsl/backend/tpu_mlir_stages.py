@@ -265,6 +265,6 @@ class WeightDeduplicatePass(ModulePass):
                    data.dtype.str, data.shape, data.tobytes())
             kept = first.setdefault(key, w)
             if kept is not w:
-                w.results[0].replace_by(kept.results[0])
+                w.results[0].replace_all_uses_with(kept.results[0])
                 w.detach()
                 w.erase()
