@@ -35,9 +35,21 @@ def _lower(top: TopModule, args, weight_file: str) -> None:
     if args.quantize == "INT8":
         pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=args.asymmetric).apply(
             ctx, top.module)
-    pass_class("processor-assign")(chip=args.processor, mode=args.quantize).apply(ctx, top.module)
+    pass_class("processor-assign")(chip=args.processor, mode=args.quantize, num_device=args.num_device,
+                                   num_core=args.num_core).apply(ctx, top.module)
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
                                      asymmetric=args.asymmetric).apply(ctx, top.module)
+    # mlir_shell.py's passes before the groups, with model_deploy's flags for them: where tpudsl
+    # accepts the flags they change nothing, else they fail naming the option (docs/tpuc-opt.md).
+    stages = [pass_class("strip-io-quant")(quant_input=args.quant_input, quant_output=args.quant_output,
+                                           quant_input_list=args.quant_input_list,
+                                           quant_output_list=args.quant_output_list,
+                                           quant_output_bf16=args.quant_output_bf16),
+              pass_class("dev-parallel")(), *([pass_class("op-divide")()] if args.op_divide else []),
+              pass_class("subnet-divide")(dynamic=args.dynamic),
+              *([] if args.disable_topo_sort else [pass_class("topo-sort")()])]
+    for stage in stages:
+        stage.apply(ctx, top.module)
     top.module.verify()
 
 

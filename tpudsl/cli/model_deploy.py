@@ -4,6 +4,9 @@
       [--quantize_table Q] [--calibration_table T] [--asymmetric]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
+      [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
+       --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort:
+       accepted at the values tpudsl models, else an error naming the pass option; docs/tpuc-opt.md]
 
 Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
 NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym, or _int8_asym with --asymmetric), as TPU-MLIR names them. With
@@ -48,6 +51,19 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--excepts", default=None, help="comma-separated tensors not to compare")
     p.add_argument("--disable_layer_group", action="store_true",
                    help="every op its own layer group (--layer-group=\"opt=1\"); default: the group search (opt=2)")
+    # TPU-MLIR's flags of the passes before the layer groups (docs/tpuc-opt.md): the values tpudsl models
+    # are accepted, others fail naming the pass option, before any file is written.
+    t = p.add_argument_group("TPU-MLIR's flags (processor-assign, strip-io-quant, subnet-divide, op-divide, topo-sort)")
+    t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
+    t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
+    t.add_argument("--quant_input", action="store_true", help="strip the input's cast (only where there is none)")
+    t.add_argument("--quant_output", action="store_true", help="strip the output's cast (only where there is none)")
+    t.add_argument("--quant_input_list", default="", help="which inputs to strip (only empty)")
+    t.add_argument("--quant_output_list", default="", help="which outputs to strip (only empty)")
+    t.add_argument("--quant_output_bf16", action="store_true", help="BF16 outputs (not supported)")
+    t.add_argument("--dynamic", action="store_true", help="dynamic subnets (not supported)")
+    t.add_argument("--op_divide", action="store_true", help="divide large ops along H (not supported)")
+    t.add_argument("--disable_topo_sort", action="store_true", help="skip --topo-sort (tpudsl's order is kept either way)")
     return p
 
 

@@ -1,0 +1,40 @@
+// model_deploy takes TPU-MLIR's flags of the passes before the layer groups and runs those passes
+// (mlir_shell.py's order) right after lowering: accepted values change nothing, others fail naming
+// the pass option before any file is written (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
+// RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
+// RUN: python %S/../rewrites/Inputs/make_weights.py %s %t/m_weight.npz --inputs %t/in.npz
+// RUN: printf '# op_name threshold min max\nx 1.5 0.5 1.5\nconv 40.0 0.0 40.0\nadd 42.0 0.0 42.0\n' > %t/table
+// F32 has no cast to strip: --quant_input/--quant_output are accepted and the files are the same.
+// RUN: mkdir %t/a %t/b
+// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/a/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99
+// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort
+// RUN: diff %t/a/m_bm1684x_f32_tpu.mlir %t/b/m_bm1684x_f32_tpu.mlir
+// RUN: cmp %t/a/m.bmodel %t/b/m.bmodel
+// INT8 has: --quant_input is refused, and nothing is written.
+// RUN: mkdir %t/c
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_input 2>&1 | filecheck %s --check-prefix=QIN
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_output 2>&1 | filecheck %s --check-prefix=QOUT
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_input_list 0 2>&1 | filecheck %s --check-prefix=QLIST
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_output_bf16 2>&1 | filecheck %s --check-prefix=QBF16
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --op_divide 2>&1 | filecheck %s --check-prefix=DIVIDE
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --num_core 2 2>&1 | filecheck %s --check-prefix=CORES
+// RUN: python -c "import os, sys; sys.exit(len(os.listdir('%t/c')))"
+// QIN:     error: strip-io-quant: quant_input=true would strip the cast "x_int8" at the model's input, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_input=false, or a module without such a cast)
+// QOUT:    error: strip-io-quant: quant_output=true would strip the cast "add" at the model's output, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_output=false, or a module without such a cast)
+// QLIST:   error: strip-io-quant: quant_input_list=0 is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_input_list=)
+// QBF16:   error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_output_bf16=false)
+// DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
+// DIVIDE:  error: op-divide: not supported:
+// CORES:   error: processor-assign: num_core=2 is not supported (only num_core=1)
+
+module attributes {module.chip = "ALL", module.name = "m", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
+  func.func @main(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
+    %w = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w")
+    %b = "top.Weight"() : () -> tensor<4xf32> loc("b")
+    %c = "top.Conv"(%x, %w, %b) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], do_relu = true} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32> loc("conv")
+    %a = "top.Add"(%c, %x) : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("add")
+    return %a : tensor<1x4x8x8xf32>
+  }
+}
