@@ -1,13 +1,15 @@
-// model_deploy takes TPU-MLIR's flags of the passes before the layer groups and runs those passes
-// (mlir_shell.py's order) right after lowering: accepted values change nothing, others fail naming
-// the pass option before any file is written (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
+// model_deploy takes TPU-MLIR's flags of its deploy passes (processor-assign, strip-io-quant,
+// subnet-divide, op-divide, topo-sort, opt-post-processor, weight-deduplicate, address-assign,
+// layer-group, codegen): accepted values change nothing here, others fail naming the pass option
+// before any file is written (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
 // RUN: python %S/../rewrites/Inputs/make_weights.py %s %t/m_weight.npz --inputs %t/in.npz
 // RUN: printf '# op_name threshold min max\nx 1.5 0.5 1.5\nconv 40.0 0.0 40.0\nadd 42.0 0.0 42.0\n' > %t/table
-// F32 has no cast to strip: --quant_input/--quant_output are accepted and the files are the same.
+// F32 has no cast to strip: --quant_input/--quant_output are accepted; the model has no duplicate
+// weights; the files are the same (model_deploy's third check ran on both: bmodel == Tpu interpreter).
 // RUN: mkdir %t/a %t/b
 // RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/a/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99
-// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort
+// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest
 // RUN: diff %t/a/m_bm1684x_f32_tpu.mlir %t/b/m_bm1684x_f32_tpu.mlir
 // RUN: cmp %t/a/m.bmodel %t/b/m.bmodel
 // INT8 has: --quant_input is refused, and nothing is written.
@@ -19,6 +21,10 @@
 // RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
 // RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --op_divide 2>&1 | filecheck %s --check-prefix=DIVIDE
 // RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --num_core 2 2>&1 | filecheck %s --check-prefix=CORES
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --merge_weight 2>&1 | filecheck %s --check-prefix=MERGE
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --compress_mode weight 2>&1 | filecheck %s --check-prefix=COMPRESS
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --group_by_cores true 2>&1 | filecheck %s --check-prefix=GROUPCORES
+// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --model_version 1.0 2>&1 | filecheck %s --check-prefix=VERSION
 // RUN: python -c "import os, sys; sys.exit(len(os.listdir('%t/c')))"
 // QIN:     error: strip-io-quant: quant_input=true would strip the cast "x_int8" at the model's input, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_input=false, or a module without such a cast)
 // QOUT:    error: strip-io-quant: quant_output=true would strip the cast "add" at the model's output, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_output=false, or a module without such a cast)
@@ -27,6 +33,10 @@
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // DIVIDE:  error: op-divide: not supported:
 // CORES:   error: processor-assign: num_core=2 is not supported (only num_core=1)
+// MERGE:      error: address-assign: merge_weight=true is not supported: sharing coefficient memory with an earlier model through weight_map_file is not modelled (supported: merge_weight=false)
+// COMPRESS:   error: layer-group: compress_mode=weight is not supported: tpudsl compresses no weight or activation (supported: compress_mode=none)
+// GROUPCORES: error: layer-group: group_by_cores=true is not supported: tpudsl compiles for one core (supported: group_by_cores=auto or group_by_cores=false)
+// VERSION:    error: codegen: model_version=1.0 is not supported: tpudsl writes one .bmodel format (supported: model_version=latest or model_version=lastest or model_version=)
 
 module attributes {module.chip = "ALL", module.name = "m", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
   func.func @main(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {

@@ -106,12 +106,16 @@ class AddressAssignPass(ModulePass):
     save_io_alone_config: str = ""
     use_io_alone_config: str = ""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
+        """The option values tpudsl models (model_deploy checks them before writing anything)."""
         check_option(self.name, "merge_weight", self.merge_weight, (False,),
                      "sharing coefficient memory with an earlier model through weight_map_file is not modelled")
         for option in ("iomem_set", "same_addr", "save_io_alone_config", "use_io_alone_config"):
             check_option(self.name, option, getattr(self, option), ("",),
                          "inputs and outputs are placed among the activations, by liveness")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         chip = module_chip(op)
         main = _main(op)
         ops, alias = _flat(main.body.block.ops)

@@ -507,11 +507,15 @@ class CodegenPass(ModulePass):
     gdma_check: bool = False
     rvti: bool = False
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
+        """The option values tpudsl models (model_deploy checks them before writing anything)."""
         check_option(self.name, "model_version", self.model_version, ("latest", "lastest", ""),
                      "tpudsl writes one .bmodel format")
         check_option(self.name, "gdma_check", self.gdma_check, (False,), "TPU-MLIR's GDMA check is not modelled")
         check_option(self.name, "rvti", self.rvti, (False,), "TPU-MLIR's rvti output is not modelled")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         if not self.model_file:
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)

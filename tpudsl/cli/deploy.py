@@ -73,6 +73,7 @@ def deploy(args: argparse.Namespace) -> int:
         raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
     if args.asymmetric and args.quantize != "INT8":
         raise TpudslError("--asymmetric needs --quantize INT8")
+    _backend_passes(args)  # TPU-MLIR's flags of the backend passes: a refused one fails here
     out_dir = Path(args.model).parent
     if not out_dir.is_dir():
         raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
@@ -123,11 +124,32 @@ def deploy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backend_passes(args) -> dict:
+    """The backend passes, in order, with model_deploy's TPU-MLIR flags for them, their values
+    checked: deploy calls this before writing anything, so a refused flag leaves no file behind."""
+    from tpudsl.backend.tpu_mlir_stages import check_layer_group_options
+
+    passes = {"weight-reorder": pass_class("weight-reorder")(),
+              **({"weight-deduplicate": pass_class("weight-deduplicate")()} if args.weight_deduplicate else {}),
+              **({"opt-post-processor": pass_class("opt-post-processor")()} if args.opt_post_processor else {}),
+              "address-assign": pass_class("address-assign")(merge_weight=args.merge_weight),
+              "layer-group": pass_class("layer-group")(opt=1 if args.disable_layer_group else 2,
+                                                       group_by_cores=args.group_by_cores,
+                                                       compress_mode=args.compress_mode),
+              "codegen": pass_class("codegen")(model_file=str(args.model), embed_debug_info=True,
+                                               model_version=args.model_version)}
+    passes["address-assign"].check_options()
+    check_layer_group_options(passes["layer-group"])
+    passes["codegen"].check_options()
+    return passes
+
+
 def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
     ctx = make_context()
-    for name in ("weight-reorder", "address-assign"):
-        pass_class(name)().apply(ctx, top.module)
-    pass_class("layer-group")(opt=1 if args.disable_layer_group else 2).apply(ctx, top.module)
+    passes = _backend_passes(args)
+    codegen = passes.pop("codegen")
+    for p in passes.values():
+        p.apply(ctx, top.module)
     top.module.verify()
     if args.debug:  # the group decisions, one line per group, next to the outputs
         from tpudsl.backend.layer_group import describe_groups
@@ -136,7 +158,7 @@ def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
         write_atomically(final_mlir.with_name(final_mlir.name.replace("_final.mlir", "_layer_groups.txt")),
                          lambda f: f.write(text))
     save_module(top, final_mlir, weights)
-    pass_class("codegen")(model_file=str(args.model), embed_debug_info=True).apply(ctx, top.module)
+    codegen.apply(ctx, top.module)
     print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)
 
 

@@ -5,7 +5,9 @@
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
       [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
-       --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort:
+       --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort
+       --opt_post_processor --weight_deduplicate --merge_weight --group_by_cores --compress_mode
+       --model_version:
        accepted at the values tpudsl models, else an error naming the pass option; docs/tpuc-opt.md]
 
 Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
@@ -51,9 +53,9 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--excepts", default=None, help="comma-separated tensors not to compare")
     p.add_argument("--disable_layer_group", action="store_true",
                    help="every op its own layer group (--layer-group=\"opt=1\"); default: the group search (opt=2)")
-    # TPU-MLIR's flags of the passes before the layer groups (docs/tpuc-opt.md): the values tpudsl models
-    # are accepted, others fail naming the pass option, before any file is written.
-    t = p.add_argument_group("TPU-MLIR's flags (processor-assign, strip-io-quant, subnet-divide, op-divide, topo-sort)")
+    # TPU-MLIR's flags of its deploy passes (docs/tpuc-opt.md): the values tpudsl models are
+    # accepted, others fail naming the pass option, before any file is written.
+    t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
     t.add_argument("--quant_input", action="store_true", help="strip the input's cast (only where there is none)")
@@ -64,6 +66,12 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--dynamic", action="store_true", help="dynamic subnets (not supported)")
     t.add_argument("--op_divide", action="store_true", help="divide large ops along H (not supported)")
     t.add_argument("--disable_topo_sort", action="store_true", help="skip --topo-sort (tpudsl's order is kept either way)")
+    t.add_argument("--opt_post_processor", action="store_true", help="run --opt-post-processor (no work in tpudsl)")
+    t.add_argument("--weight_deduplicate", action="store_true", help="identical weights share one (--weight-deduplicate)")
+    t.add_argument("--merge_weight", action="store_true", help="share coefficients with an earlier model (not supported)")
+    t.add_argument("--group_by_cores", default="auto", help="layer-group group_by_cores (auto or false: one core)")
+    t.add_argument("--compress_mode", default="none", help="layer-group compress_mode (only none)")
+    t.add_argument("--model_version", default="latest", help="codegen model_version (latest)")
     return p
 
 
