@@ -47,11 +47,14 @@
 // RUN: not tpuc-opt %t/final.mlir --after-layergroup-weight-reorder 2>&1 | filecheck %s --check-prefix=ADDRESSED -DPASS=after-layergroup-weight-reorder
 // RUN: not tpuc-opt %t/final.mlir --weight-deduplicate 2>&1 | filecheck %s --check-prefix=ADDRESSED -DPASS=weight-deduplicate
 // RUN: not tpuc-opt %t/m.mlir --topo-sort 2>&1 | filecheck %s --check-prefix=TOP
+// RUN: sed -e 's/module.weight_file = "[^"]*"/module.weight_file = "missing.npz"/' %t/grouped.mlir > %t/noweights.mlir
+// RUN: not tpuc-opt %t/noweights.mlir --weight-deduplicate 2>&1 | filecheck %s --check-prefix=NOWEIGHTS
 // and after --layer-group, before --address-assign, these run:
 // RUN: tpuc-opt %t/grouped.mlir --core-parallel --opt-post-processor --after-layergroup-weight-reorder -o %t/grouped2.mlir
 // RUN: diff %t/grouped.mlir %t/grouped2.mlir
 // GROUPED:   error: [[PASS]]: the module is already layer-grouped; it runs before --layer-group
 // ADDRESSED: error: [[PASS]]: module.state is TPU_ADDRESSED; it runs on a lowered Tpu module (TPU_LOWERED), before --address-assign
+// NOWEIGHTS: error: weight-deduplicate: the weight data is not loaded (the module names no readable weight file)
 // TOP:       error: topo-sort: module.state is TOP_F32; it runs on a lowered Tpu module (TPU_LOWERED), before --address-assign
 //
 // One device, one core, one static subnet; TPU-MLIR's processor-assign writes module.devices/cores.

@@ -17,13 +17,20 @@ docs/tpuc-opt.md ("TPU-MLIR's deploy command lines") has the table of decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
+from tpudsl.ir.module import top_module_of
+
+if TYPE_CHECKING:
+    from tpudsl.backend.layer_group import LayerGroupPass
 
 
 def _state(module: ModuleOp) -> str:
@@ -55,7 +62,7 @@ def _one(module: ModuleOp, pass_name: str, attr: str, option: str) -> None:
                           f"(processor-assign {option}=1): nothing here distributes the model")
 
 
-def check_layer_group_options(p) -> None:
+def check_layer_group_options(p: LayerGroupPass) -> None:
     """The values of TPU-MLIR's --layer-group options that tpudsl models (the pass is
     backend/layer_group's LayerGroupPass): disable_group_overlap=true is prefetch=false there;
     lgcache is a cache of TPU-MLIR's search results, and tpudsl writes none either way."""
@@ -97,15 +104,14 @@ class StripIOQuantPass(ModulePass):
         before_layer_group(op, self.name)
         for cast in (o for o in op.walk() if o.name == "tpu.Cast"):
             source = cast.operands[0].owner
-            if self.quant_input and getattr(source, "name", "") == "top.Input" and len(list(source.results[0].uses)) == 1:
+            from_input = isinstance(source, Operation) and source.name == "top.Input"
+            if self.quant_input and from_input and len(list(source.results[0].uses)) == 1:
                 self._refuse(cast, "quant_input", "input")
             uses = list(cast.results[0].uses)
             if self.quant_output and len(uses) == 1 and isinstance(uses[0].operation, ReturnOp):
                 self._refuse(cast, "quant_output", "output")
 
-    def _refuse(self, cast, option: str, what: str) -> None:
-        from tpudsl.dialects.opdef import loc_name
-
+    def _refuse(self, cast: Operation, option: str, what: str) -> None:
         error = TpudslError(f"{self.name}: {option}=true would strip the cast \"{loc_name(cast)}\" at the model's "
                             f"{what}, which tpudsl does not model: inputs and outputs keep their float type "
                             f"(supported: {option}=false, or a module without such a cast)")
@@ -249,8 +255,6 @@ class WeightDeduplicatePass(ModulePass):
     name = "weight-deduplicate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tpudsl.ir.module import top_module_of
-
         before_address_assign(op, self.name)
         weights = [w for w in op.walk() if w.name == "top.Weight"]
         if not weights:
@@ -258,7 +262,7 @@ class WeightDeduplicatePass(ModulePass):
         top = top_module_of(op)
         if top is None:
             raise TpudslError(f"{self.name}: the weight data is not loaded (the module names no readable weight file)")
-        first = {}
+        first: dict[tuple, Operation] = {}
         for w in weights:
             data = top.weight_of(w)
             key = (str(w.results[0].type), str(sorted((k, str(v)) for k, v in w.attributes.items())),
