@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
 // RUN: python %S/../rewrites/Inputs/make_weights.py %s %t/m_weight.npz --inputs %t/in.npz
 // RUN: mkdir %t/samples && cp %t/in.npz %t/samples/
-// RUN: cd %t && python %S/../../tools/run_calibration.py m.mlir --dataset samples -o m_cali_table
+// RUN: cd %t && run_calibration m.mlir --dataset samples -o m_cali_table
 //
 // (b) lowering
 // RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F32 num_device=1 num_core=1 addr_mode=auto high_precision=False" --processor-top-optimize --convert-top-to-tpu="weightFileName=m_bm1684x_f32_tpu_weights.npz asymmetric=False doWinograd=False q_group_size=0 q_symmetric=False matmul_perchannel=False gelu_mode=normal" --canonicalize --weight-fold -o m_bm1684x_f32_tpu.mlir

@@ -8,23 +8,23 @@
 // F32 has no cast to strip: --quant_input/--quant_output are accepted; the model has no duplicate
 // weights; the files are the same (model_deploy's third check ran on both: bmodel == Tpu interpreter).
 // RUN: mkdir %t/a %t/b
-// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/a/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99
-// RUN: python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest
+// RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/a/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99
+// RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest
 // RUN: diff %t/a/m_bm1684x_f32_tpu.mlir %t/b/m_bm1684x_f32_tpu.mlir
 // RUN: cmp %t/a/m.bmodel %t/b/m.bmodel
 // INT8 has: --quant_input is refused, and nothing is written.
 // RUN: mkdir %t/c
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_input 2>&1 | filecheck %s --check-prefix=QIN
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_output 2>&1 | filecheck %s --check-prefix=QOUT
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_input_list 0 2>&1 | filecheck %s --check-prefix=QLIST
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_output_bf16 2>&1 | filecheck %s --check-prefix=QBF16
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --op_divide 2>&1 | filecheck %s --check-prefix=DIVIDE
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --num_core 2 2>&1 | filecheck %s --check-prefix=CORES
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --merge_weight 2>&1 | filecheck %s --check-prefix=MERGE
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --compress_mode weight 2>&1 | filecheck %s --check-prefix=COMPRESS
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --group_by_cores true 2>&1 | filecheck %s --check-prefix=GROUPCORES
-// RUN: not python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --model_version 1.0 2>&1 | filecheck %s --check-prefix=VERSION
+// RUN: not model_deploy --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_input 2>&1 | filecheck %s --check-prefix=QIN
+// RUN: not model_deploy --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_output 2>&1 | filecheck %s --check-prefix=QOUT
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_input_list 0 2>&1 | filecheck %s --check-prefix=QLIST
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_output_bf16 2>&1 | filecheck %s --check-prefix=QBF16
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --op_divide 2>&1 | filecheck %s --check-prefix=DIVIDE
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --num_core 2 2>&1 | filecheck %s --check-prefix=CORES
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --merge_weight 2>&1 | filecheck %s --check-prefix=MERGE
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --compress_mode weight 2>&1 | filecheck %s --check-prefix=COMPRESS
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --group_by_cores true 2>&1 | filecheck %s --check-prefix=GROUPCORES
+// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --model_version 1.0 2>&1 | filecheck %s --check-prefix=VERSION
 // RUN: python -c "import os, sys; sys.exit(len(os.listdir('%t/c')))"
 // QIN:     error: strip-io-quant: quant_input=true would strip the cast "x_int8" at the model's input, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_input=false, or a module without such a cast)
 // QOUT:    error: strip-io-quant: quant_output=true would strip the cast "add" at the model's output, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_output=false, or a module without such a cast)

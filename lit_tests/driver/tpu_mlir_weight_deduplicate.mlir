@@ -22,7 +22,7 @@
 // RUN: npz_tool compare %t/after_lg_out.npz %t/tpu_out.npz --tolerance 0.9999,0.999 | filecheck %s --check-prefix=SAME
 // model_deploy --weight_deduplicate (TPU-MLIR's flag) runs it too; its third check compares the bmodel
 // with the Tpu interpreter.
-// RUN: mkdir %t/d && python %S/../../tools/model_deploy.py --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/d/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --weight_deduplicate
+// RUN: mkdir %t/d && model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/d/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --weight_deduplicate
 // RUN: filecheck %s --check-prefix=SIZE < %t/d/m_bm1684x_f32_final.mlir
 
 // conv b's filter and bias are a's; conv c's filter is a's too, its bias differs and stays.
