@@ -4,14 +4,10 @@
 // RUN: tpuc-opt %s --layer-group --split-input-file --mlir-print-debuginfo | tpuc-opt --split-input-file --mlir-print-debuginfo | filecheck %s
 // RUN: tpuc-opt %s --layer-group="opt=1" --split-input-file | filecheck %s --check-prefix=ONE
 // RUN: not tpuc-opt %s --layer-group="opt=4" --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
-// RUN: tpuc-opt %s --layer-group="prefetch=false" --split-input-file | filecheck %s --check-prefix=NOPF
 
 // BAD: error: layer-group: opt=4 is not one of 1 (groups of one), 2, 3 (group search)
 // ONE-NOT: tpu.Group
 // ONE-NOT: ginfo
-// Without weight prefetch the last case's second group loads its filter itself.
-// NOPF: "tpu.Group"
-// NOPF-NOT: other_up_overlap_op
 
 // A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
 // output. Local memory per lane (4 banks of 4096 bytes; tiny has the bank rule: an op's output
@@ -26,7 +22,7 @@
 // conv's tile, free once the second has run, was.
 // In the IR: a tpu.Group after the Add (its operands the tensors it loads), each tensor read from
 // outside through its own tpu.Load (load_<name>; x twice: the first conv's rows with halos and the
-// Add's rows have their own buffers, the second buffer is buffer_addr), the Add's result through a
+// Add's rows differ, so each has its own buffers, the second buffer is buffer_addr), the Add's result through a
 // tpu.Store named as the Add, and flow: the time steps (-k) with the ids of their Loads, op, Store.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
@@ -58,6 +54,34 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x96x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x96x16xf32> loc("b")
     %s = "tpu.Add"(%b, %x) : (tensor<1x4x96x16xf32>, tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("s")
     return %s : tensor<1x4x96x16xf32>
+  }
+}
+
+// -----
+
+// A 1x1 conv and the Add of x, sliced along H (hsecs = 3): both read x's rows of the slice and no
+// halo, the same part in every slice, so x is loaded once per slice into one pair of buffers
+// (16 and 3472, 54 rows of 64 bytes each) that both read (plan._shared_loads). The bank rule
+// counts the shared buffers as the Add's input too: the conv writes bank 2 (8192), the Add, whose
+// inputs touch banks 0, 1 and 2, bank 3 (12288), not the first fit at 6928 in bank 1.
+// CHECK-LABEL: func.func @main
+// CHECK: "tpu.Group"
+// CHECK-NEXT: "tpu.Load"
+// CHECK-NEXT: %[[LX:[0-9]+]] = "tpu.Load"(%{{[0-9]+}}) {ginfo = #tpu.lg<out_addr = 16, out_size = 3456, buffer_addr = 3472, buffer_size = 3456,{{.*}} h_idx = [0, 54, 108], h_slice = [54, 54, 52],{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: %[[A:[0-9]+]] = "tpu.Conv2D"(%[[LX]], {{.*}}out_addr = 8192,
+// CHECK-NEXT: "tpu.Add"(%[[A]], %[[LX]]) {ginfo = #tpu.lg<out_addr = 12288,
+// CHECK-NEXT: "tpu.Store"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4], hsecs = 3 : i64, lmem_bytes = 15744 : i64, nsecs = 1 : i64}
+// CHECK-DAG: [[LLOAD_X]] = loc("load_x")
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x4x160x16xf32>) -> tensor<1x4x160x16xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x4x160x16xf32>) -> tensor<1x4x160x16xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<4x4x1x1xf32> loc("w0")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], with_bias = false} : (tensor<1x4x160x16xf32>, tensor<4x4x1x1xf32>, none) -> tensor<1x4x160x16xf32> loc("a")
+    %s = "tpu.Add"(%a, %x) : (tensor<1x4x160x16xf32>, tensor<1x4x160x16xf32>) -> tensor<1x4x160x16xf32> loc("s")
+    return %s : tensor<1x4x160x16xf32>
   }
 }
 
@@ -186,19 +210,33 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
 
 // The same block with 8 channels: two channel groups per lane, so a's 18-row tile would lay its
 // planes 1152 bytes apart while the Add's 16-row part would be read 1024 apart: not addressable in
-// place. With the bank rule the cheapest split is two groups: (a, b) unsliced, storing both (the
-// next group reads them: a fused loc names the two results), then (c, the Add, the Relu). Weight
-// prefetch: the second group comes right after the first and its filter (576 bytes) fits in a gap
-// of the first's local memory (filters [0, 1152), x [1152, 5248), a [8192, 12288), b [12288,
-// 16384)): it is placed at the highest, 8192 - 576 = 7616, and other_up_overlap_op lists its Load
-// (id 0), which codegen issues during the first group.
+// place, so a and the Add are in no group sliced along H together. With the bank rule the cheapest
+// grouping is a alone, then (b, c, the Add, the Relu) unsliced: b and the Add both read all of a,
+// the same tile in the one slice, so a is loaded once (load_a, no load_a_1) and both read its
+// buffer (plan._shared_loads). Local memory: filters [0, 1152), a's part [1152, 5248) (banks 0-1),
+// b at 8192 (bank 2), c at 12288 (bank 3), the Add (inputs in banks 0, 1, 3) at 8192 where b was,
+// the Relu at 12288. (Before loads were shared: (a, b) then (c, the Add, the Relu) with a prefetch,
+// now lit_tests/backend/layer_group_prefetch.mlir's case.)
 // CHECK-LABEL: func.func @main
-// CHECK: %[[G:[0-9]+]]:2 = "tpu.Group"
-// CHECK: }) {flow = [-1, 0, 1, 2, 3, -2, 4, 5, 6], hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64}{{.*}} loc([[LAB:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Group"(%[[W2:[0-9]+]], %[[G]]#1, %[[G]]#0) ({
-// CHECK-NEXT: "tpu.Load"(%[[W2]]) {ginfo = #tpu.lg<out_addr = 7616, out_size = 576, {{.*}} id = 0, {{.*}}>}
-// CHECK: other_up_overlap_op = [0]
-// CHECK-DAG: [[LAB]] = loc(fused[{{.*}}])
+// CHECK: %[[A:[0-9]+]] = "tpu.Conv2D"(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) {hsecs = 1 : i64,{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: %[[G:[0-9]+]] = "tpu.Group"(%[[W1:[0-9]+]], %[[A]], %[[W2:[0-9]+]]) ({
+// CHECK-NEXT: "tpu.Load"(%[[W1]])
+// CHECK-NEXT: %[[LOAD_A:[0-9]+]] = "tpu.Load"(%[[A]]) {ginfo = #tpu.lg<out_addr = 1152, out_size = 4096, buffer_addr = 0, buffer_size = 0,{{.*}} loc([[LLOAD_A:#loc[0-9]+]])
+// CHECK-NEXT: %[[B:[0-9]+]] = "tpu.Conv2D"(%[[LOAD_A]], {{.*}}out_addr = 8192,{{.*}} loc([[LB:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Load"(%[[W2]])
+// CHECK-NEXT: %[[C:[0-9]+]] = "tpu.Conv2D"(%[[B]], {{.*}}out_addr = 12288,{{.*}} loc([[LC:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Add"(%[[C]], %[[LOAD_A]]) {ginfo = #tpu.lg<out_addr = 8192,{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Relu"{{.*}}out_addr = 12288,{{.*}} loc([[LR:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Store"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, -4, 6, 7], hsecs = 1 : i64, lmem_bytes = 16384 : i64, nsecs = 1 : i64}{{.*}} loc([[LR]])
+// CHECK-NEXT: return %[[G]]
+// CHECK-DAG: [[LA]] = loc("a")
+// CHECK-DAG: [[LLOAD_A]] = loc("load_a")
+// CHECK-DAG: [[LB]] = loc("b")
+// CHECK-DAG: [[LC]] = loc("c")
+// CHECK-DAG: [[LS]] = loc("s")
+// CHECK-DAG: [[LR]] = loc("r")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> {
     %x = "top.Input"(%arg0) : (tensor<1x8x32x16xf32>) -> tensor<1x8x32x16xf32> loc("x")

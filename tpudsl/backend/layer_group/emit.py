@@ -4,7 +4,8 @@ Every op's whole tiles (weights, a dynamic filter) are loaded once, in the first
 before the op's first record, so that GDMA loads them while BDC computes the ops before it. Per
 slice, in order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
 group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
-of slice i+1 do not overwrite what slice i computes on; its BDC record computes its output tile
+of slice i+1 do not overwrite what slice i computes on (a part equal in every slice to an earlier
+reader's is that one's load, read from its buffer: `GroupPlan.shared`); its BDC record computes its output tile
 from local memory (an intermediate's part is read in place, inside the tile its producer wrote:
 the union of its consumers' parts); a result used
 outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
@@ -55,7 +56,8 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
                     ins.append((plan.reads[s][(op, i)], t))  # in place, inside its producer's tile
                 else:
                     laddr = plan.loads[(op, i)][s % 2]
-                    out.append((op, _gdma(gaddr, isa.GdmaLoad, t, laddr)))
+                    if (op, i) not in plan.shared:  # else loaded in this slice by an earlier reader
+                        out.append((op, _gdma(gaddr, isa.GdmaLoad, t, laddr)))
                     ins.append((laddr, t))
             whole = plan.whole_at(op, s)  # a C part's channels of them
             out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))

@@ -64,6 +64,9 @@ class GroupPlan:
     slices: list[dict[Operation, SlicePlan]]  # per slice (N outer, H inner), each op's part
     whole: dict[Operation, list[int]]  # local addresses of each op's whole tiles
     loads: dict[tuple[Operation, int], tuple[int, int]]  # (op, sliced input index) -> its two buffers
+    # (op, sliced input index) -> the earlier reader whose buffers it reads: the same tensor's part,
+    # equal in every slice, is loaded once (`_shared_loads`)
+    shared: dict[tuple[Operation, int], tuple[Operation, int]]
     out_addr: dict[Operation, int]  # local address of each op's output tile
     reads: list[dict[tuple[Operation, int], int]]  # per slice, (op, input index) -> where it reads a member's part
     lmem_bytes: int
@@ -209,6 +212,26 @@ class Backward:
         return {op: plans[op] for op in reversed(ops)}  # a copy: plan_group replaces parts in it
 
 
+def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
+                  ) -> dict[tuple[Operation, int], tuple[Operation, int]]:
+    """The loaded parts that are another reader's: (op, input i) -> the first (op', i') in the group
+    whose part of the same outside tensor is the same tile (rows, columns, channels, strides) in
+    every slice (a residual block's input read whole by its first conv and by the Add). It reads
+    that one's buffers and is not loaded again; a part that differs in some slice (halo rows) is
+    loaded on its own, as the window_offset rules for reading a part in place apply to a producer's
+    tile only. The first reader's buffers are held for the whole group (loads are never freed), so
+    they live until the last reader of each slice."""
+    first: dict[tuple[Tile, ...], tuple[Operation, int]] = {}
+    shared = {}
+    for op in ops:
+        for i, t in enumerate(slices[0][op].inputs):
+            if t.value.owner not in ops:
+                key = first.setdefault(tuple(s[op].inputs[i] for s in slices), (op, i))
+                if key != (op, i):
+                    shared[(op, i)] = key
+    return shared
+
+
 def _union(a: Range | None, b: Range | None) -> Range | None:
     return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
 
@@ -259,13 +282,15 @@ class _Allocator:
         del self.live[key]
 
 
-def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: Chip) -> list[tuple[int, int]]:
+def _input_banks(op: Operation, ops: list[Operation], alloc: _Allocator, chip: Chip,
+                 shared: dict[tuple[Operation, int], tuple[Operation, int]]) -> list[tuple[int, int]]:
     """With the chip's bank rule, the banks of `op`'s input tiles (its loaded parts' buffers, its
-    producers' output tiles in the group): its output tile must avoid them. Whole tiles (weights)
-    are not counted."""
+    own or an earlier reader's when shared, and its producers' output tiles in the group): its
+    output tile must avoid them. Whole tiles (weights) are not counted."""
     if not chip.bank_conflict_rule:
         return []
     blocks = [alloc.live[key] for key in alloc.live if isinstance(key, tuple) and key[0] is op]
+    blocks += [alloc.live[src] for key, src in shared.items() if key[0] is op]
     blocks += [alloc.live[v.owner] for v in op.operands if v.owner in ops]  # type: ignore[index]
     bank = chip.bank_bytes
     return [(start - start % bank, align(stop, bank)) for start, stop in blocks]
@@ -318,10 +343,12 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     if first is not None:
         ahead = alloc.live["ahead"] = (ahead_base, at)  # type: ignore[assignment]
         alloc.end = max(alloc.end, at)  # type: ignore[type-var]
-    loads = {}
+    loads, shared = {}, _shared_loads(ops, slices)
     for op in ops:
         for i, t in enumerate(slices[0][op].inputs):
-            if t.value.owner not in ops:
+            if (op, i) in shared:
+                loads[(op, i)] = loads[shared[(op, i)]]
+            elif t.value.owner not in ops:  # held for the whole group: every later reader is covered
                 size = align(max(tile_bytes(s[op].inputs[i], chip) for s in slices), chip.eu_bytes)
                 buffers = 2 if len(slices) > 1 else 1
                 at = alloc.take((op, i), size * buffers)
@@ -333,7 +360,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
         for done in [o for o in alloc.live if isinstance(o, Operation) and last_reader[o] < i]:
             alloc.free(done)
         out_size[op] = max(tile_bytes(s[op].output, chip) for s in slices)
-        out_addr[op] = alloc.take(op, out_size[op], _input_banks(op, ops, alloc, chip))
+        out_addr[op] = alloc.take(op, out_size[op], _input_banks(op, ops, alloc, chip, shared))
         used.append(alloc.live[op])
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
@@ -351,7 +378,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                         return (f"{op.name} reads a part of its operand {i} that its producer's tile (the union of "
                                 f"its consumers' parts) cannot hand out in place")
                     reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
-    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, out_addr, reads, alloc.end, stored, out_size,
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, shared, out_addr, reads, alloc.end, stored, out_size,
                      ahead, used, csecs, wsecs, chip)
 
 

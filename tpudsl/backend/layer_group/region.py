@@ -42,13 +42,14 @@ def ginfo_key(op: Operation) -> str:
     return "ginfo" if "ginfo" in SPECS[op.name].attrs else "layer_group"
 
 
-def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None]]:
-    """(tile, local address, second buffer or None) of each tile `op` loads: whole tiles, then parts."""
-    got = [(t, laddr, None) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
+def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None, int | None]]:
+    """(tile, local address, second buffer or None, sliced input index or None: a whole tile) of
+    each tile `op` loads: whole tiles, then parts (not a part another reader's Load holds, `shared`)."""
+    got = [(t, laddr, None, None) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
     for i, t in enumerate(plan.slices[0][op].inputs):
-        if not plan.is_member(t.value):
+        if not plan.is_member(t.value) and (op, i) not in plan.shared:
             a, b = plan.loads[(op, i)]
-            got.append((t, a, b if len(plan.slices) > 1 else None))
+            got.append((t, a, b if len(plan.slices) > 1 else None, i))
     return got
 
 
@@ -69,8 +70,12 @@ class Row:
     """One op of a group's region: a Load of `tile` for `op` (`whole`: a tile held for the whole
     group), the op itself, or its Store; with its ginfo."""
 
-    def __init__(self, kind: str, op: Operation, info: dict, tile: Tile | None = None, whole: bool = False):
-        self.kind, self.op, self.info, self.tile, self.whole = kind, op, info, tile, whole
+    def __init__(self, kind: str, op: Operation, info: dict, tile: Tile | None = None, index: int | None = None):
+        self.kind, self.op, self.info, self.tile, self.index = kind, op, info, tile, index  # index: a part's input
+
+    @property
+    def whole(self) -> bool:
+        return self.kind == "load" and self.index is None
 
 
 def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
@@ -79,13 +84,12 @@ def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
     flow: list[int] = []
     for step, op in enumerate(plan.ops):
         first = len(rows)
-        for k, (t, laddr, second) in enumerate(_loaded(plan, op)):
-            i = k - len(plan.whole[op])
-            tile_of = (lambda s, t=t: t) if i < 0 else (lambda s, op=op, i=i: s[op].inputs[i])
+        for t, laddr, second, i in _loaded(plan, op):
+            tile_of = (lambda s, t=t: t) if i is None else (lambda s, op=op, i=i: s[op].inputs[i])
             info = {"out_addr": laddr, "out_size": max(tile_bytes(tile_of(s), chip) for s in plan.slices)}
             if second is not None:
                 info["buffer_addr"], info["buffer_size"] = second, info["out_size"]
-            rows.append(Row("load", op, {**info, **_parts(plan, tile_of, i < 0)}, t, i < 0))
+            rows.append(Row("load", op, {**info, **_parts(plan, tile_of, i is None)}, t, i))
         info = {"out_addr": plan.out_addr[op], "out_size": plan.out_size[op],
                 **_parts(plan, lambda s, op=op: s[op].output)}
         rows.append(Row("op", op, dict(info)))
@@ -118,6 +122,7 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
             if use.operation not in members:
                 use.operation.operands[use.index] = result  # type: ignore[index]
     loads_of: dict[SSAValue, int] = {}
+    load_of: dict[tuple[Operation, int], Operation] = {}  # a part's Load, by (op, sliced input index)
     for row in rows:
         if row.kind == "load":
             value = row.tile.value  # type: ignore[union-attr]
@@ -125,9 +130,14 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
             name = f"load_{loc_name(value.owner) or 'arg'}" + (f"_{k}" if k else "")  # type: ignore[arg-type]
             load = create("tpu.Load", [value], [value.type], {"ginfo": LayerGroupAttr.make(**row.info)}, loc=name)
             block.add_op(load)
-            index = next(j for j, v in enumerate(row.op.operands) if v is value)
-            row.op.operands[index] = load.results[0]  # type: ignore[index]
+            if row.whole:
+                _redirect(row.op, value, load)
+            else:
+                load_of[(row.op, row.index)] = load  # type: ignore[index]
         elif row.kind == "op":
+            for i, t in enumerate(plan.slices[0][row.op].inputs):  # in operand order: a tensor read twice
+                if (row.op, i) in load_of or (row.op, i) in plan.shared:
+                    _redirect(row.op, t.value, load_of[plan.shared.get((row.op, i), (row.op, i))])
             row.op.detach()
             row.op.attributes[ginfo_key(row.op)] = LayerGroupAttr.make(**row.info)
             for key in ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes"):  # the group's now
@@ -138,6 +148,12 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
             block.add_op(create("tpu.Store", [row.op.results[0]], [row.op.results[0].type], info, loc=loc_name(row.op)))
     block.add_op(create("tpu.Yield", [o.results[0] for o in block.ops if o.name == "tpu.Store"], [], loc=loc))
     return group
+
+
+def _redirect(op: Operation, value: SSAValue, load: Operation) -> None:
+    """`op`'s first operand that is still `value` reads `load` instead (its parts in operand order)."""
+    index = next(j for j, v in enumerate(op.operands) if v is value)
+    op.operands[index] = load.results[0]  # type: ignore[index]
 
 
 def members(group: Operation) -> list[Operation]:
