@@ -31,7 +31,8 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
   along C (every op channel-local, `channel_local`; parts of whole lanes; the whole tiles stay
   whole and a C part reads its channels of them in place, `GroupPlan.whole_at`);
 * the tiles fit the chip's local memory: whole tiles, two buffers per loaded input part (slice i+1
-  loads into one while slice i computes on the other), the intermediate and output tiles, which
+  loads into one while slice i computes on the other; a part that is the same tile as an earlier
+  reader's of the same tensor in every slice reads that one's buffers, `_shared_loads`), the intermediate and output tiles, which
   reuse each other's space once their last consumer has run; with the chip's bank rule
   (`bank_conflict_rule`), an op's output tile lies in no bank its input tiles touch.
 """

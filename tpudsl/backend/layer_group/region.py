@@ -2,9 +2,11 @@
 --layer-group, read back (and checked) by codegen.
 
 As TPU-MLIR's GroupOps.cpp builds it: the group's ops move into the region of a `tpu.Group` placed
-after its last op; every tensor an op reads from outside the group goes through its own
-`tpu.Load` (named `load_<tensor>`, `load_<tensor>_<k>` for the k-th further load of the same
-tensor in the group: one per consumer, as each has its own buffers), every result used outside
+after its last op; every tensor an op reads from outside the group goes through a `tpu.Load`
+(named `load_<tensor>`, `load_<tensor>_<k>` for the k-th further load of the same tensor in the
+group: a consumer whose part differs from the earlier readers' in some slice has its own buffers;
+one whose part is the same tile in every slice reads the earlier reader's Load, `GroupPlan.shared`,
+so one Load then feeds several ops), every result used outside
 leaves through a `tpu.Store` (named as the op it stores) and the group's results are those
 Stores' values, in the ops' order (`tpu.Yield`); the group's loc names its results (a fused loc
 when it has several, as TPU-MLIR's). Region order is program order within a slice:
