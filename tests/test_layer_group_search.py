@@ -11,18 +11,30 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
+from onnx import TensorProto, helper
 
-from tests.backend_support import compile_for, lowered
+from tests.backend_support import assert_f32_close, compile_for, interpret, lowered
 from tests.feature_tally import FeatureTally
+from tests.test_backend_cmodel import Graph
 from tests.test_layer_group import groupable_networks
 from tests.test_layer_group_cw import chains
+from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.chips import chip_named
+from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.layer_group import plan as plan_mod
 from tpudsl.backend.layer_group import search
 from tpudsl.backend.layer_group.plan import Backward, GroupPlan, first_fit_split, joins_groups, static_reason
+from tpudsl.backend.layer_group.prefetch import prefetches
+from tpudsl.backend.layer_group.region import build, members
+from tpudsl.backend.layer_group.traffic import gdma_bytes
 from tpudsl.backend.slicing import GLOBAL_ONLY, KINDS, whole_tiles
+from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import loc_name
+from tpudsl.passes import pass_class
 
 
 SHORT, REMEMBERED = "a run short of memory at every N x H split", "a sliced run of 3+ ops from remembered parts"
@@ -90,3 +102,64 @@ def _unshortened(run, chip):
         if got is not None:
             return got
     return reason
+
+
+def _tie_model():
+    """x (1, 1, 41, 11) -> Relu -> t1 = AveragePool 3x2 (pad top 1) -> AveragePool 1x2 (pad left 1)
+    -> AveragePool 1x2 (pad left 1); t1 is an output too (stored in every grouping). Found among
+    random networks (test_layer_group.py's strategy) where the search met a tie of cycles."""
+    rng = np.random.default_rng(0)
+    g = Graph(rng)
+    g.shapes["x"] = (1, 1, 41, 11)
+    t1 = g.node("AveragePool", [g.node("Relu", ["x"], (1, 1, 41, 11))], (1, 1, 40, 10), kernel_shape=[3, 2],
+                pads=[1, 0, 0, 0])
+    t2 = g.node("AveragePool", [t1], (1, 1, 40, 10), kernel_shape=[1, 2], pads=[0, 1, 0, 0])
+    t3 = g.node("AveragePool", [t2], (1, 1, 40, 10), kernel_shape=[1, 2], pads=[0, 1, 0, 0])
+    model = g.model({"x": (1, 1, 41, 11)}, t3)
+    model.graph.output.append(helper.make_tensor_value_info(t1, TensorProto.FLOAT, (1, 1, 40, 10)))
+    return model, {"x": rng.standard_normal((1, 1, 41, 11)).astype(np.float32)}
+
+
+def _compiled(model, tmp_path, name: str, groups=None):
+    """(the groups' op names, overlapped cycles, GDMA bytes, the cmodel's results, the Tpu interpreter's)
+    of the model compiled for tiny: with the search's groups, or with `groups` (op indices) planned
+    as first_fit_split plans them and prefetched as the pass does."""
+    top = lowered(model)
+    feed = {"x": np.random.default_rng(1).standard_normal((1, 1, 41, 11)).astype(np.float32)}
+    want = interpret(top, feed)
+    ctx = make_context()
+    pass_class("address-assign")().apply(ctx, top.module)
+    pass_class("layer-group")(opt=1 if groups is not None else 2).apply(ctx, top.module)
+    if groups is not None:
+        chip = chip_named("tiny")
+        ops = [op for op in top.main_func().body.block.ops if op.name in KINDS or op.name in GLOBAL_ONLY]
+        plans = [first_fit_split([ops[k] for k in g], chip) for g in groups]
+        for plan, ahead in reversed(list(zip(plans, prefetches(plans, ops, chip), strict=True))):
+            build(ahead or plan, chip, prefetched=ahead is not None)
+    path = str(tmp_path / f"{name}.bmodel")
+    pass_class("codegen")(model_file=path).apply(ctx, top.module)
+    bm = read_bmodel(path)
+    got, _ = run_bmodel(bm, feed)
+    names = [[loc_name(op) for op in members(g)] for g in top.module.walk() if g.name == "tpu.Group"]
+    return names, bm.header["overlapped_cycles"], gdma_bytes(isa.decode(bm.commands)), got, want
+
+
+def test_of_two_groupings_with_equal_cycles_the_search_takes_the_one_moving_fewer_bytes(tmp_path, monkeypatch):
+    """Bytes break a tie of cycles. With runs of at most 3 ops (all four ops in one group cost fewer
+    cycles; the limit makes the tie the best there is), (Relu, t1) + (the two 1x2 pools) and
+    (Relu, t1, the first 1x2 pool) + the last pool alone take the same overlapped cycles in the
+    streams codegen writes for them. The first moves fewer GDMA bytes, by one 40 x 10 f32 tensor:
+    both store t1 (an output); the first loads it back once, the second stores and loads the first
+    1x2 pool's result. The search takes the first (it took the second while it compared cycles
+    only: the run ending there came first); the cmodel equals the Tpu interpreter either way."""
+    monkeypatch.setattr(search, "MAX_GROUP_OPS", 3)
+    model, _ = _tie_model()
+    chosen, cycles, moved, got, want = _compiled(model, tmp_path, "chosen")
+    other, other_cycles, other_moved, other_got, _ = _compiled(model, tmp_path, "other", groups=[[0, 1, 2]])
+    assert chosen == [["t0_relu", "t1_averagepool"], ["t2_averagepool", "t3_averagepool"]], chosen
+    assert other == [["t0_relu", "t1_averagepool", "t2_averagepool"]], other
+    assert cycles == other_cycles  # the tie
+    assert other_moved - moved == 40 * 10 * 4  # store + load of a 40 x 10 f32 tensor, minus one load of t1
+    for name, w in want.items():
+        assert_f32_close(got[name], w, name)
+        assert_f32_close(other_got[name], w, name)

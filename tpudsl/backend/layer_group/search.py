@@ -5,7 +5,9 @@ first i ops is the best of (the best grouping of the first j ops) + (ops j..i-1 
 the runs that are valid groups (`plan.plan_group`, with the fewest slices that fit). The cost of a
 group is the cost model's cycles of the records it emits (`emit.group_records`), GDMA and BDC
 overlapped as `schedule.py` places them, so keeping a tensor in local memory wins exactly when the
-GDMA traffic it saves outweighs the halo rows its slices recompute. Groups are costed apart (the
+GDMA traffic it saves outweighs the halo rows its slices recompute; of groupings with equal cycles
+the one whose records move fewer GDMA bytes (`traffic.gdma_bytes`) wins (a BDC-bound stretch hides
+the traffic from the cycles, not from the memory bus). Groups are costed apart (the
 sum of their makespans), but for the weight prefetch (prefetch.py): GDMA issues in program order
 and a group's first loads wait behind the previous group's last store, so across a boundary the
 only overlap is the next group's first weights, loaded during the group before. The search counts
@@ -36,6 +38,7 @@ from tpudsl.backend.layer_group.emit import group_records, whole_loads
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
                                              reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
+from tpudsl.backend.layer_group.traffic import gdma_bytes
 from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import remembered_whole_tiles, tile_bytes, whole_tiles
 
@@ -44,13 +47,15 @@ MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in
 
 @dataclass
 class _Costed:
-    """A candidate group: `full` the makespan of its `records` alone; `prefetched` its makespan
+    """A candidate group: `full` the makespan of its `records` alone; `moved` their GDMA bytes
+    (a prefetch moves some into the group before, the total stays); `prefetched` its makespan
     without its first weights' loads (computed when first needed); `hosting`: its makespan with
     the next group's first weights loaded during it, by that group's op."""
 
     plan: GroupPlan
     records: list
     full: int
+    moved: int
     prefetched: int | None = None
     hosting: dict = field(default_factory=dict)
 
@@ -65,16 +70,17 @@ def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
     buffers let slice i+1's loads run under slice i's compute."""
     records = [r for _, r in group_records(plan, _gaddr_or_0)]
-    return _Costed(plan, records, schedule(records, chip).makespan)
+    return _Costed(plan, records, schedule(records, chip).makespan, gdma_bytes(records))
 
 
 def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = None) -> int:
     """Cycles that group `g` adds right after group `before` (None: after an op alone, or first):
     with its first weights prefetched (prefetch.py: in the highest gap of `before`'s local memory,
     loaded right after its first BDC record), what `before` grows by plus `g`'s prefetched makespan.
-    With `beat`, a result that cannot be below it may be any number >= it: taking records out of a
-    schedule shortens it by at most their cycles and adding some never shortens it, so below
-    `g.full` minus the loads' cycles there is nothing, and the two schedules are skipped."""
+    With `beat`, a result that cannot reach it (be below it or equal: a tie is decided by bytes) may
+    be any number > it: taking records out of a schedule shortens it by at most their cycles and
+    adding some never shortens it, so below `g.full` minus the loads' cycles there is nothing, and
+    the two schedules are skipped."""
     op = g.plan.ahead_op
     tiles = whole_tiles(op) if op is not None and before is not None else []
     if not tiles or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles):
@@ -84,7 +90,7 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     if base is None:
         return g.full
     loaded = whole_loads(g.plan, op, _gaddr_or_0)  # type: ignore[arg-type]
-    if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) >= beat:
+    if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
         return g.full
     if g.prefetched is None:
         g.prefetched = schedule([r for _, r in group_records(g.plan, _gaddr_or_0, prefetched=True)], chip).makespan
@@ -99,15 +105,16 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     return before.hosting[op] - before.full + g.prefetched  # type: ignore[union-attr]  # prefetch.py: whenever it fits
 
 
-def _single_cost(op: Operation, chip: Chip) -> int:
-    """Cycles of the op as a group of one, sliced as --layer-group="opt=1" slices it (0 for an op
-    that never joins groups: its cost is the same in every grouping)."""
+def _single_cost(op: Operation, chip: Chip) -> tuple[int, int]:
+    """(cycles, GDMA bytes) of the op as a group of one, sliced as --layer-group="opt=1" slices it
+    ((0, 0) for an op that never joins groups: its cost is the same in every grouping)."""
     if not joins_groups(op):
-        return 0
+        return 0, 0
     secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
     plan = plan_group([op], chip, *secs, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    return schedule([r for _, r in group_records(plan, _gaddr_or_0)], chip).makespan
+    records = [r for _, r in group_records(plan, _gaddr_or_0)]
+    return schedule(records, chip).makespan, gdma_bytes(records)
 
 
 def _bdc_floor(op: Operation, chip: Chip) -> int:
@@ -129,14 +136,16 @@ def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
 
 
 def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
-    # best[i]: cycles of ops[:i]; choice[i]: its last group (None: ops[i-1] alone)
-    best: list[int] = [0]
+    # best[i]: (cycles, GDMA bytes) of ops[:i], fewer cycles first and of equal cycles fewer bytes;
+    # choice[i]: its last group (None: ops[i-1] alone)
+    best: list[tuple[int, int]] = [(0, 0)]
     choice: list[_Costed | None] = [None]
     floor = [0]  # floor[i]: the _bdc_floor of ops[:i]
     for op in ops:
         floor.append(floor[-1] + _bdc_floor(op, chip))
     for i in range(1, len(ops) + 1):
-        best.append(best[i - 1] + _single_cost(ops[i - 1], chip))
+        alone = _single_cost(ops[i - 1], chip)
+        best.append((best[i - 1][0] + alone[0], best[i - 1][1] + alone[1]))
         choice.append(None)
         backward = Backward()  # the runs ending at ops[i-1] share their ops' parts
         members = {ops[i - 1]}  # of ops[j:i], grown one op at a time (static_reason's checks)
@@ -145,13 +154,13 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             if not joins_groups(ops[i - 1]) or reason_in_front(ops[j], members) is not None:
                 break
             members.add(ops[j])
-            if best[j] + floor[i] - floor[j] >= best[i]:
-                continue  # cannot beat it (_bdc_floor): skip planning and scheduling the run
+            if best[j][0] + floor[i] - floor[j] > best[i][0]:
+                continue  # cannot beat it nor tie (_bdc_floor): skip planning and scheduling the run
             plan = first_fit_split(run, chip, backward)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
             costed = _cost(plan, chip)
-            cost = best[j] + _after(costed, choice[j], chip, best[i] - best[j])
+            cost = (best[j][0] + _after(costed, choice[j], chip, best[i][0] - best[j][0]), best[j][1] + costed.moved)
             if cost < best[i]:
                 best[i], choice[i] = cost, costed
     groups, i = [], len(ops)
