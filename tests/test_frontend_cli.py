@@ -121,7 +121,8 @@ def test_keep_aspect_ratio_pads_and_nhwc(tmp_path):
     nodes = [h.make_node("Relu", ["data"], ["y"])]
     onnx.save(make_model(nodes, {"data": [1, 8, 8, 1]}, ["y"]), tmp_path / "m.onnx")
     r = transform(tmp_path, "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir", "--test_input", "gray.png",
-                  "--pixel_format", "gray", "--channel_format", "nhwc", "--keep_aspect_ratio", "--mean", "1")
+                  "--pixel_format", "gray", "--channel_format", "nhwc", "--keep_aspect_ratio", "--mean", "1",
+                  "--pad_type", "normal")  # the image at the top left (TPU-MLIR's default is center)
     assert r.returncode == 0, r.stderr
     got = np.load(tmp_path / "m_in_f32.npz")["data"][0, :, :, 0]
     np.testing.assert_allclose(got[:4], pixels.astype(np.float32) - 1)  # ratio 1: the image as is

@@ -58,6 +58,7 @@ def _recorded_preprocess(mod: TopModule) -> Preprocess | None:
                 mean=tuple(a.get("mean", [0.0])), scale=tuple(a.get("scale", [1.0])),
                 pixel_format=a.get("pixel_format", "bgr"), channel_format=a.get("channel_format", "nchw"),
                 resize_dims=tuple(resize) if resize else None, keep_aspect_ratio=bool(a.get("keep_aspect_ratio", False)),
+                keep_ratio_mode=a.get("keep_ratio_mode", "letterbox"), pad_type=a.get("pad_type", "center"),
                 pad_value=int(a.get("pad_value", 0)),
             )
     return None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
@@ -116,17 +117,27 @@ def _split(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
+# TPU-MLIR's flags tpudsl does not model (docs/tools.md).
+CHECKED = (
+    Checked("--mode", ("io",), "cutting by a number of ops before or after a name (bt, ft) is not modelled: give the names"),
+    Checked("--num", (), "cutting by a number of ops (--mode bt or ft) is not modelled"),
+    Checked("--ref_data", (), "mlir_cut writes no fake_data.npz: model_runner --dump_all_tensors gives the cut inputs' values"),
+)
+
+
 def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="mlir_cut", description="Cut a Top module to the part that computes the named tensors.")
     parser.add_argument("--mlir", required=True, help="input .mlir (Top dialect)")
     parser.add_argument("--output_names", required=True, help="comma-separated tensor names to make the outputs")
     parser.add_argument("--input_names", default="", help="comma-separated tensor names to make new inputs")
     parser.add_argument("-o", "--output", help="output .mlir (default: <mlir stem>_cut.mlir next to the input)")
+    add_checked_flags(parser, CHECKED)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    check_flags("mlir_cut", args, CHECKED)
     from tpudsl.ir.module import load_module, save_module, weight_file_path
 
     source = Path(args.mlir)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait for onnx and xDSL
@@ -210,19 +211,30 @@ def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
     write_atomically(path, lambda f: np.savez(f, **wide))
 
 
+# TPU-MLIR's flags tpudsl does not model (docs/tools.md).
+CHECKED = (
+    Checked("--weight", ("",), "tpudsl runs .mlir, .onnx and .bmodel models (a .caffemodel is Caffe's)"),
+    Checked("--out_fixed", (False,), "tpudsl's models keep float inputs and outputs: there are no int8 outputs to keep"),
+    Checked("--cuda", (False,), "tpudsl runs on the CPU"),
+    Checked("--decrypt_lib", ("",), "tpudsl writes no encrypted .bmodel"),
+)
+
+
 def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="model_runner", description="Run a model on npz inputs and save its outputs as npz.")
     parser.add_argument("--input", required=True, help="npz whose keys are the model's input names")
     parser.add_argument("--model", required=True, help="model to run (.mlir, .onnx or .bmodel)")
-    parser.add_argument("--output", required=True, help="npz to write, keyed by tensor name")
+    parser.add_argument("--output", default="_output.npz", help="npz to write, keyed by tensor name (default _output.npz, as TPU-MLIR's)")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
     parser.add_argument("--profile", action="store_true", help="print a .bmodel's estimated cycles per op")
     add_threads_option(parser)
+    add_checked_flags(parser, CHECKED)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    check_flags("model_runner", args, CHECKED)
     for flag in ("input", "model"):
         if os.path.realpath(args.output) == os.path.realpath(getattr(args, flag)):  # never raises, unlike resolve()
             raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")

@@ -3,9 +3,13 @@
   model_transform --model_name NAME --model_def M.onnx --mlir NAME.mlir
       [--input_shapes [[1,3,224,224]]] [--input_types float32] [--output_names a,b]
       [--mean 0,0,0] [--scale 1,1,1] [--pixel_format FORMAT] [--channel_format nchw|nhwc]
-      [--resize_dims H,W] [--keep_aspect_ratio]
+      [--resize_dims H,W] [--keep_aspect_ratio] [--keep_ratio_mode letterbox|short_side_scale]
+      [--pad_type center|normal] [--pad_value 0]
       [--test_input in.npz|img.jpg|x.npy] [--test_result NAME_top_outputs.npz]
-      [--tolerance 0.99,0.99] [--excepts a,b] [--debug]
+      [--tolerance 0.99,0.99] [--excepts a,b] [--not_inference] [--cache_skip] [--debug]
+
+TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md): a value asking for what
+tpudsl does is accepted, any other is an error naming the flag, before anything is read.
 
 Steps (each named on stderr as it starts, and timed when it ends): convert (fold constants,
 convert, --shape-infer), TPU-MLIR's Top passes (struct-optimize, shape-infer, canonicalize,
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:
@@ -48,6 +53,24 @@ if TYPE_CHECKING:
 TOP_PASSES = ("struct-optimize", "shape-infer", "canonicalize", "extra-optimize", "shape-infer")
 NUMPY_TYPES = ("float32", "float16", "int32", "int64", "int8", "uint8", "bool")
 PIXEL_FORMATS_HELP = "rgb, bgr, gray, rgba, gbrg, grbg, bggr, rggb"  # top.Input's (tests/test_cli_errors.py checks)
+FALSE = ("False", "false", "0", "no")  # what TPU-MLIR's str2bool reads as false
+CHECKED = (
+    Checked("--model_data", (), "tpudsl converts ONNX models only (a .caffemodel is Caffe's)"),
+    Checked("--model_extern", (), "tpudsl converts one ONNX model (further model files are MaskRCNN's)"),
+    Checked("--add_postprocess", ("",), "tpudsl has no post-process ops (TPU-MLIR's yolo, ssd and bnr detection heads)"),
+    Checked("--onnx_sim", ("",), "tpudsl runs no onnx-simplifier, whose fusions skip_fuse_bn would change"),
+    Checked("--dump_final_opt", (), "tpudsl runs no onnx-simplifier, so there is no final optimized .onnx to save"),
+    Checked("--dynamic", (False,), "tpudsl compiles static shapes (give them with --input_shapes)"),
+    Checked("--dynamic_shape_input_names", ("",), "tpudsl compiles static shapes (give them with --input_shapes)"),
+    Checked("--shape_influencing_input_names", ("",), "tpudsl compiles static shapes; shape inputs are folded from --input_shapes"),
+    Checked("--op_custom_shape", (), "shapes come from --input_shapes and shape inference; per-op custom shapes are not modelled"),
+    Checked("--patterns_count", (), "a regression check of TPU-MLIR's pattern counts; tpuc-opt --debug-only=pattern-application prints tpudsl's"),
+    Checked("--replace_topk_indices", FALSE, "replacing TopK's indices is not modelled"),
+    Checked("--enable_maskrcnn", (False,), "MaskRCNN's multi-model conversion is not modelled"),
+    Checked("--path_yaml", (), "MaskRCNN's yaml configuration is not modelled"),
+    Checked("--preprocess_list", ("",), "the preprocessing is recorded on every 4-D input"),
+    Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
+)
 
 
 def _parser() -> CliArgumentParser:
@@ -65,12 +88,22 @@ def _parser() -> CliArgumentParser:
                    help=f"channel order of image inputs, as top.Input records it: {PIXEL_FORMATS_HELP} (default bgr)")
     p.add_argument("--channel_format", default=None, choices=("nchw", "nhwc"))
     p.add_argument("--resize_dims", default=None, help="H,W an image is resized to before the center crop")
-    p.add_argument("--keep_aspect_ratio", action="store_true", help="resize keeping the aspect ratio, padding the rest")
+    p.add_argument("--keep_aspect_ratio", action="store_true", help="resize keeping the aspect ratio (--keep_ratio_mode)")
+    # Their values are checked by Preprocess (importing its lists here would slow --help).
+    p.add_argument("--keep_ratio_mode", default=None,
+                   help="with --keep_aspect_ratio: letterbox (pad) or short_side_scale (crop); default letterbox")
+    p.add_argument("--pad_type", default=None,
+                   help="where the letterbox puts the image: center (default) or normal (top left)")
+    p.add_argument("--pad_value", type=int, default=None, help="the letterbox's pixel value, 0 to 255; default 0")
     p.add_argument("--test_input", default="", help="an .npz keyed by input name, or one .npy/image per input (comma-separated)")
     p.add_argument("--test_result", default="", help="where the Top interpreter's tensors go (default NAME_top_outputs.npz)")
     p.add_argument("--tolerance", default="0.99,0.99", help="minimum cosine,euclidean similarity against onnxruntime")
     p.add_argument("--excepts", default="-", help="comma-separated tensors not to compare ('-': none)")
+    p.add_argument("--not_inference", action="store_true",
+                   help="convert only: no validation run, no input/Top/reference npz files (--test_input is still checked)")
+    p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
     add_threads_option(p)
+    add_checked_flags(p, CHECKED)
     return p
 
 
@@ -88,10 +121,12 @@ def _preprocess(args) -> Preprocess | None:
     """The preprocessing the flags describe, or None when no preprocessing flag is given."""
     from tpudsl.frontend.preprocess import Preprocess
 
-    given = [args.mean, args.scale, args.pixel_format, args.channel_format, args.resize_dims]
+    given = [args.mean, args.scale, args.pixel_format, args.channel_format, args.resize_dims, args.keep_ratio_mode,
+             args.pad_type, args.pad_value]
     if all(v is None for v in given) and not args.keep_aspect_ratio:
         return None
-    fields = {}
+    fields = {k: v for k, v in (("keep_ratio_mode", args.keep_ratio_mode), ("pad_type", args.pad_type),
+                                ("pad_value", args.pad_value)) if v is not None}
     if args.mean is not None:
         fields["mean"] = _floats("--mean", args.mean)
     if args.scale is not None:
@@ -240,6 +275,10 @@ def _check_distinct(args, mlir: Path, test_result: Path | None, test_files: Sequ
 
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    check_flags("model_transform", args, CHECKED)
+    if Path(args.model_def).suffix.lower() != ".onnx":
+        raise TpudslError(f"model_transform: --model_def {args.model_def} is not supported: tpudsl converts ONNX models "
+                          "only (supported: a .onnx file)")
     from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
     from tpudsl.frontend.shape_args import parse_input_shapes
     from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
@@ -252,6 +291,8 @@ def run(argv: Sequence[str]) -> int:
     tolerance = _tolerance(args.tolerance)
     input_types = _input_types(args.input_types)
     test_files = check_test_input_files(args.test_input) if args.test_input else []
+    if args.not_inference:
+        test_files = []  # TPU-MLIR checks they exist, then converts only
     mlir = Path(args.mlir)
     _check_output_dir("--mlir", mlir)
     out_dir = mlir.parent

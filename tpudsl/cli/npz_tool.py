@@ -16,10 +16,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `npz_tool --help` must not wait for numpy
     import numpy as np
+
+# TPU-MLIR's npz_tool subcommands tpudsl does not have (python/tools/npz_tool.py); `stats` is tpudsl's.
+OTHER_SUBCOMMANDS = ("visualize_diff", "extract", "rename", "to_bin", "int8_to_fp32", "bf16_to_fp32", "tranpose",
+                     "get_shape", "to_dat")
+# TPU-MLIR's compare flags tpudsl does not model (python/numpy_helper/npz_compare.py).
+COMPARE_CHECKED = (
+    Checked("--op_info", (), "reading TPU-MLIR's op info csv is not modelled"),
+    Checked("--dequant", (False,), "the files hold float tensors (tpudsl's tools dequantize before writing)"),
+    Checked("--full-array", (False,), "printing whole arrays is npz_tool dump FILE NAME"),
+    Checked("--int8_tensor_close", ("1",), "int8 pairs are exact or NOT_EQUAL (TPU-MLIR's default 1)"),
+    Checked("--save", (), "writing the report as csv is not modelled"),
+    Checked("--per_axis_compare", ("-1",), "comparison along one axis is not modelled"),
+)
 
 # Rows of a -vv dump: how many of the worst elements to show per failing tensor.
 WORST_ELEMENTS = 5
@@ -177,6 +191,7 @@ def build_parser() -> CliArgumentParser:
                          help="names differ: match each target tensor with the most similar reference tensor of its shape")
     compare.add_argument("--stats_int8_tensor", action="store_true",
                          help="saturation statistics (127, -128, 0, |x| <= 8) of each int8 target tensor")
+    add_checked_flags(compare, COMPARE_CHECKED)
     compare.set_defaults(run=cmd_compare)
 
     dump = sub.add_parser("dump", help="print tensors (one in full when NAME is given)")
@@ -191,7 +206,12 @@ def build_parser() -> CliArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
+    if argv and argv[0] in OTHER_SUBCOMMANDS:
+        raise TpudslError(f"npz_tool: {argv[0]} is not supported: TPU-MLIR's subcommand is not modelled "
+                          "(supported: compare, dump, stats)")
     args = build_parser().parse_args(argv)
+    if args.command == "compare":
+        check_flags("npz_tool compare", args, COMPARE_CHECKED)
     return args.run(args)
 
 

@@ -2,13 +2,15 @@
 
   run_calibration X.mlir (--dataset DIR | --data_list FILE) [--input_num 100]
       [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
-      [--workers N | --scheduler ADDRESS] [--quiet] -o X_cali_table
+      [--cali_method use_kl|use_max|use_percentile9999|use_mse]
+      [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
 `top.Input`. --dataset takes the files of DIR in name order. --workers N splits the samples over
 N processes, --scheduler over the workers of a Dask distributed cluster (which must see the same
 paths); the table is the same. The algorithms and the table format: docs/quantization.md.
+TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.lowering.calibration_methods import METHODS
+
+TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "cv186x", "bm1688", "bm1690", "mars3")
+# TPU-MLIR's --cali_method names of the methods tpudsl has (docs/quantization.md).
+CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "percentile9999", "use_mse": "mse"}
+NO_SEARCH = "only for TPU-MLIR's --search and --bc, which are not modelled"
+CHECKED = (
+    Checked("--search", ("False",), "the threshold search is not modelled; the mixed-precision search is run_qtable"),
+    Checked("--we", (False,), "weight equalization is not modelled"),
+    Checked("--bc", (False,), "bias correction is not modelled"),
+    Checked("--tune_num", ("5",), "the KLD thresholds are not tuned on samples; 5 is TPU-MLIR's default, accepted as it changes nothing"),
+    Checked("--tune_list", ("",), "the KLD thresholds are not tuned on samples"),
+    Checked("--inference_num", ("30",), NO_SEARCH),
+    Checked("--bc_inference_num", ("30",), NO_SEARCH),
+    Checked("--expected_cos", ("0.99",), NO_SEARCH),
+    Checked("--min_layer_cos", ("0.99",), NO_SEARCH),
+    Checked("--max_float_layers", ("5",), NO_SEARCH),
+    Checked("--fp_type", ("auto",), NO_SEARCH),
+    Checked("--global_compare_layers", ("",), NO_SEARCH),
+    Checked("--quantize_method_list", ("MSE",), NO_SEARCH),
+    Checked("--benchmark_method", ("cos",), NO_SEARCH),
+    Checked("--quantize_table", (), "the mixed-precision search is run_qtable"),
+    Checked("--post_process", (), "post-process programs are not modelled"),
+    Checked("--transformer", ("False",), "TPU-MLIR's attention-pattern table rules are not modelled"),
+    Checked("--kurtosis_analysis", (False,), "kurtosis analysis is not modelled"),
+    Checked("--part_quantize", (False,), "partial quantization is not modelled"),
+    Checked("--part_asymmtric", (False,), "asymmetric patterns are chosen by model_deploy --asymmetric"),
+    Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
+    Checked("--debug_log", (False,), "run_calibration has no log levels (--quiet hides the progress bar)"),
+)
 
 
 def _parser() -> CliArgumentParser:
@@ -25,13 +57,19 @@ def _parser() -> CliArgumentParser:
     add_sample_source(p)
     p.add_argument("--input_num", type=int, default=100, help="how many samples to use (0: all); default 100")
     p.add_argument("--histogram_bin_num", type=int, default=2048, help="histogram bins (at least 128); default 2048")
-    p.add_argument("--method", choices=METHODS, default="kld", help="threshold method; default kld")
+    method = p.add_mutually_exclusive_group()
+    method.add_argument("--method", choices=METHODS, default=None, help="threshold method; default kld")
+    method.add_argument("--cali_method", choices=tuple(CALI_METHODS), default=None,
+                        help="TPU-MLIR's name of the method: " + ", ".join(f"{k} is {v}" for k, v in CALI_METHODS.items()))
+    p.add_argument("--processor", "--chip", dest="processor", default="bm1684x", choices=TPU_MLIR_CHIPS,
+                   help="accepted: the table does not depend on the chip (TPU-MLIR's default bm1684x)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="processes to split the samples over; default 1")
     where.add_argument("--scheduler", help="a Dask distributed scheduler's address (tcp://host:8786) to split the samples over "
                                            "(needs pip install 'tpudsl[distributed]')")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("-o", dest="output", required=True, help="the calibration table to write")
+    p.add_argument("-o", "--calibration_table", dest="output", required=True, help="the calibration table to write")
+    add_checked_flags(p, CHECKED)
     return p
 
 
@@ -44,6 +82,8 @@ def add_sample_source(p: CliArgumentParser) -> None:
 
 def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
+    check_flags("run_calibration", args, CHECKED)
+    args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
     from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy
 
     run_calibration(args)

@@ -15,7 +15,8 @@ A model's cosine is the smallest, over its outputs, of the mean over samples of 
 Top's output. With --asymmetric every INT8 run quantizes as model_deploy --asymmetric will
 (the table imported asymmetric, uint8/int8 with zero points). The qtable (`name MODE`
 lines, tpudsl/lowering/qtable.py) is what model_deploy --quantize INT8 --quantize_table
-reads. docs/quantization.md, "Mixed precision".
+reads. docs/quantization.md, "Mixed precision". TPU-MLIR's other flags are checked (CHECKED below,
+docs/tools.md).
 """
 
 from __future__ import annotations
@@ -24,9 +25,15 @@ from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.run_calibration import add_sample_source
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.lowering.qtable import QTABLE_MODES
 
 FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
+CHECKED = (
+    Checked("--global_compare_layers", ("",), "the model's cosine is over its outputs; other layers and weights are not modelled"),
+    Checked("--post_process", (), "post-process programs are not modelled"),
+    Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
+)
 
 
 def _parser() -> CliArgumentParser:
@@ -46,11 +53,13 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--loss_table", default="full_loss_table.txt", help="where to write every layer's cosine")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("-o", dest="output", required=True, help="the qtable to write")
+    add_checked_flags(p, CHECKED)
     return p
 
 
 def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
+    check_flags("run_qtable", args, CHECKED)
     from tpudsl.cli.qtable_search import run_qtable  # after parsing: --help imports nothing heavy
 
     run_qtable(args)

@@ -1,12 +1,17 @@
 """Image preprocessing, as TPU-MLIR's model_transform describes it on `top.Input`.
 
 The flags (--mean, --scale, --pixel_format, --channel_format, --resize_dims,
---keep_aspect_ratio) are recorded on every 4-D `top.Input` so that a later phase can fuse
-them, and are applied here to image test inputs:
+--keep_aspect_ratio, --keep_ratio_mode, --pad_type, --pad_value) are recorded on every 4-D
+`top.Input` so that a later phase can fuse them, and are applied here to image test inputs:
 
-    image (RGB) -> resize to resize_dims (keeping the aspect ratio: letterbox with pad_value)
-      -> center crop to the model's H x W -> channel order (bgr reverses RGB) -> layout
-      (nchw or nhwc) -> (x - mean) * scale per channel -> repeated over the batch.
+    image (RGB) -> resize to resize_dims -> center crop to the model's H x W -> channel order
+      (bgr reverses RGB) -> layout (nchw or nhwc) -> (x - mean) * scale per channel -> repeated
+      over the batch.
+
+The resize is TPU-MLIR's (python/utils/preprocess.py, ImageResizeTool): a stretch, or with
+--keep_aspect_ratio either a letterbox (keep_ratio_mode=letterbox: scale by the smaller ratio,
+paste at the center (pad_type=center) or the top left (normal) of a canvas of pad_value) or
+short_side_scale (scale by the larger ratio, center crop to resize_dims).
 
 Pixel formats are those `top.Input` accepts: rgb, bgr and gray (3, 3 and 1 channels), rgba (4:
 R, G, B, alpha, as Pillow decodes it) and the Bayer patterns gbrg, grbg, bggr, rggb: one channel
@@ -32,6 +37,8 @@ PIXEL_FORMATS = SPECS["top.Input"].attrs["pixel_format"].choices  # every one to
 BAYER_FORMATS = ("gbrg", "grbg", "bggr", "rggb")
 _CHANNELS = {"gray": 1, "rgba": 4, **{f: 1 for f in BAYER_FORMATS}}  # the rest: 3
 CHANNEL_FORMATS = ("nchw", "nhwc")
+KEEP_RATIO_MODES = ("letterbox", "short_side_scale")
+PAD_TYPES = SPECS["top.Input"].attrs["pad_type"].choices  # normal: top left, center
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".webp", ".tif", ".tiff")
 
 
@@ -43,13 +50,21 @@ class Preprocess:
     channel_format: str = "nchw"
     resize_dims: tuple[int, int] | None = None  # None: the model's H x W
     keep_aspect_ratio: bool = False
-    pad_value: int = 0
+    keep_ratio_mode: str = "letterbox"  # TPU-MLIR's defaults
+    pad_type: str = "center"
+    pad_value: int = 0  # a pixel value: the canvas is the decoded (8-bit) image's
 
     def __post_init__(self) -> None:
         if self.pixel_format not in PIXEL_FORMATS:
             raise TpudslError(f"--pixel_format {self.pixel_format!r} is not one of {', '.join(PIXEL_FORMATS)}")
         if self.channel_format not in CHANNEL_FORMATS:
             raise TpudslError(f"--channel_format {self.channel_format!r} is not one of {', '.join(CHANNEL_FORMATS)}")
+        if self.keep_ratio_mode not in KEEP_RATIO_MODES:
+            raise TpudslError(f"--keep_ratio_mode {self.keep_ratio_mode!r} is not one of {', '.join(KEEP_RATIO_MODES)}")
+        if self.pad_type not in PAD_TYPES:
+            raise TpudslError(f"--pad_type {self.pad_type!r} is not one of {', '.join(PAD_TYPES)}")
+        if not 0 <= self.pad_value <= 255:
+            raise TpudslError(f"--pad_value {self.pad_value} is not a pixel value (0 to 255)")
         for what, values in (("--mean", self.mean), ("--scale", self.scale)):
             if len(values) not in (1, self.channels):
                 raise TpudslError(f"{what} has {len(values)} values; {self.pixel_format} images have {self.channels} channels")
@@ -66,6 +81,8 @@ class Preprocess:
             "channel_format": self.channel_format,
             "resize_dims": list(self.resize_dims or self._model_hw(input_shape)),
             "keep_aspect_ratio": self.keep_aspect_ratio,
+            "keep_ratio_mode": self.keep_ratio_mode,
+            "pad_type": self.pad_type,
             "pad_value": self.pad_value,
             "mean": [float(v) for v in self._per_channel(self.mean)],
             "scale": [float(v) for v in self._per_channel(self.scale)],
@@ -104,14 +121,20 @@ class Preprocess:
     def _resized(self, pixels: np.ndarray, model_hw: tuple[int, int]) -> np.ndarray:
         rh, rw = self.resize_dims or model_hw
         ih, iw = pixels.shape[:2]
-        if self.keep_aspect_ratio:
+        if not self.keep_aspect_ratio:
+            pixels = resize_bilinear(pixels, rh, rw)
+        elif self.keep_ratio_mode == "letterbox":
             ratio = min(rh / ih, rw / iw)
             nh, nw = max(1, int(ih * ratio)), max(1, int(iw * ratio))
+            top, left = ((rh - nh) // 2, (rw - nw) // 2) if self.pad_type == "center" else (0, 0)
             canvas = np.full((rh, rw, pixels.shape[2]), float(self.pad_value), np.float32)
-            canvas[:nh, :nw] = resize_bilinear(pixels, nh, nw)
+            canvas[top : top + nh, left : left + nw] = resize_bilinear(pixels, nh, nw)
             pixels = canvas
-        else:
-            pixels = resize_bilinear(pixels, rh, rw)
+        else:  # short_side_scale: cover resize_dims, then crop its center
+            ratio = max(rh / ih, rw / iw)
+            nh, nw = max(rh, int(ih * ratio)), max(rw, int(iw * ratio))
+            top, left = (nh - rh) // 2, (nw - rw) // 2
+            pixels = resize_bilinear(pixels, nh, nw)[top : top + rh, left : left + rw]
         h, w = model_hw
         if rh < h or rw < w:
             raise TpudslError(f"--resize_dims {rh},{rw} is smaller than the model input {h}x{w}")

@@ -1,0 +1,238 @@
+"""TPU-MLIR's flags of model_transform, run_calibration, run_qtable, model_runner, npz_tool and
+mlir_cut (docs/tools.md, "TPU-MLIR's flags"): each implemented flag has its effect, checked against
+a separately written reference; each refused one is one exact line, exit 1, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from cli_support import run_main
+from frontend_support import error_lines, make_model
+from onnx import helper as h
+
+from tpudsl.cli.calibration_run import sample_loader
+from tpudsl.ir.module import load_module
+
+
+def written(path: Path) -> set[str]:
+    return {p.name for p in path.iterdir()}
+
+
+def relu_model(tmp_path: Path, shape=(1, 3, 8, 8)) -> None:
+    onnx.save(make_model([h.make_node("Relu", ["data"], ["y"])], {"data": list(shape)}, ["y"]), tmp_path / "m.onnx")
+
+
+def transform(tmp_path: Path, *args: str):
+    return run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir", *args, cwd=tmp_path)
+
+
+def save_rgb(path: Path, pixels: np.ndarray) -> None:
+    from PIL import Image
+
+    Image.fromarray(pixels, mode="RGB").save(path)
+
+
+def halve(pixels: np.ndarray) -> np.ndarray:
+    """A downscale by exactly 2: half-pixel bilinear samples at 2i + 0.5, the mean of each 2x2 block."""
+    p = pixels.astype(np.float64)
+    return (p[0::2, 0::2] + p[0::2, 1::2] + p[1::2, 0::2] + p[1::2, 1::2]) / 4
+
+
+def letterbox_reference(pixels: np.ndarray, size: int, pad_value: int, center: bool) -> np.ndarray:
+    """TPU-MLIR's letterbox of an image twice as wide as high into size x size (scale 1/2)."""
+    small = halve(pixels)
+    canvas = np.full((size, size, 3), float(pad_value))
+    top = (size - small.shape[0]) // 2 if center else 0
+    canvas[top : top + small.shape[0]] = small
+    return canvas
+
+
+@pytest.mark.parametrize("flags, center", [((), True), (("--pad_type", "center"), True), (("--pad_type", "normal"), False)])
+def test_letterbox_pad_type_and_value(tmp_path, flags, center):
+    pixels = np.random.default_rng(5).integers(0, 256, (8, 16, 3), dtype=np.uint8)
+    save_rgb(tmp_path / "img.png", pixels)
+    relu_model(tmp_path)
+    r = transform(tmp_path, "--test_input", "img.png", "--pixel_format", "rgb", "--keep_aspect_ratio",
+                  "--pad_value", "114", *flags)
+    assert r.returncode == 0, r.stderr
+    got = np.load(tmp_path / "m_in_f32.npz")["data"][0].transpose(1, 2, 0)
+    np.testing.assert_allclose(got, letterbox_reference(pixels, 8, 114, center), rtol=1e-6)
+
+
+def test_short_side_scale_crops_and_calibration_reads_it_back(tmp_path):
+    pixels = np.random.default_rng(6).integers(0, 256, (16, 8, 3), dtype=np.uint8)
+    save_rgb(tmp_path / "img.png", pixels)
+    relu_model(tmp_path, (1, 3, 4, 4))
+    r = transform(tmp_path, "--test_input", "img.png", "--pixel_format", "rgb", "--keep_aspect_ratio",
+                  "--keep_ratio_mode", "short_side_scale", "--pad_value", "7", "--mean", "1,2,3")
+    assert r.returncode == 0, r.stderr
+    want = halve(pixels)[2:6] - [1, 2, 3]  # scale 1/2 gives 8x4, its center 4x4
+    got = np.load(tmp_path / "m_in_f32.npz")["data"]
+    np.testing.assert_allclose(got[0].transpose(1, 2, 0), want, rtol=1e-6)
+    text = (tmp_path / "m.mlir").read_text()
+    assert 'keep_ratio_mode = "short_side_scale"' in text and 'pad_type = "center"' in text and "pad_value = 7" in text
+    # run_calibration preprocesses its image samples from what top.Input records: the same tensor.
+    loaded = sample_loader(load_module(tmp_path / "m.mlir"))(str(tmp_path / "img.png"))
+    np.testing.assert_array_equal(loaded["data"], got)
+
+
+def test_not_inference_converts_only(tmp_path):
+    relu_model(tmp_path)
+    np.savez(tmp_path / "in.npz", data=np.ones((1, 3, 8, 8), np.float32))
+    r = transform(tmp_path, "--test_input", "in.npz", "--not_inference", "--cache_skip")
+    assert r.returncode == 0, r.stderr
+    assert written(tmp_path) == {"m.onnx", "in.npz", "m.mlir", "m_top_f32_all_weight.npz"}
+    assert "run the Top interpreter" not in r.stderr and "npz compare" not in r.stdout
+    # Without it (and --cache_skip changes nothing): the validation run and its files.
+    r = transform(tmp_path, "--test_input", "in.npz", "--cache_skip")
+    assert r.returncode == 0 and "npz compare PASSED." in r.stdout
+    assert {"m_in_f32.npz", "m_top_outputs.npz", "m_ref_outputs.npz"} <= written(tmp_path)
+
+
+def test_accepted_values_of_checked_flags(tmp_path):
+    relu_model(tmp_path)
+    r = transform(tmp_path, "--add_postprocess", "", "--onnx_sim", "", "--replace_topk_indices", "False",
+                  "--debug_cmd", "", "--dynamic_shape_input_names", "")
+    assert r.returncode == 0, r.stderr
+    assert "m.mlir" in written(tmp_path)
+
+
+REFUSED = {
+    "model_transform": [
+        (["--add_postprocess", "yolov5"], "error: model_transform: --add_postprocess yolov5 is not supported: tpudsl has no "
+         "post-process ops (TPU-MLIR's yolo, ssd and bnr detection heads) (supported: --add_postprocess '')"),
+        (["--onnx_sim", "skip_fuse_bn"], "error: model_transform: --onnx_sim skip_fuse_bn is not supported: tpudsl runs no "
+         "onnx-simplifier, whose fusions skip_fuse_bn would change (supported: --onnx_sim '')"),
+        (["--dynamic"], "error: model_transform: --dynamic is not supported: tpudsl compiles static shapes (give them "
+         "with --input_shapes) (supported: without --dynamic)"),
+        (["--dump_final_opt", "True"], "error: model_transform: --dump_final_opt True is not supported: tpudsl runs no "
+         "onnx-simplifier, so there is no final optimized .onnx to save (supported: without --dump_final_opt)"),
+        (["--model_data", "m.caffemodel"], "error: model_transform: --model_data m.caffemodel is not supported: tpudsl "
+         "converts ONNX models only (a .caffemodel is Caffe's) (supported: without --model_data)"),
+        (["--replace_topk_indices", "true"], "error: model_transform: --replace_topk_indices true is not supported: "
+         "replacing TopK's indices is not modelled (supported: --replace_topk_indices False or --replace_topk_indices "
+         "false or --replace_topk_indices 0 or --replace_topk_indices no)"),
+        (["--pad_value", "300"], "error: --pad_value 300 is not a pixel value (0 to 255)"),
+        (["--keep_ratio_mode", "stretch"], "error: --keep_ratio_mode 'stretch' is not one of letterbox, short_side_scale"),
+        (["--pad_type", "left"], "error: --pad_type 'left' is not one of normal, center"),
+    ],
+}
+
+
+@pytest.mark.parametrize("args, message", REFUSED["model_transform"], ids=lambda a: a[0] if isinstance(a, list) else "")
+def test_model_transform_refuses(tmp_path, args, message):
+    relu_model(tmp_path)
+    r = transform(tmp_path, *args)
+    assert r.returncode == 1, r.stderr
+    assert error_lines(r.stderr) == [message]
+    assert written(tmp_path) == {"m.onnx"}
+
+
+def test_model_transform_refuses_other_frameworks(tmp_path):
+    (tmp_path / "m.pt").write_bytes(b"")
+    r = run_main("model_transform", "--model_name", "m", "--model_def", "m.pt", "--mlir", "m.mlir", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == ["error: model_transform: --model_def m.pt is not supported: tpudsl converts ONNX "
+                                     "models only (supported: a .onnx file)"]
+    assert written(tmp_path) == {"m.pt"}
+
+
+@pytest.fixture(scope="module")
+def top_model(tmp_path_factory):
+    """A converted Relu model with two npz samples."""
+    d = tmp_path_factory.mktemp("top")
+    relu_model(d, (1, 2, 4, 4))
+    assert transform(d).returncode == 0
+    samples = d / "samples"
+    samples.mkdir()
+    rng = np.random.default_rng(3)
+    for i in range(2):
+        np.savez(samples / f"s{i}.npz", data=rng.standard_normal((1, 2, 4, 4)).astype(np.float32))
+    return d
+
+
+def calibrate(d: Path, *args: str):
+    return run_main("run_calibration", "m.mlir", "--dataset", "samples", "--quiet", *args, cwd=d)
+
+
+def table_rows(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if not line.startswith("#")]
+
+
+@pytest.mark.parametrize("cali_method, method", [("use_max", "minmax"), ("use_kl", "kld")])
+def test_cali_method_is_tpu_mlirs_name_of_the_method(top_model, cali_method, method):
+    assert calibrate(top_model, "--cali_method", cali_method, "--calibration_table", "a_table", "--processor", "bm1688",
+                     "--tune_num", "5").returncode == 0
+    assert calibrate(top_model, "--method", method, "-o", "b_table").returncode == 0
+    assert table_rows(top_model / "a_table") == table_rows(top_model / "b_table")
+    if method == "minmax":  # and against numpy: the threshold of minmax is max |x| over the samples
+        xs = [np.load(p)["data"] for p in sorted((top_model / "samples").iterdir())]
+        name, threshold, *_ = table_rows(top_model / "a_table")[0].split()
+        assert name == "data" and float(threshold) == pytest.approx(max(float(np.abs(x).max()) for x in xs), abs=1e-6)
+
+
+CALIBRATION_REFUSED = [
+    (["--search", "search_threshold"], "error: run_calibration: --search search_threshold is not supported: the threshold "
+     "search is not modelled; the mixed-precision search is run_qtable (supported: --search False)"),
+    (["--we"], "error: run_calibration: --we is not supported: weight equalization is not modelled (supported: without --we)"),
+    (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the KLD thresholds are not tuned on "
+     "samples; 5 is TPU-MLIR's default, accepted as it changes nothing (supported: --tune_num 5)"),
+    (["--debug_cmd", "dump_list"], "error: run_calibration: --debug_cmd dump_list is not supported: TPU-MLIR's debug "
+     "commands are not modelled (supported: --debug_cmd '')"),
+]
+
+
+@pytest.mark.parametrize("args, message", CALIBRATION_REFUSED, ids=lambda a: a[0] if isinstance(a, list) else "")
+def test_run_calibration_refuses(top_model, args, message):
+    before = written(top_model)
+    r = calibrate(top_model, *args, "-o", "refused_table")
+    assert (r.returncode, r.stderr.splitlines()) == (1, [message])
+    assert written(top_model) == before
+
+
+def test_run_qtable_refuses(top_model):
+    r = run_main("run_qtable", "m.mlir", "--dataset", "samples", "--calibration_table", "x", "--processor", "bm1684x",
+                 "--global_compare_layers", "a,b", "-o", "q", cwd=top_model)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: run_qtable: --global_compare_layers a,b is not supported: the model's cosine is over its outputs; other "
+        "layers and weights are not modelled (supported: --global_compare_layers '')"])
+    assert "q" not in written(top_model)
+
+
+def test_model_runner_default_output_and_refusals(top_model, tmp_path):
+    x = np.random.default_rng(4).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", data=x)
+    model = top_model / "m.mlir"
+    r = run_main("model_runner", "--input", "in.npz", "--model", model, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "_output.npz")["y"], np.maximum(x, 0))
+    r = run_main("model_runner", "--input", "in.npz", "--model", model, "--output", "o.npz", "--cuda", cwd=tmp_path)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: model_runner: --cuda is not supported: tpudsl runs on the CPU (supported: without --cuda)"])
+    assert "o.npz" not in written(tmp_path)
+
+
+def test_npz_tool_refuses(tmp_path):
+    np.savez(tmp_path / "a.npz", x=np.zeros(3, np.float32))
+    r = run_main("npz_tool", "extract", "a.npz", "b.npz", "x", cwd=tmp_path)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: npz_tool: extract is not supported: TPU-MLIR's subcommand is not modelled (supported: compare, dump, stats)"])
+    r = run_main("npz_tool", "compare", "a.npz", "a.npz", "--per_axis_compare", "1", cwd=tmp_path)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: npz_tool compare: --per_axis_compare 1 is not supported: comparison along one axis is not modelled "
+        "(supported: --per_axis_compare -1)"])
+    r = run_main("npz_tool", "compare", "a.npz", "a.npz", "--int8_tensor_close", "1", "--per_axis_compare", "-1", cwd=tmp_path)
+    assert r.returncode == 0 and "npz compare PASSED." in r.stdout
+    assert written(tmp_path) == {"a.npz"}
+
+
+def test_mlir_cut_refuses_bt_mode(top_model):
+    before = written(top_model)
+    r = run_main("mlir_cut", "--mlir", "m.mlir", "--output_names", "y", "--mode", "bt", "--num", "2", cwd=top_model)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: mlir_cut: --mode bt is not supported: cutting by a number of ops before or after a name (bt, ft) is not "
+        "modelled: give the names (supported: --mode io)"])
+    assert written(top_model) == before
