@@ -217,9 +217,10 @@ def test_model_runner_default_output_and_refusals(top_model, tmp_path):
 
 def test_npz_tool_refuses(tmp_path):
     np.savez(tmp_path / "a.npz", x=np.zeros(3, np.float32))
-    r = run_main("npz_tool", "extract", "a.npz", "b.npz", "x", cwd=tmp_path)
+    r = run_main("npz_tool", "merge", "a.npz", "a.npz", "b.npz", cwd=tmp_path)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: npz_tool: extract is not supported: TPU-MLIR's subcommand is not modelled (supported: compare, dump, stats)"])
+        "error: npz_tool: merge is not supported: TPU-MLIR's subcommand is not modelled (supported: compare, dump, stats, "
+        "get_shape, extract, rename, to_dat)"])
     r = run_main("npz_tool", "compare", "a.npz", "a.npz", "--per_axis_compare", "1", cwd=tmp_path)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
         "error: npz_tool compare: --per_axis_compare 1 is not supported: comparison along one axis is not modelled "
@@ -236,3 +237,33 @@ def test_mlir_cut_refuses_bt_mode(top_model):
         "error: mlir_cut: --mode bt is not supported: cutting by a number of ops before or after a name (bt, ft) is not "
         "modelled: give the names (supported: --mode io)"])
     assert written(top_model) == before
+
+
+def test_npz_tool_file_utilities(tmp_path):
+    rng = np.random.default_rng(8)
+    a = {"x": rng.standard_normal((2, 3)).astype(np.float32), "i": np.arange(5, dtype=np.int8),
+         "z": rng.standard_normal((1, 4, 1)).astype(np.float16)}
+    np.savez(tmp_path / "a.npz", **a)
+    r = run_main("npz_tool", "get_shape", "a.npz", "z", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (0, "[1,4,1]\n")
+    r = run_main("npz_tool", "extract", "a.npz", "b.npz", "z,x", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (0, "extract z\nextract x\n")
+    b = np.load(tmp_path / "b.npz")
+    assert b.files == ["z", "x"] and all(np.array_equal(b[k], a[k]) and b[k].dtype == a[k].dtype for k in b.files)
+    r = run_main("npz_tool", "to_dat", "a.npz", "a.bin", cwd=tmp_path)
+    assert r.returncode == 0
+    assert (tmp_path / "a.bin").read_bytes() == b"".join(np.ascontiguousarray(v).tobytes() for v in a.values())
+    r = run_main("npz_tool", "rename", "a.npz", "x", "y", cwd=tmp_path)
+    assert r.returncode == 0
+    renamed = np.load(tmp_path / "a.npz")
+    assert renamed.files == ["i", "z", "y"] and np.array_equal(renamed["y"], a["x"])
+    # Bad input: one line, exit 1, nothing written or changed.
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for args, message in [
+        (["extract", "a.npz", "c.npz", "nope"], "error: 'a.npz' has no tensor 'nope' (it holds: i, z, y)"),
+        (["rename", "a.npz", "i", "z"], "error: 'a.npz' already holds a tensor 'z'; rename would replace it"),
+        (["get_shape", "a.npz", "x"], "error: 'a.npz' has no tensor 'x' (it holds: i, z, y)"),
+    ]:
+        r = run_main("npz_tool", *args, cwd=tmp_path)
+        assert (r.returncode, r.stderr.splitlines()) == (1, [message])
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -4,6 +4,10 @@
                    [--stats_int8_tensor] [--fuzzy_match]
   npz_tool dump A.npz [NAME]
   npz_tool stats A.npz
+  npz_tool get_shape A.npz NAME              # [1,3,224,224]
+  npz_tool extract A.npz OUT.npz a,b         # OUT holds a and b
+  npz_tool rename A.npz OLD NEW              # in place; NEW comes last, as TPU-MLIR's
+  npz_tool to_dat A.npz OUT.bin              # every tensor's bytes, in file order
 
 compare exits with status 1 when any common tensor fails (see tpudsl/cli/compare.py).
 """
@@ -22,9 +26,10 @@ from tpudsl.ir.diagnostics import TpudslError
 if TYPE_CHECKING:  # imported where used: `npz_tool --help` must not wait for numpy
     import numpy as np
 
-# TPU-MLIR's npz_tool subcommands tpudsl does not have (python/tools/npz_tool.py); `stats` is tpudsl's.
-OTHER_SUBCOMMANDS = ("visualize_diff", "extract", "rename", "to_bin", "int8_to_fp32", "bf16_to_fp32", "tranpose",
-                     "get_shape", "to_dat")
+# TPU-MLIR's npz_tool subcommands tpudsl does not have (python/tools/npz_tool.py, numpy_helper); `stats` is tpudsl's.
+OTHER_SUBCOMMANDS = ("visualize_diff", "to_bin", "to_npy", "int8_to_fp32", "bf16_to_fp32", "fp16_to_fp32", "tranpose",
+                     "permute", "reshape", "remove", "merge", "insert", "statistic")
+SUBCOMMANDS = ("compare", "dump", "stats", "get_shape", "extract", "rename", "to_dat")
 # TPU-MLIR's compare flags tpudsl does not model (python/numpy_helper/npz_compare.py).
 COMPARE_CHECKED = (
     Checked("--op_info", (), "reading TPU-MLIR's op info csv is not modelled"),
@@ -176,9 +181,64 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tensor(tensors: dict[str, np.ndarray], path: str, name: str) -> np.ndarray:
+    if name not in tensors:
+        raise TpudslError(f"'{path}' has no tensor '{name}' (it holds: {', '.join(tensors) or 'nothing'})")
+    return tensors[name]
+
+
+def _write_npz(path: str, tensors: dict[str, np.ndarray]) -> None:
+    import numpy as np
+
+    from tpudsl.ir.module import write_atomically  # only the writing subcommands pay for its imports
+
+    write_atomically(path, lambda f: np.savez(f, **tensors))
+
+
+def cmd_get_shape(args: argparse.Namespace) -> int:
+    print("[" + ",".join(str(d) for d in _tensor(load_npz(args.file), args.file, args.name).shape) + "]")
+    return 0
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    tensors = load_npz(args.file)
+    names = _split_names(args.names)
+    if not names:
+        raise TpudslError("extract: no tensor names given")
+    picked = {name: _tensor(tensors, args.file, name) for name in names}
+    for name in names:
+        print("extract", name)
+    _write_npz(args.output, picked)
+    return 0
+
+
+def cmd_rename(args: argparse.Namespace) -> int:
+    tensors = load_npz(args.file)
+    moved = _tensor(tensors, args.file, args.old)
+    if args.new in tensors and args.new != args.old:
+        raise TpudslError(f"'{args.file}' already holds a tensor '{args.new}'; rename would replace it")
+    del tensors[args.old]
+    tensors[args.new] = moved
+    _write_npz(args.file, tensors)
+    return 0
+
+
+def cmd_to_dat(args: argparse.Namespace) -> int:
+    from tpudsl.ir.module import write_atomically
+
+    tensors = load_npz(args.file)
+
+    def write(f) -> None:
+        for t in tensors.values():
+            f.write(t.tobytes())  # C order, as numpy's tobytes()
+
+    write_atomically(args.output, write)
+    return 0
+
+
 def build_parser() -> CliArgumentParser:
-    parser = CliArgumentParser(prog="npz_tool", description="Compare, dump and summarize .npz tensor files.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{compare,dump,stats}")
+    parser = CliArgumentParser(prog="npz_tool", description="Compare, dump, summarize and edit .npz tensor files.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
 
     compare = sub.add_parser("compare", help="compare two npz files tensor by tensor")
     compare.add_argument("target", help="npz under test")
@@ -202,13 +262,35 @@ def build_parser() -> CliArgumentParser:
     stats = sub.add_parser("stats", help="shape, dtype, min, max, mean, std, NaN/inf counts per tensor")
     stats.add_argument("file")
     stats.set_defaults(run=cmd_stats)
+
+    get_shape = sub.add_parser("get_shape", help="print a tensor's shape as [d0,d1,...] (TPU-MLIR's)")
+    get_shape.add_argument("file")
+    get_shape.add_argument("name")
+    get_shape.set_defaults(run=cmd_get_shape)
+
+    extract = sub.add_parser("extract", help="write the named tensors to another npz (TPU-MLIR's)")
+    extract.add_argument("file")
+    extract.add_argument("output")
+    extract.add_argument("names", help="comma-separated tensor names")
+    extract.set_defaults(run=cmd_extract)
+
+    rename = sub.add_parser("rename", help="rename a tensor in place (TPU-MLIR's)")
+    rename.add_argument("file")
+    rename.add_argument("old")
+    rename.add_argument("new")
+    rename.set_defaults(run=cmd_rename)
+
+    to_dat = sub.add_parser("to_dat", help="write every tensor's raw bytes, in file order, to one file (TPU-MLIR's)")
+    to_dat.add_argument("file")
+    to_dat.add_argument("output")
+    to_dat.set_defaults(run=cmd_to_dat)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     if argv and argv[0] in OTHER_SUBCOMMANDS:
         raise TpudslError(f"npz_tool: {argv[0]} is not supported: TPU-MLIR's subcommand is not modelled "
-                          "(supported: compare, dump, stats)")
+                          f"(supported: {', '.join(SUBCOMMANDS)})")
     args = build_parser().parse_args(argv)
     if args.command == "compare":
         check_flags("npz_tool compare", args, COMPARE_CHECKED)
