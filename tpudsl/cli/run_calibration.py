@@ -29,6 +29,7 @@ CHECKED = (
     Checked("--search", ("False",), "the threshold search is not modelled; the mixed-precision search is run_qtable"),
     Checked("--we", (False,), "weight equalization is not modelled"),
     Checked("--bc", (False,), "bias correction is not modelled"),
+    Checked("--sq", (False,), "SmoothQuant is not modelled"),
     Checked("--tune_num", ("5",), "the KLD thresholds are not tuned on samples; 5 is TPU-MLIR's default, accepted as it changes nothing"),
     Checked("--tune_list", ("",), "the KLD thresholds are not tuned on samples"),
     Checked("--inference_num", ("30",), NO_SEARCH),
