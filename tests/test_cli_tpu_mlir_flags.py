@@ -136,8 +136,51 @@ def test_model_transform_refuses_other_frameworks(tmp_path):
     r = run_main("model_transform", "--model_name", "m", "--model_def", "m.pt", "--mlir", "m.mlir", cwd=tmp_path)
     assert r.returncode == 1
     assert r.stderr.splitlines() == ["error: model_transform: --model_def m.pt is not supported: tpudsl converts ONNX "
-                                     "models only (supported: a .onnx file)"]
+                                     "models and Top modules only (supported: a .onnx or .mlir file)"]
     assert written(tmp_path) == {"m.pt"}
+
+
+def conv_bn_model(tmp_path: Path) -> None:
+    """Conv + BatchNormalization + Relu: the Top passes fuse and fold, so the origin module differs from the result."""
+    rng = np.random.default_rng(9)
+    weights = {"w": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "s": rng.random(4).astype(np.float32) + 0.5,
+               "b": rng.standard_normal(4).astype(np.float32), "mu": rng.standard_normal(4).astype(np.float32),
+               "var": rng.random(4).astype(np.float32) + 0.5}
+    nodes = [h.make_node("Conv", ["data", "w"], ["c"], pads=[1, 1, 1, 1]),
+             h.make_node("BatchNormalization", ["c", "s", "b", "mu", "var"], ["n"]), h.make_node("Relu", ["n"], ["y"])]
+    onnx.save(make_model(nodes, {"data": [1, 3, 8, 8]}, ["y"], weights), tmp_path / "m.onnx")
+
+
+def test_top_mlir_model_def_runs_the_top_passes(tmp_path):
+    """TPU-MLIR's MlirTransformer: a --debug origin module given as --model_def gives what the ONNX model gave."""
+    conv_bn_model(tmp_path)
+    assert transform(tmp_path, "--debug").returncode == 0
+    again = tmp_path / "again"
+    again.mkdir()
+    for f in ("m_origin.mlir", "m_top_f32_all_origin_weight.npz"):
+        (again / f).write_bytes((tmp_path / f).read_bytes())
+    assert (again / "m_origin.mlir").read_text() != (tmp_path / "m.mlir").read_text()
+    r = run_main("model_transform", "--model_name", "m", "--model_def", "m_origin.mlir", "--mlir", "m.mlir", cwd=again)
+    assert r.returncode == 0, r.stderr
+    assert (again / "m.mlir").read_text() == (tmp_path / "m.mlir").read_text()
+    ours, want = np.load(again / "m_top_f32_all_weight.npz"), np.load(tmp_path / "m_top_f32_all_weight.npz")
+    assert ours.files == want.files and all(np.array_equal(ours[k], want[k]) for k in want.files)
+    # What the Top module fixes already, or a module of another name, is refused by name; nothing is written.
+    before = written(again)
+    for args, message in [
+        (["--model_name", "x", "--model_def", "m_origin.mlir", "--mlir", "x.mlir"],
+         "error: --model_name x is not the module.name of m_origin.mlir (m)"),
+        (["--model_name", "m", "--model_def", "m_origin.mlir", "--mlir", "n.mlir", "--input_shapes", "[[1,3,8,8]]"],
+         "error: model_transform: --input_shapes is not supported with a .mlir --model_def: the Top module's inputs, "
+         "outputs and preprocessing are fixed and there is no original model to validate against (supported: without "
+         "--input_shapes)"),
+        (["--model_name", "m", "--model_def", "m.mlir", "--mlir", "m2.mlir"],
+         "error: the weight file 'm_top_f32_all_weight.npz' would overwrite the weights of --model_def 'm.mlir'; "
+         "choose another --mlir directory"),
+    ]:
+        r = run_main("model_transform", *args, cwd=again)
+        assert (r.returncode, error_lines(r.stderr)) == (1, [message])
+    assert written(again) == before
 
 
 @pytest.fixture(scope="module")

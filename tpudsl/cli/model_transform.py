@@ -8,6 +8,8 @@
       [--test_input in.npz|img.jpg|x.npy] [--test_result NAME_top_outputs.npz]
       [--tolerance 0.99,0.99] [--excepts a,b] [--not_inference] [--cache_skip] [--debug]
 
+A `.mlir` --model_def (TPU-MLIR's MlirTransformer: a TOP_F32 module named --model_name, such as a
+--debug NAME_origin.mlir) skips the conversion: the Top passes run on it and NAME.mlir is written.
 TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md): a value asking for what
 tpudsl does is accepted, any other is an error naming the flag, before anything is read.
 
@@ -77,7 +79,8 @@ def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="model_transform", description="Convert an ONNX model to a Top .mlir and weight .npz.",
                           debug_help="keep NAME_origin.mlir (the module before the passes); show internal errors' tracebacks")
     p.add_argument("--model_name", required=True, help="module name; prefix of the files written")
-    p.add_argument("--model_def", required=True, help="the .onnx model")
+    p.add_argument("--model_def", required=True,
+                   help="the .onnx model, or a TOP_F32 .mlir named --model_name (e.g. a --debug NAME_origin.mlir) to run the Top passes on")
     p.add_argument("--mlir", required=True, help="the Top .mlir to write")
     p.add_argument("--input_shapes", default=None, help="shapes of the inputs, e.g. [[1,3,224,224],[10]]")
     p.add_argument("--input_types", default=None, help="numpy types of the inputs for the reference run, e.g. float32,int32")
@@ -276,9 +279,12 @@ def _check_distinct(args, mlir: Path, test_result: Path | None, test_files: Sequ
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     check_flags("model_transform", args, CHECKED)
-    if Path(args.model_def).suffix.lower() != ".onnx":
+    from_top = Path(args.model_def).suffix.lower() == ".mlir"
+    if Path(args.model_def).suffix.lower() != ".onnx" and not from_top:
         raise TpudslError(f"model_transform: --model_def {args.model_def} is not supported: tpudsl converts ONNX models "
-                          "only (supported: a .onnx file)")
+                          "and Top modules only (supported: a .onnx or .mlir file)")
+    if from_top:
+        _check_top_flags(args)
     from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
     from tpudsl.frontend.shape_args import parse_input_shapes
     from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
@@ -301,11 +307,14 @@ def run(argv: Sequence[str]) -> int:
         _check_output_dir("--test_result", test_result)
     _check_distinct(args, mlir, test_result if test_files else None, test_files)
 
-    model = load_onnx(args.model_def)  # a file that is no ONNX model is found before any step starts
     progress = Progress()
-    with progress.step("convert ONNX to Top"):
-        mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
-    if args.debug:
+    if from_top:
+        mod = _load_top(args, mlir)
+    else:
+        model = load_onnx(args.model_def)  # a file that is no ONNX model is found before any step starts
+        with progress.step("convert ONNX to Top"):
+            mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
+    if args.debug and not from_top:
         origin, origin_weights = _origin_files(args, mlir)
         with progress.step(f"write {origin} (--debug)"):
             save_module(mod, origin, origin_weights)  # replayable: tpuc-opt ORIGIN --struct-optimize ...
@@ -328,6 +337,45 @@ def run(argv: Sequence[str]) -> int:
     if inputs is not None:
         _validate(args, mod, ours, ref, inputs, tolerance, progress)
     return 0
+
+
+# What a .mlir --model_def (a Top module, e.g. a --debug NAME_origin.mlir) has fixed already; TPU-MLIR
+# ignores these flags then, tpudsl refuses them (nothing silently ignored).
+TOP_FIXED = ("input_shapes", "input_types", "output_names", "mean", "scale", "pixel_format", "channel_format",
+             "resize_dims", "keep_ratio_mode", "pad_type", "pad_value", "test_input", "test_result")
+
+
+def _check_top_flags(args) -> None:
+    for dest in TOP_FIXED:
+        if getattr(args, dest):
+            raise TpudslError(f"model_transform: --{dest} is not supported with a .mlir --model_def: the Top module's "
+                              "inputs, outputs and preprocessing are fixed and there is no original model to validate "
+                              f"against (supported: without --{dest})")
+    if args.keep_aspect_ratio:
+        raise TpudslError("model_transform: --keep_aspect_ratio is not supported with a .mlir --model_def: the Top "
+                          "module's preprocessing is fixed (supported: without --keep_aspect_ratio)")
+
+
+def _load_top(args, mlir: Path) -> TopModule:
+    """TPU-MLIR's MlirTransformer: a TOP_F32 module named --model_name, which the Top passes then run on."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from tpudsl.ir.module import load_module, weight_file_path
+
+    mod = load_module(args.model_def)
+    name = mod.module.attributes.get("module.name")
+    if mod.state != "TOP_F32":
+        raise TpudslError(f"model_transform: --model_def {args.model_def} is not supported: its module.state is "
+                          f"{mod.state} (supported: TOP_F32)")
+    if not isinstance(name, StringAttr) or name.data != args.model_name:
+        shown = name.data if isinstance(name, StringAttr) else "not given"
+        raise TpudslError(f"--model_name {args.model_name} is not the module.name of {args.model_def} ({shown})")
+    source_weights = weight_file_path(mod.module, args.model_def)
+    weights = mlir.parent / f"{args.model_name}_top_f32_all_weight.npz"
+    if source_weights is not None and os.path.realpath(source_weights) == os.path.realpath(weights):
+        raise TpudslError(f"the weight file '{weights}' would overwrite the weights of --model_def '{args.model_def}'; "
+                          "choose another --mlir directory")
+    return mod
 
 
 def _npz_writer(arrays: dict[str, np.ndarray]):
