@@ -4,6 +4,7 @@ a separately written reference; each refused one is one exact line, exit 1, noth
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -217,14 +218,21 @@ def test_cali_method_is_tpu_mlirs_name_of_the_method(top_model, cali_method, met
         assert name == "data" and float(threshold) == pytest.approx(max(float(np.abs(x).max()) for x in xs), abs=1e-6)
 
 
+def test_debug_cmd_dump_list_writes_the_samples_used(top_model):
+    assert calibrate(top_model, "--input_num", "1", "--debug_cmd", "dump_list", "-o", "c_table").returncode == 0
+    assert (top_model / "selected_image_list.txt").read_text() == f"samples{os.sep}s0.npz\n"
+    assert "sample number: 1" in (top_model / "c_table").read_text()
+    (top_model / "selected_image_list.txt").unlink()
+
+
 CALIBRATION_REFUSED = [
     (["--search", "search_threshold"], "error: run_calibration: --search search_threshold is not supported: the threshold "
      "search is not modelled; the mixed-precision search is run_qtable (supported: --search False)"),
     (["--we"], "error: run_calibration: --we is not supported: weight equalization is not modelled (supported: without --we)"),
     (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the KLD thresholds are not tuned on "
      "samples; 5 is TPU-MLIR's default, accepted as it changes nothing (supported: --tune_num 5)"),
-    (["--debug_cmd", "dump_list"], "error: run_calibration: --debug_cmd dump_list is not supported: TPU-MLIR's debug "
-     "commands are not modelled (supported: --debug_cmd '')"),
+    (["--debug_cmd", "disable_lg"], "error: run_calibration: --debug_cmd disable_lg is not supported: of TPU-MLIR's "
+     "debug commands only dump_list is modelled (supported: --debug_cmd '' or --debug_cmd dump_list)"),
 ]
 
 

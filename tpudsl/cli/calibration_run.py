@@ -21,6 +21,7 @@ from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import table_text
 
 SAMPLE_SUFFIXES = (".npz", ".npy")
+SELECTED_LIST = "selected_image_list.txt"  # TPU-MLIR's name, in the working directory
 
 
 @dataclass(frozen=True)
@@ -113,3 +114,5 @@ def run_calibration(args: argparse.Namespace) -> None:
             bar.close()
     text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
     write_atomically(args.output, lambda f: f.write(text.encode()))
+    if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
+        write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))

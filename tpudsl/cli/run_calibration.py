@@ -47,7 +47,7 @@ CHECKED = (
     Checked("--kurtosis_analysis", (False,), "kurtosis analysis is not modelled"),
     Checked("--part_quantize", (False,), "partial quantization is not modelled"),
     Checked("--part_asymmtric", (False,), "asymmetric patterns are chosen by model_deploy --asymmetric"),
-    Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
+    Checked("--debug_cmd", ("", "dump_list"), "of TPU-MLIR's debug commands only dump_list is modelled"),
     Checked("--debug_log", (False,), "run_calibration has no log levels (--quiet hides the progress bar)"),
 )
 
@@ -84,6 +84,7 @@ def add_sample_source(p: CliArgumentParser) -> None:
 def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
     check_flags("run_calibration", args, CHECKED)
+    args.dump_list = args.debug_cmd == "dump_list"  # TPU-MLIR's: the samples used, in ./selected_image_list.txt
     args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
     from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy
 
