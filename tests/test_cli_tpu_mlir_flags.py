@@ -318,3 +318,41 @@ def test_npz_tool_file_utilities(tmp_path):
         r = run_main("npz_tool", *args, cwd=tmp_path)
         assert (r.returncode, r.stderr.splitlines()) == (1, [message])
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_mlir_cut_accepts_mode_io(top_model, tmp_path):
+    r = run_main("mlir_cut", "--mlir", top_model / "m.mlir", "--output_names", "y", "--mode", "io", "-o", "cut.mlir",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert 'loc("y")' in (tmp_path / "cut.mlir").read_text()
+
+
+def every_checked_flag():
+    """(tool, argv before the flag, the row) for every row of every tool's CHECKED table."""
+    from tpudsl.cli import mlir_cut, model_runner, model_transform, npz_tool, run_calibration, run_qtable
+
+    tools = {
+        "model_transform": (model_transform.CHECKED, ["--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir"]),
+        "run_calibration": (run_calibration.CHECKED, ["m.mlir", "--dataset", "samples", "-o", "t"]),
+        "run_qtable": (run_qtable.CHECKED, ["m.mlir", "--dataset", "samples", "--calibration_table", "t", "--processor",
+                                            "bm1684x", "-o", "q"]),
+        "model_runner": (model_runner.CHECKED, ["--input", "in.npz", "--model", "m.mlir", "--output", "o.npz"]),
+        "npz_tool compare": (npz_tool.COMPARE_CHECKED, ["compare", "a.npz", "a.npz"]),
+        "mlir_cut": (mlir_cut.CHECKED, ["--mlir", "m.mlir", "--output_names", "y", "-o", "c.mlir"]),
+    }
+    return [(tool, argv, row) for tool, (rows, argv) in tools.items() for row in rows]
+
+
+@pytest.mark.parametrize("tool, argv, row", every_checked_flag(), ids=lambda v: v.flag if hasattr(v, "flag") else "")
+def test_every_checked_flag_is_refused_by_name(tmp_path, tool, argv, row):
+    """Every row is wired: its flag with a value it does not accept is one line naming the tool and
+    the flag, exit status 1, before any file is read (none exists here) or written."""
+    switch = row.accepted == (False,)
+    given = [row.flag] if switch else [row.flag, "bogus"]
+    r = run_main(tool.split()[0], *argv, *given, cwd=tmp_path)
+    shown = row.flag if switch else f"{row.flag} bogus"
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"error: {tool}: {shown} is not supported: {row.why} (supported: "
+                                     + (f"without {row.flag})" if switch or not row.accepted else
+                                        " or ".join(f"{row.flag} {a if a != '' else repr(a)}" for a in row.accepted) + ")")]
+    assert written(tmp_path) == set()
