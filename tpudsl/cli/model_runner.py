@@ -224,7 +224,8 @@ def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="model_runner", description="Run a model on npz inputs and save its outputs as npz.")
     parser.add_argument("--input", required=True, help="npz whose keys are the model's input names")
     parser.add_argument("--model", required=True, help="model to run (.mlir, .onnx or .bmodel)")
-    parser.add_argument("--output", default="_output.npz", help="npz to write, keyed by tensor name (default _output.npz, as TPU-MLIR's)")
+    parser.add_argument("--output", default="_output.npz",
+                        help="npz to write, keyed by tensor name (default _output.npz, as TPU-MLIR's)")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
     parser.add_argument("--profile", action="store_true", help="print a .bmodel's estimated cycles per op")
     add_threads_option(parser)

@@ -64,9 +64,12 @@ CHECKED = (
     Checked("--dump_final_opt", (), "tpudsl runs no onnx-simplifier, so there is no final optimized .onnx to save"),
     Checked("--dynamic", (False,), "tpudsl compiles static shapes (give them with --input_shapes)"),
     Checked("--dynamic_shape_input_names", ("",), "tpudsl compiles static shapes (give them with --input_shapes)"),
-    Checked("--shape_influencing_input_names", ("",), "tpudsl compiles static shapes; shape inputs are folded from --input_shapes"),
-    Checked("--op_custom_shape", (), "shapes come from --input_shapes and shape inference; per-op custom shapes are not modelled"),
-    Checked("--patterns_count", (), "a regression check of TPU-MLIR's pattern counts; tpuc-opt --debug-only=pattern-application prints tpudsl's"),
+    Checked("--shape_influencing_input_names", ("",),
+            "tpudsl compiles static shapes; shape inputs are folded from --input_shapes"),
+    Checked("--op_custom_shape", (),
+            "shapes come from --input_shapes and shape inference; per-op custom shapes are not modelled"),
+    Checked("--patterns_count", (), "a regression check of TPU-MLIR's pattern counts; "
+            "tpuc-opt --debug-only=pattern-application prints tpudsl's"),
     Checked("--replace_topk_indices", FALSE, "replacing TopK's indices is not modelled"),
     Checked("--enable_maskrcnn", (False,), "MaskRCNN's multi-model conversion is not modelled"),
     Checked("--path_yaml", (), "MaskRCNN's yaml configuration is not modelled"),
@@ -80,7 +83,8 @@ def _parser() -> CliArgumentParser:
                           debug_help="keep NAME_origin.mlir (the module before the passes); show internal errors' tracebacks")
     p.add_argument("--model_name", required=True, help="module name; prefix of the files written")
     p.add_argument("--model_def", required=True,
-                   help="the .onnx model, or a TOP_F32 .mlir named --model_name (e.g. a --debug NAME_origin.mlir) to run the Top passes on")
+                   help="the .onnx model, or a TOP_F32 .mlir named --model_name (e.g. a --debug NAME_origin.mlir) "
+                        "to run the Top passes on")
     p.add_argument("--mlir", required=True, help="the Top .mlir to write")
     p.add_argument("--input_shapes", default=None, help="shapes of the inputs, e.g. [[1,3,224,224],[10]]")
     p.add_argument("--input_types", default=None, help="numpy types of the inputs for the reference run, e.g. float32,int32")
