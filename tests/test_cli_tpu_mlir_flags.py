@@ -229,8 +229,8 @@ CALIBRATION_REFUSED = [
     (["--search", "search_threshold"], "error: run_calibration: --search search_threshold is not supported: the threshold "
      "search is not modelled; the mixed-precision search is run_qtable (supported: --search False)"),
     (["--we"], "error: run_calibration: --we is not supported: weight equalization is not modelled (supported: without --we)"),
-    (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the KLD thresholds are not tuned on "
-     "samples; 5 is TPU-MLIR's default, accepted as it changes nothing (supported: --tune_num 5)"),
+    (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the thresholds are not tuned on "
+     "samples; 5, TPU-MLIR's default, is taken as the flag not given (supported: --tune_num 5)"),
     (["--debug_cmd", "disable_lg"], "error: run_calibration: --debug_cmd disable_lg is not supported: of TPU-MLIR's "
      "debug commands only dump_list is modelled (supported: --debug_cmd '' or --debug_cmd dump_list)"),
 ]

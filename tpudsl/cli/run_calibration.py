@@ -31,7 +31,7 @@ CHECKED = (
     Checked("--bc", (False,), "bias correction is not modelled"),
     Checked("--sq", (False,), "SmoothQuant is not modelled"),
     Checked("--tune_num", ("5",),
-            "the KLD thresholds are not tuned on samples; 5 is TPU-MLIR's default, accepted as it changes nothing"),
+            "the thresholds are not tuned on samples; 5, TPU-MLIR's default, is taken as the flag not given"),
     Checked("--tune_list", ("",), "the KLD thresholds are not tuned on samples"),
     Checked("--inference_num", ("30",), NO_SEARCH),
     Checked("--bc_inference_num", ("30",), NO_SEARCH),
