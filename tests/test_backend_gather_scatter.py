@@ -7,6 +7,7 @@ the errors: indices out of range (the cmodel's bounds message), what is not mode
 from __future__ import annotations
 
 import re
+from math import prod
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ from tests.backend_compare import cmodel_matches_interpreter
 from tests.backend_support import assert_f32_close, compile_for, interpret, lowered
 from tests.feature_tally import FeatureTally
 from tpudsl.backend import isa
+from tpudsl.backend.chips import CHIPS
 from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.backend.codegen_index import MAX_EINSUM_PRODUCTS
 from tpudsl.ir.diagnostics import TpudslError
 
 RECORD_OF = {"gather_elements": isa.GdmaGatherElements, "gather_nd": isa.GdmaGatherND,
@@ -30,6 +33,7 @@ FEATURES = {"gather_elements": ("negative index",), "gather_nd": ("negative inde
             "scatter_elements": ("negative index", "duplicate index"),
             "scatter_nd": ("negative index", "duplicate index"), "lrn": ("sliced",), "pool_mask": ("sliced", "tie"),
             "einsum": ("batch letters", "batch in parts", "several row or column letters")}
+TINY = CHIPS["tiny"]
 
 
 def model(nodes, inputs: dict[str, np.ndarray], outputs: list[tuple[str, int]], opset: int = 17):
@@ -115,21 +119,43 @@ def pool_mask(draw, rng):
     return model([node], {"x": x}, [("y", TensorProto.FLOAT), ("i", TensorProto.INT64)]), {"x": x}, ties
 
 
+def _einsum_fits(sizes: dict[str, int], batch, rows, summed, cols) -> bool:
+    """Whether tiny's backend accepts an equation of these letters (rows in the left term's order,
+    columns in the right's) at these sizes, whatever folds: codegen_index.einsum_plan loops over the
+    batch letters and, where a term's row (column) letters do not fold into one dim, all but its last
+    one, at most MAX_EINSUM_PRODUCTS entries (codegen_index.py, 3 records each); and one product's
+    left (rows x summed), right (summed x columns) and output (rows x columns) tiles must fit a lane
+    of local memory together (its first letter's dim spread over the lanes, rows of whole EU units;
+    F32, the widest), the most when the rows and the columns each fold into one dim."""
+    size = lambda letters: prod(sizes[c] for c in letters)  # noqa: E731
+    lane = lambda n, c, w: isa.lane_bytes(n, c, 1, w, 4, TINY.lanes, TINY.eu_bytes)  # noqa: E731
+    m, k, n = size(rows), size(summed), size(cols)
+    return (size(batch + rows[:-1] + cols[:-1]) <= MAX_EINSUM_PRODUCTS
+            and lane(m, k, 1) + lane(1, k, n) + lane(m, n, 1) <= TINY.lmem_bytes)
+
+
 @st.composite
 def einsum(draw, rng, parts: bool = False):
     """A batched matrix product as an equation: 0-2 letters of each kind (in both inputs and the
     output, in one input and the output, summed), each term's letters in a random order but the
     summed ones one block in both inputs; sizes big enough that the batch is sometimes cut. `parts`:
-    two batch letters of 9 and one letter of 8-9 of each other kind, a batch tiny computes in parts."""
+    two batch letters of 9 and one letter of 8-9 of each other kind, a batch tiny computes in parts.
+    Each size is drawn up to the largest that still fits (`_einsum_fits`, the letters not drawn yet
+    at their least), so every case is one the backend accepts (its refusals: the tests below)."""
     letters, cut = iter("abcdefghij"), parts or draw(st.booleans())  # cut: a batch bigger than tiny's local memory
     count = lambda kind: 2 if parts and kind == 0 else 1 if parts else draw(st.integers(int(cut), 2))  # noqa: E731
     batch, m, k, n = ([next(letters) for _ in range(count(kind))] for kind in range(4))
     a, b = (draw(st.permutations(t)) for t in (batch + m, batch + n))
     a, b = (t[:at] + k + t[at:] for t in (a, b) for at in [draw(st.integers(0, len(t)))])
     out = draw(st.permutations(batch + m + n))
-    size = {c: draw(st.integers(4, 9) if cut else st.integers(1, 4)) for c in "abcdefghij"}
+    span = {c: (4, 9) if cut else (1, 4) for c in batch + m + k + n}
     if parts:
-        size.update({c: 9 for c in batch} | {c: draw(st.integers(8, 9)) for c in m + k + n})
+        span.update({c: (9, 9) for c in batch} | {c: (8, 9) for c in m + k + n})
+    kinds = (batch, [c for c in a if c in m], k, [c for c in b if c in n])
+    size = {c: lo for c, (lo, _) in span.items()}
+    assert _einsum_fits(size, *kinds), span
+    for c, (lo, hi) in span.items():
+        size[c] = draw(st.integers(lo, max(s for s in range(lo, hi + 1) if _einsum_fits(size | {c: s}, *kinds))))
     ta, tb = (rng.standard_normal([size[c] for c in t]).astype(np.float32) for t in (a, b))
     eq = f"{''.join(a)},{''.join(b)}->{''.join(out)}"
     feats = {"batch letters"} if batch else set()
@@ -226,6 +252,32 @@ def test_an_einsum_that_is_no_batched_product_is_refused_naming_the_equation(tmp
     top = lowered(one_node("Einsum", {"a": a, "b": b}, equation=equation))
     with pytest.raises(TpudslError, match=re.escape(f"equation '{equation}' is not modelled ({why})")):
         compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+
+
+# Both sides of each of the backend's bounds on an einsum that the drawn cases keep within
+# (`_einsum_fits`): loop entries (MAX_EINSUM_PRODUCTS, at the bound exactly and one column above) and
+# one product's tiles in a lane (F32: the left 56 or 60 rows x 16 EU units, + 256 + 56 or 60 x 16
+# bytes, against 16384). Rows and columns fold here, where the model is exact: it agrees with the
+# compiler, which accepts or refuses naming the bound.
+@pytest.mark.parametrize("equation, shapes, letters, refusal", [
+    ("ij,ij->ij", ((64, 64), (64, 64)), ("ij", "", "", ""), None),
+    ("ij,ij->ij", ((64, 65), (64, 65)), ("ij", "", "", ""), "equation 'ij,ij->ij' is not modelled (4160 products "
+                                                            f"of letters ij, above {MAX_EINSUM_PRODUCTS})"),
+    ("ik,kj->ij", ((56, 64), (64, 4)), ("", "i", "k", "j"), None),
+    ("ik,kj->ij", ((60, 64), (64, 4)), ("", "i", "k", "j"), "one product of equation 'ik,kj->ij' needs 16576 bytes "
+                                                            f"per lane; chip tiny has {TINY.lmem_bytes}")])
+def test_the_drawn_einsums_bound_is_the_backends(tmp_path, equation, shapes, letters, refusal):
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    sizes = {c: d for term, shape in zip(equation.replace("->", ",").split(",")[:2], shapes, strict=True)
+             for c, d in zip(term, shape, strict=True)}
+    assert _einsum_fits(sizes, *(list(kind) for kind in letters)) == (refusal is None)
+    top = lowered(one_node("Einsum", {"a": a, "b": b}, equation=equation))
+    if refusal is None:
+        compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    else:
+        with pytest.raises(TpudslError, match=re.escape(refusal)):
+            compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
 
 
 def test_scatter_nd_with_a_reduction_is_refused_naming_it(tmp_path):
