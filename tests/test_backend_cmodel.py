@@ -152,7 +152,8 @@ def networks(draw, growing: str = ""):
             geo = []
             for size in (h, w):
                 k, s, d = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
-                p0, p1 = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
+                p0 = draw(st.integers(0, k - 1))  # at least one output row and column (the input may have 1 or 2)
+                p1 = draw(st.integers(0, min(k - 1, (size - 1) * s + (k - 1) * d - p0)))
                 op_ = draw(st.integers(0, max(s, d) - 1))
                 geo.append((k, s, d, p0, p1, op_, (size - 1) * s + (k - 1) * d + 1 - p0 - p1 + op_))
             (kh, sh, dh, pt, pb, oph, oh), (kw, sw, dw, pl, pr, opw, ow) = geo
