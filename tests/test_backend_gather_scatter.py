@@ -21,7 +21,7 @@ from tests.feature_tally import FeatureTally
 from tpudsl.backend import isa
 from tpudsl.backend.chips import CHIPS
 from tpudsl.backend.cmodel import run_bmodel
-from tpudsl.backend.codegen_index import MAX_EINSUM_PRODUCTS
+from tpudsl.backend.codegen_index import MAX_EINSUM_PRODUCTS, einsum_plan
 from tpudsl.ir.diagnostics import TpudslError
 
 RECORD_OF = {"gather_elements": isa.GdmaGatherElements, "gather_nd": isa.GdmaGatherND,
@@ -255,28 +255,40 @@ def test_an_einsum_that_is_no_batched_product_is_refused_naming_the_equation(tmp
 
 
 # Both sides of each of the backend's bounds on an einsum that the drawn cases keep within
-# (`_einsum_fits`): loop entries (MAX_EINSUM_PRODUCTS, at the bound exactly and one column above) and
-# one product's tiles in a lane (F32: the left 56 or 60 rows x 16 EU units, + 256 + 56 or 60 x 16
-# bytes, against 16384). Rows and columns fold here, where the model is exact: it agrees with the
-# compiler, which accepts or refuses naming the bound.
-@pytest.mark.parametrize("equation, shapes, letters, refusal", [
-    ("ij,ij->ij", ((64, 64), (64, 64)), ("ij", "", "", ""), None),
-    ("ij,ij->ij", ((64, 65), (64, 65)), ("ij", "", "", ""), "equation 'ij,ij->ij' is not modelled (4160 products "
-                                                            f"of letters ij, above {MAX_EINSUM_PRODUCTS})"),
-    ("ik,kj->ij", ((56, 64), (64, 4)), ("", "i", "k", "j"), None),
-    ("ik,kj->ij", ((60, 64), (64, 4)), ("", "i", "k", "j"), "one product of equation 'ik,kj->ij' needs 16576 bytes "
-                                                            f"per lane; chip tiny has {TINY.lmem_bytes}")])
-def test_the_drawn_einsums_bound_is_the_backends(tmp_path, equation, shapes, letters, refusal):
+# (`_einsum_fits`; rows and columns fold here, where that model is exact): it agrees with the
+# backend, which accepts or refuses naming the bound.
+def _einsum_case(equation, shapes, letters):
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
-    sizes = {c: d for term, shape in zip(equation.replace("->", ",").split(",")[:2], shapes, strict=True)
+    sizes = {c: d for term, shape in zip(equation.split("->")[0].split(","), shapes, strict=True)
              for c, d in zip(term, shape, strict=True)}
-    assert _einsum_fits(sizes, *(list(kind) for kind in letters)) == (refusal is None)
-    top = lowered(one_node("Einsum", {"a": a, "b": b}, equation=equation))
+    return lowered(one_node("Einsum", {"a": a, "b": b}, equation=equation)), _einsum_fits(sizes, *map(list, letters))
+
+
+@pytest.mark.parametrize("cols, refusal", [(64, None), (65, "4160 products of letters ij, above 4096")])
+def test_the_drawn_einsums_loop_bound_is_the_backends(cols, refusal):
+    """MAX_EINSUM_PRODUCTS loop entries accepted by the plan (compiling their 12,288 records would
+    cost 0.5 s; the drawn cases compile loops of up to 4,032), one column more refused by it."""
+    top, fits = _einsum_case("ij,ij->ij", ((64, cols), (64, cols)), ("ij", "", "", ""))
+    op = next(op for op in top.module.walk() if op.name == "tpu.Einsum")
+    assert fits == (refusal is None)
+    if refusal is None:
+        assert einsum_plan(op).loop == ("i", "j") and 64 * cols == MAX_EINSUM_PRODUCTS
+    else:
+        with pytest.raises(TpudslError, match=re.escape(f"equation 'ij,ij->ij' is not modelled ({refusal})")):
+            einsum_plan(op)
+
+
+@pytest.mark.parametrize("rows, refusal", [(56, None), (60, "needs 16576 bytes per lane; chip tiny has 16384")])
+def test_the_drawn_einsums_lane_bound_is_the_backends(tmp_path, rows, refusal):
+    """One product's tiles in a lane (F32: the left rows x 16 EU units + 256 + the output rows x 16
+    bytes, against 16384): compiled, or refused by codegen naming the bytes."""
+    top, fits = _einsum_case("ik,kj->ij", ((rows, 64), (64, 4)), ("", "i", "k", "j"))
+    assert fits == (refusal is None)
     if refusal is None:
         compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
     else:
-        with pytest.raises(TpudslError, match=re.escape(refusal)):
+        with pytest.raises(TpudslError, match=re.escape(f"one product of equation 'ik,kj->ij' {refusal}")):
             compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
 
 
