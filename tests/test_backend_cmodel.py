@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.backend_support import assert_bit_exact, assert_f32_close, compile_for, interpret, lowered
-from tests.f64_bound import reference_and_bound
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
@@ -210,6 +209,9 @@ def assert_chain_close(model, feed, got: dict, want: dict) -> None:
         for name, w in want.items():
             assert_f32_close(got[name], w, name)
     except AssertionError as close:
+        # imported here: onnx's reference evaluator is not needed by the many files importing Graph
+        from tests.f64_bound import reference_and_bound
+
         for name, (exact, bound) in reference_and_bound(model, feed).items():
             for side, value in (("cmodel", got[name]), ("Tpu interpreter", want[name])):
                 err = np.abs(value.astype(np.float64) - exact)
@@ -327,6 +329,8 @@ def test_an_ill_conditioned_f32_output_is_held_to_float32s_bound(tmp_path):
     further than that from float64), so `assert_chain_close` would hold the cmodel and the
     interpreter each to its worst-case float32 bound: both are within it, it is at most 1e-2 of the
     scale (not vacuous), and a LayerNorm without eps, written out here, misses it by far."""
+    from tests.f64_bound import reference_and_bound
+
     rng = np.random.default_rng(4)
     g = Graph(rng)
     g.shapes["x"] = (1, 2, 64, 2)
