@@ -397,8 +397,13 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
 
 
 def _tensor(name: str, value: SSAValue) -> dict:
-    return {"name": name, "shape": list(shape_of(value)), "dtype": dtype_of(value), "scale": 1.0, "zero_point": 0,
-            "address": address_of(value)}
+    """An input/output descriptor; an int8/uint8 one (strip-io-quant) carries its quant type's scale
+    and zero point: value = (stored - zero_point) * scale, for inputs too (TPU-MLIR's runtime keeps
+    1/scale for an input; this header keeps one meaning)."""
+    q = value.type.element_type if isinstance(value.type, TensorType) else None
+    scale, zp = (q.scale, q.zero_point) if isinstance(q, UniformQuantizedType) else (1.0, 0)
+    return {"name": name, "shape": list(shape_of(value)), "dtype": dtype_of(value), "scale": scale,
+            "zero_point": zp, "address": address_of(value)}
 
 
 def _int_attr(module: ModuleOp, key: str) -> int:

@@ -8,7 +8,7 @@ tpu_ada_options) that tpudsl has no work for, and `--weight-deduplicate`, which 
 
 Each pass here is registered so that line runs unchanged, and each checks the precondition under
 which doing nothing is what TPU-MLIR's pass does too (one device, one core, one static subnet,
-no input or output cast to strip, ...) and where it stands in the line (before --layer-group or
+...) and where it stands in the line (before --layer-group or
 before --address-assign), instead of being a blind identity. An option value asking for what
 tpudsl does not model is an error naming the pass, the option and what is supported.
 docs/tpuc-opt.md ("TPU-MLIR's deploy command lines") has the table of decisions.
@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FunctionType, IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import top_module_of
 
@@ -76,14 +78,16 @@ def check_layer_group_options(p: LayerGroupPass) -> None:
 
 @dataclass(frozen=True)
 class StripIOQuantPass(ModulePass):
-    """Strip the cast after an input / before an output (TPU-MLIR); tpudsl: only when there is none to strip.
+    """Strip the quantizing cast after an input / the dequantizing cast before an output (TPU-MLIR's
+    quant_input/quant_output): the bmodel then takes and gives int8/uint8 data in the quant type.
 
-    TPU-MLIR's quant_input=True removes a tpu.Cast fed by a top.Input with one use (the input
-    then takes the cast's type), quant_output=True a tpu.Cast whose only use is the return. tpudsl
-    does not model inputs or outputs of a quantized type (the three-level check and model_runner
-    feed and compare float), so either is accepted only when the module has no such cast: TPU-MLIR
-    then changes nothing either. The options mlir_shell.py writes besides are accepted at their
-    defaults only."""
+    As TPU-MLIR's StripIOQuant: a `tpu.Cast` to a `!quant.uniform` type fed by a `top.Input` with
+    one use goes, and the input takes the cast's type (it keeps its name; the function's argument
+    stays float, as TPU-MLIR's); a `tpu.Cast` from a `!quant.uniform` type whose only use is the
+    return goes, and the return gives its operand (with the operand's name). quant_input_list /
+    quant_output_list choose inputs / outputs by 1-based index (empty: all). F16/BF16 casts,
+    which TPU-MLIR strips too, and casts behind a Reshape/Unsqueeze are not stripped here: an
+    error naming the cast (tpudsl's IO is float or INT8)."""
 
     name = "strip-io-quant"
 
@@ -96,27 +100,77 @@ class StripIOQuantPass(ModulePass):
     quant_output_int8: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        why = "tpudsl's inputs and outputs keep their float type"
-        for option in ("quant_input_list", "quant_output_list"):
-            check_option(self.name, option, getattr(self, option), ("",), why)
         for option in ("quant_output_bf16", "quant_input_int8", "quant_output_int8"):
-            check_option(self.name, option, getattr(self, option), (False,), why)
+            check_option(self.name, option, getattr(self, option), (False,),
+                         "tpudsl strips only the INT8 casts of quant_input/quant_output")
+        inputs = self._indices("quant_input_list") if self.quant_input else set()
+        outputs = self._indices("quant_output_list") if self.quant_output else set()
         before_layer_group(op, self.name)
-        for cast in (o for o in op.walk() if o.name == "tpu.Cast"):
-            source = cast.operands[0].owner
-            from_input = isinstance(source, Operation) and source.name == "top.Input"
-            if self.quant_input and from_input and len(list(source.results[0].uses)) == 1:
-                self._refuse(cast, "quant_input", "input")
-            uses = list(cast.results[0].uses)
-            if self.quant_output and len(uses) == 1 and isinstance(uses[0].operation, ReturnOp):
-                self._refuse(cast, "quant_output", "output")
+        funcs = [f for f in op.body.block.ops if isinstance(f, FuncOp) and f.sym_name.data == "main"]
+        if not funcs or not (self.quant_input or self.quant_output):
+            return
+        func = funcs[0]
+        block = func.body.block
+        for i, arg in enumerate(block.args):
+            readers = [u.operation for u in arg.uses if u.operation.name == "top.Input"]
+            if self.quant_input and (not inputs or i + 1 in inputs) and len(readers) == 1:
+                self._strip_input(readers[0])
+        ret = block.last_op
+        assert isinstance(ret, ReturnOp)
+        for i, value in enumerate(list(ret.operands)):
+            cast = value.owner
+            if (self.quant_output and (not outputs or i + 1 in outputs) and isinstance(cast, Operation)
+                    and cast.name == "tpu.Cast" and len(list(value.uses)) == 1):
+                self._strip_output(cast)
+        func.function_type = FunctionType.from_lists(func.function_type.inputs.data,
+                                                     [v.type for v in ret.operands])
+
+    def _indices(self, option: str) -> set[int]:
+        text = getattr(self, option)
+        try:
+            chosen = {int(t) for t in text.split(",") if t.strip()}
+        except ValueError:
+            chosen = {0}
+        if any(i < 1 for i in chosen):
+            raise TpudslError(f"{self.name}: {option}={text} is not a list of 1-based indices (e.g. 1,3)")
+        return chosen
+
+    def _strip_input(self, source: Operation) -> None:
+        uses = list(source.results[0].uses)
+        cast = uses[0].operation if len(uses) == 1 else None
+        if cast is None or cast.name != "tpu.Cast":
+            if cast is not None and cast.name in ("tpu.Reshape", "tpu.Unsqueeze"):
+                self._refuse(cast, "quant_input", f"a cast behind the {cast.name} after input \"{loc_name(source)}\"")
+            return
+        if not isinstance(_element(cast.results[0]), UniformQuantizedType):
+            self._refuse(cast, "quant_input", f"the cast \"{loc_name(cast)}\" to {_element(cast.results[0])}")
+        # The input, with its name and attributes, retyped (a result's type is fixed in xDSL).
+        typed = type(source).create(operands=list(source.operands), result_types=[cast.results[0].type],
+                                    attributes=dict(source.attributes), location=source.location)
+        Rewriter.insert_op(typed, InsertPoint.before(source))
+        cast.results[0].replace_all_uses_with(typed.results[0])
+        cast.detach()
+        cast.erase()
+        source.detach()
+        source.erase()
+
+    def _strip_output(self, cast: Operation) -> None:
+        if not isinstance(_element(cast.operands[0]), UniformQuantizedType):
+            self._refuse(cast, "quant_output", f"the cast \"{loc_name(cast)}\" from {_element(cast.operands[0])}")
+        cast.results[0].replace_all_uses_with(cast.operands[0])
+        cast.detach()
+        cast.erase()
 
     def _refuse(self, cast: Operation, option: str, what: str) -> None:
-        error = TpudslError(f"{self.name}: {option}=true would strip the cast \"{loc_name(cast)}\" at the model's "
-                            f"{what}, which tpudsl does not model: inputs and outputs keep their float type "
-                            f"(supported: {option}=false, or a module without such a cast)")
+        error = TpudslError(f"{self.name}: {option}=true would strip {what}, which tpudsl does not model "
+                            f"(it strips the INT8 casts right after a top.Input or right before the return)")
         error.op = cast
         raise error
+
+
+def _element(value: SSAValue) -> Attribute:
+    t = value.type
+    return t.element_type if isinstance(t, TensorType) else t
 
 
 @dataclass(frozen=True)

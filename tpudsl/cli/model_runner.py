@@ -73,16 +73,86 @@ def check_inputs(inputs: Mapping[str, np.ndarray], expected: Mapping[str, Sequen
         raise TpudslError("; ".join(problems) + hint)
 
 
+# A quantized input or output (strip-io-quant): (scale, zero point, dtype of the stored integers).
+QuantIO = dict[str, tuple[float, int, "np.dtype"]]
+
+
+def module_quant_io(mod: TopModule) -> tuple[QuantIO, QuantIO]:
+    """The int8/uint8 inputs (a top.Input of a `!quant.uniform` type) and outputs of a module."""
+    from xdsl.dialects.builtin import TensorType
+
+    from tpudsl.dialects.opdef import loc_name, value_name
+    from tpudsl.dialects.quant import UniformQuantizedType
+    from tpudsl.interp.module_interpreter import numpy_dtype
+
+    def params(value) -> tuple[float, int, np.dtype] | None:
+        q = value.type.element_type if isinstance(value.type, TensorType) else None
+        return (q.scale, q.zero_point, numpy_dtype(q)) if isinstance(q, UniformQuantizedType) else None
+
+    block = mod.main_func().body.block
+    ins = {loc_name(op): p for op in block.ops if op.name == "top.Input" and (p := params(op.results[0]))}
+    outs = {value_name(v): p for v in block.last_op.operands if (p := params(v))}  # type: ignore[union-attr]
+    return ins, outs
+
+
+def bmodel_quant_io(header: Mapping) -> tuple[QuantIO, QuantIO]:
+    """The int8/uint8 inputs and outputs of a .bmodel, from its IO descriptors."""
+    import numpy as np
+
+    def pick(tensors) -> QuantIO:
+        return {t["name"]: (t["scale"], t["zero_point"], np.dtype("int8" if t["dtype"] == "i8" else "uint8"))
+                for t in tensors if t["dtype"] in ("i8", "u8")}
+
+    return pick(header["inputs"]), pick(header["outputs"])
+
+
+def quantize_inputs(inputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[str, np.ndarray]:
+    """The data for an int8/uint8 input: float data quantized exactly as the tpu.Cast that
+    strip-io-quant removed would have (x / scale in float64, rounded half away from zero, plus the
+    zero point, saturated: docs/tools.md); data of the input's integer dtype is the stored values."""
+    import numpy as np
+
+    from tpudsl.interp.requant import quantize
+
+    out = dict(inputs)
+    for name, (scale, zp, dtype) in quant.items():
+        x = np.asarray(inputs[name]) if name in inputs else None
+        if x is None or x.dtype == dtype:
+            continue
+        if x.dtype.kind != "f":
+            raise TpudslError(f"input '{name}' is {dtype} (scale {scale:g}, zero point {zp}); its data is {x.dtype}: "
+                              f"give float data (quantized here) or {dtype} (taken as stored)")
+        info = np.iinfo(dtype)
+        try:
+            out[name] = quantize(x, scale, info.min, info.max, dtype, zp)
+        except ValueError as e:
+            raise TpudslError(f"input '{name}': {e}") from None
+    return out
+
+
+def dequantize_outputs(outputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[str, np.ndarray]:
+    """int8/uint8 outputs as the float32 values they stand for, (q - zero point) * scale, as
+    TPU-MLIR's model_runner gives them (without --out_fixed)."""
+    from tpudsl.interp.requant import dequantize
+
+    return {k: dequantize(v, *quant[k][:2]) if k in quant else v for k, v in outputs.items()}
+
+
 def mlir_inference(
-    inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False, threads: int | None = None
+    inputs: Mapping[str, np.ndarray], mlir: str | Path, dump_all_tensors: bool = False, threads: int | None = None,
+    out_fixed: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Run a Top .mlir in the interpreter: outputs (or every tensor) by tensor name."""
+    """Run a Top .mlir in the interpreter: outputs (or every tensor) by tensor name. Float data for
+    an int8 input is quantized; an int8 output is dequantized unless `out_fixed` (strip-io-quant)."""
     from tpudsl.interp import run_module
     from tpudsl.ir.module import load_module
 
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
-    return run_module(mod.module, mod.weights, inputs, keep_all=dump_all_tensors, threads=threads)
+    q_in, q_out = module_quant_io(mod)
+    outputs = run_module(mod.module, mod.weights, quantize_inputs(inputs, q_in), keep_all=dump_all_tensors,
+                         threads=threads)
+    return outputs if out_fixed else dequantize_outputs(outputs, q_out)
 
 
 def onnx_inference(
@@ -154,9 +224,11 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     return inferred
 
 
-def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False) -> dict[str, np.ndarray]:
+def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False,
+                     out_fixed: bool = False) -> dict[str, np.ndarray]:
     """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
-    their serial total and the total with the engines overlapped, schedule.py)."""
+    their serial total and the total with the engines overlapped, schedule.py). int8 IO as in
+    mlir_inference."""
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend import isa
     from tpudsl.backend.chips import chip_named
@@ -165,7 +237,8 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
 
     bmodel = read_bmodel(model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
-    outputs, cycles = run_bmodel(bmodel, inputs)
+    q_in, q_out = bmodel_quant_io(bmodel.header)
+    outputs, cycles = run_bmodel(bmodel, quantize_inputs(inputs, q_in))
     if profile:
         total = sum(cycles.values())
         print(f"{'op':<40} {'cycles':>12} {'share':>7}")
@@ -174,26 +247,26 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
         print(f"{'total':<40} {total:>12}")
         overlapped = schedule(isa.decode(bmodel.commands), chip_named(bmodel.header["chip"])).makespan
         print(f"{'total with GDMA and BDC overlapped':<40} {overlapped:>12} {overlapped / max(total, 1):>7.1%}")
-    return outputs
+    return outputs if out_fixed else dequantize_outputs(outputs, q_out)
 
 
 def model_inference(
     inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False, threads: int | None = None,
-    profile: bool = False,
+    profile: bool = False, out_fixed: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run a model file, chosen by its suffix (`threads`: the Top interpreter's BLAS threads)."""
     suffix = Path(model).suffix
     if profile and suffix != ".bmodel":
         raise TpudslError("--profile needs a .bmodel (it prints the cmodel's cycles)", file=str(model))
     if suffix == ".mlir":
-        return mlir_inference(inputs, model, dump_all_tensors, threads)
+        return mlir_inference(inputs, model, dump_all_tensors, threads, out_fixed)
     if suffix == ".onnx":
         return onnx_inference(inputs, model, dump_all_tensors)
     if suffix == ".bmodel":
         if dump_all_tensors:
             raise TpudslError("--dump_all_tensors is not supported for a .bmodel (it keeps only its outputs)",
                               file=str(model))
-        return bmodel_inference(inputs, model, profile)
+        return bmodel_inference(inputs, model, profile, out_fixed)
     raise TpudslError(f"unknown model type '{suffix}': expected .mlir, .onnx or .bmodel", file=str(model))
 
 
@@ -214,7 +287,6 @@ def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
 # TPU-MLIR's flags tpudsl does not model (docs/tools.md).
 CHECKED = (
     Checked("--weight", ("",), "tpudsl runs .mlir, .onnx and .bmodel models (a .caffemodel is Caffe's)"),
-    Checked("--out_fixed", (False,), "tpudsl's models keep float inputs and outputs: there are no int8 outputs to keep"),
     Checked("--cuda", (False,), "tpudsl runs on the CPU"),
     Checked("--decrypt_lib", ("",), "tpudsl writes no encrypted .bmodel"),
 )
@@ -228,6 +300,8 @@ def build_parser() -> CliArgumentParser:
                         help="npz to write, keyed by tensor name (default _output.npz, as TPU-MLIR's)")
     parser.add_argument("--dump_all_tensors", action="store_true", help="save every tensor, not only the outputs")
     parser.add_argument("--profile", action="store_true", help="print a .bmodel's estimated cycles per op")
+    parser.add_argument("--out_fixed", action="store_true",
+                        help="keep int8/uint8 outputs (strip-io-quant) as stored integers, not dequantized")
     add_threads_option(parser)
     add_checked_flags(parser, CHECKED)
     return parser
@@ -241,7 +315,8 @@ def run(argv: Sequence[str]) -> int:
             raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
     from tpudsl.cli.npz_tool import load_npz
 
-    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads, args.profile)
+    outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads, args.profile,
+                              args.out_fixed)
     save_npz(args.output, outputs)
     return 0
 

@@ -126,6 +126,17 @@ def _dtype(value: SSAValue) -> np.dtype | None:
     return numpy_dtype(t.element_type) if isinstance(t, TensorType) else None
 
 
+def _input_dtype(arg: SSAValue) -> np.dtype | None:
+    """What an input takes: the argument's dtype, or the stored integers of the quant type its
+    top.Input gives (an input whose quantizing cast strip-io-quant removed; the argument stays
+    float there, as in TPU-MLIR)."""
+    for use in arg.uses:
+        if use.operation.name == INPUT and isinstance(getattr(use.operation.results[0].type, "element_type", None),
+                                                      UniformQuantizedType):
+            return _dtype(use.operation.results[0])
+    return _dtype(arg)
+
+
 def op_attrs(op: Operation) -> KernelAttrs:
     """What a kernel reads: attribute values with spec defaults, result shapes and dtypes."""
     spec = SPECS.get(op.name)
@@ -228,8 +239,9 @@ class ModuleInterpreter:
         self._steps: list[_Step] | None = None
         self._n_slots = 0
         self._constants: dict[int, Array | None] = {}  # weights and `none`, loaded once
-        # input name -> slot, the block argument's static shape and dtype (None: unknown)
+        # input name -> slot, the block argument's static shape and the dtype it takes (None: unknown)
         self._inputs: dict[str, tuple[int, tuple[int, ...] | None, np.dtype | None]] = {}
+        self._args: dict[str, SSAValue] = {}  # input name -> its block argument
         self._outputs: list[tuple[str, int]] = []
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
@@ -247,7 +259,7 @@ class ModuleInterpreter:
     def init(self) -> None:
         func = self._main()
         slot: dict[SSAValue, int] = {}
-        self._constants, self._inputs, self._names = {}, {}, {}
+        self._constants, self._inputs, self._names, self._args = {}, {}, {}, {}
 
         def number(value: SSAValue) -> int:
             return slot.setdefault(value, len(slot))
@@ -255,7 +267,8 @@ class ModuleInterpreter:
         block = func.body.block
         for i, arg in enumerate(block.args):
             name = self._input_name(arg, i)
-            self._inputs[name] = (number(arg), _static_shape(arg), _dtype(arg))
+            self._inputs[name] = (number(arg), _static_shape(arg), _input_dtype(arg))
+            self._args[name] = arg
             self._names[slot[arg]] = name
         steps: list[_Step] = []
         returned: list[SSAValue] = []
@@ -429,6 +442,10 @@ class ModuleInterpreter:
             array = np.asarray(inputs[name])
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
+            if dtype is not None and dtype != _dtype(self._args[name]) and array.dtype != dtype:
+                # never a silent float -> int8 truncation: the caller quantizes (model_runner does)
+                raise TpudslError(f"input '{name}' is {dtype} (its quant type's stored integers), the data is "
+                                  f"{array.dtype}: quantize it first (model_runner and model_deploy do)")
             yield name, hold(array, dtype)
 
     def deinit(self) -> None:

@@ -45,6 +45,9 @@ def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.n
         x = np.asarray(inputs[t["name"]])
         if list(x.shape) != t["shape"]:
             raise TpudslError(f"input '{t['name']}' has shape {list(x.shape)}, expected {t['shape']}")
+        if t["dtype"] in ("i8", "u8") and x.dtype != NUMPY[t["dtype"]]:  # never a silent float truncation
+            raise TpudslError(f"input '{t['name']}' is {t['dtype']} (scale {t['scale']:g}, zero point "
+                              f"{t['zero_point']}), the data is {x.dtype}: quantize it first (model_runner does)")
         memory.write_global(t["address"], _contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
     names = op_names(bmodel.debug, len(records))
     execute(memory, records, names)
