@@ -18,7 +18,7 @@
 // CHECK-DAG:  {{^  }}extra-optimize {{ +}}Fusions after shape inference
 // TPU-MLIR's lowering, tpu-opt and codegen stages (lit_tests/driver/tpu_mlir_deploy_pipeline.mlir).
 // CHECK-DAG:  {{^  }}processor-top-optimize {{ +}}Chip-specific Top rewrites before lowering (TPU-MLIR); tpudsl has none
-// CHECK-DAG:  {{^  }}strip-io-quant {{ +}}Strip the cast after an input
+// CHECK-DAG:  {{^  }}strip-io-quant {{ +}}Strip the quantizing cast after an input
 // CHECK-DAG:  {{^      }}quant_output_int8: bool = False
 // CHECK-DAG:  {{^  }}processor-tpu-optimize {{ +}}Chip-specific Tpu rewrites (TPU-MLIR); tpudsl has none
 // CHECK-DAG:  {{^  }}dev-parallel {{ +}}Distribute the model over devices

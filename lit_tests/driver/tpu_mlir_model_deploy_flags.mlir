@@ -12,10 +12,17 @@
 // RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest
 // RUN: diff %t/a/m_bm1684x_f32_tpu.mlir %t/b/m_bm1684x_f32_tpu.mlir
 // RUN: cmp %t/a/m.bmodel %t/b/m.bmodel
-// INT8 has: --quant_input is refused, and nothing is written.
+// INT8 with --quant_input --quant_output: int8 input and output (the Tpu check compares the output
+// as (q - zero point) * scale with Top's "add"; the bmodel check is bit-exact on the int8 values).
+// RUN: mkdir %t/q
+// RUN: model_deploy --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/q/m.bmodel --test_input %t/in.npz --tolerance 0.9,0.6 --quant_input --quant_output --quant_input_list 1 --quant_output_list 1 2>&1 | filecheck %s --check-prefix=QDEPLOY
+// RUN: model_tool --info %t/q/m.bmodel | filecheck %s --check-prefix=QINFO
+// QDEPLOY-DAG: npz compare PASSED.
+// QDEPLOY-DAG: bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)
+// QINFO: input: x, [1, 4, 8, 8], i8, scale: 0.011811, zero point: 0,
+// QINFO: output: add_int8, [1, 4, 8, 8], i8, scale: 0.330709, zero point: 0,
+// Refused flags: nothing is written.
 // RUN: mkdir %t/c
-// RUN: not model_deploy --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_input 2>&1 | filecheck %s --check-prefix=QIN
-// RUN: not model_deploy --mlir %t/m.mlir --quantize INT8 --calibration_table %t/table --processor bm1684x --model %t/c/m.bmodel --quant_output 2>&1 | filecheck %s --check-prefix=QOUT
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_input_list 0 2>&1 | filecheck %s --check-prefix=QLIST
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_output_bf16 2>&1 | filecheck %s --check-prefix=QBF16
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
@@ -26,10 +33,8 @@
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --group_by_cores true 2>&1 | filecheck %s --check-prefix=GROUPCORES
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --model_version 1.0 2>&1 | filecheck %s --check-prefix=VERSION
 // RUN: python -c "import os, sys; sys.exit(len(os.listdir('%t/c')))"
-// QIN:     error: strip-io-quant: quant_input=true would strip the cast "x_int8" at the model's input, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_input=false, or a module without such a cast)
-// QOUT:    error: strip-io-quant: quant_output=true would strip the cast "add" at the model's output, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_output=false, or a module without such a cast)
-// QLIST:   error: strip-io-quant: quant_input_list=0 is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_input_list=)
-// QBF16:   error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_output_bf16=false)
+// QLIST:   error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
+// QBF16:   error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_bf16=false)
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // DIVIDE:  error: op-divide: not supported:
 // CORES:   error: processor-assign: num_core=2 is not supported (only num_core=1)

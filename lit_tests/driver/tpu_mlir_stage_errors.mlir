@@ -16,24 +16,11 @@
 // LOWERED: error: processor-top-optimize: module.state is TPU_LOWERED; it runs on a Top module, before --convert-top-to-tpu
 // QSYM:    error: convert-top-to-tpu: q_symmetric=True is not supported yet
 //
-// strip-io-quant: only where there is no cast to strip (F32: the module is unchanged)
-// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True" 2>&1 | filecheck %s --check-prefix=QIN
-// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True" 2>&1 | filecheck %s --check-prefix=QOUT
+// strip-io-quant: an F32 module has no cast to strip and is unchanged (INT8 modules, the lists and
+// the refused options: tpu_mlir_strip_io_quant.mlir)
 // RUN: tpuc-opt %t/f32.mlir --strip-io-quant="quant_input=True quant_output=True" -o %t/stripped.mlir
 // RUN: tpuc-opt %t/f32.mlir --shape-infer -o %t/same.mlir
 // RUN: diff %t/stripped.mlir %t/same.mlir
-// RUN: not tpuc-opt %t/f32.mlir --strip-io-quant="quant_input_list=0" 2>&1 | filecheck %s --check-prefix=QINLIST
-// RUN: not tpuc-opt %t/f32.mlir --strip-io-quant="quant_output_list=0" 2>&1 | filecheck %s --check-prefix=QOUTLIST
-// RUN: not tpuc-opt %t/f32.mlir --strip-io-quant="quant_output_bf16=True" 2>&1 | filecheck %s --check-prefix=QBF16
-// RUN: not tpuc-opt %t/f32.mlir --strip-io-quant="quant_input_int8=True" 2>&1 | filecheck %s --check-prefix=QIN8
-// RUN: not tpuc-opt %t/f32.mlir --strip-io-quant="quant_output_int8=True" 2>&1 | filecheck %s --check-prefix=QOUT8
-// QIN:      int8.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_input=true would strip the cast "x_int8" at the model's input, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_input=false, or a module without such a cast)
-// QOUT:     int8.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_output=true would strip the cast "add" at the model's output, which tpudsl does not model: inputs and outputs keep their float type (supported: quant_output=false, or a module without such a cast)
-// QINLIST:  error: strip-io-quant: quant_input_list=0 is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_input_list=)
-// QOUTLIST: error: strip-io-quant: quant_output_list=0 is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_output_list=)
-// QBF16:    error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_output_bf16=false)
-// QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_input_int8=false)
-// QOUT8:    error: strip-io-quant: quant_output_int8=true is not supported: tpudsl's inputs and outputs keep their float type (supported: quant_output_int8=false)
 //
 // Where each stands: before --layer-group, before --address-assign.
 // RUN: not tpuc-opt %t/grouped.mlir --processor-tpu-optimize 2>&1 | filecheck %s --check-prefix=GROUPED -DPASS=processor-tpu-optimize

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FunctionType, IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, FunctionType, IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -87,7 +87,7 @@ class StripIOQuantPass(ModulePass):
     return goes, and the return gives its operand (with the operand's name). quant_input_list /
     quant_output_list choose inputs / outputs by 1-based index (empty: all). F16/BF16 casts,
     which TPU-MLIR strips too, and casts behind a Reshape/Unsqueeze are not stripped here: an
-    error naming the cast (tpudsl's IO is float or INT8)."""
+    error naming the cast (tpudsl's IO is float or INT8); other casts stay, as in TPU-MLIR."""
 
     name = "strip-io-quant"
 
@@ -103,8 +103,7 @@ class StripIOQuantPass(ModulePass):
         for option in ("quant_output_bf16", "quant_input_int8", "quant_output_int8"):
             check_option(self.name, option, getattr(self, option), (False,),
                          "tpudsl strips only the INT8 casts of quant_input/quant_output")
-        inputs = self._indices("quant_input_list") if self.quant_input else set()
-        outputs = self._indices("quant_output_list") if self.quant_output else set()
+        inputs, outputs = self._indices("quant_input_list"), self._indices("quant_output_list")
         before_layer_group(op, self.name)
         funcs = [f for f in op.body.block.ops if isinstance(f, FuncOp) and f.sym_name.data == "main"]
         if not funcs or not (self.quant_input or self.quant_output):
@@ -127,21 +126,22 @@ class StripIOQuantPass(ModulePass):
 
     def _indices(self, option: str) -> set[int]:
         text = getattr(self, option)
-        try:
-            chosen = {int(t) for t in text.split(",") if t.strip()}
-        except ValueError:
-            chosen = {0}
-        if any(i < 1 for i in chosen):
+        parts = [t.strip() for t in text.split(",")] if text.strip() else []
+        if not all(t.isdigit() and int(t) >= 1 for t in parts):
             raise TpudslError(f"{self.name}: {option}={text} is not a list of 1-based indices (e.g. 1,3)")
-        return chosen
+        return {int(t) for t in parts}
 
     def _strip_input(self, source: Operation) -> None:
         uses = list(source.results[0].uses)
-        cast = uses[0].operation if len(uses) == 1 else None
-        if cast is None or cast.name != "tpu.Cast":
-            if cast is not None and cast.name in ("tpu.Reshape", "tpu.Unsqueeze"):
-                self._refuse(cast, "quant_input", f"a cast behind the {cast.name} after input \"{loc_name(source)}\"")
-            return
+        user = uses[0].operation if len(uses) == 1 else None
+        if user is not None and user.name in ("tpu.Reshape", "tpu.Unsqueeze"):
+            after = list(user.results[0].uses)
+            if len(after) == 1 and after[0].operation.name == "tpu.Cast" and _strippable(after[0].operation.results[0]):
+                self._refuse(after[0].operation, "quant_input", f"the cast \"{loc_name(after[0].operation)}\" behind "
+                             f"the {user.name} after input \"{loc_name(source)}\"")
+        if user is None or user.name != "tpu.Cast" or not _strippable(user.results[0]):
+            return  # as TPU-MLIR: only a cast to a quant type (or to F16/BF16) is stripped
+        cast = user
         if not isinstance(_element(cast.results[0]), UniformQuantizedType):
             self._refuse(cast, "quant_input", f"the cast \"{loc_name(cast)}\" to {_element(cast.results[0])}")
         # The input, with its name and attributes, retyped (a result's type is fixed in xDSL).
@@ -155,6 +155,8 @@ class StripIOQuantPass(ModulePass):
         source.erase()
 
     def _strip_output(self, cast: Operation) -> None:
+        if not _strippable(cast.operands[0]):
+            return  # as TPU-MLIR: only a cast from a quant type (or from F16/BF16) is stripped
         if not isinstance(_element(cast.operands[0]), UniformQuantizedType):
             self._refuse(cast, "quant_output", f"the cast \"{loc_name(cast)}\" from {_element(cast.operands[0])}")
         cast.results[0].replace_all_uses_with(cast.operands[0])
@@ -171,6 +173,11 @@ class StripIOQuantPass(ModulePass):
 def _element(value: SSAValue) -> Attribute:
     t = value.type
     return t.element_type if isinstance(t, TensorType) else t
+
+
+def _strippable(value: SSAValue) -> bool:
+    """The quantized or half side of an IO cast TPU-MLIR strips (F16/BF16 ones are refused here)."""
+    return isinstance(_element(value), (UniformQuantizedType, Float16Type, BFloat16Type))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,95 @@
+// --strip-io-quant in INT8 (TPU-MLIR's model_deploy --quant_input/--quant_output): the tpu.Cast after
+// each input (fed by its top.Input alone) and before each output (used by the return alone) go; the
+// input keeps its name and takes the quant type (its block argument stays f32, as TPU-MLIR's), the
+// return gives the cast's operand under that operand's name; @main's result types follow.
+// quant_input_list / quant_output_list choose by 1-based index. docs/tpuc-opt.md.
+// RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
+// RUN: python %S/../rewrites/Inputs/make_weights.py %s %t/m_weight.npz --inputs %t/in.npz
+// RUN: printf '# op_name threshold min max\nx 1.5 0.5 1.5\ny 2.0 -2.0 2.0\nconv 40.0 0.0 40.0\nadd 42.0 0.0 42.0\n' > %t/table
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=INT8" --import-calibration-table="file=table asymmetric=False" --convert-top-to-tpu -o int8.mlir
+//
+// RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_output=True quant_input_list= quant_output_list= quant_output_bf16=False quant_input_int8=False quant_output_int8=False " -o %t/s.mlir
+// RUN: filecheck %s --check-prefix=BOTH < %t/s.mlir
+// BOTH:      func.func @main(%arg0: tensor<1x4x8x8xf32> {{.*}}, %arg1: tensor<1x4x8x8xf32> {{.*}}) -> (tensor<1x4x8x8x!quant.uniform<i8:f32, 0.33070866141732286>>, tensor<1x4x8x8x!quant.uniform<i8:f32, 0.31496062992125984>>) {
+// BOTH-NEXT:   %0 = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8x!quant.uniform<i8:f32, 0.011811023622047244>> loc([[X:#loc[0-9]+]])
+// BOTH-NEXT:   %1 = "top.Input"(%arg1) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8x!quant.uniform<i8:f32, 0.015748031496062992>> loc([[Y:#loc[0-9]+]])
+// BOTH-NOT:    tpu.Cast
+// BOTH:        %[[CONV:[0-9]+]] = "tpu.Conv2D"(%0, {{.*}} loc([[CONVLOC:#loc[0-9]+]])
+// BOTH-NEXT:   %[[ADD:[0-9]+]] = "tpu.Add"(%[[CONV]], %1) {{.*}} loc([[ADDLOC:#loc[0-9]+]])
+// BOTH-NEXT:   return %[[ADD]], %[[CONV]] : tensor<1x4x8x8x!quant.uniform<i8:f32, 0.33070866141732286>>, tensor<1x4x8x8x!quant.uniform<i8:f32, 0.31496062992125984>>
+// BOTH-DAG:  [[X]] = loc("x")
+// BOTH-DAG:  [[Y]] = loc("y")
+// BOTH-DAG:  [[CONVLOC]] = loc("conv_int8")
+// BOTH-DAG:  [[ADDLOC]] = loc("add_int8")
+//
+// The lists: the second input and the second output only (the first keep their casts).
+// RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_output=True quant_input_list=2 quant_output_list=2" | filecheck %s --check-prefix=LIST
+// LIST:      func.func @main({{.*}}) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8x!quant.uniform<i8:f32, 0.31496062992125984>>) {
+// LIST-NEXT:   %0 = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// LIST-NEXT:   %1 = "tpu.Cast"(%0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8x!quant.uniform<i8:f32, 0.011811023622047244>>
+// LIST-NEXT:   %2 = "top.Input"(%arg1) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8x!quant.uniform<i8:f32, 0.015748031496062992>>
+// LIST:        %[[CONV:[0-9]+]] = "tpu.Conv2D"(%1,
+// LIST-NEXT:   %[[ADD:[0-9]+]] = "tpu.Add"(%[[CONV]], %2)
+// LIST-NEXT:   %[[CAST:[0-9]+]] = "tpu.Cast"(%[[ADD]])
+// LIST-NEXT:   return %[[CAST]], %[[CONV]] :
+// Only the flags: quant_input alone strips no output, and the lists alone strip nothing.
+// RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True" | filecheck %s --check-prefix=INONLY
+// INONLY:     -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+// INONLY-NOT: "tpu.Cast"(%arg
+// INONLY:     "tpu.Cast"
+// INONLY:     "tpu.Cast"
+// INONLY-NOT: "tpu.Cast"
+// RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_list=1 quant_output_list=1,2" -o %t/same.mlir
+// RUN: tpuc-opt %t/int8.mlir -o %t/int8_printed.mlir
+// RUN: diff %t/same.mlir %t/int8_printed.mlir
+//
+// The stripped module compiles to a .bmodel with int8 IO (model_tool --info shows the quant types'
+// scales); model_runner quantizes the float inputs of in.npz at both levels and, with --out_fixed,
+// gives the int8 outputs as stored: the .bmodel's equal the Tpu interpreter's bit for bit.
+// RUN: cd %t && tpuc-opt s.mlir --weight-reorder --address-assign --layer-group -o final.mlir
+// RUN: cd %t && tpuc-opt final.mlir --codegen="model_file=s.bmodel" -o /dev/null
+// RUN: model_tool --info %t/s.bmodel | filecheck %s --check-prefix=INFO
+// INFO: input: x, [1, 4, 8, 8], i8, scale: 0.011811, zero point: 0,
+// INFO: input: y, [1, 4, 8, 8], i8, scale: 0.015748, zero point: 0,
+// INFO: output: add_int8, [1, 4, 8, 8], i8, scale: 0.330709, zero point: 0,
+// INFO: output: conv_int8, [1, 4, 8, 8], i8, scale: 0.314961, zero point: 0,
+// RUN: cd %t && model_runner --input in.npz --model s.mlir --output tpu.npz --out_fixed
+// RUN: cd %t && model_runner --input in.npz --model s.bmodel --output bm.npz --out_fixed
+// RUN: python -c "import numpy as np; a, b = np.load('%t/tpu.npz'), np.load('%t/bm.npz'); assert sorted(a.files) == ['add_int8', 'conv_int8'] and all(a[k].dtype == b[k].dtype == np.int8 and (a[k] == b[k]).all() for k in a.files)"
+// Without --out_fixed the outputs are (q - zero point) * scale, float32, as TPU-MLIR's model_runner gives them.
+// RUN: cd %t && model_runner --input in.npz --model s.bmodel --output bmf.npz
+// RUN: python -c "import numpy as np; a, b = np.load('%t/bm.npz'), np.load('%t/bmf.npz'); assert b['conv_int8'].dtype == np.float32 and (b['conv_int8'] == np.float32(a['conv_int8'].astype(np.float64) * 0.31496062992125984)).all()"
+// Data of another integer type for an int8 input is refused by name.
+// RUN: python -c "import numpy as np; np.savez('%t/ints.npz', x=np.ones((1, 4, 8, 8), np.int32), y=np.ones((1, 4, 8, 8), np.int8))"
+// RUN: not model_runner --input %t/ints.npz --model %t/s.bmodel --output %t/no.npz 2>&1 | filecheck %s --check-prefix=INTS
+// INTS: error: input 'x' is int8 (scale 0.011811, zero point 0); its data is int32: give float data (quantized here) or int8 (taken as stored)
+//
+// Refused by name: malformed lists, the options tpudsl does not model, and F16/BF16 casts (which
+// TPU-MLIR strips too).
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_input_list=0" 2>&1 | filecheck %s --check-prefix=LIST0
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True quant_output_list=1;2" 2>&1 | filecheck %s --check-prefix=LISTSEMI
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_bf16=True" 2>&1 | filecheck %s --check-prefix=QBF16
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_int8=True" 2>&1 | filecheck %s --check-prefix=QIN8
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_int8=True" 2>&1 | filecheck %s --check-prefix=QOUT8
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F16" --convert-top-to-tpu -o f16.mlir
+// RUN: not tpuc-opt %t/f16.mlir --strip-io-quant="quant_input=True" 2>&1 | filecheck %s --check-prefix=F16IN
+// RUN: not tpuc-opt %t/f16.mlir --strip-io-quant="quant_output=True" 2>&1 | filecheck %s --check-prefix=F16OUT
+// LIST0:    error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
+// LISTSEMI: error: strip-io-quant: quant_output_list=1;2 is not a list of 1-based indices (e.g. 1,3)
+// QBF16:    error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_bf16=false)
+// QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_input_int8=false)
+// QOUT8:    error: strip-io-quant: quant_output_int8=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_int8=false)
+// F16IN:    f16.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_input=true would strip the cast "x_f16" to f16, which tpudsl does not model (it strips the INT8 casts right after a top.Input or right before the return)
+// F16OUT:   f16.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_output=true would strip the cast "add" from f16, which tpudsl does not model (it strips the INT8 casts right after a top.Input or right before the return)
+
+module attributes {module.chip = "ALL", module.name = "m", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
+  func.func @main(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+    %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
+    %y = "top.Input"(%arg1) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("y")
+    %w = "top.Weight"() : () -> tensor<4x4x3x3xf32> loc("w")
+    %b = "top.Weight"() : () -> tensor<4xf32> loc("b")
+    %c = "top.Conv"(%x, %w, %b) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], do_relu = true} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32> loc("conv")
+    %a = "top.Add"(%c, %y) : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("add")
+    return %a, %c : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+  }
+}
