@@ -1,0 +1,128 @@
+"""strip-io-quant in INT8 (model_deploy --quant_input/--quant_output): random INT8 networks of
+test_backend_int8 (symmetric and asymmetric), stripped and compiled to a .bmodel with int8/uint8
+IO. References, independent of the stripped module: the same module with its casts (the Tpu
+interpreter's tensors right after the input cast and right before the output cast: the stripped
+.bmodel must give those bit for bit), and the quantization of the float input recomputed here with
+fractions (round half away from zero of x / scale, plus the zero point, saturated). The .mlir and
+lit sides (names, lists, refusals, model_runner, model_deploy): lit_tests/driver/tpu_mlir_strip_io_quant.mlir."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.backend_support import compile_int8, int8_module
+from tests.feature_tally import FeatureTally
+from tests.test_backend_cmodel import Graph
+from tests.test_backend_int8 import KINDS, networks
+from tests.test_requant import ref_round
+from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.cli.model_runner import module_quant_io, quantize_inputs
+from tpudsl.dialects import make_context
+from tpudsl.dialects.opdef import loc_name
+from tpudsl.interp import run_module
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module, save_module
+from tpudsl.passes import pass_class
+
+FEATURES = ("input stripped", "output stripped", "input zero point", "uint8 output", "saturated input")
+
+
+def _reference_quantize(x: np.ndarray, scale: float, zp: int, dtype: np.dtype) -> list[int]:
+    """round_half_away(x / scale) + zp saturated, in exact fractions (+-inf saturates)."""
+    info = np.iinfo(dtype)
+
+    def one(v: float) -> int:
+        q = (info.max if v > 0 else info.min) if np.isinf(v) else ref_round(Fraction(v) / Fraction(scale),
+                                                                            "HalfAwayFromZero") + zp
+        return max(info.min, min(info.max, q))
+
+    return [one(float(v)) for v in x.ravel()]
+
+
+def _input_cast_name(top, name: str) -> str:
+    """The name of the tpu.Cast right after input `name` in the unstripped module."""
+    source = next(op for op in top.main_func().body.block.ops if op.name == "top.Input" and loc_name(op) == name)
+    (use,) = source.results[0].uses
+    assert use.operation.name == "tpu.Cast"
+    return loc_name(use.operation)
+
+
+def _check(model, shape, d, asymmetric: bool) -> set[str]:
+    """Strip the INT8 module of `model` and compare (module docstring); the features it showed."""
+    top = int8_module(model, shape, d, asymmetric=asymmetric)
+    save_module(top, d / "u.mlir", d / "u_weights.npz")
+    # beyond the calibrated range now and then: the input quantization saturates
+    x = (np.random.default_rng(5).standard_normal(shape) * 1.6).astype(np.float32)
+    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)  # with the casts
+    stripped = load_module(d / "u.mlir")
+    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
+    stripped.module.verify()
+    q_in, q_out = module_quant_io(stripped)
+    names = {f for f, on in (("input stripped", q_in), ("output stripped", q_out)) if on}
+    feed = quantize_inputs({"x": x}, q_in)
+    if q_in:
+        scale, zp, dtype = q_in["x"]
+        names |= {"input zero point"} if zp else set()
+        want = _reference_quantize(x, scale, zp, dtype)
+        names |= {"saturated input"} if np.iinfo(dtype).max in want or np.iinfo(dtype).min in want else set()
+        assert feed["x"].dtype == dtype and feed["x"].ravel().tolist() == want
+        assert np.array_equal(before[_input_cast_name(load_module(d / "u.mlir"), "x")], feed["x"])
+        with pytest.raises(TpudslError, match=f"input 'x' is {dtype}"):  # never a silent truncation
+            run_module(stripped.module, stripped.weights, {"x": x})
+    tpu = run_module(stripped.module, stripped.weights, feed)
+    bmodel = compile_int8(stripped, str(d / "s.bmodel"))
+    got, _ = run_bmodel(bmodel, feed)
+    names |= {"uint8 output"} if any(dtype == np.uint8 for _, _, dtype in q_out.values()) else set()
+    for name in q_out:  # the cast's operand, under its own name in both modules
+        assert got[name].dtype == tpu[name].dtype == before[name].dtype == q_out[name][2]
+        assert np.array_equal(got[name], before[name]) and np.array_equal(tpu[name], before[name]), name
+    if q_in:
+        with pytest.raises(TpudslError, match="input 'x' is [iu]8"):
+            run_bmodel(bmodel, {"x": x})
+    return names
+
+
+def test_stripped_bmodel_gives_the_int8_tensors_the_casts_read_and_wrote(tmp_path_factory):
+    tally = FeatureTally(FEATURES)
+
+    def check(net, asymmetric):
+        tally.record(_check(*net, tmp_path_factory.mktemp("s"), asymmetric))
+
+    # A tenth of the profile's budget (20 in CI): each example calibrates, lowers and compiles.
+    n = max(2, settings.default.max_examples // 10)
+    settings(max_examples=n)(given(st.sampled_from(KINDS).flatmap(networks), st.booleans())(check))()
+    tally.assert_each_in(1 / 2, ("input stripped", "output stripped"))
+    tally.assert_each_in(1 / 10, ("input zero point", "saturated input"))
+
+
+def test_asymmetric_conv_relu_has_int8_input_with_zero_point_and_uint8_output(tmp_path):
+    """A Conv + Relu, asymmetric: the input is int8 with a zero point, the output (>= 0) uint8 (a draw
+    of the property above rarely ends in a relu)."""
+    g = Graph(np.random.default_rng(3))
+    g.shapes["x"] = shape = (1, 3, 8, 8)
+    conv = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (1, 4, 8, 8), kernel_shape=[3, 3],
+                  pads=[1, 1, 1, 1])
+    model = g.model({"x": shape}, g.node("Relu", [conv], (1, 4, 8, 8)))
+    names = _check(model, shape, tmp_path, asymmetric=True)
+    assert {"input stripped", "input zero point", "output stripped", "uint8 output"} <= names, names
+
+
+@pytest.mark.parametrize("dtype, zp", [(np.int8, 0), (np.int8, -5), (np.uint8, 128)])
+def test_float_input_quantization_rounds_ties_away_from_zero_and_saturates(dtype, zp):
+    """Halves exactly (scale 2^-4: x / scale = k + 1/2 exactly), both signs, and values far beyond
+    the range, against the fraction formula; data already of the input's dtype is taken as stored,
+    another integer type is refused by name."""
+    scale = 0.0625
+    halves = (np.arange(-300, 300) + 0.5) * scale
+    x = np.concatenate([halves, [0.0, -0.0, 1e30, -1e30, np.inf, -np.inf]]).astype(np.float32)
+    got = quantize_inputs({"x": x}, {"x": (scale, zp, np.dtype(dtype))})["x"]
+    assert got.dtype == dtype and got.tolist() == _reference_quantize(x, scale, zp, np.dtype(dtype))
+    stored = np.arange(10, dtype=dtype)
+    assert quantize_inputs({"x": stored}, {"x": (scale, zp, np.dtype(dtype))})["x"] is stored
+    with pytest.raises(TpudslError, match=f"input 'x' is {np.dtype(dtype)} .*its data is int32"):
+        quantize_inputs({"x": stored.astype(np.int32)}, {"x": (scale, zp, np.dtype(dtype))})
