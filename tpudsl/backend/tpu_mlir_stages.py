@@ -1,12 +1,13 @@
 """The passes of TPU-MLIR's deploy command line (mlir_shell.py's tpu_opt_options and
-tpu_ada_options) that tpudsl has no work for, and `--weight-deduplicate`, which it does.
+tpu_ada_options) that tpudsl has no work for, and the two that do work here: `--strip-io-quant`
+(int8 inputs and outputs) and `--weight-deduplicate`.
 
     tpuc-opt X_tpu.mlir --mlir-disable-threading --strip-io-quant="quant_input=False ..."
       --processor-tpu-optimize --dev-parallel --weight-reorder --subnet-divide="dynamic=False"
       --op-reorder --topo-sort --layer-group="opt=2 ..." --core-parallel
       --after-layergroup-weight-reorder --address-assign -o X_final.mlir
 
-Each pass here is registered so that line runs unchanged, and each checks the precondition under
+Each pass here is registered so that line runs unchanged, and each of the others checks the precondition under
 which doing nothing is what TPU-MLIR's pass does too (one device, one core, one static subnet,
 ...) and where it stands in the line (before --layer-group or
 before --address-assign), instead of being a blind identity. An option value asking for what
