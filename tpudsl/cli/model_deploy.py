@@ -16,7 +16,9 @@ NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym, or _int8_asym with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
 tensor below tolerance (INT8: int8 tensors compared as (stored - zero point) * scale; the saved outputs keep the
 raw integers; --quant_input/--quant_output: int8 IO, float test data quantized as the stripped
-casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a run that produced inf/NaN names the first op that did and
+casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
+--calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a
+run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
 Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
