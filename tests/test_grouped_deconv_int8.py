@@ -40,15 +40,22 @@ def deconv_model(group: int, ic: int, ocg: int, seed: int, relu: bool = False, s
     return b.model()
 
 
-def lowered(model, d, samples: int = 16):
+def input_shape(model) -> list[int]:
+    return [dim.dim_value for dim in model.graph.input[0].type.tensor_type.shape.dim]
+
+
+def lowered(model, d, samples: int = 16, run_feed: dict | None = None):
+    """INT8 lowering calibrated (minmax) on `samples` random inputs, and on `run_feed` too when given."""
     top = top_module(model)
     save_module(top, d / "m.mlir")
-    shape = [dim.dim_value for dim in model.graph.input[0].type.tensor_type.shape.dim]
+    shape = input_shape(model)
     rng = np.random.default_rng(0)
     feeds = {str(i): {"input": rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
+    if run_feed is not None:
+        feeds["run"] = run_feed
     result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
     table = result.table("minmax")
-    (d / "table").write_text(table_text(table, 2048, samples))
+    (d / "table").write_text(table_text(table, 2048, len(feeds)))
     top = load_module(d / "m.mlir")
     ctx = make_context()
     pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=False).apply(ctx, top.module)
@@ -108,21 +115,28 @@ RUNS = ((1, False), (2, False), (4, False), (4, True))
 
 
 def test_random_grouped_deconvs_close_to_top(tmp_path_factory):
-    """Random grouped (depthwise too) transposed convolutions, calibrated (minmax) on 16 samples:
-    INT8 output cosine >= 0.99 with Top on another input; groups > 1 (int32 Deconv + RequantIntAxis)
-    in at least half of the examples, depthwise in a fifth (RUNS: by construction)."""
+    """Random grouped (depthwise too) transposed convolutions, calibrated (minmax) on 16 samples and
+    the input they then run: INT8 output cosine >= 0.99 with Top (or both outputs all zero: a Relu
+    that cuts everything, where cosine is undefined); groups > 1 (int32 Deconv + RequantIntAxis) in at
+    least half of the examples, depthwise in a fifth (RUNS: by construction).
+
+    The run input is calibrated too (as test_quant_asym's random graphs): this checks the lowering,
+    not how well 16 standard-normal samples bound a 17th. Calibrated on the 16 alone, 1 of 1,191
+    draws fell to 0.9846 (its output 3.93 against a threshold of 2.63, clipped), 0.9998 with the run
+    input calibrated (docs/testing.md, int8cal)."""
     tally = FeatureTally(("groups > 1", "depthwise"))
 
     def check(case):
         group, ic, ocg, strides, pads, relu, seed = case
         model = deconv_model(group, ic, ocg, seed, relu, strides, pads)
-        top, _, shape = lowered(model, tmp_path_factory.mktemp("g"))
+        feed = {"input": np.random.default_rng(seed + 1).standard_normal(input_shape(model)).astype(np.float32)}
+        top, _, _ = lowered(model, tmp_path_factory.mktemp("g"), run_feed=feed)
         names = {op.name for op in top.main_func().walk()}
         assert ("tpu.RequantIntAxis" in names) == (group > 1), names
-        feed = {"input": np.random.default_rng(seed + 1).standard_normal(shape).astype(np.float32)}
         got, want = run(top, feed), run(top_module(model), feed)
         out = model.graph.output[0].name
-        assert cosine(got[out], want[out]) >= 0.99, case
+        both_zero = not np.any(got[out]) and not np.any(want[out])
+        assert both_zero or cosine(got[out], want[out]) >= 0.99, case
         tally.record({*(["groups > 1"] if group > 1 else []),
                       *(["depthwise"] if group > 1 and ocg == 1 and ic == group else [])})
 
