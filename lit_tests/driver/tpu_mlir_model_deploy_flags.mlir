@@ -24,7 +24,6 @@
 // Refused flags: nothing is written.
 // RUN: mkdir %t/c
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_input_list 0 2>&1 | filecheck %s --check-prefix=QLIST
-// RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --quant_output_bf16 2>&1 | filecheck %s --check-prefix=QBF16
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --dynamic 2>&1 | filecheck %s --check-prefix=DYNAMIC
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --op_divide 2>&1 | filecheck %s --check-prefix=DIVIDE
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --num_core 2 2>&1 | filecheck %s --check-prefix=CORES
@@ -34,7 +33,6 @@
 // RUN: not model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/c/m.bmodel --model_version 1.0 2>&1 | filecheck %s --check-prefix=VERSION
 // RUN: python -c "import os, sys; sys.exit(len(os.listdir('%t/c')))"
 // QLIST:   error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
-// QBF16:   error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_bf16=false)
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // DIVIDE:  error: op-divide: not supported:
 // CORES:   error: processor-assign: num_core=2 is not supported (only num_core=1)

@@ -1,4 +1,4 @@
-// --strip-io-quant in INT8 (TPU-MLIR's model_deploy --quant_input/--quant_output): the tpu.Cast after
+// --strip-io-quant (TPU-MLIR's model_deploy --quant_input/--quant_output), INT8 first: the tpu.Cast after
 // each input (fed by its top.Input alone) and before each output (used by the return alone) go; the
 // input keeps its name and takes the quant type (its block argument stays f32, as TPU-MLIR's), the
 // return gives the cast's operand under that operand's name; @main's result types follow.
@@ -64,23 +64,88 @@
 // RUN: not model_runner --input %t/ints.npz --model %t/s.bmodel --output %t/no.npz 2>&1 | filecheck %s --check-prefix=INTS
 // INTS: error: input 'x' is int8 (scale 0.011811, zero point 0); its data is int32: give float data (quantized here) or int8 (taken as stored)
 //
-// Refused by name: malformed lists, the options tpudsl does not model, and F16/BF16 casts (which
-// TPU-MLIR strips too).
+// F16 and BF16 (TPU-MLIR's isF32toF16 / isF16toF32): the f32 -> f16/bf16 cast after each input
+// and the f16/bf16 -> f32 cast before each output go the same way; names kept.
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F16" --convert-top-to-tpu -o f16.mlir
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=BF16" --convert-top-to-tpu -o bf16.mlir
+// RUN: tpuc-opt %t/f16.mlir --strip-io-quant="quant_input=True quant_output=True" -o %t/s16.mlir
+// RUN: filecheck %s --check-prefix=F16 < %t/s16.mlir
+// F16:      func.func @main(%arg0: tensor<1x4x8x8xf32> {{.*}}, %arg1: tensor<1x4x8x8xf32> {{.*}}) -> (tensor<1x4x8x8xf16>, tensor<1x4x8x8xf16>) {
+// F16-NEXT:   %0 = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> loc([[X:#loc[0-9]+]])
+// F16-NEXT:   %1 = "top.Input"(%arg1) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> loc([[Y:#loc[0-9]+]])
+// F16-NOT:    tpu.Cast
+// F16:        %[[CONV:[0-9]+]] = "tpu.Conv2D"(%0, {{.*}} loc([[CONVLOC:#loc[0-9]+]])
+// F16-NEXT:   %[[ADD:[0-9]+]] = "tpu.Add"(%[[CONV]], %1) {{.*}} loc([[ADDLOC:#loc[0-9]+]])
+// F16-NEXT:   return %[[ADD]], %[[CONV]] : tensor<1x4x8x8xf16>, tensor<1x4x8x8xf16>
+// F16-DAG:  [[X]] = loc("x")
+// F16-DAG:  [[Y]] = loc("y")
+// F16-DAG:  [[CONVLOC]] = loc("conv_f16")
+// F16-DAG:  [[ADDLOC]] = loc("add_f16")
+// RUN: tpuc-opt %t/bf16.mlir --strip-io-quant="quant_input=True quant_output=True quant_input_list=2 quant_output_list=1" -o %t/sb16.mlir
+// RUN: filecheck %s --check-prefix=BF16 < %t/sb16.mlir
+// BF16:      func.func @main({{.*}}) -> (tensor<1x4x8x8xbf16>, tensor<1x4x8x8xf32>) {
+// BF16-NEXT:   %0 = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// BF16-NEXT:   %1 = "tpu.Cast"(%0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16>
+// BF16-NEXT:   %2 = "top.Input"(%arg1) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16> loc([[Y:#loc[0-9]+]])
+// BF16:        %[[CONV:[0-9]+]] = "tpu.Conv2D"(%1,
+// BF16-NEXT:   %[[ADD:[0-9]+]] = "tpu.Add"(%[[CONV]], %2) {{.*}} loc([[ADDLOC:#loc[0-9]+]])
+// BF16-NEXT:   %[[CAST:[0-9]+]] = "tpu.Cast"(%[[CONV]]) : (tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xf32> loc([[CASTLOC:#loc[0-9]+]])
+// BF16-NEXT:   return %[[ADD]], %[[CAST]] : tensor<1x4x8x8xbf16>, tensor<1x4x8x8xf32>
+// BF16-DAG:  [[Y]] = loc("y")
+// BF16-DAG:  [[ADDLOC]] = loc("add_bf16")
+// BF16-DAG:  [[CASTLOC]] = loc("conv")
+//
+// The stripped modules compile with f16/bf16 IO; model_runner rounds the float32 inputs of in.npz
+// to nearest even at both levels, and the .bmodel's outputs equal the Tpu interpreter's bit for bit
+// (written as float32, exact). model_deploy runs the same in BF16, its bmodel check bit-exact.
+// RUN: cd %t && tpuc-opt s16.mlir --weight-reorder --address-assign --layer-group -o final16.mlir
+// RUN: cd %t && tpuc-opt final16.mlir --codegen="model_file=s16.bmodel" -o /dev/null
+// RUN: model_tool --info %t/s16.bmodel | filecheck %s --check-prefix=INFO16
+// INFO16: input: x, [1, 4, 8, 8], f16, scale: 1, zero point: 0,
+// INFO16: input: y, [1, 4, 8, 8], f16, scale: 1, zero point: 0,
+// INFO16: output: add_f16, [1, 4, 8, 8], f16, scale: 1, zero point: 0,
+// INFO16: output: conv_f16, [1, 4, 8, 8], f16, scale: 1, zero point: 0,
+// RUN: cd %t && model_runner --input in.npz --model s16.mlir --output tpu16.npz
+// RUN: cd %t && model_runner --input in.npz --model s16.bmodel --output bm16.npz
+// RUN: python -c "import numpy as np; a, b = np.load('%t/tpu16.npz'), np.load('%t/bm16.npz'); assert sorted(a.files) == sorted(b.files) == ['add_f16', 'conv_f16'] and all((a[k] == b[k]).all() for k in a.files)"
+// RUN: mkdir %t/dbf16 && cd %t && model_deploy --mlir m.mlir --quantize BF16 --processor bm1684x --model dbf16/m.bmodel --test_input in.npz --tolerance 0.99,0.9 --quant_input --quant_output 2>&1 | filecheck %s --check-prefix=DBF16
+// RUN: model_tool --info %t/dbf16/m.bmodel | filecheck %s --check-prefix=INFOBF16
+// DBF16-DAG: npz compare PASSED.
+// DBF16-DAG: bmodel check passed: 2 outputs of the cmodel equal the Tpu interpreter's (BF16, bit-exact)
+// INFOBF16: input: x, [1, 4, 8, 8], bf16,
+// INFOBF16: output: add_bf16, [1, 4, 8, 8], bf16,
+// Integer data for an f16 input is refused by name.
+// RUN: not model_runner --input %t/ints.npz --model %t/s16.bmodel --output %t/no.npz 2>&1 | filecheck %s --check-prefix=INTS16
+// INTS16: error: input 'x' is float16; its data is int32: give float data (rounded here) or float16 (taken as stored)
+//
+// quant_output_bf16 (TPU-MLIR's ForceOutputQuantBF16Pattern, when quant_output is false): each f32
+// output gets a tpu.Cast to bf16 named <output>_bf16; with quant_output=true it does nothing.
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F32" --convert-top-to-tpu -o f32.mlir
+// RUN: tpuc-opt %t/f32.mlir --strip-io-quant="quant_output_bf16=True" | filecheck %s --check-prefix=OBF16
+// OBF16:      -> (tensor<1x4x8x8xbf16>, tensor<1x4x8x8xbf16>) {
+// OBF16:        %[[ADD:[0-9]+]] = "tpu.Add"
+// OBF16-NEXT:   %[[A:[0-9]+]] = "tpu.Cast"(%[[ADD]]) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16> loc([[ALOC:#loc[0-9]+]])
+// OBF16-NEXT:   %[[C:[0-9]+]] = "tpu.Cast"(%{{[0-9]+}}) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xbf16> loc([[CLOC:#loc[0-9]+]])
+// OBF16-NEXT:   return %[[A]], %[[C]] : tensor<1x4x8x8xbf16>, tensor<1x4x8x8xbf16>
+// OBF16-DAG:  [[ALOC]] = loc("add_bf16")
+// OBF16-DAG:  [[CLOC]] = loc("conv_bf16")
+// RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_output=True quant_output_bf16=True" -o %t/both_bf16.mlir
+// RUN: diff %t/s.mlir %t/both_bf16.mlir
+// RUN: mkdir %t/obf16 && cd %t && model_deploy --mlir m.mlir --quantize F16 --processor bm1684x --model obf16/m.bmodel --test_input in.npz --tolerance 0.99,0.9 --quant_output_bf16 2>&1 | filecheck %s --check-prefix=DOBF16
+// RUN: model_tool --info %t/obf16/m.bmodel | filecheck %s --check-prefix=INFOOBF16
+// DOBF16: bmodel check passed: 2 outputs of the cmodel equal the Tpu interpreter's (F16, bit-exact)
+// INFOOBF16: input: x, [1, 4, 8, 8], f32,
+// INFOOBF16: output: add_bf16, [1, 4, 8, 8], bf16,
+//
+// Refused by name: malformed lists, the options tpudsl does not model.
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_input_list=0" 2>&1 | filecheck %s --check-prefix=LIST0
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True quant_output_list=1;2" 2>&1 | filecheck %s --check-prefix=LISTSEMI
-// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_bf16=True" 2>&1 | filecheck %s --check-prefix=QBF16
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_int8=True" 2>&1 | filecheck %s --check-prefix=QIN8
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_int8=True" 2>&1 | filecheck %s --check-prefix=QOUT8
-// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F16" --convert-top-to-tpu -o f16.mlir
-// RUN: not tpuc-opt %t/f16.mlir --strip-io-quant="quant_input=True" 2>&1 | filecheck %s --check-prefix=F16IN
-// RUN: not tpuc-opt %t/f16.mlir --strip-io-quant="quant_output=True" 2>&1 | filecheck %s --check-prefix=F16OUT
 // LIST0:    error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
 // LISTSEMI: error: strip-io-quant: quant_output_list=1;2 is not a list of 1-based indices (e.g. 1,3)
-// QBF16:    error: strip-io-quant: quant_output_bf16=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_bf16=false)
-// QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_input_int8=false)
-// QOUT8:    error: strip-io-quant: quant_output_int8=true is not supported: tpudsl strips only the INT8 casts of quant_input/quant_output (supported: quant_output_int8=false)
-// F16IN:    f16.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_input=true would strip the cast "x_f16" to f16, which tpudsl does not model (it strips the INT8 casts right after a top.Input or right before the return)
-// F16OUT:   f16.mlir:{{[0-9]+}}:{{[0-9]+}}: error: strip-io-quant: quant_output=true would strip the cast "add" from f16, which tpudsl does not model (it strips the INT8 casts right after a top.Input or right before the return)
+// QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output (supported: quant_input_int8=false)
+// QOUT8:    error: strip-io-quant: quant_output_int8=true is not supported: tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output (supported: quant_output_int8=false)
 
 module attributes {module.chip = "ALL", module.name = "m", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
   func.func @main(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, FunctionType, IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, FunctionType, IntegerAttr, ModuleOp,
+                                   StringAttr, TensorType)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import create, loc_name, value_name
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import top_module_of
@@ -86,9 +87,11 @@ class StripIOQuantPass(ModulePass):
     one use goes, and the input takes the cast's type (it keeps its name; the function's argument
     stays float, as TPU-MLIR's); a `tpu.Cast` from a `!quant.uniform` type whose only use is the
     return goes, and the return gives its operand (with the operand's name). quant_input_list /
-    quant_output_list choose inputs / outputs by 1-based index (empty: all). F16/BF16 casts,
-    which TPU-MLIR strips too, and casts behind a Reshape/Unsqueeze are not stripped here: an
-    error naming the cast (tpudsl's IO is float or INT8); other casts stay, as in TPU-MLIR."""
+    quant_output_list choose inputs / outputs by 1-based index (empty: all). An f32 -> f16/bf16
+    cast at an input and an f16/bf16 -> f32 cast at an output go the same way (TPU-MLIR's
+    isF32toF16 / isF16toF32): the bmodel then takes and gives f16/bf16 data. Casts behind a
+    Reshape/Unsqueeze are not stripped here: an error naming the cast; other casts stay, as in
+    TPU-MLIR."""
 
     name = "strip-io-quant"
 
@@ -101,13 +104,13 @@ class StripIOQuantPass(ModulePass):
     quant_output_int8: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for option in ("quant_output_bf16", "quant_input_int8", "quant_output_int8"):
+        for option in ("quant_input_int8", "quant_output_int8"):
             check_option(self.name, option, getattr(self, option), (False,),
-                         "tpudsl strips only the INT8 casts of quant_input/quant_output")
+                         "tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output")
         inputs, outputs = self._indices("quant_input_list"), self._indices("quant_output_list")
         before_layer_group(op, self.name)
         funcs = [f for f in op.body.block.ops if isinstance(f, FuncOp) and f.sym_name.data == "main"]
-        if not funcs or not (self.quant_input or self.quant_output):
+        if not funcs or not (self.quant_input or self.quant_output or self.quant_output_bf16):
             return
         func = funcs[0]
         block = func.body.block
@@ -122,6 +125,8 @@ class StripIOQuantPass(ModulePass):
             if (self.quant_output and (not outputs or i + 1 in outputs) and isinstance(cast, Operation)
                     and cast.name == "tpu.Cast" and len(list(value.uses)) == 1):
                 self._strip_output(cast)
+        if self.quant_output_bf16 and not self.quant_output:  # TPU-MLIR: quant_output wins
+            _bf16_outputs(ret)
         func.function_type = FunctionType.from_lists(func.function_type.inputs.data,
                                                      [v.type for v in ret.operands])
 
@@ -137,14 +142,12 @@ class StripIOQuantPass(ModulePass):
         user = uses[0].operation if len(uses) == 1 else None
         if user is not None and user.name in ("tpu.Reshape", "tpu.Unsqueeze"):
             after = list(user.results[0].uses)
-            if len(after) == 1 and after[0].operation.name == "tpu.Cast" and _strippable(after[0].operation.results[0]):
+            if len(after) == 1 and after[0].operation.name == "tpu.Cast" and _strippable(*_ends(after[0].operation)):
                 self._refuse(after[0].operation, "quant_input", f"the cast \"{loc_name(after[0].operation)}\" behind "
                              f"the {user.name} after input \"{loc_name(source)}\"")
-        if user is None or user.name != "tpu.Cast" or not _strippable(user.results[0]):
-            return  # as TPU-MLIR: only a cast to a quant type (or to F16/BF16) is stripped
+        if user is None or user.name != "tpu.Cast" or not _strippable(*_ends(user)):
+            return  # as TPU-MLIR: only a cast to a quant type, or f32 -> F16/BF16, is stripped
         cast = user
-        if not isinstance(_element(cast.results[0]), UniformQuantizedType):
-            self._refuse(cast, "quant_input", f"the cast \"{loc_name(cast)}\" to {_element(cast.results[0])}")
         # The input, with its name and attributes, retyped (a result's type is fixed in xDSL).
         typed = type(source).create(operands=list(source.operands), result_types=[cast.results[0].type],
                                     attributes=dict(source.attributes), location=source.location)
@@ -156,19 +159,28 @@ class StripIOQuantPass(ModulePass):
         source.erase()
 
     def _strip_output(self, cast: Operation) -> None:
-        if not _strippable(cast.operands[0]):
-            return  # as TPU-MLIR: only a cast from a quant type (or from F16/BF16) is stripped
-        if not isinstance(_element(cast.operands[0]), UniformQuantizedType):
-            self._refuse(cast, "quant_output", f"the cast \"{loc_name(cast)}\" from {_element(cast.operands[0])}")
+        if not _strippable(cast.operands[0], cast.results[0]):
+            return  # as TPU-MLIR: only a cast from a quant type, or F16/BF16 -> f32, is stripped
         cast.results[0].replace_all_uses_with(cast.operands[0])
         cast.detach()
         cast.erase()
 
     def _refuse(self, cast: Operation, option: str, what: str) -> None:
         error = TpudslError(f"{self.name}: {option}=true would strip {what}, which tpudsl does not model "
-                            f"(it strips the INT8 casts right after a top.Input or right before the return)")
+                            f"(it strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)")
         error.op = cast
         raise error
+
+
+def _bf16_outputs(ret: ReturnOp) -> None:
+    """quant_output_bf16 (TPU-MLIR's ForceOutputQuantBF16Pattern): each f32 output is cast to bf16
+    by a new tpu.Cast named `<output>_bf16` (round to nearest even); other outputs stay."""
+    for i, value in enumerate(list(ret.operands)):
+        if isinstance(_element(value), Float32Type):
+            cast = create("tpu.Cast", [value], [TensorType(BFloat16Type(), value.type.get_shape())],
+                          loc=f"{value_name(value)}_bf16")
+            Rewriter.insert_op(cast, InsertPoint.before(ret))
+            ret.operands[i] = cast.results[0]
 
 
 def _element(value: SSAValue) -> Attribute:
@@ -176,9 +188,16 @@ def _element(value: SSAValue) -> Attribute:
     return t.element_type if isinstance(t, TensorType) else t
 
 
-def _strippable(value: SSAValue) -> bool:
-    """The quantized or half side of an IO cast TPU-MLIR strips (F16/BF16 ones are refused here)."""
-    return isinstance(_element(value), (UniformQuantizedType, Float16Type, BFloat16Type))
+def _ends(cast: Operation) -> tuple[SSAValue, SSAValue]:
+    return cast.results[0], cast.operands[0]
+
+
+def _strippable(side: SSAValue, f32_side: SSAValue) -> bool:
+    """An IO cast TPU-MLIR strips: `side` (the cast's result at an input, its operand at an
+    output) is a quant type, or F16/BF16 with `f32_side` (the other end) f32."""
+    if isinstance(_element(side), UniformQuantizedType):
+        return True
+    return isinstance(_element(side), (Float16Type, BFloat16Type)) and isinstance(_element(f32_side), Float32Type)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
-from tpudsl.cli.model_runner import module_quant_io, quantize_inputs, save_npz
+from tpudsl.cli.model_runner import module_half_io, module_quant_io, quantize_inputs, round_inputs, save_npz, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
 from tpudsl.interp import run_module
@@ -98,8 +98,9 @@ def deploy(args: argparse.Namespace) -> int:
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
     ours = None
     if inputs is not None:
-        # int8 inputs (--quant_input) take the float data quantized as their stripped casts would
-        inputs = quantize_inputs(inputs, module_quant_io(top)[0])
+        # int8 / f16 / bf16 inputs (--quant_input) take the float data quantized or rounded as
+        # their stripped casts would
+        inputs = round_inputs(quantize_inputs(inputs, module_quant_io(top)[0]), module_half_io(top)[0])
         ours = run_module(top.module, top.weights, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})
@@ -107,7 +108,7 @@ def deploy(args: argparse.Namespace) -> int:
             report = _overflow_report(top, ours, keep_f32, args.quantize)
             if report:
                 print("\n".join(report), file=sys.stderr)
-        compared = ours
+        compared = widened(ours)  # f16/bf16 outputs (--quant_output) as float32, as the reference
         if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
             params = int8_params(top)
             compared = {k: dequantize(v, *params[k]) if k in params else v for k, v in ours.items()}
@@ -179,7 +180,10 @@ def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.n
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.cmodel import run_bmodel
 
-    outputs, _ = run_bmodel(read_bmodel(model), inputs)
+    # f16/bf16 outputs (--quant_output) compared as float32, exactly: the cmodel reads bf16 as
+    # ml_dtypes.bfloat16, the interpreter holds it in float32 or bfloat16
+    outputs = widened(run_bmodel(read_bmodel(model), inputs)[0])
+    tpu = widened({k: tpu[k] for k in outputs})
     if mode != "F32":
         for name, got in outputs.items():
             if not np.array_equal(got, tpu[name], equal_nan=got.dtype.kind == "f"):

@@ -132,6 +132,51 @@ def quantize_inputs(inputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[st
     return out
 
 
+# An f16/bf16 input or output (strip-io-quant in F16/BF16 mode): its numpy dtype.
+HalfIO = dict[str, "np.dtype"]
+
+
+def module_half_io(mod: TopModule) -> tuple[HalfIO, HalfIO]:
+    """The f16/bf16 inputs (a top.Input of that type) and outputs of a module."""
+    from tpudsl.dialects.opdef import loc_name, value_name
+    from tpudsl.interp.module_interpreter import numpy_dtype
+
+    def half(value) -> np.dtype | None:
+        dtype = numpy_dtype(getattr(value.type, "element_type", None))
+        return dtype if dtype is not None and dtype.name in ("float16", "bfloat16") else None
+
+    block = mod.main_func().body.block
+    ins = {loc_name(op): d for op in block.ops if op.name == "top.Input" and (d := half(op.results[0]))}
+    outs = {value_name(v): d for v in block.last_op.operands if (d := half(v))}  # type: ignore[union-attr]
+    return ins, outs
+
+
+def bmodel_half_inputs(header: Mapping) -> HalfIO:
+    """The f16/bf16 inputs of a .bmodel, from its IO descriptors."""
+    from tpudsl.backend.cmodel.memory import NUMPY
+
+    return {t["name"]: NUMPY[t["dtype"]] for t in header["inputs"] if t["dtype"] in ("f16", "bf16")}
+
+
+def round_inputs(inputs: Mapping[str, np.ndarray], halves: HalfIO) -> dict[str, np.ndarray]:
+    """The data for an f16/bf16 input: float data rounded as the tpu.Cast that strip-io-quant
+    removed would have (to float32, the function argument's type, then to nearest, ties to even:
+    docs/tools.md); data of the input's dtype is taken as stored."""
+    import numpy as np
+
+    out = dict(inputs)
+    for name, dtype in halves.items():
+        x = np.asarray(inputs[name]) if name in inputs else None
+        if x is None or x.dtype == dtype:
+            continue
+        if x.dtype.kind != "f":
+            raise TpudslError(f"input '{name}' is {dtype}; its data is {x.dtype}: give float data (rounded here) "
+                              f"or {dtype} (taken as stored)")
+        with np.errstate(over="ignore"):  # beyond the type's range: inf, as the cast gives
+            out[name] = x.astype(np.float32).astype(dtype)
+    return out
+
+
 def dequantize_outputs(outputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[str, np.ndarray]:
     """int8/uint8 outputs as the float32 values they stand for, (q - zero point) * scale, as
     TPU-MLIR's model_runner gives them (without --out_fixed)."""
@@ -152,8 +197,8 @@ def mlir_inference(
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
     q_in, q_out = module_quant_io(mod)
-    outputs = run_module(mod.module, mod.weights, quantize_inputs(inputs, q_in), keep_all=dump_all_tensors,
-                         threads=threads)
+    feed = round_inputs(quantize_inputs(inputs, q_in), module_half_io(mod)[0])
+    outputs = run_module(mod.module, mod.weights, feed, keep_all=dump_all_tensors, threads=threads)
     return outputs if out_fixed else dequantize_outputs(outputs, q_out)
 
 
@@ -240,7 +285,8 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
     bmodel = read_bmodel(model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
     q_in, q_out = bmodel_quant_io(bmodel.header)
-    outputs, cycles = run_bmodel(bmodel, quantize_inputs(inputs, q_in))
+    feed = round_inputs(quantize_inputs(inputs, q_in), bmodel_half_inputs(bmodel.header))
+    outputs, cycles = run_bmodel(bmodel, feed)
     if profile:
         total = sum(cycles.values())
         print(f"{'op':<40} {'cycles':>12} {'share':>7}")
@@ -278,12 +324,18 @@ def save_npz(path: str | Path, tensors: Mapping[str, np.ndarray]) -> None:
 
     from tpudsl.ir.module import write_atomically
 
-    # .npz has no f16/bf16 readers outside numpy/ml_dtypes: float tensors are written as float32
-    # (exact: every f16 and bf16 value is a float32), as TPU-MLIR's tools write them. By dtype
-    # name: a bfloat16 tensor means ml_dtypes is loaded; importing it otherwise takes 0.5 s.
-    wide = {k: v.astype(np.float32) if v.dtype.name in ("float16", "bfloat16") else v
-            for k, v in tensors.items()}
+    # .npz has no f16/bf16 readers outside numpy/ml_dtypes: float tensors are written as float32,
+    # as TPU-MLIR's tools write them.
+    wide = widened(tensors)
     write_atomically(path, lambda f: np.savez(f, **wide))
+
+
+def widened(tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """f16 and bf16 tensors as float32 (exact: every f16 and bf16 value is a float32). By dtype
+    name: a bfloat16 tensor means ml_dtypes is loaded; importing it otherwise takes 0.5 s."""
+    import numpy as np
+
+    return {k: v.astype(np.float32) if v.dtype.name in ("float16", "bfloat16") else v for k, v in tensors.items()}
 
 
 # TPU-MLIR's flags tpudsl does not model (docs/tools.md).

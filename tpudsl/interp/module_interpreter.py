@@ -57,6 +57,7 @@ from tpudsl.interp.kernel import (
     ResultMismatch,
     Run,
     as_outputs,
+    carrier,
     finish_output,
     hold,
     run_kernel,
@@ -127,12 +128,12 @@ def _dtype(value: SSAValue) -> np.dtype | None:
 
 
 def _input_dtype(arg: SSAValue) -> np.dtype | None:
-    """What an input takes: the argument's dtype, or the stored integers of the quant type its
-    top.Input gives (an input whose quantizing cast strip-io-quant removed; the argument stays
-    float there, as in TPU-MLIR)."""
+    """What an input takes: the argument's dtype, or the stored integers of the quant type / the
+    f16 or bf16 its top.Input gives (an input whose cast strip-io-quant removed; the argument
+    stays f32 there, as in TPU-MLIR)."""
     for use in arg.uses:
         if use.operation.name == INPUT and isinstance(getattr(use.operation.results[0].type, "element_type", None),
-                                                      UniformQuantizedType):
+                                                      (UniformQuantizedType, Float16Type, BFloat16Type)):
             return _dtype(use.operation.results[0])
     return _dtype(arg)
 
@@ -442,10 +443,14 @@ class ModuleInterpreter:
             array = np.asarray(inputs[name])
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
-            if dtype is not None and dtype != _dtype(self._args[name]) and array.dtype != dtype:
-                # never a silent float -> int8 truncation: the caller quantizes (model_runner does)
-                raise TpudslError(f"input '{name}' is {dtype} (its quant type's stored integers), the data is "
-                                  f"{array.dtype}: quantize it first (model_runner and model_deploy do)")
+            if dtype is not None and dtype != _dtype(self._args[name]):  # a stripped cast's type
+                if array.dtype != dtype:
+                    # never a silent float -> int8 truncation or f32 -> f16 rounding: the caller
+                    # quantizes or rounds, once, by its documented rule (model_runner does)
+                    what = "its quant type's stored integers" if dtype.kind in "iu" else "its cast was stripped"
+                    raise TpudslError(f"input '{name}' is {dtype} ({what}), the data is {array.dtype}: quantize or "
+                                      f"round it first (model_runner and model_deploy do)")
+                array = array.astype(carrier(dtype), copy=False)  # bf16 is held in float32
             yield name, hold(array, dtype)
 
     def deinit(self) -> None:

@@ -48,6 +48,9 @@ def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.n
         if t["dtype"] in ("i8", "u8") and x.dtype != NUMPY[t["dtype"]]:  # never a silent float truncation
             raise TpudslError(f"input '{t['name']}' is {t['dtype']} (scale {t['scale']:g}, zero point "
                               f"{t['zero_point']}), the data is {x.dtype}: quantize it first (model_runner does)")
+        if t["dtype"] in ("f16", "bf16") and x.dtype != NUMPY[t["dtype"]]:  # never a silent f32 rounding
+            raise TpudslError(f"input '{t['name']}' is {t['dtype']}, the data is {x.dtype}: round it first "
+                              f"(model_runner does)")
         memory.write_global(t["address"], _contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
     names = op_names(bmodel.debug, len(records))
     execute(memory, records, names)
