@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.backend_support import compile_int8, int8_module
+from tests.backend_support import assert_bit_exact, compile_int8, int8_module, lowered
 from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph
 from tests.test_backend_int8 import KINDS, networks
+from tests.test_half_exact import TYPES, nearest
 from tests.test_requant import ref_round
 from tpudsl.backend.cmodel import run_bmodel
-from tpudsl.cli.model_runner import module_quant_io, quantize_inputs
+from tpudsl.cli.model_runner import module_half_io, module_quant_io, quantize_inputs, round_inputs
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp import run_module
@@ -126,3 +128,91 @@ def test_float_input_quantization_rounds_ties_away_from_zero_and_saturates(dtype
     assert quantize_inputs({"x": stored}, {"x": (scale, zp, np.dtype(dtype))})["x"] is stored
     with pytest.raises(TpudslError, match=f"input 'x' is {np.dtype(dtype)} .*its data is int32"):
         quantize_inputs({"x": stored.astype(np.int32)}, {"x": (scale, zp, np.dtype(dtype))})
+
+
+# F16 / BF16 (TPU-MLIR's isF32toF16 / isF16toF32 casts). The reference rounding is
+# test_half_exact's `nearest`, in fractions: the float data as float32 (the function argument's
+# type, which the removed cast read), then the nearest f16/bf16 value, ties to even.
+HALF_FEATURES = ("input stripped", "output stripped")
+
+
+def _reference_round(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    # a rounding keeps the sign (Fraction has no -0: a zero result takes the data's); inf stays
+    return np.array([np.copysign(nearest(Fraction(float(v)), dtype), v) if np.isfinite(v) else float(v)
+                     for v in x.astype(np.float32).ravel()]).reshape(x.shape)
+
+
+def _check_half(model, shape, d, mode: str) -> set[str]:
+    """Strip the F16/BF16 module of `model`: the stripped .bmodel and Tpu interpreter give, bit for
+    bit, the tensors the unstripped module's output casts read, from the input rounded by the
+    reference rule (which must equal what its input cast wrote)."""
+    top = lowered(model, mode)
+    save_module(top, d / "u.mlir", d / "u_weights.npz")
+    x = (np.random.default_rng(7).standard_normal(shape) * 1.6).astype(np.float32)
+    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)  # with the casts
+    stripped = load_module(d / "u.mlir")
+    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
+    stripped.module.verify()
+    h_in, h_out = module_half_io(stripped)
+    dtype = TYPES[mode]
+    assert set(h_in.values()) | set(h_out.values()) <= {dtype}
+    names = {f for f, on in (("input stripped", h_in), ("output stripped", h_out)) if on}
+    feed = round_inputs({"x": x}, h_in)
+    if h_in:
+        assert feed["x"].dtype == dtype
+        some = slice(None, None, max(1, x.size // 1000))  # the fractions are slow; the cast checks every element
+        assert_bit_exact(feed["x"].ravel()[some].astype(np.float64), _reference_round(x.ravel()[some], dtype),
+                         "rounded input")
+        assert_bit_exact(before[_input_cast_name(load_module(d / "u.mlir"), "x")].astype(np.float64),
+                         feed["x"].astype(np.float64), "input cast")
+        with pytest.raises(TpudslError, match=f"input 'x' is {dtype}"):  # never a silent rounding
+            run_module(stripped.module, stripped.weights, {"x": x})
+    tpu = run_module(stripped.module, stripped.weights, feed)
+    bmodel = compile_int8(stripped, str(d / "s.bmodel"))  # model_deploy's backend passes, in any mode
+    got, _ = run_bmodel(bmodel, feed)
+    for name in h_out:  # the cast's operand, under its own name in both modules
+        assert got[name].dtype == dtype, name
+        assert_bit_exact(got[name].astype(np.float64), before[name].astype(np.float64), name)
+        assert_bit_exact(tpu[name].astype(np.float64), before[name].astype(np.float64), name)
+    if h_in:
+        with pytest.raises(TpudslError, match=f"input 'x' is {mode.lower()}"):
+            run_bmodel(bmodel, {"x": x})
+    return names
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+def test_stripped_half_bmodel_gives_the_tensors_the_casts_read(mode, tmp_path_factory):
+    tally = FeatureTally(HALF_FEATURES)
+
+    def check(net):
+        tally.record(_check_half(*net, tmp_path_factory.mktemp("h"), mode))
+
+    n = max(2, settings.default.max_examples // 10)  # as the INT8 property: each example compiles
+    settings(max_examples=n)(given(st.sampled_from(KINDS).flatmap(networks))(check))()
+    tally.assert_each_in(1 / 2)
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+def test_float_input_rounding_is_the_casts_ties_to_even_through_float32(mode):
+    """Ties both ways, values just off a tie, subnormals, overflow to inf, -0.0; float64 data goes
+    through float32 first (the argument the removed cast read): 1 + 2^-p-1 + 2^-40, nearer the value
+    above in float64, is the tie 1 + 2^-p-1 in float32 and rounds to even, down to 1."""
+    dtype = TYPES[mode]
+    p = {"F16": 10, "BF16": 7}[mode]  # stored significand bits
+    tiny = float(ml_dtypes.finfo(dtype).smallest_subnormal)
+    big = float(ml_dtypes.finfo(dtype).max)
+    beyond = min(big * (1 + 2.0 ** -p / 2), float(np.finfo(np.float32).max))  # rounds to inf, finite in float32
+    one_ulp = 2.0 ** -p
+    values = [1 + one_ulp / 2, 1 + 3 * one_ulp / 2, -(1 + one_ulp / 2), 1 + one_ulp / 2 * (1 + 2**-10),
+              tiny / 2, 3 * tiny / 2, tiny * 0.75, beyond, -beyond, np.inf, 0.0, -0.0, -1e-30]
+    x = np.array(values, np.float32)
+    got = round_inputs({"x": x}, {"x": dtype})["x"]
+    assert got.dtype == dtype
+    assert_bit_exact(got.astype(np.float64), _reference_round(x, dtype), mode)
+    through = round_inputs({"x": np.array([1 + one_ulp / 2 + 2.0**-40])}, {"x": dtype})["x"]
+    assert float(through[0]) == 1.0
+    with np.errstate(over="ignore"):
+        stored = x.astype(dtype)
+    assert round_inputs({"x": stored}, {"x": dtype})["x"] is stored
+    with pytest.raises(TpudslError, match=f"input 'x' is {dtype}; its data is int32"):
+        round_inputs({"x": np.ones(3, np.int32)}, {"x": dtype})
