@@ -1,6 +1,6 @@
 """The passes of TPU-MLIR's deploy command line (mlir_shell.py's tpu_opt_options and
 tpu_ada_options) that tpudsl has no work for, and the two that do work here: `--strip-io-quant`
-(int8 inputs and outputs) and `--weight-deduplicate`.
+(int8, f16 and bf16 inputs and outputs; quant_output_bf16) and `--weight-deduplicate`.
 
     tpuc-opt X_tpu.mlir --mlir-disable-threading --strip-io-quant="quant_input=False ..."
       --processor-tpu-optimize --dev-parallel --weight-reorder --subnet-divide="dynamic=False"

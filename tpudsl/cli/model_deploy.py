@@ -15,8 +15,8 @@ NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym, or _int8_asym with
 --test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
 tensor below tolerance (INT8: int8 tensors compared as (stored - zero point) * scale; the saved outputs keep the
-raw integers; --quant_input/--quant_output: int8 IO, float test data quantized as the stripped
-casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
+raw integers; --quant_input/--quant_output: int8 (f16/bf16 in F16/BF16) IO, float test data quantized
+(rounded) as the stripped casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
 --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a
 run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
@@ -61,11 +61,11 @@ def _parser() -> CliArgumentParser:
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
-    t.add_argument("--quant_input", action="store_true", help="INT8: int8/uint8 inputs (their casts stripped)")
-    t.add_argument("--quant_output", action="store_true", help="INT8: int8/uint8 outputs (their casts stripped)")
+    t.add_argument("--quant_input", action="store_true", help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
+    t.add_argument("--quant_output", action="store_true", help="int8/uint8 or f16/bf16 outputs: their casts stripped")
     t.add_argument("--quant_input_list", default="", help="which inputs to strip, 1-based (1,3; default all)")
     t.add_argument("--quant_output_list", default="", help="which outputs to strip, 1-based (1,3; default all)")
-    t.add_argument("--quant_output_bf16", action="store_true", help="BF16 outputs (not supported)")
+    t.add_argument("--quant_output_bf16", action="store_true", help="without --quant_output: each f32 output cast to bf16")
     t.add_argument("--dynamic", action="store_true", help="dynamic subnets (not supported)")
     t.add_argument("--op_divide", action="store_true", help="divide large ops along H (not supported)")
     t.add_argument("--disable_topo_sort", action="store_true", help="skip --topo-sort (tpudsl's order is kept either way)")

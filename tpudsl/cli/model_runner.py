@@ -9,7 +9,8 @@ the tensor (location) names of the returned values, or of every tensor with
 reference), a .bmodel on the cmodel (`--profile` prints its estimated cycles per op, their serial total and
 the total with GDMA and BDC overlapped). An int8/uint8 input of a .mlir or .bmodel (strip-io-quant)
 takes float data quantized as its stripped cast would, an int8/uint8 output is dequantized unless
---out_fixed (docs/tools.md, "int8 inputs and outputs").
+--out_fixed; an f16/bf16 input takes float data rounded as its stripped cast would (docs/tools.md,
+"int8 inputs and outputs").
 """
 
 from __future__ import annotations
