@@ -111,7 +111,7 @@ def deploy(args: argparse.Namespace) -> int:
         compared = widened(ours)  # f16/bf16 outputs (--quant_output) as float32, as the reference
         if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
             params = int8_params(top)
-            compared = {k: dequantize(v, *params[k]) if k in params else v for k, v in ours.items()}
+            compared = {k: dequantize(v, *params[k]) if k in params else v for k, v in compared.items()}
         # an output whose cast --quant_output stripped is its cast's operand: compared under the
         # name the reference gives the output (position by position in the return)
         renamed = {new: old for old, new in zip(returned, _output_names(top), strict=True) if new != old}
