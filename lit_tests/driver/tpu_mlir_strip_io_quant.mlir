@@ -142,6 +142,9 @@
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True quant_output_list=1;2" 2>&1 | filecheck %s --check-prefix=LISTSEMI
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_int8=True" 2>&1 | filecheck %s --check-prefix=QIN8
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_int8=True" 2>&1 | filecheck %s --check-prefix=QOUT8
+// A cast behind a Reshape after the input (TPU-MLIR strips it and retypes the Reshape) is refused at the cast.
+// RUN: not tpuc-opt %S/Inputs/strip_io_quant_reshape.mlir --strip-io-quant="quant_input=True" 2>&1 | filecheck %s --check-prefix=RESHAPE
+// RESHAPE:  strip_io_quant_reshape.mlir:5:{{[0-9]+}}: error: strip-io-quant: quant_input=true would strip the cast "flat_f16" behind the tpu.Reshape after input "x", which tpudsl does not model (it strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)
 // LIST0:    error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
 // LISTSEMI: error: strip-io-quant: quant_output_list=1;2 is not a list of 1-based indices (e.g. 1,3)
 // QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output (supported: quant_input_int8=false)
