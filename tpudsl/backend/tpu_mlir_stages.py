@@ -166,8 +166,8 @@ class StripIOQuantPass(ModulePass):
         cast.erase()
 
     def _refuse(self, cast: Operation, option: str, what: str) -> None:
-        error = TpudslError(f"{self.name}: {option}=true would strip {what}, which tpudsl does not model "
-                            f"(it strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)")
+        error = TpudslError(f"{self.name}: {option}=true would strip {what}, which tpudsl does not model (it "
+                            f"strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)")
         error.op = cast
         raise error
 

@@ -61,11 +61,13 @@ def _parser() -> CliArgumentParser:
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
-    t.add_argument("--quant_input", action="store_true", help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
+    t.add_argument("--quant_input", action="store_true",
+                   help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
     t.add_argument("--quant_output", action="store_true", help="int8/uint8 or f16/bf16 outputs: their casts stripped")
     t.add_argument("--quant_input_list", default="", help="which inputs to strip, 1-based (1,3; default all)")
     t.add_argument("--quant_output_list", default="", help="which outputs to strip, 1-based (1,3; default all)")
-    t.add_argument("--quant_output_bf16", action="store_true", help="without --quant_output: each f32 output cast to bf16")
+    t.add_argument("--quant_output_bf16", action="store_true",
+                   help="without --quant_output: each f32 output cast to bf16")
     t.add_argument("--dynamic", action="store_true", help="dynamic subnets (not supported)")
     t.add_argument("--op_divide", action="store_true", help="divide large ops along H (not supported)")
     t.add_argument("--disable_topo_sort", action="store_true", help="skip --topo-sort (tpudsl's order is kept either way)")
