@@ -17,9 +17,9 @@
 // CHECK-DAG: #[[LPOOL]] = loc("pool")
 // CHECK-DAG: #[[LPQ]] = loc("pool_int8")
 
-// ALL8-NOT: f16
+// ALL8-NOT: xf16>
 // ALL8: "tpu.Pool2D"({{.*}} : (tensor<1x3x2x2x!quant.uniform<i8:f32, 0.0078740157480314959>>) -> tensor<1x3x1x1x!quant.uniform<i8:f32, 0.0078740157480314959>>
-// ALL8-NOT: f16
+// ALL8-NOT: xf16>
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x3x2x2xf32>) -> tensor<1x3x1x1xf32> {
     %0 = "top.Input"(%arg0) : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> loc("x")
