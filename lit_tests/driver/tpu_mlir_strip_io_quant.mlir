@@ -142,9 +142,23 @@
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True quant_output_list=1;2" 2>&1 | filecheck %s --check-prefix=LISTSEMI
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_int8=True" 2>&1 | filecheck %s --check-prefix=QIN8
 // RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output_int8=True" 2>&1 | filecheck %s --check-prefix=QOUT8
-// A cast behind a Reshape after the input (TPU-MLIR strips it and retypes the Reshape) is refused at the cast.
-// RUN: not tpuc-opt %S/Inputs/strip_io_quant_reshape.mlir --strip-io-quant="quant_input=True" 2>&1 | filecheck %s --check-prefix=RESHAPE
-// RESHAPE:  strip_io_quant_reshape.mlir:5:{{[0-9]+}}: error: strip-io-quant: quant_input=true would strip the cast "flat_f16" behind the tpu.Reshape after input "x", which tpudsl does not model (it strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)
+// A cast behind a Reshape that is the input's one use goes too (TPU-MLIR's "input -> reshape -> cast"):
+// the input and the Reshape take the cast's element type and keep their names; the output cast stays.
+// RUN: tpuc-opt %S/Inputs/strip_io_quant_reshape.mlir --strip-io-quant="quant_input=True" | filecheck %s --check-prefix=RESHAPE
+// RESHAPE:      func.func @main(%arg0: tensor<1x4x8x8xf32> {{.*}}) -> tensor<1x256xf32> {
+// RESHAPE-NEXT:   %0 = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> loc([[XLOC:#loc[0-9]+]])
+// RESHAPE-NEXT:   %1 = "tpu.Reshape"(%0) {shape = [1, 256]} : (tensor<1x4x8x8xf16>) -> tensor<1x256xf16> loc([[FLOC:#loc[0-9]+]])
+// RESHAPE-NEXT:   %2 = "tpu.Cast"(%1) : (tensor<1x256xf16>) -> tensor<1x256xf32> loc([[OLOC:#loc[0-9]+]])
+// RESHAPE-NEXT:   return %2 : tensor<1x256xf32>
+// RESHAPE-DAG:  [[XLOC]] = loc("x")
+// RESHAPE-DAG:  [[FLOC]] = loc("flat")
+// RESHAPE-DAG:  [[OLOC]] = loc("out")
+// A second reader of the Reshape: nothing is stripped (its reader would see f16 data).
+// RUN: sed 's/return %3 : tensor<1x256xf32>/return %3, %1 : tensor<1x256xf32>, tensor<1x256xf32>/; s/-> tensor<1x256xf32> {/-> (tensor<1x256xf32>, tensor<1x256xf32>) {/' %S/Inputs/strip_io_quant_reshape.mlir > %t/two.mlir
+// RUN: tpuc-opt %t/two.mlir --strip-io-quant="quant_input=True" | filecheck %s --check-prefix=TWO
+// TWO:      "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// TWO-NEXT: "tpu.Reshape"(%0) {shape = [1, 256]} : (tensor<1x4x8x8xf32>) -> tensor<1x256xf32>
+// TWO-NEXT: "tpu.Cast"(%1) : (tensor<1x256xf32>) -> tensor<1x256xf16>
 // LIST0:    error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
 // LISTSEMI: error: strip-io-quant: quant_output_list=1;2 is not a list of 1-based indices (e.g. 1,3)
 // QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output (supported: quant_input_int8=false)

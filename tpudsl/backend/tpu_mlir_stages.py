@@ -89,9 +89,12 @@ class StripIOQuantPass(ModulePass):
     return goes, and the return gives its operand (with the operand's name). quant_input_list /
     quant_output_list choose inputs / outputs by 1-based index (empty: all). An f32 -> f16/bf16
     cast at an input and an f16/bf16 -> f32 cast at an output go the same way (TPU-MLIR's
-    isF32toF16 / isF16toF32): the bmodel then takes and gives f16/bf16 data. Casts behind a
-    Reshape/Unsqueeze are not stripped here: an error naming the cast; other casts stay, as in
-    TPU-MLIR."""
+    isF32toF16 / isF16toF32): the bmodel then takes and gives f16/bf16 data. A cast behind a
+    tpu.Reshape/tpu.Unsqueeze that is the input's one use goes too (TPU-MLIR's "input -> reshape ->
+    cast"): the input and the view take the cast's element type and keep their names. Stricter than
+    TPU-MLIR on purpose: the view must have one use (TPU-MLIR does not check the Unsqueeze's, and its
+    other readers would see the retyped data), the cast must be one of the above and
+    quant_input_list applies; other casts stay, as in TPU-MLIR."""
 
     name = "strip-io-quant"
 
@@ -140,19 +143,24 @@ class StripIOQuantPass(ModulePass):
     def _strip_input(self, source: Operation) -> None:
         uses = list(source.results[0].uses)
         user = uses[0].operation if len(uses) == 1 else None
+        view = None  # TPU-MLIR's "input -> reshape/unsqueeze -> cast": the view between takes the cast's type too
         if user is not None and user.name in ("tpu.Reshape", "tpu.Unsqueeze"):
             after = list(user.results[0].uses)
-            if len(after) == 1 and after[0].operation.name == "tpu.Cast" and _strippable(*_ends(after[0].operation)):
-                self._refuse(after[0].operation, "quant_input", f"the cast \"{loc_name(after[0].operation)}\" behind "
-                             f"the {user.name} after input \"{loc_name(source)}\"")
+            view, user = user, (after[0].operation if len(after) == 1 else None)
         if user is None or user.name != "tpu.Cast" or not _strippable(*_ends(user)):
             return  # as TPU-MLIR: only a cast to a quant type, or f32 -> F16/BF16, is stripped
         cast = user
-        # The input, with its name and attributes, retyped (a result's type is fixed in xDSL).
-        typed = type(source).create(operands=list(source.operands), result_types=[cast.results[0].type],
-                                    attributes=dict(source.attributes), location=source.location)
-        Rewriter.insert_op(typed, InsertPoint.before(source))
-        cast.results[0].replace_all_uses_with(typed.results[0])
+        element = _element(cast.results[0])
+        typed = _retyped(source, element)
+        if view is not None:  # the view keeps its name; it reads the retyped input
+            new_view = _retyped(view, element, [typed.results[0]])
+            view.results[0].replace_all_uses_with(new_view.results[0])
+            view.detach()
+            view.erase()
+            typed_result = new_view.results[0]
+        else:
+            typed_result = typed.results[0]
+        cast.results[0].replace_all_uses_with(typed_result)
         cast.detach()
         cast.erase()
         source.detach()
@@ -165,12 +173,6 @@ class StripIOQuantPass(ModulePass):
         cast.detach()
         cast.erase()
 
-    def _refuse(self, cast: Operation, option: str, what: str) -> None:
-        error = TpudslError(f"{self.name}: {option}=true would strip {what}, which tpudsl does not model (it "
-                            f"strips the INT8, F16 and BF16 casts right after a top.Input or right before the return)")
-        error.op = cast
-        raise error
-
 
 def _bf16_outputs(ret: ReturnOp) -> None:
     """quant_output_bf16 (TPU-MLIR's ForceOutputQuantBF16Pattern): each f32 output is cast to bf16
@@ -181,6 +183,16 @@ def _bf16_outputs(ret: ReturnOp) -> None:
                           loc=f"{value_name(value)}_bf16")
             Rewriter.insert_op(cast, InsertPoint.before(ret))
             ret.operands[i] = cast.results[0]
+
+
+def _retyped(op: Operation, element: Attribute, operands: list[SSAValue] | None = None) -> Operation:
+    """`op` (a top.Input, tpu.Reshape or tpu.Unsqueeze) with its name and attributes and its result's
+    shape, of element type `element`, inserted before it (a result's type is fixed in xDSL)."""
+    result = TensorType(element, op.results[0].type.get_shape())
+    new = type(op).create(operands=list(op.operands) if operands is None else operands, result_types=[result],
+                          attributes=dict(op.attributes), properties=dict(op.properties), location=op.location)
+    Rewriter.insert_op(new, InsertPoint.before(op))
+    return new
 
 
 def _element(value: SSAValue) -> Attribute:
