@@ -216,3 +216,81 @@ def test_float_input_rounding_is_the_casts_ties_to_even_through_float32(mode):
     assert round_inputs({"x": stored}, {"x": dtype})["x"] is stored
     with pytest.raises(TpudslError, match=f"input 'x' is {dtype}; its data is int32"):
         round_inputs({"x": np.ones(3, np.int32)}, {"x": dtype})
+
+
+# A cast behind a Reshape/Unsqueeze that is the input's one use (TPU-MLIR's "input -> reshape ->
+# cast"). tpudsl's lowering puts the cast right after the input, so the module with the cast behind
+# the view is built here from the lowered one: the view moved before the cast, reading the f32 input.
+VIEWS = {"tpu.Reshape": ("Reshape", (1, 4, 8, 8), (1, 4, 64)), "tpu.Unsqueeze": ("Unsqueeze", (4, 8, 8), (1, 4, 8, 8))}
+
+
+def _cast_behind_view(top, view_name: str) -> None:
+    """Input -> Cast -> Reshape -> ... becomes Input -> `view_name` (f32) -> Cast -> ..., names kept."""
+    from xdsl.dialects.builtin import Float32Type, TensorType
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from tpudsl.dialects.opdef import create
+
+    source = next(op for op in top.main_func().body.block.ops if op.name == "top.Input")
+    (use,) = source.results[0].uses
+    cast = use.operation
+    (use,) = cast.results[0].uses
+    view = use.operation
+    assert (cast.name, view.name) == ("tpu.Cast", "tpu.Reshape")
+    shape = view.results[0].type.get_shape()
+    attrs = {"axes": [0]} if view_name == "tpu.Unsqueeze" else {"shape": list(shape)}
+    new_view = create(view_name, [source.results[0]], [TensorType(Float32Type(), shape)], attrs, loc=loc_name(view))
+    new_cast = create("tpu.Cast", [new_view.results[0]], [view.results[0].type], loc=loc_name(cast))
+    Rewriter.insert_op(new_view, InsertPoint.before(view))
+    Rewriter.insert_op(new_cast, InsertPoint.before(view))
+    view.results[0].replace_all_uses_with(new_cast.results[0])
+    for op in (view, cast):
+        op.detach()
+        op.erase()
+    top.module.verify()
+
+
+@pytest.mark.parametrize("view_name, mode", [("tpu.Reshape", "INT8"), ("tpu.Unsqueeze", "INT8"),
+                                             ("tpu.Reshape", "BF16"), ("tpu.Unsqueeze", "F16")])
+def test_cast_behind_a_view_after_the_input_is_stripped(view_name, mode, tmp_path):
+    """x -> view -> Cast -> Relu -> Cast: stripped, the input and the view take the cast's type under
+    their own names; the Tpu interpreter and the .bmodel give, bit for bit, the tensors the
+    unstripped module's casts wrote (the view's) and read (the output's), from the input data those
+    casts would have made (quantize_inputs / round_inputs, checked against the reference rules above)."""
+    g = Graph(np.random.default_rng(3))
+    kind, shape, view_shape = VIEWS[view_name]
+    g.shapes["x"] = shape
+    view = g.node(kind, ["x", g.ints([1, 4, 64] if kind == "Reshape" else [0])], view_shape)
+    model = g.model({"x": shape}, g.node("Relu", [view], view_shape))
+    top = int8_module(model, shape, tmp_path) if mode == "INT8" else lowered(model, mode)
+    _cast_behind_view(top, view_name)
+    save_module(top, tmp_path / "u.mlir", tmp_path / "u_weights.npz")
+    x = (np.random.default_rng(5).standard_normal(shape) * 1.6).astype(np.float32)
+    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)
+    stripped = load_module(tmp_path / "u.mlir")
+    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
+    stripped.module.verify()
+    ops = [op for op in stripped.main_func().body.block.ops if op.name != "top.Weight"]
+    assert [op.name for op in ops][:2] == ["top.Input", view_name] and "tpu.Cast" not in [op.name for op in ops]
+    assert [loc_name(op) for op in ops[:2]] == ["x", view]  # the view keeps its name
+    assert ops[1].results[0].type.element_type == ops[0].results[0].type.element_type
+    if mode == "INT8":
+        q_in, q_out = module_quant_io(stripped)
+        scale, zp, dtype = q_in["x"]
+        feed = quantize_inputs({"x": x}, q_in)
+        assert feed["x"].ravel().tolist() == _reference_quantize(x, scale, zp, dtype)
+    else:
+        h_in, q_out = module_half_io(stripped)
+        feed = round_inputs({"x": x}, h_in)
+        assert_bit_exact(feed["x"].astype(np.float64), _reference_round(x, TYPES[mode]), "rounded input")
+    (cast_name,) = [loc_name(u.operation) for u in next(
+        op for op in top.main_func().body.block.ops if op.name == view_name).results[0].uses]
+    wrote = before[cast_name].astype(np.float64)  # what the removed input cast wrote: the stripped view's tensor
+    assert_bit_exact(feed["x"].reshape(view_shape).astype(np.float64), wrote, "input cast")
+    tpu = run_module(stripped.module, stripped.weights, feed, keep_all=True)
+    assert_bit_exact(tpu[view].astype(np.float64), wrote, view)
+    got, _ = run_bmodel(compile_int8(stripped, str(tmp_path / "s.bmodel")), feed)
+    (out,) = q_out
+    assert got[out].dtype == (q_out[out][2] if mode == "INT8" else q_out[out])
+    assert_bit_exact(got[out].astype(np.float64), before[out].astype(np.float64), out)
+    assert_bit_exact(tpu[out].astype(np.float64), before[out].astype(np.float64), out)

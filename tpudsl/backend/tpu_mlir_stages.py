@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects.opdef import create, loc_name, value_name
+from tpudsl.dialects.opdef import create, value_name
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import top_module_of
@@ -143,7 +143,7 @@ class StripIOQuantPass(ModulePass):
     def _strip_input(self, source: Operation) -> None:
         uses = list(source.results[0].uses)
         user = uses[0].operation if len(uses) == 1 else None
-        view = None  # TPU-MLIR's "input -> reshape/unsqueeze -> cast": the view between takes the cast's type too
+        view = None  # TPU-MLIR's "input -> reshape/unsqueeze -> cast": the view takes the cast's type too
         if user is not None and user.name in ("tpu.Reshape", "tpu.Unsqueeze"):
             after = list(user.results[0].uses)
             view, user = user, (after[0].operation if len(after) == 1 else None)
@@ -153,7 +153,7 @@ class StripIOQuantPass(ModulePass):
         element = _element(cast.results[0])
         typed = _retyped(source, element)
         if view is not None:  # the view keeps its name; it reads the retyped input
-            new_view = _retyped(view, element, [typed.results[0]])
+            new_view = _retyped(view, element, [typed.results[0], *view.operands[1:]])
             view.results[0].replace_all_uses_with(new_view.results[0])
             view.detach()
             view.erase()
