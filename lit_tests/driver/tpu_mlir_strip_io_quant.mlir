@@ -159,6 +159,13 @@
 // TWO:      "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
 // TWO-NEXT: "tpu.Reshape"(%0) {shape = [1, 256]} : (tensor<1x4x8x8xf32>) -> tensor<1x256xf32>
 // TWO-NEXT: "tpu.Cast"(%1) : (tensor<1x256xf32>) -> tensor<1x256xf16>
+// The same with the second reader before the cast (the view's uses in the other order): nothing stripped.
+// RUN: sed 's|    %%2 = "tpu.Cast"(%%1)|    %%9 = "tpu.Reshape"(%%1) {shape = [256]} : (tensor<1x256xf32>) -> tensor<256xf32> loc("flat2")\n    %%2 = "tpu.Cast"(%%1)|; s/return %%3 : tensor<1x256xf32>/return %%3, %%9 : tensor<1x256xf32>, tensor<256xf32>/; s/-> tensor<1x256xf32> {/-> (tensor<1x256xf32>, tensor<256xf32>) {/' %S/Inputs/strip_io_quant_reshape.mlir > %t/three.mlir
+// RUN: tpuc-opt %t/three.mlir --strip-io-quant="quant_input=True" | filecheck %s --check-prefix=THREE
+// THREE:      "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// THREE-NEXT: "tpu.Reshape"(%0) {shape = [1, 256]} : (tensor<1x4x8x8xf32>) -> tensor<1x256xf32>
+// THREE-NEXT: "tpu.Reshape"(%1) {shape = [256]} : (tensor<1x256xf32>) -> tensor<256xf32>
+// THREE-NEXT: "tpu.Cast"(%1) : (tensor<1x256xf32>) -> tensor<1x256xf16>
 // LIST0:    error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
 // LISTSEMI: error: strip-io-quant: quant_output_list=1;2 is not a list of 1-based indices (e.g. 1,3)
 // QIN8:     error: strip-io-quant: quant_input_int8=true is not supported: tpudsl strips only the INT8, F16 and BF16 casts of quant_input/quant_output (supported: quant_input_int8=false)
