@@ -242,7 +242,7 @@ class ModuleInterpreter:
         self._constants: dict[int, Array | None] = {}  # weights and `none`, loaded once
         # input name -> slot, the block argument's static shape and the dtype it takes (None: unknown)
         self._inputs: dict[str, tuple[int, tuple[int, ...] | None, np.dtype | None]] = {}
-        self._args: dict[str, SSAValue] = {}  # input name -> its block argument
+        self._stripped: set[str] = set()  # inputs whose top.Input takes another type than the argument's
         self._outputs: list[tuple[str, int]] = []
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
 
@@ -260,7 +260,7 @@ class ModuleInterpreter:
     def init(self) -> None:
         func = self._main()
         slot: dict[SSAValue, int] = {}
-        self._constants, self._inputs, self._names, self._args = {}, {}, {}, {}
+        self._constants, self._inputs, self._names, self._stripped = {}, {}, {}, set()
 
         def number(value: SSAValue) -> int:
             return slot.setdefault(value, len(slot))
@@ -268,8 +268,10 @@ class ModuleInterpreter:
         block = func.body.block
         for i, arg in enumerate(block.args):
             name = self._input_name(arg, i)
-            self._inputs[name] = (number(arg), _static_shape(arg), _input_dtype(arg))
-            self._args[name] = arg
+            taken = _input_dtype(arg)
+            self._inputs[name] = (number(arg), _static_shape(arg), taken)
+            if taken is not None and taken != _dtype(arg):  # a stripped cast's type: known at init
+                self._stripped.add(name)
             self._names[slot[arg]] = name
         steps: list[_Step] = []
         returned: list[SSAValue] = []
@@ -443,7 +445,7 @@ class ModuleInterpreter:
             array = np.asarray(inputs[name])
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
-            if dtype is not None and dtype != _dtype(self._args[name]):  # a stripped cast's type
+            if name in self._stripped:
                 if array.dtype != dtype:
                     # never a silent float -> int8 truncation or f32 -> f16 rounding: the caller
                     # quantizes or rounds, once, by its documented rule (model_runner does)
