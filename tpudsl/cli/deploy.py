@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
-from tpudsl.cli.model_runner import module_half_io, module_quant_io, quantize_inputs, round_inputs, save_npz, widened
+from tpudsl.cli.model_runner import module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
 from tpudsl.interp import run_module
@@ -100,7 +100,7 @@ def deploy(args: argparse.Namespace) -> int:
     if inputs is not None:
         # int8 / f16 / bf16 inputs (--quant_input) take the float data quantized or rounded as
         # their stripped casts would
-        inputs = round_inputs(quantize_inputs(inputs, module_quant_io(top)[0]), module_half_io(top)[0])
+        inputs = stored_inputs(inputs, module_quant_io(top)[0], module_half_io(top)[0])
         ours = run_module(top.module, top.weights, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})

@@ -80,11 +80,21 @@ def check_inputs(inputs: Mapping[str, np.ndarray], expected: Mapping[str, Sequen
 QuantIO = dict[str, tuple[float, int, "np.dtype"]]
 
 
+def _module_io(mod: TopModule, describe) -> tuple[dict, dict]:
+    """{input name: describe(its top.Input's result)} and {output name: describe(it)}, for the values
+    `describe` gives something (not None) for."""
+    from tpudsl.dialects.opdef import loc_name, value_name
+
+    block = mod.main_func().body.block
+    ins = {loc_name(op): d for op in block.ops if op.name == "top.Input" and (d := describe(op.results[0]))}
+    outs = {value_name(v): d for v in block.last_op.operands if (d := describe(v))}  # type: ignore[union-attr]
+    return ins, outs
+
+
 def module_quant_io(mod: TopModule) -> tuple[QuantIO, QuantIO]:
     """The int8/uint8 inputs (a top.Input of a `!quant.uniform` type) and outputs of a module."""
     from xdsl.dialects.builtin import TensorType
 
-    from tpudsl.dialects.opdef import loc_name, value_name
     from tpudsl.dialects.quant import UniformQuantizedType
     from tpudsl.interp.module_interpreter import numpy_dtype
 
@@ -92,10 +102,7 @@ def module_quant_io(mod: TopModule) -> tuple[QuantIO, QuantIO]:
         q = value.type.element_type if isinstance(value.type, TensorType) else None
         return (q.scale, q.zero_point, numpy_dtype(q)) if isinstance(q, UniformQuantizedType) else None
 
-    block = mod.main_func().body.block
-    ins = {loc_name(op): p for op in block.ops if op.name == "top.Input" and (p := params(op.results[0]))}
-    outs = {value_name(v): p for v in block.last_op.operands if (p := params(v))}  # type: ignore[union-attr]
-    return ins, outs
+    return _module_io(mod, params)
 
 
 def bmodel_quant_io(header: Mapping) -> tuple[QuantIO, QuantIO]:
@@ -139,17 +146,13 @@ HalfIO = dict[str, "np.dtype"]
 
 def module_half_io(mod: TopModule) -> tuple[HalfIO, HalfIO]:
     """The f16/bf16 inputs (a top.Input of that type) and outputs of a module."""
-    from tpudsl.dialects.opdef import loc_name, value_name
     from tpudsl.interp.module_interpreter import numpy_dtype
 
     def half(value) -> np.dtype | None:
         dtype = numpy_dtype(getattr(value.type, "element_type", None))
         return dtype if dtype is not None and dtype.name in ("float16", "bfloat16") else None
 
-    block = mod.main_func().body.block
-    ins = {loc_name(op): d for op in block.ops if op.name == "top.Input" and (d := half(op.results[0]))}
-    outs = {value_name(v): d for v in block.last_op.operands if (d := half(v))}  # type: ignore[union-attr]
-    return ins, outs
+    return _module_io(mod, half)
 
 
 def bmodel_half_inputs(header: Mapping) -> HalfIO:
@@ -178,6 +181,12 @@ def round_inputs(inputs: Mapping[str, np.ndarray], halves: HalfIO) -> dict[str, 
     return out
 
 
+def stored_inputs(inputs: Mapping[str, np.ndarray], quant: QuantIO, halves: HalfIO) -> dict[str, np.ndarray]:
+    """The data for inputs whose casts strip-io-quant removed: quantized (int8/uint8) or rounded
+    (f16/bf16) as those casts would; every other input as given."""
+    return round_inputs(quantize_inputs(inputs, quant), halves)
+
+
 def dequantize_outputs(outputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[str, np.ndarray]:
     """int8/uint8 outputs as the float32 values they stand for, (q - zero point) * scale, as
     TPU-MLIR's model_runner gives them (without --out_fixed)."""
@@ -198,7 +207,7 @@ def mlir_inference(
     mod = load_module(mlir)
     check_inputs(inputs, input_shapes(mod))
     q_in, q_out = module_quant_io(mod)
-    feed = round_inputs(quantize_inputs(inputs, q_in), module_half_io(mod)[0])
+    feed = stored_inputs(inputs, q_in, module_half_io(mod)[0])
     outputs = run_module(mod.module, mod.weights, feed, keep_all=dump_all_tensors, threads=threads)
     return outputs if out_fixed else dequantize_outputs(outputs, q_out)
 
@@ -286,7 +295,7 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
     bmodel = read_bmodel(model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
     q_in, q_out = bmodel_quant_io(bmodel.header)
-    feed = round_inputs(quantize_inputs(inputs, q_in), bmodel_half_inputs(bmodel.header))
+    feed = stored_inputs(inputs, q_in, bmodel_half_inputs(bmodel.header))
     outputs, cycles = run_bmodel(bmodel, feed)
     if profile:
         total = sum(cycles.values())
