@@ -54,16 +54,22 @@ def _input_cast_name(top, name: str) -> str:
     return loc_name(use.operation)
 
 
-def _check(model, shape, d, asymmetric: bool) -> set[str]:
-    """Strip the INT8 module of `model` and compare (module docstring); the features it showed."""
-    top = int8_module(model, shape, d, asymmetric=asymmetric)
+def _run_and_strip(top, d, x):
+    """(every tensor of `top` run on x, with its casts; a copy of `top` stripped at both ends, verified)."""
     save_module(top, d / "u.mlir", d / "u_weights.npz")
-    # beyond the calibrated range now and then: the input quantization saturates
-    x = (np.random.default_rng(5).standard_normal(shape) * 1.6).astype(np.float32)
-    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)  # with the casts
+    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)
     stripped = load_module(d / "u.mlir")
     pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
     stripped.module.verify()
+    return before, stripped
+
+
+def _check(model, shape, d, asymmetric: bool) -> set[str]:
+    """Strip the INT8 module of `model` and compare (module docstring); the features it showed."""
+    top = int8_module(model, shape, d, asymmetric=asymmetric)
+    # beyond the calibrated range now and then: the input quantization saturates
+    x = (np.random.default_rng(5).standard_normal(shape) * 1.6).astype(np.float32)
+    before, stripped = _run_and_strip(top, d, x)
     q_in, q_out = module_quant_io(stripped)
     names = {f for f, on in (("input stripped", q_in), ("output stripped", q_out)) if on}
     feed = quantize_inputs({"x": x}, q_in)
@@ -147,12 +153,8 @@ def _check_half(model, shape, d, mode: str) -> set[str]:
     bit, the tensors the unstripped module's output casts read, from the input rounded by the
     reference rule (which must equal what its input cast wrote)."""
     top = lowered(model, mode)
-    save_module(top, d / "u.mlir", d / "u_weights.npz")
     x = (np.random.default_rng(7).standard_normal(shape) * 1.6).astype(np.float32)
-    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)  # with the casts
-    stripped = load_module(d / "u.mlir")
-    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
-    stripped.module.verify()
+    before, stripped = _run_and_strip(top, d, x)
     h_in, h_out = module_half_io(stripped)
     dtype = TYPES[mode]
     assert set(h_in.values()) | set(h_out.values()) <= {dtype}
@@ -264,12 +266,8 @@ def test_cast_behind_a_view_after_the_input_is_stripped(view_name, mode, tmp_pat
     model = g.model({"x": shape}, g.node("Relu", [view], view_shape))
     top = int8_module(model, shape, tmp_path) if mode == "INT8" else lowered(model, mode)
     _cast_behind_view(top, view_name)
-    save_module(top, tmp_path / "u.mlir", tmp_path / "u_weights.npz")
     x = (np.random.default_rng(5).standard_normal(shape) * 1.6).astype(np.float32)
-    before = run_module(top.module, top.weights, {"x": x}, keep_all=True)
-    stripped = load_module(tmp_path / "u.mlir")
-    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), stripped.module)
-    stripped.module.verify()
+    before, stripped = _run_and_strip(top, tmp_path, x)
     ops = [op for op in stripped.main_func().body.block.ops if op.name != "top.Weight"]
     assert [op.name for op in ops][:2] == ["top.Input", view_name] and "tpu.Cast" not in [op.name for op in ops]
     assert [loc_name(op) for op in ops[:2]] == ["x", view]  # the view keeps its name
