@@ -18,7 +18,6 @@ docs/tpuc-opt.md ("TPU-MLIR's deploy command lines") has the table of decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, FunctionType, IntegerAttr, ModuleOp,
@@ -32,9 +31,6 @@ from tpudsl.dialects.opdef import create, value_name
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import top_module_of
-
-if TYPE_CHECKING:
-    from tpudsl.backend.layer_group import LayerGroupPass
 
 
 def _state(module: ModuleOp) -> str:
@@ -64,18 +60,6 @@ def _one(module: ModuleOp, pass_name: str, attr: str, option: str) -> None:
     if count != 1:
         raise TpudslError(f"{pass_name}: {attr} is {count}, but tpudsl compiles for one "
                           f"(processor-assign {option}=1): nothing here distributes the model")
-
-
-def check_layer_group_options(p: LayerGroupPass) -> None:
-    """The values of TPU-MLIR's --layer-group options that tpudsl models (the pass is
-    backend/layer_group's LayerGroupPass): disable_group_overlap=true is prefetch=false there;
-    lgcache is a cache of TPU-MLIR's search results, and tpudsl writes none either way."""
-    check_option(p.name, "group_by_cores", p.group_by_cores, ("auto", "false"), "tpudsl compiles for one core")
-    check_option(p.name, "compress_mode", p.compress_mode, ("none",), "tpudsl compresses no weight or activation")
-    check_option(p.name, "debugger", p.debugger, (0,), "TPU-MLIR's layer-group debugger modes are not modelled")
-    check_option(p.name, "config_filename", p.config_filename, ("",), "a layer-group configuration file is not read")
-    check_option(p.name, "enable_lghash", p.enable_lghash, (False,), "groupings cached by hash are not read")
-    check_option(p.name, "lghash_dir", p.lghash_dir, ("",), "groupings cached by hash are not read")
 
 
 @dataclass(frozen=True)

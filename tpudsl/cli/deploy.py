@@ -136,8 +136,6 @@ def deploy(args: argparse.Namespace) -> int:
 def _backend_passes(args) -> dict:
     """The backend passes, in order, with model_deploy's TPU-MLIR flags for them, their values
     checked: deploy calls this before writing anything, so a refused flag leaves no file behind."""
-    from tpudsl.backend.tpu_mlir_stages import check_layer_group_options
-
     passes = {"weight-reorder": pass_class("weight-reorder")(),
               **({"weight-deduplicate": pass_class("weight-deduplicate")()} if args.weight_deduplicate else {}),
               **({"opt-post-processor": pass_class("opt-post-processor")()} if args.opt_post_processor else {}),
@@ -148,7 +146,7 @@ def _backend_passes(args) -> dict:
               "codegen": pass_class("codegen")(model_file=str(args.model), embed_debug_info=True,
                                                model_version=args.model_version)}
     passes["address-assign"].check_options()
-    check_layer_group_options(passes["layer-group"])
+    passes["layer-group"].check_options()
     passes["codegen"].check_options()
     return passes
 

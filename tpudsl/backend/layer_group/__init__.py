@@ -20,7 +20,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tpudsl.backend.chips import Chip, chip_named
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
 def module_chip(module: ModuleOp) -> Chip:
@@ -85,7 +85,7 @@ class LayerGroupPass(ModulePass):
     opt: int = 2
     slice_weights: bool = False
     prefetch: bool = True  # load a group's weights during the group before (prefetch.py); false: never
-    # TPU-MLIR's options (mlir_shell.py), checked in backend/tpu_mlir_stages.py; docs/tpuc-opt.md
+    # TPU-MLIR's options (mlir_shell.py), checked by check_options; docs/tpuc-opt.md
     group_by_cores: str = "auto"
     compress_mode: str = "none"
     debugger: int = 0
@@ -95,10 +95,22 @@ class LayerGroupPass(ModulePass):
     enable_lghash: bool = False
     lghash_dir: str = ""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tpudsl.backend.tpu_mlir_stages import check_layer_group_options
+    def check_options(self) -> None:
+        """The values of TPU-MLIR's options that tpudsl models: disable_group_overlap=true is
+        prefetch=false here; lgcache is a cache of TPU-MLIR's search results, and tpudsl writes none
+        either way."""
+        for option, accepted, why in (
+            ("group_by_cores", ("auto", "false"), "tpudsl compiles for one core"),
+            ("compress_mode", ("none",), "tpudsl compresses no weight or activation"),
+            ("debugger", (0,), "TPU-MLIR's layer-group debugger modes are not modelled"),
+            ("config_filename", ("",), "a layer-group configuration file is not read"),
+            ("enable_lghash", (False,), "groupings cached by hash are not read"),
+            ("lghash_dir", ("",), "groupings cached by hash are not read"),
+        ):
+            check_option(self.name, option, getattr(self, option), accepted, why)
 
-        check_layer_group_options(self)
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         from tpudsl.backend.layer_group.prefetch import prefetches
         from tpudsl.backend.layer_group.region import build
         from tpudsl.backend.layer_group.search import search
