@@ -7,11 +7,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interp_ref import run_top
 
 from tests.feature_tally import FeatureTally
+from tpudsl.interp import kernels_elementwise
+from tpudsl.interp.mathfn import EXP, EXP2
 
 TINY = 1e-36  # below this the float64 value is compared absolutely (float32 gives 0 or a subnormal)
 
@@ -81,9 +84,12 @@ def with_every_feature(args):
     return case, np.concatenate([x, np.array(edges, np.float32)])
 
 
-def test_activations_against_float64_formulas():
+@pytest.mark.parametrize("neg_exp", [EXP, EXP2], ids=["exp", "exp2"])
+def test_activations_against_float64_formulas(neg_exp, monkeypatch):
     """Random inputs (75 examples in CI), then 25 with a value in each feature's range added:
-    every floor holds by construction."""
+    every floor holds by construction. Each of the two exponentials the kernels choose between by
+    CPU (mathfn.NEG_EXP) is held to the bounds, whichever this machine takes."""
+    monkeypatch.setattr(kernels_elementwise, "NEG_EXP", neg_exp)
     tally = FeatureTally(FEATURES)
 
     def check(args):

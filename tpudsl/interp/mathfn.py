@@ -9,8 +9,8 @@ against math.erf on a dense grid). The float64 series/Chebyshev version it repla
 to 1 ulp and 14x slower: Erf was 60% of a ConvNeXt inference (GELU's erf).
 
 gelu(x) = x * Phi(x) = x / (1 + exp(-h(x))), h = logit Phi fitted as x * P(x^2) (P of degree 9,
-weighted towards the test bounds below, no clamp), the exponential as exp2: 23 passes of cheap
-float32 operations (no reciprocal, no copysign bits, no clip). Max error in float32
+weighted towards the test bounds below, no clamp), the exponential as `NEG_EXP` (below): 23 passes of
+cheap float32 operations (no reciprocal, no copysign bits, no clip). Max error in float32
 1.7e-7 * max(1, |x|) absolute, 2.5e-6 relative where gelu(x) is above 1e-5 in magnitude
 (tests/test_interp_elementwise.py checks 2.5e-7 and 4e-6 against math.erfc on a dense grid and
 up to float32's largest magnitudes, tests/test_interp_activations.py on random data). The F16/BF16
@@ -18,9 +18,50 @@ Tpu GELU does not use it (kernels_tpu_half: the float64 formula rounded once).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 F32 = np.float32
+
+
+@dataclass(frozen=True)
+class NegExp:
+    """exp(-x) as power(scale * x), in a fresh array; inf (no warning) where -x overflows."""
+
+    power: np.ufunc
+    scale: np.float32
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        e = np.multiply(x, self.scale)
+        with np.errstate(over="ignore"):
+            return self.power(e, out=e)
+
+
+EXP = NegExp(np.exp, F32(-1))
+# Rounding x * log2 e adds |x| ulps of relative error to exp(-x): below 1e-6 of the result wherever
+# it is a normal float32 (tests/test_interp_activations.py's bound allows two roundings).
+EXP2 = NegExp(np.exp2, F32(-np.log2(np.e)))
+
+
+def _exp2_has_simd_loop() -> bool:
+    """numpy's float32 exp2 has a SIMD loop only where numpy was built to call SVML, on AVX512_SKX
+    CPUs; elsewhere it is libm's scalar exp2f, while np.exp has its own AVX2 and AVX-512 loops."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # numpy 1's module name; the feature table is the same
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__
+        except ImportError:
+            return False
+    return bool(__cpu_features__.get("AVX512_SKX"))
+
+
+# The sigmoid family's and GELU's exponential, whichever of numpy's two is fast on this CPU: with
+# AVX-512 (SVML) exp2 takes half the time of exp (SiLU and Sigmoid 1.3-1.4x faster); without it
+# (an AVX2 EPYC, session 9) exp2 takes 1.6x exp's time (2.74 against 1.74 ns an element). The
+# tests hold both forms to the same bounds, whichever this machine takes.
+NEG_EXP = EXP2 if _exp2_has_simd_loop() else EXP
 _SPLIT = F32(0.921875)
 _P = np.array([1.1283791065216064, -0.3761253356933594, 0.11282140016555786, -0.026776403188705444,
                0.005005626007914543, -0.0006047158385626972], F32)
@@ -75,7 +116,8 @@ def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
 
 # GELU's Phi as a logistic: Phi(x) = 1 / (1 + exp(-h(x))) with h = logit Phi, an odd function;
 # h(x) / x is fitted as a polynomial of degree 9 in x^2 on [0, 5.5^2] (6000 Chebyshev nodes, float64
-# math.erfc values), the coefficients scaled by -log2 e so that exp2 takes the exponent. The fit is
+# math.erfc values), the coefficients scaled by -log2 e so that exp2 takes the exponent (`_gelu_coeffs`
+# rescales them for exp). The fit is
 # Lawson's iteratively reweighted least squares towards the minimax of |error in the exponent| /
 # (what the bounds allow there): an exponent error e moves gelu by |x| ln2 Phi (1 - Phi) e, so the
 # absolute bound 2.5e-7 max(1, |x|) needs e small only where Phi (1 - Phi) is not tiny, and the
@@ -92,22 +134,33 @@ _NEG_LOG2E_LOGIT = np.array([
     1.7331722862445886e-11, -1.8689758941869972e-13], F32)
 
 
-def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
-    """x / (1 + 2^(x P(x^2))): 23 float32 passes, none of them a reciprocal, a bit operation or a
-    clip, and numpy's exp2 (half its exp); no cancellation in either tail (the quotient keeps its
-    relative precision where Phi is tiny)."""
+def _gelu_coeffs(neg_exp: NegExp) -> np.ndarray:
+    """The logit polynomial scaled for `neg_exp`'s power (exp2's coefficients unchanged: the float64
+    round trip returns each float32 coefficient)."""
+    logit = _NEG_LOG2E_LOGIT.astype(np.float64) / float(EXP2.scale)
+    return (logit * float(neg_exp.scale)).astype(F32)
+
+
+_GELU_COEFFS = {base: _gelu_coeffs(base) for base in (EXP, EXP2)}
+
+
+def _gelu_block(x: np.ndarray, out: np.ndarray, neg_exp: NegExp) -> None:
+    """x / (1 + e^-h(x)): 23 float32 passes, none of them a reciprocal, a bit operation or a
+    clip; no cancellation in either tail (the quotient keeps its relative precision where Phi is
+    tiny)."""
     # Overflow is the tails' behaviour: x^2 is inf past |x| = 1.8e19, the polynomial inf past a few
     # hundred, so the exponent is -inf (x > 0: the quotient is x) or +inf (x < 0: exp2 is inf
     # below x = -~12 and the quotient -0).
     with np.errstate(over="ignore"):
+        coeffs = _GELU_COEFFS[neg_exp]
         z = np.square(x)
-        np.multiply(z, _NEG_LOG2E_LOGIT[-1], out=out)
-        for c in _NEG_LOG2E_LOGIT[-2:0:-1]:
+        np.multiply(z, coeffs[-1], out=out)
+        for c in coeffs[-2:0:-1]:
             out += c
             out *= z
-        out += _NEG_LOG2E_LOGIT[0]
-        out *= x  # -log2(e) logit Phi(x)
-        np.exp2(out, out=out)  # (1 - Phi) / Phi
+        out += coeffs[0]
+        out *= x  # -logit Phi(x), in the power's base
+        neg_exp.power(out, out=out)  # (1 - Phi) / Phi
     out += F32(1)
     np.divide(x, out, out=out)
 
@@ -126,6 +179,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     return _blockwise(_erf_block, x)
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
-    """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf."""
-    return _blockwise(_gelu_block, x)
+def gelu(x: np.ndarray, neg_exp: NegExp = NEG_EXP) -> np.ndarray:
+    """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf; `neg_exp` chooses the
+    exponential (the tests take both)."""
+    return _blockwise(lambda xb, ob: _gelu_block(xb, ob, neg_exp), x)
