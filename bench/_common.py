@@ -94,10 +94,15 @@ def top_module(model, name: str):
 
 def blas_kernels() -> str:
     """numpy's BLAS and the kernel set it picked at load ("openblas SkylakeX"): OPENBLAS_CORETYPE,
-    read once when the library loads, can force slower ones (docs/interpreter.md, BLAS kernels)."""
+    read once when the library loads, can force slower ones (docs/interpreter.md, BLAS kernels);
+    and whether the CPU has AVX-512, which decides numpy's fast exponential (mathfn.NEG_EXP) and
+    OpenBLAS's fastest kernels: the sessions' machines have differed in it."""
     from threadpoolctl import threadpool_info
 
-    return ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
+    from tpudsl.interp.mathfn import EXP2, NEG_EXP
+
+    blas = ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
+    return f"{blas}; sigmoid family by np.{NEG_EXP.power.__name__}: CPU {'with' if NEG_EXP is EXP2 else 'without'} AVX-512"
 
 
 def timed_kernels(kernels, acc):

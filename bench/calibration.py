@@ -55,14 +55,6 @@ def timed(fn):
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
-def blas_kernels() -> str:
-    """The OpenBLAS kernel set in use: OPENBLAS_CORETYPE=Haswell, as this machine sets it, makes its
-    GEMMs 1.8x slower than the SkylakeX ones on AVX-512 (bench/interp_zoo.py)."""
-    from threadpoolctl import threadpool_info
-
-    return ", ".join(f"{i['internal_api']} {i.get('architecture', '')}" for i in threadpool_info() if i["user_api"] == "blas")
-
-
 # What a forked worker runs in worker_costs(): the interpreter and loader it inherits.
 FORKED: dict = {}
 
@@ -210,7 +202,7 @@ def main() -> int:
         f"{' --busy' if args.busy else ''}` "
         f"({time.strftime('%Y-%m-%d %H:%M')}; `uptime` load average {load0[0]:.2f} before, {load1[0]:.2f} after, on "
         f"{os.cpu_count()} cores shared with other engineers' jobs; one BLAS / ORT thread per process; numpy's BLAS "
-        f"kernels: {blas_kernels()}).",
+        f"kernels: {_common.blas_kernels()}).",
         "",
         f"- model: tests/models resnet18 (canonicalized), input 1x3x{args.size}x{args.size}, {n} .npz samples, kld, 2048 bins",
         f"- CPU time per sample: onnxruntime {ms(ort_cpu)}; calibration {ms(cal_cpu)} "
