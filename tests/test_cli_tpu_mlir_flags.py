@@ -268,10 +268,15 @@ def test_model_runner_default_output_and_refusals(top_model, tmp_path):
 
 def test_npz_tool_refuses(tmp_path):
     np.savez(tmp_path / "a.npz", x=np.zeros(3, np.float32))
-    r = run_main("npz_tool", "merge", "a.npz", "a.npz", "b.npz", cwd=tmp_path)
+    r = run_main("npz_tool", "cali_test", "a.npz", "--calibration_table", "t", cwd=tmp_path)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: npz_tool: merge is not supported: TPU-MLIR's subcommand is not modelled (supported: compare, dump, stats, "
-        "get_shape, extract, rename, to_dat)"])
+        "error: npz_tool: cali_test is not supported: it quantizes tensors with a calibration table's thresholds and "
+        "writes requant.npz; deploy the INT8 model (model_deploy) and compare its tensors instead (supported: compare, "
+        "dump, stats, statistic, get_shape, extract, remove, rename, merge, insert, reshape, permute, tranpose, to_dat, "
+        "to_bin, to_npy, bf16_to_fp32, fp16_to_fp32)"])
+    for refused in ("visualize_diff", "int8_to_fp32"):
+        r = run_main("npz_tool", refused, "a.npz", "a.npz", cwd=tmp_path)
+        assert r.returncode == 1 and r.stderr.startswith(f"error: npz_tool: {refused} is not supported: it ")
     r = run_main("npz_tool", "compare", "a.npz", "a.npz", "--per_axis_compare", "1", cwd=tmp_path)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
         "error: npz_tool compare: --per_axis_compare 1 is not supported: comparison along one axis is not modelled "

@@ -4,11 +4,10 @@
                    [--stats_int8_tensor] [--fuzzy_match]
   npz_tool dump A.npz [NAME]
   npz_tool stats A.npz
-  npz_tool get_shape A.npz NAME              # [1,3,224,224]
-  npz_tool extract A.npz OUT.npz a,b         # OUT holds a and b
-  npz_tool rename A.npz OLD NEW              # in place; NEW comes last, as TPU-MLIR's
-  npz_tool to_dat A.npz OUT.bin              # every tensor's bytes, in file order
+  npz_tool statistic A.npz [--list | NAME [AXIS]]   # TPU-MLIR's per-channel ranges along AXIS (1)
 
+and the file subcommands of tpudsl/cli/npz_files.py (get_shape, extract, remove, rename, merge,
+insert, reshape, permute, tranpose, to_dat, to_bin, to_npy, bf16_to_fp32, fp16_to_fp32).
 compare exits with status 1 when any common tensor fails (see tpudsl/cli/compare.py).
 """
 
@@ -20,16 +19,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.npz_files import SUBCOMMANDS as FILE_SUBCOMMANDS
+from tpudsl.cli.npz_files import add_subcommands, load_npz, split_names, tensor
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `npz_tool --help` must not wait for numpy
     import numpy as np
 
-# TPU-MLIR's npz_tool subcommands tpudsl does not have (python/tools/npz_tool.py, numpy_helper); `stats` is tpudsl's.
-OTHER_SUBCOMMANDS = ("visualize_diff", "to_bin", "to_npy", "int8_to_fp32", "bf16_to_fp32", "fp16_to_fp32", "tranpose",
-                     "permute", "reshape", "remove", "merge", "insert", "statistic")
-SUBCOMMANDS = ("compare", "dump", "stats", "get_shape", "extract", "rename", "to_dat")
+# TPU-MLIR's npz_tool subcommands tpudsl does not have (python/tools/npz_tool.py, numpy_helper), and why.
+REFUSED = {
+    "visualize_diff": "it draws plots of the differences; tpudsl draws none (compare -vv lists the worst elements)",
+    "cali_test": "it quantizes tensors with a calibration table's thresholds and writes requant.npz; "
+                 "deploy the INT8 model (model_deploy) and compare its tensors instead",
+    "int8_to_fp32": "it dequantizes with TPU-MLIR's quantized op info csv, which tpudsl does not write "
+                    "(tpudsl's tools write dequantized tensors)",
+}
+# `stats` is tpudsl's; the rest are TPU-MLIR's.
+SUBCOMMANDS = ("compare", "dump", "stats", "statistic", *FILE_SUBCOMMANDS)
 # TPU-MLIR's compare flags tpudsl does not model (python/numpy_helper/npz_compare.py).
 COMPARE_CHECKED = (
     Checked("--op_info", (), "reading TPU-MLIR's op info csv is not modelled"),
@@ -42,17 +49,6 @@ COMPARE_CHECKED = (
 
 # Rows of a -vv dump: how many of the worst elements to show per failing tensor.
 WORST_ELEMENTS = 5
-
-
-def load_npz(path: str) -> dict[str, np.ndarray]:
-    """All arrays of an .npz file, in file order; TpudslError when it is missing or not an npz."""
-    from tpudsl.ir.npz import read_npz  # numpy: not needed for --help
-
-    return read_npz(path)
-
-
-def _split_names(text: str) -> list[str]:
-    return [n for n in (s.strip() for s in text.split(",")) if n and n != "-"]
 
 
 def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
@@ -82,7 +78,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     target, reference = load_npz(args.target), load_npz(args.reference)
     if args.fuzzy_match:
         return _fuzzy_match(target, reference, tolerance)
-    report = compare_dicts(target, reference, tolerance, _split_names(args.excepts))
+    report = compare_dicts(target, reference, tolerance, split_names(args.excepts))
     if args.verbose >= 2:
         # Before the report, so that the verdict stays the last line.
         for r in report.failed:
@@ -181,58 +177,53 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tensor(tensors: dict[str, np.ndarray], path: str, name: str) -> np.ndarray:
-    if name not in tensors:
-        raise TpudslError(f"'{path}' has no tensor '{name}' (it holds: {', '.join(tensors) or 'nothing'})")
-    return tensors[name]
-
-
-def _write_npz(path: str, tensors: dict[str, np.ndarray]) -> None:
+def cmd_statistic(args: argparse.Namespace) -> int:
+    """TPU-MLIR's statistic (python/numpy_helper/npz_statistic.py), line for line: the tensor's
+    channels along AXIS, each channel's mean, variance, max, min and range, the ranges divided by
+    their norm and the order that sorts them; then, for 4 or more dimensions, each batch item's
+    mean and variance over axes 1-3 (TPU-MLIR fails there for fewer dimensions; tpudsl stops).
+    Integers narrower than 64 bits and float16 are widened first, so that a range cannot wrap or
+    overflow (int8: 127 - -128)."""
     import numpy as np
 
-    from tpudsl.ir.module import write_atomically  # only the writing subcommands pay for its imports
-
-    write_atomically(path, lambda f: np.savez(f, **tensors))
-
-
-def cmd_get_shape(args: argparse.Namespace) -> int:
-    print("[" + ",".join(str(d) for d in _tensor(load_npz(args.file), args.file, args.name).shape) + "]")
-    return 0
-
-
-def cmd_extract(args: argparse.Namespace) -> int:
     tensors = load_npz(args.file)
-    names = _split_names(args.names)
-    if not names:
-        raise TpudslError("extract: no tensor names given")
-    picked = {name: _tensor(tensors, args.file, name) for name in names}
-    for name in names:
-        print("extract", name)
-    _write_npz(args.output, picked)
-    return 0
-
-
-def cmd_rename(args: argparse.Namespace) -> int:
-    tensors = load_npz(args.file)
-    moved = _tensor(tensors, args.file, args.old)
-    if args.new in tensors and args.new != args.old:
-        raise TpudslError(f"'{args.file}' already holds a tensor '{args.new}'; rename would replace it")
-    del tensors[args.old]
-    tensors[args.new] = moved
-    _write_npz(args.file, tensors)
-    return 0
-
-
-def cmd_to_dat(args: argparse.Namespace) -> int:
-    from tpudsl.ir.module import write_atomically
-
-    tensors = load_npz(args.file)
-
-    def write(f) -> None:
-        for t in tensors.values():
-            f.write(t.tobytes())  # C order, as numpy's tobytes()
-
-    write_atomically(args.output, write)
+    if args.list or args.name is None:
+        if args.name is not None:
+            raise TpudslError("statistic: --list takes no tensor name")
+        print("\n".join(tensors))
+        return 0
+    d = tensor(tensors, args.file, args.name)
+    if d.dtype.kind not in "biuf" or not d.size:
+        raise TpudslError(f"statistic: '{args.name}' holds no numbers to measure (dtype {d.dtype}, shape {list(d.shape)})")
+    if not 0 <= args.axis < d.ndim:
+        raise TpudslError(f"statistic: axis {args.axis} is not an axis of '{args.name}' (shape {list(d.shape)})")
+    if d.dtype.kind in "biu" and d.dtype.itemsize < 8:
+        d = d.astype(np.int64)
+    elif d.dtype == np.float16:
+        d = d.astype(np.float32)
+    axis = args.axis
+    print("data shape:", d.shape)
+    new_shape = [axis] + [i for i in range(d.ndim) if i != axis]
+    print("new_shape:", new_shape)
+    channels = d.transpose(new_shape).reshape([d.shape[axis], -1])
+    with np.printoptions(precision=6, suppress=True):
+        amax, amin = channels.max(axis=-1), channels.min(axis=-1)
+        print("mean", channels.mean(axis=-1))
+        print("var", channels.var(axis=-1))
+        print("max", amax)
+        print("min", amin)
+        spread = amax - amin
+        print("data range", spread)
+        length = np.linalg.norm(spread)
+        norm = spread / length if length else spread
+        print("data range norm", norm)
+        order = np.argsort(norm)
+        print("norm_odr", order)
+        for i in range(len(spread)):
+            print(f"idx:{i}, range:{spread[i]}, range norm:{norm[i]}, norm order:{order[i]}")
+        if d.ndim >= 4:
+            print("mean", d.mean(axis=(1, 2, 3)))
+            print("var", d.var(axis=(1, 2, 3)))
     return 0
 
 
@@ -263,33 +254,19 @@ def build_parser() -> CliArgumentParser:
     stats.add_argument("file")
     stats.set_defaults(run=cmd_stats)
 
-    get_shape = sub.add_parser("get_shape", help="print a tensor's shape as [d0,d1,...] (TPU-MLIR's)")
-    get_shape.add_argument("file")
-    get_shape.add_argument("name")
-    get_shape.set_defaults(run=cmd_get_shape)
-
-    extract = sub.add_parser("extract", help="write the named tensors to another npz (TPU-MLIR's)")
-    extract.add_argument("file")
-    extract.add_argument("output")
-    extract.add_argument("names", help="comma-separated tensor names")
-    extract.set_defaults(run=cmd_extract)
-
-    rename = sub.add_parser("rename", help="rename a tensor in place (TPU-MLIR's)")
-    rename.add_argument("file")
-    rename.add_argument("old")
-    rename.add_argument("new")
-    rename.set_defaults(run=cmd_rename)
-
-    to_dat = sub.add_parser("to_dat", help="write every tensor's raw bytes, in file order, to one file (TPU-MLIR's)")
-    to_dat.add_argument("file")
-    to_dat.add_argument("output")
-    to_dat.set_defaults(run=cmd_to_dat)
+    statistic = sub.add_parser("statistic", help="TPU-MLIR's per-channel mean, var, max, min and range of a tensor")
+    statistic.add_argument("file")
+    statistic.add_argument("name", nargs="?", help="the tensor (without it: the file's tensor names)")
+    statistic.add_argument("axis", nargs="?", type=int, default=1, help="the channel axis (default 1)")
+    statistic.add_argument("--list", action="store_true", help="print the file's tensor names")
+    statistic.set_defaults(run=cmd_statistic)
+    add_subcommands(sub)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
-    if argv and argv[0] in OTHER_SUBCOMMANDS:
-        raise TpudslError(f"npz_tool: {argv[0]} is not supported: TPU-MLIR's subcommand is not modelled "
+    if argv and argv[0] in REFUSED:
+        raise TpudslError(f"npz_tool: {argv[0]} is not supported: {REFUSED[argv[0]]} "
                           f"(supported: {', '.join(SUBCOMMANDS)})")
     args = build_parser().parse_args(argv)
     if args.command == "compare":
