@@ -286,12 +286,19 @@ def test_npz_tool_refuses(tmp_path):
     assert written(tmp_path) == {"a.npz"}
 
 
-def test_mlir_cut_refuses_bt_mode(top_model):
+@pytest.mark.parametrize("flags, message", [
+    (["--output_names", "y", "--mode", "bt"], "--mode bt needs --num, a positive number of ops"),
+    (["--output_names", "y", "--mode", "bt", "--num", "0"], "--mode bt needs --num, a positive number of ops"),
+    (["--output_names", "y", "--input_names", "data", "--mode", "bt", "--num", "1"],
+     "--mode bt takes --output_names only: it finds the inputs itself"),
+    (["--output_names", "y", "--mode", "ft", "--num", "1"], "--mode ft takes --input_names only: it finds the outputs itself"),
+    (["--output_names", "y", "--num", "2"], "--num is read by --mode bt and ft only"),
+])
+def test_mlir_cut_mode_flags_that_do_not_fit(top_model, flags, message):
+    """TPU-MLIR's rules of --mode (it asserts them): bt traces from outputs, ft from inputs."""
     before = written(top_model)
-    r = run_main("mlir_cut", "--mlir", "m.mlir", "--output_names", "y", "--mode", "bt", "--num", "2", cwd=top_model)
-    assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: mlir_cut: --mode bt is not supported: cutting by a number of ops before or after a name (bt, ft) is not "
-        "modelled: give the names (supported: --mode io)"])
+    r = run_main("mlir_cut", "--mlir", "m.mlir", *flags, cwd=top_model)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [f"error: {message}"])
     assert written(top_model) == before
 
 

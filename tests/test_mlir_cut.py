@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import TensorType, f32
 import tpudsl.dialects.top  # noqa: F401  (registers the op specs that `create` reads)
 from tests.cli_support import run_main
 from tests.models import random_inputs, stylegan2_block
-from tpudsl.cli.mlir_cut import cut_module
+from tpudsl.cli.mlir_cut import cut_module, trace_names
 from tpudsl.dialects.opdef import create, loc_name
 from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.interp import run_module
@@ -165,3 +165,94 @@ def test_cli_errors(stylegan_files, tmp_path):
     assert proc.returncode == 1 and "overwrite the input" in proc.stderr
     proc = tool("mlir_cut", "--mlir", tmp_path / "none.mlir", "--output_names", "img")
     assert proc.returncode == 1 and "No such file" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+# TPU-MLIR's backtrace (python/tools/mlir_cut.py) worked by hand on the toy module: a stack starts
+# with the named op; each pop pushes the op's producers (bt: weights skipped) or users (ft) and
+# counts them; at `num` counted, the ops left on the stack are the cut's inputs (bt) or outputs (ft).
+#   bt m1: pop m1 -> [a1, e1] (2); pop e1 -> [a1, r1] (3); pop r1 -> [a1, x] (4); pop x -> [a1] (4);
+#          pop a1 -> [r1] (5); pop r1 -> [x] (6); pop x -> [] at 6: the inputs are reached.
+#   ft r1: pop r1 -> [e1, a1] (2, users in block order); pop a1 -> [e1, m1] (3); pop m1 -> [e1] (3);
+#          pop e1 -> [m1] (4); pop m1 -> [] at 4: the outputs are reached.
+TRACES = [("bt", "m1", 1, ["a1", "e1"]), ("bt", "m1", 2, ["a1", "e1"]), ("bt", "m1", 3, ["a1", "r1"]),
+          ("bt", "m1", 5, ["r1"]), ("ft", "x", 1, ["r1"]), ("ft", "r1", 2, ["e1", "a1"]),
+          ("ft", "r1", 3, ["e1", "m1"]), ("ft", "r1", 4, ["m1"])]
+
+
+@pytest.mark.parametrize("mode, start, num, expected", TRACES)
+def test_trace_finds_tpu_mlirs_names_and_the_cut_reproduces_the_full_run(mode, start, num, expected):
+    assert trace_names(toy_module(), [start], num, mode) == expected
+    x = np.array([[-1.0, 0.5, 2.0, -3.0]], np.float32)
+    full = run(toy_module(), {"x": x}, keep_all=True)
+    outputs, inputs = ([start], expected) if mode == "bt" else (expected, [start])
+    cut = cut_module(toy_module(), outputs, inputs)
+    got = run(cut, {name: full[name] for name in named_inputs(cut)})
+    assert list(got) == outputs
+    for name in outputs:
+        np.testing.assert_array_equal(got[name], full[name])
+
+
+def named_inputs(mod):
+    return [loc_name(op) for op in mod.main_func().body.block.ops if op.name == "top.Input"]
+
+
+def doubled_module():
+    """x -> r1 = Relu -> y = Add(r1, r1): one producer read twice."""
+    t = TensorType(f32, [1, 4])
+    mod = new_top_module("doubled", [t])
+    block = mod.main_func().body.block
+    x = create("top.Input", [block.args[0]], [t], loc="x")
+    r = create("top.Relu", [x.results[0]], [t], loc="r1")
+    y = create("top.Add", [r.results[0], r.results[0]], [t], loc="y")
+    block.add_ops([x, r, y])
+    mod.set_outputs([y.results[0]])
+    return mod
+
+
+def test_trace_counts_a_producer_per_operand_and_a_user_once():
+    # TPU-MLIR's mlir_ast: y's producers are [r1, r1] (2: num 2 stops there, the input is r1);
+    # r1's users are [y] (a user reading one value twice is recorded once): 1, then y has none.
+    assert trace_names(doubled_module(), ["y"], 2, "bt") == ["r1"]
+    with pytest.raises(TpudslError, match="reaches the model's outputs after 1 of 2 ops"):
+        trace_names(doubled_module(), ["r1"], 2, "ft")
+
+
+def test_a_trace_past_the_models_ends_is_an_error():
+    with pytest.raises(TpudslError, match=r"^error: --mode bt --num 7: the trace from 'm1' reaches the model's inputs after 6 of 7 ops$"):
+        trace_names(toy_module(), ["m1"], 7, "bt")
+    with pytest.raises(TpudslError, match=r"^error: --mode ft --num 5: the trace from 'r1' reaches the model's outputs after 4 of 5 ops$"):
+        trace_names(toy_module(), ["r1"], 5, "ft")
+    with pytest.raises(TpudslError, match=r"^error: unknown tensor names: input zz$"):
+        trace_names(toy_module(), ["zz"], 1, "ft")
+
+
+@pytest.mark.parametrize("flags, inputs, outputs", [
+    # img = Add(torgb.conv, bias): torgb.conv, then its data input (features) and filter (torgb.filter),
+    # then torgb.filter's producer (torgb.modulate): 4 ops back.
+    (["--mode", "bt", "--num", "4", "--output_names", "img"], ["features", "torgb.modulate"], ["img"]),
+    # x -> conv0.up -> conv0.blur -> conv0.noise; the filter's chain keeps ws an input.
+    (["--mode", "ft", "--num", "3", "--input_names", "x"], ["x", "ws"], ["conv0.noise"]),
+])
+def test_cli_modes_bt_and_ft_on_model_runner(stylegan_files, tmp_path, flags, inputs, outputs):
+    d, full = stylegan_files
+    cut = tmp_path / "cut.mlir"
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", *flags, "-o", cut)
+    assert proc.returncode == 0, proc.stderr
+    mod = load_module(cut)
+    assert sorted(named_inputs(mod)) == sorted(inputs)
+    np.savez(tmp_path / "in.npz", **{name: full[name] for name in inputs})
+    proc = tool("model_runner", "--input", tmp_path / "in.npz", "--model", cut, "--output", tmp_path / "out.npz")
+    assert proc.returncode == 0, proc.stderr
+    with np.load(tmp_path / "out.npz") as got:
+        assert got.files == outputs
+        for name in outputs:
+            np.testing.assert_array_equal(got[name], full[name])
+
+
+def test_cli_trace_past_the_outputs_writes_nothing(stylegan_files, tmp_path):
+    d, _ = stylegan_files
+    out = tmp_path / "cut.mlir"
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--mode", "ft", "--num", "9", "--input_names", "torgb.conv", "-o", out)
+    assert (proc.returncode, proc.stderr.splitlines()) == (1, [
+        "error: --mode ft --num 9: the trace from 'torgb.conv' reaches the model's outputs after 1 of 9 ops"])
+    assert list(tmp_path.iterdir()) == []

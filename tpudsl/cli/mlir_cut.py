@@ -1,6 +1,8 @@
 """mlir_cut: keep the part of a Top module that computes some named tensors.
 
   mlir_cut --mlir X.mlir --output_names a,b [--input_names c,d] [-o X_cut.mlir]
+  mlir_cut --mlir X.mlir --mode bt --num N --output_names a,b     # inputs: N ops back
+  mlir_cut --mlir X.mlir --mode ft --num N --input_names c,d      # outputs: N ops forward
 
 The named output tensors become @main's results. Each named input tensor becomes a new
 function argument (through a `top.Input` located at its name) that replaces its producer, so
@@ -9,10 +11,18 @@ a failing layer can be run alone on values dumped from the full model (model_run
 gets its own weight npz (`<output stem>_weight.npz`), so the original model's stays intact.
 A Tpu module with layer groups (`tpu.Group`) is cut as without them: the groups are undone, so
 any tensor inside one can be named (run --layer-group again on the cut).
+
+`--mode bt` and `ft` find the other names as TPU-MLIR's mlir_cut.py does (`backtrace`): from each
+named tensor's op, a stack of ops is popped and its neighbours (producers for bt, users for ft;
+no weights, no top.None) pushed until N neighbours were found; the ops left on the stack become
+the inputs (bt) or outputs (ft) of the cut. N counts the neighbours pushed, not the ops the cut
+keeps: an Add's two producers count 2 (bt counts a producer once per operand, ft a user once per
+value it reads). A trace that runs out of ops first is an error (TPU-MLIR's pops an empty list).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,12 +33,14 @@ from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
-    from xdsl.ir import SSAValue
+    from xdsl.ir import Operation, SSAValue
 
     from tpudsl.ir.module import TopModule
 
 # Ops whose results are not tensors a user can name.
 _UNNAMED_OPS = ("top.None", "func.return")
+# Ops a --mode bt/ft trace neither passes through nor stops at (TPU-MLIR's mlir_ast).
+_UNTRACED_OPS = ("top.None", "top.Weight", "func.return")
 
 
 def named_tensors(mod: TopModule) -> dict[str, SSAValue]:
@@ -67,10 +79,7 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     input_names = list(dict.fromkeys(input_names))
     if not output_names:
         raise TpudslError("no output names given")
-    if any(op.name == "tpu.Group" for op in mod.module.walk()):
-        from tpudsl.backend.layer_group import ungroup
-
-        ungroup(mod.module)  # every tensor of a layer group can be named; group the cut again
+    _ungroup(mod)
     tensors = named_tensors(mod)
     _check_known(output_names, input_names, tensors)
     main = mod.main_func()
@@ -102,6 +111,59 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     return mod
 
 
+def _ungroup(mod: TopModule) -> None:
+    """Every tensor of a layer group can be named: undo the groups (group the cut again)."""
+    if any(op.name == "tpu.Group" for op in mod.module.walk()):
+        from tpudsl.backend.layer_group import ungroup
+
+        ungroup(mod.module)
+
+
+def _neighbours(mod: TopModule, mode: str) -> dict[Operation, list[Operation]]:
+    """Each op's producers (bt: one per operand, repeats kept) or users (ft: one per distinct
+    operand it reads from the op), in TPU-MLIR's order: operand order, then the block's order."""
+    block = mod.main_func().body.block
+    traced = [op for op in block.ops if op.name not in _UNTRACED_OPS]
+    found: dict[Operation, list[Operation]] = {op: [] for op in traced}
+    for op in traced:
+        if op.name == "top.Input":
+            continue  # its operand is the function's argument
+        operands = op.operands if mode == "bt" else list(dict.fromkeys(op.operands))
+        for value in operands:
+            producer = value.owner
+            if producer not in found:
+                continue  # a weight, a top.None or a block argument
+            if mode == "bt":
+                found[op].append(producer)
+            else:
+                found[producer].append(op)
+    return found
+
+
+def trace_names(mod: TopModule, names: Sequence[str], num: int, mode: str) -> list[str]:
+    """The names --mode bt (inputs) or ft (outputs) cuts at, `num` neighbours from `names` (see
+    the module docstring); an op on the stack gives every named result."""
+    from tpudsl.interp.module_interpreter import result_names
+
+    _ungroup(mod)
+    tensors = named_tensors(mod)
+    _check_known(names if mode == "bt" else (), names if mode == "ft" else (), tensors)
+    neighbours = _neighbours(mod, mode)
+    left: list[Operation] = []
+    for name in names:
+        count, stack = 0, [tensors[name].owner]
+        while count < num:
+            if not stack:
+                end = "inputs" if mode == "bt" else "outputs"
+                raise TpudslError(f"--mode {mode} --num {num}: the trace from '{name}' reaches the model's {end} "
+                                  f"after {count} of {num} ops")
+            found = neighbours.get(stack.pop(), [])
+            stack.extend(found)
+            count += len(found)
+        left.extend(stack)
+    return list(dict.fromkeys(n for op in left for n in result_names(op) if n in tensors))
+
+
 def _erase_dead_ops(mod: TopModule) -> None:
     """Erase ops whose results are unused, last op first so that chains die in one sweep."""
     block = mod.main_func().body.block
@@ -119,17 +181,38 @@ def _split(text: str | None) -> list[str]:
 
 # TPU-MLIR's flags tpudsl does not model (docs/tools.md).
 CHECKED = (
-    Checked("--mode", ("io",), "cutting by a number of ops before or after a name (bt, ft) is not modelled: give the names"),
-    Checked("--num", (), "cutting by a number of ops (--mode bt or ft) is not modelled"),
     Checked("--ref_data", (), "mlir_cut writes no fake_data.npz: model_runner --dump_all_tensors gives the cut inputs' values"),
 )
+
+
+MODES = ("io", "bt", "ft")
+
+
+def _names_by_mode(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The output and input names each mode takes (TPU-MLIR's: bt only outputs, ft only inputs)."""
+    outputs, inputs = _split(args.output_names), _split(args.input_names)
+    if args.mode == "io":
+        if args.num is not None:
+            raise TpudslError("--num is read by --mode bt and ft only")
+        return outputs, inputs
+    if args.num is None or args.num < 1:
+        raise TpudslError(f"--mode {args.mode} needs --num, a positive number of ops")
+    traced, found = (outputs, inputs) if args.mode == "bt" else (inputs, outputs)
+    if not traced or found:
+        flag, finds = ("--output_names", "inputs") if args.mode == "bt" else ("--input_names", "outputs")
+        raise TpudslError(f"--mode {args.mode} takes {flag} only: it finds the {finds} itself")
+    return outputs, inputs
 
 
 def build_parser() -> CliArgumentParser:
     parser = CliArgumentParser(prog="mlir_cut", description="Cut a Top module to the part that computes the named tensors.")
     parser.add_argument("--mlir", required=True, help="input .mlir (Top dialect)")
-    parser.add_argument("--output_names", required=True, help="comma-separated tensor names to make the outputs")
+    parser.add_argument("--output_names", default="", help="comma-separated tensor names to make the outputs")
     parser.add_argument("--input_names", default="", help="comma-separated tensor names to make new inputs")
+    parser.add_argument("--mode", choices=MODES, default="io",
+                        help="io: cut at the names given; bt: inputs --num ops back from --output_names; "
+                             "ft: outputs --num ops forward from --input_names")
+    parser.add_argument("--num", type=int, help="how many ops --mode bt or ft goes (TPU-MLIR's count, docs/tools.md)")
     parser.add_argument("-o", "--output", help="output .mlir (default: <mlir stem>_cut.mlir next to the input)")
     add_checked_flags(parser, CHECKED)
     return parser
@@ -138,6 +221,7 @@ def build_parser() -> CliArgumentParser:
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     check_flags("mlir_cut", args, CHECKED)
+    outputs, inputs = _names_by_mode(args)
     from tpudsl.ir.module import load_module, save_module, weight_file_path
 
     source = Path(args.mlir)
@@ -152,7 +236,11 @@ def run(argv: Sequence[str]) -> int:
             f"the cut module's weights would replace '{source_weights}', which '{source}' still names; "
             "choose another -o name"
         )
-    cut_module(mod, _split(args.output_names), _split(args.input_names))
+    if args.mode == "bt":
+        inputs = trace_names(mod, outputs, args.num, "bt")
+    elif args.mode == "ft":
+        outputs = trace_names(mod, inputs, args.num, "ft")
+    cut_module(mod, outputs, inputs)
     save_module(mod, output, weights)
     return 0
 
