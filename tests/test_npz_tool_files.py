@@ -131,6 +131,12 @@ def test_to_bin_writes_the_values_in_the_type_asked(tmp_path):
     assert (tmp_path / "h.bin").read_bytes() == struct.pack("<2H", 0x3F80, 0xC000)
     ok(tmp_path, "to_bin", "t.npz", "k", "raw.bin")
     assert (tmp_path / "raw.bin").read_bytes() == struct.pack("<3i", 1, -2, 70000)
+    np.savez(tmp_path / "big.npz", b=np.array([1.0, 1e39, 2e39]), s=np.array(["a"]))
+    for name, dtype, message in [("b", "float32", "error: to_bin: 'b' holds 1e+39, which float32 cannot hold (2 such values)"),
+                                 ("s", "int8", "error: to_bin: 's' is <U1, not a number")]:
+        r = npz_tool(tmp_path, "to_bin", "big.npz", name, "big.bin", dtype)
+        assert (r.returncode, r.stderr.splitlines()) == (1, [message])
+    assert not (tmp_path / "big.bin").exists()
 
 
 def bf16_reference(bits: int) -> float:

@@ -201,7 +201,8 @@ TO_BIN_TYPES = {"int8": "int8", "bf16": "uint16", "uint16": "uint16", "float32":
 
 def _cast_for_bin(name: str, a: np.ndarray, spelling: str) -> np.ndarray:
     """numpy's astype, as TPU-MLIR's, where it cannot lose a value silently: an integer type takes
-    only whole numbers in its range, and `bf16` only tensors already holding bf16 bits (uint16)."""
+    only whole numbers in its range, float32 only finite values it can hold, and `bf16` only
+    tensors already holding bf16 bits (uint16)."""
     import numpy as np
 
     dtype = np.dtype(TO_BIN_TYPES[spelling])
@@ -210,14 +211,15 @@ def _cast_for_bin(name: str, a: np.ndarray, spelling: str) -> np.ndarray:
     if spelling == "bf16" and a.dtype != np.uint16:
         raise TpudslError(f"to_bin: bf16 writes bf16 bit patterns, which npz files hold as uint16; '{name}' is "
                           f"{a.dtype} (converting values to bf16 is not modelled)")
-    if dtype.kind in "iu" and a.size:
+    v = a.astype(np.float64)
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        v = a.astype(np.float64)
         bad = ~((v == np.round(v)) & (v >= info.min) & (v <= info.max))
-        if bad.any():
-            first = a.flat[int(np.argmax(bad))]
-            raise TpudslError(f"to_bin: '{name}' holds {first}, which {dtype} cannot hold "
-                              f"({int(bad.sum())} such values)")
+    else:  # float32: rounding is what the cast is for; a finite value turning into inf is not
+        bad = np.isfinite(v) & (np.abs(v) > np.finfo(dtype).max)
+    if bad.any():
+        first = a.flat[int(np.argmax(bad))]
+        raise TpudslError(f"to_bin: '{name}' holds {first}, which {dtype} cannot hold ({int(bad.sum())} such values)")
     return a.astype(dtype)
 
 
