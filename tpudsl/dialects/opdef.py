@@ -21,6 +21,8 @@ An op of the Top or Tpu dialect is described once, as data:
   An out_shape of None means "not computable from shapes and attributes" (e.g. a Reshape whose
   shape comes from a tensor operand): the result type must then be given.
 * check: extra verification `(in_shapes, attrs) -> None` raising ShapeError (optional).
+* moves: the op moves or selects elements without converting them (`Moves`): the verifier
+  checks that the named operands and results share one element type.
 * region: the op has one single-block region, `body` (tpu.Group); terminator: the op ends
   its block (tpu.Yield); verify: verification that needs the op itself (its parent, its region),
   `op -> None` raising ShapeError.
@@ -54,6 +56,7 @@ from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tpudsl.dialects.attrs import from_attr, matches
+from tpudsl.dialects.quant import CalibratedQuantizedType
 
 Shape = tuple[int, ...]
 REQUIRED: Any = object()
@@ -77,6 +80,22 @@ class A:
     modelled: bool = True
 
 
+@dataclass(frozen=True)
+class Moves:
+    """An op that moves or selects elements of `operands` into `results` without converting
+    them (Reshape, Concat, Gather's data, MaxPool, ...): every tensor among them has one element
+    type. Names are the spec's, without `?`, `*` or `[]`; a `none` value is left out. A calibrated
+    type counts as its expressed type (a range is a statistic of one tensor, not a conversion);
+    a `!quant.uniform` type is compared whole (another scale or zero point would need a
+    requantization, which such an op does not do). docs/dialect.md "Element types"."""
+
+    operands: tuple[str, ...] = ("input",)
+    results: tuple[str, ...] = ("output",)
+
+
+MOVES = Moves()  # input -> output, the common case
+
+
 ShapeRule = Callable[[Sequence[Shape | None], "AttrView"], Sequence[Shape | None]]
 CheckRule = Callable[[Sequence[Shape | None], "AttrView"], None]
 
@@ -90,6 +109,7 @@ class OpSpec:
     shape: ShapeRule | None = None
     check: CheckRule | None = None
     summary: str = ""
+    moves: Moves | None = None
     region: bool = False
     terminator: bool = False
     verify: Callable[[Operation], None] | None = None
@@ -192,6 +212,30 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
             raise ShapeError(f"operand '{o}' must be a tensor, got none")
 
 
+def check_moves(op: Operation, moves: Moves) -> None:
+    """The element types of what a data-movement op moves are one (see `Moves`)."""
+    named = [(name, getattr(op, name)) for name in moves.operands]
+    one_result = len(op.results) == 1 and moves.results == ("output",)
+    named += [("result" if one_result else name, getattr(op, name)) for name in moves.results]
+    values = []
+    for name, v in named:
+        if isinstance(v, SSAValue) or v is None:
+            values.append((name, v))
+        else:  # variadic
+            values += [(f"{name} #{i}", x) for i, x in enumerate(v)]
+    typed = [(name, v.type.element_type) for name, v in values
+             if v is not None and isinstance(v.type, TensorType | UnrankedTensorType)]
+    for name, element in typed[1:]:
+        if _moved(element) != _moved(typed[0][1]):
+            raise ShapeError(f"{name} element type {element} differs from {typed[0][0]} element type {typed[0][1]}: "
+                             "it moves elements without converting them")
+
+
+def _moved(element: Attribute) -> Attribute:
+    """What a data-movement op must keep of an element type: a calibrated type's expressed type."""
+    return element.expressed_type if isinstance(element, CalibratedQuantizedType) else element
+
+
 def _show(value: Any) -> str:
     """An attribute's Python value as IR text writes it (`true`, `[0, 1]`, `"s"`)."""
     if isinstance(value, bool):
@@ -223,6 +267,8 @@ def _verify(op: Operation) -> None:
     spec = SPECS[op.name]
     try:
         inferred = infer_shapes(op, spec)
+        if spec.moves is not None:
+            check_moves(op, spec.moves)
         if spec.verify is not None:
             spec.verify(op)
     except ShapeError as e:
@@ -238,6 +284,15 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape)) or "scalar"
 
 
+def _check_moves_names(spec: OpSpec, moves: Moves) -> None:
+    """`moves` names operands and results the op has (a misspelt name would check nothing)."""
+    for names, declared in ((moves.operands, spec.operands), (moves.results, spec.results)):
+        known = {d.strip("?*[]") for d in declared}
+        for name in names:
+            if name not in known:
+                raise ValueError(f"{spec.name}: moves names {name!r}, which is not one of {sorted(known)}")
+
+
 def _class_name(op_name: str) -> str:
     dialect, mnemonic = op_name.split(".", 1)
     return dialect.capitalize() + re.sub(r"\W", "_", mnemonic) + "Op"
@@ -247,6 +302,8 @@ def define(spec: OpSpec) -> type[IRDLOperation]:
     """Register `spec` in SPECS and build its IRDL operation class."""
     if spec.name in SPECS:
         raise ValueError(f"op {spec.name} defined twice")
+    if spec.moves is not None:
+        _check_moves_names(spec, spec.moves)
     SPECS[spec.name] = spec
     body: dict[str, Any] = {"name": spec.name, "__doc__": spec.summary or spec.name}
     for o in spec.operands:

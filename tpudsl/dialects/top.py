@@ -12,7 +12,7 @@ from xdsl.ir import Dialect
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.geometry import resize_modes as RESIZE
-from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, define
+from tpudsl.dialects.opdef import MOVES, REQUIRED, A, Moves, OpSpec, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------
 
@@ -122,32 +122,38 @@ SPECS: list[OpSpec] = [
     OpSpec("top.Where", operands=("cond", "tbrn?", "fbrn?"),
            attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),
                   "x_const_val": A("f64", 0.0), "y_const_val": A("f64", 0.0)},
-           shape=S.where, summary="cond ? tbrn (or x_const_val) : fbrn (or y_const_val), broadcasting"),
+           shape=S.where, moves=Moves(operands=("tbrn", "fbrn")),
+           summary="cond ? tbrn (or x_const_val) : fbrn (or y_const_val), broadcasting"),
     OpSpec("top.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES)},
            shape=S.broadcast_all),
-    OpSpec("top.Permute", attrs={"order": A("i64[]", REQUIRED)}, shape=S.permute),
-    OpSpec("top.Transpose", attrs={"dim0": A("i64", REQUIRED), "dim1": A("i64", REQUIRED)}, shape=S.transpose),
+    OpSpec("top.Permute", attrs={"order": A("i64[]", REQUIRED)}, shape=S.permute, moves=MOVES),
+    OpSpec("top.Transpose", attrs={"dim0": A("i64", REQUIRED), "dim1": A("i64", REQUIRED)}, shape=S.transpose,
+           moves=MOVES),
     OpSpec("top.Reshape", operands=("input", "[shapeT]"),
-           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1, supported=(-1,))}, shape=S.reshape),
-    OpSpec("top.Flatten", attrs={"start_dim": A("i64", 0), "end_dim": A("i64", -1)}, shape=S.flatten),
-    OpSpec("top.Squeeze", attrs={"axes": A("i64[]", REQUIRED), **SCALAR}, shape=S.squeeze),
-    OpSpec("top.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze),
-    OpSpec("top.Concat", operands=("inputs*",), attrs={"axis": A("i64", 1), **RELU, **ROUND}, shape=S.concat),
+           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1, supported=(-1,))}, shape=S.reshape,
+           moves=MOVES),
+    OpSpec("top.Flatten", attrs={"start_dim": A("i64", 0), "end_dim": A("i64", -1)}, shape=S.flatten,
+           moves=MOVES),
+    OpSpec("top.Squeeze", attrs={"axes": A("i64[]", REQUIRED), **SCALAR}, shape=S.squeeze, moves=MOVES),
+    OpSpec("top.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze, moves=MOVES),
+    OpSpec("top.Concat", operands=("inputs*",), attrs={"axis": A("i64", 1), **RELU, **ROUND}, shape=S.concat,
+           moves=Moves(operands=("inputs",))),
     OpSpec("top.Slice", operands=("input", "offsetT?", "endsT?", "stepsT?"),
            attrs={"offset": A("i64[]"), "steps": A("i64[]"), "ends": A("i64[]"), "axes": A("i64[]"),
                   # TPU-MLIR's default []; listed axes change what `ends` means there
                   "hasparamConvert_axes": A("i64[]", supported=([],))},
-           shape=S.slice_),
+           shape=S.slice_, moves=MOVES),
     OpSpec("top.Split", results=("outputs*",),
-           attrs={"axis": A("i64", REQUIRED), "num": A("i64", REQUIRED), "split_size": A("i64[]")}, shape=S.split),
+           attrs={"axis": A("i64", REQUIRED), "num": A("i64", REQUIRED), "split_size": A("i64[]")}, shape=S.split,
+           moves=Moves(results=("outputs",))),
     OpSpec("top.Pad", operands=("input", "[paddingsT]"),
            attrs={"paddings": A("i64[]"), "val": A("f64", 0.0),
                   "mode": A("str", "constant", ("constant", "reflect", "symmetric", "edge"))},
-           shape=S.pad),
-    OpSpec("top.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]")}, shape=S.tile),
-    OpSpec("top.Expand", operands=("input", "[shapeT]"), attrs={"shape": A("i64[]")}, shape=S.expand),
+           shape=S.pad, moves=MOVES),
+    OpSpec("top.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]")}, shape=S.tile, moves=MOVES),
+    OpSpec("top.Expand", operands=("input", "[shapeT]"), attrs={"shape": A("i64[]")}, shape=S.expand, moves=MOVES),
     OpSpec("top.Gather", operands=("input", "indices"),
-           attrs={"keepdims": A("bool", True), "axis": A("i64", 0), **SCALAR}, shape=S.gather),
+           attrs={"keepdims": A("bool", True), "axis": A("i64", 0), **SCALAR}, shape=S.gather, moves=MOVES),
     OpSpec("top.Interp", operands=("input", "target_shape?"),
            # not in TopOps.td: mode cubic, the coord_modes after asymmetric, and every attribute
            # after scale_w (ONNX Resize's, with its defaults; geometry/resize.py says what they do)
@@ -161,14 +167,14 @@ SPECS: list[OpSpec] = [
                   "roi": A("f64[]"), "extrapolation_value": A("f64", 0.0)},
            shape=S.interp),
     OpSpec("top.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU},
-           shape=S.upsample, summary="nearest upsampling by integer factors"),
+           shape=S.upsample, summary="nearest upsampling by integer factors", moves=MOVES),
     OpSpec("top.AdaptiveAvgPool", attrs={"output_size": A("i64[]", REQUIRED)}, shape=NN.adaptive_pool),
     OpSpec("top.Reduce", attrs={"axes": A("i64[]", REQUIRED), "keepdims": A("bool", REQUIRED),
                                 "mode": A("str", REQUIRED, REDUCE_MODES), **SCALAR}, shape=S.reduce),
     OpSpec("top.Arg", results=("indices", "values?"),
            attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED),
                   "mode": A("str", REQUIRED, ("ArgMax", "ArgMin")), "select_last_index": A("bool", False)},
-           shape=S.arg),
+           shape=S.arg, moves=Moves(results=("values",))),
     OpSpec("top.Softmax", attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **ROUND},
            shape=S.along_axis),
     OpSpec("top.LayerNorm", operands=("input", "weight?", "bias?"),
@@ -178,16 +184,19 @@ SPECS: list[OpSpec] = [
            shape=NN.instance_norm),
     OpSpec("top.GroupNorm", operands=("input", "weight?", "bias?"),
            attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
-    OpSpec("top.GatherElements", operands=("input", "indices"), attrs={"axis": A("i64", 2)}, shape=S.gather_elements),
+    OpSpec("top.GatherElements", operands=("input", "indices"), attrs={"axis": A("i64", 2)}, shape=S.gather_elements,
+           moves=MOVES),
     OpSpec("top.MaskedFill", operands=("cond", "brn"),
            attrs={"inversed": A("bool", False), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all,
+           moves=Moves(operands=("brn",)),
            summary="cond ? const_val : brn (inversed: the other way round), broadcasting"),
-    OpSpec("top.Reverse", attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
+    OpSpec("top.Reverse", attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis, moves=MOVES),
     OpSpec("top.View", operands=("input", "shape"), shape=S.given_by_result_type,
-           summary="reshape to the value of the `shape` tensor; the result type carries it"),
+           moves=MOVES, summary="reshape to the value of the `shape` tensor; the result type carries it"),
     OpSpec("top.CumSum", operands=("input", "[dim]"), attrs={"axis": A("i64", REQUIRED)}, shape=S.along_axis),
-    OpSpec("top.Trilu", attrs={"upper": A("bool", REQUIRED), "diagonal": A("i64", 0)}, shape=S.same_as_first),
-    OpSpec("top.ShuffleChannel", attrs={"group": A("i64", REQUIRED)}, shape=NN.shuffle_channel),
+    OpSpec("top.Trilu", attrs={"upper": A("bool", REQUIRED), "diagonal": A("i64", 0)}, shape=S.same_as_first,
+           moves=MOVES),
+    OpSpec("top.ShuffleChannel", attrs={"group": A("i64", REQUIRED)}, shape=NN.shuffle_channel, moves=MOVES),
     OpSpec("top.RMSNorm", operands=("input", "gamma?"), attrs={"eps": A("f64", REQUIRED)}, shape=NN.rms_norm),
     OpSpec("top.LRN", attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75),
                              "bias": A("f64", 1.0)}, shape=S.same_as_first),
@@ -195,13 +204,17 @@ SPECS: list[OpSpec] = [
     OpSpec("top.TopK", operands=("input", "[kT]"), results=("values", "indices"),
            attrs={"axis": A("i64", REQUIRED), "K": A("i64", -1), "largest": A("bool", True), "sorted": A("bool", True),
                   "replace_topk_indices": A("bool", False)},
-           shape=S.topk, summary="the K largest (smallest) values along axis, sorted, and their indices"),
+           shape=S.topk, moves=Moves(results=("values",)),
+           summary="the K largest (smallest) values along axis, sorted, and their indices"),
     OpSpec("top.GatherND", operands=("input", "indices"), attrs={"indice_dims": A("i64"), "batch_dims": A("i64", 0)},
-           shape=S.gather_nd, summary="ONNX GatherND: slices picked by index tuples, after batch_dims shared dims"),
+           shape=S.gather_nd, moves=MOVES,
+           summary="ONNX GatherND: slices picked by index tuples, after batch_dims shared dims"),
     OpSpec("top.ScatterElements", operands=("input", "indices", "updates"), attrs={"axis": A("i64", REQUIRED)},
-           shape=S.scatter_elements, summary="input with updates written at indices along axis"),
+           shape=S.scatter_elements, moves=Moves(operands=("input", "updates")),
+           summary="input with updates written at indices along axis"),
     OpSpec("top.ScatterND", operands=("input_data", "indices", "updates"), attrs={"reduction": A("i64", 0)},
-           shape=S.scatter_nd, summary="input with updates written at index tuples (reduction 0: replace)"),
+           shape=S.scatter_nd, moves=Moves(operands=("input_data", "updates")),
+           summary="input with updates written at index tuples (reduction 0: replace)"),
     # TPU-MLIR's EinsumModeAttr lists ~26 equations; here any numpy/ONNX equation.
     OpSpec("top.Einsum", operands=("inputs*",), attrs={"mode": A("str", REQUIRED)}, shape=S.einsum,
            summary="Einsum over the equation in `mode` (\"bij,bjk->bik\")"),
@@ -209,7 +222,7 @@ SPECS: list[OpSpec] = [
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
                   "swap_cr": A("bool", False)},
-           shape=S.depth2space),
+           shape=S.depth2space, moves=MOVES),
 ]
 
 # ---- families --------------------------------------------------------------------------------
@@ -284,8 +297,11 @@ SPECS += [
     OpSpec(f"top.{name}", attrs={"const_val": A("f64", REQUIRED), **attrs, **SCALAR}, shape=S.same_as_first)
     for name, attrs in CONST
 ]
-SPECS += [OpSpec(f"top.{name}", attrs=dict(POOL_ATTRS), shape=NN.pool) for name in ("MaxPool", "AvgPool")]
+# MaxPool picks elements (moves); AvgPool computes.
+SPECS += [OpSpec("top.MaxPool", attrs=dict(POOL_ATTRS), shape=NN.pool, moves=MOVES),
+          OpSpec("top.AvgPool", attrs=dict(POOL_ATTRS), shape=NN.pool)]
 SPECS.append(OpSpec("top.MaxPoolWithMask", results=("output", "mask"), attrs=dict(POOL_ATTRS), shape=NN.pool_with_mask,
+                    moves=MOVES,
                     summary="MaxPool whose mask holds where each maximum is: its row-major index (h*W+w in 2-D) in its (n, c) plane"))
 
 # Older TPU-MLIR files name every layer by a `name` attribute as well as its loc; it is kept as

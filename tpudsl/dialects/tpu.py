@@ -30,7 +30,7 @@ from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects import opdef
 from tpudsl.dialects.lg import LayerGroupAttr
-from tpudsl.dialects.opdef import REQUIRED, A, OpSpec, ShapeError, define
+from tpudsl.dialects.opdef import MOVES, REQUIRED, A, Moves, OpSpec, ShapeError, define
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
@@ -177,14 +177,14 @@ SPECS: list[OpSpec] = [
            attrs={"extra_input": A("bool"), **GINFO, "with_scale": A("bool", True), **_round()},
            shape=S.same_as_first, summary="element type conversion (the result type says to what)"),
     OpSpec("tpu.Permute", operands=("input", "buffer?"), attrs={"order": A("i64[]", REQUIRED), **GINFO},
-           shape=S.permute),
+           shape=S.permute, moves=MOVES),
     OpSpec("tpu.Reshape", operands=("input", "[buffer]"),
-           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1)}, shape=S.reshape),
-    OpSpec("tpu.Squeeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.squeeze),
-    OpSpec("tpu.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze),
+           attrs={"shape": A("i64[]"), "flatten_start_dim": A("i64", -1)}, shape=S.reshape, moves=MOVES),
+    OpSpec("tpu.Squeeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.squeeze, moves=MOVES),
+    OpSpec("tpu.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze, moves=MOVES),
     OpSpec("tpu.Concat", operands=("inputs*",),
            attrs={"axis": A("i64", REQUIRED), "only_merge": A("bool", False), **RQ_INPUTS, **RELU, **GINFO},
-           shape=S.concat),
+           shape=S.concat, moves=Moves(operands=("inputs",))),
     OpSpec("tpu.Softmax",
            operands=("input", "table?", "slope_table?", "reciprocal_table?", "reciprocal_mantissa_table?", "buffer?"),
            attrs={"axis": A("i64", REQUIRED), "log": A("bool", False), "beta": A("f64", 1.0), **_round(), **GINFO},
@@ -193,18 +193,18 @@ SPECS: list[OpSpec] = [
            attrs={"offset": A("i64[]", REQUIRED), "steps": A("i64[]", REQUIRED), "ends": A("i64[]", REQUIRED),
                   # TPU-MLIR defaults axes to [1]; absent here means what it means on top.Slice
                   "axes": A("i64[]"), "hasparamConvert_axes": A("i64[]", []), **GINFO},
-           shape=S.slice_),
+           shape=S.slice_, moves=MOVES),
     OpSpec("tpu.Pad", operands=("input", "paddingsT?", "left_select?", "right_select?", "buffer?"),
            attrs={"paddings": A("i64[]", REQUIRED), "val": A("f64", 0.0), "mode": A("tpu.Pad_Mode", "constant"),
                   **GINFO},
-           shape=S.pad),
+           shape=S.pad, moves=MOVES),
     OpSpec("tpu.Upsample", attrs={"scale_h": A("i64", REQUIRED), "scale_w": A("i64", REQUIRED), **RELU, **GINFO},
-           shape=S.upsample),
+           shape=S.upsample, moves=MOVES),
     OpSpec("tpu.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),
                   "swap_cr": A("bool", False), **GINFO},
-           shape=S.depth2space),
+           shape=S.depth2space, moves=MOVES),
     OpSpec("tpu.Lut", operands=("input", "table"), attrs=dict(GINFO), shape=S.same_as_first,
            summary="y = table[x] for int8/uint8 x (a 256-entry table)"),
     OpSpec("tpu.RequantInt",
@@ -236,14 +236,15 @@ SPECS: list[OpSpec] = [
            attrs={"size": A("i64", REQUIRED), "alpha": A("f64", 1e-4), "beta": A("f64", 0.75), "bias": A("f64", 1.0),
                   **GINFO},
            shape=S.same_as_first),
-    OpSpec("tpu.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]", []), **GINFO}, shape=S.tile),
+    OpSpec("tpu.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]", []), **GINFO}, shape=S.tile,
+           moves=MOVES),
     OpSpec("tpu.Gather", operands=("input", "indices", "buffer?"),
            attrs={"axis": A("i64", 0), "if_neg_index": A("bool", True),
                   # not in TpuOps.td: Top's keepdims (a scalar index keeps or drops the axis)
                   "keepdims": A("bool", True)},
-           shape=S.gather),
+           shape=S.gather, moves=MOVES),
     OpSpec("tpu.GatherElements", operands=("input", "indices", "indices_coeff?", "buffer?"),
-           attrs={"axis": A("i64", 2)}, shape=S.gather_elements),
+           attrs={"axis": A("i64", 2)}, shape=S.gather_elements, moves=MOVES),
     OpSpec("tpu.Interp", operands=("input", "shapeT?", "buffer?"),
            attrs={"scale_h": A("f64", REQUIRED), "scale_w": A("f64", REQUIRED), "mode": A("tpu.mode", REQUIRED),
                   "coord_mode": A("tpu.coord_mode", REQUIRED), **GINFO,
@@ -257,13 +258,14 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.Arg", results=("indices", "values?"),
            attrs={"axis": A("i64", REQUIRED), "keepdims": A("bool", REQUIRED), "mode": A("str", REQUIRED, ("ArgMin", "ArgMax")),
                   "select_last_index": A("bool", True), **GINFO},
-           shape=S.arg),
+           shape=S.arg, moves=Moves(results=("values",))),
     OpSpec("tpu.Where", operands=("cond", "tbrn?", "fbrn?", "buffer?"),
            attrs={"x_is_const": A("bool", False), "y_is_const": A("bool", False),
                   "x_const_val": A("f64", 0.0), "y_const_val": A("f64", 0.0), **GINFO},
-           shape=S.where),
+           shape=S.where, moves=Moves(operands=("tbrn", "fbrn"))),
     OpSpec("tpu.MaskedFill", operands=("cond", "brn"),
-           attrs={"inversed": A("bool", REQUIRED), "const_val": A("f64", REQUIRED), **GINFO}, shape=S.broadcast_all),
+           attrs={"inversed": A("bool", REQUIRED), "const_val": A("f64", REQUIRED), **GINFO}, shape=S.broadcast_all,
+           moves=Moves(operands=("brn",))),
     OpSpec("tpu.Compare", operands=("lhs", "rhs"), attrs={"mode": A("str", REQUIRED, COMPARE_MODES), **GINFO},
            shape=S.broadcast_all),
     OpSpec("tpu.CompareConst",
@@ -322,9 +324,9 @@ SPECS += [
                   "lmem_bytes": A("i64", REQUIRED), "other_up_overlap_op": A("i64[]", [])},
            region=True, verify=_group_verify, summary="a layer group: its ops share local memory, sliced nsecs x hsecs"),
     OpSpec("tpu.Load", attrs={"ginfo": A("tpu.lg", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
-           summary="a tensor's parts (or whole tile) from global to local memory, inside a tpu.Group"),
+           summary="a tensor's parts (or whole tile) from global to local memory, inside a tpu.Group", moves=MOVES),
     OpSpec("tpu.Store", attrs={"ginfo": A("tpu.lg", REQUIRED)}, shape=S.same_as_first, verify=_in_group,
-           summary="a result's parts from local to global memory, inside a tpu.Group"),
+           summary="a result's parts from local to global memory, inside a tpu.Group", moves=MOVES),
     OpSpec("tpu.Yield", operands=("inputs*",), results=(), terminator=True, verify=_in_group,
            summary="the results of a tpu.Group (its Stores' values)"),
 ]
@@ -335,7 +337,7 @@ def _as_top(name: str) -> OpSpec:
     top = opdef.SPECS[f"top.{name}"]
     attrs = {**{key: a for key, a in top.attrs.items() if key != "name"}, **GINFO}  # GINFO: as every Tpu op
     return OpSpec(f"tpu.{name}", operands=top.operands, results=top.results, attrs=attrs, shape=top.shape,
-                  summary=top.summary)
+                  moves=top.moves, summary=top.summary)
 
 
 # Ops whose Tpu form takes its Top op's operands and attributes (TPU-MLIR has TopK, GatherND,
