@@ -56,7 +56,7 @@ from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tpudsl.dialects.attrs import from_attr, matches
-from tpudsl.dialects.quant import CalibratedQuantizedType
+from tpudsl.dialects.quant import QUANT_TYPES, CalibratedQuantizedType
 
 Shape = tuple[int, ...]
 REQUIRED: Any = object()
@@ -227,8 +227,14 @@ def check_moves(op: Operation, moves: Moves) -> None:
              if v is not None and isinstance(v.type, TensorType | UnrankedTensorType)]
     for name, element in typed[1:]:
         if _moved(element) != _moved(typed[0][1]):
-            raise ShapeError(f"{name} element type {element} differs from {typed[0][0]} element type {typed[0][1]}: "
-                             "it moves elements without converting them")
+            raise ShapeError(f"{name} element type {_text(element)} differs from {typed[0][0]} element type "
+                             f"{_text(typed[0][1])}: it moves elements without converting them")
+
+
+def _text(element: Attribute) -> str:
+    """An element type for a message: a quant type's floats as Python writes them (0.25, not
+    2.50000000000000000e-01)."""
+    return f"!{element.name}<{element.body(repr)}>" if isinstance(element, QUANT_TYPES) else str(element)
 
 
 def _moved(element: Attribute) -> Attribute:
