@@ -3,8 +3,9 @@ of them fails here, naming the op and the table. Legitimate exceptions are allow
 
 Covered here: the Top op table's shape rules, the frontend's use of every Top op, the tests that name
 every Top op, the ONNX coverage doc's row for every converter, the Top -> Tpu lowering of every Top
-op and a Tpu op spec and kernel for every lowering's target, and that adding-an-op.md names every
-table file. (Top interpreter kernels against the Top op table are checked by the semantics tests.)"""
+op and a Tpu op spec and kernel for every lowering's target, that adding-an-op.md names every
+table file, and that the data-movement ops (`moves`) keep the rule through lowering and include
+every op the INT8 lowering and kernels move as int8 values. (Top interpreter kernels against the Top op table are checked by the semantics tests.)"""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ import tpudsl.dialects.top  # noqa: F401  (fills SPECS)
 import tpudsl.dialects.tpu  # noqa: F401
 from tpudsl.dialects.opdef import SPECS
 from tpudsl.frontend.onnx_ops import CONVERTERS
-from tpudsl.interp.kernels_tpu import TPU_KERNELS
+from tpudsl.interp.kernels_tpu import INT8_MOVES, TPU_KERNELS
 from tpudsl.lowering.top_to_tpu import KEPT, LOWERINGS
-from tpudsl.lowering.top_to_tpu_int8 import INT8_ONLY_OPS
+from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, INT8_ONLY_OPS
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP_OPS = sorted(name for name in SPECS if name.startswith("top."))
@@ -120,3 +121,30 @@ def test_every_lowering_targets_a_tpu_op_with_a_kernel():
     assert [t for t in targets if t not in TPU_KERNELS] == [], "lowering targets without a Tpu kernel (interp/kernels_tpu.py)"
     unused = sorted(name for name in TPU_KERNELS if name not in targets)
     assert unused == [], f"Tpu kernels no lowering produces: {unused}"
+
+
+# Tpu ops that a data-movement Top op lowers to but that do not declare `moves`, and why.
+MOVES_NOT_KEPT = {
+    "tpu.Pool2D": "max or average by its pool_mode; the rule is per op, not per attribute value",
+}
+
+
+def test_data_movement_ops_keep_the_rule_when_lowered():
+    """A Top op declared a data-movement op (`moves`, docs/dialect.md "Element types") lowers to a
+    Tpu op that declares it too, naming the same operands and results, so the verifier keeps
+    refusing a converting move after lowering."""
+    lost = sorted(f"{name} -> {rule.tpu}" for name, rule in LOWERINGS.items()
+                  if SPECS[name].moves is not None and rule.tpu not in MOVES_NOT_KEPT
+                  and SPECS[rule.tpu].moves != SPECS[name].moves)
+    assert lost == [], f"data-movement Top ops whose Tpu op does not declare the same `moves`: {lost}"
+
+
+def test_the_int8_moves_are_data_movement_ops():
+    """The ops the INT8 lowering gives no arithmetic (an input at another QType is requantized to
+    the output's first) and the Top kernels the Tpu interpreter runs on stored int8 values are
+    data-movement ops in the op table: the verifier then refuses one whose QType changes."""
+    same_scale = INT8_LOWERINGS["top.Reshape"]
+    moves = sorted({name for name, rule in INT8_LOWERINGS.items() if rule is same_scale} | set(INT8_MOVES))
+    assert "top.Concat" in moves and "top.Gather" in moves
+    undeclared = [name for name in moves if SPECS[name].moves is None]
+    assert undeclared == [], f"ops moved as int8 values that the op table does not declare `moves`: {undeclared}"

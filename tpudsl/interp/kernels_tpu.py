@@ -48,7 +48,7 @@ class _Attrs(KernelAttrs):
 # Ops whose Top kernel only moves values: on int8 operands (a !quant.uniform type) they give the
 # int8 result the INT8 lowering means. Any other float kernel on such an operand is an error, not
 # float arithmetic on stored integers.
-_INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather")
+INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather")
 
 
 def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> Kernel:
@@ -56,7 +56,7 @@ def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> 
 
     def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
         top, extra = choose(attrs)
-        if attrs.scales[0] is not None and top not in _INT8_MOVES:
+        if attrs.scales[0] is not None and top not in INT8_MOVES:
             raise ValueError(f"{top[4:]} on a quantized int8 operand has no INT8 kernel")
         return KERNELS[top].run([_wide(x) for x in inputs], _Attrs(attrs, extra) if extra else attrs)
 
