@@ -65,6 +65,7 @@ PASSES: dict[str, Registered] = {
     "struct-optimize": Registered("tpudsl.rewrites.optimize_groups", "StructOptimizePass"),
     "extra-optimize": Registered("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
     "import-calibration-table": Registered("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
+    "fuse-preprocess": Registered("tpudsl.rewrites.fuse_preprocess", "FusePreprocessPass"),
     # TPU-MLIR's deploy command lines (mlir_shell.py): passes tpudsl has no work for check their
     # preconditions (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
     "processor-top-optimize": Registered("tpudsl.lowering.tpu_mlir_stages", "ProcessorTopOptimizePass"),

@@ -30,13 +30,34 @@ def _module_name(top: TopModule) -> str:
     return getattr(attr, "data", None) or Path(top.path or "model").stem
 
 
-def _lower(top: TopModule, args, weight_file: str) -> None:
+def _fuse_preprocess(args):
+    """--fuse-preprocess with model_deploy's flags for it, its options checked (None without --fuse_preprocess)."""
+    if not args.fuse_preprocess:
+        if args.customization_format or args.aligned_input:
+            raise TpudslError("--customization_format and --aligned_input need --fuse_preprocess")
+        return None
+    fuse = pass_class("fuse-preprocess")(mode=args.quantize, customization_format=args.customization_format,
+                                         align=args.aligned_input)
+    fuse.check_options()
+    return fuse
+
+
+def _prepare(top: TopModule, args) -> None:
+    """mlir_shell.py's lowering line up to the conversion: calibration, processor, fused preprocessing.
+    It runs before the Top interpreter's run, so that a fused model's Top run reads the same raw inputs."""
     ctx = make_context()
     if args.quantize == "INT8":
         pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=args.asymmetric).apply(
             ctx, top.module)
     pass_class("processor-assign")(chip=args.processor, mode=args.quantize, num_device=args.num_device,
                                    num_core=args.num_core).apply(ctx, top.module)
+    fuse = _fuse_preprocess(args)
+    if fuse is not None:
+        fuse.apply(ctx, top.module)
+
+
+def _lower(top: TopModule, args, weight_file: str) -> None:
+    ctx = make_context()
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
                                      asymmetric=args.asymmetric).apply(ctx, top.module)
     # mlir_shell.py's passes before the groups, with model_deploy's flags for them: where tpudsl
@@ -73,7 +94,8 @@ def deploy(args: argparse.Namespace) -> int:
         raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
     if args.asymmetric and args.quantize != "INT8":
         raise TpudslError("--asymmetric needs --quantize INT8")
-    _backend_passes(args)  # TPU-MLIR's flags of the backend passes: a refused one fails here
+    _fuse_preprocess(args)  # TPU-MLIR's flags of the passes: a refused one fails here
+    _backend_passes(args)
     out_dir = Path(args.model).parent
     if not out_dir.is_dir():
         raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
@@ -84,6 +106,7 @@ def deploy(args: argparse.Namespace) -> int:
     tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
     weight_file = f"{prefix}_tpu_weights.npz"
     inputs = read_npz(args.test_input) if args.test_input else None
+    _prepare(top, args)
 
     reference, keep_f32 = None, []
     if inputs is not None:

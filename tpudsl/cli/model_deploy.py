@@ -7,7 +7,7 @@
       [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
        --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort
        --opt_post_processor --weight_deduplicate --merge_weight --group_by_cores --compress_mode
-       --model_version:
+       --model_version --fuse_preprocess --customization_format --aligned_input:
        accepted at the values tpudsl models, else an error naming the pass option; docs/tpuc-opt.md]
 
 Writes PREFIX_tpu.mlir and PREFIX_tpu_weights.npz next to --model, PREFIX being
@@ -15,7 +15,8 @@ NAME_<processor>_<quantize> (INT8: NAME_<processor>_int8_sym, or _int8_asym with
 --test_input it runs the Tpu interpreter (PREFIX_tpu_outputs.npz) and compares with
 --test_reference, or with the Top interpreter's results on the same input, and names the first
 tensor below tolerance (INT8: int8 tensors compared as (stored - zero point) * scale; the saved outputs keep the
-raw integers; --quant_input/--quant_output: int8 (f16/bf16 in F16/BF16) IO, float test data quantized
+raw integers; --fuse_preprocess: the inputs take raw uint8 data, compared by name from the preprocessed input on;
+--quant_input/--quant_output: int8 (f16/bf16 in F16/BF16) IO, float test data quantized
 (rounded) as the stripped casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
 --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a
 run that produced inf/NaN names the first op that did and
@@ -77,6 +78,13 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--group_by_cores", default="auto", help="layer-group group_by_cores (auto or false: one core)")
     t.add_argument("--compress_mode", default="none", help="layer-group compress_mode (only none)")
     t.add_argument("--model_version", default="latest", help="codegen model_version (latest)")
+    t.add_argument("--fuse_preprocess", action="store_true",
+                   help="the model takes raw uint8 images: the preprocessing model_transform recorded runs inside it "
+                        "(--fuse-preprocess); --test_input then holds the raw data under the inputs' NAME_raw")
+    t.add_argument("--customization_format", default="",
+                   help="with --fuse_preprocess: the raw data's format, RGB_PLANAR, RGB_PACKED, BGR_PLANAR, "
+                        "BGR_PACKED or GRAYSCALE (default: the model's pixel_format and channel_format)")
+    t.add_argument("--aligned_input", action="store_true", help="CV18xx aligned input rows (not supported)")
     return p
 
 

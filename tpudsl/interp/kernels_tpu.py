@@ -48,7 +48,7 @@ class _Attrs(KernelAttrs):
 # Ops whose Top kernel only moves values: on int8 operands (a !quant.uniform type) they give the
 # int8 result the INT8 lowering means. Any other float kernel on such an operand is an error, not
 # float arithmetic on stored integers.
-INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather")
+INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather", "top.Slice")
 
 
 def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> Kernel:

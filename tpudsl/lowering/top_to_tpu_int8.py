@@ -429,6 +429,10 @@ LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "
            "top.Exp", "top.HardSwish", "top.HardSigmoid", "top.Mish", "top.Softplus", "top.Abs", "top.Elu",
            "top.Erf", "top.Log", "top.Sqrt", "top.Reciprocal")
 
+# Ops that move or pick values without arithmetic (_same_scale).
+MOVES = ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute", "top.Transpose", "top.Squeeze",
+         "top.Unsqueeze", "top.Concat")
+
 # The Tpu ops only the INT8 lowering creates (no float rule does): tables and scale changes.
 INT8_ONLY_OPS = ("tpu.Lut", "tpu.RequantInt", "tpu.RequantIntAxis")
 
@@ -445,8 +449,7 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.SubConst": _sub_const,
     "top.Gather": _gather,
     "top.AvgPool": _avg_pool,
-    **{name: _same_scale for name in ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute",
-                                      "top.Transpose", "top.Squeeze", "top.Unsqueeze", "top.Concat")},
+    **{name: _same_scale for name in MOVES},
     **{name: _lut for name in LUT_OPS},
 }
 
@@ -462,6 +465,23 @@ def _all_float(op: Operation) -> bool:
     return all(_is_float(r) for r in op.results) and all(
         _is_float(v) or scale_of(v) is not None or v.owner.name == "top.None"  # type: ignore[union-attr]
         for i, v in enumerate(op.operands) if i not in skip)
+
+
+# Ops that only move values: on tensors that are quantized already (a raw uint8 input's, from
+# --fuse-preprocess) they move the stored values and keep the type.
+QUANTIZED_MOVES = (*MOVES, "top.Slice")
+
+
+def _moves_quantized(op: Operation) -> bool:
+    """A move whose tensors all have their quantized type already (no calibrated range to give them one)."""
+    tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    return op.name in QUANTIZED_MOVES and all(scale_of(v) is not None for v in tensors)
+
+
+def _keep_types(op: Operation, s: _Int8Lowering) -> None:
+    name = LOWERINGS[op.name].tpu
+    Rewriter.replace_op(op, create(name, complete_operands(name, list(op.operands), s, op),
+                                   [r.type for r in op.results], attrs=_float_attrs(op), loc=op.location))
 
 
 def _calibrated_qtypes(top: TopModule, asymmetric: bool) -> dict[str, QType]:
@@ -504,6 +524,9 @@ def lower_int8(top: TopModule, qtable: Mapping[str, str], matmul_perchannel: boo
         mode = qtable.get(loc_name(op), "INT8")
         if any(_name(r) not in state.scales for r in op.results if _is_float(r)):
             raise _error(op, "has no calibrated range: run --import-calibration-table first")
+        if _moves_quantized(op):
+            _keep_types(op, state)
+            continue
         rule = INT8_LOWERINGS.get(op.name)
         if mode == "INT8" and rule is not None and _all_float(op) and not _relu_needs_zero_point(op, state) \
                 and rule(op, state):

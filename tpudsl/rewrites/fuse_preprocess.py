@@ -1,0 +1,217 @@
+"""--fuse-preprocess: the preprocessing recorded on `top.Input` becomes ops of the model (TPU-MLIR's FusePreprocess).
+
+    tpuc-opt x.mlir --fuse-preprocess="mode=INT8 customization_format=BGR_PLANAR align=False"
+
+model_transform records the preprocessing (mean, scale, pixel_format, channel_format, resize_dims)
+on each 4-D `top.Input`; this pass makes such an input take the raw 8-bit image instead, in the
+customization format's channel order and layout, and computes the model's input from it:
+
+    %x_raw = top.Input(%arg0)        uint8 raw data, the customization format's layout
+    [top.Permute  x_preprocess_permute]      packed (nhwc) <-> planar (nchw), when they differ
+    [top.Slice x3 x_preprocess_c2/c1/c0, top.Concat x_preprocess_<pixel_format>]
+                                     the channels reversed, when rgb <-> bgr differ
+    [top.Cast     x_preprocess_f32]  to f32 (not in INT8: the Sub reads the uint8 values)
+    top.Sub       x_preprocess_sub   x - mean (weight x_preprocess_mean, one value per channel)
+    top.Mul       x                  (x - mean) * scale (weight x_preprocess_scale)
+
+The raw input is `!quant.uniform<u8:f32, 1.0>` (stored byte = pixel value), as TPU-MLIR types it;
+it is named `<input>_raw` (TPU-MLIR's rule) and records the customization format (pixel_format,
+channel_format, customization_format; mean 0 and scale 1, as TPU-MLIR resets them). The last op
+keeps the input's name, so every tensor the rest of the model computes keeps its name and the
+reference .npz of the unfused model compares with the fused one by name (TPU-MLIR names it
+`<input>_preprocess`). In INT8 (after --import-calibration-table) the moves keep the uint8 values
+exactly, the Sub gets the exact range of x - mean over pixels 0..255, and the Mul keeps the input's
+calibrated range.
+
+An input without do_preprocess, or already fused (customization_format set), is left as it is
+(TPU-MLIR gives it an f32 argument: it has one already). Not modelled, each an error naming it: a
+resize or crop inside the model (resize_dims other than the input's H x W), the YUV, RGBA and raw
+Bayer customization formats, align=true (CV18xx aligned rows), and a customization format whose
+colour does not match the model's pixel_format (gray <-> rgb/bgr). docs/tpuc-opt.md has the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float32Type, ModuleOp, NoneType, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tpudsl.dialects.opdef import AttrView, SPECS, create, loc_name
+from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
+from tpudsl.ir.diagnostics import TpudslError, check_option
+from tpudsl.ir.module import TopModule, top_module_of
+
+PASS = "fuse-preprocess"
+# TPU-MLIR's customization formats tpudsl models: (colour order, layout) of the raw data.
+CUSTOMIZATION_FORMATS = {
+    "RGB_PLANAR": ("rgb", "nchw"), "RGB_PACKED": ("rgb", "nhwc"),
+    "BGR_PLANAR": ("bgr", "nchw"), "BGR_PACKED": ("bgr", "nhwc"),
+    "GRAYSCALE": ("gray", "nchw"),
+}
+MODES = ("F32", "F16", "BF16", "INT8")
+# The permutation taking one layout to the other.
+_PERMUTE = {("nhwc", "nchw"): [0, 3, 1, 2], ("nchw", "nhwc"): [0, 2, 3, 1]}
+# Colour orders of the same channels: the raw data's may be reversed to the model's.
+_REVERSIBLE = ("rgb", "bgr")
+PIXEL_MAX = 255.0
+
+
+def raw_input_type(shape: list[int]) -> TensorType:
+    """The raw input's type: bytes that are the pixel values (scale 1, zero point 0)."""
+    return TensorType(UniformQuantizedType.make("u8", Float32Type(), [1.0], [0]), shape)
+
+
+def default_customization_format(pixel_format: str, channel_format: str) -> str | None:
+    """The customization format of the model's own preprocessing (TPU-MLIR's getCustomFormat), if modelled."""
+    return next((f for f, v in CUSTOMIZATION_FORMATS.items() if v == (pixel_format, channel_format)
+                 or (pixel_format == "gray" and v[0] == "gray")), None)
+
+
+@dataclass(frozen=True)
+class FusePreprocessPass(ModulePass):
+    """Make each preprocessed top.Input take raw uint8 data and compute its preprocessing in the graph."""
+
+    name = "fuse-preprocess"
+
+    mode: str = "F32"
+    customization_format: str = ""  # empty: the model's own pixel_format and channel_format
+    align: bool = False
+
+    def check_options(self) -> None:
+        check_option(PASS, "mode", self.mode.upper(), MODES, "the precisions tpudsl lowers to")
+        check_option(PASS, "align", self.align, (False,),
+                     "aligned input rows are CV18xx's (cvimodel); tpudsl deploys bm1684x .bmodel files")
+        if self.customization_format:
+            check_option(PASS, "customization_format", self.customization_format, tuple(CUSTOMIZATION_FORMATS),
+                         "YUV, RGBA and raw Bayer inputs need colour conversion or depacking inside the model, "
+                         "which tpudsl does not model")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
+        mode = self.mode.upper()
+        assigned = op.attributes.get("module.mode")
+        if assigned is not None and getattr(assigned, "data", None) != mode:
+            raise TpudslError(f"{PASS}: mode={mode} differs from the module's mode {assigned.data} (processor-assign)")
+        top = top_module_of(op)
+        for func in op.walk():
+            if not isinstance(func, FuncOp) or func.is_declaration:
+                continue
+            for inp in [o for o in func.body.block.ops if o.name == "top.Input"]:
+                a = AttrView(inp.attributes, SPECS["top.Input"])
+                if a["do_preprocess"] and a.get("customization_format") is None:
+                    if top is None:
+                        raise TpudslError(f"{PASS}: the module's weights are not loaded (module.weight_file)")
+                    _Fuse(top, inp, a, self.customization_format, mode).run()
+            func.update_function_type()
+
+
+class _Fuse:
+    """The rewrite of one preprocessed top.Input."""
+
+    def __init__(self, top: TopModule, inp: Operation, a: AttrView, fmt: str, mode: str) -> None:
+        self.top, self.inp, self.mode = top, inp, mode
+        self.name = loc_name(inp)
+        self.model_type = inp.results[0].type
+        shape = list(self.model_type.get_shape())  # type: ignore[attr-defined]
+        self.pixel = a.get("pixel_format") or "bgr"
+        self.layout = a.get("channel_format") or "nchw"
+        self.fmt = fmt or default_customization_format(self.pixel, self.layout) or ""
+        if self.fmt not in CUSTOMIZATION_FORMATS:
+            raise self.error(f"pixel_format {self.pixel} has no customization format tpudsl models "
+                             f"({', '.join(CUSTOMIZATION_FORMATS)})")
+        self.raw_color, self.raw_layout = CUSTOMIZATION_FORMATS[self.fmt]
+        if len(shape) != 4:
+            raise self.error(f"preprocessing needs a 4-D input, it is {shape}")
+        self.channel_axis = 1 if self.layout == "nchw" else 3
+        n, c, h, w = shape if self.layout == "nchw" else (shape[0], shape[3], shape[1], shape[2])
+        if (self.raw_color == "gray") != (self.pixel == "gray") or (self.pixel not in (*_REVERSIBLE, "gray")):
+            raise self.error(f"customization_format {self.fmt} ({self.raw_color}) does not give the model's "
+                             f"pixel_format {self.pixel}: only rgb <-> bgr reorders are modelled")
+        resize = list(a.get("resize_dims") or [h, w])
+        if resize != [h, w]:
+            raise self.error(f"resize_dims {resize} differ from the input's {h}x{w}: the resize and crop "
+                             "inside the model are not modelled (give resize_dims equal to the input size)")
+        self.c = c
+        self.raw_shape = [n, c, h, w] if self.raw_layout == "nchw" else [n, h, w, c]
+        self.mean = self._per_channel(a.get("mean"), 0.0, "mean")
+        self.scale = self._per_channel(a.get("scale"), 1.0, "scale")
+
+    def error(self, message: str) -> TpudslError:
+        return TpudslError(f"{PASS}: top.Input \"{self.name}\": {message}")
+
+    def _per_channel(self, values, default: float, what: str) -> np.ndarray:
+        values = [default] if not values else list(values)
+        if len(values) == 1:
+            values = values * self.c
+        if len(values) != self.c:
+            raise self.error(f"{what} has {len(values)} values for {self.c} channels")
+        return np.asarray(values, np.float32)
+
+    def run(self) -> None:
+        inp = self.inp
+        calibrated = isinstance(self.model_type.element_type, CalibratedQuantizedType)  # type: ignore[attr-defined]
+        if self.mode == "INT8" and not calibrated:
+            raise self.error("mode=INT8 needs the calibrated module: run --import-calibration-table first")
+        arg = inp.operands[0]
+        assert isinstance(arg, BlockArgument)
+        raw_type = raw_input_type(self.raw_shape)
+        new_arg = Rewriter.replace_value_with_new_type(arg, raw_type)
+        raw = create("top.Input", [new_arg], [raw_type], loc=f"{self.name}_raw", attrs={
+            "pixel_format": self.raw_color, "channel_format": self.raw_layout, "customization_format": self.fmt,
+            "mean": [0.0] * self.c, "scale": [1.0] * self.c})
+        for key, attr in inp.attributes.items():  # the rest of the recorded preprocessing stays
+            raw.attributes.setdefault(key, attr)
+        self.at = InsertPoint.after(inp)
+        self._insert(raw)
+        value = raw.results[0]
+        if self.raw_layout != self.layout:
+            order = _PERMUTE[(self.raw_layout, self.layout)]
+            value = self._op("top.Permute", [value], [self.raw_shape[i] for i in order], {"order": order}, "permute")
+        if self.raw_color != self.pixel:
+            value = self._reversed_channels(value)
+        shape = list(self.model_type.get_shape())  # type: ignore[attr-defined]
+        if self.mode != "INT8":
+            value = self._op("top.Cast", [value], shape, {}, "f32", Float32Type())
+        bcast = [1, self.c, 1, 1] if self.layout == "nchw" else [1, 1, 1, self.c]
+        mean = self.top.add_weight(f"{self.name}_preprocess_mean", self.mean.reshape(bcast), before=inp)
+        scale = self.top.add_weight(f"{self.name}_preprocess_scale", self.scale.reshape(bcast), before=inp)
+        lo, hi = float((0.0 - self.mean).min()), float((PIXEL_MAX - self.mean).max())
+        centered_type = CalibratedQuantizedType.make(Float32Type(), lo, hi) if calibrated else Float32Type()
+        centered = self._op("top.Sub", [value, mean.results[0]], shape, {}, "sub", centered_type)
+        out = create("top.Mul", [centered, scale.results[0]], [self.model_type], loc=self.name)
+        self._insert(out)
+        inp.results[0].replace_all_uses_with(out.results[0])
+        Rewriter.erase_op(inp)
+
+    def _insert(self, op: Operation) -> None:
+        Rewriter.insert_op(op, self.at)
+        self.at = InsertPoint.after(op)
+
+    def _op(self, name: str, operands: list[SSAValue], shape: list[int], attrs: dict, suffix: str,
+            element: Attribute | None = None) -> SSAValue:
+        element = element or operands[0].type.element_type  # type: ignore[attr-defined]
+        op = create(name, operands, [TensorType(element, shape)], attrs, loc=f"{self.name}_preprocess_{suffix}")
+        self._insert(op)
+        return op.results[0]
+
+    def _reversed_channels(self, value: SSAValue) -> SSAValue:
+        """rgb <-> bgr: the channels in reverse order, one Slice each and a Concat (ops every level has)."""
+        shape = list(value.type.get_shape())  # type: ignore[attr-defined]
+        ax = self.channel_axis
+        none = create("top.None", [], [NoneType()], loc=f"{self.name}_preprocess_none")
+        self._insert(none)
+        parts = []
+        for k in reversed(range(self.c)):
+            offset, ends = [0] * 4, list(shape)
+            offset[ax], ends[ax] = k, k + 1
+            part = list(shape)
+            part[ax] = 1
+            parts.append(self._op("top.Slice", [value, *[none.results[0]] * 3], part,
+                                  {"offset": offset, "ends": ends, "steps": [1] * 4}, f"c{k}"))
+        return self._op("top.Concat", parts, shape, {"axis": ax}, self.pixel)
