@@ -14,7 +14,8 @@ customization format's channel order and layout, and computes the model's input 
     top.Sub       x_preprocess_sub   x - mean (weight x_preprocess_mean, one value per channel)
     top.Mul       x                  (x - mean) * scale (weight x_preprocess_scale)
 
-The raw input is `!quant.uniform<u8:f32, 1.0>` (stored byte = pixel value), as TPU-MLIR types it;
+The raw input is a `ui8` argument read by a `top.Input` of type `!quant.uniform<u8:f32, 1.0>` (stored
+byte = pixel value), as TPU-MLIR types them;
 it is named `<input>_raw` (TPU-MLIR's rule) and records the customization format (pixel_format,
 channel_format, customization_format; mean 0 and scale 1, as TPU-MLIR resets them). The last op
 keeps the input's name, so every tensor the rest of the model computes keeps its name and the
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float32Type, ModuleOp, NoneType, TensorType
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, NoneType, Signedness, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -105,8 +106,6 @@ class FusePreprocessPass(ModulePass):
             for inp in [o for o in func.body.block.ops if o.name == "top.Input"]:
                 a = AttrView(inp.attributes, SPECS["top.Input"])
                 if a["do_preprocess"] and a.get("customization_format") is None:
-                    if top is None:
-                        raise TpudslError(f"{PASS}: the module's weights are not loaded (module.weight_file)")
                     _Fuse(top, inp, a, self.customization_format, mode).run()
             func.update_function_type()
 
@@ -114,7 +113,7 @@ class FusePreprocessPass(ModulePass):
 class _Fuse:
     """The rewrite of one preprocessed top.Input."""
 
-    def __init__(self, top: TopModule, inp: Operation, a: AttrView, fmt: str, mode: str) -> None:
+    def __init__(self, top: TopModule | None, inp: Operation, a: AttrView, fmt: str, mode: str) -> None:
         self.top, self.inp, self.mode = top, inp, mode
         self.name = loc_name(inp)
         self.model_type = inp.results[0].type
@@ -158,10 +157,15 @@ class _Fuse:
         calibrated = isinstance(self.model_type.element_type, CalibratedQuantizedType)  # type: ignore[attr-defined]
         if self.mode == "INT8" and not calibrated:
             raise self.error("mode=INT8 needs the calibrated module: run --import-calibration-table first")
+        if self.top is None:
+            raise self.error("the mean and scale become weights: the module needs its weight file (module.weight_file)")
+        top = self.top
         arg = inp.operands[0]
         assert isinstance(arg, BlockArgument)
         raw_type = raw_input_type(self.raw_shape)
-        new_arg = Rewriter.replace_value_with_new_type(arg, raw_type)
+        new_arg = Rewriter.replace_value_with_new_type(arg, TensorType(IntegerType(8, Signedness.UNSIGNED),
+                                                                       self.raw_shape))
+        new_arg.location = getattr(arg, "location", None) or new_arg.location  # type: ignore[attr-defined]
         raw = create("top.Input", [new_arg], [raw_type], loc=f"{self.name}_raw", attrs={
             "pixel_format": self.raw_color, "channel_format": self.raw_layout, "customization_format": self.fmt,
             "mean": [0.0] * self.c, "scale": [1.0] * self.c})
@@ -179,8 +183,8 @@ class _Fuse:
         if self.mode != "INT8":
             value = self._op("top.Cast", [value], shape, {}, "f32", Float32Type())
         bcast = [1, self.c, 1, 1] if self.layout == "nchw" else [1, 1, 1, self.c]
-        mean = self.top.add_weight(f"{self.name}_preprocess_mean", self.mean.reshape(bcast), before=inp)
-        scale = self.top.add_weight(f"{self.name}_preprocess_scale", self.scale.reshape(bcast), before=inp)
+        mean = top.add_weight(f"{self.name}_preprocess_mean", self.mean.reshape(bcast), before=inp)
+        scale = top.add_weight(f"{self.name}_preprocess_scale", self.scale.reshape(bcast), before=inp)
         lo, hi = float((0.0 - self.mean).min()), float((PIXEL_MAX - self.mean).max())
         centered_type = CalibratedQuantizedType.make(Float32Type(), lo, hi) if calibrated else Float32Type()
         centered = self._op("top.Sub", [value, mean.results[0]], shape, {}, "sub", centered_type)
