@@ -1,0 +1,123 @@
+"""model_deploy --fuse_preprocess end to end: the .bmodel takes the raw uint8 image and gives what the unfused
+model gives on the preprocessed float input.
+
+The preprocessing here is written out in numpy from its definition (model_transform's --mean/--scale/--pixel_format
+rgb: the image's RGB channels, planar, (x - mean) * scale per channel), not taken from tpudsl; the raw data is the
+same image in the customization format's order (BGR) and layout (planar, packed). The means and scales differ per
+channel, so a channel order mixed up anywhere changes every output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from cli_support import run_main
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
+
+from tests.models.builder import GraphBuilder
+from tpudsl.cli import model_deploy, model_runner, model_transform
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module
+
+MEAN = np.array([123.675, 116.28, 103.53], np.float32)
+SCALE = np.array([0.017125, 0.017507, 0.017429], np.float32)
+# An RGB HWC image -> the raw data of each customization format (written from the format's name).
+RAW = {
+    "BGR_PLANAR": lambda img: img[..., ::-1].transpose(0, 3, 1, 2),
+    "BGR_PACKED": lambda img: img[..., ::-1],
+}
+
+
+def preprocessed(img: np.ndarray) -> np.ndarray:
+    """The model's float input for an RGB HWC uint8 image (batch first)."""
+    x = img.transpose(0, 3, 1, 2).astype(np.float32)
+    return (x - MEAN.reshape(1, 3, 1, 1)) * SCALE.reshape(1, 3, 1, 1)
+
+
+def images(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    return [rng.integers(0, 256, (1, 8, 8, 3), dtype=np.uint8) for _ in range(n)]
+
+
+def small_net() -> onnx.ModelProto:
+    g = GraphBuilder("pre", seed=5)
+    x = g.input("image", [1, 3, 8, 8])
+    y = g.relu(g.conv(x, "conv1", 3, 8, 3), "relu1")
+    g.output(g.conv(y, "out", 8, 4, 1))
+    return g.model()
+
+
+@pytest.fixture(scope="module")
+def transformed(tmp_path_factory):
+    """model_transform with the preprocessing recorded, its reference on the preprocessed image, and a
+    calibration table from other preprocessed images."""
+    d = tmp_path_factory.mktemp("fuse")
+    onnx.save(small_net(), d / "pre.onnx")
+    img, *samples = images(np.random.default_rng(7), 9)
+    np.savez(d / "pre_in.npz", image=preprocessed(img))
+    model_transform.run(["--model_name", "pre", "--model_def", str(d / "pre.onnx"), "--mlir", str(d / "pre.mlir"),
+                         "--mean", ",".join(map(str, MEAN)), "--scale", ",".join(map(str, SCALE)),
+                         "--pixel_format", "rgb", "--test_input", str(d / "pre_in.npz"),
+                         "--test_result", str(d / "pre_top_outputs.npz")])
+    (d / "ds").mkdir()
+    for i, sample in enumerate(samples):
+        np.savez(d / "ds" / f"{i}.npz", image=preprocessed(sample))
+    r = run_main("run_calibration", d / "pre.mlir", "--dataset", d / "ds", "--input_num", "8", "--quiet",
+                 "-o", d / "pre_cali_table")
+    assert r.returncode == 0, r.stderr
+    return d, img
+
+
+def run(d, model: str, raw: str, out: str, *flags: str) -> dict[str, np.ndarray]:
+    model_runner.run(["--input", str(d / raw), "--model", str(d / model), "--output", str(d / out), *flags])
+    return dict(np.load(d / out))
+
+
+@pytest.mark.parametrize("mode", ["F32", "INT8"])
+@pytest.mark.parametrize("fmt", ["BGR_PLANAR", "BGR_PACKED"])
+def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode, fmt):
+    d, img = transformed
+    raw = f"raw_{fmt}.npz"
+    np.savez(d / raw, image_raw=np.ascontiguousarray(RAW[fmt](img)))
+    stem = f"pre_{mode}_{fmt}"
+    quant = ["--calibration_table", str(d / "pre_cali_table")] if mode == "INT8" else []
+    # model_deploy's own checks: Tpu against model_transform's reference by name, then the cmodel against Tpu.
+    model_deploy.run(["--mlir", str(d / "pre.mlir"), "--quantize", mode, *quant, "--processor", "bm1684x",
+                      "--model", str(d / f"{stem}.bmodel"), "--fuse_preprocess", "--customization_format", fmt,
+                      "--test_input", str(d / raw), "--test_reference", str(d / "pre_top_outputs.npz"),
+                      "--compare_all"])
+    tpu_mlir = f"pre_bm1684x_{mode.lower()}{'_sym' if mode == 'INT8' else ''}_tpu.mlir"
+    tpu = load_module(d / tpu_mlir)
+    arg = tpu.main_func().body.block.args[0]
+    assert arg.type == TensorType(IntegerType(8, Signedness.UNSIGNED), RAW[fmt](img).shape)  # raw bytes, fmt's layout
+
+    reference = dict(np.load(d / "pre_top_outputs.npz"))  # the unfused model on the preprocessed image
+    bmodel = run(d, f"{stem}.bmodel", raw, f"{stem}_bmodel_out.npz")
+    tensors = run(d, tpu_mlir, raw, f"{stem}_tpu_out.npz", "--dump_all_tensors")
+    want = reference["out"]
+    if mode == "F32":
+        # The fused preprocessing computes the float formula exactly: the same float32 operations.
+        np.testing.assert_array_equal(tensors["image"], preprocessed(img))
+        np.testing.assert_allclose(bmodel["out"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    else:
+        np.testing.assert_array_equal(bmodel["out"], tensors["out"])  # bit-exact, the cmodel vs the Tpu level
+        err = np.abs(bmodel["out"] - want).max() / np.abs(want).max()
+        cos = float(np.dot(bmodel["out"].ravel(), want.ravel())
+                    / (np.linalg.norm(bmodel["out"]) * np.linalg.norm(want)))
+        assert err < 0.05 and cos > 0.999, (err, cos)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--fuse_preprocess", "--aligned_input"], "fuse-preprocess: align=true is not supported"),
+    (["--fuse_preprocess", "--customization_format", "YUV_NV12"],
+     "fuse-preprocess: customization_format=YUV_NV12 is not supported"),
+    (["--customization_format", "BGR_PLANAR"], "--customization_format and --aligned_input need --fuse_preprocess"),
+])
+def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed, flags, message):
+    d, _ = transformed
+    out = d / "refused"
+    out.mkdir(exist_ok=True)
+    with pytest.raises(TpudslError, match=message):
+        model_deploy.run(["--mlir", str(d / "pre.mlir"), "--processor", "bm1684x",
+                          "--model", str(out / "x.bmodel"), *flags])
+    assert not list(out.iterdir())
