@@ -121,3 +121,51 @@ def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed,
         model_deploy.run(["--mlir", str(d / "pre.mlir"), "--processor", "bm1684x",
                           "--model", str(out / "x.bmodel"), *flags])
     assert not list(out.iterdir())
+
+
+# Every (model pixel_format, model channel_format, customization format) the pass models.
+COMBOS = [(pixel, layout, fmt) for pixel in ("rgb", "bgr") for layout in ("nchw", "nhwc")
+          for fmt in ("RGB_PLANAR", "RGB_PACKED", "BGR_PLANAR", "BGR_PACKED")] + \
+         [("gray", layout, "GRAYSCALE") for layout in ("nchw", "nhwc")]
+
+
+def raw_data(img: np.ndarray, fmt: str) -> np.ndarray:
+    """An NHWC image in RGB (or gray) order as `fmt` holds it: the order reversed for BGR, planar unless PACKED."""
+    x = img[..., ::-1] if fmt.startswith("BGR") else img
+    return np.ascontiguousarray(x if fmt.endswith("PACKED") else x.transpose(0, 3, 1, 2))
+
+
+@pytest.mark.parametrize(("pixel", "layout", "fmt"), COMBOS)
+def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt):
+    """At the Top level, for every modelled combination: the fused module's tensor under the input's name is
+    (image in the model's order and layout - mean) * scale, float32, exactly."""
+    from xdsl.dialects.builtin import Float32Type
+
+    from tpudsl.dialects import make_context
+    from tpudsl.dialects.opdef import create
+    from tpudsl.interp import run_module
+    from tpudsl.ir.module import new_top_module
+    from tpudsl.passes import pass_class
+
+    rng = np.random.default_rng(len(pixel) * 7 + len(fmt))
+    c = 1 if pixel == "gray" else 3
+    mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
+    shape = [2, c, 3, 5] if layout == "nchw" else [2, 3, 5, c]
+    top = new_top_module("m", [TensorType(Float32Type(), shape)])
+    block = top.main_func().body.block
+    inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
+        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [3, 5],
+        "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
+    block.add_op(inp)
+    top.set_outputs([inp.results[0]])
+    pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
+
+    img = rng.integers(0, 256, (2, 3, 5, c), dtype=np.uint8)  # NHWC, RGB (or gray)
+    model_order = img[..., ::-1] if pixel == "bgr" else img
+    x = model_order.astype(np.float32)
+    if layout == "nchw":
+        x = x.transpose(0, 3, 1, 2)
+    bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
+    want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
+    got = run_module(top.module, top.weights, {"x_raw": raw_data(img, fmt)})
+    np.testing.assert_array_equal(got["x"], want)
