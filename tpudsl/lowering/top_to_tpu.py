@@ -8,7 +8,8 @@ is an error naming it — an attribute is never dropped silently.
 
 Float modes (F32, F16, BF16; docs/lowering.md):
 * every tensor a Tpu op produces has the mode's element type and keeps its Top name;
-* the model's inputs stay f32 (`top.Input`), followed by a `tpu.Cast` named `<input>_<mode>`;
+* the model's inputs stay f32 (`top.Input`), followed by a `tpu.Cast` named `<input>_<mode>` (a raw
+  uint8 input of --fuse-preprocess keeps its type, as every tensor that is not float);
 * a returned value is cast back to f32 by a `tpu.Cast` that carries the Top output name, and the op
   that computed it in the mode's type gets the derived name `<name>_<mode>`;
 * weights are converted to the mode's type under the derived name `<weight>_<mode>` (F16: float16

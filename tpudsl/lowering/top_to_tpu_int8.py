@@ -9,7 +9,8 @@ Tpu interpreter's INT8 kernels.
 * an activation with calibrated range [lo, hi] gets a QType (int8_types.py): symmetric
   `tensor<...x!quant.uniform<i8:f32, th/127>>` with th = max(|lo|, |hi|); asymmetric uint8 or
   int8 with a zero point;
-* inputs stay f32 `top.Input`s, followed by a `tpu.Cast` to int8 named `<input>_int8`; a float
+* inputs stay f32 `top.Input`s, followed by a `tpu.Cast` to int8 named `<input>_int8` (a raw uint8
+  input of --fuse-preprocess keeps its type, and the moves of it theirs: `QUANTIZED_MOVES`); a float
   value (an input, a fallback op's result) feeding an int8 op is cast the same way, and an int8
   value feeding a float op is cast to f32 as `<producer>_f32`;
 * a returned int8 value is cast back to f32 by a `tpu.Cast` carrying the Top output name; the op

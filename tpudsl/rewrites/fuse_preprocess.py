@@ -8,7 +8,7 @@ customization format's channel order and layout, and computes the model's input 
 
     %x_raw = top.Input(%arg0)        uint8 raw data, the customization format's layout
     [top.Permute  x_preprocess_permute]      packed (nhwc) <-> planar (nchw), when they differ
-    [top.Slice x3 x_preprocess_c2/c1/c0, top.Concat x_preprocess_<pixel_format>]
+    [top.Slice x3 x_preprocess_c2/c1/c0 (of one top.None), top.Concat x_preprocess_<pixel_format>]
                                      the channels reversed, when rgb <-> bgr differ
     [top.Cast     x_preprocess_f32]  to f32 (not in INT8: the Sub reads the uint8 values)
     top.Sub       x_preprocess_sub   x - mean (weight x_preprocess_mean, one value per channel)
@@ -63,9 +63,10 @@ _REVERSIBLE = ("rgb", "bgr")
 PIXEL_MAX = 255.0
 
 
-def raw_input_type(shape: list[int]) -> TensorType:
-    """The raw input's type: bytes that are the pixel values (scale 1, zero point 0)."""
-    return TensorType(UniformQuantizedType.make("u8", Float32Type(), [1.0], [0]), shape)
+def raw_types(shape: list[int]) -> tuple[TensorType, TensorType]:
+    """The raw input's argument type (bytes) and its top.Input's (stored byte = pixel value: scale 1, zero point 0)."""
+    return (TensorType(IntegerType(8, Signedness.UNSIGNED), shape),
+            TensorType(UniformQuantizedType.make("u8", Float32Type(), [1.0], [0]), shape))
 
 
 def default_customization_format(pixel_format: str, channel_format: str) -> str | None:
@@ -118,7 +119,7 @@ class _Fuse:
         self.name = loc_name(inp)
         self.model_type = inp.results[0].type
         shape = list(self.model_type.get_shape())  # type: ignore[attr-defined]
-        self.pixel = a.get("pixel_format") or "bgr"
+        self.pixel = a.get("pixel_format") or "bgr"  # model_transform's defaults (TPU-MLIR's)
         self.layout = a.get("channel_format") or "nchw"
         self.fmt = fmt or default_customization_format(self.pixel, self.layout) or ""
         if self.fmt not in CUSTOMIZATION_FORMATS:
@@ -162,10 +163,9 @@ class _Fuse:
         top = self.top
         arg = inp.operands[0]
         assert isinstance(arg, BlockArgument)
-        raw_type = raw_input_type(self.raw_shape)
-        new_arg = Rewriter.replace_value_with_new_type(arg, TensorType(IntegerType(8, Signedness.UNSIGNED),
-                                                                       self.raw_shape))
-        new_arg.location = getattr(arg, "location", None) or new_arg.location  # type: ignore[attr-defined]
+        arg_type, raw_type = raw_types(self.raw_shape)
+        new_arg = Rewriter.replace_value_with_new_type(arg, arg_type)
+        new_arg.location = getattr(arg, "location", None) or new_arg.location  # names survive: the argument's too
         raw = create("top.Input", [new_arg], [raw_type], loc=f"{self.name}_raw", attrs={
             "pixel_format": self.raw_color, "channel_format": self.raw_layout, "customization_format": self.fmt,
             "mean": [0.0] * self.c, "scale": [1.0] * self.c})
