@@ -107,6 +107,24 @@ def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode,
         assert err < 0.05 and cos > 0.999, (err, cos)
 
 
+def test_image_test_input_is_the_raw_data_of_the_customization_format(transformed):
+    """TPU-MLIR's form: --test_input an image file. It is decoded (RGB) and resized as model_transform recorded
+    (here the model's size: no resize), then laid out as the format says, without mean and scale; the Tpu
+    level's preprocessed input equals the numpy formula on the same pixels, and everything compares by name
+    with the unfused reference."""
+    from PIL import Image
+
+    d, img = transformed
+    Image.fromarray(img[0]).save(d / "img.png")
+    model_deploy.run(["--mlir", str(d / "pre.mlir"), "--quantize", "F32", "--processor", "bm1684x",
+                      "--model", str(d / "img.bmodel"), "--fuse_preprocess", "--customization_format", "BGR_PACKED",
+                      "--test_input", str(d / "img.png"), "--test_reference", str(d / "pre_top_outputs.npz"),
+                      "--compare_all"])
+    tensors = dict(np.load(d / "pre_bm1684x_f32_tpu_outputs.npz"))  # --compare_all: every tensor
+    np.testing.assert_array_equal(tensors["image_raw"], RAW["BGR_PACKED"](img))
+    np.testing.assert_array_equal(tensors["image"], preprocessed(img))
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     (["--fuse_preprocess", "--aligned_input"], "fuse-preprocess: align=true is not supported"),
     (["--fuse_preprocess", "--customization_format", "YUV_NV12"],

@@ -44,10 +44,10 @@ def sample_loader(mod: TopModule) -> SampleLoader:
     for name, shape in shapes.items():
         if shape is None or None in shape:
             raise TpudslError(f"input '{name}' has no static shape; calibration needs one")
-    return SampleLoader(tuple(shapes), tuple(tuple(s) for s in shapes.values()), _recorded_preprocess(mod))
+    return SampleLoader(tuple(shapes), tuple(tuple(s) for s in shapes.values()), recorded_preprocess(mod))
 
 
-def _recorded_preprocess(mod: TopModule) -> Preprocess | None:
+def recorded_preprocess(mod: TopModule) -> Preprocess | None:
     """The preprocessing model_transform recorded on the (first) `top.Input` that has one."""
     for op in mod.main_func().body.block.ops:
         if op.name != "top.Input":

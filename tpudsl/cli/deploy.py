@@ -56,6 +56,22 @@ def _prepare(top: TopModule, args) -> None:
         fuse.apply(ctx, top.module)
 
 
+def _test_inputs(top: TopModule, args) -> dict[str, np.ndarray]:
+    """--test_input: an .npz keyed by input name; with --fuse_preprocess also image files, one per input
+    (TPU-MLIR's form), decoded and resized as model_transform recorded, in the customization format's order
+    and layout, without mean and scale: the raw data, rounded to bytes by stored_inputs (scale 1)."""
+    from tpudsl.cli.calibration_run import recorded_preprocess
+    from tpudsl.cli.model_runner import input_shapes
+    from tpudsl.frontend.preprocess import is_image
+    from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
+
+    files = check_test_input_files(args.test_input)
+    if args.fuse_preprocess and files and all(is_image(f) for f in files):
+        shapes = input_shapes(top)
+        return load_test_inputs(files, list(shapes), list(shapes.values()), recorded_preprocess(top))  # type: ignore[arg-type]
+    return read_npz(args.test_input)
+
+
 def _lower(top: TopModule, args, weight_file: str) -> None:
     ctx = make_context()
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
@@ -105,8 +121,8 @@ def deploy(args: argparse.Namespace) -> int:
     prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}{suffix}"
     tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
     weight_file = f"{prefix}_tpu_weights.npz"
-    inputs = read_npz(args.test_input) if args.test_input else None
     _prepare(top, args)
+    inputs = _test_inputs(top, args) if args.test_input else None
 
     reference, keep_f32 = None, []
     if inputs is not None:

@@ -80,7 +80,8 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--model_version", default="latest", help="codegen model_version (latest)")
     t.add_argument("--fuse_preprocess", action="store_true",
                    help="the model takes raw uint8 images: the preprocessing model_transform recorded runs inside it "
-                        "(--fuse-preprocess); --test_input then holds the raw data under the inputs' NAME_raw")
+                        "(--fuse-preprocess); --test_input then is image files (one per input) or an .npz of "
+                        "the raw data under the inputs' NAME_raw")
     t.add_argument("--customization_format", default="",
                    help="with --fuse_preprocess: the raw data's format, RGB_PLANAR, RGB_PACKED, BGR_PLANAR, "
                         "BGR_PACKED or GRAYSCALE (default: the model's pixel_format and channel_format)")
