@@ -183,7 +183,10 @@ SPECS: list[OpSpec] = [
     OpSpec("tpu.Squeeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.squeeze, moves=MOVES),
     OpSpec("tpu.Unsqueeze", attrs={"axes": A("i64[]", REQUIRED)}, shape=S.unsqueeze, moves=MOVES),
     OpSpec("tpu.Concat", operands=("inputs*",),
-           attrs={"axis": A("i64", REQUIRED), "only_merge": A("bool", False), **RQ_INPUTS, **RELU, **GINFO},
+           # TPU-MLIR's per-input requantization (CV18xx's INT8 Concat): here a requantized input
+           # comes through its own tpu.RequantInt, and a move keeps its types, so any value is an error
+           attrs={"axis": A("i64", REQUIRED), "only_merge": A("bool", False),
+                  **{k: A(a.kind, modelled=False) for k, a in RQ_INPUTS.items()}, **RELU, **GINFO},
            shape=S.concat, moves=Moves(operands=("inputs",))),
     OpSpec("tpu.Softmax",
            operands=("input", "table?", "slope_table?", "reciprocal_table?", "reciprocal_mantissa_table?", "buffer?"),
