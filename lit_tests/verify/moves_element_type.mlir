@@ -136,3 +136,12 @@ func.func @main(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> {
   }) {nsecs = 1 : i64, hsecs = 1 : i64, flow = [-1, 0, 1, 2], lmem_bytes = 0 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> loc("r")
   return %g : tensor<1x4x8x8xf16>
 }
+
+// -----
+
+// tpu.Pool2D moves elements where its pool_mode is Max (Moves.when): another scale is refused.
+// CHECK: moves_element_type.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'tpu.Pool2D' op "pmax" result element type !quant.uniform<i8:f32, 0.25> differs from input element type !quant.uniform<i8:f32, 0.5>
+func.func @main(%x: tensor<1x2x4x4x!quant.uniform<i8:f32, 0.5>>) {
+  %0 = "tpu.Pool2D"(%x) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], pool_mode = #tpu<pool_mode Max>} : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x2x2x2x!quant.uniform<i8:f32, 0.25>> loc("pmax")
+  func.return
+}

@@ -75,3 +75,13 @@ func.func @main(%arg0: tensor<1x4xf32>) -> tensor<8x!quant.uniform<i8:f32, 0.5:-
   %1 = "tpu.Concat"(%0, %0) {axis = 0 : i64} : (tensor<4x!quant.uniform<i8:f32, 0.5:-3>>, tensor<4x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<8x!quant.uniform<i8:f32, 0.5:-3>> loc("cat")
   return %1 : tensor<8x!quant.uniform<i8:f32, 0.5:-3>>
 }
+
+// -----
+
+// tpu.Pool2D's Avg converts (a window mean, requantized by multiplier/rshift): the rule is Max's only.
+// CHECK-LABEL: func.func @avg
+// CHECK: "tpu.Pool2D"{{.*}} -> tensor<1x2x2x2x!quant.uniform<i8:f32, 2.500000e-01>>
+func.func @avg(%x: tensor<1x2x4x4x!quant.uniform<i8:f32, 0.5>>) {
+  %0 = "tpu.Pool2D"(%x) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], pool_mode = #tpu<pool_mode Avg>, multiplier = 1 : i64, rshift = 0 : i64} : (tensor<1x2x4x4x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x2x2x2x!quant.uniform<i8:f32, 0.25>> loc("pavg")
+  func.return
+}

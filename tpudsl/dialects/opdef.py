@@ -87,10 +87,12 @@ class Moves:
     type. Names are the spec's, without `?`, `*` or `[]`; a `none` value is left out. A calibrated
     type counts as its expressed type (a range is a statistic of one tensor, not a conversion);
     a `!quant.uniform` type is compared whole (another scale or zero point would need a
-    requantization, which such an op does not do). docs/dialect.md "Element types"."""
+    requantization, which such an op does not do). docs/dialect.md "Element types". `when`
+    (attribute, value): the op moves only with that value (tpu.Pool2D's Max, not its Avg)."""
 
     operands: tuple[str, ...] = ("input",)
     results: tuple[str, ...] = ("output",)
+    when: tuple[str, Any] | None = None
 
 
 MOVES = Moves()  # input -> output, the common case
@@ -214,6 +216,11 @@ def check_attributes(op: Operation, spec: OpSpec) -> None:
 
 def check_moves(op: Operation, moves: Moves) -> None:
     """The element types of what a data-movement op moves are one (see `Moves`)."""
+    if moves.when is not None:
+        key, value = moves.when
+        attr = op.attributes.get(key)
+        if attr is None or from_attr(attr) != value:
+            return
     named = [(name, getattr(op, name)) for name in moves.operands]
     one_result = len(op.results) == 1 and moves.results == ("output",)
     named += [("result" if one_result else name, getattr(op, name)) for name in moves.results]
@@ -297,6 +304,8 @@ def _check_moves_names(spec: OpSpec, moves: Moves) -> None:
         for name in names:
             if name not in known:
                 raise ValueError(f"{spec.name}: moves names {name!r}, which is not one of {sorted(known)}")
+    if moves.when is not None and moves.when[0] not in spec.attrs:
+        raise ValueError(f"{spec.name}: moves depends on attribute {moves.when[0]!r}, which it does not declare")
 
 
 def _class_name(op_name: str) -> str:

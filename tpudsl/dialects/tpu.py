@@ -137,6 +137,7 @@ SPECS: list[OpSpec] = [
             **SLICES,
             "fp8_out_scale": A("f64"),
         },
+        moves=Moves(when=("pool_mode", "Max")),
         shape=NN.pool,
         summary="2-D max or average pooling (pool_mode)",
     ),
