@@ -80,6 +80,7 @@ PASSES: dict[str, Registered] = {
     "opt-post-processor": Registered("tpudsl.backend.tpu_mlir_stages", "OptPostProcessorPass"),
     "after-layergroup-weight-reorder": Registered("tpudsl.backend.tpu_mlir_stages", "AfterLayerGroupWeightReorderPass"),
     "weight-deduplicate": Registered("tpudsl.backend.tpu_mlir_stages", "WeightDeduplicatePass"),
+    "trunc-layer": Registered("tpudsl.backend.trunc_layer", "TruncLayerPass"),
     "cse": Registered("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
     "dce": Registered("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
 }

@@ -55,6 +55,25 @@ def _set_address(value: SSAValue, addr: int) -> None:
     Rewriter.replace_value_with_new_type(value, TensorType(t.element_type, t.get_shape(), IntegerAttr(addr, i64)))
 
 
+# What --address-assign adds to the module besides the types' addresses.
+_REGIONS = ("module.coeff_addr", "module.coeff_size", "module.neuron_addr", "module.neuron_size")
+
+
+def clear_addresses(module: ModuleOp) -> None:
+    """Undo --address-assign: every tensor's type without its address, the module without its
+    regions, state TPU_LOWERED (--trunc-layer's: the cut module needs other addresses)."""
+    main = _main(module)
+    values = [v for o in main.walk() for v in (*o.results, *(a for r in o.regions for b in r.blocks for a in b.args))]
+    for value in values:
+        t = value.type
+        if isinstance(t, TensorType) and address_of(value) is not None:
+            Rewriter.replace_value_with_new_type(value, TensorType(t.element_type, t.get_shape()))
+    main.update_function_type()
+    for key in _REGIONS:
+        module.attributes.pop(key, None)
+    module.attributes["module.state"] = StringAttr("TPU_LOWERED")
+
+
 class _FreeList:
     """First-fit allocation of aligned blocks, with freed blocks merged back."""
 
@@ -147,13 +166,9 @@ class AddressAssignPass(ModulePass):
         for value, addr in addresses.items():
             _set_address(value, addr)
         main.update_function_type()
-        op.attributes.update({
-            "module.coeff_addr": IntegerAttr(chip.gmem_start, i64),
-            "module.coeff_size": IntegerAttr(coeffs.end - chip.gmem_start, i64),
-            "module.neuron_addr": IntegerAttr(neuron_start, i64),
-            "module.neuron_size": IntegerAttr(acts.end - neuron_start, i64),
-            "module.state": StringAttr("TPU_ADDRESSED"),
-        })
+        regions = (chip.gmem_start, coeffs.end - chip.gmem_start, neuron_start, acts.end - neuron_start)
+        op.attributes.update({k: IntegerAttr(v, i64) for k, v in zip(_REGIONS, regions, strict=True)})
+        op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
 
 
 def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue]]:

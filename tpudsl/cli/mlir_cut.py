@@ -72,7 +72,8 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
     """Cut `mod` in place (see the module docstring) and return it."""
     from xdsl.dialects.func import ReturnOp
 
-    from tpudsl.dialects.opdef import create, loc_name
+    from tpudsl.dialects.opdef import loc_name
+    from tpudsl.ir.cut import drop_unused_args, erase_dead_ops, new_input
     from tpudsl.ir.module import verify_module
 
     output_names = list(dict.fromkeys(output_names))
@@ -90,21 +91,15 @@ def cut_module(mod: TopModule, output_names: Sequence[str], input_names: Sequenc
         old = tensors[name]
         if old.owner.name == "top.Input":
             continue  # already an input
-        arg = block.insert_arg(old.type, len(block.args))
-        new_input = create("top.Input", [arg], [old.type], loc=name)
-        block.insert_op_before(new_input, first_op)
-        old.replace_all_uses_with(new_input.results[0])
-        tensors[name] = new_input.results[0]
+        tensors[name] = new_input(block, old, name, first_op)
 
     old_return = block.last_op
     if isinstance(old_return, ReturnOp):
         old_return.detach()
         old_return.erase()
     mod.set_outputs([tensors[n] for n in output_names])
-    _erase_dead_ops(mod)
-    for arg in [a for a in block.args if not a.uses]:
-        block.erase_arg(arg)
-    main.update_function_type()
+    erase_dead_ops(block)
+    drop_unused_args(main)
     used = {loc_name(op) for op in mod.weight_ops()}
     mod.weights = {k: v for k, v in mod.weights.items() if k in used}
     verify_module(mod.module, str(mod.path or "cut module"))
@@ -162,17 +157,6 @@ def trace_names(mod: TopModule, names: Sequence[str], num: int, mode: str) -> li
             count += len(found)
         left.extend(stack)
     return list(dict.fromkeys(n for op in left for n in result_names(op) if n in tensors))
-
-
-def _erase_dead_ops(mod: TopModule) -> None:
-    """Erase ops whose results are unused, last op first so that chains die in one sweep."""
-    block = mod.main_func().body.block
-    for op in reversed(list(block.ops)):
-        if op is block.last_op:
-            continue  # func.return
-        if all(not r.uses for r in op.results):
-            op.detach()
-            op.erase()
 
 
 def _split(text: str | None) -> list[str]:

@@ -34,24 +34,29 @@ def module_chip(module: ModuleOp) -> Chip:
 def ungroup(module: ModuleOp) -> None:
     """Undo earlier --layer-group regions: each tpu.Group's ops back in its place, without its Loads
     and Stores, and without their layer-group info (a new run decides again)."""
+    for group in [op for op in module.walk() if op.name == "tpu.Group"]:
+        undo_group(group)
+
+
+def undo_group(group: Operation) -> None:
+    """One tpu.Group's ops back in its place, without its Loads, Stores and their layer-group info."""
     from tpudsl.backend.layer_group.region import ginfo_key
 
-    for group in [op for op in module.walk() if op.name == "tpu.Group"]:
-        inner = list(group.body.block.ops)  # type: ignore[attr-defined]
-        for result, value in zip(group.results, inner[-1].operands, strict=True):
-            result.replace_all_uses_with(value.owner.operands[0])  # type: ignore[union-attr]
-        for o in inner:
-            if o.name in ("tpu.Load", "tpu.Store", "tpu.Yield"):
-                for r in o.results:
-                    r.replace_all_uses_with(o.operands[0])
-                o.detach()
-                o.erase()
-            else:
-                o.detach()
-                o.attributes.pop(ginfo_key(o), None)
-                group.parent_block().insert_op_before(o, group)  # type: ignore[union-attr]
-        group.detach()
-        group.erase()
+    inner = list(group.body.block.ops)  # type: ignore[attr-defined]
+    for result, value in zip(group.results, inner[-1].operands, strict=True):
+        result.replace_all_uses_with(value.owner.operands[0])  # type: ignore[union-attr]
+    for o in inner:
+        if o.name in ("tpu.Load", "tpu.Store", "tpu.Yield"):
+            for r in o.results:
+                r.replace_all_uses_with(o.operands[0])
+            o.detach()
+            o.erase()
+        else:
+            o.detach()
+            o.attributes.pop(ginfo_key(o), None)
+            group.parent_block().insert_op_before(o, group)  # type: ignore[union-attr]
+    group.detach()
+    group.erase()
 
 
 def describe_groups(module: ModuleOp) -> str:

@@ -23,8 +23,13 @@ from xdsl.ir import Operation
 
 from tpudsl.backend.address_assign import align
 from tpudsl.backend.chips import Chip
+from tpudsl.backend.layer_group import undo_group
 from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
+from tpudsl.backend.layer_group.region import build, members
 from tpudsl.backend.slicing import tile_bytes, whole_tiles
+from tpudsl.dialects.attrs import from_attr
+from tpudsl.dialects.opdef import describe
+from tpudsl.ir.diagnostics import TpudslError
 
 
 def prefetches(plans: list[GroupPlan], in_order: list[Operation], chip: Chip) -> list[GroupPlan | None]:
@@ -51,3 +56,18 @@ def free_gap(used: list[tuple[int, int]], size: int, chip: Chip) -> int | None:
     fits = [at for at in (a - a % chip.eu_bytes for a in starts)
             if at >= 0 and not any(at < stop and start < at + size for start, stop in used)]
     return max(fits, default=None)
+
+
+def without_prefetch(group: Operation, chip: Chip) -> Operation:
+    """A tpu.Group whose first weights are loaded during the group before it (other_up_overlap_op),
+    built again with the same slices and those weights loaded in it: --trunc-layer's, when the cut
+    drops the group before (another group before it would load them where its own tiles may lie)."""
+    ops = members(group)
+    secs = {k: from_attr(group.attributes[k]) if k in group.attributes else 1
+            for k in ("nsecs", "hsecs", "csecs", "wsecs")}
+    where = describe(group)
+    undo_group(group)
+    plan = plan_group(ops, chip, secs["nsecs"], secs["hsecs"], csecs=secs["csecs"], wsecs=secs["wsecs"])
+    if isinstance(plan, str):
+        raise TpudslError(f"group {where} without its weight prefetch: {plan}")
+    return build(plan, chip, prefetched=False)
