@@ -7,7 +7,10 @@ inputs are never reused, so they can be read and written by the runtime before a
 Every address is aligned to the chip's `dma_align`. In a module with layer groups (`tpu.Group`,
 if --layer-group ran first) the groups' ops count in their place and Loads, Stores and the groups'
 results have the addresses of the tensors they are: the same addresses as without the groups
-(tensors that stay in local memory get one too, so that the module can be grouped again).
+(tensors that stay in local memory get one too, so that the module can be grouped again), except
+that a group of several slices keeps the tensors it loads until its last op has run: its later
+slices load them after its first slices stored results (without this, --layer-group before
+--address-assign, TPU-MLIR's order and --trunc-layer's, could give a stored result an input's memory).
 
 Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
 (`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
@@ -137,7 +140,7 @@ class AddressAssignPass(ModulePass):
         self.check_options()
         chip = module_chip(op)
         main = _main(op)
-        ops, alias = _flat(main.body.block.ops)
+        ops, alias, held = _flat(main.body.block.ops)
         coeffs = _FreeList(chip.gmem_start, chip.dma_align)
         addresses: dict[SSAValue, int] = {}  # types change at the end: a retyped value is a new value
         for o in ops:
@@ -150,6 +153,11 @@ class AddressAssignPass(ModulePass):
         for i, vs in enumerate(operands):
             for v in vs:
                 last_use[v] = i
+        for v, end in held.items():
+            last_use[v] = max(last_use.get(v, end), end)
+        dying: dict[int, list[SSAValue]] = {}
+        for v, i in last_use.items():
+            dying.setdefault(i, []).append(v)
         returned = {v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs}
         for i, o in enumerate(ops):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
@@ -159,8 +167,8 @@ class AddressAssignPass(ModulePass):
                     addresses[r] = acts.alloc(nbytes(r))
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
-            for v in set(operands[i]):
-                if self.reuse_addr and last_use.get(v) == i and v not in returned and _reusable(v):
+            for v in dying.get(i, ()):
+                if self.reuse_addr and v not in returned and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():
@@ -171,23 +179,38 @@ class AddressAssignPass(ModulePass):
         op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
 
 
-def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue]]:
-    """The ops in program order with each layer group's ops in its place, and the values that are
-    another tensor: a tpu.Load's or tpu.Store's result is its operand, a tpu.Group's result the
-    value its Yield names (so a module gets the same addresses with its groups as without)."""
-    ops, alias = [], {}
+def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue], dict[SSAValue, int]]:
+    """The ops in program order with each layer group's ops in its place, the values that are
+    another tensor (a tpu.Load's or tpu.Store's result is its operand, a tpu.Group's result the
+    value its Yield names: a module gets the same addresses with its groups as without), and the
+    tensors a group of several slices loads, with the index of its last op: they must stay until
+    then, as its later slices load them after its first slices stored their results."""
+    ops, alias, held = [], {}, {}
     for o in block_ops:
         if o.name != "tpu.Group":
             ops.append(o)
             continue
+        loaded = []
         for inner in o.regions[0].block.ops:
             if inner.name in ("tpu.Load", "tpu.Store"):
                 alias[inner.results[0]] = alias.get(inner.operands[0], inner.operands[0])
+                if inner.name == "tpu.Load":
+                    loaded.append(alias[inner.results[0]])
             elif inner.name == "tpu.Yield":
                 alias.update((r, alias.get(v, v)) for r, v in zip(o.results, inner.operands, strict=True))
             else:
                 ops.append(inner)
-    return ops, alias
+        if _slices(o) > 1:
+            held.update((v, len(ops) - 1) for v in loaded)
+    return ops, alias, held
+
+
+def _slices(group: Operation) -> int:
+    count = 1
+    for key in ("nsecs", "hsecs", "csecs", "wsecs"):
+        attr = group.attributes.get(key)
+        count *= attr.value.data if isinstance(attr, IntegerAttr) else 1
+    return count
 
 
 def _reusable(v: SSAValue) -> bool:
