@@ -64,8 +64,7 @@ class TruncLayerPass(ModulePass):
         computing = [o for o in block.ops if o.name not in _SOURCES and not isinstance(o, ReturnOp)]
         unprefetch = [g for i, g in enumerate(computing)
                       if g in kept and g.attributes.get("other_up_overlap_op") and (i == 0 or computing[i - 1] not in kept)]
-        first = block.first_op
-        assert first is not None
+        first = next(o for o in block.ops if o.name != "top.Input")  # new inputs after the model's own
         for value in dict.fromkeys(v for o in kept for v in _outside_operands(o)):
             if value.owner not in kept and getattr(value.owner, "name", None) not in _SOURCES:
                 new_input(block, value, _tensor_name(value), first)
