@@ -65,9 +65,17 @@
 // RUN: diff %t/line/group.mlir %t/group.mlir
 //
 // The debugging flow: the cut .bmodel, fed c from the Tpu interpreter's tensors of the full
-// model, gives its e (the full .bmodel computes the same).
+// model, gives its e. The full model's .bmodel computes them too: in TPU-MLIR's order, address-assign
+// keeps c, which group (d, e) loads in both slices, until e is computed (before, e took c's memory
+// after d, the group's last reader of c, and codegen refused the group).
+// RUN: cd %t && tpuc-opt final.mlir --codegen="model_file=full.bmodel" -o /dev/null
 // RUN: cd %t && tpuc-opt group.mlir --codegen="model_file=group.bmodel" -o /dev/null
 // RUN: model_runner --input %t/in.npz --model %t/tpu.mlir --dump_all_tensors --output %t/tpu_all.npz
+// RUN: model_runner --input %t/in.npz --model %t/full.bmodel --output %t/full_out.npz
+// RUN: npz_tool compare %t/full_out.npz %t/tpu_all.npz --tolerance 0.99999,0.99999 | filecheck %s --check-prefix=FULLSAME
+// FULLSAME:  [a {{.*}}{{EQUAL|CLOSE}} [PASSED]
+// FULLSAME:  [f {{.*}}{{EQUAL|CLOSE}} [PASSED]
+// FULLSAME:  npz compare PASSED.
 // RUN: npz_tool extract %t/tpu_all.npz %t/group_in.npz c
 // RUN: model_runner --input %t/group_in.npz --model %t/group.bmodel --output %t/group_out.npz
 // RUN: npz_tool compare %t/group_out.npz %t/tpu_all.npz --tolerance 0.99999,0.99999 | filecheck %s --check-prefix=SAME
