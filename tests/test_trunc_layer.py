@@ -6,6 +6,9 @@ level of the flow, the Tpu interpreter on the whole (uncut, ungrouped) Tpu modul
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -17,8 +20,10 @@ from tpudsl.backend.layer_group.region import members
 from tpudsl.cli import model_deploy, model_runner, model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.cli.tpuc_opt import main as tpuc_opt
+from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
+from tpudsl.passes import pass_class
 
 
 def _exits_0(main, argv: list[str]) -> None:
@@ -107,3 +112,69 @@ def test_int8_cut_is_bit_exact_to_the_tpu_interpreter(deployed):
     for name in outputs:
         assert got[name].dtype == want[name].dtype == np.int8
         assert_bit_exact(got[name], want[name], name)
+
+
+# The chain of lit_tests/driver/tpu_mlir_trunc_layer.mlir: x -> a -> b -> c -> d -> e -> r (Reshape)
+# -> f, a and f returned; on tiny its final module is a alone, groups (b, c) and (d, e) (two H slices,
+# (d, e) prefetched during (b, c)), r, f. Written here apart from the pass: what each cut must give.
+_LIT = Path(__file__).parent.parent / "lit_tests" / "driver" / "tpu_mlir_trunc_layer.mlir"
+_UNITS = (("a",), ("b", "c"), ("d", "e"), ("r",), ("f",))  # the final module's top-level ops, in order
+_READS = {"a": "x", "b": "a", "c": "b", "d": "c", "e": "d", "r": "e", "f": "r"}
+_RETURNED = ("a", "f")
+
+
+def _expected(cut: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The cut's inputs and outputs by name, from the chain above and TruncLayer's rules."""
+    kept = [u for u in _UNITS if set(u) & set(cut)]
+    if ("f",) in kept and ("r",) not in kept:  # the Reshape f reads comes along
+        kept.insert(kept.index(("f",)), ("r",))
+    members = {n for u in kept for n in u}
+    inputs = [_READS[n] for u in kept for n in u if _READS[n] not in members]
+    read_outside = {_READS[n] for n in _READS if n not in members}
+    outputs = [n for u in kept for n in u if n in read_outside or n in _RETURNED]
+    return inputs, outputs
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """The lit test's final module (TPU-MLIR's order: --layer-group, then --address-assign) and the
+    Tpu interpreter's tensors of the whole module."""
+    d = tmp_path_factory.mktemp("chain")
+    (d / "m.mlir").write_text(_LIT.read_text())
+    rng = np.random.default_rng(0)
+    np.savez(d / "w.npz", **{f"w{i}": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) for i in range(5)})
+    feed = {"x": rng.standard_normal((1, 8, 48, 16)).astype(np.float32)}
+    _exits_0(tpuc_opt, [d / "m.mlir", "--processor-assign=chip=tiny mode=F32", "--convert-top-to-tpu",
+                        "-o", d / "tpu.mlir"])
+    _exits_0(tpuc_opt, [d / "tpu.mlir", "--layer-group", "--address-assign", "-o", d / "final.mlir"])
+    assert [tuple(g) for g in _groups(d / "final.mlir")] == [*_UNITS[:2], (*_UNITS[2], "(prefetched)"), *_UNITS[3:]]
+    return d, model_runner.mlir_inference(feed, d / "tpu.mlir", dump_all_tensors=True)
+
+
+@pytest.mark.parametrize("cut", [c for k in (1, 2) for c in itertools.combinations(sorted(_READS), k)],
+                         ids=lambda c: ",".join(c))
+def test_every_cut_of_one_or_two_layers_computes_the_tpu_interpreters_tensors(chain, cut):
+    """Each layer and each pair: the inputs and outputs the rules give, the prefetch of (d, e) kept
+    exactly when (b, c) is, and the cmodel's outputs those of the Tpu interpreter on the whole module."""
+    from tpudsl.backend import isa
+    from tpudsl.backend.bmodel import read_bmodel, write_bmodel
+    from tpudsl.backend.cmodel import run_bmodel
+    from tpudsl.backend.codegen import generate
+
+    d, want = chain
+    top = load_module(d / "final.mlir")
+    ctx = make_context()
+    pass_class("trunc-layer")(cutLocs=cut).apply(ctx, top.module)
+    pass_class("address-assign")().apply(ctx, top.module)
+    top.module.verify()
+    prefetched = [g for g in top.module.walk() if g.name == "tpu.Group" and "other_up_overlap_op" in g.attributes]
+    assert len(prefetched) == int(bool({"b", "c"} & set(cut)) and bool({"d", "e"} & set(cut)))
+    header, coeffs, prog = generate(top)
+    inputs, outputs = _expected(cut)
+    assert [t["name"] for t in header["inputs"]] == inputs
+    assert [t["name"] for t in header["outputs"]] == outputs
+    path = d / f"cut_{'_'.join(cut)}.bmodel"
+    write_bmodel(path, header, coeffs, isa.encode(prog.records), [])
+    got, _ = run_bmodel(read_bmodel(path), {name: want[name] for name in inputs})
+    for name in outputs:
+        assert_f32_close(got[name], want[name], name)
