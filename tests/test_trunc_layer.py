@@ -60,7 +60,8 @@ def _groups(final) -> list[list[str]]:
     out = []
     for op in load_module(final).main_func().body.block.ops:
         if op.name == "tpu.Group":
-            out.append([loc_name(m) for m in members(op)] + (["(prefetched)"] if "other_up_overlap_op" in op.attributes else []))
+            prefetched = ["(prefetched)"] if "other_up_overlap_op" in op.attributes else []
+            out.append([loc_name(m) for m in members(op)] + prefetched)
         elif op.name.startswith("tpu."):
             out.append([loc_name(op)])
     return out

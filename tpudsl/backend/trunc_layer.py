@@ -27,6 +27,9 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tpudsl.backend.address_assign import clear_addresses
+from tpudsl.backend.layer_group import module_chip
+from tpudsl.backend.layer_group.prefetch import without_prefetch
 from tpudsl.dialects.opdef import loc_name, value_name
 from tpudsl.ir.cut import drop_unused_args, erase_dead_ops, new_input
 from tpudsl.ir.diagnostics import TpudslError
@@ -39,7 +42,7 @@ _STATES = ("TPU_LOWERED", "TPU_ADDRESSED")
 
 @dataclass(frozen=True)
 class TruncLayerPass(ModulePass):
-    """Cut a layer-grouped Tpu module down to the layers named by cutLocs (TPU-MLIR's debugging cut); --address-assign follows."""
+    """Cut a layer-grouped Tpu module down to the layers cutLocs names (a debugging cut); --address-assign follows."""
 
     name = "trunc-layer"
 
@@ -57,13 +60,15 @@ class TruncLayerPass(ModulePass):
         main = top.main_func()
         block = main.body.block
         kept = _kept(block, names, self.name)
-        outputs = [r for o in kept for r in o.results if any(_top_level(u.operation, block) not in kept for u in r.uses)]
+        outputs = [r for o in kept for r in o.results
+                   if any(_top_level(u.operation, block) not in kept for u in r.uses)]
         if not outputs:
             raise TpudslError(f"{self.name}: nothing outside the layers {', '.join(names)} reads their results, "
                               "so the cut would have no output")
         computing = [o for o in block.ops if o.name not in _SOURCES and not isinstance(o, ReturnOp)]
-        unprefetch = [g for i, g in enumerate(computing)
-                      if g in kept and g.attributes.get("other_up_overlap_op") and (i == 0 or computing[i - 1] not in kept)]
+        # a kept group prefetched during a group the cut drops: built again without the prefetch
+        unprefetch = [g for i, g in enumerate(computing) if g in kept and g.attributes.get("other_up_overlap_op")
+                      and (i == 0 or computing[i - 1] not in kept)]
         first = next(o for o in block.ops if o.name != "top.Input")  # new inputs after the model's own
         for value in dict.fromkeys(v for o in kept for v in _outside_operands(o)):
             if value.owner not in kept and getattr(value.owner, "name", None) not in _SOURCES:
@@ -75,10 +80,6 @@ class TruncLayerPass(ModulePass):
         top.set_outputs(outputs)
         erase_dead_ops(block, keep=kept)
         drop_unused_args(main)
-        from tpudsl.backend.address_assign import clear_addresses
-        from tpudsl.backend.layer_group import module_chip
-        from tpudsl.backend.layer_group.prefetch import without_prefetch
-
         clear_addresses(op)
         for group in unprefetch:
             without_prefetch(group, module_chip(op))
