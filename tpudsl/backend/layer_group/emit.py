@@ -4,8 +4,9 @@ Every op's whole tiles (weights, a dynamic filter) are loaded once, in the first
 before the op's first record, so that GDMA loads them while BDC computes the ops before it. Per
 slice, in order (N outer, H inner), each op in turn: the parts of its operands that come from outside the
 group are loaded (with their halos) into that input's buffer for the slice's parity, so the loads
-of slice i+1 do not overwrite what slice i computes on (a part equal in every slice to an earlier
-reader's is that one's load, read from its buffer: `GroupPlan.shared`); its BDC record computes its output tile
+of slice i+1 do not overwrite what slice i computes on (a part inside another reader's part in
+every slice is not loaded: it is read in that one's buffer, at an offset, `GroupPlan.shared`; the
+first of them in program order loads the largest part, `GroupPlan.loaded`); its BDC record computes its output tile
 from local memory (an intermediate's part is read in place, inside the tile its producer wrote:
 the union of its consumers' parts); a result used
 outside the group (the last op's, and any other) is stored right after its record. Each record is tagged with the op it belongs to (debug info, --profile).
@@ -50,15 +51,12 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
             if s == 0 and not (prefetched and op is plan.ahead_op):  # just before its first use: GDMA
                 # loads them while BDC computes the ops before
                 out += whole_loads(plan, op, gaddr)
-            part, ins = parts[op], []
-            for i, t in enumerate(part.inputs):
-                if plan.is_member(t.value):
-                    ins.append((plan.reads[s][(op, i)], t))  # in place, inside its producer's tile
-                else:
-                    laddr = plan.loads[(op, i)][s % 2]
-                    if (op, i) not in plan.shared:  # else loaded in this slice by an earlier reader
-                        out.append((op, _gdma(gaddr, isa.GdmaLoad, t, laddr)))
-                    ins.append((laddr, t))
+            part = parts[op]
+            for i, t in enumerate(part.inputs):  # not a shared part: an earlier reader loaded it in this slice
+                if not plan.is_member(t.value) and (op, i) not in plan.shared:
+                    out.append((op, _gdma(gaddr, isa.GdmaLoad, plan.loaded(s, (op, i)), plan.loads[(op, i)][s % 2])))
+            # each part in place: inside its producer's tile, or inside the part loaded in its buffer
+            ins = [(plan.reads[s][(op, i)], t) for i, t in enumerate(part.inputs)]
             whole = plan.whole_at(op, s)  # a C part's channels of them
             out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))
             if op in plan.stored:  # right away: a later op's tile may reuse these bytes

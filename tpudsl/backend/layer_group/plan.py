@@ -65,11 +65,16 @@ class GroupPlan:
     slices: list[dict[Operation, SlicePlan]]  # per slice (N outer, H inner), each op's part
     whole: dict[Operation, list[int]]  # local addresses of each op's whole tiles
     loads: dict[tuple[Operation, int], tuple[int, int]]  # (op, sliced input index) -> its two buffers
-    # (op, sliced input index) -> the earlier reader whose buffers it reads: the same tensor's part,
-    # equal in every slice, is loaded once (`_shared_loads`)
+    # (op, sliced input index) -> the earlier reader whose buffers it reads: its part of the same
+    # tensor lies inside the part those hold in every slice, so it is not loaded (`_shared_loads`)
     shared: dict[tuple[Operation, int], tuple[Operation, int]]
+    # each loader (a loaded (op, input index) not in `shared`) -> the reader whose part it loads
+    # into its buffers: the largest of those reading them (`_shared_loads`)
+    host: dict[tuple[Operation, int], tuple[Operation, int]]
     out_addr: dict[Operation, int]  # local address of each op's output tile
-    reads: list[dict[tuple[Operation, int], int]]  # per slice, (op, input index) -> where it reads a member's part
+    # per slice, (op, input index) -> where it reads its part: in place in a member's tile, or in
+    # the slice's load buffer (at an offset when it lies inside a larger loaded part)
+    reads: list[dict[tuple[Operation, int], int]]
     lmem_bytes: int
     stored: frozenset[Operation]  # the ops whose results leave the group
     out_size: dict[Operation, int]  # bytes per lane of each op's output tile
@@ -91,6 +96,11 @@ class GroupPlan:
 
     def is_member(self, value: SSAValue) -> bool:
         return value.owner in self.ops
+
+    def loaded(self, s: int, loader: tuple[Operation, int]) -> Tile:
+        """The part `loader` (a key of `host`) loads in slice s: its host's."""
+        op, i = self.host[loader]
+        return self.slices[s][op].inputs[i]
 
     @property
     def ahead_op(self) -> Operation | None:
@@ -213,24 +223,52 @@ class Backward:
         return {op: plans[op] for op in reversed(ops)}  # a copy: plan_group replaces parts in it
 
 
-def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
-                  ) -> dict[tuple[Operation, int], tuple[Operation, int]]:
-    """The loaded parts that are another reader's: (op, input i) -> the first (op', i') in the group
-    whose part of the same outside tensor is the same tile (rows, columns, channels, strides) in
-    every slice (a residual block's input read whole by its first conv and by the Add). It reads
-    that one's buffers and is not loaded again; a part that differs in some slice (halo rows) is
-    loaded on its own, as the window_offset rules for reading a part in place apply to a producer's
-    tile only. The first reader's buffers are held for the whole group (loads are never freed), so
-    they live until the last reader of each slice."""
-    first: dict[tuple[Tile, ...], tuple[Operation, int]] = {}
-    shared = {}
+def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]], chip: Chip
+                  ) -> tuple[dict[tuple[Operation, int], tuple[Operation, int]], dict[tuple[Operation, int],
+                                                                                     tuple[Operation, int]]]:
+    """(shared, host): the loaded parts that are read inside another load, and what each load holds.
+    A reader (op, input i) of a tensor from outside the group whose part lies, in every slice, inside
+    the part another reader of it loads, where isa.py's layout can address it in place
+    (`_inside`), reads that load's buffers at an offset and is not loaded itself: `shared` maps it
+    to the buffer's first reader in program order (the loader, which loads it in each slice), and
+    `host` maps every loader to the reader whose part it loads, the largest (a residual block's
+    input: its first 3x3 conv's rows with the halos, the Add's rows inside them; equal parts: the
+    first reader's own). A later reader whose part holds every part of a buffer becomes its host.
+    A part that sticks out in some slice, or lies in it at rows isa.py's layout cannot hand out
+    (another channel range, fewer rows of several channel groups or N), is loaded on its own.
+    Load buffers are held for the whole group (never freed), so they live until the last reader of
+    each slice."""
+    def parts(key: tuple[Operation, int]) -> list[Tile]:
+        return [s[key[0]].inputs[key[1]] for s in slices]
+
+    host: dict[tuple[Operation, int], tuple[Operation, int]] = {}
+    shared: dict[tuple[Operation, int], tuple[Operation, int]] = {}
     for op in ops:
         for i, t in enumerate(slices[0][op].inputs):
-            if t.value.owner not in ops:
-                key = first.setdefault(tuple(s[op].inputs[i] for s in slices), (op, i))
-                if key != (op, i):
-                    shared[(op, i)] = key
-    return shared
+            if t.value.owner in ops:
+                continue
+            key, mine = (op, i), parts((op, i))
+            for loader, big in host.items():
+                if _inside(mine, parts(big), chip):
+                    shared[key] = loader
+                    break
+                readers = [loader, *(k for k, v in shared.items() if v == loader)]
+                if all(_inside(parts(r), mine, chip) for r in readers):
+                    shared[key], host[loader] = loader, key
+                    break
+            else:
+                host[key] = key
+    return shared, host
+
+
+def _inside(parts: list[Tile], tiles: list[Tile], chip: Chip) -> bool:
+    """Whether each of `parts` lies inside the tile of `tiles` of its slice (the same tensor, view and
+    strides; along every axis within its range) and isa.py's layout reads it there in place
+    (`window_offset`)."""
+    return all(p.value is t.value and (p.strides, p.base) == (t.strides, t.base)
+               and all(ts <= ps and ps + pk <= ts + tk for ps, pk, ts, tk in zip(p.start, p.shape, t.start, t.shape,
+                                                                                   strict=True))
+               and window_offset(t, p, chip) is not None for p, t in zip(parts, tiles, strict=True))
 
 
 def _union(a: Range | None, b: Range | None) -> Range | None:
@@ -344,13 +382,14 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     if first is not None:
         ahead = alloc.live["ahead"] = (ahead_base, at)  # type: ignore[assignment]
         alloc.end = max(alloc.end, at)  # type: ignore[type-var]
-    loads, shared = {}, _shared_loads(ops, slices)
+    loads, (shared, host) = {}, _shared_loads(ops, slices, chip)
     for op in ops:
         for i, t in enumerate(slices[0][op].inputs):
             if (op, i) in shared:
                 loads[(op, i)] = loads[shared[(op, i)]]
             elif t.value.owner not in ops:  # held for the whole group: every later reader is covered
-                size = align(max(tile_bytes(s[op].inputs[i], chip) for s in slices), chip.eu_bytes)
+                big = host[(op, i)]
+                size = align(max(tile_bytes(s[big[0]].inputs[big[1]], chip) for s in slices), chip.eu_bytes)
                 buffers = 2 if len(slices) > 1 else 1
                 at = alloc.take((op, i), size * buffers)
                 loads[(op, i)] = (at, at + size * (buffers - 1))
@@ -366,11 +405,15 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     if check_memory and alloc.end > chip.lmem_bytes:
         return f"its tiles need {alloc.end} bytes per lane; chip {chip.name} has {chip.lmem_bytes}"
     reads = []
-    for parts in slices:
+    for k, parts in enumerate(slices):
         reads.append({})
         for op in ops:
             for i, t in enumerate(parts[op].inputs):
-                if t.value.owner in ops:
+                if t.value.owner not in ops:  # in its load buffer, `_inside` the part loaded there
+                    big = host[shared.get((op, i), (op, i))]
+                    offset = window_offset(parts[big[0]].inputs[big[1]], t, chip)
+                    reads[-1][(op, i)] = loads[(op, i)][k % 2] + offset  # type: ignore[operator]
+                else:
                     tile = parts[t.value.owner].output  # type: ignore[index]
                     offset = window_offset(tile, t, chip)
                     if offset is None and (wider := _to_tile_end(op, parts[op], i, tile)) is not None:
@@ -379,7 +422,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
                         return (f"{op.name} reads a part of its operand {i} that its producer's tile (the union of "
                                 f"its consumers' parts) cannot hand out in place")
                     reads[-1][(op, i)] = out_addr[t.value.owner] + offset  # type: ignore[index]
-    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, shared, out_addr, reads, alloc.end, stored, out_size,
+    return GroupPlan(ops, nsecs, hsecs, slices, whole, loads, shared, host, out_addr, reads, alloc.end, stored, out_size,
                      ahead, used, csecs, wsecs, chip)
 
 

@@ -46,24 +46,25 @@ def ginfo_key(op: Operation) -> str:
 
 def _loaded(plan: GroupPlan, op: Operation) -> list[tuple[Tile, int, int | None, int | None]]:
     """(tile, local address, second buffer or None, sliced input index or None: a whole tile) of
-    each tile `op` loads: whole tiles, then parts (not a part another reader's Load holds, `shared`)."""
+    each tile `op` loads: whole tiles, then parts (not a part another reader's Load holds, `shared`;
+    the part its Load holds is the largest of its readers', `GroupPlan.loaded`)."""
     got = [(t, laddr, None, None) for t, laddr in zip(whole_tiles(op), plan.whole[op], strict=True)]
     for i, t in enumerate(plan.slices[0][op].inputs):
         if not plan.is_member(t.value) and (op, i) not in plan.shared:
             a, b = plan.loads[(op, i)]
-            got.append((t, a, b if len(plan.slices) > 1 else None, i))
+            got.append((plan.loaded(0, (op, i)), a, b if len(plan.slices) > 1 else None, i))
     return got
 
 
 def _parts(plan: GroupPlan, tile_of, whole: bool = False) -> dict[str, list[int]]:
     """n_idx/n_slice, c_idx/c_slice, h_idx/h_slice and w_idx/w_slice over a tile's parts along each
-    axis (4-D view; slices C outer, then N, H, W); D is 1 in a 4-D view; a `whole` tile (loaded
-    once for the group) is one part along every axis."""
+    axis (4-D view; slices C outer, then N, H, W; `tile_of(s)` the part of slice s); D is 1 in a 4-D
+    view; a `whole` tile (loaded once for the group) is one part along every axis."""
     counts = (plan.csecs, plan.nsecs, plan.hsecs, plan.wsecs)
     out = {"d_idx": [0], "d_slice": [1]}
     for key, axis, at in (("n", 0, 1), ("c", 1, 0), ("h", 2, 2), ("w", 3, 3)):
         stride = int(np.prod(counts[at + 1:]))
-        tiles = [tile_of(plan.slices[k * stride]) for k in range(1 if whole else counts[at])]
+        tiles = [tile_of(k * stride) for k in range(1 if whole else counts[at])]
         out[f"{key}_idx"], out[f"{key}_slice"] = [t.start[axis] for t in tiles], [t.shape[axis] for t in tiles]
     return out
 
@@ -87,13 +88,14 @@ def expected(plan: GroupPlan, chip: Chip) -> tuple[list[Row], list[int]]:
     for step, op in enumerate(plan.ops):
         first = len(rows)
         for t, laddr, second, i in _loaded(plan, op):
-            tile_of = (lambda s, t=t: t) if i is None else (lambda s, op=op, i=i: s[op].inputs[i])
-            info = {"out_addr": laddr, "out_size": max(tile_bytes(tile_of(s), chip) for s in plan.slices)}
+            tile_of = (lambda s, t=t: t) if i is None else (lambda s, op=op, i=i: plan.loaded(s, (op, i)))
+            sizes = [tile_bytes(tile_of(s), chip) for s in range(len(plan.slices))]
+            info = {"out_addr": laddr, "out_size": max(sizes)}
             if second is not None:
                 info["buffer_addr"], info["buffer_size"] = second, info["out_size"]
             rows.append(Row("load", op, {**info, **_parts(plan, tile_of, i is None)}, t, i))
         info = {"out_addr": plan.out_addr[op], "out_size": plan.out_size[op],
-                **_parts(plan, lambda s, op=op: s[op].output)}
+                **_parts(plan, lambda s, op=op: plan.slices[s][op].output)}
         rows.append(Row("op", op, dict(info)))
         if op in plan.stored:
             rows.append(Row("store", op, dict(info)))
