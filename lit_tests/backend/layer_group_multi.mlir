@@ -10,39 +10,36 @@
 // ONE-NOT: ginfo
 
 // A residual block: two 3x3 convs and the Add of the block's input, one group sliced on the Add's
-// output. Local memory per lane (4 banks of 4096 bytes; tiny has the bank rule: an op's output
-// tile lies in no bank its input tiles touch): the filters (1, 4, 4, 9), 144 bytes each, at 0 and
-// 144; then two buffers (slices alternate) per loaded input part: the first conv's x rows with
-// both convs' halos, and the Add's x rows; then the output tiles, 64 bytes a row. hsecs = 3 fits
-// without the bank rule (13216 bytes) but not with it (the Add finds no bank free of its inputs).
-// hsecs = 4 (24 rows): the first conv reads up to 28 x rows (1792 bytes: buffers at 288 and 2080),
-// the Add 24 (1536: at 3872 and 5408, up to 6944); the first conv's tile (26 rows) at 6944, in
-// bank 1 (its x buffers are in bank 0); the second conv's avoids banks 1 and 2 (the first's tile):
-// 12288, bank 3; the Add's avoids bank 3 and banks 0-1 (its x buffers): 8192, where the first
-// conv's tile, free once the second has run, was.
+// output. The Add's rows of x lie inside the first conv's (its rows with both convs' halos) in every
+// slice, and x's 4 channels are one plane per lane, so x is loaded once per slice, the conv's part,
+// and the Add reads its rows at an offset in that buffer (plan._shared_loads). Local memory per lane
+// (4 banks of 4096 bytes; tiny has the bank rule: an op's output tile lies in no bank its input
+// tiles touch): the filters (1, 4, 4, 9), 144 bytes each, at 0 and 144; then x's two buffers
+// (slices alternate) of 50 rows, 3200 bytes (x rows [0, 50) and [46, 96)), at 288 and 3488, banks
+// 0-1; the first conv's tile (49 rows) at 8192, bank 2; the second conv's avoids bank 2: 12288,
+// bank 3; the Add's avoids bank 3 and banks 0-1 (x's buffers): 8192, where the first conv's tile,
+// free once the second has run, was. hsecs = 2 (before: two loads of x, hsecs = 4, and 13824 bytes).
 // In the IR: a tpu.Group after the Add (its operands the tensors it loads), each tensor read from
-// outside through its own tpu.Load (load_<name>; x twice: the first conv's rows with halos and the
-// Add's rows differ, so each has its own buffers, the second buffer is buffer_addr), the Add's result through a
-// tpu.Store named as the Add, and flow: the time steps (-k) with the ids of their Loads, op, Store.
+// outside through one tpu.Load (load_<name>; the second buffer is buffer_addr), which feeds both
+// the first conv and the Add, the Add's result through a tpu.Store named as the Add, and flow: the
+// time steps (-k) with the ids of their Loads, op, Store.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
 // CHECK-NEXT: "tpu.Load"{{.*}}ginfo = #tpu.lg<out_addr = 0, out_size = 144, buffer_addr = 0, buffer_size = 0, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0], n_slice = [1], c_idx = [0], c_slice = [4], d_idx = [0], d_slice = [1], h_idx = [0], h_slice = [4], w_idx = [0], w_slice = [9], id = 0, stage = 0, slice_idx = 0, group_type = 0>}{{.*}} loc([[LLOAD_W0:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 288, out_size = 1792, buffer_addr = 2080, buffer_size = 1792, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0], n_slice = [1], c_idx = [0], c_slice = [4], d_idx = [0], d_slice = [1], h_idx = [0, 22, 46, 70], h_slice = [26, 28, 28, 26], w_idx = [0], w_slice = [16], id = 1, stage = 0, slice_idx = 0, group_type = 0>}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Conv2D"{{.*}}ginfo = #tpu.lg<out_addr = 6944, out_size = 1664, buffer_addr = 0, buffer_size = 0, {{.*}}, h_idx = [0, 23, 47, 71], h_slice = [25, 26, 26, 25], {{.*}}, id = 2, {{.*}}>{{.*}} loc([[LA:#loc[0-9]+]])
+// CHECK-NEXT: %[[LX:[0-9]+]] = "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 288, out_size = 3200, buffer_addr = 3488, buffer_size = 3200, eu_align = true, can_merge = false, in_hslice_offset = [], n_idx = [0], n_slice = [1], c_idx = [0], c_slice = [4], d_idx = [0], d_slice = [1], h_idx = [0, 46], h_slice = [50, 50], w_idx = [0], w_slice = [16], id = 1, stage = 0, slice_idx = 0, group_type = 0>}{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"(%[[LX]], {{.*}}ginfo = #tpu.lg<out_addr = 8192, out_size = 3136, buffer_addr = 0, buffer_size = 0, {{.*}}, h_idx = [0, 47], h_slice = [49, 49], {{.*}}, id = 2, {{.*}}>{{.*}} loc([[LA:#loc[0-9]+]])
 // CHECK-NEXT: "tpu.Load"{{.*}} loc([[LLOAD_W1:#loc[0-9]+]])
 // CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 12288,{{.*}} loc([[LB:#loc[0-9]+]])
-// CHECK-NEXT: "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 3872, out_size = 1536, buffer_addr = 5408, buffer_size = 1536,{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
-// CHECK-NEXT: %[[S:.*]] = "tpu.Add"{{.*}}out_addr = 8192,{{.*}} loc([[LS:#loc[0-9]+]])
-// CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = #tpu.lg<out_addr = 8192, {{.*}} id = 7, {{.*}} loc([[LS]])
+// CHECK-NEXT: %[[S:.*]] = "tpu.Add"(%{{[0-9]+}}, %[[LX]]) {{.*}}out_addr = 8192,{{.*}} loc([[LS:#loc[0-9]+]])
+// CHECK-NEXT: %[[ST:.*]] = "tpu.Store"(%[[S]]) {ginfo = #tpu.lg<out_addr = 8192, {{.*}} id = 6, {{.*}} loc([[LS]])
 // CHECK-NEXT: "tpu.Yield"(%[[ST]])
-// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 4 : i64, lmem_bytes = 13824 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6], hsecs = 2 : i64, lmem_bytes = 15360 : i64, nsecs = 1 : i64}{{.*}} loc([[LS]])
 // CHECK-NEXT: return %[[G]]
 // CHECK-DAG: [[LLOAD_W0]] = loc("load_w0")
 // CHECK-DAG: [[LLOAD_X]] = loc("load_x")
 // CHECK-DAG: [[LA]] = loc("a")
 // CHECK-DAG: [[LLOAD_W1]] = loc("load_w1")
 // CHECK-DAG: [[LB]] = loc("b")
-// CHECK-DAG: [[LLOAD_X_1]] = loc("load_x_1")
 // CHECK-DAG: [[LS]] = loc("s")
 module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
   func.func @main(%arg0: tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> {
@@ -54,6 +51,42 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x4x96x16xf32>, tensor<4x4x3x3xf32>, none) -> tensor<1x4x96x16xf32> loc("b")
     %s = "tpu.Add"(%b, %x) : (tensor<1x4x96x16xf32>, tensor<1x4x96x16xf32>) -> tensor<1x4x96x16xf32> loc("s")
     return %s : tensor<1x4x96x16xf32>
+  }
+}
+
+// -----
+
+// The same block on 8 channels 8 columns wide: two channel groups per lane, so the Add's 24-row part
+// inside the first conv's 28-row one is not addressable in place (its planes would be read
+// 768 bytes apart, the loaded ones lie 896 apart): x is loaded for each reader, load_x with both
+// convs' halo rows, load_x_1 with the Add's rows, each with its own two buffers, hsecs = 4.
+// Local memory: the filters (1, 8, 8, 9) at 0 and 576; load_x's buffers of 28 rows x 2 channel
+// groups (1792 bytes) at 1152 and 2944, load_x_1's (1536) at 4736 and 6272; the first conv's tile
+// (26 rows) at 8192, bank 2; the second conv's at 12288, bank 3; the Add's at 8192.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[G:.*]] = "tpu.Group"(%{{.*}}, %[[X:[0-9]+]], %{{.*}}) ({
+// CHECK-NEXT: "tpu.Load"
+// CHECK-NEXT: %[[LX:[0-9]+]] = "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 1152, out_size = 1792, buffer_addr = 2944, buffer_size = 1792,{{.*}} h_idx = [0, 22, 46, 70], h_slice = [26, 28, 28, 26],{{.*}} loc([[LLOAD_X:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Conv2D"(%[[LX]], {{.*}}out_addr = 8192,{{.*}} h_idx = [0, 23, 47, 71], h_slice = [25, 26, 26, 25],
+// CHECK-NEXT: "tpu.Load"
+// CHECK-NEXT: "tpu.Conv2D"{{.*}}out_addr = 12288,
+// CHECK-NEXT: %[[LX1:[0-9]+]] = "tpu.Load"(%[[X]]) {ginfo = #tpu.lg<out_addr = 4736, out_size = 1536, buffer_addr = 6272, buffer_size = 1536,{{.*}} h_idx = [0, 24, 48, 72], h_slice = [24, 24, 24, 24],{{.*}} loc([[LLOAD_X_1:#loc[0-9]+]])
+// CHECK-NEXT: "tpu.Add"(%{{[0-9]+}}, %[[LX1]]) {{.*}}out_addr = 8192,
+// CHECK-NEXT: "tpu.Store"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK-NEXT: }) {flow = [-1, 0, 1, 2, -2, 3, 4, -3, 5, 6, 7], hsecs = 4 : i64, lmem_bytes = 13824 : i64, nsecs = 1 : i64}
+// CHECK-DAG: [[LLOAD_X]] = loc("load_x")
+// CHECK-DAG: [[LLOAD_X_1]] = loc("load_x_1")
+module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TPU_LOWERED"} {
+  func.func @main(%arg0: tensor<1x8x96x8xf32>) -> tensor<1x8x96x8xf32> {
+    %x = "top.Input"(%arg0) : (tensor<1x8x96x8xf32>) -> tensor<1x8x96x8xf32> loc("x")
+    %w0 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w0")
+    %w1 = "top.Weight"() : () -> tensor<8x8x3x3xf32> loc("w1")
+    %n = "top.None"() : () -> none loc("none")
+    %a = "tpu.Conv2D"(%x, %w0, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x96x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x96x8xf32> loc("a")
+    %b = "tpu.Conv2D"(%a, %w1, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], with_bias = false} : (tensor<1x8x96x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x96x8xf32> loc("b")
+    %s = "tpu.Add"(%b, %x) : (tensor<1x8x96x8xf32>, tensor<1x8x96x8xf32>) -> tensor<1x8x96x8xf32> loc("s")
+    return %s : tensor<1x8x96x8xf32>
   }
 }
 
