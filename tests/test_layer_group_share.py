@@ -161,3 +161,33 @@ def test_a_group_loads_a_tensor_its_readers_read_inside_one_part_once_per_slice(
 
     run_each(check, [(strategy.map(lambda net, mode=mode: (mode, net)), each, ()) for mode, strategy, _ in runs])
     tally.assert_each_in(3 / (4 * len(runs)))  # each run's case in at least 3 in 4 of its examples
+
+
+def test_a_downsampling_conv_reads_the_block_input_on_to_the_end_of_the_3x3_convs_load(tmp_path):
+    """ResNet's downsampling block on two channel groups per lane: t (1, 8, 16, 16) read by the 3x3
+    stride-2 conv (pads 1: rows 0 .. 15) and by the 1x1 stride-2 downsampling conv (rows 0, 2, .., 14:
+    15 rows, whose 15-row planes would not be the 16-row planes' length apart). The 1x1 conv reads
+    on to the end of the 3x3 conv's part (row 15, which none of its windows reads), so t is loaded
+    once, whole; the cmodel equals the Tpu interpreter."""
+    g = Graph(np.random.default_rng(0))
+    x, shape, half = (1, 4, 16, 16), (1, 8, 16, 16), (1, 8, 8, 8)
+    g.shapes["x"] = x
+    t = g.node("Concat", ["x", "x"], shape, axis=1)
+    conv = lambda src, k, stride, out: g.node("Conv", [src, g.const((8, 8, k, k))], out,  # noqa: E731
+                                              kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride] * 2)
+    first = g.node("Relu", [conv(t, 3, 2, half)], half)
+    out = g.node("Add", [conv(first, 3, 1, half), conv(t, 1, 2, half)], half)
+    top = lowered(g.model({"x": x}, out), "F32")
+    feed = {"x": np.random.default_rng(1).standard_normal(x).astype(np.float32)}
+    want = interpret(top, feed)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    got, _ = run_bmodel(bm, feed)
+    for name, w in want.items():
+        assert_f32_close(got[name], w, name)
+    group, = (op for op in top.module.walk() if op.name == "tpu.Group")
+    assert [op.name for op in members(group)] == ["tpu.Conv2D", "tpu.Conv2D", "tpu.Conv2D", "tpu.Add"]
+    t_value = next(op for op in top.module.walk() if op.name == "tpu.Concat").results[0]
+    gaddr = t_value.type.encoding.value.data
+    from_t = [(r.n, r.c, r.h, r.w) for r in isa.decode(bm.commands)
+              if type(r) is isa.GdmaLoad and gaddr <= r.gaddr < gaddr + int(np.prod(shape)) * 4]
+    assert from_t == [shape]

@@ -31,8 +31,10 @@ consumer, last op first), so a conv's halo rows are computed by its producer in 
   along C (every op channel-local, `channel_local`; parts of whole lanes; the whole tiles stay
   whole and a C part reads its channels of them in place, `GroupPlan.whole_at`);
 * the tiles fit the chip's local memory: whole tiles, two buffers per loaded input part (slice i+1
-  loads into one while slice i computes on the other; a part that is the same tile as an earlier
-  reader's of the same tensor in every slice reads that one's buffers, `_shared_loads`), the intermediate and output tiles, which
+  loads into one while slice i computes on the other; a part that lies inside another reader's part
+  of the same tensor in every slice, where the layout can address it, reads that one's buffers at
+  an offset: the tensor is loaded once per slice, the largest part, `_shared_loads`), the
+  intermediate and output tiles, which
   reuse each other's space once their last consumer has run; with the chip's bank rule
   (`bank_conflict_rule`), an op's output tile lies in no bank its input tiles touch.
 """
@@ -234,10 +236,13 @@ def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
     `host` maps every loader to the reader whose part it loads, the largest (a residual block's
     input: its first 3x3 conv's rows with the halos, the Add's rows inside them; equal parts: the
     first reader's own). A later reader whose part holds every part of a buffer becomes its host.
-    A part that sticks out in some slice, or lies in it at rows isa.py's layout cannot hand out
-    (another channel range, fewer rows of several channel groups or N), is loaded on its own.
-    Load buffers are held for the whole group (never freed), so they live until the last reader of
-    each slice."""
+    A conv's or pool's part that is not addressable in the larger one reads on to its end where that
+    makes it so (`_to_tile_end`, as for a producer's tile: ResNet's downsampling 1x1 stride-2 conv
+    beside its block's 3x3 stride-2 conv, 13 rows of the 14 the 3x3 conv loads, on 4 channel groups
+    per lane); `slices` then holds its wider part. A part that sticks out in some slice, or lies in
+    it at rows isa.py's layout cannot hand out (another channel range, fewer rows of several channel
+    groups or N), is loaded on its own. Load buffers are held for the whole group (never freed), so
+    they live until the last reader of each slice."""
     def parts(key: tuple[Operation, int]) -> list[Tile]:
         return [s[key[0]].inputs[key[1]] for s in slices]
 
@@ -249,11 +254,13 @@ def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
                 continue
             key, mine = (op, i), parts((op, i))
             for loader, big in host.items():
-                if _inside(mine, parts(big), chip):
+                if (inside := _reading_inside(op, i, slices, parts(big), chip)) is not None:
+                    for s, part in zip(slices, inside, strict=True):
+                        s[op] = part
                     shared[key] = loader
                     break
                 readers = [loader, *(k for k, v in shared.items() if v == loader)]
-                if all(_inside(parts(r), mine, chip) for r in readers):
+                if all(_inside(p, t, chip) for r in readers for p, t in zip(parts(r), mine, strict=True)):
                     shared[key], host[loader] = loader, key
                     break
             else:
@@ -261,14 +268,29 @@ def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
     return shared, host
 
 
-def _inside(parts: list[Tile], tiles: list[Tile], chip: Chip) -> bool:
-    """Whether each of `parts` lies inside the tile of `tiles` of its slice (the same tensor, view and
-    strides; along every axis within its range) and isa.py's layout reads it there in place
-    (`window_offset`)."""
-    return all(p.value is t.value and (p.strides, p.base) == (t.strides, t.base)
-               and all(ts <= ps and ps + pk <= ts + tk for ps, pk, ts, tk in zip(p.start, p.shape, t.start, t.shape,
-                                                                                   strict=True))
-               and window_offset(t, p, chip) is not None for p, t in zip(parts, tiles, strict=True))
+def _reading_inside(op: Operation, i: int, slices: list[dict[Operation, SlicePlan]], tiles: list[Tile],
+                    chip: Chip) -> list[SlicePlan] | None:
+    """`op`'s part in each slice, its operand i read inside that slice's tile of `tiles` (`_inside`),
+    read on to the tile's end where only that makes it so (`_to_tile_end`), or None if some slice's
+    cannot be."""
+    got = []
+    for s, tile in zip(slices, tiles, strict=True):
+        part = s[op]
+        if not _inside(part.inputs[i], tile, chip):
+            part = _to_tile_end(op, part, i, tile)  # type: ignore[assignment]
+            if part is None or not _inside(part.inputs[i], tile, chip):
+                return None
+        got.append(part)
+    return got
+
+
+def _inside(part: Tile, tile: Tile, chip: Chip) -> bool:
+    """Whether `part` lies inside `tile` (the same tensor, view and strides; along every axis within
+    its range) and isa.py's layout reads it there in place (`window_offset`)."""
+    return part.value is tile.value and (part.strides, part.base) == (tile.strides, tile.base) \
+        and all(ts <= ps and ps + pk <= ts + tk for ps, pk, ts, tk in zip(part.start, part.shape, tile.start,
+                                                                          tile.shape, strict=True)) \
+        and window_offset(tile, part, chip) is not None
 
 
 def _union(a: Range | None, b: Range | None) -> Range | None:
@@ -454,8 +476,8 @@ def _cw_reason(ops: list[Operation], csecs: int, wsecs: int) -> str | None:
 
 
 def _to_tile_end(op: Operation, part: SlicePlan, i: int, tile: Tile) -> SlicePlan | None:
-    """A conv's or pool's part `part` reading its operand `i` down to the end of its producer's
-    `tile` (None: not such a case). A strided window may leave the tile's last rows unread (a 1x1
+    """A conv's or pool's part `part` reading its operand `i` down to the end of `tile`, its
+    producer's or the part another reader loads (`_shared_loads`) (None: not such a case). A strided window may leave the tile's last rows unread (a 1x1
     stride-2 conv reads rows 0, 2, .., 26 of 28), and then its part, one row short, cannot be read
     in place from a tile of several channel groups (`window_offset`); with the rows after it the
     windows start where they did, the record computes the same output rows (the cmodel requires
