@@ -433,7 +433,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
             for i, t in enumerate(parts[op].inputs):
                 if t.value.owner not in ops:  # in its load buffer, `_inside` the part loaded there
                     big = host[shared.get((op, i), (op, i))]
-                    offset = window_offset(parts[big[0]].inputs[big[1]], t, chip)
+                    offset = 0 if big == (op, i) else window_offset(parts[big[0]].inputs[big[1]], t, chip)
                     reads[-1][(op, i)] = loads[(op, i)][k % 2] + offset  # type: ignore[operator]
                 else:
                     tile = parts[t.value.owner].output  # type: ignore[index]
