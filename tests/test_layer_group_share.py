@@ -15,7 +15,7 @@ ceil-sized N and H parts; for the output rows [a, b) of a slice the readers' par
 the basic block's first conv, which feeds a second 3x3 conv, 1 for RepVGG's 3x3 conv). Where t
 has at most 4 channels and a slice one N, every part is one plane per lane, which the layout
 addresses inside a larger part: the stream loads t once per slice, the largest part, and (no halo)
-moves exactly t's bytes. With 5-8 channels (two channel groups per lane) and halo rows, a smaller
+moves exactly t's bytes. With 6-8 channels (two channel groups per lane) and halo rows, a smaller
 part's planes are not the larger's rows apart: every slice loads both parts.
 """
 

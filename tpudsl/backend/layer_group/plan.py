@@ -101,8 +101,7 @@ class GroupPlan:
 
     def loaded(self, s: int, loader: tuple[Operation, int]) -> Tile:
         """The part `loader` (a key of `host`) loads in slice s: its host's."""
-        op, i = self.host[loader]
-        return self.slices[s][op].inputs[i]
+        return _part_of(self.slices[s], self.host[loader])
 
     @property
     def ahead_op(self) -> Operation | None:
@@ -244,7 +243,7 @@ def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
     groups or N), is loaded on its own. Load buffers are held for the whole group (never freed), so
     they live until the last reader of each slice."""
     def parts(key: tuple[Operation, int]) -> list[Tile]:
-        return [s[key[0]].inputs[key[1]] for s in slices]
+        return [_part_of(s, key) for s in slices]
 
     host: dict[tuple[Operation, int], tuple[Operation, int]] = {}
     shared: dict[tuple[Operation, int], tuple[Operation, int]] = {}
@@ -266,6 +265,11 @@ def _shared_loads(ops: list[Operation], slices: list[dict[Operation, SlicePlan]]
             else:
                 host[key] = key
     return shared, host
+
+
+def _part_of(parts: dict[Operation, SlicePlan], key: tuple[Operation, int]) -> Tile:
+    """The part of its operand key[1] that op key[0] reads in the slice `parts`."""
+    return parts[key[0]].inputs[key[1]]
 
 
 def _reading_inside(op: Operation, i: int, slices: list[dict[Operation, SlicePlan]], tiles: list[Tile],
@@ -410,8 +414,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
             if (op, i) in shared:
                 loads[(op, i)] = loads[shared[(op, i)]]
             elif t.value.owner not in ops:  # held for the whole group: every later reader is covered
-                big = host[(op, i)]
-                size = align(max(tile_bytes(s[big[0]].inputs[big[1]], chip) for s in slices), chip.eu_bytes)
+                size = align(max(tile_bytes(_part_of(s, host[(op, i)]), chip) for s in slices), chip.eu_bytes)
                 buffers = 2 if len(slices) > 1 else 1
                 at = alloc.take((op, i), size * buffers)
                 loads[(op, i)] = (at, at + size * (buffers - 1))
@@ -433,7 +436,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
             for i, t in enumerate(parts[op].inputs):
                 if t.value.owner not in ops:  # in its load buffer, `_inside` the part loaded there
                     big = host[shared.get((op, i), (op, i))]
-                    offset = 0 if big == (op, i) else window_offset(parts[big[0]].inputs[big[1]], t, chip)
+                    offset = 0 if big == (op, i) else window_offset(_part_of(parts, big), t, chip)
                     reads[-1][(op, i)] = loads[(op, i)][k % 2] + offset  # type: ignore[operator]
                 else:
                     tile = parts[t.value.owner].output  # type: ignore[index]
@@ -477,7 +480,8 @@ def _cw_reason(ops: list[Operation], csecs: int, wsecs: int) -> str | None:
 
 def _to_tile_end(op: Operation, part: SlicePlan, i: int, tile: Tile) -> SlicePlan | None:
     """A conv's or pool's part `part` reading its operand `i` down to the end of `tile`, its
-    producer's or the part another reader loads (`_shared_loads`) (None: not such a case). A strided window may leave the tile's last rows unread (a 1x1
+    producer's or the part another reader loads (`_shared_loads`) (None: not such a case). A
+    strided window may leave the tile's last rows unread (a 1x1
     stride-2 conv reads rows 0, 2, .., 26 of 28), and then its part, one row short, cannot be read
     in place from a tile of several channel groups (`window_offset`); with the rows after it the
     windows start where they did, the record computes the same output rows (the cmodel requires
