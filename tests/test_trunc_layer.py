@@ -85,13 +85,13 @@ def test_f32_cut_of_groups_and_a_plain_op_computes_the_tpu_interpreters_tensors(
     groups = _groups(deployed / "r_tiny_f32_final.mlir")
     # the shape of the model this test relies on: groups 0-3 in a row, 1-3 prefetched, Reshape and MatMul alone
     assert groups[0][0] == "relu" and "(prefetched)" not in groups[0]
-    assert groups[1][0] == "layer1.1.relu1" and groups[1][-1] == "(prefetched)"
+    assert groups[1][0] == "layer2.0.relu1" and groups[1][-1] == "(prefetched)"
     assert groups[2][0] == "layer2.1.relu1" and groups[2][-1] == "(prefetched)"
     assert groups[3][0] == "layer2.1.relu2" and groups[3][-1] == "(prefetched)"
     assert groups[-2:] == [["flatten"], ["output"]]
     # groups 0 and 1 and 3 (named by an op inside), and the MatMul with the Reshape it reads: group 3
     # now comes right after group 1, which never loaded its weights (it is built without the prefetch)
-    header, got, want = _cut_and_run(deployed, "r_tiny_f32", "relu,layer1.1.relu1,layer2.1.relu2,output", "f32_cut")
+    header, got, want = _cut_and_run(deployed, "r_tiny_f32", "relu,layer2.0.relu1,layer2.1.relu2,output", "f32_cut")
     assert [t["name"] for t in header["inputs"]] == ["input", "layer2.1.2.bn", "avgpool"]
     outputs = [t["name"] for t in header["outputs"]]
     # group 0's result is read only by group 1 (kept); group 1's by group 2 (dropped) and group 3;
