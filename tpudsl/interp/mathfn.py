@@ -144,7 +144,7 @@ def _gelu_coeffs(neg_exp: NegExp) -> np.ndarray:
 _GELU_COEFFS = {base: _gelu_coeffs(base) for base in (EXP, EXP2)}
 
 
-def _gelu_block(x: np.ndarray, out: np.ndarray, neg_exp: NegExp) -> None:
+def _gelu_block(x: np.ndarray, out: np.ndarray, neg_exp: NegExp, coeffs: np.ndarray) -> None:
     """x / (1 + e^-h(x)): 23 float32 passes, none of them a reciprocal, a bit operation or a
     clip; no cancellation in either tail (the quotient keeps its relative precision where Phi is
     tiny)."""
@@ -152,7 +152,6 @@ def _gelu_block(x: np.ndarray, out: np.ndarray, neg_exp: NegExp) -> None:
     # hundred, so the exponent is -inf (x > 0: the quotient is x) or +inf (x < 0: exp2 is inf
     # below x = -~12 and the quotient -0).
     with np.errstate(over="ignore"):
-        coeffs = _GELU_COEFFS[neg_exp]
         z = np.square(x)
         np.multiply(z, coeffs[-1], out=out)
         for c in coeffs[-2:0:-1]:
@@ -182,4 +181,5 @@ def erf(x: np.ndarray) -> np.ndarray:
 def gelu(x: np.ndarray, neg_exp: NegExp = NEG_EXP) -> np.ndarray:
     """x * Phi(x) (GELU, approx_mode "normal") elementwise, float32 math as erf; `neg_exp` chooses the
     exponential (the tests take both)."""
-    return _blockwise(lambda xb, ob: _gelu_block(xb, ob, neg_exp), x)
+    coeffs = _GELU_COEFFS[neg_exp]  # once a call, not once a block
+    return _blockwise(lambda xb, ob: _gelu_block(xb, ob, neg_exp, coeffs), x)
