@@ -341,7 +341,7 @@ def test_mlir_cut_accepts_mode_io(top_model, tmp_path):
 
 def every_checked_flag():
     """(tool, argv before the flag, the row) for every row of every tool's CHECKED table."""
-    from tpudsl.cli import mlir_cut, model_runner, model_transform, npz_tool, run_calibration, run_qtable
+    from tpudsl.cli import model_runner, model_transform, npz_tool, run_calibration, run_qtable
 
     tools = {
         "model_transform": (model_transform.CHECKED, ["--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir"]),
@@ -350,7 +350,6 @@ def every_checked_flag():
                                             "bm1684x", "-o", "q"]),
         "model_runner": (model_runner.CHECKED, ["--input", "in.npz", "--model", "m.mlir", "--output", "o.npz"]),
         "npz_tool compare": (npz_tool.COMPARE_CHECKED, ["compare", "a.npz", "a.npz"]),
-        "mlir_cut": (mlir_cut.CHECKED, ["--mlir", "m.mlir", "--output_names", "y", "-o", "c.mlir"]),
     }
     return [(tool, argv, row) for tool, (rows, argv) in tools.items() for row in rows]
 

@@ -236,12 +236,12 @@ def test_a_trace_past_the_models_ends_is_an_error():
 def test_cli_modes_bt_and_ft_on_model_runner(stylegan_files, tmp_path, flags, inputs, outputs):
     d, full = stylegan_files
     cut = tmp_path / "cut.mlir"
-    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", *flags, "-o", cut)
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", *flags, "--ref_data", d / "all.npz", "-o", cut)
     assert proc.returncode == 0, proc.stderr
     mod = load_module(cut)
     assert sorted(named_inputs(mod)) == sorted(inputs)
-    np.savez(tmp_path / "in.npz", **{name: full[name] for name in inputs})
-    proc = tool("model_runner", "--input", tmp_path / "in.npz", "--model", cut, "--output", tmp_path / "out.npz")
+    # fake_data.npz holds the full run's values of the cut's inputs, so the cut computes what it did.
+    proc = tool("model_runner", "--input", tmp_path / "fake_data.npz", "--model", cut, "--output", tmp_path / "out.npz")
     assert proc.returncode == 0, proc.stderr
     with np.load(tmp_path / "out.npz") as got:
         assert got.files == outputs
@@ -256,3 +256,32 @@ def test_cli_trace_past_the_outputs_writes_nothing(stylegan_files, tmp_path):
     assert (proc.returncode, proc.stderr.splitlines()) == (1, [
         "error: --mode ft --num 9: the trace from 'torgb.conv' reaches the model's outputs after 1 of 9 ops"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fake_data_without_reference_values(stylegan_files, tmp_path):
+    """Inputs --ref_data lacks get uniform [0, 1) floats of the input's shape (TPU-MLIR's
+    np.random.random), the others their reference values; the cut runs on them."""
+    d, full = stylegan_files
+    np.savez(tmp_path / "ref.npz", **{"conv1.filter": full["conv1.filter"]})
+    cut = tmp_path / "cut.mlir"
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv1.conv", "--input_names",
+                "conv0,conv1.filter", "--ref_data", tmp_path / "ref.npz", "-o", cut)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(tmp_path / "fake_data.npz") as fake:
+        assert sorted(fake.files) == ["conv0", "conv1.filter"]
+        np.testing.assert_array_equal(fake["conv1.filter"], full["conv1.filter"])
+        made = fake["conv0"]
+    assert (made.shape, made.dtype) == (full["conv0"].shape, np.float32)
+    assert 0 <= made.min() and made.max() < 1 and made.std() > 0.2
+    assert tool("model_runner", "--input", tmp_path / "fake_data.npz", "--model", cut,
+                "--output", tmp_path / "out.npz").returncode == 0
+
+
+def test_reference_values_of_another_shape_are_refused(stylegan_files, tmp_path):
+    d, full = stylegan_files
+    np.savez(tmp_path / "ref.npz", conv0=full["conv0"][:, :3])
+    proc = tool("mlir_cut", "--mlir", d / "sg.mlir", "--output_names", "conv1.conv", "--input_names",
+                "conv0,conv1.filter", "--ref_data", tmp_path / "ref.npz", "-o", tmp_path / "cut.mlir")
+    assert (proc.returncode, proc.stderr.splitlines()) == (1, [
+        "error: --ref_data: 'conv0' is float32[1, 3, 16, 16], the cut's input takes float32[1, 8, 16, 16]"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.npz"]

@@ -9,6 +9,10 @@ function argument (through a `top.Input` located at its name) that replaces its 
 a failing layer can be run alone on values dumped from the full model (model_runner
 --dump_all_tensors). Ops, arguments and weights no longer needed are removed; the cut module
 gets its own weight npz (`<output stem>_weight.npz`), so the original model's stays intact.
+Beside them goes TPU-MLIR's `fake_data.npz`: a value for each input of the cut, by name, taken
+from `--ref_data` (the full model's `model_runner --dump_all_tensors`) where it has the name, else
+made up (uniform [0, 1) floats, zeros for integer inputs), so `model_runner --input fake_data.npz`
+runs the cut at once.
 A Tpu module with layer groups (`tpu.Group`) is cut as without them: the groups are undone, so
 any tensor inside one can be named (run --layer-group again on the cut).
 
@@ -29,10 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
+    from collections.abc import Mapping
+
+    import numpy as np
     from xdsl.ir import Operation, SSAValue
 
     from tpudsl.ir.module import TopModule
@@ -163,10 +169,36 @@ def _split(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
-# TPU-MLIR's flags tpudsl does not model (docs/tools.md).
-CHECKED = (
-    Checked("--ref_data", (), "mlir_cut writes no fake_data.npz: model_runner --dump_all_tensors gives the cut inputs' values"),
-)
+FAKE_DATA = "fake_data.npz"  # TPU-MLIR's name for it
+
+
+def fake_inputs(mod: TopModule, ref: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A value for each input of `mod` by name: `ref`'s array of that name (its shape and dtype
+    checked), else uniform [0, 1) floats from a fixed seed (TPU-MLIR's np.random.random), or zeros
+    for integer inputs (valid indices of any Gather)."""
+    import numpy as np
+
+    from tpudsl.cli.model_runner import input_shapes
+    from tpudsl.interp.module_interpreter import numpy_dtype
+
+    rng = np.random.default_rng(0)
+    args = mod.main_func().body.block.args
+    values: dict[str, np.ndarray] = {}
+    for arg, (name, shape) in zip(args, input_shapes(mod).items(), strict=True):
+        dtype = numpy_dtype(arg.type.element_type)
+        if shape is None or None in shape or dtype is None:
+            raise TpudslError(f"input '{name}' of the cut is {arg.type}: no {FAKE_DATA} can be made for it")
+        if name in ref:
+            got = ref[name]
+            if got.shape != shape or got.dtype != dtype:
+                raise TpudslError(f"--ref_data: '{name}' is {got.dtype}{list(got.shape)}, the cut's input takes "
+                                  f"{dtype}{list(shape)}")
+            values[name] = got
+        elif np.issubdtype(dtype, np.floating):
+            values[name] = rng.random(shape).astype(dtype)
+        else:
+            values[name] = np.zeros(shape, dtype)
+    return values
 
 
 MODES = ("io", "bt", "ft")
@@ -198,15 +230,16 @@ def build_parser() -> CliArgumentParser:
                              "ft: outputs --num ops forward from --input_names")
     parser.add_argument("--num", type=int, help="how many ops --mode bt or ft goes (TPU-MLIR's count, docs/tools.md)")
     parser.add_argument("-o", "--output", help="output .mlir (default: <mlir stem>_cut.mlir next to the input)")
-    add_checked_flags(parser, CHECKED)
+    parser.add_argument("--ref_data", help=f"npz of named tensors (model_runner --dump_all_tensors) that {FAKE_DATA}, "
+                                           "written beside the output, takes the cut's inputs from")
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
-    check_flags("mlir_cut", args, CHECKED)
     outputs, inputs = _names_by_mode(args)
-    from tpudsl.ir.module import load_module, save_module, weight_file_path
+    from tpudsl.ir.module import load_module, npz_writer, save_module, weight_file_path
+    from tpudsl.ir.npz import read_npz
 
     source = Path(args.mlir)
     output = Path(args.output) if args.output else source.with_name(f"{source.stem}_cut.mlir")
@@ -225,7 +258,8 @@ def run(argv: Sequence[str]) -> int:
     elif args.mode == "ft":
         outputs = trace_names(mod, inputs, args.num, "ft")
     cut_module(mod, outputs, inputs)
-    save_module(mod, output, weights)
+    fake = fake_inputs(mod, read_npz(args.ref_data) if args.ref_data else {})
+    save_module(mod, output, weights, also=[(output.with_name(FAKE_DATA), npz_writer(fake))])
     return 0
 
 
