@@ -1,5 +1,6 @@
 """mlir_cut: the cut module computes the same tensors as the full one, and nothing more."""
 
+import collections
 import hashlib
 import os
 import subprocess
@@ -7,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import TensorType, f32
 
 import tpudsl.dialects.top  # noqa: F401  (registers the op specs that `create` reads)
@@ -285,3 +288,71 @@ def test_reference_values_of_another_shape_are_refused(stylegan_files, tmp_path)
     assert (proc.returncode, proc.stderr.splitlines()) == (1, [
         "error: --ref_data: 'conv0' is float32[1, 3, 16, 16], the cut's input takes float32[1, 8, 16, 16]"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.npz"]
+
+
+@st.composite
+def dags(draw):
+    """A random Top module of element-wise ops on 1x4 tensors: each op reads one or two earlier values
+    (inputs, ops, or a weight); the values nobody reads are returned."""
+    t = TensorType(f32, [1, 4])
+    n_inputs = draw(st.integers(1, 2))
+    mod = new_top_module("dag", [t] * n_inputs)
+    block = mod.main_func().body.block
+    values = []
+    for i, arg in enumerate(block.args):
+        block.add_op(op := create("top.Input", [arg], [t], loc=f"in{i}"))
+        values.append(op.results[0])
+    readers = {v: 0 for v in values}
+    for i in range(draw(st.integers(3, 9))):
+        kind = draw(st.sampled_from(["top.Relu", "top.Sigmoid", "top.Add", "top.Add", "top.Mul"]))
+        picks = [draw(st.sampled_from(values)) for _ in range(1 if kind in ("top.Relu", "top.Sigmoid") else 2)]
+        if kind == "top.Mul" and draw(st.booleans()):
+            weight = mod.add_weight(f"w{i}", np.full((1, 4), 0.5 + i, np.float32))
+            weight.detach()
+            block.add_op(weight)
+            picks[1] = weight.results[0]
+        block.add_op(op := create(kind, picks, [t], loc=f"v{i}"))
+        for v in picks:
+            readers[v] = readers.get(v, 0) + 1
+        values.append(op.results[0])
+        readers[op.results[0]] = 0
+    mod.set_outputs([v for v in values if readers[v] == 0])
+    return mod
+
+
+def test_every_traced_cut_computes_what_the_full_model_did():
+    """--mode bt/ft on random graphs: whatever the trace finds, the cut fed the full run's values of
+    its inputs gives the full run's values of its outputs, bit for bit (a trace that finds names that
+    do not separate the outputs from the rest fails to cut or computes other values). The examples
+    must often cut, find several inputs (bt) and several outputs (ft), and run out of ops."""
+    seen = collections.Counter()
+
+    @settings(max_examples=60)
+    @given(dags(), st.sampled_from(["bt", "ft"]), st.integers(1, 6), st.data())
+    def check(mod, mode, num, data):
+        rng = np.random.default_rng(0)
+        feed = {name: rng.standard_normal((1, 4)).astype(np.float32) for name in named_inputs(mod)}
+        full = run(mod, feed, keep_all=True)
+        computed = [loc_name(op) for op in mod.main_func().body.block.ops
+                    if op.name not in ("top.Input", "top.Weight", "func.return")]
+        start = data.draw(st.sampled_from(computed if mode == "bt" else named_inputs(mod) + computed[:-1]))
+        try:
+            found = trace_names(mod, [start], num, mode)
+        except TpudslError as e:
+            assert "reaches the model's" in str(e)
+            event("the trace runs out of ops")
+            seen["ran out"] += 1
+            return
+        outputs, inputs = ([start], found) if mode == "bt" else (found, [start])
+        cut = cut_module(mod, outputs, inputs)
+        got = run(cut, {name: full[name] for name in named_inputs(cut)})
+        assert list(got) == outputs
+        for name in outputs:
+            np.testing.assert_array_equal(got[name], full[name])
+        if len(found) > 1:
+            event(f"{mode}: the trace finds several names")
+            seen[f"{mode} several"] += 1
+        seen["cut"] += 1
+
+    check()
+    assert seen["cut"] >= 20 and seen["bt several"] >= 3 and seen["ft several"] >= 3 and seen["ran out"] >= 3, seen
