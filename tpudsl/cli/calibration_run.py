@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,19 +101,39 @@ def run_calibration(args: argparse.Namespace) -> None:
     loader = sample_loader(mod)
     samples = list_samples(args.dataset, args.data_list, args.input_num)
     loader(samples[0])  # a bad first sample fails here, before any worker starts
-    need_histograms = args.method != "minmax"
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(samples), desc="calibration", unit="sample")
+    bars = _Bars(args.quiet)
     try:
-        result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, args.workers,
-                           bar.update if bar else None, need_histograms, mod, args.scheduler)
+        mlir = args.mlir
+        if getattr(args, "sq", False) or getattr(args, "we", False):
+            from tpudsl.cli.calibration_rewrite import rewrite_for_calibration
+
+            mlir = str(rewrite_for_calibration(args, mod, samples, loader, bars.new))
+        result = calibrate(mlir, samples, loader, args.histogram_bin_num, args.workers,
+                           bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
     finally:
-        if bar:
-            bar.close()
+        bars.close()
     text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
     write_atomically(args.output, lambda f: f.write(text.encode()))
     if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
         write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))
+
+
+class _Bars:
+    """The progress bars of one run (none with --quiet): one per pass over the samples."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.open: list = []
+
+    def new(self, what: str, total: int) -> Callable[[int], object] | None:
+        if self.quiet:
+            return None
+        from tqdm import tqdm
+
+        self.close()
+        self.open.append(tqdm(total=total, desc=what, unit="sample"))
+        return self.open[-1].update
+
+    def close(self) -> None:
+        while self.open:
+            self.open.pop().close()

@@ -4,12 +4,19 @@
       [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
       [--cali_method use_kl|use_max|use_percentile9999|use_mse]
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
+      [--sq [--sq_alpha 0.5]] [--we] [--rewritten_mlir X_sq_we.mlir]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
 `top.Input`. --dataset takes the files of DIR in name order. --workers N splits the samples over
 N processes, --scheduler over the workers of a Dask distributed cluster (which must see the same
 paths); the table is the same. The algorithms and the table format: docs/quantization.md.
+
+--sq (SmoothQuant) and --we (weight equalization) rewrite the module's weights first; the
+rewritten module is a NEW file (--rewritten_mlir, default X_sq.mlir, X_we.mlir or X_sq_we.mlir
+beside X.mlir, its weights in <stem>_top_f32_all_weight.npz), the table is the rewritten module's,
+and model_deploy must read that module (the original one lacks the renamed tensors of the table,
+an error there). docs/quantization.md, "Rewrites before calibration".
 TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 """
 
@@ -19,6 +26,7 @@ from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.lowering.calibration_methods import METHODS
 
 TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "cv186x", "bm1688", "bm1690", "mars3")
@@ -27,9 +35,7 @@ CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "per
 NO_SEARCH = "only for TPU-MLIR's --search and --bc, which are not modelled"
 CHECKED = (
     Checked("--search", ("False",), "the threshold search is not modelled; the mixed-precision search is run_qtable"),
-    Checked("--we", (False,), "weight equalization is not modelled"),
     Checked("--bc", (False,), "bias correction is not modelled"),
-    Checked("--sq", (False,), "SmoothQuant is not modelled"),
     Checked("--tune_num", ("5",),
             "the thresholds are not tuned on samples; 5, TPU-MLIR's default, is taken as the flag not given"),
     Checked("--tune_list", ("",), "the KLD thresholds are not tuned on samples"),
@@ -71,6 +77,13 @@ def _parser() -> CliArgumentParser:
                                            "(needs pip install 'tpudsl[distributed]')")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("-o", "--calibration_table", dest="output", required=True, help="the calibration table to write")
+    p.add_argument("--sq", action="store_true",
+                   help="SmoothQuant: LayerNorm -> MatMul outlier channels moved into the MatMul weights")
+    p.add_argument("--sq_alpha", type=float, default=None,
+                   help="SmoothQuant's migration strength in [0, 1]; default 0.5 (tpudsl's: TPU-MLIR searches it)")
+    p.add_argument("--we", action="store_true", help="cross-layer weight equalization of Conv pairs")
+    p.add_argument("--rewritten_mlir", default=None,
+                   help="where --sq/--we write the rewritten module (default X_sq.mlir, X_we.mlir or X_sq_we.mlir)")
     add_checked_flags(p, CHECKED)
     return p
 
@@ -87,6 +100,12 @@ def _main(argv: Sequence[str]) -> None:
     check_flags("run_calibration", args, CHECKED)
     args.dump_list = args.debug_cmd == "dump_list"  # TPU-MLIR's: the samples used, in ./selected_image_list.txt
     args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
+    if args.sq_alpha is not None and not args.sq:
+        raise TpudslError("run_calibration: --sq_alpha needs --sq")
+    if args.rewritten_mlir is not None and not (args.sq or args.we):
+        raise TpudslError("run_calibration: --rewritten_mlir needs --sq or --we (nothing else rewrites the module)")
+    if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:
+        raise TpudslError(f"run_calibration: --sq_alpha must lie in [0, 1], not {args.sq_alpha:g}")
     from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy
 
     run_calibration(args)

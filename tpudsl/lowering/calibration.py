@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -40,13 +40,20 @@ class TensorStats:
     lo: float
     hi: float
     hist: FineHistogram | None  # None: minmax only
+    # max |x| per index of the last axis (SmoothQuant's channels), for the tensors asked for
+    channel_max: np.ndarray | None = None
 
     def merge(self, other: TensorStats) -> TensorStats:
         return TensorStats(min(self.lo, other.lo), max(self.hi, other.hi),
-                           self.hist.merge(other.hist) if self.hist is not None else None)
+                           self.hist.merge(other.hist) if self.hist is not None else None,
+                           _maximum(self.channel_max, other.channel_max))
 
 
 Stats = dict[str, TensorStats]
+
+
+def _maximum(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    return b if a is None else a if b is None else np.maximum(a, b)
 
 
 @dataclass
@@ -54,6 +61,7 @@ class CalibrationResult:
     ranges: Ranges  # after the all-zero rule
     histograms: Histograms  # TPU-MLIR's, over each tensor's final abs_max
     order: list[str]  # tensor names in module order
+    channel_max: dict[str, np.ndarray] = field(default_factory=dict)  # of the `channels` asked for
 
     def table(self, method: str) -> dict[str, TableEntry]:
         entries = {}
@@ -67,9 +75,10 @@ class CalibrationResult:
 
 
 def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str],
-                 fine: int | None, stats: Stats | None = None) -> Stats:
+                 fine: int | None, stats: Stats | None = None, channels: Collection[str] = ()) -> Stats:
     """Adds the tensors of each sample's run to `stats` (a new dict when None); `fine` histogram
-    bins per tensor, None for min and max only."""
+    bins per tensor, None for min and max only; for the tensors named in `channels` also the
+    maximum of |x| per index of the last axis."""
     stats = {} if stats is None else stats
     for sample in samples:
         for name, x in interp.inference(load_sample(sample), keep_all=True).items():
@@ -87,6 +96,9 @@ def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: It
                 s.lo, s.hi = min(s.lo, lo), max(s.hi, hi)
             if s.hist is not None:
                 s.hist.add(x, max(-lo, hi))
+            if name in channels:
+                m = np.abs(x.reshape(-1, x.shape[-1])).max(axis=0)
+                s.channel_max = _maximum(s.channel_max, m)
     return stats
 
 
@@ -106,7 +118,8 @@ def nonzero_ranges(ranges: Ranges) -> Ranges:
 def result_of(stats: Stats, order: Sequence[str], bins: int) -> CalibrationResult:
     ranges = nonzero_ranges({n: (s.lo, s.hi) for n, s in stats.items()})
     hists = {n: s.hist.coarse(max(-ranges[n][0], ranges[n][1]), bins) for n, s in stats.items() if s.hist is not None}
-    return CalibrationResult(ranges, hists, [n for n in order if n in ranges])
+    maxima = {n: s.channel_max for n, s in stats.items() if s.channel_max is not None}
+    return CalibrationResult(ranges, hists, [n for n in order if n in ranges], maxima)
 
 
 # ---- drivers -------------------------------------------------------------------------------------
@@ -115,14 +128,15 @@ def result_of(stats: Stats, order: Sequence[str], bins: int) -> CalibrationResul
 def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: int = 2048,
               workers: int = 1, progress: Callable[[int], None] | None = None,
               need_histograms: bool = True, mod: TopModule | None = None,
-              scheduler: str | None = None) -> CalibrationResult:
-    """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`;
-    `progress(n)` after each n samples. With workers > 1 the samples are split over that many
+              scheduler: str | None = None, channels: Collection[str] = ()) -> CalibrationResult:
+    """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`, and the
+    per-channel maxima of the tensors named in `channels`; `progress(n)` after each n samples. With workers > 1 the samples are split over that many
     local processes, with `scheduler` (a Dask address) over that cluster's workers, which load
     `mlir` (a path they must see, as the samples)."""
     mod = mod or load_module(mlir)
     order = tensor_names(mod.module)
-    job = _Job(mlir, load_sample, uuid.uuid4().hex, fine_bins(bins) if need_histograms else None)
+    job = _Job(mlir, load_sample, uuid.uuid4().hex, fine_bins(bins) if need_histograms else None,
+               frozenset(channels))
     if scheduler is not None:
         with dask_pool(scheduler) as pool:
             return result_of(_pooled(pool, job, _shares(samples, pool.slots), progress), order, bins)
@@ -134,7 +148,7 @@ def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: 
         if workers <= 1:
             stats: Stats = {}
             for sample in samples:
-                sample_stats(interp, load_sample, [sample], job.fine, stats)
+                sample_stats(interp, load_sample, [sample], job.fine, stats, job.channels)
                 if progress:
                     progress(1)
             return result_of(stats, order, bins)
@@ -192,6 +206,7 @@ class _Job:
     load_sample: LoadSample
     run: str
     fine: int | None
+    channels: frozenset[str] = frozenset()  # tensors whose per-channel maxima are collected
 
 
 # A forked local worker finds the parent's interpreter here under the run's id.
@@ -211,8 +226,8 @@ def _worker_interpreter(job: _Job) -> ModuleInterpreter:
 
 
 def _worker_stats(job: _Job, samples: list[str]) -> Stats:
-    return sample_stats(_worker_interpreter(job), job.load_sample, samples, job.fine)
+    return sample_stats(_worker_interpreter(job), job.load_sample, samples, job.fine, channels=job.channels)
 
 
 def _fold_sample(job: _Job, stats: Stats | None, sample: str) -> Stats:
-    return sample_stats(_worker_interpreter(job), job.load_sample, [sample], job.fine, stats)
+    return sample_stats(_worker_interpreter(job), job.load_sample, [sample], job.fine, stats, job.channels)
