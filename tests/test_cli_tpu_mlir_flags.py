@@ -228,7 +228,7 @@ def test_debug_cmd_dump_list_writes_the_samples_used(top_model):
 CALIBRATION_REFUSED = [
     (["--search", "search_threshold"], "error: run_calibration: --search search_threshold is not supported: the threshold "
      "search is not modelled; the mixed-precision search is run_qtable (supported: --search False)"),
-    (["--we"], "error: run_calibration: --we is not supported: weight equalization is not modelled (supported: without --we)"),
+    (["--bc"], "error: run_calibration: --bc is not supported: bias correction is not modelled (supported: without --bc)"),
     (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the thresholds are not tuned on "
      "samples; 5, TPU-MLIR's default, is taken as the flag not given (supported: --tune_num 5)"),
     (["--debug_cmd", "disable_lg"], "error: run_calibration: --debug_cmd disable_lg is not supported: of TPU-MLIR's "
