@@ -328,3 +328,31 @@ def test_run_calibration_refuses_bad_rewrite_flags(pair_dir, args, message):
     r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--quiet", "-o", "t", *args, cwd=pair_dir)
     assert (r.returncode, r.stderr.splitlines()) == (1, [message])
     assert {p.name for p in pair_dir.iterdir()} == before
+
+
+def test_run_calibration_sq_and_we_rewrite_then_calibrate(tmp_path):
+    """--sq --we on a model with a smoothable LayerNorm and no Conv pair: the maxima pass, the
+    rewrite, and a table equal to calibrating the written module afresh."""
+    onnx.save(ln_matmul(), tmp_path / "m.onnx")
+    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
+                    "--not_inference", cwd=tmp_path).returncode == 0
+    (tmp_path / "samples").mkdir()
+    samples = feeds(ln_matmul(), 3)
+    for name, feed in samples.items():
+        np.savez(tmp_path / "samples" / f"{name}.npz", **feed)
+    r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--sq", "--sq_alpha", "0.6", "--we", "--quiet",
+                 "--rewritten_mlir", "smooth.mlir", "-o", "t", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [
+        "run_calibration: --sq: 1 LayerNorm(s) smoothed into their MatMuls (alpha 0.6); 'ln'",
+        "run_calibration: --we: 0 Conv pair(s) equalized",
+        "run_calibration: the table is for smooth.mlir: give it to model_deploy --mlir"]
+    assert (tmp_path / "smooth_top_f32_all_weight.npz").exists()
+    table = read_table(str(tmp_path / "t"))
+    assert "ln_smoothed" in table and "ln" not in table
+    again = calibrate(str(tmp_path / "smooth.mlir"), [str(tmp_path / "samples" / f"{n}.npz") for n in samples],
+                      lambda path: dict(np.load(path)))
+    def rows(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith("# genetated time")]
+
+    assert rows((tmp_path / "t").read_text()) == rows(table_text(again.table("kld"), 2048, len(samples)))
