@@ -363,3 +363,61 @@ def test_run_calibration_sq_and_we_rewrite_then_calibrate(tmp_path):
                  "--workers", "2", "--rewritten_mlir", "smooth2.mlir", "-o", "t2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert rows((tmp_path / "t2").read_text()) == rows((tmp_path / "t").read_text())
+
+
+def test_smoothquant_skips_a_layer_norm_without_static_shape():
+    from xdsl.dialects.builtin import Float32Type, UnrankedTensorType
+    from xdsl.rewriter import Rewriter
+
+    top = top_module(ln_matmul())
+    ln = next(op for op in top.module.walk() if op.name == "top.LayerNorm")
+    Rewriter.replace_value_with_new_type(ln.results[0], UnrankedTensorType(Float32Type()))
+    planned, skipped = plan_smoothing(top)
+    assert planned == [] and [(s.op, s.rule) for s in skipped] == [
+        ("ln", "its output has no static shape (run shape inference first)")]
+
+
+def _no_gamma(top, ln, fc1):
+    from xdsl.dialects.builtin import NoneType
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from tpudsl.dialects.opdef import create
+
+    none = create("top.None", [], [NoneType()], loc="none")
+    Rewriter.insert_op(none, InsertPoint.before(ln))
+    ln.operands[1] = none.results[0]
+
+
+def _transposed(top, ln, fc1):
+    from tpudsl.dialects.attrs import to_attr
+
+    fc1.attributes["right_transpose"] = to_attr("bool", True)
+
+
+# a change to the smoothable module of ln_matmul() -> the rule that stops it ('r': fc1 with its Relu fused)
+SQ_MUTATED = {
+    "no gamma": (_no_gamma, "it has no gamma to fold the scale into"),
+    "shared gamma": (lambda top, ln, fc1: ln.operands.__setitem__(2, ln.operands[1]),
+                     "weight 'ln.weight' is shared with another op"),
+    "computed right": (lambda top, ln, fc1: fc1.operands.__setitem__(1, ln.operands[0]),
+                       "MatMul 'r' does not read a [32, N] weight"),
+    "transposed": (_transposed, "MatMul 'r' transposes an operand or batches heads"),
+}
+
+
+@pytest.mark.parametrize("case", SQ_MUTATED)
+def test_smoothquant_skip_rules_of_operands(case):
+    mutate, rule = SQ_MUTATED[case]
+    top = top_module(ln_matmul())
+    ops = {op.location.desc.data: op for op in top.module.walk() if op.name.startswith("top.")}
+    mutate(top, ops["ln"], ops["r"])
+    planned, skipped = plan_smoothing(top)
+    assert planned == [] and [(s.op, s.rule) for s in skipped] == [("ln", rule)]
+
+
+def test_equalization_skips_a_filter_computed_at_run_time():
+    top = top_module(conv_pair())
+    ops = {op.location.desc.data: op for op in top.module.walk() if op.name.startswith("top.")}
+    ops["c2"].operands[1] = ops["input"].results[0]  # any computed value: the rule looks at its producer
+    done, skipped = equalize_weights(top)
+    assert done == [] and [(s.op, s.rule) for s in skipped] == [("r1", "'input' is computed at run time, not a weight")]

@@ -61,6 +61,8 @@ def _rule(mod: TopModule, ln: Operation, readers: list[tuple[Operation, int]]) -
         if op.name != "top.MatMul" or index != 0:
             return f"it also feeds {op.name} '{loc_name(op)}' (TPU-MLIR inserts a Mul for this case; not modelled)"
     shape = operand_shape(ln.results[0])
+    if not shape or any(d < 0 for d in shape):
+        return "its output has no static shape (run shape inference first)"
     k = shape[-1]
     axis = AttrView(ln.attributes, SPECS[ln.name])["axis"]
     if axis not in (-1, len(shape) - 1):
