@@ -421,3 +421,13 @@ def test_equalization_skips_a_filter_computed_at_run_time():
     ops["c2"].operands[1] = ops["input"].results[0]  # any computed value: the rule looks at its producer
     done, skipped = equalize_weights(top)
     assert done == [] and [(s.op, s.rule) for s in skipped] == [("r1", "'input' is computed at run time, not a weight")]
+
+
+def test_run_calibration_we_that_fails_writes_nothing(pair_dir):
+    bad = next(iter(feeds(conv_pair(), 1).values()))["input"]
+    bad[0, 0, 0, 0] = np.nan
+    np.savez(pair_dir / "samples" / "s9.npz", input=bad)
+    before = {p.name for p in pair_dir.iterdir()}
+    r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--we", "--quiet", "-o", "t", cwd=pair_dir)
+    assert r.returncode == 1 and r.stderr.startswith("error: sample 'samples/s9.npz': tensor 'input' has inf or NaN")
+    assert {p.name for p in pair_dir.iterdir()} == before

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -36,11 +37,10 @@ def rewritten_path(args: argparse.Namespace) -> Path:
 
 
 def rewrite_for_calibration(args: argparse.Namespace, mod: TopModule, samples: Sequence[str], load_sample,
-                            progress: Callable[[str, int], Callable[[int], None] | None]) -> Path:
+                            progress: Callable[[str, int], Callable[[int], None] | None]) -> list[str]:
     """SmoothQuant (first, as TPU-MLIR's run_calibration) and weight equalization on `mod`, in
-    place; the module saved to its new path, which is returned. `progress(what, total)` gives a
+    place; the lines that tell the user what was done and skipped. `progress(what, total)` gives a
     progress callback for the maxima pass."""
-    path = rewritten_path(args)
     notes: list[str] = []
     if args.sq:
         alpha = DEFAULT_ALPHA if args.sq_alpha is None else args.sq_alpha
@@ -58,8 +58,16 @@ def rewrite_for_calibration(args: argparse.Namespace, mod: TopModule, samples: S
         pairs, skipped = equalize_weights(mod)
         notes.append(f"--we: {len(pairs)} Conv pair(s) equalized" + "".join(f"; '{p.first}' -> '{p.second}'" for p in pairs))
         notes += [f"--we: {s}" for s in skipped]
-    save_module(mod, path, path.with_name(f"{path.stem}_top_f32_all_weight.npz"))
-    notes.append(f"the table is for {path}: give it to model_deploy --mlir")
-    for line in notes:
+    return notes
+
+
+def save_rewritten(mod: TopModule, path: Path, also: Sequence[tuple[Path | str, Callable[[IO[bytes]], object]]] = ()) -> None:
+    """The rewritten module at `path`, its weights beside it as `<stem>_top_f32_all_weight.npz`
+    (never the original's npz, which its module.weight_file still names), with the `also` files,
+    all written atomically together."""
+    save_module(mod, path, path.with_name(f"{path.stem}_top_f32_all_weight.npz"), also)
+
+
+def tell(notes: Sequence[str], path: Path) -> None:
+    for line in [*notes, f"the table is for {path}: give it to model_deploy --mlir"]:
         print(f"run_calibration: {line}", file=sys.stderr)
-    return path

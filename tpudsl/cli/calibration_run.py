@@ -101,19 +101,29 @@ def run_calibration(args: argparse.Namespace) -> None:
     loader = sample_loader(mod)
     samples = list_samples(args.dataset, args.data_list, args.input_num)
     loader(samples[0])  # a bad first sample fails here, before any worker starts
+    rewritten = None
+    if getattr(args, "sq", False) or getattr(args, "we", False):
+        from tpudsl.cli import calibration_rewrite as rw
+
+        rewritten = rw.rewritten_path(args)
     bars = _Bars(args.quiet)
     try:
-        mlir = args.mlir
-        if getattr(args, "sq", False) or getattr(args, "we", False):
-            from tpudsl.cli.calibration_rewrite import rewrite_for_calibration
-
-            mlir = str(rewrite_for_calibration(args, mod, samples, loader, bars.new))
-        result = calibrate(mlir, samples, loader, args.histogram_bin_num, args.workers,
+        if rewritten is not None:
+            notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new)
+            if args.scheduler:  # the cluster's workers read the module from its path
+                rw.save_rewritten(mod, rewritten)
+        result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                            bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
     finally:
         bars.close()
     text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
-    write_atomically(args.output, lambda f: f.write(text.encode()))
+    table = (args.output, lambda f: f.write(text.encode()))
+    if rewritten is not None and not args.scheduler:  # the module and its table appear together, or neither
+        rw.save_rewritten(mod, rewritten, [table])
+    else:
+        write_atomically(*table)
+    if rewritten is not None:
+        rw.tell(notes, rewritten)
     if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
         write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))
 
