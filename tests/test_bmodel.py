@@ -180,7 +180,7 @@ def flip_message(what: str, data: bytes, pos: int) -> str:
     if what == "magic":
         return f"error: not a bmodel: wrong magic {bytes(data[:8])!r} (expected b'TPUDSLBM')"
     if what == "version":
-        return f"error: unsupported bmodel version {struct.unpack_from('<I', data, 8)[0]} (this tpudsl reads version 1)"
+        return f"error: unsupported bmodel version {struct.unpack_from('<I', data, 8)[0]} (this tpudsl reads versions 1 and 2)"
     if what == "table":
         return "error: corrupt bmodel: checksum mismatch in the section table"
     if what.startswith("padding"):
@@ -204,7 +204,9 @@ def test_every_flipped_byte_is_caught():
 
 def test_wrong_version_magic_and_garbage():
     _, bodies = sample()
-    assert error_of(assemble(bodies, version=2)) == "error: unsupported bmodel version 2 (this tpudsl reads version 1)"
+    assert error_of(assemble(bodies, version=3)) == "error: unsupported bmodel version 3 (this tpudsl reads versions 1 and 2)"
+    assert error_of(assemble(bodies, version=2)) == ("error: a combined bmodel (several networks or stages, version 2) "
+                                                     "where one stage was expected: take it out with model_tool --extract")
     assert error_of(assemble(bodies, magic=b"BMODEL\0\0")) == \
         "error: not a bmodel: wrong magic b'BMODEL\\x00\\x00' (expected b'TPUDSLBM')"
     assert error_of(b"\x89PNG\r\n\x1a\n" + bytes(500)).startswith("error: not a bmodel: wrong magic b'\\x89PNG")

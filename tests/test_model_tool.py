@@ -83,7 +83,7 @@ def damaged(data: bytes) -> dict[str, bytes]:
     ("garbage", "error: not a bmodel: wrong magic b'GIF89a\\x00\\x00' (expected b'TPUDSLBM')"),
     ("truncated", "error: truncated bmodel: the coeffs section needs bytes"),
     ("flipped", "error: corrupt bmodel: checksum mismatch in the header section"),
-    ("version", "error: unsupported bmodel version 7 (this tpudsl reads version 1)"),
+    ("version", "error: unsupported bmodel version 7 (this tpudsl reads versions 1 and 2)"),
 ])
 def test_damaged_bmodel_is_one_line(tmp_path, capsys, kind, message):
     write_bmodel(tmp_path / "good.bmodel", HEADER, bytes(range(256)) * 4, b"\1" * 48, [])
@@ -99,7 +99,8 @@ def test_damaged_bmodel_is_one_line(tmp_path, capsys, kind, message):
 
 def test_usage_errors(tmp_path, capsys):
     status, out, err = run([], capsys)
-    assert (status, out) == (1, "") and err == "error: one of the arguments --info --timeline is required (see model_tool --help)\n"
+    assert (status, out) == (1, "") and err == ("error: one of the arguments --info --timeline --combine --extract --chip --is_dynamic "
+                                         "is required (see model_tool --help)\n")
     status, _, err = run(["--info", tmp_path / "missing.bmodel"], capsys)
     assert status == 1 and err == f"error: cannot open '{tmp_path / 'missing.bmodel'}': No such file or directory\n"
     status, _, err = run(["--info", tmp_path], capsys)

@@ -151,7 +151,7 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
          f"chip's 16384 bytes per lane"),
         (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),
         (["--timeline", bmodel, "-o", tmp_path], "Is a directory"),
-        (["--timeline", bmodel], "-o goes with --timeline"),
+        (["--timeline", bmodel], "--timeline needs -o"),
     ]:
         status, out, err = run(argv, capsys)
         assert status == 1 and out == "" and len(err.strip().splitlines()) == 1 and expected in err, (argv, err)

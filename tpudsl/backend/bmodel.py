@@ -29,6 +29,7 @@ from tpudsl.ir.diagnostics import TpudslError
 
 MAGIC = b"TPUDSLBM"
 VERSION = 1
+COMBINED_VERSION = 2  # several networks and stages: bmodel_combined.py
 ALIGN = 64  # every section starts at a multiple of 64 bytes (a DMA burst of the smallest chip)
 SECTIONS = ("header", "coeffs", "commands", "debug")  # in file order; kind = index + 1
 _PREAMBLE = struct.Struct("<8sII")  # magic, version, section count
@@ -166,7 +167,7 @@ def validate_debug(debug: object, instructions: int) -> None:
                               f"{instructions} instructions of the header (gdma_count + bdc_count)")
 
 
-def _canonical_json(value: object) -> bytes:
+def canonical_json(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 
@@ -176,8 +177,8 @@ def encode_bmodel(header: dict, coeffs: bytes, commands: bytes, debug: list[tupl
     validate_debug(debug, header["gdma_count"] + header["bdc_count"])
     if not isinstance(coeffs, (bytes, bytearray)) or not isinstance(commands, (bytes, bytearray)):
         raise TpudslError("bmodel coefficients and commands must be bytes")
-    bodies = [_canonical_json(header), bytes(coeffs), bytes(commands),
-              _canonical_json([list(e) for e in debug]) if debug else b""]
+    bodies = [canonical_json(header), bytes(coeffs), bytes(commands),
+              canonical_json([list(e) for e in debug]) if debug else b""]
     entries, offset = [], FIRST_SECTION
     for kind, body in enumerate(bodies, start=1):
         entries.append(_ENTRY.pack(kind, zlib.crc32(body), offset, len(body)))
@@ -207,8 +208,11 @@ def _section_table(data: bytes) -> list[tuple[int, int, int]]:
     if len(data) < TABLE_END:
         raise TpudslError(f"truncated bmodel: {len(data)} bytes, the section table needs {TABLE_END}")
     _, version, count = _PREAMBLE.unpack_from(data)
+    if version == COMBINED_VERSION:
+        raise TpudslError("a combined bmodel (several networks or stages, version 2) where one stage was expected: "
+                          "take it out with model_tool --extract")
     if version != VERSION:
-        raise TpudslError(f"unsupported bmodel version {version} (this tpudsl reads version {VERSION})")
+        raise TpudslError(f"unsupported bmodel version {version} (this tpudsl reads versions {VERSION} and {COMBINED_VERSION})")
     table_end = TABLE_END - _TABLE_CRC.size
     (crc,) = _TABLE_CRC.unpack_from(data, table_end)
     if crc != zlib.crc32(data[:table_end]):
@@ -243,14 +247,14 @@ def decode_bmodel(data: bytes) -> Bmodel:
         end = offset + length
     if len(data) != end:
         raise TpudslError(f"corrupt bmodel: {len(data) - end} bytes after the last section")
-    header = _json_section("header", bodies[0])
+    header = json_section("header", bodies[0])
     validate_header(header)
-    debug = _json_section("debug", bodies[3]) if bodies[3] else []
+    debug = json_section("debug", bodies[3]) if bodies[3] else []
     validate_debug(debug, header["gdma_count"] + header["bdc_count"])
     return Bmodel(header, bodies[1], bodies[2], [(i, name) for i, name in debug])
 
 
-def _json_section(name: str, body: bytes) -> object:
+def json_section(name: str, body: bytes) -> object:
     # A checksum that holds over bad JSON means the writer was not ours (or had a bug).
     try:
         return json.loads(body.decode("ascii"), parse_constant=_no_constant)

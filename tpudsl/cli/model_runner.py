@@ -7,7 +7,8 @@ the tensor (location) names of the returned values, or of every tensor with
 --dump_all_tensors, so the file compares with `npz_tool compare` against a reference and feeds
 `mlir_cut --input_names`. A .mlir runs in the Top interpreter, an .onnx in onnxruntime (the
 reference), a .bmodel on the cmodel (`--profile` prints its estimated cycles per op, their serial total and
-the total with GDMA and BDC overlapped). An int8/uint8 input of a .mlir or .bmodel (strip-io-quant)
+the total with GDMA and BDC overlapped; of a combined .bmodel it runs the first network, or --net_name's,
+in the stage whose input shapes are the inputs'). An int8/uint8 input of a .mlir or .bmodel (strip-io-quant)
 takes float data quantized as its stripped cast would, an int8/uint8 output is dequantized unless
 --out_fixed; an f16/bf16 input takes float data rounded as its stripped cast would (docs/tools.md,
 "int8 inputs and outputs").
@@ -282,17 +283,24 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False,
-                     out_fixed: bool = False) -> dict[str, np.ndarray]:
+                     out_fixed: bool = False, net_name: str | None = None) -> dict[str, np.ndarray]:
     """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
     their serial total and the total with the engines overlapped, schedule.py). int8 IO as in
-    mlir_inference."""
-    from tpudsl.backend.bmodel import read_bmodel
+    mlir_inference. A combined bmodel runs the network `net_name` (default the first, as TPU-MLIR's
+    model_runner), the stage whose input shapes are the inputs' (docs/tools.md)."""
+    import numpy as np
+
     from tpudsl.backend import isa
+    from tpudsl.backend.bmodel_combined import read_networks, select_network, select_stage
     from tpudsl.backend.chips import chip_named
     from tpudsl.backend.cmodel import run_bmodel
     from tpudsl.backend.schedule import schedule
 
-    bmodel = read_bmodel(model)
+    try:
+        network = select_network(read_networks(model), net_name)
+        bmodel = select_stage(network, {name: np.shape(x) for name, x in inputs.items()})
+    except TpudslError as e:
+        raise TpudslError(e.message, file=str(model)) from None
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
     q_in, q_out = bmodel_quant_io(bmodel.header)
     feed = stored_inputs(inputs, q_in, bmodel_half_inputs(bmodel.header))
@@ -310,12 +318,15 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
 
 def model_inference(
     inputs: Mapping[str, np.ndarray], model: str | Path, dump_all_tensors: bool = False, threads: int | None = None,
-    profile: bool = False, out_fixed: bool = False,
+    profile: bool = False, out_fixed: bool = False, net_name: str | None = None,
 ) -> dict[str, np.ndarray]:
-    """Run a model file, chosen by its suffix (`threads`: the Top interpreter's BLAS threads)."""
+    """Run a model file, chosen by its suffix (`threads`: the Top interpreter's BLAS threads;
+    `net_name`: a network of a combined .bmodel)."""
     suffix = Path(model).suffix
     if profile and suffix != ".bmodel":
         raise TpudslError("--profile needs a .bmodel (it prints the cmodel's cycles)", file=str(model))
+    if net_name is not None and suffix != ".bmodel":
+        raise TpudslError("--net_name picks a network of a .bmodel", file=str(model))
     if suffix == ".mlir":
         return mlir_inference(inputs, model, dump_all_tensors, threads, out_fixed)
     if suffix == ".onnx":
@@ -324,7 +335,7 @@ def model_inference(
         if dump_all_tensors:
             raise TpudslError("--dump_all_tensors is not supported for a .bmodel (it keeps only its outputs)",
                               file=str(model))
-        return bmodel_inference(inputs, model, profile, out_fixed)
+        return bmodel_inference(inputs, model, profile, out_fixed, net_name)
     raise TpudslError(f"unknown model type '{suffix}': expected .mlir, .onnx or .bmodel", file=str(model))
 
 
@@ -366,6 +377,7 @@ def build_parser() -> CliArgumentParser:
     parser.add_argument("--profile", action="store_true", help="print a .bmodel's estimated cycles per op")
     parser.add_argument("--out_fixed", action="store_true",
                         help="keep int8/uint8 outputs (strip-io-quant) as stored integers, not dequantized")
+    parser.add_argument("--net_name", help="the network of a combined .bmodel to run (default: the first)")
     add_threads_option(parser)
     add_checked_flags(parser, CHECKED)
     return parser
@@ -380,7 +392,7 @@ def run(argv: Sequence[str]) -> int:
     from tpudsl.cli.npz_tool import load_npz
 
     outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads, args.profile,
-                              args.out_fixed)
+                              args.out_fixed, args.net_name)
     save_npz(args.output, outputs)
     return 0
 

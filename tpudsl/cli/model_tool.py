@@ -1,13 +1,19 @@
-"""model_tool: what a .bmodel holds, as TPU-MLIR's `model_tool --info`.
+"""model_tool: what a .bmodel holds, and combining and splitting them, as TPU-MLIR's model_tool.
 
   model_tool --info X.bmodel
+  model_tool --combine A.bmodel B.bmodel ... [-o C.bmodel]
+  model_tool --extract C.bmodel
+  model_tool --chip X.bmodel | --is_dynamic X.bmodel
   model_tool --timeline X.bmodel -o X.svg
 
-Prints the network, chip and mode, each input and output (name, shape, dtype, scale, zero
-point, global address), the coefficient and activation memory, the instruction counts and,
-when the header carries it, the cost model's estimate. A damaged file is one error line and
-exit status 1 (the reader checks every section: docs/bmodel.md). `--info` writes nothing;
-`--timeline` writes the command stream as an SVG timeline (tpudsl/backend/timeline.py), atomically.
+--info prints, per network and stage, the network, chip and mode, each input and output (name,
+shape, dtype, scale, zero point, global address), the coefficient and activation memory, the
+instruction counts and, when the header carries it, the cost model's estimate. --combine puts
+bmodels of one network for other input shapes in as its stages and other networks beside it
+(tpudsl/backend/bmodel_combined.py; the rules in docs/tools.md); --extract writes each stage back
+as its own file. A damaged file or a clash is one error line and exit status 1, nothing written
+(the reader checks every section: docs/bmodel.md). `--timeline` writes the command stream as an
+SVG timeline (tpudsl/backend/timeline.py), atomically.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.ir.diagnostics import TpudslError
 
 
 def _tensor_line(kind: str, t: dict) -> str:
@@ -50,30 +57,128 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     return lines
 
 
-def _main(argv: Sequence[str]) -> int:
-    parser = CliArgumentParser(prog="model_tool", description="Show what a .bmodel holds, or draw its command stream.")
-    what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--info", metavar="X.bmodel", help="print the bmodel's header")
-    what.add_argument("--timeline", metavar="X.bmodel", help="draw the command stream as an SVG timeline (needs -o)")
-    parser.add_argument("-o", metavar="X.svg", help="where --timeline writes its SVG")
-    args = parser.parse_args(argv)
-    if (args.timeline is None) != (args.o is None):
-        parser.error("-o goes with --timeline (and --timeline needs -o)")
-    from tpudsl.backend.bmodel import read_bmodel
+# TPU-MLIR's model_tool options tpudsl does not have (tools/model_tool/model_tool.cpp), and why.
+REFUSED = {
+    "--print": "it prints TPU-MLIR's flatbuffer as JSON; tpudsl's .bmodel is its own format (--info prints its header)",
+    "--weight": "it lists each weight's range in the coefficient blob, which tpudsl's header does not record",
+    "--dump": "it copies a byte range of the flatbuffer's binary; tpudsl's sections are whole (--extract gives a stage)",
+    "--kernel_dump": "tpudsl's bmodels carry no kernel module (the cmodel runs the records)",
+    "--kernel_update": "tpudsl's bmodels carry no kernel module (the cmodel runs the records)",
+    "--combine_dir": "it combines TPU-MLIR's compilation directories (compilation.bmodel, input_ref_data.dat, "
+                     "output_ref_data.dat), which tpudsl does not write; combine the .bmodel files with --combine",
+    "--version": "tpudsl's tools print no version",
+}
+ACTIONS = ("--info", "--timeline", "--combine", "--extract", "--chip", "--is_dynamic")
 
+
+def build_parser() -> CliArgumentParser:
+    parser = CliArgumentParser(prog="model_tool", description="Show, combine or split .bmodel files, or draw one's "
+                                                              "command stream.")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--info", metavar="X.bmodel", help="print every network and stage of the bmodel")
+    what.add_argument("--timeline", metavar="X.bmodel", help="draw the command stream as an SVG timeline (needs -o)")
+    what.add_argument("--combine", metavar="X.bmodel", nargs="+",
+                      help="combine bmodels into one (-o, default bm_combined.bmodel): one network's bmodels for "
+                           "other input shapes become its stages, other networks are added")
+    what.add_argument("--extract", metavar="X.bmodel",
+                      help="write each stage of each network as bm_net<I>_stage<J>.bmodel in the current directory")
+    what.add_argument("--chip", metavar="X.bmodel", help="print the bmodel's chip")
+    what.add_argument("--is_dynamic", metavar="X.bmodel", help="print false: tpudsl compiles static shapes")
+    parser.add_argument("-o", metavar="FILE", help="where --timeline writes its SVG and --combine its bmodel")
+    parser.add_argument("--all", action="store_true",
+                        help="TPU-MLIR's --info --all (its hidden cascade networks): tpudsl's --info shows every network")
+    return parser
+
+
+def _main(argv: Sequence[str]) -> int:
+    if argv and argv[0] in REFUSED:
+        raise TpudslError(f"model_tool: {argv[0]} is not supported: {REFUSED[argv[0]]} (supported: {', '.join(ACTIONS)})")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.o is not None and args.timeline is None and args.combine is None:
+        parser.error("-o goes with --timeline and --combine")
+    if args.timeline is not None and args.o is None:
+        parser.error("--timeline needs -o")
+    if args.all and args.info is None:
+        parser.error("--all goes with --info")
+    from tpudsl.backend.bmodel_combined import read_networks
+
+    if args.combine is not None:
+        return _combine(args.combine, args.o or "bm_combined.bmodel")
+    if args.timeline is not None:
+        return _timeline(args.timeline, args.o)
+    networks = read_networks(args.info or args.extract or args.chip or args.is_dynamic)
+    if args.extract is not None:
+        return _extract(networks)
     if args.info is not None:
-        model = read_bmodel(args.info)
-        print("\n".join(info_lines(model.header, model.coeffs, model.commands, model.debug)))
-        return 0
+        print("\n".join(networks_info_lines(networks)))
+    else:  # one chip per file (bmodel_combined.merge)
+        print(networks[0].stages[0].header["chip"] if args.chip else "false")
+    return 0
+
+
+def networks_info_lines(networks: list) -> list[str]:
+    """--info: a single stage as info_lines; several as TPU-MLIR's model_tool lists them, a block
+    per network and per stage."""
+    if len(networks) == 1 and len(networks[0].stages) == 1:
+        s = networks[0].stages[0]
+        return info_lines(s.header, s.coeffs, s.commands, s.debug)
+    lines = []
+    for i, network in enumerate(networks):
+        count = len(network.stages)
+        lines += ["==========================================",
+                  f"net {i}: [{network.name}], {count} stage{'s' if count > 1 else ''}"]
+        for j, s in enumerate(network.stages):
+            lines += ["------------", f"stage {j}:", *info_lines(s.header, s.coeffs, s.commands, s.debug)]
+    return lines
+
+
+def _combine(paths: list[str], out: str) -> int:
+    """TPU-MLIR's --combine: every file is read and checked, then the result written at once."""
+    import os
+
+    from tpudsl.backend.bmodel_combined import merge, read_networks, write_networks
+
+    for path in paths:
+        if os.path.realpath(path) == os.path.realpath(out):  # never raises, unlike resolve()
+            raise TpudslError(f"-o '{out}' would overwrite the input {path}; choose another name")
+    parts = []
+    for path in paths:
+        networks = read_networks(path)
+        whole = len(networks) == 1 and len(networks[0].stages) == 1
+        parts += [(path if whole else f"{path} (network '{n.name}' stage {j})", s)
+                  for n in networks for j, s in enumerate(n.stages)]
+    combined = merge(parts)
+    write_networks(out, combined)
+    print(f"combined to {out}: " + ", ".join(f"network {n.name} ({len(n.stages)} stage{'s' if len(n.stages) > 1 else ''})"
+                                             for n in combined))
+    return 0
+
+
+def _extract(networks: list) -> int:
+    """TPU-MLIR's --extract: bm_net<I>_stage<J>.bmodel, each one stage as a version-1 file (all
+    written, or none)."""
+    from tpudsl.backend.bmodel import encode_bmodel
+    from tpudsl.ir.module import write_files_atomically
+
+    files = [(f"bm_net{i}_stage{j}.bmodel", encode_bmodel(s.header, s.coeffs, s.commands, s.debug), n.name)
+             for i, n in enumerate(networks) for j, s in enumerate(n.stages)]
+    write_files_atomically([(name, lambda f, data=data: f.write(data)) for name, data, _ in files])
+    for name, _, network in files:
+        print(f"{name}: network {network}")
+    return 0
+
+
+def _timeline(path: str, out: str) -> int:
+    from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.timeline import render
-    from tpudsl.ir.diagnostics import TpudslError
     from tpudsl.ir.module import write_atomically
 
     try:
-        svg = render(read_bmodel(args.timeline)).encode()
+        svg = render(read_bmodel(path)).encode()
     except TpudslError as e:
-        raise TpudslError(e.message, file=e.file or args.timeline) from None
-    write_atomically(args.o, lambda f: f.write(svg))
+        raise TpudslError(e.message, file=e.file or path) from None
+    write_atomically(out, lambda f: f.write(svg))
     return 0
 
 
