@@ -145,8 +145,9 @@ def decode_networks(data: bytes) -> list[Network]:
         offset, length = _ENTRY.unpack_from(data, _PREAMBLE.size + i * _ENTRY.size)
         if offset != _align(end):
             raise TpudslError(f"corrupt bmodel: the image of {label} starts at {offset}, expected {_align(end)}")
+        body = _section(data, f"the image of {label}", end, offset, length)
         try:
-            stage = decode_bmodel(_section(data, f"the image of {label}", end, offset, length))
+            stage = decode_bmodel(body)
         except TpudslError as e:
             raise TpudslError(f"{label}: {e.message}") from None
         if stage.header["network"] != name:
