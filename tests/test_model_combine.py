@@ -1,0 +1,154 @@
+"""model_tool --combine / --extract and model_runner on a combined .bmodel (docs/tools.md): a small
+conv net compiled for the tiny chip at batch 1 and batch 2, and a second network. The reference is
+the previous level, the separate files: the combined file run with each batch's inputs gives what
+that batch's own file gives, byte for byte; extract gives back the files that went in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import StringAttr
+
+from tests.backend_support import compile_for, lowered
+from tests.test_backend_cmodel import Graph
+from tpudsl.backend.bmodel import read_bmodel
+from tpudsl.cli import model_runner, model_tool
+
+
+def conv_net(batch: int, seed: int):
+    g = Graph(np.random.default_rng(seed))  # the same seed: the same weights at every batch
+    conv = g.node("Conv", ["x", g.const((4, 3, 3, 3)), g.const((4,))], (batch, 4, 6, 6), kernel_shape=[3, 3],
+                  pads=[1, 1, 1, 1])
+    g.node("Relu", [conv], (batch, 4, 6, 6))
+    return g.model({"x": (batch, 3, 6, 6)}, list(g.shapes)[-1])
+
+
+def run(main, argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """m at batch 1 and 2 (one network, two stages), n (another network, other weights), and inputs."""
+    d = tmp_path_factory.mktemp("combine")
+    for name, batch, seed in (("m1", 1, 0), ("m2", 2, 0), ("n", 1, 1)):
+        top = lowered(conv_net(batch, seed))
+        top.module.attributes["module.name"] = StringAttr(name[0])
+        compile_for(top, "tiny", str(d / f"{name}.bmodel"))
+    rng = np.random.default_rng(5)
+    for batch in (1, 2, 3):
+        np.savez(d / f"in{batch}.npz", x=rng.standard_normal((batch, 3, 6, 6)).astype(np.float32))
+    return d
+
+
+def outputs(d, model, inputs, capsys, *flags):
+    out = d / "out.npz"
+    out.unlink(missing_ok=True)
+    status, _, err = run(model_runner.main, ["--input", d / inputs, "--model", d / model, "--output", out, *flags],
+                         capsys)
+    assert (status, err) == (0, "")
+    with np.load(out) as f:
+        return {k: f[k] for k in f}
+
+
+def same(got: dict, want: dict) -> bool:
+    return got.keys() == want.keys() and all(
+        got[k].dtype == want[k].dtype and got[k].tobytes() == want[k].tobytes() for k in want)
+
+
+def files(d) -> dict:
+    return {p.name: p.read_bytes() for p in d.iterdir()}
+
+
+def test_combined_runs_the_stage_of_the_inputs_shapes(parts, capsys):
+    d = parts
+    status, out, err = run(model_tool.main, ["--combine", d / "m1.bmodel", d / "n.bmodel", d / "m2.bmodel",
+                                             "-o", d / "c.bmodel"], capsys)
+    assert (status, err) == (0, "") and out == f"combined to {d / 'c.bmodel'}: network m (2 stages), network n (1 stage)\n"
+    for batch, single in ((1, "m1"), (2, "m2")):
+        want = outputs(d, f"{single}.bmodel", f"in{batch}.npz", capsys)
+        assert same(outputs(d, "c.bmodel", f"in{batch}.npz", capsys), want), batch
+    assert same(outputs(d, "c.bmodel", "in1.npz", capsys, "--net_name", "n"), outputs(d, "n.bmodel", "in1.npz", capsys))
+    assert not same(outputs(d, "n.bmodel", "in1.npz", capsys), outputs(d, "m1.bmodel", "in1.npz", capsys))
+
+    status, out, _ = run(model_tool.main, ["--info", d / "c.bmodel"], capsys)
+    alone = {name: run(model_tool.main, ["--info", d / f"{name}.bmodel"], capsys)[1].splitlines()
+             for name in ("m1", "m2", "n")}
+    bar, rule = "=" * 42, "-" * 12
+    assert status == 0 and out.splitlines() == [
+        bar, "net 0: [m], 2 stages", rule, "stage 0:", *alone["m1"], rule, "stage 1:", *alone["m2"],
+        bar, "net 1: [n], 1 stage", rule, "stage 0:", *alone["n"]]
+    assert run(model_tool.main, ["--chip", d / "c.bmodel"], capsys)[1:] == ("tiny\n", "")
+    assert run(model_tool.main, ["--is_dynamic", d / "c.bmodel"], capsys)[1:] == ("false\n", "")
+
+
+def test_extract_gives_back_the_files_combined(parts, capsys, tmp_path, monkeypatch):
+    d = parts
+    assert run(model_tool.main, ["--combine", d / "m1.bmodel", d / "m2.bmodel", d / "n.bmodel", "-o",
+                                 tmp_path / "c.bmodel"], capsys)[0] == 0
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(model_tool.main, ["--extract", "c.bmodel"], capsys)
+    assert (status, err) == (0, "")
+    assert out.splitlines() == ["bm_net0_stage0.bmodel: network m", "bm_net0_stage1.bmodel: network m",
+                                "bm_net1_stage0.bmodel: network n"]
+    for name, original in (("bm_net0_stage0", "m1"), ("bm_net0_stage1", "m2"), ("bm_net1_stage0", "n")):
+        got, want = read_bmodel(tmp_path / f"{name}.bmodel"), read_bmodel(d / f"{original}.bmodel")
+        assert (got.header, got.coeffs, got.commands, got.debug) == (want.header, want.coeffs, want.commands, want.debug)
+        assert (tmp_path / f"{name}.bmodel").read_bytes() == (d / f"{original}.bmodel").read_bytes()
+    np.savez(tmp_path / "in2.npz", **np.load(d / "in2.npz"))
+    assert same(outputs(tmp_path, "bm_net0_stage1.bmodel", "in2.npz", capsys), outputs(d, "m2.bmodel", "in2.npz", capsys))
+
+
+def test_clashes_and_damage_are_one_error_and_write_nothing(parts, capsys, tmp_path):
+    d = parts
+    combined = tmp_path / "c.bmodel"
+    assert run(model_tool.main, ["--combine", d / "m1.bmodel", d / "m2.bmodel", "-o", combined], capsys)[0] == 0
+    before = files(tmp_path)
+    checks = [
+        (model_tool.main, ["--combine", d / "m1.bmodel", d / "m1.bmodel", "-o", tmp_path / "x.bmodel"],
+         f"error: network 'm': {d / 'm1.bmodel'} and {d / 'm1.bmodel'} cannot be stages of one network: "
+         "both take x 1x3x6x6"),
+        (model_tool.main, ["--combine", d / "m1.bmodel", combined, "-o", tmp_path / "x.bmodel"],
+         f"error: network 'm': {d / 'm1.bmodel'} and {combined} (network 'm' stage 0) cannot be stages of one "
+         "network: both take x 1x3x6x6"),
+        (model_tool.main, ["--combine", d / "m1.bmodel", combined, "-o", combined],
+         f"error: -o '{combined}' would overwrite the input {combined}; choose another name"),
+        (model_runner.main, ["--input", d / "in3.npz", "--model", combined, "--output", tmp_path / "o.npz"],
+         f"{combined}: error: no stage of network 'm' takes these inputs (x 3x3x6x6); its stages take stage 0: "
+         "x 1x3x6x6; stage 1: x 2x3x6x6"),
+        (model_runner.main, ["--input", d / "in1.npz", "--model", combined, "--output", tmp_path / "o.npz",
+                             "--net_name", "n"], f"{combined}: error: no network 'n' in the bmodel (it holds m)"),
+        (model_tool.main, ["--timeline", combined, "-o", tmp_path / "x.svg"],
+         f"{combined}: error: a combined bmodel (several networks or stages, version 2) where one stage was "
+         "expected: take it out with model_tool --extract"),
+    ]
+    for main, argv, message in checks:
+        status, out, err = run(main, argv, capsys)
+        assert (status, out, err) == (1, "", message + "\n"), argv
+    assert files(tmp_path) == before
+
+    data = bytearray(combined.read_bytes())
+    image = read_bmodel(d / "m2.bmodel")
+    at = data.rindex(image.coeffs)  # a byte of stage 1's coefficients
+    data[at + 5] ^= 1
+    (tmp_path / "bad.bmodel").write_bytes(bytes(data))
+    for main, argv in ((model_tool.main, ["--info", tmp_path / "bad.bmodel"]),
+                       (model_runner.main, ["--input", d / "in1.npz", "--model", tmp_path / "bad.bmodel", "--output",
+                                            tmp_path / "o.npz"]),
+                       (model_tool.main, ["--combine", tmp_path / "bad.bmodel", "-o", tmp_path / "x.bmodel"])):
+        status, out, err = run(main, argv, capsys)
+        assert (status, out, err) == (1, "", f"{tmp_path / 'bad.bmodel'}: error: network 'm' stage 1: corrupt bmodel: "
+                                              "checksum mismatch in the coeffs section\n"), argv
+    assert files(tmp_path) == {**before, "bad.bmodel": bytes(data)}
+
+
+def test_other_tpu_mlir_options_are_refused_by_name(capsys, tmp_path):
+    for option in model_tool.REFUSED:
+        status, out, err = run(model_tool.main, [option, tmp_path / "m.bmodel"], capsys)
+        assert (status, out) == (1, "") and err == (
+            f"error: model_tool: {option} is not supported: {model_tool.REFUSED[option]} (supported: --info, "
+            "--timeline, --combine, --extract, --chip, --is_dynamic)\n")
+    assert list(tmp_path.iterdir()) == []
