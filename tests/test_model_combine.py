@@ -152,3 +152,15 @@ def test_other_tpu_mlir_options_are_refused_by_name(capsys, tmp_path):
             f"error: model_tool: {option} is not supported: {model_tool.REFUSED[option]} (supported: --info, "
             "--timeline, --combine, --extract, --chip, --is_dynamic)\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_flags_that_do_not_fit(parts, capsys, tmp_path):
+    d = parts
+    assert run(model_tool.main, ["--info", d / "m1.bmodel", "--all"], capsys)[1] == \
+        run(model_tool.main, ["--info", d / "m1.bmodel"], capsys)[1]  # TPU-MLIR's hidden networks: tpudsl has none
+    for argv, message in ((["--info", d / "m1.bmodel", "-o", tmp_path / "x"], "-o goes with --timeline and --combine"),
+                          (["--extract", d / "m1.bmodel", "--all"], "--all goes with --info")):
+        assert run(model_tool.main, argv, capsys) == (1, "", f"error: {message} (see model_tool --help)\n")
+    with pytest.raises(model_runner.TpudslError, match="--net_name picks a network of a .bmodel"):
+        model_runner.model_inference({}, tmp_path / "m.mlir", net_name="n")
+    assert list(tmp_path.iterdir()) == []

@@ -22,7 +22,9 @@ import math
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from tpudsl.backend.chips import CHIPS, MODES
 from tpudsl.ir.diagnostics import TpudslError
@@ -266,11 +268,19 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def read_bmodel(path: str | os.PathLike[str]) -> Bmodel:
-    """Read and check a .bmodel; every error is a TpudslError prefixed with the path."""
+T = TypeVar("T")
+
+
+def read_file(path: str | os.PathLike[str], decode: Callable[[bytes], T]) -> T:
+    """`decode` of the file's bytes; its TpudslError is prefixed with the path."""
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return decode_bmodel(data)
+        return decode(data)
     except TpudslError as e:
         raise TpudslError(e.message, file=os.fspath(path)) from None
+
+
+def read_bmodel(path: str | os.PathLike[str]) -> Bmodel:
+    """Read and check a .bmodel of one stage; every error is a TpudslError prefixed with the path."""
+    return read_file(path, decode_bmodel)

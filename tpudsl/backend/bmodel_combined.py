@@ -21,7 +21,6 @@ for byte what write_bmodel writes.
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
@@ -29,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tpudsl.backend.bmodel import (
-    ALIGN, COMBINED_VERSION, MAGIC, Bmodel, canonical_json, decode_bmodel, encode_bmodel, json_section,
+    ALIGN, COMBINED_VERSION, MAGIC, Bmodel, canonical_json, decode_bmodel, encode_bmodel, json_section, read_file,
 )
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -184,12 +183,7 @@ def _index(body: bytes, crc: int, count: int) -> list[tuple[str, int]]:
 
 def read_networks(path: str | os.PathLike[str]) -> list[Network]:
     """Read and check a .bmodel of one or more networks; every error is prefixed with the path."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        return decode_networks(data)
-    except TpudslError as e:
-        raise TpudslError(e.message, file=os.fspath(path)) from None
+    return read_file(path, decode_networks)
 
 
 def select_network(networks: Sequence[Network], name: str | None) -> Network:
