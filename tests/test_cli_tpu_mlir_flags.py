@@ -208,8 +208,8 @@ def table_rows(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("cali_method, method", [("use_max", "minmax"), ("use_kl", "kld")])
 def test_cali_method_is_tpu_mlirs_name_of_the_method(top_model, cali_method, method):
-    assert calibrate(top_model, "--cali_method", cali_method, "--calibration_table", "a_table", "--processor", "bm1688",
-                     "--tune_num", "5").returncode == 0
+    assert calibrate(top_model, "--cali_method", cali_method, "--calibration_table", "a_table",
+                     "--processor", "bm1688").returncode == 0
     assert calibrate(top_model, "--method", method, "-o", "b_table").returncode == 0
     assert table_rows(top_model / "a_table") == table_rows(top_model / "b_table")
     if method == "minmax":  # and against numpy: the threshold of minmax is max |x| over the samples
@@ -229,8 +229,6 @@ CALIBRATION_REFUSED = [
     (["--search", "search_threshold"], "error: run_calibration: --search search_threshold is not supported: the threshold "
      "search is not modelled; the mixed-precision search is run_qtable (supported: --search False)"),
     (["--bc"], "error: run_calibration: --bc is not supported: bias correction is not modelled (supported: without --bc)"),
-    (["--tune_num", "10"], "error: run_calibration: --tune_num 10 is not supported: the thresholds are not tuned on "
-     "samples; 5, TPU-MLIR's default, is taken as the flag not given (supported: --tune_num 5)"),
     (["--debug_cmd", "disable_lg"], "error: run_calibration: --debug_cmd disable_lg is not supported: of TPU-MLIR's "
      "debug commands only dump_list is modelled (supported: --debug_cmd '' or --debug_cmd dump_list)"),
 ]

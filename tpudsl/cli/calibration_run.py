@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,9 @@ from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import table_text
 
 SAMPLE_SUFFIXES = (".npz", ".npy")
-SELECTED_LIST = "selected_image_list.txt"  # TPU-MLIR's name, in the working directory
+SELECTED_LIST = "selected_image_list.txt"  # TPU-MLIR's names, in the working directory
+SELECTED_TUNE_LIST = "selected_tune_image_list.txt"
+TUNE_LIST_DEFAULT = 5  # TPU-MLIR's --tune_num default, which tpudsl keeps for --tune_list only
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,14 @@ def list_samples(dataset: str | None, data_list: str | None, input_num: int) -> 
     return samples[:input_num] if input_num > 0 else samples
 
 
+def tuning_samples(args: argparse.Namespace, samples: list[str]) -> list[str]:
+    """TPU-MLIR's tuning samples: the first --tune_num lines of --tune_list (5 when not given, 0:
+    all), else the first --tune_num calibration samples (none when not given: no tuning)."""
+    if args.tune_list:
+        return list_samples(None, args.tune_list, TUNE_LIST_DEFAULT if args.tune_num is None else args.tune_num)
+    return samples[:args.tune_num] if args.tune_num else []
+
+
 def run_calibration(args: argparse.Namespace) -> None:
     """run_calibration's work, once its arguments are parsed (tpudsl/cli/run_calibration.py)."""
     if args.histogram_bin_num < 128:
@@ -101,6 +112,8 @@ def run_calibration(args: argparse.Namespace) -> None:
     loader = sample_loader(mod)
     samples = list_samples(args.dataset, args.data_list, args.input_num)
     loader(samples[0])  # a bad first sample fails here, before any worker starts
+    tune_specs = tuning_samples(args, samples)
+    tune_inputs = [loader(spec) for spec in tune_specs]  # a bad tuning sample fails before the calibration
     rewritten = None
     if getattr(args, "sq", False) or getattr(args, "we", False):
         from tpudsl.cli import calibration_rewrite as rw
@@ -114,9 +127,14 @@ def run_calibration(args: argparse.Namespace) -> None:
                 rw.save_rewritten(mod, rewritten)
         result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                            bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
+        entries = untuned = result.table(args.method)
+        if tune_inputs:
+            from tpudsl.lowering.threshold_tune import pairs, tune
+
+            entries, tunings = tune(mod, entries, tune_inputs, bars.new("tuning", len(pairs(mod)), "tensor"))
     finally:
         bars.close()
-    text = table_text(result.table(args.method), args.histogram_bin_num, len(samples))
+    text = table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs))
     table = (args.output, lambda f: f.write(text.encode()))
     if rewritten is not None and not args.scheduler:  # the module and its table appear together, or neither
         rw.save_rewritten(mod, rewritten, [table])
@@ -124,8 +142,14 @@ def run_calibration(args: argparse.Namespace) -> None:
         write_atomically(*table)
     if rewritten is not None:
         rw.tell(notes, rewritten)
+    if tune_inputs and not args.quiet:
+        raised = sum(entries[n].threshold != e.threshold for n, e in untuned.items())
+        print(f"run_calibration: tuned on {len(tune_inputs)} samples: {raised} of {len(entries)} thresholds raised "
+              f"({len(tunings)} tensor-reader pairs tried)", file=sys.stderr)
     if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
         write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))
+        if args.tune_list:
+            write_atomically(SELECTED_TUNE_LIST, lambda f: f.write("".join(f"{s}\n" for s in tune_specs).encode()))
 
 
 class _Bars:
@@ -135,13 +159,13 @@ class _Bars:
         self.quiet = quiet
         self.open: list = []
 
-    def new(self, what: str, total: int) -> Callable[[int], object] | None:
+    def new(self, what: str, total: int, unit: str = "sample") -> Callable[[int], object] | None:
         if self.quiet:
             return None
         from tqdm import tqdm
 
         self.close()
-        self.open.append(tqdm(total=total, desc=what, unit="sample"))
+        self.open.append(tqdm(total=total, desc=what, unit=unit))
         return self.open[-1].update
 
     def close(self) -> None:

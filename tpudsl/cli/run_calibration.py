@@ -4,7 +4,7 @@
       [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
       [--cali_method use_kl|use_max|use_percentile9999|use_mse]
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
-      [--sq [--sq_alpha 0.5]] [--we] [--rewritten_mlir X_sq_we.mlir]
+      [--sq [--sq_alpha 0.5]] [--we] [--rewritten_mlir X_sq_we.mlir] [--tune_num N] [--tune_list FILE]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
@@ -17,6 +17,12 @@ rewritten module is a NEW file (--rewritten_mlir, default X_sq.mlir, X_we.mlir o
 beside X.mlir, its weights in <stem>_top_f32_all_weight.npz), the table is the rewritten module's,
 and model_deploy must read that module (the original one lacks the renamed tensors of the table,
 an error there). docs/quantization.md, "Rewrites before calibration".
+
+--tune_num N tunes the thresholds on N samples (the first N of the calibration's, or of
+--tune_list's lines) as TPU-MLIR's SimpleTuner does: for each tensor, 22 candidates from its
+threshold up to its abs_max, the one whose reading op's float output is closest (L2 / L1) with the
+tensor fake-quantized. Not given (tpudsl's default; TPU-MLIR's is 5): no tuning.
+docs/quantization.md, "Threshold tuning".
 TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 """
 
@@ -36,9 +42,6 @@ NO_SEARCH = "only for TPU-MLIR's --search and --bc, which are not modelled"
 CHECKED = (
     Checked("--search", ("False",), "the threshold search is not modelled; the mixed-precision search is run_qtable"),
     Checked("--bc", (False,), "bias correction is not modelled"),
-    Checked("--tune_num", ("5",),
-            "the thresholds are not tuned on samples; 5, TPU-MLIR's default, is taken as the flag not given"),
-    Checked("--tune_list", ("",), "the KLD thresholds are not tuned on samples"),
     Checked("--inference_num", ("30",), NO_SEARCH),
     Checked("--bc_inference_num", ("30",), NO_SEARCH),
     Checked("--expected_cos", ("0.99",), NO_SEARCH),
@@ -82,6 +85,9 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--sq_alpha", type=float, default=None,
                    help="SmoothQuant's migration strength in [0, 1]; default 0.5 (tpudsl's: TPU-MLIR searches it)")
     p.add_argument("--we", action="store_true", help="cross-layer weight equalization of Conv pairs")
+    p.add_argument("--tune_num", type=int, default=None,
+                   help="tune the thresholds on this many samples (default: no tuning; with --tune_list 5, 0: all its lines)")
+    p.add_argument("--tune_list", default="", help="a file of tuning samples, one per line as --data_list's")
     p.add_argument("--rewritten_mlir", default=None,
                    help="where --sq/--we write the rewritten module (default X_sq.mlir, X_we.mlir or X_sq_we.mlir)")
     add_checked_flags(p, CHECKED)
@@ -104,6 +110,8 @@ def _main(argv: Sequence[str]) -> None:
         raise TpudslError("run_calibration: --sq_alpha needs --sq")
     if args.rewritten_mlir is not None and not (args.sq or args.we):
         raise TpudslError("run_calibration: --rewritten_mlir needs --sq or --we (nothing else rewrites the module)")
+    if args.tune_num is not None and args.tune_num < 0:
+        raise TpudslError(f"run_calibration: --tune_num must be 0 or more, not {args.tune_num}")
     if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:
         raise TpudslError(f"run_calibration: --sq_alpha must lie in [0, 1], not {args.sq_alpha:g}")
     from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy

@@ -3,6 +3,7 @@
     # genetated time: 2026-12-02 22:00:00.000000      (TPU-MLIR's spelling)
     # histogram number: 2048
     # sample number: 100
+    # tune number: 5                                  (only when run_calibration --tune_num tuned it)
     ###
     # op_name    threshold    min    max
     conv1 2.3456789 -1.0000000 3.0000000
@@ -36,11 +37,13 @@ class TableEntry:
 
 
 def table_text(entries: Mapping[str, TableEntry], bins: int, samples: int,
-               now: datetime.datetime | None = None) -> str:
+               now: datetime.datetime | None = None, tuned: int = 0) -> str:
+    """`tuned`: the samples the thresholds were tuned on (TPU-MLIR's `# tune number` line), 0: not tuned."""
     lines = [
         f"# genetated time: {now or datetime.datetime.now()}",
         f"# histogram number: {bins}",
         f"# sample number: {samples}",
+        *([f"# tune number: {tuned}"] if tuned else []),
         "###",
         "# op_name    threshold    min    max",
     ]
