@@ -14,6 +14,8 @@ large values conv0 adds up. Checked against
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -207,3 +209,47 @@ def test_tune_list_and_bad_values(model, tmp_path, capsys):
     err = capsys.readouterr().err
     assert e.value.code == 1 and err == "error: run_calibration: --tune_num must be 0 or more, not -1\n"
     assert not (tmp_path / "never").exists()
+
+
+# ---- --search search_threshold ------------------------------------------------------------------
+
+def test_search_threshold_writes_the_table_whose_int8_model_is_closest(model, capsys):
+    """Each method's table deployed by model_deploy's lowering on the search's samples (the first
+    --inference_num calibration samples); the search writes the best one's, the kld one tuned."""
+    for method in ("minmax", "percentile9999", "mse"):
+        _calibrate(model, method, "--method", method)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        run_calibration([str(model / "m.mlir"), "--dataset", str(model / "data"), "--search", "search_threshold",
+                         "--inference_num", "3", "--tune_num", str(TUNE), "-o", str(model / "searched")])
+    assert e.value.code == 0
+    err = capsys.readouterr().err
+    feeds = [{"input": _heavy(i)} for i in range(3)]
+    top = load_module(model / "m.mlir")
+    want = [run_module(top.module, top.weights, f)["conv1"] for f in feeds]
+    cosines = {}
+    for method, table in (("kld", "tuned"), ("minmax", "minmax"), ("percentile9999", "percentile9999"), ("mse", "mse")):
+        runs, _ = _int8_runs(model, table, feeds)
+        cosines[method] = float(np.mean([_cos(r["conv1"], w) for r, w in zip(runs, want)]))
+        reported = float(re.search(rf"search_threshold: {method}: INT8 output cosine (\S+) on 3 samples", err)[1])
+        assert reported == pytest.approx(cosines[method], abs=2e-6), method
+    best = max(cosines, key=cosines.__getitem__)
+    assert len(set(np.round(list(cosines.values()), 4))) == 4  # the methods differ: the choice means something
+    assert f"search_threshold: chose {best}\n" in err
+    table = "tuned" if best == "kld" else best
+    assert _rows(model / "searched") == _rows(model / table)
+    assert ("# tune number" in (model / "searched").read_text()) == (best == "kld")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--inference_num", "3"], "--inference_num needs --search search_threshold"),
+    (["--search", "search_threshold", "--method", "kld"], "--search search_threshold tries every method"),
+    (["--search", "search_threshold", "--we"], "--search search_threshold with --sq or --we is not modelled"),
+    (["--search", "search_threshold", "--processor", "cv183x"], "deploys for --processor: unknown chip 'cv183x'"),
+])
+def test_search_threshold_refusals(model, tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as e:
+        run_calibration([str(model / "m.mlir"), "--dataset", str(model / "data"), *args, "-o", str(tmp_path / "t")])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and len(err.splitlines()) == 1 and message in err, err
+    assert list(tmp_path.iterdir()) == []

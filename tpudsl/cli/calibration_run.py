@@ -19,8 +19,8 @@ from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.frontend.test_inputs import load_test_inputs
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_atomically
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import table_text
+from tpudsl.lowering.calibration import CalibrationResult, calibrate
+from tpudsl.lowering.calibration_table import TableEntry, table_text
 
 SAMPLE_SUFFIXES = (".npz", ".npy")
 SELECTED_LIST = "selected_image_list.txt"  # TPU-MLIR's names, in the working directory
@@ -114,6 +114,10 @@ def run_calibration(args: argparse.Namespace) -> None:
     loader(samples[0])  # a bad first sample fails here, before any worker starts
     tune_specs = tuning_samples(args, samples)
     tune_inputs = [loader(spec) for spec in tune_specs]  # a bad tuning sample fails before the calibration
+    search_inputs = []
+    if args.search == "search_threshold":  # its samples: the first --inference_num of the calibration's
+        _check_chip(args.processor)
+        search_inputs = [loader(spec) for spec in samples[:args.inference_num]]
     rewritten = None
     if getattr(args, "sq", False) or getattr(args, "we", False):
         from tpudsl.cli import calibration_rewrite as rw
@@ -127,14 +131,10 @@ def run_calibration(args: argparse.Namespace) -> None:
                 rw.save_rewritten(mod, rewritten)
         result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                            bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
-        entries = untuned = result.table(args.method)
-        if tune_inputs:
-            from tpudsl.lowering.threshold_tune import pairs, tune
-
-            entries, tunings = tune(mod, entries, tune_inputs, bars.new("tuning", len(pairs(mod)), "tensor"))
+        entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
     finally:
         bars.close()
-    text = table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs))
+    text = table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs) if tuned else 0)
     table = (args.output, lambda f: f.write(text.encode()))
     if rewritten is not None and not args.scheduler:  # the module and its table appear together, or neither
         rw.save_rewritten(mod, rewritten, [table])
@@ -142,14 +142,50 @@ def run_calibration(args: argparse.Namespace) -> None:
         write_atomically(*table)
     if rewritten is not None:
         rw.tell(notes, rewritten)
-    if tune_inputs and not args.quiet:
-        raised = sum(entries[n].threshold != e.threshold for n, e in untuned.items())
-        print(f"run_calibration: tuned on {len(tune_inputs)} samples: {raised} of {len(entries)} thresholds raised "
-              f"({len(tunings)} tensor-reader pairs tried)", file=sys.stderr)
     if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
         write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))
         if args.tune_list:
             write_atomically(SELECTED_TUNE_LIST, lambda f: f.write("".join(f"{s}\n" for s in tune_specs).encode()))
+
+
+def _check_chip(name: str) -> None:
+    from tpudsl.backend.chips import chip_named
+
+    try:
+        chip_named(name)
+    except KeyError as e:
+        raise TpudslError(f"run_calibration: --search search_threshold deploys for --processor: {e.args[0]}") from None
+
+
+def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list, search_inputs: list,
+                bars: _Bars) -> tuple[dict[str, TableEntry], bool]:
+    """The entries to write and whether they were tuned: the method's thresholds, tuned on
+    `tune_inputs` when given; with --search search_threshold (`search_inputs`) every method's, the
+    kld ones tuned (TPU-MLIR tunes its KL table only), and the best method's."""
+    say = (lambda line: None) if args.quiet else (lambda line: print(f"run_calibration: {line}", file=sys.stderr))
+    methods = (args.method,)
+    if search_inputs:
+        from tpudsl.cli.threshold_search import SEARCHED, best_method
+
+        methods = SEARCHED
+    tables = {m: result.table(m) for m in methods}
+    tuned = "kld" if search_inputs else args.method
+    if tune_inputs:
+        from tpudsl.lowering.threshold_tune import pairs, tune
+
+        untuned = tables[tuned]
+        tables[tuned], tunings = tune(mod, untuned, tune_inputs, bars.new("tuning", len(pairs(mod)), "tensor"))
+        bars.close()
+        raised = sum(tables[tuned][n].threshold != e.threshold for n, e in untuned.items())
+        say(f"tuned on {len(tune_inputs)} samples: {raised} of {len(untuned)} {tuned} thresholds raised "
+            f"({len(tunings)} tensor-reader pairs tried)")
+    if not search_inputs:
+        return tables[args.method], bool(tune_inputs)
+    bars.close()
+    texts = {m: table_text(t, args.histogram_bin_num, 0) for m, t in tables.items()}
+    chosen, _ = best_method(args.mlir, texts, args.processor, search_inputs, lambda line: say(f"search_threshold: {line}"))
+    say(f"search_threshold: chose {chosen}")
+    return tables[chosen], bool(tune_inputs) and chosen == tuned
 
 
 class _Bars:

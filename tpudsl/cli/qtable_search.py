@@ -26,8 +26,9 @@ def _check_cos(flag: str, value: float) -> None:
         raise TpudslError(f"{flag} must be in (0, 1], not {value:g}")
 
 
-class _Search:
-    """Lowers fresh copies of the calibrated module with a qtable and scores them against Top."""
+class Int8Search:
+    """Lowers fresh copies of the calibrated module with a qtable and scores them against Top
+    (run_qtable's layers; run_calibration --search search_threshold's tables, given per call)."""
 
     def __init__(self, mlir: str, table: str, chip: str, samples: list[dict[str, np.ndarray]], asymmetric: bool):
         self.mlir, self.table, self.chip, self.samples, self.asymmetric = mlir, table, chip, samples, asymmetric
@@ -36,22 +37,25 @@ class _Search:
         self.reference = [run_module(top.module, top.weights, s) for s in samples]
         self.lowered(top, {})  # a bad table or chip fails here, before any search
 
-    def lowered(self, top: TopModule, qtable: Mapping[str, str]) -> TopModule:
+    def lowered(self, top: TopModule, qtable: Mapping[str, str], table: str | None = None) -> TopModule:
         ctx = make_context()
         # As model_deploy INT8 lowers (cli/deploy.py), with the qtable given as a mapping.
-        pass_class("import-calibration-table")(file=self.table, asymmetric=self.asymmetric).apply(ctx, top.module)
+        imported = pass_class("import-calibration-table")(file=table or self.table, asymmetric=self.asymmetric)
+        imported.apply(ctx, top.module)
         pass_class("processor-assign")(chip=self.chip, mode="INT8").apply(ctx, top.module)
         lower_int8(top, qtable, asymmetric=self.asymmetric)  # not the pass: it reads its qtable from a file
         return top
 
-    def cosine(self, qtable: Mapping[str, str]) -> float:
-        top = self.lowered(load_module(self.mlir), qtable)
+    def cosine(self, qtable: Mapping[str, str], table: str | None = None) -> float:
+        """The model's cosine with Top (the least over outputs of the mean over samples), lowered
+        with `qtable` and the calibration table `table` (default: the one given at init)."""
+        top = self.lowered(load_module(self.mlir), qtable, table)
         runs = [run_module(top.module, top.weights, s) for s in self.samples]
         return min(float(np.mean([cosine_similarity(r[name], want[name]) for r, want in zip(runs, self.reference)]))
                    for name in self.reference[0])
 
 
-def search(s: _Search, fp: str, expected_cos: float, min_layer_cos: float,
+def search(s: Int8Search, fp: str, expected_cos: float, min_layer_cos: float,
            progress: Callable[[str], None]) -> tuple[list[tuple[str, float]], list[str], float]:
     """(every layer's INT8-alone cosine, worst first; the layers to keep in `fp`; the final cosine)."""
     losses = []
@@ -87,7 +91,7 @@ def run_qtable(args: argparse.Namespace) -> None:
     mod = load_module(args.mlir)
     loader = sample_loader(mod)
     samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
-    s = _Search(args.mlir, args.calibration_table, chip.name, samples, args.asymmetric)
+    s = Int8Search(args.mlir, args.calibration_table, chip.name, samples, args.asymmetric)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:

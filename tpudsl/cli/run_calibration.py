@@ -5,6 +5,7 @@
       [--cali_method use_kl|use_max|use_percentile9999|use_mse]
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
       [--sq [--sq_alpha 0.5]] [--we] [--rewritten_mlir X_sq_we.mlir] [--tune_num N] [--tune_list FILE]
+      [--search search_threshold [--inference_num 30]]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
@@ -23,6 +24,11 @@ an error there). docs/quantization.md, "Rewrites before calibration".
 threshold up to its abs_max, the one whose reading op's float output is closest (L2 / L1) with the
 tensor fake-quantized. Not given (tpudsl's default; TPU-MLIR's is 5): no tuning.
 docs/quantization.md, "Threshold tuning".
+
+--search search_threshold computes every method's table (kld, minmax, percentile9999, mse; the kld
+one tuned with --tune_num), deploys each whole in INT8 for --processor and writes the one whose
+output cosine with Top on the first --inference_num samples is the highest, as TPU-MLIR's
+SearchThreshold. docs/quantization.md, "Threshold method search".
 TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 """
 
@@ -38,11 +44,10 @@ from tpudsl.lowering.calibration_methods import METHODS
 TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "cv186x", "bm1688", "bm1690", "mars3")
 # TPU-MLIR's --cali_method names of the methods tpudsl has (docs/quantization.md).
 CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "percentile9999", "use_mse": "mse"}
-NO_SEARCH = "only for TPU-MLIR's --search and --bc, which are not modelled"
+NO_SEARCH = "only for TPU-MLIR's --search search_qtable and --bc, which are not modelled"
 CHECKED = (
-    Checked("--search", ("False",), "the threshold search is not modelled; the mixed-precision search is run_qtable"),
+    Checked("--search", ("False", "search_threshold"), "the mixed-precision search is run_qtable"),
     Checked("--bc", (False,), "bias correction is not modelled"),
-    Checked("--inference_num", ("30",), NO_SEARCH),
     Checked("--bc_inference_num", ("30",), NO_SEARCH),
     Checked("--expected_cos", ("0.99",), NO_SEARCH),
     Checked("--min_layer_cos", ("0.99",), NO_SEARCH),
@@ -87,6 +92,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--we", action="store_true", help="cross-layer weight equalization of Conv pairs")
     p.add_argument("--tune_num", type=int, default=None,
                    help="tune the thresholds on this many samples (default: no tuning; with --tune_list 5, 0: all its lines)")
+    p.add_argument("--inference_num", type=int, default=30,
+                   help="--search search_threshold: how many samples each method's INT8 model runs; default 30")
     p.add_argument("--tune_list", default="", help="a file of tuning samples, one per line as --data_list's")
     p.add_argument("--rewritten_mlir", default=None,
                    help="where --sq/--we write the rewritten module (default X_sq.mlir, X_we.mlir or X_sq_we.mlir)")
@@ -105,6 +112,7 @@ def _main(argv: Sequence[str]) -> None:
     args = _parser().parse_args(argv)
     check_flags("run_calibration", args, CHECKED)
     args.dump_list = args.debug_cmd == "dump_list"  # TPU-MLIR's: the samples used, in ./selected_image_list.txt
+    _check_search(args)
     args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
     if args.sq_alpha is not None and not args.sq:
         raise TpudslError("run_calibration: --sq_alpha needs --sq")
@@ -117,6 +125,22 @@ def _main(argv: Sequence[str]) -> None:
     from tpudsl.cli.calibration_run import run_calibration  # after parsing: --help imports nothing heavy
 
     run_calibration(args)
+
+
+def _check_search(args) -> None:
+    """--search search_threshold's flags: it tries every method on the module as its file holds it."""
+    if args.search != "search_threshold":
+        if args.inference_num != 30:
+            raise TpudslError("run_calibration: --inference_num needs --search search_threshold (the samples it deploys)")
+        return
+    if args.method or args.cali_method:
+        raise TpudslError("run_calibration: --search search_threshold tries every method (kld, minmax, percentile9999, "
+                          "mse): --method and --cali_method choose one")
+    if args.sq or args.we:
+        raise TpudslError("run_calibration: --search search_threshold with --sq or --we is not modelled (the search "
+                          "deploys the module from its file; the rewritten one is written at the end)")
+    if args.inference_num < 1:
+        raise TpudslError(f"run_calibration: --inference_num must be at least 1, not {args.inference_num}")
 
 
 def main(argv: Sequence[str] | None = None):

@@ -1,0 +1,37 @@
+"""run_calibration --search search_threshold: TPU-MLIR's SearchThreshold
+(python/calibration/search_threshold.py): one table per threshold method from the same statistics
+(the kld one tuned when --tune_num asks, as TPU-MLIR tunes only its KL table), each deployed whole
+in symmetric INT8 as model_deploy lowers it, scored by the model's output cosine with Top on the
+first --inference_num samples; the best method's table is the one written (docs/quantization.md,
+"Threshold method search")."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from tpudsl.cli.qtable_search import Int8Search
+from tpudsl.ir.module import write_atomically
+
+# TPU-MLIR's quantize_method_list of the search, in its order: KL, MAX, Percentile9999, MSE.
+SEARCHED = ("kld", "minmax", "percentile9999", "mse")
+
+
+def best_method(mlir: str, tables: Mapping[str, str], chip: str, samples: list[dict[str, np.ndarray]],
+                progress: Callable[[str], None]) -> tuple[str, dict[str, float]]:
+    """(the method whose table's INT8 model is closest to Top, every method's cosine); `tables`
+    holds each method's table text. Equal cosines: the first method (TPU-MLIR's max over its dict)."""
+    cosines: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="search_threshold_") as tmp:
+        paths = {m: os.path.join(tmp, f"{m}_cali_table") for m in tables}
+        for m, text in tables.items():
+            write_atomically(paths[m], lambda f, text=text: f.write(text.encode()))
+        search = Int8Search(mlir, paths[next(iter(tables))], chip, samples, asymmetric=False)
+        for m in tables:
+            cosines[m] = search.cosine({}, paths[m])
+            progress(f"{m}: INT8 output cosine {cosines[m]:.6f} on {len(samples)} samples")
+    best = max(cosines, key=cosines.__getitem__)
+    return best, cosines
