@@ -157,8 +157,8 @@ def _check_chip(name: str) -> None:
         raise TpudslError(f"run_calibration: --search search_threshold deploys for --processor: {e.args[0]}") from None
 
 
-def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list, search_inputs: list,
-                bars: _Bars) -> tuple[dict[str, TableEntry], bool]:
+def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list,
+                search_inputs: list, bars: _Bars) -> tuple[dict[str, TableEntry], bool]:
     """The entries to write and whether they were tuned: the method's thresholds, tuned on
     `tune_inputs` when given; with --search search_threshold (`search_inputs`) every method's, the
     kld ones tuned (TPU-MLIR tunes its KL table only), and the best method's."""
@@ -183,7 +183,8 @@ def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationRes
         return tables[args.method], bool(tune_inputs)
     bars.close()
     texts = {m: table_text(t, args.histogram_bin_num, 0) for m, t in tables.items()}
-    chosen, _ = best_method(args.mlir, texts, args.processor, search_inputs, lambda line: say(f"search_threshold: {line}"))
+    chosen, _ = best_method(args.mlir, texts, args.processor, search_inputs,
+                            lambda line: say(f"search_threshold: {line}"))
     say(f"search_threshold: chose {chosen}")
     return tables[chosen], bool(tune_inputs) and chosen == tuned
 

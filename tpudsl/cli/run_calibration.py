@@ -131,7 +131,8 @@ def _check_search(args) -> None:
     """--search search_threshold's flags: it tries every method on the module as its file holds it."""
     if args.search != "search_threshold":
         if args.inference_num != 30:
-            raise TpudslError("run_calibration: --inference_num needs --search search_threshold (the samples it deploys)")
+            raise TpudslError("run_calibration: --inference_num needs --search search_threshold "
+                              "(the samples it deploys)")
         return
     if args.method or args.cali_method:
         raise TpudslError("run_calibration: --search search_threshold tries every method (kld, minmax, percentile9999, "
