@@ -208,6 +208,11 @@ def test_tune_list_and_bad_values(model, tmp_path, capsys):
                          "-o", str(tmp_path / "never")])
     err = capsys.readouterr().err
     assert e.value.code == 1 and err == "error: run_calibration: --tune_num must be 0 or more, not -1\n"
+    with pytest.raises(SystemExit) as e:
+        run_calibration([str(model / "m.mlir"), "--dataset", str(model / "data"), "--tune_list", str(tmp_path / "nope"),
+                         "-o", str(tmp_path / "never")])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and err.startswith(f"error: cannot read --tune_list '{tmp_path / 'nope'}'"), err
     assert not (tmp_path / "never").exists()
 
 

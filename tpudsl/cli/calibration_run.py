@@ -69,7 +69,8 @@ def recorded_preprocess(mod: TopModule) -> Preprocess | None:
     return None
 
 
-def list_samples(dataset: str | None, data_list: str | None, input_num: int) -> list[str]:
+def list_samples(dataset: str | None, data_list: str | None, input_num: int, flag: str = "--data_list") -> list[str]:
+    """The samples of --dataset DIR, or of the list file `data_list` (given by `flag`), the first `input_num` (0: all)."""
     if dataset is not None:
         if not os.path.isdir(dataset):
             raise TpudslError(f"--dataset '{dataset}' is not a directory")
@@ -81,8 +82,8 @@ def list_samples(dataset: str | None, data_list: str | None, input_num: int) -> 
             with open(data_list, encoding="utf-8") as f:
                 samples = [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
         except OSError as e:
-            raise TpudslError(f"cannot read --data_list '{data_list}': {e.strerror or e}") from None
-        where = f"--data_list '{data_list}' lists no samples"
+            raise TpudslError(f"cannot read {flag} '{data_list}': {e.strerror or e}") from None
+        where = f"{flag} '{data_list}' lists no samples"
         for number, line in enumerate(samples, start=1):
             for f in line.split(","):
                 if f.strip() and not os.path.isfile(f.strip()):
@@ -96,7 +97,8 @@ def tuning_samples(args: argparse.Namespace, samples: list[str]) -> list[str]:
     """TPU-MLIR's tuning samples: the first --tune_num lines of --tune_list (5 when not given, 0:
     all), else the first --tune_num calibration samples (none when not given: no tuning)."""
     if args.tune_list:
-        return list_samples(None, args.tune_list, TUNE_LIST_DEFAULT if args.tune_num is None else args.tune_num)
+        return list_samples(None, args.tune_list, TUNE_LIST_DEFAULT if args.tune_num is None else args.tune_num,
+                            "--tune_list")
     return samples[:args.tune_num] if args.tune_num else []
 
 
