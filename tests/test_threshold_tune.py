@@ -28,7 +28,8 @@ from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp import run_module
 from tpudsl.ir.module import load_module
-from tpudsl.lowering.threshold_tune import pairs
+from tpudsl.lowering.calibration_table import TableEntry
+from tpudsl.lowering.threshold_tune import consumer_loss, pairs, reference_runs
 from tpudsl.passes import pass_class
 
 SHAPE = (1, 4, 32, 32)
@@ -181,9 +182,10 @@ def test_tuned_table_deploys_closer_to_f32(model):
     assert cos["tuned"][1] > cos["untuned"][1] + 0.01, cos
 
 
-def test_pairs_follow_tpu_mlirs_order(tmp_path):
+def test_pairs_follow_tpu_mlirs_order_and_other_operands_keep_their_thresholds(tmp_path):
     """Each op tunes its computed operands no earlier op tuned, or its first one again when all were;
-    weights are never tuned (SimpleTuner.run, written out for this graph)."""
+    weights are never tuned (SimpleTuner.run, written out for this graph). An op's other operands
+    are fake-quantized at their own thresholds (tpudsl's decision, docs/quantization.md)."""
     g = GraphBuilder("pairs", seed=2)
     x = g.input("x", (1, 2, 4, 4))
     a, b = g.conv(x, "a", 2, 2, 1), g.conv(x, "b", 2, 2, 1)
@@ -193,8 +195,21 @@ def test_pairs_follow_tpu_mlirs_order(tmp_path):
     onnx.save(g.model(), tmp_path / "p.onnx")
     model_transform.run(["--model_name", "p", "--model_def", str(tmp_path / "p.onnx"), "--mlir",
                          str(tmp_path / "p.mlir"), "--not_inference"])
-    got = [(loc_name(op), t) for op, t in pairs(load_module(tmp_path / "p.mlir"))]
+    mod = load_module(tmp_path / "p.mlir")
+    got = [(loc_name(op), t) for op, t in pairs(mod)]
     assert got == [("a", "x"), ("b", "x"), ("s", "a"), ("s", "b"), ("c", "s"), ("m", "a")]
+
+    # Tuning a for s = a + b: a at the candidate, b at its own table threshold (not a's candidate).
+    refs = reference_runs(mod, [{"x": np.random.default_rng(5).standard_normal((1, 2, 4, 4)).astype(np.float32)}])
+    a, b = (refs[0][n].astype(np.float64) for n in "ab")
+    table = {n: TableEntry(float(np.abs(refs[0][n]).max()), -1.0, 1.0) for n in ("x", "a", "b", "s")}
+    table["b"] = TableEntry(table["b"].threshold / 3, -1.0, 1.0)  # b clips at its threshold
+    candidate = table["a"].threshold / 2
+    want = a + b
+    got_ab = _fake_quant(a, candidate) + _fake_quant(b, table["b"].threshold)
+    add = next(op for op, _ in pairs(mod) if loc_name(op) == "s")
+    assert consumer_loss(mod, add, "a", candidate, refs, table) == pytest.approx(
+        np.linalg.norm(want - got_ab) / np.abs(want).sum(), rel=1e-5)
 
 
 def test_tune_list_and_bad_values(model, tmp_path, capsys):
