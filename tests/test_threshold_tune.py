@@ -10,6 +10,8 @@ large values conv0 adds up. Checked against
 - model_deploy's lowering and the Tpu interpreter (the next level): on samples neither run saw,
   the INT8 output is at least as close to F32 with the tuned table, and relu0 (the layer that
   reads the clipped input) strictly closer.
+--search search_threshold: each method's table deployed by model_deploy's lowering; the search must
+report those cosines and write the best method's table.
 """
 
 from __future__ import annotations
