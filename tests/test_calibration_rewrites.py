@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -93,15 +94,16 @@ def weights_by_name(top) -> dict[str, np.ndarray]:
     return {k: v.copy() for k, v in top.used_weights().items()}
 
 
-def smoothed(model: onnx.ModelProto, samples, d: Path, alpha: float = 0.5):
-    """The Top module of `model` with its LayerNorms smoothed on `samples` (the maxima pass)."""
+def smoothed(model: onnx.ModelProto, samples, d: Path, alpha: float | None = 0.5):
+    """The Top module of `model` with its LayerNorms smoothed on `samples` (the maxima pass);
+    alpha None: the scales searched."""
     top = top_module(model)
     save_module(top, d / "orig.mlir")
     planned, skipped = plan_smoothing(top)
     names = [op.location.desc.data for op in planned]
-    maxima = calibrate(str(d / "orig.mlir"), list(samples), samples.__getitem__, need_histograms=False, mod=top,
-                       channels=names).channel_max
-    return top, smooth(top, planned, maxima, alpha), skipped
+    result = calibrate(str(d / "orig.mlir"), list(samples), samples.__getitem__, need_histograms=False, mod=top,
+                       channels=names, keep=names if alpha is None else ())
+    return top, smooth(top, planned, result.channel_max, alpha, result.kept), skipped
 
 
 def int8_cosine(top, d: Path, samples, test_feed, want: np.ndarray, output: str) -> float:
@@ -177,7 +179,9 @@ GAINS = {
     # channel 0 held the activation's whole int8 range, and c2's filter on it was 100x smaller
     "we": (equalized, conv_pair, "c2", 0.95),  # 0.873 -> 0.9998
     # LayerNorm channels 3 and 17 100x the others, all in one int8 scale before the MatMul
-    "sq": (lambda model, samples, d: smoothed(model, samples, d)[0], ln_matmul, "out", 0.99),  # 0.974 -> 0.9997
+    "sq": (lambda model, samples, d: smoothed(model, samples, d)[0], ln_matmul, "out", 0.99),  # 0.974 -> 0.9998
+    # the same with the scales searched (alpha 0.85 chosen): 0.974 -> 0.9997
+    "sq searched": (lambda model, samples, d: smoothed(model, samples, d, None)[0], ln_matmul, "out", 0.99),
 }
 
 
@@ -237,6 +241,59 @@ def test_smoothing_scales_and_weights_are_the_formula(tmp_path, alpha):
     np.testing.assert_allclose(got["ln.weight_smoothed"], init["ln.weight"] / want, rtol=2e-5)
     np.testing.assert_allclose(got["ln.bias_smoothed"], init["ln.bias"] / want, rtol=2e-5)
     np.testing.assert_allclose(got["fc1.weight_smoothed"], w * want[:, None], rtol=2e-5)
+
+
+def reference_search(xs: list[np.ndarray], w: np.ndarray) -> tuple[str, float, np.ndarray]:
+    """TPU-MLIR's SmoothQuant.search_opt_scale written again from its description, float64 loops:
+    alpha 0, 0.05, ..., 1 then os+ clips at (step + 1)/20 of the largest channel maximum; the error
+    of a candidate s: sum over samples of mean((fake_int8(x / s) @ fake_int8_rows(w * s) - x @ w)^2),
+    the activation per tensor, the weight per row; the first least error wins. (label, error, s)."""
+    k = w.shape[0]
+    act, wmax = np.zeros(k), np.zeros(k)
+    for j in range(k):
+        wmax[j] = max(abs(v) for v in w[j])
+        for x in xs:
+            act[j] = max(act[j], np.abs(x[..., j]).max())
+    grid = []
+    for i in range(21):
+        alpha = 0.05 * i
+        grid.append((f"alpha {alpha:.2f}", np.array([act[j] ** alpha / wmax[j] ** (1 - alpha) for j in range(k)])))
+    for step in range(20):
+        bound = act.max() * (step + 1) / 20
+        grid.append((f"os+ clip {(step + 1) / 20:.2f}", np.array([max(1.0, act[j] / bound) for j in range(k)])))
+
+    def fake_int8(v, limit):
+        return np.clip(np.round(v / (limit / 127)), -127, 127) * (limit / 127)
+
+    best = ("", np.inf, None)
+    for label, s in grid:
+        qw = np.stack([fake_int8(w[j] * s[j], wmax[j] * s[j]) for j in range(k)])
+        limit = max(act[j] / s[j] for j in range(k))
+        error = 0.0
+        for x in xs:
+            x = x.reshape(-1, k)
+            error += np.mean((fake_int8(x / s, limit) @ qw - x @ w) ** 2)
+        if error < best[1]:
+            best = (label, error, s)
+    return best
+
+
+def ln_outputs(model: onnx.ModelProto, samples) -> list[np.ndarray]:
+    return [onnx_inference(model, feed, all_tensors=True)["ln"].astype(np.float64) for feed in samples.values()]
+
+
+def test_smoothquant_search_chooses_tpu_mlirs_candidate(tmp_path):
+    """The chosen scales, on LayerNorm outlier channels, are those of the search written here, on
+    onnxruntime's LayerNorm outputs (not the default alpha 0.5: the search decides)."""
+    model = ln_matmul()
+    samples = feeds(model, SAMPLES)
+    w = onnx.numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "fc1.weight")).astype(np.float64)
+    label, error, s = reference_search(ln_outputs(model, samples), w)
+    top, (done,), _ = smoothed(model, samples, tmp_path, alpha=None)
+    assert (done.searched.chosen.label, label != "alpha 0.50") == (label, True)
+    assert done.searched.error == pytest.approx(error, rel=1e-4)
+    np.testing.assert_allclose(done.scales, s, rtol=1e-5)
+    assert top.used_weights()["fc1.weight_smoothed"] == pytest.approx(w * s[:, None], rel=2e-5)
 
 
 # ---- (d) the skip rules ------------------------------------------------------------------------------
@@ -363,6 +420,15 @@ def test_run_calibration_sq_and_we_rewrite_then_calibrate(tmp_path):
                  "--workers", "2", "--rewritten_mlir", "smooth2.mlir", "-o", "t2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert rows((tmp_path / "t2").read_text()) == rows((tmp_path / "t").read_text())
+    # no --sq_alpha: searched, on the activations the two workers kept; stderr names the choice
+    r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--sq", "--quiet", "--workers", "2",
+                 "-o", "t3", cwd=tmp_path)
+    w = onnx.numpy_helper.to_array(next(t for t in ln_matmul().graph.initializer if t.name == "fc1.weight"))
+    label, error, _ = reference_search(ln_outputs(ln_matmul(), samples), w.astype(np.float64))
+    line = r.stderr.splitlines()[0]
+    assert re.fullmatch(r"run_calibration: --sq: 1 LayerNorm\(s\) smoothed into their MatMuls \(alpha searched\); "
+                        rf"'ln': {label} \(INT8 MatMul MSE (\S+)\)", line), line
+    assert float(line.split()[-1][:-1]) == pytest.approx(error, rel=1e-3)
 
 
 def test_smoothquant_skips_a_layer_norm_without_static_shape():

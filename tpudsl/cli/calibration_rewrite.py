@@ -23,7 +23,7 @@ from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, save_module
 from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.equalize import equalize_weights
-from tpudsl.lowering.smooth_quant import DEFAULT_ALPHA, plan_smoothing, smooth
+from tpudsl.lowering.smooth_quant import plan_smoothing, smooth
 
 
 def rewritten_path(args: argparse.Namespace) -> Path:
@@ -43,16 +43,18 @@ def rewrite_for_calibration(args: argparse.Namespace, mod: TopModule, samples: S
     progress callback for the maxima pass."""
     notes: list[str] = []
     if args.sq:
-        alpha = DEFAULT_ALPHA if args.sq_alpha is None else args.sq_alpha
+        alpha = args.sq_alpha  # None: searched per LayerNorm, as TPU-MLIR
         planned, skipped = plan_smoothing(mod)
         done = []
         if planned:  # one interpreter run per sample for the maxima: the smoothed tensors' statistics depend on them
-            maxima = calibrate(args.mlir, samples, load_sample, workers=args.workers,
+            names = [loc_name(op) for op in planned]
+            result = calibrate(args.mlir, samples, load_sample, workers=args.workers,
                                progress=progress("smoothquant maxima", len(samples)), need_histograms=False,
-                               mod=mod, scheduler=args.scheduler, channels=[loc_name(op) for op in planned]).channel_max
-            done = smooth(mod, planned, maxima, alpha)
-        notes.append(f"--sq: {len(done)} LayerNorm(s) smoothed into their MatMuls (alpha {alpha:g})"
-                     + "".join(f"; '{d.layer_norm}'" for d in done))
+                               mod=mod, scheduler=args.scheduler, channels=names, keep=names if alpha is None else ())
+            done = smooth(mod, planned, result.channel_max, alpha, result.kept)
+        how = "searched" if alpha is None else f"{alpha:g}"
+        notes.append(f"--sq: {len(done)} LayerNorm(s) smoothed into their MatMuls (alpha {how})"
+                     + "".join(f"; '{d.layer_norm}'" + (f": {d.searched}" if d.searched else "") for d in done))
         notes += [f"--sq: {s}" for s in skipped]
     if args.we:
         pairs, skipped = equalize_weights(mod)

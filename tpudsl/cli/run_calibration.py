@@ -4,7 +4,7 @@
       [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
       [--cali_method use_kl|use_max|use_percentile9999|use_mse]
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
-      [--sq [--sq_alpha 0.5]] [--we] [--rewritten_mlir X_sq_we.mlir] [--tune_num N] [--tune_list FILE]
+      [--sq [--sq_alpha A]] [--we] [--rewritten_mlir X_sq_we.mlir] [--tune_num N] [--tune_list FILE]
       [--search search_threshold [--inference_num 30]]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
@@ -17,7 +17,9 @@ paths); the table is the same. The algorithms and the table format: docs/quantiz
 rewritten module is a NEW file (--rewritten_mlir, default X_sq.mlir, X_we.mlir or X_sq_we.mlir
 beside X.mlir, its weights in <stem>_top_f32_all_weight.npz), the table is the rewritten module's,
 and model_deploy must read that module (the original one lacks the renamed tensors of the table,
-an error there). docs/quantization.md, "Rewrites before calibration".
+an error there). --sq searches SmoothQuant's scales per LayerNorm as TPU-MLIR does (alpha 0, 0.05,
+..., 1 and its os+ clipping family, the least INT8 MatMul error); --sq_alpha A fixes alpha instead.
+docs/quantization.md, "Rewrites before calibration".
 
 --tune_num N tunes the thresholds on N samples (the first N of the calibration's, or of
 --tune_list's lines) as TPU-MLIR's SimpleTuner does: for each tensor, 22 candidates from its
@@ -88,7 +90,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--sq", action="store_true",
                    help="SmoothQuant: LayerNorm -> MatMul outlier channels moved into the MatMul weights")
     p.add_argument("--sq_alpha", type=float, default=None,
-                   help="SmoothQuant's migration strength in [0, 1]; default 0.5 (tpudsl's: TPU-MLIR searches it)")
+                   help="SmoothQuant's migration strength in [0, 1], fixed (tpudsl's flag); without it the scales "
+                        "are searched per LayerNorm, as TPU-MLIR's --sq")
     p.add_argument("--we", action="store_true", help="cross-layer weight equalization of Conv pairs")
     p.add_argument("--tune_num", type=int, default=None,
                    help="tune the thresholds on this many samples (default: no tuning; with --tune_list 5, 0: all its lines)")

@@ -42,11 +42,13 @@ class TensorStats:
     hist: FineHistogram | None  # None: minmax only
     # max |x| per index of the last axis (SmoothQuant's channels), for the tensors asked for
     channel_max: np.ndarray | None = None
+    # the tensor itself on every sample, for the tensors asked for (SmoothQuant's search)
+    kept: list[np.ndarray] = field(default_factory=list)
 
     def merge(self, other: TensorStats) -> TensorStats:
         return TensorStats(min(self.lo, other.lo), max(self.hi, other.hi),
                            self.hist.merge(other.hist) if self.hist is not None else None,
-                           _maximum(self.channel_max, other.channel_max))
+                           _maximum(self.channel_max, other.channel_max), self.kept + other.kept)
 
 
 Stats = dict[str, TensorStats]
@@ -62,6 +64,7 @@ class CalibrationResult:
     histograms: Histograms  # TPU-MLIR's, over each tensor's final abs_max
     order: list[str]  # tensor names in module order
     channel_max: dict[str, np.ndarray] = field(default_factory=dict)  # of the `channels` asked for
+    kept: dict[str, list[np.ndarray]] = field(default_factory=dict)  # of the tensors asked to `keep`
 
     def table(self, method: str) -> dict[str, TableEntry]:
         entries = {}
@@ -75,10 +78,11 @@ class CalibrationResult:
 
 
 def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: Iterable[str],
-                 fine: int | None, stats: Stats | None = None, channels: Collection[str] = ()) -> Stats:
+                 fine: int | None, stats: Stats | None = None, channels: Collection[str] = (),
+                 keep: Collection[str] = ()) -> Stats:
     """Adds the tensors of each sample's run to `stats` (a new dict when None); `fine` histogram
     bins per tensor, None for min and max only; for the tensors named in `channels` also the
-    maximum of |x| per index of the last axis."""
+    maximum of |x| per index of the last axis, and a copy of those named in `keep`."""
     stats = {} if stats is None else stats
     for sample in samples:
         for name, x in interp.inference(load_sample(sample), keep_all=True).items():
@@ -99,6 +103,8 @@ def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: It
             if name in channels:
                 m = np.abs(x.reshape(-1, x.shape[-1])).max(axis=0)
                 s.channel_max = _maximum(s.channel_max, m)
+            if name in keep:
+                s.kept.append(x.copy())
     return stats
 
 
@@ -119,7 +125,8 @@ def result_of(stats: Stats, order: Sequence[str], bins: int) -> CalibrationResul
     ranges = nonzero_ranges({n: (s.lo, s.hi) for n, s in stats.items()})
     hists = {n: s.hist.coarse(max(-ranges[n][0], ranges[n][1]), bins) for n, s in stats.items() if s.hist is not None}
     maxima = {n: s.channel_max for n, s in stats.items() if s.channel_max is not None}
-    return CalibrationResult(ranges, hists, [n for n in order if n in ranges], maxima)
+    return CalibrationResult(ranges, hists, [n for n in order if n in ranges], maxima,
+                             {n: s.kept for n, s in stats.items() if s.kept})
 
 
 # ---- drivers -------------------------------------------------------------------------------------
@@ -128,15 +135,17 @@ def result_of(stats: Stats, order: Sequence[str], bins: int) -> CalibrationResul
 def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: int = 2048,
               workers: int = 1, progress: Callable[[int], None] | None = None,
               need_histograms: bool = True, mod: TopModule | None = None,
-              scheduler: str | None = None, channels: Collection[str] = ()) -> CalibrationResult:
-    """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`, and the
-    per-channel maxima of the tensors named in `channels`; `progress(n)` after each n samples. With workers > 1 the samples are split over that many
+              scheduler: str | None = None, channels: Collection[str] = (),
+              keep: Collection[str] = ()) -> CalibrationResult:
+    """Statistics of every tensor of `mlir` (`mod`, when already loaded) over `samples`, the
+    per-channel maxima of the tensors named in `channels` and every sample's value of those named
+    in `keep` (in no particular order over workers); `progress(n)` after each n samples. With workers > 1 the samples are split over that many
     local processes, with `scheduler` (a Dask address) over that cluster's workers, which load
     `mlir` (a path they must see, as the samples)."""
     mod = mod or load_module(mlir)
     order = tensor_names(mod.module)
     job = _Job(mlir, load_sample, uuid.uuid4().hex, fine_bins(bins) if need_histograms else None,
-               frozenset(channels))
+               frozenset(channels), frozenset(keep))
     if scheduler is not None:
         with dask_pool(scheduler) as pool:
             return result_of(_pooled(pool, job, _shares(samples, pool.slots), progress), order, bins)
@@ -148,7 +157,7 @@ def calibrate(mlir: str, samples: Sequence[str], load_sample: LoadSample, bins: 
         if workers <= 1:
             stats: Stats = {}
             for sample in samples:
-                sample_stats(interp, load_sample, [sample], job.fine, stats, job.channels)
+                sample_stats(interp, load_sample, [sample], job.fine, stats, job.channels, job.keep)
                 if progress:
                     progress(1)
             return result_of(stats, order, bins)
@@ -207,6 +216,7 @@ class _Job:
     run: str
     fine: int | None
     channels: frozenset[str] = frozenset()  # tensors whose per-channel maxima are collected
+    keep: frozenset[str] = frozenset()  # tensors kept whole, every sample
 
 
 # A forked local worker finds the parent's interpreter here under the run's id.
@@ -226,8 +236,8 @@ def _worker_interpreter(job: _Job) -> ModuleInterpreter:
 
 
 def _worker_stats(job: _Job, samples: list[str]) -> Stats:
-    return sample_stats(_worker_interpreter(job), job.load_sample, samples, job.fine, channels=job.channels)
+    return sample_stats(_worker_interpreter(job), job.load_sample, samples, job.fine, channels=job.channels, keep=job.keep)
 
 
 def _fold_sample(job: _Job, stats: Stats | None, sample: str) -> Stats:
-    return sample_stats(_worker_interpreter(job), job.load_sample, [sample], job.fine, stats, job.channels)
+    return sample_stats(_worker_interpreter(job), job.load_sample, [sample], job.fine, stats, job.channels, job.keep)

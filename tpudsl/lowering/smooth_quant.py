@@ -9,9 +9,10 @@ output by s is folded into the LayerNorm's gamma and beta (LN(x) = n(x) gamma + 
 last axis), diag(s) W into each MatMul's weight. A channel whose s is not a positive finite number
 (X_j or W_j all zero) keeps s = 1 (TPU-MLIR maps inf and NaN to 1; its 0 would divide gamma by 0).
 
-alpha is `--sq_alpha` (default 0.5, the SmoothQuant paper's). TPU-MLIR has no such flag: its
-`--sq` searches alpha in 0, 0.05, ..., 1 and a clipping family (os+) for the least MSE of the
-fake-quantized MatMuls on the kept activations; tpudsl does not model the search (docs/quantization.md).
+alpha is `--sq_alpha` when given (tpudsl's flag). Without it, as TPU-MLIR's `--sq` (which has no
+such flag), s is searched per LayerNorm: alpha in 0, 0.05, ..., 1 and a clipping family (os+), the
+least MSE of its INT8 fake-quantized MatMuls on the calibration samples' LayerNorm outputs, kept
+from the maxima pass (smooth_quant_search.py; docs/quantization.md).
 
 `plan_smoothing` finds the LayerNorms (and names those it skips, with the rule); `smooth` rewrites
 them once the maxima are known (calibration.py collects them: `channels`).
@@ -26,10 +27,10 @@ from xdsl.ir import Operation
 
 from tpudsl.dialects.opdef import SPECS, AttrView, loc_name, operand_shape
 from tpudsl.ir.module import TopModule
+from tpudsl.lowering.smooth_quant_search import SearchResult, search, smoothing_scales
 from tpudsl.lowering.weight_rewrite import Skipped, is_none, rename, replace_weight, users, weight_array
 
 SUFFIX = "smoothed"
-DEFAULT_ALPHA = 0.5
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Smoothed:
     layer_norm: str  # its loc name before the rewrite: the tensor whose maxima were collected
     matmuls: tuple[str, ...]
     scales: np.ndarray  # s_j, float64
+    searched: SearchResult | None  # None: alpha was given
 
 
 def plan_smoothing(mod: TopModule) -> tuple[list[Operation], list[Skipped]]:
@@ -90,23 +92,22 @@ def _rule(mod: TopModule, ln: Operation, readers: list[tuple[Operation, int]]) -
     return None
 
 
-def smoothing_scales(act_max: np.ndarray, weight_max: np.ndarray, alpha: float) -> np.ndarray:
-    """s_j (module docstring), float64."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s = act_max.astype(np.float64) ** alpha / weight_max.astype(np.float64) ** (1.0 - alpha)
-    s[~(np.isfinite(s) & (s > 0))] = 1.0
-    return s
-
-
-def smooth(mod: TopModule, planned: list[Operation], act_max: dict[str, np.ndarray], alpha: float) -> list[Smoothed]:
-    """Smooth each planned LayerNorm with the maxima of its output (by its name)."""
+def smooth(mod: TopModule, planned: list[Operation], act_max: dict[str, np.ndarray], alpha: float | None,
+           kept: dict[str, list[np.ndarray]] | None = None) -> list[Smoothed]:
+    """Smooth each planned LayerNorm with the maxima of its output (by its name), with `alpha`, or
+    with the searched scales when alpha is None (`kept`: each one's output on every sample)."""
     done = []
     for ln in planned:
+        name = loc_name(ln)
         matmuls = [op for op, _ in users(ln.results[0])]
         weights = [weight_array(mod, op.operands[1]) for op in matmuls]
         weight_max = np.max([np.abs(w).max(axis=1) for w in weights], axis=0)
-        s = smoothing_scales(act_max[loc_name(ln)], weight_max, alpha)
-        done.append(Smoothed(loc_name(ln), tuple(loc_name(op) for op in matmuls), s))
+        if alpha is None:
+            found = search(kept[name], weights, act_max[name], weight_max)
+            s = found.chosen.scales
+        else:
+            found, s = None, smoothing_scales(act_max[name], weight_max, alpha)
+        done.append(Smoothed(name, tuple(loc_name(op) for op in matmuls), s, found))
         for index, value in enumerate(ln.operands[1:], start=1):
             if not is_none(value):
                 array = weight_array(mod, value)
