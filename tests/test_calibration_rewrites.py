@@ -37,9 +37,9 @@ SAMPLES = 8
 
 
 def conv_pair(group2: int = 1, big: float = 100.0, between: str | None = "Relu", output_first: bool = False,
-              shared: bool = False) -> onnx.ModelProto:
-    """input -> Conv c1 (4 -> 8 channels, channel 0 `big` x the others) -> `between` -> Conv c2 (group2 groups,
-    its input channel 0 `big` x smaller: the same function as a balanced pair)."""
+              shared: bool = False, pool: tuple[str, dict] | None = None) -> onnx.ModelProto:
+    """input -> Conv c1 (4 -> 8 channels, channel 0 `big` x the others) -> `between` -> `pool` (op, attributes;
+    named p) -> Conv c2 (group2 groups, its input channel 0 `big` x smaller: the same function as a balanced pair)."""
     g = GraphBuilder("pair", 0)
     cin = 8 if shared else 4  # a shared filter fits both convs
     x = g.input("input", (1, cin, 10, 10))
@@ -55,6 +55,8 @@ def conv_pair(group2: int = 1, big: float = 100.0, between: str | None = "Relu",
         y = g.relu6(y, "r1")
     elif between is not None:
         y = g.node(between, [y], "r1")
+    if pool is not None:
+        y = g.node(pool[0], [y], "p", **pool[1])
     w2_name = w1_name if shared else g.const("c2.w", w2)
     out = g.node("Conv", [y, w2_name, g.small("c2.b", (8,))], "c2", kernel_shape=[3, 3], pads=[1] * 4,
                  group=1 if shared else group2)
@@ -119,8 +121,16 @@ def int8_cosine(top, d: Path, samples, test_feed, want: np.ndarray, output: str)
 # ---- (a) invariance against onnxruntime on the original model ----------------------------------------
 
 
+# pads on every side, so that border windows read them: -inf for MaxPool, 0 for AvgPool (counted or not)
+MAXPOOL = ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+AVGPOOL = ("AveragePool", dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=0))
+AVGPOOL_PADS_COUNTED = ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1))
+
 WE_MODELS = {
     "unbalanced pair": (lambda: conv_pair(), 1),
+    "relu, maxpool between": (lambda: conv_pair(pool=MAXPOOL), 1),
+    "avgpool between": (lambda: conv_pair(between=None, pool=AVGPOOL), 1),
+    "avgpool counting pads": (lambda: conv_pair(between=None, pool=AVGPOOL_PADS_COUNTED), 1),
     "unbalanced grouped pair": (lambda: conv_pair(group2=2), 1),
     "mobilenetv2": (lambda: mobilenetv2(input_size=32, num_classes=10, width_mult=0.25), 1),
     "resnet18": (lambda: resnet18(input_size=32, num_classes=10, width=8), 8),
@@ -177,7 +187,10 @@ def equalized(model: onnx.ModelProto, samples, d: Path):
 # rewrite, model, output, the cosine without it must be below, measured without -> with
 GAINS = {
     # channel 0 held the activation's whole int8 range, and c2's filter on it was 100x smaller
-    "we": (equalized, conv_pair, "c2", 0.95),  # 0.873 -> 0.9998
+    "we": (equalized, conv_pair, "c2", 0.95),  # 0.942 -> 0.9998
+    # the same through a pool (tpudsl's extension of TPU-MLIR's pairs)
+    "we maxpool": (equalized, lambda: conv_pair(pool=MAXPOOL), "c2", 0.95),  # 0.817 -> 0.9998
+    "we avgpool": (equalized, lambda: conv_pair(between=None, pool=AVGPOOL), "c2", 0.95),  # 0.840 -> 0.9997
     # LayerNorm channels 3 and 17 100x the others, all in one int8 scale before the MatMul
     "sq": (lambda model, samples, d: smoothed(model, samples, d)[0], ln_matmul, "out", 0.99),  # 0.974 -> 0.9998
     # the same with the scales searched (alpha 0.85 chosen): 0.974 -> 0.9997
@@ -303,7 +316,8 @@ WE_SKIPS = {
     "relu6": (dict(between="Relu6"), "r1", "its fused activation: relu_limit 6 clips at a fixed value (ReLU6-like), "
               "so f(s x) != s f(x)"),
     "not homogeneous": (dict(between="Sigmoid"), "c1", "top.Sigmoid 'r1' between it and 'c2' is not in the table of "
-                        "ops the scale passes through (top.Relu, top.LeakyRelu, top.PRelu)"),
+                        "ops the scale passes through (top.Relu, top.LeakyRelu, top.PRelu, top.MaxPool, "
+                        "top.AvgPool)"),
     "model output": (dict(output_first=True), "r1", "'r1' has 2 users (a model output counts): scaling its "
                      "channels would change what the others read"),
     "shared weight": (dict(between=None, shared=True, big=1.0), "c1", "weight 'c1.w' is shared with another op"),
@@ -487,6 +501,18 @@ def test_equalization_skips_a_filter_computed_at_run_time():
     ops["c2"].operands[1] = ops["input"].results[0]  # any computed value: the rule looks at its producer
     done, skipped = equalize_weights(top)
     assert done == [] and [(s.op, s.rule) for s in skipped] == [("r1", "'input' is computed at run time, not a weight")]
+
+
+@pytest.mark.parametrize("pool", [MAXPOOL, AVGPOOL])
+def test_equalization_skips_a_pool_with_a_clipping_fused_activation(pool):
+    from tpudsl.dialects.attrs import to_attr
+
+    top = top_module(conv_pair(pool=pool))
+    op = next(op for op in top.module.walk() if op.name.endswith("Pool"))
+    op.attributes["do_relu"], op.attributes["relu_limit"] = to_attr("bool", True), to_attr("f64", 6.0)
+    done, skipped = equalize_weights(top)
+    assert done == [] and [(s.op, s.rule) for s in skipped] == [
+        ("r1", f"{op.name} 'p': its fused activation: relu_limit 6 clips at a fixed value (ReLU6-like), so f(s x) != s f(x)")]
 
 
 def test_run_calibration_we_that_fails_writes_nothing(pair_dir):

@@ -40,13 +40,25 @@ def _relu_rule(a: AttrView) -> str | None:
     return None
 
 
+def _fused_relu_rule(a: AttrView) -> str | None:
+    """An op's fused activation (`do_relu`) is the rule of a Relu."""
+    if a["do_relu"] and (why := _relu_rule(a)) is not None:
+        return f"its fused activation: {why}"
+    return None
+
+
 # Op between the two convolutions -> None when f(s x) = s f(x) for every s > 0 (the scale passes
 # through it), or why not. TPU-MLIR's find_successor takes Relu and PRelu; LeakyRelu is PRelu with
-# one slope.
+# one slope. The pools are tpudsl's extension (find_successor does not take them): per channel,
+# max(s x) = s max(x) and avg(s x) = s avg(x) for s > 0; their pads count as -inf (max) or 0
+# (avg, with or without count_include_pad the divisor is the same for s x and x), both unchanged by
+# s, and the verifier refuses the pad_value and adaptive windows that would not be.
 PASSES_SCALE: dict[str, Callable[[AttrView], str | None]] = {
     "top.Relu": _relu_rule,
     "top.LeakyRelu": lambda a: None,
     "top.PRelu": lambda a: None,
+    "top.MaxPool": _fused_relu_rule,
+    "top.AvgPool": _fused_relu_rule,
 }
 
 
@@ -95,9 +107,8 @@ def _constant(value) -> bool:
 
 def _rule(mod: TopModule, first: Operation, between: Operation | None, second: Operation) -> str | None:
     """Why the pair cannot be equalized, or None."""
-    a = AttrView(first.attributes, SPECS[first.name])
-    if a["do_relu"] and (why := _relu_rule(a)) is not None:
-        return f"its fused activation: {why}"
+    if (why := _fused_relu_rule(AttrView(first.attributes, SPECS[first.name]))) is not None:
+        return why
     if between is not None:
         check = PASSES_SCALE.get(between.name)
         if check is None:

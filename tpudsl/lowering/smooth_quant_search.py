@@ -49,7 +49,6 @@ class Candidate:
 class SearchResult:
     chosen: Candidate
     error: float
-    errors: dict[str, float]  # by label, every candidate's
 
     def __str__(self) -> str:
         return f"{self.chosen.label} (INT8 MatMul MSE {self.error:.3e})"
@@ -96,10 +95,10 @@ def search(xs: Sequence[np.ndarray], weights: Sequence[np.ndarray], act_max: np.
     x = np.stack(sorted((a.astype(np.float64).reshape(-1, k) for a in xs), key=lambda a: a.tobytes()))
     ws = [w.astype(np.float64) for w in weights]
     exact = [x @ w for w in ws]
-    best, best_error, errors = None, math.inf, {}
+    best, best_error = None, math.inf
     for candidate in candidates(act_max, weight_max):
-        error = errors[candidate.label] = quantized_error(x, ws, exact, act_max, candidate.scales)
+        error = quantized_error(x, ws, exact, act_max, candidate.scales)
         if error < best_error:
             best, best_error = candidate, error
     assert best is not None  # every error is finite: zero ranges quantize exactly
-    return SearchResult(best, best_error, errors)
+    return SearchResult(best, best_error)
