@@ -362,15 +362,21 @@ def test_smoothquant_skip_rules(case):
 # ---- the command ---------------------------------------------------------------------------------
 
 
+def model_dir(d: Path, model: onnx.ModelProto) -> Path:
+    """`d` with m.mlir (model_transform of `model`) and 3 samples in samples/."""
+    d.mkdir(exist_ok=True)
+    onnx.save(model, d / "m.onnx")
+    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
+                    "--not_inference", cwd=d).returncode == 0
+    (d / "samples").mkdir()
+    for name, feed in feeds(model, 3).items():
+        np.savez(d / "samples" / f"{name}.npz", **feed)
+    return d
+
+
 @pytest.fixture
 def pair_dir(tmp_path):
-    onnx.save(conv_pair(), tmp_path / "m.onnx")
-    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
-                    "--not_inference", cwd=tmp_path).returncode == 0
-    (tmp_path / "samples").mkdir()
-    for name, feed in feeds(conv_pair(), 3).items():
-        np.savez(tmp_path / "samples" / f"{name}.npz", **feed)
-    return tmp_path
+    return model_dir(tmp_path, conv_pair())
 
 
 def test_run_calibration_we_writes_a_new_module_and_its_table(pair_dir):
@@ -406,13 +412,8 @@ def test_run_calibration_refuses_bad_rewrite_flags(pair_dir, args, message):
 def test_run_calibration_sq_and_we_rewrite_then_calibrate(tmp_path):
     """--sq --we on a model with a smoothable LayerNorm and no Conv pair: the maxima pass, the
     rewrite, and a table equal to calibrating the written module afresh."""
-    onnx.save(ln_matmul(), tmp_path / "m.onnx")
-    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
-                    "--not_inference", cwd=tmp_path).returncode == 0
-    (tmp_path / "samples").mkdir()
+    model_dir(tmp_path, ln_matmul())
     samples = feeds(ln_matmul(), 3)
-    for name, feed in samples.items():
-        np.savez(tmp_path / "samples" / f"{name}.npz", **feed)
     r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--sq", "--sq_alpha", "0.6", "--we", "--quiet",
                  "--rewritten_mlir", "smooth.mlir", "-o", "t", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -523,3 +524,26 @@ def test_run_calibration_we_that_fails_writes_nothing(pair_dir):
     r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--we", "--quiet", "-o", "t", cwd=pair_dir)
     assert r.returncode == 1 and r.stderr.startswith("error: sample 'samples/s9.npz': tensor 'input' has inf or NaN")
     assert {p.name for p in pair_dir.iterdir()} == before
+
+
+def test_run_calibration_we_and_sq_over_a_dask_cluster(pair_dir):
+    """--scheduler: the rewritten module is written first and the cluster's workers (threads of an
+    in-process cluster here: its CPU is that of the run) read it; for --sq without --sq_alpha they
+    send back the LayerNorm outputs the search needs. The same stderr, table and module as one
+    process's run."""
+    distributed = pytest.importorskip("distributed")
+    runs = [(pair_dir, "--we"), (model_dir(pair_dir / "ln", ln_matmul()), "--sq")]
+    alone = [run_main("run_calibration", "m.mlir", "--dataset", "samples", flag, "--quiet", "-o", "t", cwd=d)
+             for d, flag in runs]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        dask = [run_main("run_calibration", "m.mlir", "--dataset", "samples", flag, "--quiet", "-o", "t_dask",
+                         "--rewritten_mlir", "m_dask.mlir", "--scheduler", cluster.scheduler_address, cwd=d)
+                for d, flag in runs]
+    for (d, flag), one, r in zip(runs, alone, dask, strict=True):
+        assert (one.returncode, r.returncode) == (0, 0), r.stderr
+        assert r.stderr.replace("m_dask.mlir", f"m_{flag[2:]}.mlir") == one.stderr
+        tables = [(d / name).read_text().splitlines()[1:] for name in ("t", "t_dask")]  # all but the time
+        assert tables[0] == tables[1]
+        module = (d / "m_dask.mlir").read_text().replace("m_dask_", f"m_{flag[2:]}_")
+        assert module == (d / f"m_{flag[2:]}.mlir").read_text()
+    assert "r1_equalized" in (pair_dir / "t_dask").read_text() and "alpha searched" in dask[1].stderr
