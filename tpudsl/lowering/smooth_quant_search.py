@@ -2,12 +2,12 @@
 `SmoothQuant.search_opt_scale` (python/calibration/smoothquant.py) does it, per LayerNorm:
 
 * the candidates, in this order: alpha = 0, 0.05, ..., 1 (its `np.arange(0, 1.05, 0.05)`),
-  s_j = max|X_j|^alpha / max|W_j|^(1 - alpha) (`smoothing_scales`, what --sq_alpha fixes); then its "os+" clipping family,
-  k = 1..20: s_j = max(1, max|X_j| / (k/20 * max_j max|X_j|)), which brings every channel above
-  k/20 of the largest channel's maximum down to it (k = 20 is s = 1, no smoothing);
+  s_j = max|X_j|^alpha / max|W_j|^(1 - alpha) (`smoothing_scales`, what --sq_alpha fixes); then
+  its "os+" clipping family, k = 1..20: s_j = max(1, max|X_j| / (k/20 * max_j max|X_j|)), which
+  brings every channel above k/20 of the largest channel's maximum down to it (k = 20: s = 1);
 * the error of a candidate: for every MatMul of the LayerNorm and every calibration sample X_i
-  (the LayerNorm's output, kept from the maxima pass), mean((q_a(X_i / s) @ q_w(diag(s) W) - X_i @ W)^2),
-  summed; q_a is symmetric INT8 per tensor over max_j max|X_j| / s_j, q_w symmetric INT8 per ROW
+  (the LayerNorm's output, kept from the maxima pass),
+  mean((q_a(X_i / s) @ q_w(diag(s) W) - X_i @ W)^2), summed; q_a is symmetric INT8 per tensor over max_j max|X_j| / s_j, q_w symmetric INT8 per ROW
   of the [K, N] weight (TPU-MLIR's `qdq_weight` takes the maximum over axis 1: per input channel,
   the axis s scales, so the weight's rounding hardly depends on s); neither adds the bias;
 * the first candidate with the least error wins (a strict `<`, alphas before clips).
