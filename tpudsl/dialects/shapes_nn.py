@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
+from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_heads
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
@@ -279,3 +280,18 @@ def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
         if ic_parallel_of(w, icg, kernel) is not None:
             ins = [x, (w[1], icg, *kernel), *ins[2:]]
     return conv(ins, a)
+
+
+def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
+    """YOLO heads (geometry/yolo.py) -> [1, 1, N * keep_topk, 7] detection rows."""
+    heads = [operand(ins, i, "head") for i in range(len(ins))]
+    try:
+        check_heads(heads, a["class_num"], a["num_boxes"], len(a["anchors"]))
+    except HeadError as e:
+        raise ShapeError(str(e)) from None
+    if not 0.0 < a["obj_threshold"] < 1.0:
+        raise ShapeError(f"obj_threshold {a['obj_threshold']} is not in (0, 1): it is a probability")
+    for key in ("keep_topk", "net_input_h", "net_input_w"):
+        if a[key] <= 0:
+            raise ShapeError(f"{key} {a[key]} must be positive")
+    return [(1, 1, heads[0][0] * a["keep_topk"], ROW)]

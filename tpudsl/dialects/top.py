@@ -7,12 +7,13 @@ are generated from lists. Conventions are written down in docs/dialect.md."""
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import Float32Type, TensorType, UnrankedTensorType
 from xdsl.ir import Dialect
 
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.geometry import resize_modes as RESIZE
-from tpudsl.dialects.opdef import MOVES, REQUIRED, A, Moves, OpSpec, define
+from tpudsl.dialects.opdef import MOVES, REQUIRED, A, Moves, OpSpec, ShapeError, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------
 
@@ -28,6 +29,14 @@ WINDOW = {  # kernel geometry shared by Conv, Deconv and the pools; see shapes_n
     "pads": A("i64[]"),  # all begins then all ends; absent: all 0
 }
 SCALAR = {"is_scalar": A("bool", False)}
+YOLO_VERSIONS = ("yolov3", "yolov3_tiny", "yolov3_spp", "yolov4", "yolov5", "yolov8")  # TopOps.td's YoloVersionAttr
+
+
+def _f32_only(op) -> None:
+    """Every operand and the result are f32 tensors (an op tpudsl models in float only)."""
+    for what, v in [*((f"operand #{i}", x) for i, x in enumerate(op.operands)), ("result", op.results[0])]:
+        if not (isinstance(v.type, TensorType | UnrankedTensorType) and isinstance(v.type.element_type, Float32Type)):
+            raise ShapeError(f"{what} has type {v.type}: only f32 is modelled")
 
 # ---- ops written out one by one -------------------------------------------------------------
 
@@ -218,6 +227,20 @@ SPECS: list[OpSpec] = [
     # TPU-MLIR's EinsumModeAttr lists ~26 equations; here any numpy/ONNX equation.
     OpSpec("top.Einsum", operands=("inputs*",), attrs={"mode": A("str", REQUIRED)}, shape=S.einsum,
            summary="Einsum over the equation in `mode` (\"bij,bjk->bik\")"),
+    # Detection post-processing (`--add-postprocess`): TopOps.td's attributes; what tpudsl models of
+    # them is docs/tpuc-opt.md's "--add-postprocess" table.
+    OpSpec("top.YoloDetection", operands=("inputs*",),
+           attrs={"net_input_h": A("i64", REQUIRED), "net_input_w": A("i64", REQUIRED),
+                  "nms_threshold": A("f64", REQUIRED), "obj_threshold": A("f64", REQUIRED),
+                  "keep_topk": A("i64", REQUIRED), "anchors": A("f64[]", REQUIRED),
+                  "version": A("str", REQUIRED, YOLO_VERSIONS, supported=("yolov3", "yolov5")),
+                  "class_num": A("i64", 80),
+                  # TPU-MLIR's decode takes 3 boxes a cell whatever this says.
+                  "num_boxes": A("i64", 3, supported=(3,)),
+                  # TPU-MLIR's YoloDetectionFunc_v2 suppresses within a class whatever this says.
+                  "agnostic_nms": A("bool", False, supported=(False,))},
+           shape=NN.yolo_detection, verify=_f32_only,
+           summary="YOLO heads decoded, thresholded and suppressed (NMS per class): rows (image, class, score, x, y, w, h)"),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),

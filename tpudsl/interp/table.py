@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tpudsl.interp import (
+    kernels_detection,
     kernels_elementwise,
     kernels_index,
     kernels_interp,
@@ -39,4 +40,5 @@ KERNELS: dict[str, Kernel] = merge(
     kernels_reduce.KERNELS,
     kernels_shape.KERNELS,
     kernels_interp.KERNELS,
+    kernels_detection.KERNELS,
 )

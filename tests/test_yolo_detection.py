@@ -1,0 +1,123 @@
+"""top.YoloDetection (the Top kernel) against a separately written decode + NMS (yolo_reference.py,
+float64 loops): a fixed module that suppresses, thresholds and truncates, and a property over
+random heads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from tests.feature_tally import FeatureTally
+from tests.yolo_reference import YOLOV5_ANCHORS, expected_output, yolo_post
+from tpudsl.dialects import make_context
+from tpudsl.interp import run_module
+from tpudsl.interp.kernel import KernelAttrs
+from tpudsl.interp.kernels_detection import KERNELS
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import verify_module
+from tpudsl.ir.parser import parse_module
+
+GRIDS = ((8, 8), (4, 4), (2, 2))  # a 64x64 input's stride 8, 16 and 32 heads
+
+
+def yolo_module(shapes, keep_topk: int, classes: int = 2, version: str = "yolov5", net: int = 64,
+                result: str | None = None, extra: str = "") -> str:
+    args = ", ".join(f"%arg{i}: tensor<{'x'.join(map(str, s))}xf32>" for i, s in enumerate(shapes))
+    types = [f"tensor<{'x'.join(map(str, s))}xf32>" for s in shapes]
+    out = result or f"tensor<1x1x{shapes[0][0] * keep_topk}x7xf32>"
+    lines = [f'    %{i} = "top.Input"(%arg{i}) : ({t}) -> {t} loc("head{i}")' for i, t in enumerate(types)]
+    anchors = ", ".join(f"{a}.0" for a in YOLOV5_ANCHORS)
+    lines.append(
+        f'    %y = "top.YoloDetection"({", ".join(f"%{i}" for i in range(len(shapes)))}) {{anchors = [{anchors}], '
+        f"class_num = {classes} : i64, keep_topk = {keep_topk} : i64, net_input_h = {net} : i64, "
+        f"net_input_w = {net} : i64, nms_threshold = 5.000000e-01 : f64, obj_threshold = 5.000000e-01 : f64, "
+        f'version = "{version}"{extra}}} : ({", ".join(types)}) -> {out} loc("yolo_post")')
+    return (f"module {{\n  func.func @main({args}) -> {out} {{\n" + "\n".join(lines)
+            + f"\n    return %y : {out}\n  }}\n}}\n")
+
+
+def run_text(text: str, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    module = parse_module(text, "yolo.mlir", make_context())
+    verify_module(module, "yolo.mlir")
+    return run_module(module, {}, inputs)["yolo_post"]
+
+
+def heads(seed: int, batch: int = 1, grids=GRIDS, classes: int = 2, scale: float = 2.0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(size=(batch, 3 * (5 + classes), h, w)) * scale).astype(np.float32) for h, w in grids]
+
+
+def check_against_reference(out: np.ndarray, xs, keep_topk: int, classes: int, version: str, net: int,
+                            nms: float = 0.5) -> None:
+    res = yolo_post(xs, YOLOV5_ANCHORS, classes, net, net, 0.5, nms, keep_topk, version)
+    want = np.array(expected_output(res, xs[0].shape[0], keep_topk))
+    got = out.reshape(-1, 7)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got[:, :2], want[:, :2])  # image and class, exactly; so the count
+    np.testing.assert_allclose(got[:, 2:], want[:, 2:], rtol=2e-5, atol=2e-5)
+
+
+def test_fixed_heads_suppress_threshold_and_truncate():
+    xs = heads(seed=3, scale=3.0)
+    res = yolo_post(xs, YOLOV5_ANCHORS, 2, 64, 64, 0.5, 0.5, 12, "yolov5")
+    assert res.suppressed >= 3 and res.below_threshold >= 3 and res.truncated >= 1  # the cases this test is for
+    assert res.margin > 1e-4
+    # The heads in reverse order: the op reads the widest grid first whatever the operand order.
+    shapes = [x.shape for x in xs][::-1]
+    out = run_text(yolo_module(shapes, 12), {f"head{i}": x for i, x in enumerate(xs[::-1])})
+    check_against_reference(out, xs, 12, 2, "yolov5", 64)
+
+
+def test_no_box_gives_one_fake_row_per_image():
+    xs = [x - 40 for x in heads(seed=1, batch=2)]  # every objectness logit far below 0
+    out = run_text(yolo_module([x.shape for x in xs], 3), {f"head{i}": x for i, x in enumerate(xs)})
+    rows = out.reshape(-1, 7)
+    np.testing.assert_array_equal(rows[:2], [[0, -1, -1, -1, -1, -1, -1], [1, -1, -1, -1, -1, -1, -1]])
+    np.testing.assert_array_equal(rows[2:], 0)
+
+
+@pytest.mark.parametrize(("shapes", "extra", "message"), [
+    ([(1, 21, 8, 8), (1, 20, 4, 4), (1, 21, 2, 2)], "", "head #1 has 20 channels: 3 boxes x (5 + 2 classes) are 21"),
+    ([(1, 21, 8, 8), (1, 21, 4, 4)], "", "has 18 anchor values: 2 heads x 3 boxes need 12"),
+    ([(1, 21, 8, 8), (1, 21, 4, 4), (1, 21, 2, 2)], ", agnostic_nms = true",
+     "attribute 'agnostic_nms' = true is not supported (supported: false)"),
+])
+def test_the_verifier_names_what_is_wrong(shapes, extra, message):
+    with pytest.raises(TpudslError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+        run_text(yolo_module(shapes, 4, extra=extra), {})
+
+
+TALLY = FeatureTally(("suppressed", "below_threshold", "truncated", "yolov3", "batch2"))
+
+
+@st.composite
+def cases(draw):
+    return dict(seed=draw(st.integers(0, 2**32 - 1)), batch=draw(st.sampled_from((1, 2))),
+                classes=draw(st.integers(1, 3)), keep_topk=draw(st.integers(1, 12)),
+                version=draw(st.sampled_from(("yolov5", "yolov5", "yolov3"))),
+                scale=draw(st.sampled_from((1.0, 2.0, 3.0))), nms=draw(st.sampled_from((0.2, 0.35, 0.5))))
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(cases())
+def test_random_heads_match_the_reference(case):
+    grids = ((4, 4), (2, 2), (1, 1))  # a 32x32 input
+    xs = heads(case["seed"], case["batch"], grids, case["classes"], case["scale"])
+    res = yolo_post(xs, YOLOV5_ANCHORS, case["classes"], 32, 32, 0.5, case["nms"], case["keep_topk"], case["version"])
+    assume(res.margin > 1e-4)  # no decision float32 rounding could flip
+    attrs = KernelAttrs({"anchors": [float(a) for a in YOLOV5_ANCHORS], "class_num": case["classes"],
+                         "keep_topk": case["keep_topk"], "net_input_h": 32, "net_input_w": 32,
+                         "nms_threshold": case["nms"], "obj_threshold": 0.5, "version": case["version"]},
+                        out_shapes=[(1, 1, case["batch"] * case["keep_topk"], 7)])
+    out = KERNELS["top.YoloDetection"].run(xs, attrs)
+    check_against_reference(out, xs, case["keep_topk"], case["classes"], case["version"], 32, case["nms"])
+    TALLY.record([name for name, seen in (("suppressed", res.suppressed), ("below_threshold", res.below_threshold),
+                                          ("truncated", res.truncated), ("yolov3", case["version"] == "yolov3"),
+                                          ("batch2", case["batch"] == 2)) if seen])
+
+
+def test_the_property_saw_each_case():
+    """Runs after the property (file order): each case in a share of its examples."""
+    TALLY.assert_each_in(1 / 6)
