@@ -66,6 +66,7 @@ PASSES: dict[str, Registered] = {
     "extra-optimize": Registered("tpudsl.rewrites.optimize_groups", "ExtraOptimizePass"),
     "import-calibration-table": Registered("tpudsl.lowering.import_calibration", "ImportCalibrationTablePass"),
     "fuse-preprocess": Registered("tpudsl.rewrites.fuse_preprocess", "FusePreprocessPass"),
+    "add-postprocess": Registered("tpudsl.rewrites.add_postprocess", "AddPostprocessPass"),
     # TPU-MLIR's deploy command lines (mlir_shell.py): passes tpudsl has no work for check their
     # preconditions (docs/tpuc-opt.md, "TPU-MLIR's deploy command lines").
     "processor-top-optimize": Registered("tpudsl.lowering.tpu_mlir_stages", "ProcessorTopOptimizePass"),

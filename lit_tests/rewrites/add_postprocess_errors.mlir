@@ -1,0 +1,38 @@
+// --add-postprocess refuses, in one line naming why, outputs that are not three YOLO heads, and the
+// post-processing types it does not model (exit 1, no output, no traceback).
+// RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov5" 2>&1 | filecheck %s
+// RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=ssd" 2>&1 | filecheck %s --check-prefix=SSD
+// RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov8" 2>&1 | filecheck %s --check-prefix=V8
+// RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov9" 2>&1 | filecheck %s --check-prefix=UNKNOWN
+
+// CHECK-NOT: Traceback
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 3 heads N x C x H x W, the outputs are 'logits' 1x10
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head #1 has 24 channels: 3 boxes x (5 + 2 classes) are 21
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head 'p3' is 6 wide: not a stride of the 64 wide input
+// CHECK-NOT: error
+
+// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3 or type=yolov5)
+// V8: error: add-postprocess: type=yolov8 is not supported: its anchor-free decode (Yolov8DetectionFunc) is not modelled (supported: type=yolov3 or type=yolov5)
+// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5)
+
+func.func @main(%arg0: tensor<1x10xf32>) -> tensor<1x10xf32> {
+  %0 = "top.Input"(%arg0) : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("images")
+  %1 = "top.Relu"(%0) : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("logits")
+  return %1 : tensor<1x10xf32>
+}
+
+// -----
+func.func @main(%arg0: tensor<1x3x64x64xf32>, %a: tensor<1x21x8x8xf32>, %b: tensor<1x24x4x4xf32>, %c: tensor<1x21x2x2xf32>) -> (tensor<1x21x8x8xf32>, tensor<1x24x4x4xf32>, tensor<1x21x2x2xf32>) {
+  %0 = "top.Input"(%a) : (tensor<1x21x8x8xf32>) -> tensor<1x21x8x8xf32> loc("p3")
+  %1 = "top.Input"(%b) : (tensor<1x24x4x4xf32>) -> tensor<1x24x4x4xf32> loc("p4")
+  %2 = "top.Input"(%c) : (tensor<1x21x2x2xf32>) -> tensor<1x21x2x2xf32> loc("p5")
+  return %0, %1, %2 : tensor<1x21x8x8xf32>, tensor<1x24x4x4xf32>, tensor<1x21x2x2xf32>
+}
+
+// -----
+func.func @main(%arg0: tensor<1x3x64x64xf32>, %a: tensor<1x21x6x6xf32>, %b: tensor<1x21x4x4xf32>, %c: tensor<1x21x2x2xf32>) -> (tensor<1x21x6x6xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>) {
+  %0 = "top.Input"(%a) : (tensor<1x21x6x6xf32>) -> tensor<1x21x6x6xf32> loc("p3")
+  %1 = "top.Input"(%b) : (tensor<1x21x4x4xf32>) -> tensor<1x21x4x4xf32> loc("p4")
+  %2 = "top.Input"(%c) : (tensor<1x21x2x2xf32>) -> tensor<1x21x2x2xf32> loc("p5")
+  return %0, %1, %2 : tensor<1x21x6x6xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>
+}

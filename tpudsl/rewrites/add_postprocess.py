@@ -1,0 +1,100 @@
+"""Append YOLO detection post-processing (top.YoloDetection) to the model's head outputs.
+
+TPU-MLIR's AddPostprocess (lib/Dialect/Top/Transforms/AddPostprocess.cpp), run by model_transform's
+`--add_postprocess TYPE` between --shape-infer and --canonicalize: the function's results become
+the one `yolo_post` tensor [1, 1, N * 200, 7] (image, class, score, x, y, w, h), thresholds 0.5,
+the version's default anchors. docs/tpuc-opt.md "--add-postprocess" is the table of what is
+modelled as TPU-MLIR does it and what is refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tpudsl.dialects.geometry.yolo import BOX_FIELDS, ROW, HeadError, check_heads, head_order
+from tpudsl.dialects.opdef import create, loc_name, value_name
+from tpudsl.ir.diagnostics import TpudslError, check_option
+
+PASS = "add-postprocess"
+# TPU-MLIR's defaults, widest grid (stride 8) first: (w, h) of 3 boxes a head.
+YOLOV3_ANCHORS = (10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326)
+ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS}  # TPU-MLIR's YOLOV5_ANCHORS_DEFAULT: the same
+KEEP_TOPK = 200
+THRESHOLD = 0.5  # nms_threshold and obj_threshold
+BOXES = 3
+NAME = "yolo_post"
+REFUSED = {
+    "yolov3_tiny": "its 2-head anchors", "yolov4": "its anchors and decode",
+    "yolov7": "TPU-MLIR decodes it as yolov3 (its YoloVersionAttr has no yolov7)",
+    "yolov8": "its anchor-free decode (Yolov8DetectionFunc)", "yolov11": "its anchor-free decode",
+    "yolov8_seg": "its mask post-processing", "yolov11_seg": "its mask post-processing",
+    "ssd": "top.DetectionOutput", "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
+}
+
+
+@dataclass(frozen=True)
+class AddPostprocessPass(ModulePass):
+    """Append YOLO detection post-processing (top.YoloDetection) to the model's head outputs."""
+
+    name = "add-postprocess"
+
+    type: str = ""  # empty: nothing to add (TPU-MLIR's default)
+
+    def check_options(self) -> None:
+        if self.type in REFUSED:
+            raise TpudslError(f"{PASS}: type={self.type} is not supported: {REFUSED[self.type]} is not modelled "
+                              f"(supported: type=yolov3 or type=yolov5)")
+        check_option(PASS, "type", self.type, ("", *ANCHORS), "not a post-processing TPU-MLIR has")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
+        if not self.type:
+            return
+        if "module.postprocess" in op.attributes:
+            raise TpudslError(f"{PASS}: the module has post-processing already "
+                              f"(module.postprocess = {op.attributes['module.postprocess'].data})")
+        main = next((f for f in op.walk() if isinstance(f, FuncOp) and f.sym_name.data == "main"), None)
+        if main is None or main.is_declaration:
+            raise TpudslError(f"{PASS}: the module has no func.func @main")
+        _append(main, self.type)
+        op.attributes["module.postprocess"] = StringAttr(self.type)
+
+
+def _append(main: FuncOp, version: str) -> None:
+    ret = main.body.block.last_op
+    heads = list(ret.operands)
+    shapes = [tuple(h.type.get_shape()) if isinstance(h.type, TensorType) else () for h in heads]
+    names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
+    net = tuple(main.function_type.inputs.data[0].get_shape()) if main.function_type.inputs.data else ()
+    try:
+        if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
+            raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {names or 'none'}")
+        if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
+            raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
+        classes = shapes[0][1] // BOXES - BOX_FIELDS
+        check_heads(shapes, classes, BOXES, len(ANCHORS[version]))
+        if len(net) != 4:
+            raise HeadError("the first input is not an N x C x H x W image: no net input size")
+        if shapes[0][0] != net[0]:
+            raise HeadError(f"the heads have batch {shapes[0][0]}, the input {net[0]}")
+        for h, s in zip(heads, shapes, strict=True):
+            if net[3] % s[3]:
+                raise HeadError(f"head '{value_name(h)}' is {s[3]} wide: not a stride of the {net[3]} wide input")
+    except HeadError as e:
+        raise TpudslError(f"{PASS}: the outputs do not look like YOLO heads: {e}") from None
+    attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
+             "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in ANCHORS[version]], "agnostic_nms": False,
+             "version": version, "class_num": classes}
+    taken = {loc_name(o) for o in main.walk()}
+    name = next(n for n in (NAME, *(f"{NAME}_{i}" for i in range(1, len(taken) + 2))) if n not in taken)
+    # Operands in TPU-MLIR's order, widest grid first; the heads keep their names.
+    post = create("top.YoloDetection", [heads[i] for i in head_order(shapes)],
+                  [TensorType(Float32Type(), [1, 1, net[0] * KEEP_TOPK, ROW])], attrs, loc=name)
+    Rewriter.insert_op(post, InsertPoint.before(ret))
+    ret.operands = [post.results[0]]
+    main.update_function_type()
