@@ -103,8 +103,8 @@ def test_accepted_values_of_checked_flags(tmp_path):
 
 REFUSED = {
     "model_transform": [
-        (["--add_postprocess", "yolov5"], "error: model_transform: --add_postprocess yolov5 is not supported: tpudsl has no "
-         "post-process ops (TPU-MLIR's yolo, ssd and bnr detection heads) (supported: --add_postprocess '')"),
+        (["--add_postprocess", "ssd"], "error: model_transform: --add_postprocess ssd: add-postprocess: type=ssd is not "
+         "supported: top.DetectionOutput is not modelled (supported: type=yolov3 or type=yolov5)"),
         (["--onnx_sim", "skip_fuse_bn"], "error: model_transform: --onnx_sim skip_fuse_bn is not supported: tpudsl runs no "
          "onnx-simplifier, whose fusions skip_fuse_bn would change (supported: --onnx_sim '')"),
         (["--dynamic"], "error: model_transform: --dynamic is not supported: tpudsl compiles static shapes (give them "

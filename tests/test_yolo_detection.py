@@ -5,11 +5,15 @@ random heads."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from onnx import helper as onnx_helper
 
+from tests.cli_support import run_main
 from tests.feature_tally import FeatureTally
+from tests.frontend_support import error_lines, make_model
 from tests.yolo_reference import YOLOV5_ANCHORS, expected_output, yolo_post
 from tpudsl.dialects import make_context
 from tpudsl.interp import run_module
@@ -121,3 +125,66 @@ def test_random_heads_match_the_reference(case):
 def test_the_property_saw_each_case():
     """Runs after the property (file order): each case in a share of its examples."""
     TALLY.assert_each_in(1 / 6)
+
+
+def yolo_onnx(tmp_path, seed: int) -> dict[str, np.ndarray]:
+    """A tiny YOLO: three Conv heads of a 64x64 image (kernel = stride = 8, 16, 32; 21 channels:
+    3 boxes x (5 + 2 classes)), returned narrowest first; the test input is saved as in.npz."""
+    rng = np.random.default_rng(seed)
+    nodes, init = [], {}
+    for name, k in (("p5", 32), ("p3", 8), ("p4", 16)):
+        init[f"{name}_w"] = (rng.normal(size=(21, 3, k, k)) * 0.2 / k).astype(np.float32)
+        init[f"{name}_b"] = (rng.normal(size=21) * 1.5).astype(np.float32)
+        nodes.append(onnx_helper.make_node("Conv", ["images", f"{name}_w", f"{name}_b"], [name],
+                                           kernel_shape=[k, k], strides=[k, k]))
+    onnx.save(make_model(nodes, {"images": [1, 3, 64, 64]}, ["p5", "p3", "p4"], init), tmp_path / "yolo.onnx")
+    image = rng.uniform(0, 1, size=(1, 3, 64, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", images=image)
+    return {"images": image}
+
+
+def test_model_transform_adds_yolov5_post_processing_and_validates_the_heads(tmp_path):
+    yolo_onnx(tmp_path, seed=6)
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", "yolov5", "--test_input", "in.npz", "--test_result", "top.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "run struct-optimize, shape-infer, add-postprocess, canonicalize" in r.stderr
+    # The heads are compared with onnxruntime by name; yolo_post has no onnxruntime counterpart.
+    assert "only in target (1): yolo_post" in r.stdout and "3 compared" in r.stdout, r.stdout
+    ref = np.load(tmp_path / "yolo_ref_outputs.npz")
+    assert {"p3", "p4", "p5"} <= set(ref) and "yolo_post" not in ref
+    text = (tmp_path / "yolo.mlir").read_text()
+    assert 'module.postprocess = "yolov5"' in text and '"top.YoloDetection"' in text
+    xs = [ref[name] for name in ("p3", "p4", "p5")]
+    res = yolo_post(xs, YOLOV5_ANCHORS, 2, 64, 64, 0.5, 0.5, 200, "yolov5")
+    assert res.suppressed >= 1 and res.below_threshold >= 1 and res.margin > 1e-4  # the cases this model is for
+    got = np.load(tmp_path / "top.npz")["yolo_post"]
+    assert got.shape == (1, 1, 200, 7)
+    want = np.array(expected_output(res, 1, 200))
+    np.testing.assert_array_equal(got.reshape(-1, 7)[:, :2], want[:, :2])
+    np.testing.assert_allclose(got.reshape(-1, 7)[:, 2:], want[:, 2:], rtol=1e-4, atol=1e-4)
+
+
+def test_model_transform_refuses_a_model_without_yolo_heads(tmp_path):
+    onnx.save(make_model([onnx_helper.make_node("Relu", ["images"], ["y"])], {"images": [1, 3, 8, 8]}, ["y"]),
+              tmp_path / "m.onnx")
+    r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
+                 "--add_postprocess", "yolov5", cwd=tmp_path)
+    assert r.returncode == 1
+    assert error_lines(r.stderr) == ["error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes "
+                                     "3 heads N x C x H x W, the outputs are 'y' 1x3x8x8"]
+    assert {p.name for p in tmp_path.iterdir()} == {"m.onnx"}
+
+
+def test_model_deploy_refuses_the_detection_op_by_name(tmp_path):
+    yolo_onnx(tmp_path, seed=6)
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", "yolov5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    before = {p.name for p in tmp_path.iterdir()}
+    r = run_main("model_deploy", "--mlir", "yolo.mlir", "--quantize", "F32", "--processor", "bm1684x",
+                 "--model", "yolo.bmodel", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == ("error: convert-top-to-tpu: 'top.YoloDetection' op \"yolo_post\": no Tpu "
+                                         "lowering for top.YoloDetection yet (docs/lowering.md lists what lowers)")
+    assert {p.name for p in tmp_path.iterdir()} == before

@@ -51,15 +51,16 @@ if TYPE_CHECKING:
 
 # TPU-MLIR's Top passes (mlir_shell.py, mlir_opt_for_top), run in memory between `init` and
 # `deinit` (weight_in_mem / no_save_weight: the TopModule holds the weights, and they are saved
-# with the module); shape-infer again last, for results a rewrite left unranked.
+# with the module); shape-infer again last, for results a rewrite left unranked. --add_postprocess
+# runs add-postprocess where TPU-MLIR does, after the first shape-infer.
 TOP_PASSES = ("struct-optimize", "shape-infer", "canonicalize", "extra-optimize", "shape-infer")
+POSTPROCESS_AFTER = 2  # TOP_PASSES[:2] run before add-postprocess
 NUMPY_TYPES = ("float32", "float16", "int32", "int64", "int8", "uint8", "bool")
 PIXEL_FORMATS_HELP = "rgb, bgr, gray, rgba, gbrg, grbg, bggr, rggb"  # top.Input's (tests/test_cli_errors.py checks)
 FALSE = ("False", "false", "0", "no")  # what TPU-MLIR's str2bool reads as false
 CHECKED = (
     Checked("--model_data", (), "tpudsl converts ONNX models only (a .caffemodel is Caffe's)"),
     Checked("--model_extern", (), "tpudsl converts one ONNX model (further model files are MaskRCNN's)"),
-    Checked("--add_postprocess", ("",), "tpudsl has no post-process ops (TPU-MLIR's yolo, ssd and bnr detection heads)"),
     Checked("--onnx_sim", ("",), "tpudsl runs no onnx-simplifier, whose fusions skip_fuse_bn would change"),
     Checked("--dump_final_opt", (), "tpudsl runs no onnx-simplifier, so there is no final optimized .onnx to save"),
     Checked("--dynamic", (False,), "tpudsl compiles static shapes (give them with --input_shapes)"),
@@ -109,6 +110,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--not_inference", action="store_true",
                    help="convert only: no validation run, no input/Top/reference npz files (--test_input is still checked)")
     p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
+    p.add_argument("--add_postprocess", default="",
+                   help="yolov5 or yolov3: append YOLO detection (top.YoloDetection) to the three head outputs")
     add_threads_option(p)
     add_checked_flags(p, CHECKED)
     return p
@@ -163,15 +166,21 @@ class Progress:
         print(f"model_transform: {what}: {time.perf_counter() - start:.2f} s", file=sys.stderr, flush=True)
 
 
-def _run_passes(mod: TopModule) -> None:
+def _top_pass_names(postprocess: str) -> list[str]:
+    names = list(TOP_PASSES)
+    return names[:POSTPROCESS_AFTER] + ["add-postprocess"] + names[POSTPROCESS_AFTER:] if postprocess else names
+
+
+def _run_passes(mod: TopModule, postprocess: str) -> None:
     """The Top passes; graph outputs keep their names (no rewrite renames a returned value)."""
     from tpudsl.dialects import make_context
     from tpudsl.ir.module import verify_module
     from tpudsl.passes import pass_class
 
     ctx = make_context()
-    passes = [pass_class("init")(weight_in_mem=True), *(pass_class(name)() for name in TOP_PASSES),
-              pass_class("deinit")(no_save_weight=True)]
+    top = [pass_class(name)(type=postprocess) if name == "add-postprocess" else pass_class(name)()
+           for name in _top_pass_names(postprocess)]
+    passes = [pass_class("init")(weight_in_mem=True), *top, pass_class("deinit")(no_save_weight=True)]
     for p in passes:
         p.apply(ctx, mod.module)
     verify_module(mod.module, str(mod.path or "module"))
@@ -289,6 +298,7 @@ def run(argv: Sequence[str]) -> int:
                           "and Top modules only (supported: a .onnx or .mlir file)")
     if from_top:
         _check_top_flags(args)
+    _check_postprocess(args.add_postprocess)
     from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
     from tpudsl.frontend.shape_args import parse_input_shapes
     from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
@@ -322,8 +332,8 @@ def run(argv: Sequence[str]) -> int:
         origin, origin_weights = _origin_files(args, mlir)
         with progress.step(f"write {origin} (--debug)"):
             save_module(mod, origin, origin_weights)  # replayable: tpuc-opt ORIGIN --struct-optimize ...
-    with progress.step(f"run {', '.join(TOP_PASSES)}"):
-        _run_passes(mod)
+    with progress.step(f"run {', '.join(_top_pass_names(args.add_postprocess))}"):
+        _run_passes(mod, args.add_postprocess)
     inputs = ours = ref = None
     if test_files:
         with progress.step("load the test input"):
@@ -358,6 +368,16 @@ def _check_top_flags(args) -> None:
     if args.keep_aspect_ratio:
         raise TpudslError("model_transform: --keep_aspect_ratio is not supported with a .mlir --model_def: the Top "
                           "module's preprocessing is fixed (supported: without --keep_aspect_ratio)")
+
+
+def _check_postprocess(postprocess: str) -> None:
+    """A --add_postprocess type add-postprocess refuses fails before anything is read or written."""
+    from tpudsl.rewrites.add_postprocess import AddPostprocessPass
+
+    try:
+        AddPostprocessPass(type=postprocess).check_options()
+    except TpudslError as e:
+        raise TpudslError(f"model_transform: --add_postprocess {postprocess}: {e.message}") from None
 
 
 def _load_top(args, mlir: Path) -> TopModule:

@@ -4,8 +4,8 @@ Users type TPU-MLIR's command lines. A flag whose value asks for what tpudsl doe
 accepted; one asking for what tpudsl does not model is an error naming the tool, the flag, the
 value, why, and what is supported, before anything is read or written:
 
-    error: model_transform: --add_postprocess yolov5 is not supported: tpudsl has no post-process
-    ops (supported: --add_postprocess '')
+    error: model_transform: --onnx_sim skip_fuse_bn is not supported: tpudsl runs no onnx-simplifier,
+    whose fusions skip_fuse_bn would change (supported: --onnx_sim '')
 
 Nothing is silently ignored: a flag that is not in a tool's parser is argparse's error. A flag
 tpudsl implements is an ordinary argument of its parser, not a row here.
