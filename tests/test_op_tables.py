@@ -49,7 +49,6 @@ NOT_FROM_ONNX = {
 NOT_LOWERED = {
     **{op: "never produced from ONNX (NOT_FROM_ONNX)" for op in (
         "top.AdaptiveAvgPool", "top.ShuffleChannel", "top.Split", "top.View")},
-    "top.YoloDetection": "no tpu.YoloDetection yet: model_deploy refuses it by name (docs/lowering.md)",
 }
 
 

@@ -176,15 +176,20 @@ def test_model_transform_refuses_a_model_without_yolo_heads(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {"m.onnx"}
 
 
-def test_model_deploy_refuses_the_detection_op_by_name(tmp_path):
+def test_model_deploy_checks_the_tpu_op_and_stops_before_the_backend(tmp_path):
+    """F32 in every mode, the Top kernel's arithmetic: the Tpu check gives Top's rows exactly; the
+    backend has no records for it, so model_deploy stops there, naming it, and writes no bmodel."""
     yolo_onnx(tmp_path, seed=6)
     r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
-                 "--add_postprocess", "yolov5", cwd=tmp_path)
+                 "--add_postprocess", "yolov5", "--test_input", "in.npz", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    before = {p.name for p in tmp_path.iterdir()}
     r = run_main("model_deploy", "--mlir", "yolo.mlir", "--quantize", "F32", "--processor", "bm1684x",
-                 "--model", "yolo.bmodel", cwd=tmp_path)
-    assert r.returncode == 1
-    assert r.stderr.splitlines()[-1] == ("error: convert-top-to-tpu: 'top.YoloDetection' op \"yolo_post\": no Tpu "
-                                         "lowering for top.YoloDetection yet (docs/lowering.md lists what lowers)")
-    assert {p.name for p in tmp_path.iterdir()} == before
+                 "--model", "yolo.bmodel", "--test_input", "yolo_in_f32.npz", "--test_reference",
+                 "yolo_top_outputs.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == ("model_deploy: stopped after the Tpu check: the backend has no instructions "
+                                         "for 'tpu.YoloDetection' op \"yolo_post\" in F32 yet, so yolo.bmodel is not "
+                                         "written")
+    tpu = np.load(tmp_path / "yolo_bm1684x_f32_tpu_outputs.npz")["yolo_post"]
+    np.testing.assert_array_equal(tpu, np.load(tmp_path / "yolo_top_outputs.npz")["yolo_post"])
+    assert not (tmp_path / "yolo.bmodel").exists()

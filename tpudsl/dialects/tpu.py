@@ -341,15 +341,15 @@ def _as_top(name: str) -> OpSpec:
     top = opdef.SPECS[f"top.{name}"]
     attrs = {**{key: a for key, a in top.attrs.items() if key != "name"}, **GINFO}  # GINFO: as every Tpu op
     return OpSpec(f"tpu.{name}", operands=top.operands, results=top.results, attrs=attrs, shape=top.shape,
-                  moves=top.moves, summary=top.summary)
+                  check=top.check, moves=top.moves, verify=top.verify, summary=top.summary)
 
 
 # Ops whose Tpu form takes its Top op's operands and attributes (TPU-MLIR has TopK, GatherND,
-# ScatterElements, ScatterND, CumSum, Reverse, Trilu, RMSNorm, Pow2, Remainder and MaxPoolWithMask
-# as Tpu ops; Expand, Einsum, Mod and Pow3 are ours, TPU-MLIR rewrites them into other ops). Their
-# float kernel is the Top kernel; tensor-valued `[...]` operands must be folded before lowering.
+# ScatterElements, ScatterND, CumSum, Reverse, Trilu, RMSNorm, Pow2, Remainder, MaxPoolWithMask and
+# YoloDetection as Tpu ops; Expand, Einsum, Mod and Pow3 are ours, TPU-MLIR rewrites them into other
+# ops). Their float kernel is the Top kernel; tensor-valued `[...]` operands must be folded before lowering.
 AS_TOP = ("TopK", "GatherND", "ScatterElements", "ScatterND", "CumSum", "Reverse", "Trilu", "RMSNorm", "Pow2",
-          "Pow3", "Mod", "Remainder", "Expand", "Einsum", "MaxPoolWithMask")
+          "Pow3", "Mod", "Remainder", "Expand", "Einsum", "MaxPoolWithMask", "YoloDetection")
 SPECS += [_as_top(name) for name in AS_TOP]
 
 # n-ary broadcasting ops over a variadic `inputs`, with their requantization attributes.

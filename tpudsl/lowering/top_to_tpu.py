@@ -64,10 +64,11 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 # Operands that stay f32 in every float mode: (Tpu op, operand index). Conv2D and MatMul biases
 # (the chip accumulates in f32), and indices held in float tensors: f16 is exact to 2048, bf16 to
 # 256 only, so an index in the mode's type would silently pick another element.
+# YoloDetection is F32 in every mode, as TPU-MLIR lowers it (its three heads: --add-postprocess's).
 F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
-                ("tpu.ScatterND", 1)}
+                ("tpu.ScatterND", 1), *(("tpu.YoloDetection", i) for i in range(3))}
 # Results that stay f32 in every float mode, for the same reason: (Tpu op, result index).
-F32_RESULTS = {("tpu.TopK", 1), ("tpu.Arg", 0), ("tpu.MaxPoolWithMask", 1)}
+F32_RESULTS = {("tpu.TopK", 1), ("tpu.Arg", 0), ("tpu.MaxPoolWithMask", 1), ("tpu.YoloDetection", 0)}
 
 
 @dataclass(frozen=True)
