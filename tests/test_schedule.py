@@ -274,6 +274,18 @@ def pool_mask(draw):
                            draw(st.integers(0, 9)))
 
 
+@st.composite
+def yolo_detection(draw):
+    """BdcYoloDetection: three heads of 1-3 classes and their rows (all logits 0 in the test memory:
+    no box, the (image, -1, ...) rows)."""
+    n, classes, keep = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    grids = [(draw(dims), draw(dims)) for _ in range(3)]
+    heads = [_somewhere(draw, n * 3 * (5 + classes) * h * w * 4) for h, w in grids]
+    return isa.BdcYoloDetection(*heads, _somewhere(draw, n * keep * 7 * 4), n, *[d for g in grids for d in g],
+                                classes, 64, 64, keep, draw(st.sampled_from(list(isa.YOLO_VERSIONS.values()))), 0.5,
+                                0.5, *[float(a) for a in range(10, 28)])
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -351,6 +363,7 @@ RECORDS = {
     isa.BdcLRN: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLRN(dt, i, n, c, h, w, o, d(st.integers(1, 5)), 1e-3,
                                                                  0.75, 1.0)),
     isa.BdcPoolMask: pool_mask(),
+    isa.BdcYoloDetection: yolo_detection(),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from onnx import helper as onnx_helper
 
 from tests.cli_support import run_main
+from tpudsl.backend.cmodel import arith_detection
 from tests.feature_tally import FeatureTally
 from tests.frontend_support import error_lines, make_model
 from tests.yolo_reference import YOLOV5_ANCHORS, expected_output, yolo_post
@@ -117,6 +118,10 @@ def test_random_heads_match_the_reference(case):
                         out_shapes=[(1, 1, case["batch"] * case["keep_topk"], 7)])
     out = KERNELS["top.YoloDetection"].run(xs, attrs)
     check_against_reference(out, xs, case["keep_topk"], case["classes"], case["version"], 32, case["nms"])
+    # The cmodel's record arithmetic, written separately, gives the kernel's rows bit for bit.
+    cmodel = arith_detection.yolo_detection(xs, np.array(YOLOV5_ANCHORS, float).reshape(3, 3, 2), case["version"],
+                                            32, 32, case["classes"], 0.5, case["nms"], case["keep_topk"])
+    np.testing.assert_array_equal(cmodel, out.reshape(-1, 7))
     TALLY.record([name for name, seen in (("suppressed", res.suppressed), ("below_threshold", res.below_threshold),
                                           ("truncated", res.truncated), ("yolov3", case["version"] == "yolov3"),
                                           ("batch2", case["batch"] == 2)) if seen])
@@ -176,9 +181,10 @@ def test_model_transform_refuses_a_model_without_yolo_heads(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {"m.onnx"}
 
 
-def test_model_deploy_checks_the_tpu_op_and_stops_before_the_backend(tmp_path):
-    """F32 in every mode, the Top kernel's arithmetic: the Tpu check gives Top's rows exactly; the
-    backend has no records for it, so model_deploy stops there, naming it, and writes no bmodel."""
+def test_model_deploy_writes_a_bmodel_whose_cmodel_rows_equal_the_tpu_interpreter(tmp_path):
+    """F32 in every mode, the Top kernel's arithmetic at the Tpu level (Top's rows exactly); the
+    bmodel's rows are the Tpu interpreter's, to the ulps its conv heads differ by (the record's own
+    arithmetic is bit-exact: the property above)."""
     yolo_onnx(tmp_path, seed=6)
     r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
                  "--add_postprocess", "yolov5", "--test_input", "in.npz", cwd=tmp_path)
@@ -187,9 +193,12 @@ def test_model_deploy_checks_the_tpu_op_and_stops_before_the_backend(tmp_path):
                  "--model", "yolo.bmodel", "--test_input", "yolo_in_f32.npz", "--test_reference",
                  "yolo_top_outputs.npz", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.splitlines()[-1] == ("model_deploy: stopped after the Tpu check: the backend has no instructions "
-                                         "for 'tpu.YoloDetection' op \"yolo_post\" in F32 yet, so yolo.bmodel is not "
-                                         "written")
     tpu = np.load(tmp_path / "yolo_bm1684x_f32_tpu_outputs.npz")["yolo_post"]
     np.testing.assert_array_equal(tpu, np.load(tmp_path / "yolo_top_outputs.npz")["yolo_post"])
-    assert not (tmp_path / "yolo.bmodel").exists()
+    r = run_main("model_runner", "--input", "yolo_in_f32.npz", "--model", "yolo.bmodel", "--output", "bm.npz",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    bm = np.load(tmp_path / "bm.npz")["yolo_post"].reshape(-1, 7)
+    np.testing.assert_array_equal(bm[:, :2], tpu.reshape(-1, 7)[:, :2])
+    np.testing.assert_allclose(bm[:, 2:], tpu.reshape(-1, 7)[:, 2:], rtol=1e-5)
+    assert (tpu.reshape(-1, 7)[:, 2] > 0).sum() == 5  # 20 boxes above the threshold, 15 suppressed

@@ -16,6 +16,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
+from tpudsl.backend.codegen_detection import check_yolo_detection, emit_yolo_detection
 from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_modelled, dtype_of, shape_of
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
@@ -197,12 +198,13 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.GatherND": lambda op, chip, prog: prog.records.append(_nd(op, scatter=False)),
     "tpu.ScatterND": lambda op, chip, prog: prog.records.append(_nd(op, scatter=True)),
     "tpu.Einsum": _einsum,
+    "tpu.YoloDetection": emit_yolo_detection,
 }
 
 
 _CHECKS: dict[str, Callable[[Operation], object]] = {
     "tpu.GatherElements": _axis_views, "tpu.ScatterElements": _axis_views, "tpu.GatherND": _nd_dims,
-    "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan,
+    "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan, "tpu.YoloDetection": check_yolo_detection,
 }
 
 

@@ -73,6 +73,9 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = (r.size + 4) * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcPoolMask):  # the max and the index of its first occurrence: two passes
         work = 2 * rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcYoloDetection):  # every head element read once; NMS unknown before run time
+        c = 3 * (5 + r.classes)
+        work = r.n * c * (r.fh0 * r.fw0 + r.fh1 * r.fw1 + r.fh2 * r.fw2) / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

@@ -537,6 +537,23 @@ class BdcRequantAxis(Record):
     + zp) in out_dtype. `dtype`: the input's, i32 (a Deconv's sums) or i8/u8."""
 
 
+# ---- opcode 96: YOLO detection post-processing (`--add-postprocess`), global memory to global memory ----
+
+YOLO_VERSIONS = {"yolov3": 0, "yolov5": 1}
+YOLO_HEADS = 3
+_YOLO_ANCHORS = " ".join(f"anchor{i}:d" for i in range(2 * 3 * YOLO_HEADS))  # (w, h) of 3 boxes a head
+
+
+@record(96, "bdc", "src src1:Q src2:Q dst n fh0:I fw0:I fh1:I fw1:I fh2:I fw2:I classes:I net_h:I net_w:I "
+                   f"keep_topk:I version:B nms:d obj:d {_YOLO_ANCHORS}")
+class BdcYoloDetection(Record):
+    """tpu.YoloDetection on three f32 heads in global memory, widest first: head k is the contiguous
+    (n, 3 (5 + classes), fh_k, fw_k) at src, src1, src2, its box b taking anchor pair 3 k + b; dst
+    the contiguous f32 (n keep_topk, 7) rows (image, class, score, x, y, w, h), then zeros. The
+    decode (`version`: YOLO_VERSIONS), thresholds and per-class NMS of docs/tpuc-opt.md
+    ("--add-postprocess"), in float32, the products with the double fields in float64 rounded once."""
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -546,7 +563,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
-                                BdcRequantAxis)
+                                BdcRequantAxis, BdcYoloDetection)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -154,6 +154,14 @@ def _index_record(r, chip: Chip):
     return (_bytes_at(r.src, src) + _bytes_at(r.idx, idx) + (_bytes_at(r.upd, upd) if scatter else ()),
             _bytes_at(r.dst, dst))
 
+def _yolo_detection(r: isa.BdcYoloDetection, chip: Chip):
+    """The three heads (whole, f32); the whole result, n keep_topk rows of 7 f32."""
+    c = 3 * (5 + r.classes)
+    heads = ((r.src, r.fh0, r.fw0), (r.src1, r.fh1, r.fw1), (r.src2, r.fh2, r.fw2))
+    return (sum((_bytes_at(at, r.n * c * h * w * 4) for at, h, w in heads), ()),
+            _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4))
+
+
 # What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
 FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _gdma,
@@ -234,6 +242,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaGatherND: _index_record,
     isa.GdmaScatterElements: _index_record,
     isa.GdmaScatterND: _index_record,
+    isa.BdcYoloDetection: _yolo_detection,
     isa.BdcLRN: _elementwise,
     isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
                                       local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)

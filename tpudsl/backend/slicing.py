@@ -54,9 +54,10 @@ MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile", "reverse
 # Gather with constant indices: one contiguous copy per (outer index, gathered index).
 GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 # Ops codegen_index.py emits whole, without layer-group slices: the gathers and scatters by
-# computed indices (one global record each: their data is read whole) and Einsum (strided loads
-# around BdcMatMul, cut along its batch by itself).
-SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum")
+# computed indices (one global record each: their data is read whole), Einsum (strided loads
+# around BdcMatMul, cut along its batch by itself) and YoloDetection (one global record).
+SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum",
+                "tpu.YoloDetection")
 GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.

@@ -1,0 +1,36 @@
+"""Codegen of tpu.YoloDetection (slicing.SELF_EMITTED: layer-group does not slice it): one
+BdcYoloDetection record over its three f32 heads in global memory, widest first (the op's order)."""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from tpudsl.backend import isa
+from tpudsl.backend.address_assign import address_of
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.codegen import Program
+from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
+from tpudsl.dialects.geometry.yolo import head_order
+from tpudsl.dialects.opdef import describe
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def check_yolo_detection(op: Operation) -> list[int]:
+    """The heads' operand indices widest first; what the record does not model is an error naming it."""
+    if len(op.operands) != isa.YOLO_HEADS:
+        raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled (3)")
+    kinds = {dtype_of(v) for v in [*op.operands, op.results[0]]}
+    if kinds != {"f32"}:
+        raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled (f32)")
+    return head_order([shape_of(v) for v in op.operands])
+
+
+def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
+    order = check_yolo_detection(op)
+    a = attrs_of(op)
+    heads = [op.operands[i] for i in order]
+    grids = [d for v in heads for d in shape_of(v)[2:]]
+    prog.records.append(isa.BdcYoloDetection(
+        *(address_of(v) for v in heads), address_of(op.results[0]), shape_of(heads[0])[0], *grids,  # type: ignore[arg-type]
+        a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
+        a["nms_threshold"], a["obj_threshold"], *a["anchors"]))
