@@ -14,11 +14,7 @@ from tpudsl.backend.cmodel.memory import Fault, Memory
 _F32 = np.dtype(np.float32)
 
 
-def _contiguous(shape) -> tuple[int, ...]:
-    return tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
-
-
-def head_shapes(r: isa.BdcYoloDetection) -> list[tuple[int, int, int, int]]:
+def _head_shapes(r: isa.BdcYoloDetection) -> list[tuple[int, int, int, int]]:
     c = 3 * (5 + r.classes)
     return [(r.n, c, r.fh0, r.fw0), (r.n, c, r.fh1, r.fw1), (r.n, c, r.fh2, r.fw2)]
 
@@ -29,12 +25,12 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
         raise Fault(f"unknown yolo version code {r.version}")
     if not 0.0 < r.obj < 1.0 or r.keep_topk < 1 or r.classes < 1:
         raise Fault(f"obj {r.obj}, keep_topk {r.keep_topk}, classes {r.classes}: not a detection")
-    heads = [m.read_global(at, _contiguous(s), s, _F32) for at, s in zip((r.src, r.src1, r.src2), head_shapes(r),
-                                                                            strict=True)]
+    heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
+             for at, s in zip((r.src, r.src1, r.src2), _head_shapes(r), strict=True)]
     anchors = np.array([getattr(r, f"anchor{i}") for i in range(18)]).reshape(3, 3, 2)
     rows = arith_detection.yolo_detection(heads, anchors, versions[r.version], r.net_h, r.net_w, r.classes, r.obj,
                                           r.nms, r.keep_topk)
-    m.write_global(r.dst, _contiguous(rows.shape), rows)
+    m.write_global(r.dst, (1,), rows.reshape(-1))
 
 
 HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcYoloDetection: _yolo_detection}
