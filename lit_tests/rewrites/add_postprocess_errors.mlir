@@ -9,6 +9,7 @@
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 3 heads N x C x H x W, the outputs are 'logits' 1x10
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head #1 has 24 channels: 3 boxes x (5 + 2 classes) are 21
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head 'p3' is 6 wide: not a stride of the 64 wide input
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: the first input is not an N x C x H x W image: no net input size
 // CHECK-NOT: error
 
 // SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3 or type=yolov5)
@@ -35,4 +36,12 @@ func.func @main(%arg0: tensor<1x3x64x64xf32>, %a: tensor<1x21x6x6xf32>, %b: tens
   %1 = "top.Input"(%b) : (tensor<1x21x4x4xf32>) -> tensor<1x21x4x4xf32> loc("p4")
   %2 = "top.Input"(%c) : (tensor<1x21x2x2xf32>) -> tensor<1x21x2x2xf32> loc("p5")
   return %0, %1, %2 : tensor<1x21x6x6xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>
+}
+
+// -----
+func.func @main(%arg0: tensor<*xf32>, %a: tensor<1x21x8x8xf32>, %b: tensor<1x21x4x4xf32>, %c: tensor<1x21x2x2xf32>) -> (tensor<1x21x8x8xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>) {
+  %0 = "top.Input"(%a) : (tensor<1x21x8x8xf32>) -> tensor<1x21x8x8xf32> loc("p3")
+  %1 = "top.Input"(%b) : (tensor<1x21x4x4xf32>) -> tensor<1x21x4x4xf32> loc("p4")
+  %2 = "top.Input"(%c) : (tensor<1x21x2x2xf32>) -> tensor<1x21x2x2xf32> loc("p5")
+  return %0, %1, %2 : tensor<1x21x8x8xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>
 }

@@ -31,7 +31,7 @@ NAME = "yolo_post"
 REFUSED = {
     "yolov3_tiny": "its 2-head anchors", "yolov4": "its anchors and decode",
     "yolov7": "TPU-MLIR decodes it as yolov3 (its YoloVersionAttr has no yolov7)",
-    "yolov8": "its anchor-free decode (Yolov8DetectionFunc)", "yolov11": "its anchor-free decode",
+    "yolov8": "its anchor-free decode (Yolov8DetectionFunc)", "yolov11": "its anchor-free decode (Yolov8DetectionFunc)",
     "yolov8_seg": "its mask post-processing", "yolov11_seg": "its mask post-processing",
     "ssd": "top.DetectionOutput", "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
 }
@@ -70,7 +70,8 @@ def _append(main: FuncOp, version: str) -> None:
     heads = list(ret.operands)
     shapes = [tuple(h.type.get_shape()) if isinstance(h.type, TensorType) else () for h in heads]
     names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
-    net = tuple(main.function_type.inputs.data[0].get_shape()) if main.function_type.inputs.data else ()
+    first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
+    net = tuple(first.get_shape()) if isinstance(first, TensorType) else ()
     try:
         if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
             raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {names or 'none'}")
