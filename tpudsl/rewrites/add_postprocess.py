@@ -57,7 +57,7 @@ class AddPostprocessPass(ModulePass):
             return
         if "module.postprocess" in op.attributes:
             raise TpudslError(f"{PASS}: the module has post-processing already "
-                              f"(module.postprocess = {op.attributes['module.postprocess'].data})")
+                              f"(module.postprocess = {getattr(op.attributes['module.postprocess'], 'data', '?')})")
         main = next((f for f in op.walk() if isinstance(f, FuncOp) and f.sym_name.data == "main"), None)
         if main is None or main.is_declaration:
             raise TpudslError(f"{PASS}: the module has no func.func @main")
@@ -69,23 +69,10 @@ def _append(main: FuncOp, version: str) -> None:
     ret = main.body.block.last_op
     heads = list(ret.operands)
     shapes = [tuple(h.type.get_shape()) if isinstance(h.type, TensorType) else () for h in heads]
-    names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
     first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
     net = tuple(first.get_shape()) if isinstance(first, TensorType) else ()
     try:
-        if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
-            raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {names or 'none'}")
-        if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
-            raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
-        classes = shapes[0][1] // BOXES - BOX_FIELDS
-        check_heads(shapes, classes, BOXES, len(ANCHORS[version]))
-        if len(net) != 4:
-            raise HeadError("the first input is not an N x C x H x W image: no net input size")
-        if shapes[0][0] != net[0]:
-            raise HeadError(f"the heads have batch {shapes[0][0]}, the input {net[0]}")
-        for h, s in zip(heads, shapes, strict=True):
-            if net[3] % s[3]:
-                raise HeadError(f"head '{value_name(h)}' is {s[3]} wide: not a stride of the {net[3]} wide input")
+        classes = _classes(heads, shapes, net, version)
     except HeadError as e:
         raise TpudslError(f"{PASS}: the outputs do not look like YOLO heads: {e}") from None
     attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
@@ -99,3 +86,22 @@ def _append(main: FuncOp, version: str) -> None:
     Rewriter.insert_op(post, InsertPoint.before(ret))
     ret.operands = [post.results[0]]
     main.update_function_type()
+
+
+def _classes(heads, shapes, net, version: str) -> int:
+    """The class count of three YOLO heads of the net input `net`; HeadError naming what is not."""
+    if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
+        names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
+        raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {names or 'none'}")
+    if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
+        raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
+    classes = shapes[0][1] // BOXES - BOX_FIELDS
+    check_heads(shapes, classes, BOXES, len(ANCHORS[version]))
+    if len(net) != 4:
+        raise HeadError("the first input is not an N x C x H x W image: no net input size")
+    if shapes[0][0] != net[0]:
+        raise HeadError(f"the heads have batch {shapes[0][0]}, the input {net[0]}")
+    for h, s in zip(heads, shapes, strict=True):
+        if net[3] % s[3]:
+            raise HeadError(f"head '{value_name(h)}' is {s[3]} wide: not a stride of the {net[3]} wide input")
+    return classes
