@@ -1,19 +1,20 @@
 """top.YoloDetection (the Top kernel) against a separately written decode + NMS (yolo_reference.py,
 float64 loops): a fixed module that suppresses, thresholds and truncates, and a property over
-random heads."""
+random heads (a random run, then forced runs in which planted boxes make each case happen in every
+example); model_transform and model_deploy on a tiny YOLO."""
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume
 from hypothesis import strategies as st
 from onnx import helper as onnx_helper
 
 from tests.cli_support import run_main
 from tpudsl.backend.cmodel import arith_detection
-from tests.feature_tally import FeatureTally
+from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.frontend_support import error_lines, make_model
 from tests.yolo_reference import YOLOV5_ANCHORS, expected_output, yolo_post
 from tpudsl.dialects import make_context
@@ -94,42 +95,69 @@ def test_the_verifier_names_what_is_wrong(shapes, extra, message):
         run_text(yolo_module(shapes, 4, extra=extra), {})
 
 
-TALLY = FeatureTally(("suppressed", "below_threshold", "truncated", "yolov3", "batch2"))
+FEATURES = ("suppressed", "below_threshold", "truncated", "yolov3", "batch2")
+GRIDS_32 = ((4, 4), (2, 2), (1, 1))  # a 32x32 input's heads
 
 
 @st.composite
-def cases(draw):
-    return dict(seed=draw(st.integers(0, 2**32 - 1)), batch=draw(st.sampled_from((1, 2))),
-                classes=draw(st.integers(1, 3)), keep_topk=draw(st.integers(1, 12)),
-                version=draw(st.sampled_from(("yolov5", "yolov5", "yolov3"))),
-                scale=draw(st.sampled_from((1.0, 2.0, 3.0))), nms=draw(st.sampled_from((0.2, 0.35, 0.5))))
+def cases(draw, version=None, batch=None, planted=False, keep_topk=None):
+    """Random heads; `planted` writes boxes that force cases whatever the draws (plant_boxes)."""
+    return dict(seed=draw(st.integers(0, 2**32 - 1)), batch=batch or draw(st.sampled_from((1, 2))),
+                classes=draw(st.integers(2 if keep_topk == 1 else 1, 3)),
+                keep_topk=keep_topk or draw(st.integers(1, 12)),
+                version=version or draw(st.sampled_from(("yolov5", "yolov5", "yolov3"))),
+                scale=draw(st.sampled_from((1.0, 2.0, 3.0))), nms=draw(st.sampled_from((0.2, 0.35, 0.5))),
+                planted=planted)
 
 
-@settings(max_examples=max(10, settings.default.max_examples // 4))
-@given(cases())
-def test_random_heads_match_the_reference(case):
-    grids = ((4, 4), (2, 2), (1, 1))  # a 32x32 input
-    xs = heads(case["seed"], case["batch"], grids, case["classes"], case["scale"])
-    res = yolo_post(xs, YOLOV5_ANCHORS, case["classes"], 32, 32, 0.5, case["nms"], case["keep_topk"], case["version"])
-    assume(res.margin > 1e-4)  # no decision float32 rounding could flip
-    attrs = KernelAttrs({"anchors": [float(a) for a in YOLOV5_ANCHORS], "class_num": case["classes"],
-                         "keep_topk": case["keep_topk"], "net_input_h": 32, "net_input_w": 32,
-                         "nms_threshold": case["nms"], "obj_threshold": 0.5, "version": case["version"]},
-                        out_shapes=[(1, 1, case["batch"] * case["keep_topk"], 7)])
-    out = KERNELS["top.YoloDetection"].run(xs, attrs)
-    check_against_reference(out, xs, case["keep_topk"], case["classes"], case["version"], 32, case["nms"])
-    # The cmodel's record arithmetic, written separately, gives the kernel's rows bit for bit.
-    cmodel = arith_detection.yolo_detection(xs, np.array(YOLOV5_ANCHORS, float).reshape(3, 3, 2), case["version"],
-                                            32, 32, case["classes"], 0.5, case["nms"], case["keep_topk"])
-    np.testing.assert_array_equal(cmodel, out.reshape(-1, 7))
-    TALLY.record([name for name, seen in (("suppressed", res.suppressed), ("below_threshold", res.below_threshold),
-                                          ("truncated", res.truncated), ("yolov3", case["version"] == "yolov3"),
-                                          ("batch2", case["batch"] == 2)) if seen])
+def plant_boxes(xs: list[np.ndarray], classes: int) -> None:
+    """In every image: two sure class-0 boxes of neighbouring cells of the 2x2 head whose IoU is 0.76
+    (yolov5; 0.99 yolov3), so one of them or an earlier box is suppressed; a box whose objectness
+    passes and whose score does not (its class logits -10); with 2 or more classes a sure class-1
+    box in the 1x1 head, so that each image keeps at least 2 boxes."""
+    f = 5 + classes
+    for col in (0, 1):
+        xs[1][:, :f, 0, col] = [0, 0, 5, 5, 5, 5, *[-5] * (classes - 1)]
+    xs[0][:, 2 * f + 4, 3, 3], xs[0][:, 2 * f + 5:3 * f, 3, 3] = 5, -10
+    if classes > 1:
+        xs[2][:, :f, 0, 0] = [0, 0, 0, 0, 5, -5, 5, *[-5] * (classes - 2)]
 
 
-def test_the_property_saw_each_case():
-    """Runs after the property (file order): each case in a share of its examples."""
-    TALLY.assert_each_in(1 / 6)
+# Forced runs (docs/testing.md, "floors by construction"): each case in every example of its run.
+FORCED = [(cases(planted=True), ("suppressed", "below_threshold")), (cases(version="yolov3"), ("yolov3",)),
+          (cases(batch=2), ("batch2",)), (cases(planted=True, keep_topk=1), ("truncated",))]
+EXAMPLES, EACH = 50, 6
+
+
+def test_random_heads_match_the_reference():
+    tally = FeatureTally(FEATURES)
+
+    def check(case, forced):
+        xs = heads(case["seed"], case["batch"], GRIDS_32, case["classes"], case["scale"])
+        if case["planted"]:
+            plant_boxes(xs, case["classes"])
+        res = yolo_post(xs, YOLOV5_ANCHORS, case["classes"], 32, 32, 0.5, case["nms"], case["keep_topk"],
+                        case["version"])
+        assume(res.margin > 1e-4)  # no decision float32 rounding could flip
+        attrs = KernelAttrs({"anchors": [float(a) for a in YOLOV5_ANCHORS], "class_num": case["classes"],
+                             "keep_topk": case["keep_topk"], "net_input_h": 32, "net_input_w": 32,
+                             "nms_threshold": case["nms"], "obj_threshold": 0.5, "version": case["version"]},
+                            out_shapes=[(1, 1, case["batch"] * case["keep_topk"], 7)])
+        out = KERNELS["top.YoloDetection"].run(xs, attrs)
+        check_against_reference(out, xs, case["keep_topk"], case["classes"], case["version"], 32, case["nms"])
+        # The cmodel's record arithmetic, written separately, gives the kernel's rows bit for bit.
+        cmodel = arith_detection.yolo_detection(xs, np.array(YOLOV5_ANCHORS, float).reshape(3, 3, 2),
+                                                case["version"], 32, 32, case["classes"], 0.5, case["nms"],
+                                                case["keep_topk"])
+        np.testing.assert_array_equal(cmodel, out.reshape(-1, 7))
+        seen = {name for name, happened in (
+            ("suppressed", res.suppressed), ("below_threshold", res.below_threshold), ("truncated", res.truncated),
+            ("yolov3", case["version"] == "yolov3"), ("batch2", case["batch"] == 2)) if happened}
+        assert seen.issuperset(forced), f"a forced example without {set(forced) - seen}: {case}"
+        tally.record(seen)
+
+    run_each(check, forced_runs(cases(), FORCED, EXAMPLES, EACH))
+    tally.assert_each_in(EACH / EXAMPLES)
 
 
 def yolo_onnx(tmp_path, seed: int) -> dict[str, np.ndarray]:
