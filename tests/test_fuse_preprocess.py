@@ -22,11 +22,29 @@ from tpudsl.ir.module import load_module
 
 MEAN = np.array([123.675, 116.28, 103.53], np.float32)
 SCALE = np.array([0.017125, 0.017507, 0.017429], np.float32)
-# An RGB HWC image -> the raw data of each customization format (written from the format's name).
+# An RGB HWC image -> the raw data of each customization format (written from the format's name); RGBA_PLANAR
+# gets an alpha plane of other values, which the model must not read.
 RAW = {
     "BGR_PLANAR": lambda img: img[..., ::-1].transpose(0, 3, 1, 2),
     "BGR_PACKED": lambda img: img[..., ::-1],
+    "RGB_PLANAR": lambda img: img.transpose(0, 3, 1, 2),
+    "RGBA_PLANAR": lambda img: np.concatenate([img, 255 - img[..., :1]], axis=3).transpose(0, 3, 1, 2),
 }
+# resize_dims larger than the 8x8 input: the raw image is this big and the model crops its center.
+RESIZED = (11, 10)
+
+
+def crop_start(resized: int, size: int) -> int:
+    """TPU-MLIR's first kept row of a center crop (preprocess.py's __center_crop, Preprocess.cpp's Slice)."""
+    return resized // 2 - size // 2
+
+
+def embedded(img: np.ndarray, rng: np.random.Generator, resized: tuple[int, int]) -> np.ndarray:
+    """A random image of `resized` H x W whose center crop (TPU-MLIR's offsets) is `img`."""
+    big = rng.integers(0, 256, (img.shape[0], *resized, img.shape[3]), dtype=np.uint8)
+    top, left = crop_start(resized[0], img.shape[1]), crop_start(resized[1], img.shape[2])
+    big[:, top:top + img.shape[1], left:left + img.shape[2]] = img
+    return big
 
 
 def preprocessed(img: np.ndarray) -> np.ndarray:
@@ -65,6 +83,10 @@ def transformed(tmp_path_factory):
     r = run_main("run_calibration", d / "pre.mlir", "--dataset", d / "ds", "--input_num", "8", "--quiet",
                  "-o", d / "pre_cali_table")
     assert r.returncode == 0, r.stderr
+    # The same model recording a larger resize (its tensor names, so the same reference and calibration).
+    model_transform.run(["--model_name", "pre", "--model_def", str(d / "pre.onnx"), "--mlir", str(d / "pre_resized.mlir"),
+                         "--mean", ",".join(map(str, MEAN)), "--scale", ",".join(map(str, SCALE)),
+                         "--pixel_format", "rgb", "--resize_dims", ",".join(map(str, RESIZED))])
     return d, img
 
 
@@ -73,25 +95,30 @@ def run(d, model: str, raw: str, out: str, *flags: str) -> dict[str, np.ndarray]
     return dict(np.load(d / out))
 
 
-@pytest.mark.parametrize("mode", ["F32", "INT8"])
-@pytest.mark.parametrize("fmt", ["BGR_PLANAR", "BGR_PACKED"])
-def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode, fmt):
+@pytest.mark.parametrize(("mode", "fmt", "resized"), [
+    ("F32", "BGR_PLANAR", None), ("INT8", "BGR_PLANAR", None), ("F32", "BGR_PACKED", None),
+    ("INT8", "BGR_PACKED", None), ("F32", "RGBA_PLANAR", None), ("INT8", "RGBA_PLANAR", None),
+    ("F32", "BGR_PACKED", RESIZED), ("INT8", "RGB_PLANAR", RESIZED),
+])
+def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode, fmt, resized):
     d, img = transformed
-    raw = f"raw_{fmt}.npz"
-    np.savez(d / raw, image_raw=np.ascontiguousarray(RAW[fmt](img)))
-    stem = f"pre_{mode}_{fmt}"
+    image = img if resized is None else embedded(img, np.random.default_rng(3), resized)
+    raw = f"raw_{fmt}_{resized is not None}.npz"
+    np.savez(d / raw, image_raw=np.ascontiguousarray(RAW[fmt](image)))
+    stem = f"pre_{mode}_{fmt}_{resized is not None}"
     quant = ["--calibration_table", str(d / "pre_cali_table")] if mode == "INT8" else []
+    mlir = "pre.mlir" if resized is None else "pre_resized.mlir"
     # model_deploy's own checks: Tpu against model_transform's reference by name, then the cmodel against Tpu.
-    model_deploy.run(["--mlir", str(d / "pre.mlir"), "--quantize", mode, *quant, "--processor", "bm1684x",
+    model_deploy.run(["--mlir", str(d / mlir), "--quantize", mode, *quant, "--processor", "bm1684x",
                       "--model", str(d / f"{stem}.bmodel"), "--fuse_preprocess", "--customization_format", fmt,
                       "--test_input", str(d / raw), "--test_reference", str(d / "pre_top_outputs.npz"),
                       "--compare_all"])
     tpu_mlir = f"pre_bm1684x_{mode.lower()}{'_sym' if mode == 'INT8' else ''}_tpu.mlir"
     tpu = load_module(d / tpu_mlir)
     arg = tpu.main_func().body.block.args[0]
-    assert arg.type == TensorType(IntegerType(8, Signedness.UNSIGNED), RAW[fmt](img).shape)  # raw bytes, fmt's layout
+    assert arg.type == TensorType(IntegerType(8, Signedness.UNSIGNED), RAW[fmt](image).shape)  # raw bytes, fmt's layout
 
-    reference = dict(np.load(d / "pre_top_outputs.npz"))  # the unfused model on the preprocessed image
+    reference = dict(np.load(d / "pre_top_outputs.npz"))  # the unfused model on the preprocessed (cropped) image
     bmodel = run(d, f"{stem}.bmodel", raw, f"{stem}_bmodel_out.npz")
     tensors = run(d, tpu_mlir, raw, f"{stem}_tpu_out.npz", "--dump_all_tensors")
     want = reference["out"]
@@ -143,20 +170,25 @@ def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed,
 
 # Every (model pixel_format, model channel_format, customization format) the pass models.
 COMBOS = [(pixel, layout, fmt) for pixel in ("rgb", "bgr") for layout in ("nchw", "nhwc")
-          for fmt in ("RGB_PLANAR", "RGB_PACKED", "BGR_PLANAR", "BGR_PACKED")] + \
-         [("gray", layout, "GRAYSCALE") for layout in ("nchw", "nhwc")]
+          for fmt in ("RGB_PLANAR", "RGB_PACKED", "BGR_PLANAR", "BGR_PACKED", "RGBA_PLANAR")] + \
+         [("gray", layout, "GRAYSCALE") for layout in ("nchw", "nhwc")] + \
+         [("rgba", layout, "RGBA_PLANAR") for layout in ("nchw", "nhwc")]
+# The channels of an image in each colour order, by name: the raw data's and the model's are picked by them.
+ORDER = {"rgb": "RGB", "bgr": "BGR", "rgba": "RGBA", "gray": "L"}
+RAW_ORDER = {"RGB": "RGB", "BGR": "BGR", "RGBA": "RGBA", "GRAYSCALE": "L"}
 
 
 def raw_data(img: np.ndarray, fmt: str) -> np.ndarray:
-    """An NHWC image in RGB (or gray) order as `fmt` holds it: the order reversed for BGR, planar unless PACKED."""
-    x = img[..., ::-1] if fmt.startswith("BGR") else img
-    return np.ascontiguousarray(x if fmt.endswith("PACKED") else x.transpose(0, 3, 1, 2))
+    """An NHWC image in the format's colour order as `fmt` holds it: planar unless PACKED."""
+    return np.ascontiguousarray(img if fmt.endswith("PACKED") else img.transpose(0, 3, 1, 2))
 
 
+@pytest.mark.parametrize("resized", [None, (8, 7)])
 @pytest.mark.parametrize(("pixel", "layout", "fmt"), COMBOS)
-def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt):
-    """At the Top level, for every modelled combination: the fused module's tensor under the input's name is
-    (image in the model's order and layout - mean) * scale, float32, exactly."""
+def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt, resized):
+    """At the Top level, for every modelled combination, with and without a crop: the fused module's tensor
+    under the input's name is (the image's center, its channels in the model's order and layout - mean) *
+    scale, float32, exactly. The crop of 5x4 from 8x7 starts at row 2: TPU-MLIR's offsets, not (8 - 5) // 2."""
     from xdsl.dialects.builtin import Float32Type
 
     from tpudsl.dialects import make_context
@@ -166,21 +198,24 @@ def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt)
     from tpudsl.passes import pass_class
 
     rng = np.random.default_rng(len(pixel) * 7 + len(fmt))
-    c = 1 if pixel == "gray" else 3
+    model_order, raw_order = ORDER[pixel], RAW_ORDER[fmt.split("_")[0]]
+    c, (h, w) = len(model_order), (5, 4)
+    rh, rw = resized or (h, w)
     mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
-    shape = [2, c, 3, 5] if layout == "nchw" else [2, 3, 5, c]
+    shape = [2, c, h, w] if layout == "nchw" else [2, h, w, c]
     top = new_top_module("m", [TensorType(Float32Type(), shape)])
     block = top.main_func().body.block
     inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
-        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [3, 5],
+        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [rh, rw],
         "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
     block.add_op(inp)
     top.set_outputs([inp.results[0]])
     pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
 
-    img = rng.integers(0, 256, (2, 3, 5, c), dtype=np.uint8)  # NHWC, RGB (or gray)
-    model_order = img[..., ::-1] if pixel == "bgr" else img
-    x = model_order.astype(np.float32)
+    img = rng.integers(0, 256, (2, rh, rw, len(raw_order)), dtype=np.uint8)  # NHWC, the raw colour order
+    top_row, left = crop_start(rh, h), crop_start(rw, w)
+    center = img[:, top_row:top_row + h, left:left + w]
+    x = center[..., [raw_order.index(ch) for ch in model_order]].astype(np.float32)
     if layout == "nchw":
         x = x.transpose(0, 3, 1, 2)
     bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]

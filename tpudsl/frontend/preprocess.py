@@ -4,7 +4,8 @@ The flags (--mean, --scale, --pixel_format, --channel_format, --resize_dims,
 --keep_aspect_ratio, --keep_ratio_mode, --pad_type, --pad_value) are recorded on every 4-D
 `top.Input` so that a later phase can fuse them, and are applied here to image test inputs:
 
-    image (RGB) -> resize to resize_dims -> center crop to the model's H x W -> channel order
+    image (RGB) -> resize to resize_dims -> center crop to the model's H x W (TPU-MLIR's offsets:
+      dialects/geometry/crop.py) -> channel order
       (bgr reverses RGB) -> layout (nchw or nhwc) -> (x - mean) * scale per channel -> repeated
       over the batch.
 
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import tpudsl.dialects.top  # noqa: F401  (defines top.Input, whose pixel formats these are)
+from tpudsl.dialects.geometry.crop import center_crop_start
 from tpudsl.dialects.opdef import SPECS
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -138,7 +140,7 @@ class Preprocess:
         h, w = model_hw
         if rh < h or rw < w:
             raise TpudslError(f"--resize_dims {rh},{rw} is smaller than the model input {h}x{w}")
-        top, left = (rh - h) // 2, (rw - w) // 2
+        top, left = center_crop_start(rh, h), center_crop_start(rw, w)
         return pixels[top : top + h, left : left + w]
 
 

@@ -6,10 +6,12 @@ model_transform records the preprocessing (mean, scale, pixel_format, channel_fo
 on each 4-D `top.Input`; this pass makes such an input take the raw 8-bit image instead, in the
 customization format's channel order and layout, and computes the model's input from it:
 
-    %x_raw = top.Input(%arg0)        uint8 raw data, the customization format's layout
+    %x_raw = top.Input(%arg0)        uint8 raw data, the customization format's layout, resize_dims' H x W
     [top.Permute  x_preprocess_permute]      packed (nhwc) <-> planar (nchw), when they differ
+    [top.Slice    x_preprocess_slice]        the center crop to the input's H x W, when resize_dims is larger
     [top.Slice x3 x_preprocess_c2/c1/c0 (of one top.None), top.Concat x_preprocess_<pixel_format>]
                                      the channels reversed, when rgb <-> bgr differ
+    [top.Slice    x_preprocess_<pixel_format>]  the alpha plane dropped (RGBA_PLANAR for an rgb model)
     [top.Cast     x_preprocess_f32]  to f32 (not in INT8: the Sub reads the uint8 values)
     top.Sub       x_preprocess_sub   x - mean (weight x_preprocess_mean, one value per channel)
     top.Mul       x                  (x - mean) * scale (weight x_preprocess_scale)
@@ -25,10 +27,10 @@ exactly, the Sub gets the exact range of x - mean over pixels 0..255, and the Mu
 calibrated range.
 
 An input without do_preprocess, or already fused (customization_format set), is left as it is
-(TPU-MLIR gives it an f32 argument: it has one already). Not modelled, each an error naming it: a
-resize or crop inside the model (resize_dims other than the input's H x W), the YUV, RGBA and raw
-Bayer customization formats, align=true (CV18xx aligned rows), and a customization format whose
-colour does not match the model's pixel_format (gray <-> rgb/bgr). docs/tpuc-opt.md has the table.
+(TPU-MLIR gives it an f32 argument: it has one already). Not modelled, each an error naming it:
+resize_dims smaller than the input's H x W, the YUV and raw Bayer customization formats, align=true
+(CV18xx aligned rows), and a customization format whose colours do not hold the model's
+pixel_format's (gray <-> rgb/bgr). docs/tpuc-opt.md has the table.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tpudsl.dialects.geometry.crop import center_crop_start
 from tpudsl.dialects.opdef import AttrView, SPECS, create, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
@@ -53,13 +56,13 @@ PASS = "fuse-preprocess"
 CUSTOMIZATION_FORMATS = {
     "RGB_PLANAR": ("rgb", "nchw"), "RGB_PACKED": ("rgb", "nhwc"),
     "BGR_PLANAR": ("bgr", "nchw"), "BGR_PACKED": ("bgr", "nhwc"),
-    "GRAYSCALE": ("gray", "nchw"),
+    "GRAYSCALE": ("gray", "nchw"), "RGBA_PLANAR": ("rgba", "nchw"),
 }
+# The channels of each colour order, in order: the model's are picked from the raw data's.
+CHANNELS = {"rgb": "RGB", "bgr": "BGR", "rgba": "RGBA", "gray": "L"}
 MODES = ("F32", "F16", "BF16", "INT8")
 # The permutation taking one layout to the other.
 _PERMUTE = {("nhwc", "nchw"): [0, 3, 1, 2], ("nchw", "nhwc"): [0, 2, 3, 1]}
-# Colour orders of the same channels: the raw data's may be reversed to the model's.
-_REVERSIBLE = ("rgb", "bgr")
 PIXEL_MAX = 255.0
 
 
@@ -91,7 +94,7 @@ class FusePreprocessPass(ModulePass):
                      "aligned input rows are CV18xx's (cvimodel); tpudsl deploys bm1684x .bmodel files")
         if self.customization_format:
             check_option(PASS, "customization_format", self.customization_format, tuple(CUSTOMIZATION_FORMATS),
-                         "YUV, RGBA and raw Bayer inputs need colour conversion or depacking inside the model, "
+                         "YUV and raw Bayer inputs need colour conversion or depacking inside the model, "
                          "which tpudsl does not model")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -130,17 +133,23 @@ class _Fuse:
             raise self.error(f"preprocessing needs a 4-D input, it is {shape}")
         self.channel_axis = 1 if self.layout == "nchw" else 3
         n, c, h, w = shape if self.layout == "nchw" else (shape[0], shape[3], shape[1], shape[2])
-        if (self.raw_color == "gray") != (self.pixel == "gray") or (self.pixel not in (*_REVERSIBLE, "gray")):
+        model_channels, raw_channels = CHANNELS.get(self.pixel), CHANNELS[self.raw_color]
+        if model_channels is None or not set(model_channels) <= set(raw_channels):
             raise self.error(f"customization_format {self.fmt} ({self.raw_color}) does not give the model's "
-                             f"pixel_format {self.pixel}: only rgb <-> bgr reorders are modelled")
-        resize = list(a.get("resize_dims") or [h, w])
-        if resize != [h, w]:
-            raise self.error(f"resize_dims {resize} differ from the input's {h}x{w}: the resize and crop "
-                             "inside the model are not modelled (give resize_dims equal to the input size)")
-        self.c = c
-        self.raw_shape = [n, c, h, w] if self.raw_layout == "nchw" else [n, h, w, c]
+                             f"pixel_format {self.pixel}: only channels the raw data holds are picked "
+                             "(rgb <-> bgr reordered, rgba's alpha dropped)")
+        # The raw channel each model channel reads, in the model's order.
+        self.pick = [raw_channels.index(ch) for ch in model_channels]
+        self.resize = list(a.get("resize_dims") or [h, w])
+        if len(self.resize) != 2 or self.resize[0] < h or self.resize[1] < w:
+            raise self.error(f"resize_dims {self.resize} are not at least the input's {h}x{w}: TPU-MLIR crops "
+                             "the center of a larger image; a smaller one (a resize inside the model) is not modelled")
+        self.c, self.hw, self.raw_channels = c, [h, w], len(raw_channels)
+        rc, (rh, rw) = self.raw_channels, self.resize
+        self.raw_shape = [n, rc, rh, rw] if self.raw_layout == "nchw" else [n, rh, rw, rc]
         self.mean = self._per_channel(a.get("mean"), 0.0, "mean")
         self.scale = self._per_channel(a.get("scale"), 1.0, "scale")
+        self.none: Operation | None = None  # the top.None of the Slices' absent operands, made by the first
 
     def error(self, message: str) -> TpudslError:
         return TpudslError(f"{PASS}: top.Input \"{self.name}\": {message}")
@@ -168,7 +177,7 @@ class _Fuse:
         new_arg.location = getattr(arg, "location", None) or new_arg.location  # names survive: the argument's too
         raw = create("top.Input", [new_arg], [raw_type], loc=f"{self.name}_raw", attrs={
             "pixel_format": self.raw_color, "channel_format": self.raw_layout, "customization_format": self.fmt,
-            "mean": [0.0] * self.c, "scale": [1.0] * self.c})
+            "mean": [0.0] * self.raw_channels, "scale": [1.0] * self.raw_channels})
         for key, attr in inp.attributes.items():  # the rest of the recorded preprocessing stays
             raw.attributes.setdefault(key, attr)
         self.at = InsertPoint.after(inp)
@@ -177,8 +186,10 @@ class _Fuse:
         if self.raw_layout != self.layout:
             order = _PERMUTE[(self.raw_layout, self.layout)]
             value = self._op("top.Permute", [value], [self.raw_shape[i] for i in order], {"order": order}, "permute")
-        if self.raw_color != self.pixel:
-            value = self._reversed_channels(value)
+        if self.resize != self.hw:
+            value = self._center_crop(value)
+        if self.pick != list(range(self.raw_channels)):
+            value = self._picked_channels(value)
         shape = list(self.model_type.get_shape())  # type: ignore[attr-defined]
         if self.mode != "INT8":
             value = self._op("top.Cast", [value], shape, {}, "f32", Float32Type())
@@ -204,18 +215,34 @@ class _Fuse:
         self._insert(op)
         return op.results[0]
 
-    def _reversed_channels(self, value: SSAValue) -> SSAValue:
-        """rgb <-> bgr: the channels in reverse order, one Slice each and a Concat (ops every level has)."""
+    def _slice(self, value: SSAValue, ranges: dict[int, tuple[int, int]], suffix: str) -> SSAValue:
+        """A top.Slice keeping [start, stop) of each axis in `ranges`, all of the others."""
         shape = list(value.type.get_shape())  # type: ignore[attr-defined]
-        ax = self.channel_axis
-        none = create("top.None", [], [NoneType()], loc=f"{self.name}_preprocess_none")
-        self._insert(none)
-        parts = []
-        for k in reversed(range(self.c)):
-            offset, ends = [0] * 4, list(shape)
-            offset[ax], ends[ax] = k, k + 1
-            part = list(shape)
-            part[ax] = 1
-            parts.append(self._op("top.Slice", [value, *[none.results[0]] * 3], part,
-                                  {"offset": offset, "ends": ends, "steps": [1] * 4}, f"c{k}"))
+        offset, ends = [0] * len(shape), list(shape)
+        for axis, (start, stop) in ranges.items():
+            offset[axis], ends[axis] = start, stop
+        if self.none is None:
+            self.none = create("top.None", [], [NoneType()], loc=f"{self.name}_preprocess_none")
+            self._insert(self.none)
+        return self._op("top.Slice", [value, *[self.none.results[0]] * 3], [e - o for o, e in zip(offset, ends)],
+                        {"offset": offset, "ends": ends, "steps": [1] * len(shape)}, suffix)
+
+    def _center_crop(self, value: SSAValue) -> SSAValue:
+        """The input's H x W from the middle of resize_dims' (TPU-MLIR's offsets, dialects/geometry/crop.py)."""
+        h_axis = 2 if self.layout == "nchw" else 1
+        ranges = {}
+        for axis, resized, size in zip((h_axis, h_axis + 1), self.resize, self.hw):
+            start = center_crop_start(resized, size)
+            ranges[axis] = (start, start + size)
+        return self._slice(value, ranges, "slice")
+
+    def _picked_channels(self, value: SSAValue) -> SSAValue:
+        """The model's channels from the raw ones: one Slice when they are a run in order (rgba -> rgb),
+        else one Slice each and a Concat (rgb <-> bgr: ops every level has)."""
+        ax, first = self.channel_axis, self.pick[0]
+        if self.pick == list(range(first, first + len(self.pick))):
+            return self._slice(value, {ax: (first, first + len(self.pick))}, self.pixel)
+        parts = [self._slice(value, {ax: (k, k + 1)}, f"c{k}") for k in self.pick]
+        shape = list(value.type.get_shape())  # type: ignore[attr-defined]
+        shape[ax] = len(self.pick)
         return self._op("top.Concat", parts, shape, {"axis": ax}, self.pixel)
