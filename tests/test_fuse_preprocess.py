@@ -154,8 +154,8 @@ def test_image_test_input_is_the_raw_data_of_the_customization_format(transforme
 
 @pytest.mark.parametrize(("flags", "message"), [
     (["--fuse_preprocess", "--aligned_input"], "fuse-preprocess: align=true is not supported"),
-    (["--fuse_preprocess", "--customization_format", "YUV_NV12"],
-     "fuse-preprocess: customization_format=YUV_NV12 is not supported"),
+    (["--fuse_preprocess", "--customization_format", "BGGR_RAW"],
+     "fuse-preprocess: customization_format=BGGR_RAW is not supported"),
     (["--customization_format", "BGR_PLANAR"], "--customization_format and --aligned_input need --fuse_preprocess"),
 ])
 def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed, flags, message):
@@ -221,4 +221,82 @@ def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt,
     bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
     want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
     got = run_module(top.module, top.weights, {"x_raw": raw_data(img, fmt)})
+    np.testing.assert_array_equal(got["x"], want)
+
+
+# ---- YUV: the BT.601 conversion (TPU-MLIR's Yuv2rgbFormula, _601_limited) written here from its equations ----
+# 100000 x each coefficient: R = (116438 (Y - 16) + 159603 (V - 128)) / 100000, ... (the digits TPU-MLIR uses).
+LIMITED = {"R": (116438, 0, 159603), "G": (116438, -39176, -81297), "B": (116438, 201723, 0)}
+
+
+def bt601_limited(y: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
+    """Each channel exactly: the rational value rounded half up (away from zero for these non-negative
+    values) and clipped to 0..255, in integers (no float on the way)."""
+    y, u, v = (p.astype(np.int64) for p in (y, u, v))
+    out = {}
+    for ch, (cy, cu, cv) in LIMITED.items():
+        num = cy * (y - 16) + cu * (u - 128) + cv * (v - 128)
+        out[ch] = np.clip((num + 50000) // 100000, 0, 255)
+    return out
+
+
+def yuv_frames(y: np.ndarray, u: np.ndarray, v: np.ndarray, fmt: str) -> np.ndarray:
+    """[N, H * 3 / 2, W] uint8 frames: the Y plane, then U and V planes (YUV420_PLANAR, I420) or the
+    pairs U, V (YUV_NV12) or V, U (YUV_NV21), from planes y [N, H, W] and u, v [N, H / 2, W / 2]."""
+    n, h, w = y.shape
+    if fmt == "YUV420_PLANAR":
+        chroma = np.concatenate([u.reshape(n, -1), v.reshape(n, -1)], axis=1)
+    else:
+        pairs = (u, v) if fmt == "YUV_NV12" else (v, u)
+        chroma = np.stack(pairs, axis=-1).reshape(n, -1)
+    return np.concatenate([y.reshape(n, -1), chroma], axis=1).reshape(n, h * 3 // 2, w).astype(np.uint8)
+
+
+def upsampled(c: np.ndarray) -> np.ndarray:
+    """Each chroma sample on its 2 x 2 pixels."""
+    return c.repeat(2, axis=1).repeat(2, axis=2)
+
+
+@pytest.mark.parametrize("resized", [None, (8, 6)])
+@pytest.mark.parametrize(("pixel", "layout", "fmt"), [
+    ("rgb", "nchw", "YUV420_PLANAR"), ("bgr", "nhwc", "YUV_NV12"), ("bgr", "nchw", "YUV_NV21"), ("rgb", "nhwc", "YUV_NV21")])
+def test_fused_top_module_converts_yuv_by_bt601(pixel, layout, fmt, resized):
+    """The fused module on 4:2:0 frames: its tensor under the input's name is (BT.601 limited-range RGB of the
+    frame's center, in the model's order and layout - mean) * scale. The frames hold exact ties of G's rounding
+    (Y, U, V) = (5, 217, 22) and (252, 167, 160): 38.5 and 233.5, rounded up (half to even would give 38)."""
+    from xdsl.dialects.builtin import Float32Type
+
+    from tpudsl.dialects import make_context
+    from tpudsl.dialects.opdef import create
+    from tpudsl.interp import run_module
+    from tpudsl.ir.module import new_top_module
+    from tpudsl.passes import pass_class
+
+    rng = np.random.default_rng(len(fmt) + len(pixel))
+    (h, w), c = (4, 6), 3
+    rh, rw = resized or (h, w)
+    mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
+    shape = [2, c, h, w] if layout == "nchw" else [2, h, w, c]
+    top = new_top_module("m", [TensorType(Float32Type(), shape)])
+    block = top.main_func().body.block
+    inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
+        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [rh, rw],
+        "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
+    block.add_op(inp)
+    top.set_outputs([inp.results[0]])
+    pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
+
+    y = rng.integers(0, 256, (2, rh, rw))
+    u, v = rng.integers(0, 256, (2, 2, rh // 2, rw // 2))
+    top_row, left = crop_start(rh, h), crop_start(rw, w)
+    y[0, top_row:top_row + 2, left:left + 2], u[0, top_row // 2, left // 2], v[0, top_row // 2, left // 2] = 5, 217, 22
+    y[1, top_row:top_row + 2, left:left + 2], u[1, top_row // 2, left // 2], v[1, top_row // 2, left // 2] = 252, 167, 160
+    rgb = bt601_limited(y, upsampled(u), upsampled(v))
+    assert rgb["G"][0, top_row, left] == 39 and rgb["G"][1, top_row, left] == 234  # the ties, rounded up
+    x = np.stack([rgb[ch] for ch in ORDER[pixel]], axis=-1)[:, top_row:top_row + h, left:left + w].astype(np.float32)
+    if layout == "nchw":
+        x = x.transpose(0, 3, 1, 2)
+    bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
+    want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
+    got = run_module(top.module, top.weights, {"x_raw": yuv_frames(y, u, v, fmt)})
     np.testing.assert_array_equal(got["x"], want)

@@ -37,6 +37,16 @@ def _f32_only(op) -> None:
     for what, v in [*((f"operand #{i}", x) for i, x in enumerate(op.operands)), ("result", op.results[0])]:
         if not (isinstance(v.type, TensorType | UnrankedTensorType) and isinstance(v.type.element_type, Float32Type)):
             raise ShapeError(f"{what} has type {v.type}: only f32 is modelled")
+# Yuv2rgbFormula (TpuOps.td; its kernel's enums): src_format 0 YUV420P_YU12 (I420), 1 YUV420P_YV12, 2 NV12,
+# 3 NV21; dst_format 4 RGB, 5 BGR; the pixels come out as uint8 values (image_format UINT8: FLOAT32 is not
+# modelled, TPU-MLIR's tpulang refuses it too), rounded by round_mode (tpulang allows these two).
+YUV2RGB = {
+    "src_format": A("i64", REQUIRED, supported=(0, 1, 2, 3)),
+    "dst_format": A("i64", REQUIRED, supported=(4, 5)),
+    "image_format": A("str", REQUIRED, ("FLOAT32", "UINT8"), supported=("UINT8",)),
+    "formula_mode": A("str", REQUIRED, ("_601_limited", "_601_full")),
+    "round_mode": A("str", "HalfAwayFromZero", ROUND_MODES, supported=("HalfAwayFromZero", "HalfToEven")),
+}
 
 # ---- ops written out one by one -------------------------------------------------------------
 
@@ -195,6 +205,8 @@ SPECS: list[OpSpec] = [
            attrs={"num_groups": A("i64", REQUIRED), "eps": A("f64", REQUIRED)}, shape=NN.group_norm),
     OpSpec("top.GatherElements", operands=("input", "indices"), attrs={"axis": A("i64", 2)}, shape=S.gather_elements,
            moves=MOVES),
+    OpSpec("top.Yuv2rgbFormula", operands=("YUV",), attrs=YUV2RGB, shape=S.yuv420_to_rgb,
+           summary="4:2:0 YUV frames (I420, YV12, NV12, NV21) to planar RGB or BGR pixels by BT.601 (TPU-MLIR's)"),
     OpSpec("top.MaskedFill", operands=("cond", "brn"),
            attrs={"inversed": A("bool", False), "const_val": A("f64", REQUIRED)}, shape=S.broadcast_all,
            moves=Moves(operands=("brn",)),

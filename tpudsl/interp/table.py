@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from tpudsl.interp import (
     kernels_detection,
     kernels_elementwise,
+    kernels_image,
     kernels_index,
     kernels_interp,
     kernels_nn,
@@ -41,4 +42,5 @@ KERNELS: dict[str, Kernel] = merge(
     kernels_shape.KERNELS,
     kernels_interp.KERNELS,
     kernels_detection.KERNELS,
+    kernels_image.KERNELS,
 )

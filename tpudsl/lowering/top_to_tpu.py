@@ -230,6 +230,8 @@ LOWERINGS: dict[str, Rule] = {
     "top.Tile": Rule("tpu.Tile", _no_tensor_operands("tileT")),
     "top.Gather": Rule("tpu.Gather", consumes=("is_scalar",)),
     "top.GatherElements": Rule("tpu.GatherElements"),
+    # uint8 pixels in and out: no float type to take the mode's, in every mode (INT8 too: no calibrated range)
+    "top.Yuv2rgbFormula": Rule("tpu.Yuv2rgbFormula"),
     "top.Interp": Rule("tpu.Interp", _no_tensor_operands("target_shape")),
     "top.Reduce": Rule("tpu.Reduce", consumes=("is_scalar",)),
     "top.Arg": Rule("tpu.Arg"),

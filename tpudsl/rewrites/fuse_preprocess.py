@@ -60,6 +60,10 @@ CUSTOMIZATION_FORMATS = {
 }
 # The channels of each colour order, in order: the model's are picked from the raw data's.
 CHANNELS = {"rgb": "RGB", "bgr": "BGR", "rgba": "RGBA", "gray": "L"}
+# The 4:2:0 YUV formats: frames [N, H * 3 / 2, W], converted by top.Yuv2rgbFormula (its src_format, as
+# TPU-MLIR's Preprocess lowering gives it; formula _601_limited, uint8 pixels) to the model's rgb or bgr.
+YUV_FORMATS = {"YUV420_PLANAR": 0, "YUV_NV12": 2, "YUV_NV21": 3}
+_DST_FORMAT = {"rgb": 4, "bgr": 5}
 MODES = ("F32", "F16", "BF16", "INT8")
 # The permutation taking one layout to the other.
 _PERMUTE = {("nhwc", "nchw"): [0, 3, 1, 2], ("nchw", "nhwc"): [0, 2, 3, 1]}
@@ -93,9 +97,9 @@ class FusePreprocessPass(ModulePass):
         check_option(PASS, "align", self.align, (False,),
                      "aligned input rows are CV18xx's (cvimodel); tpudsl deploys bm1684x .bmodel files")
         if self.customization_format:
-            check_option(PASS, "customization_format", self.customization_format, tuple(CUSTOMIZATION_FORMATS),
-                         "YUV and raw Bayer inputs need colour conversion or depacking inside the model, "
-                         "which tpudsl does not model")
+            check_option(PASS, "customization_format", self.customization_format,
+                         (*CUSTOMIZATION_FORMATS, *YUV_FORMATS),
+                         "raw Bayer inputs need depacking inside the model, which tpudsl does not model")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
@@ -125,10 +129,15 @@ class _Fuse:
         self.pixel = a.get("pixel_format") or "bgr"  # model_transform's defaults (TPU-MLIR's)
         self.layout = a.get("channel_format") or "nchw"
         self.fmt = fmt or default_customization_format(self.pixel, self.layout) or ""
-        if self.fmt not in CUSTOMIZATION_FORMATS:
+        self.yuv = self.fmt in YUV_FORMATS
+        if self.yuv and self.pixel not in _DST_FORMAT:
+            raise self.error(f"customization_format {self.fmt} gives rgb or bgr pixels, the model's pixel_format "
+                             f"is {self.pixel}")
+        if self.fmt not in CUSTOMIZATION_FORMATS and not self.yuv:
             raise self.error(f"pixel_format {self.pixel} has no customization format tpudsl models "
                              f"({', '.join(CUSTOMIZATION_FORMATS)})")
-        self.raw_color, self.raw_layout = CUSTOMIZATION_FORMATS[self.fmt]
+        # The colour order and layout of the raw data, YUV's once converted (the model's order, planar).
+        self.raw_color, self.raw_layout = (self.pixel, "nchw") if self.yuv else CUSTOMIZATION_FORMATS[self.fmt]
         if len(shape) != 4:
             raise self.error(f"preprocessing needs a 4-D input, it is {shape}")
         self.channel_axis = 1 if self.layout == "nchw" else 3
@@ -146,7 +155,12 @@ class _Fuse:
                              "the center of a larger image; a smaller one (a resize inside the model) is not modelled")
         self.c, self.hw, self.raw_channels = c, [h, w], len(raw_channels)
         rc, (rh, rw) = self.raw_channels, self.resize
+        if self.yuv and (rh % 2 or rw % 2):
+            raise self.error(f"customization_format {self.fmt}: the image's {rh}x{rw} (resize_dims) is not even: "
+                             "each chroma sample of 4:2:0 YUV covers 2 x 2 pixels")
         self.raw_shape = [n, rc, rh, rw] if self.raw_layout == "nchw" else [n, rh, rw, rc]
+        if self.yuv:
+            self.raw_shape = [n, rh * 3 // 2, rw]
         self.mean = self._per_channel(a.get("mean"), 0.0, "mean")
         self.scale = self._per_channel(a.get("scale"), 1.0, "scale")
         self.none: Operation | None = None  # the top.None of the Slices' absent operands, made by the first
@@ -176,16 +190,24 @@ class _Fuse:
         new_arg = Rewriter.replace_value_with_new_type(arg, arg_type)
         new_arg.location = getattr(arg, "location", None) or new_arg.location  # names survive: the argument's too
         raw = create("top.Input", [new_arg], [raw_type], loc=f"{self.name}_raw", attrs={
-            "pixel_format": self.raw_color, "channel_format": self.raw_layout, "customization_format": self.fmt,
+            # TPU-MLIR records bgr for the YUV formats
+            "pixel_format": "bgr" if self.yuv else self.raw_color, "channel_format": self.raw_layout,
+            "customization_format": self.fmt,
             "mean": [0.0] * self.raw_channels, "scale": [1.0] * self.raw_channels})
         for key, attr in inp.attributes.items():  # the rest of the recorded preprocessing stays
             raw.attributes.setdefault(key, attr)
         self.at = InsertPoint.after(inp)
         self._insert(raw)
         value = raw.results[0]
+        if self.yuv:
+            n, rows, w = self.raw_shape
+            value = self._op("top.Yuv2rgbFormula", [value], [n, 3, rows // 3 * 2, w], {
+                "src_format": YUV_FORMATS[self.fmt], "dst_format": _DST_FORMAT[self.pixel], "image_format": "UINT8",
+                "formula_mode": "_601_limited", "round_mode": "HalfAwayFromZero"}, "yuv2rgb")
         if self.raw_layout != self.layout:
             order = _PERMUTE[(self.raw_layout, self.layout)]
-            value = self._op("top.Permute", [value], [self.raw_shape[i] for i in order], {"order": order}, "permute")
+            shape = value.type.get_shape()  # type: ignore[attr-defined]
+            value = self._op("top.Permute", [value], [shape[i] for i in order], {"order": order}, "permute")
         if self.resize != self.hw:
             value = self._center_crop(value)
         if self.pick != list(range(self.raw_channels)):
