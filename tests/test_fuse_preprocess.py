@@ -53,8 +53,18 @@ def preprocessed(img: np.ndarray) -> np.ndarray:
     return (x - MEAN.reshape(1, 3, 1, 1)) * SCALE.reshape(1, 3, 1, 1)
 
 
-def images(rng: np.random.Generator, n: int) -> list[np.ndarray]:
-    return [rng.integers(0, 256, (1, 8, 8, 3), dtype=np.uint8) for _ in range(n)]
+def images(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], tuple[np.ndarray, ...]]:
+    """n RGB NHWC 8x8 images, BT.601 of random 4:2:0 frames, and the frames' planes y [n, 8, 8], u, v [n, 4, 4]."""
+    y = rng.integers(0, 256, (n, 8, 8))
+    u, v = rng.integers(0, 256, (2, n, 4, 4))
+    rgb = rgb_image(y, u, v)
+    return [rgb[i:i + 1] for i in range(n)], (y, u, v)
+
+
+def rgb_image(y: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The uint8 RGB NHWC image BT.601 (limited range, below) makes of 4:2:0 planes."""
+    rgb = bt601_limited(y, upsampled(u), upsampled(v))
+    return np.stack([rgb[ch] for ch in "RGB"], axis=-1).astype(np.uint8)
 
 
 def small_net() -> onnx.ModelProto:
@@ -71,7 +81,15 @@ def transformed(tmp_path_factory):
     calibration table from other preprocessed images."""
     d = tmp_path_factory.mktemp("fuse")
     onnx.save(small_net(), d / "pre.onnx")
-    img, *samples = images(np.random.default_rng(7), 9)
+    rng = np.random.default_rng(7)
+    # The test image is what BT.601 (written below) makes of a 4:2:0 frame, so that the YUV cases feed the frame
+    # and compare with the same reference; the frame holds one of G's exact rounding ties. The calibration
+    # samples are such images too (BT.601 of random frames: many pixels clipped to 0 or 255).
+    (img, *samples), planes = images(rng, 9)
+    y, u, v = planes
+    y[0, 2:4, 4:6], u[0, 1, 2], v[0, 1, 2] = 5, 217, 22  # G = 38.5 exactly: 39
+    img = rgb_image(y[:1], u[:1], v[:1])
+    assert img[0, 2, 4, 1] == 39
     np.savez(d / "pre_in.npz", image=preprocessed(img))
     model_transform.run(["--model_name", "pre", "--model_def", str(d / "pre.onnx"), "--mlir", str(d / "pre.mlir"),
                          "--mean", ",".join(map(str, MEAN)), "--scale", ",".join(map(str, SCALE)),
@@ -87,7 +105,7 @@ def transformed(tmp_path_factory):
     model_transform.run(["--model_name", "pre", "--model_def", str(d / "pre.onnx"), "--mlir", str(d / "pre_resized.mlir"),
                          "--mean", ",".join(map(str, MEAN)), "--scale", ",".join(map(str, SCALE)),
                          "--pixel_format", "rgb", "--resize_dims", ",".join(map(str, RESIZED))])
-    return d, img
+    return d, img, (y[:1], u[:1], v[:1])
 
 
 def run(d, model: str, raw: str, out: str, *flags: str) -> dict[str, np.ndarray]:
@@ -101,7 +119,7 @@ def run(d, model: str, raw: str, out: str, *flags: str) -> dict[str, np.ndarray]
     ("F32", "BGR_PACKED", RESIZED), ("INT8", "RGB_PLANAR", RESIZED),
 ])
 def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode, fmt, resized):
-    d, img = transformed
+    d, img, _ = transformed
     image = img if resized is None else embedded(img, np.random.default_rng(3), resized)
     raw = f"raw_{fmt}_{resized is not None}.npz"
     np.savez(d / raw, image_raw=np.ascontiguousarray(RAW[fmt](image)))
@@ -141,7 +159,7 @@ def test_image_test_input_is_the_raw_data_of_the_customization_format(transforme
     with the unfused reference."""
     from PIL import Image
 
-    d, img = transformed
+    d, img, _ = transformed
     Image.fromarray(img[0]).save(d / "img.png")
     model_deploy.run(["--mlir", str(d / "pre.mlir"), "--quantize", "F32", "--processor", "bm1684x",
                       "--model", str(d / "img.bmodel"), "--fuse_preprocess", "--customization_format", "BGR_PACKED",
@@ -159,7 +177,7 @@ def test_image_test_input_is_the_raw_data_of_the_customization_format(transforme
     (["--customization_format", "BGR_PLANAR"], "--customization_format and --aligned_input need --fuse_preprocess"),
 ])
 def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed, flags, message):
-    d, _ = transformed
+    d, _, _ = transformed
     out = d / "refused"
     out.mkdir(exist_ok=True)
     with pytest.raises(TpudslError, match=message):
@@ -300,3 +318,31 @@ def test_fused_top_module_converts_yuv_by_bt601(pixel, layout, fmt, resized):
     want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
     got = run_module(top.module, top.weights, {"x_raw": yuv_frames(y, u, v, fmt)})
     np.testing.assert_array_equal(got["x"], want)
+
+
+@pytest.mark.parametrize(("mode", "fmt"), [("F32", "YUV_NV12"), ("F32", "YUV420_PLANAR"), ("INT8", "YUV_NV21")])
+def test_bmodel_on_yuv_frames_gives_the_unfused_models_outputs(transformed, mode, fmt):
+    """model_deploy of the rgb model with a YUV customization format: fed the fixture's 4:2:0 frame, the .bmodel
+    gives the unfused model's output on the fixture's image (BT.601 of that frame), preprocessed by the formula."""
+    d, img, planes = transformed
+    stem = f"pre_{mode}_{fmt}"
+    reference = d / "pre_top_outputs.npz"
+    np.savez(d / f"{stem}_raw.npz", image_raw=yuv_frames(*planes, fmt))
+    quant = ["--calibration_table", str(d / "pre_cali_table")] if mode == "INT8" else []
+    model_deploy.run(["--mlir", str(d / "pre.mlir"), "--quantize", mode, *quant, "--processor", "bm1684x",
+                      "--model", str(d / f"{stem}.bmodel"), "--fuse_preprocess", "--customization_format", fmt,
+                      "--test_input", str(d / f"{stem}_raw.npz"), "--test_reference", str(reference),
+                      "--compare_all"])
+    tpu_mlir = f"pre_bm1684x_{mode.lower()}{'_sym' if mode == 'INT8' else ''}_tpu.mlir"
+    bmodel = run(d, f"{stem}.bmodel", f"{stem}_raw.npz", f"{stem}_bmodel_out.npz")
+    tensors = run(d, tpu_mlir, f"{stem}_raw.npz", f"{stem}_tpu_out.npz", "--dump_all_tensors")
+    np.testing.assert_array_equal(tensors["image_preprocess_yuv2rgb"], img.transpose(0, 3, 1, 2))
+    want = dict(np.load(reference))["out"]
+    if mode == "F32":
+        np.testing.assert_array_equal(tensors["image"], preprocessed(img))
+        np.testing.assert_allclose(bmodel["out"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    else:
+        np.testing.assert_array_equal(bmodel["out"], tensors["out"])  # bit-exact, the cmodel vs the Tpu level
+        cos = float(np.dot(bmodel["out"].ravel(), want.ravel())
+                    / (np.linalg.norm(bmodel["out"]) * np.linalg.norm(want)))
+        assert cos > 0.999, cos

@@ -1,7 +1,7 @@
 """Codegen of the ops slicing.SELF_EMITTED names, which layer-group does not slice: the gathers and
 scatters by computed indices (one global record each, records 76-79: their data is read whole at
-positions known only at run time) and Einsum (strided GDMA loads around one BdcMatMul per part
-of its batch)."""
+positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
+of its batch) and Yuv2rgbFormula (one GdmaYuv2rgb, record 86)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tpudsl.backend.codegen import Program
 from tpudsl.backend.codegen_detection import check_yolo_detection, emit_yolo_detection
 from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_modelled, dtype_of, shape_of
 from tpudsl.dialects.opdef import describe
+from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -192,6 +193,25 @@ def _einsum(op: Operation, chip: Chip, prog: Program) -> None:
                                               M, N, 1, 1))
 
 
+def _yuv_frames(op: Operation) -> tuple[int, int, int]:
+    """Yuv2rgbFormula: (frames, H, W) of its uint8 [..., H * 3 / 2, W] input; uint8 pixels out, each
+    stored byte its value (scale 1, zero point 0: the record maps bytes to bytes)."""
+    types = [v.type.element_type for v in (op.operands[0], op.results[0])]  # type: ignore[attr-defined]
+    if not all(isinstance(t, UniformQuantizedType) and not t.is_signed and t.storage_width == 8 and t.scales == (1.0,)
+               and t.zero_points == (0,) for t in types):
+        raise TpudslError(f"backend: {describe(op)}: YUV and pixels of types {', '.join(map(str, types))} are not "
+                          "modelled (!quant.uniform<u8:f32, 1.0>: a stored byte is its value)")
+    xs = shape_of(op.operands[0])
+    return _prod(xs[:-2]), xs[-2] // 3 * 2, xs[-1]
+
+
+def _yuv2rgb(op: Operation) -> isa.Record:
+    a = attrs_of(op)
+    return isa.GdmaYuv2rgb(address_of(op.operands[0]), address_of(op.results[0]), *_yuv_frames(op),  # type: ignore[arg-type]
+                           a["src_format"], a["dst_format"], isa.YUV_FORMULAS[a["formula_mode"]],
+                           isa.ROUND_MODES[a["round_mode"]])
+
+
 _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.GatherElements": lambda op, chip, prog: prog.records.append(_along_axis(op, scatter=False)),
     "tpu.ScatterElements": lambda op, chip, prog: prog.records.append(_along_axis(op, scatter=True)),
@@ -199,12 +219,14 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.ScatterND": lambda op, chip, prog: prog.records.append(_nd(op, scatter=True)),
     "tpu.Einsum": _einsum,
     "tpu.YoloDetection": emit_yolo_detection,
+    "tpu.Yuv2rgbFormula": lambda op, chip, prog: prog.records.append(_yuv2rgb(op)),
 }
 
 
 _CHECKS: dict[str, Callable[[Operation], object]] = {
     "tpu.GatherElements": _axis_views, "tpu.ScatterElements": _axis_views, "tpu.GatherND": _nd_dims,
     "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan, "tpu.YoloDetection": check_yolo_detection,
+    "tpu.Yuv2rgbFormula": _yuv_frames,
 }
 
 

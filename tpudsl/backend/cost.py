@@ -69,6 +69,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         rows = getattr(r, "batch", 1) * r.count
         copied = r.d0 * r.d1 * r.d2 * r.d3 * r.slab * r.esize if isinstance(r, isa.GdmaScatterND) else 0
         work = (rows * (r.k * _bytes(r.index_dtype) + r.slab * r.esize) + 2 * copied) / chip.dma_bytes_per_cycle
+    elif isinstance(r, isa.GdmaYuv2rgb):  # the frames read, 3 planes written
+        work = r.batch * r.h * r.w * 4.5 / chip.dma_bytes_per_cycle  # 1.5 bytes a pixel in, 3 out
     elif isinstance(r, isa.BdcLRN):  # square, `size` window adds, scale-add, power, divide
         work = (r.size + 4) * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcPoolMask):  # the max and the index of its first occurrence: two passes

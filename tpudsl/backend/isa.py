@@ -46,6 +46,7 @@ COORD_MODES = {"align_corners": 0, "half_pixel": 1, "pytorch_half_pixel": 2, "as
 NEAREST_MODES = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
 POOL_MODES = {"Max": 0, "Avg": 1}
 # #tpu<round_mode> cases of the INT8 records (docs/quantization.md, RightShiftRound)
+YUV_FORMULAS = {"_601_limited": 0, "_601_full": 1}  # tpu.Yuv2rgbFormula's formula_mode
 ROUND_MODES = {"HalfAwayFromZero": 0, "HalfUp": 1, "HalfDown": 2, "HalfToEven": 3, "HalfToOdd": 4,
                "HalfTowardsZero": 5, "TowardsZero": 6, "Up": 7, "Down": 8}
 
@@ -54,7 +55,7 @@ ROUND_MODES = {"HalfAwayFromZero": 0, "HalfUp": 1, "HalfDown": 2, "HalfToEven": 
 # width differs between records (axis, beta, group, k) are not here: a record writes them `name:code`.
 _CODES = {name: code for code, names in (
     ("B", "dtype out_dtype right_dtype b_dtype idx_dtype index_dtype esize mode op reverse coord nearest log "
-          "round_mode count_include_pad do_relu select_last largest upper"),
+          "round_mode count_include_pad do_relu select_last largest upper src_format dst_format formula"),
     ("b", "rshift"),
     ("H", "kh kw sh sw dh dw pt pb pl pr ic_parallel skip pn0 pn1 pc0 pc1 ph0 ph1 pw0 pw1"),
     ("I", "laddr in_addr out_addr weight_addr bias_addr left_addr right_addr a_addr b_addr cond_addr table_addr "
@@ -537,6 +538,17 @@ class BdcRequantAxis(Record):
     + zp) in out_dtype. `dtype`: the input's, i32 (a Deconv's sums) or i8/u8."""
 
 
+# ---- opcode 86: 4:2:0 YUV frames to RGB pixels in global memory (tpu.Yuv2rgbFormula) ----
+
+
+@record(86, "gdma", "src dst batch h w src_format dst_format formula round_mode")
+class GdmaYuv2rgb(Record):
+    """`batch` uint8 frames [h * 3 / 2, w] at src (Y rows, then the chroma of each 2 x 2 block: planes U, V
+    (src_format 0) or V, U (1), or pairs U, V (2) or V, U (3)) to uint8 planes [3, h, w] at dst, R, G, B
+    (dst_format 4) or B, G, R (5): BT.601 `formula` (YUV_FORMULAS) clipped to 0..255 and rounded by
+    `round_mode` (HalfAwayFromZero or HalfToEven); docs/bmodel.md has the coefficients."""
+
+
 # ---- opcode 96: YOLO detection post-processing (`--add-postprocess`), global memory to global memory ----
 
 YOLO_VERSIONS = {"yolov3": 0, "yolov5": 1}
@@ -563,7 +575,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
-                                BdcRequantAxis, BdcYoloDetection)
+                                BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -243,6 +243,8 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaScatterElements: _index_record,
     isa.GdmaScatterND: _index_record,
     isa.BdcYoloDetection: _yolo_detection,
+    isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
+                                      _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
     isa.BdcLRN: _elementwise,
     isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
                                       local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)

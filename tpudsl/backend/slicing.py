@@ -55,16 +55,17 @@ MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile", "reverse
 GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 # Ops codegen_index.py emits whole, without layer-group slices: the gathers and scatters by
 # computed indices (one global record each: their data is read whole), Einsum (strided loads
-# around BdcMatMul, cut along its batch by itself) and YoloDetection (one global record).
+# around BdcMatMul, cut along its batch by itself), YoloDetection (one global record) and Yuv2rgbFormula
+# (one global record: a pixel's chroma lies half a frame away from its luma).
 SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum",
-                "tpu.YoloDetection")
+                "tpu.YoloDetection", "tpu.Yuv2rgbFormula")
 GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
             "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Softmax", "tpu.RequantInt", "tpu.RequantIntAxis", "tpu.Cast",
             "tpu.Concat",
-            "tpu.Permute", "tpu.Slice",
+            "tpu.Permute", "tpu.Slice", "tpu.Yuv2rgbFormula",
             *GLOBAL_MOVES)
 
 

@@ -49,6 +49,8 @@ class _Attrs(KernelAttrs):
 # int8 result the INT8 lowering means. Any other float kernel on such an operand is an error, not
 # float arithmetic on stored integers.
 INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather", "top.Slice")
+# Ops defined on stored uint8 pixel values (bytes to bytes): their Top kernel is their INT8 kernel.
+ON_STORED_PIXELS = ("top.Yuv2rgbFormula",)
 
 
 def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> Kernel:
@@ -56,7 +58,7 @@ def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> 
 
     def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
         top, extra = choose(attrs)
-        if attrs.scales[0] is not None and top not in INT8_MOVES:
+        if attrs.scales[0] is not None and top not in (*INT8_MOVES, *ON_STORED_PIXELS):
             raise ValueError(f"{top[4:]} on a quantized int8 operand has no INT8 kernel")
         return KERNELS[top].run([_wide(x) for x in inputs], _Attrs(attrs, extra) if extra else attrs)
 

@@ -469,8 +469,9 @@ def _all_float(op: Operation) -> bool:
 
 
 # Ops that only move values: on tensors that are quantized already (a raw uint8 input's, from
-# --fuse-preprocess) they move the stored values and keep the type.
-QUANTIZED_MOVES = (*MOVES, "top.Slice")
+# --fuse-preprocess) they move the stored values and keep the type. Yuv2rgbFormula is defined on
+# stored pixel bytes (uint8 frames to uint8 pixels): it too keeps its types, in every mode.
+QUANTIZED_MOVES = (*MOVES, "top.Slice", "top.Yuv2rgbFormula")
 
 
 def _moves_quantized(op: Operation) -> bool:

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel import arith, arith_int8, engine_detection, engine_extra, engine_gather, engine_index, rq_axis
+from tpudsl.backend.cmodel import (
+    arith, arith_int8, engine_detection, engine_extra, engine_gather, engine_image, engine_index, rq_axis,
+)
 from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
@@ -340,6 +342,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     **engine_index.HANDLERS,
     **engine_gather.HANDLERS,
     **engine_detection.HANDLERS,
+    **engine_image.HANDLERS,
     **rq_axis.HANDLERS,
 }
 
