@@ -42,6 +42,7 @@ NOT_FROM_ONNX = {
     "top.Transpose": "PyTorch two-axis transpose; ONNX Transpose becomes top.Permute",
     "top.View": "PyTorch view; ONNX Reshape becomes top.Reshape",
     "top.YoloDetection": "TPU-MLIR's post-processing: --add-postprocess appends it to a YOLO model's heads",
+    "top.Yuv2rgbFormula": "TPU-MLIR's op for --fuse-preprocess of YUV frames (and tpulang); ONNX has no such op",
 }
 
 # Top ops convert-top-to-tpu does not lower (it fails on them, naming the op). A to-do list, not a

@@ -264,6 +264,16 @@ def nd(draw, cls):
 
 
 @st.composite
+def yuv2rgb(draw):
+    """GdmaYuv2rgb: `batch` frames of even h x w (4:2:0), every format, formula and modelled rounding."""
+    batch, h, w = draw(dims), 2 * draw(dims), 2 * draw(dims)
+    return isa.GdmaYuv2rgb(_somewhere(draw, batch * h * w * 3 // 2), _somewhere(draw, batch * 3 * h * w), batch, h, w,
+                           draw(st.integers(0, 3)), draw(st.sampled_from([4, 5])),
+                           draw(st.sampled_from(list(isa.YUV_FORMULAS.values()))),
+                           draw(st.sampled_from([isa.ROUND_MODES["HalfAwayFromZero"], isa.ROUND_MODES["HalfToEven"]])))
+
+
+@st.composite
 def pool_mask(draw):
     dt, n, c = draw(st.sampled_from(list(DT.values()))), draw(dims), draw(st.integers(1, 6))
     kh, sh, _, pt, pb, oh, ih = draw(window(False))
@@ -364,6 +374,7 @@ RECORDS = {
                                                                  0.75, 1.0)),
     isa.BdcPoolMask: pool_mask(),
     isa.BdcYoloDetection: yolo_detection(),
+    isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),

@@ -442,8 +442,9 @@ def einsum(ins: Ins, a: AttrView) -> list[Shape]:
 
 def yuv420_to_rgb(ins: Ins, a: AttrView) -> list[Shape]:
     """Yuv2rgbFormula (TPU-MLIR's shape_inference): frames [..., H * 3 / 2, W] of 4:2:0 YUV (H rows of Y, then
-    the chroma) give [..., 3, H, W]; H and W are even (each chroma sample covers 2 x 2 pixels)."""
+    the chroma) give [..., 3, H, W]; H and W are even (each chroma sample covers 2 x 2 pixels: rows a
+    multiple of 3 give an even H)."""
     x = operand(ins, 0, "YUV")
-    if len(x) < 2 or x[-2] % 3 or (x[-2] // 3 * 2) % 2 or x[-1] % 2:
+    if len(x) < 2 or x[-2] % 3 or x[-1] % 2:
         raise ShapeError(f"YUV {fmt(x)} is not 4:2:0 frames [..., H * 3 / 2, W] with H and W even")
     return [(*x[:-2], 3, x[-2] // 3 * 2, x[-1])]
