@@ -19,17 +19,15 @@
 // RUN: diff %t/packed.mlir %t/twice.mlir
 // RUN: not ls %t/twice_weight.npz
 
-// Options tpudsl does not model, each one error: align=true (CV18xx), the YUV/raw customization
-// formats, a precision tpudsl does not lower to.
+// Options tpudsl does not model, each one error: align=true (CV18xx), the raw Bayer customization
+// formats, a precision tpudsl does not lower to (YUV: fuse_preprocess_yuv.mlir).
 // RUN: not tpuc-opt %t/in.mlir --fuse-preprocess="mode=F32 align=True" 2>&1 | filecheck %s --check-prefix=ALIGN
-// RUN: not tpuc-opt %t/in.mlir --fuse-preprocess="mode=F32 customization_format=YUV_NV12" 2>&1 | filecheck %s --check-prefix=YUV
 // RUN: not tpuc-opt %t/in.mlir --fuse-preprocess="mode=F32 customization_format=GBRG_RAW" 2>&1 | filecheck %s --check-prefix=BAYER
 // RUN: not tpuc-opt %t/in.mlir --fuse-preprocess="mode=INT4" 2>&1 | filecheck %s --check-prefix=INT4
 
 // ALIGN-NOT:  Traceback
 // ALIGN:      error: fuse-preprocess: align=true is not supported: aligned input rows are CV18xx's (cvimodel); tpudsl deploys bm1684x .bmodel files (supported: align=false)
-// YUV:        error: fuse-preprocess: customization_format=YUV_NV12 is not supported: YUV and raw Bayer inputs need colour conversion or depacking inside the model, which tpudsl does not model (supported: customization_format=RGB_PLANAR or customization_format=RGB_PACKED or customization_format=BGR_PLANAR or customization_format=BGR_PACKED or customization_format=GRAYSCALE or customization_format=RGBA_PLANAR)
-// BAYER:      error: fuse-preprocess: customization_format=GBRG_RAW is not supported
+// BAYER:      error: fuse-preprocess: customization_format=GBRG_RAW is not supported: raw Bayer inputs need depacking inside the model, which tpudsl does not model (supported: customization_format=RGB_PLANAR or customization_format=RGB_PACKED or customization_format=BGR_PLANAR or customization_format=BGR_PACKED or customization_format=GRAYSCALE or customization_format=RGBA_PLANAR or customization_format=YUV420_PLANAR or customization_format=YUV_NV12 or customization_format=YUV_NV21)
 // INT4:       error: fuse-preprocess: mode=INT4 is not supported: the precisions tpudsl lowers to (supported: mode=F32 or mode=F16 or mode=BF16 or mode=INT8)
 
 // PACKED:      func.func @main(%arg0: tensor<1x4x6x3xui8> {{.*}}, %arg1: tensor<1x3x4x6xf32> {{.*}}) -> (tensor<1x3x4x6xf32>, tensor<1x3x4x6xf32>) {
