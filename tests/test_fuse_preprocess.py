@@ -186,6 +186,20 @@ def test_model_deploy_refuses_what_it_does_not_model_before_writing(transformed,
     assert not list(out.iterdir())
 
 
+def test_model_deploy_refuses_an_image_test_input_for_yuv_before_writing(transformed):
+    """Making YUV frames from an image (RGB -> 4:2:0) is not modelled: one message, nothing written."""
+    from PIL import Image
+
+    d, img, _ = transformed
+    out = d / "refused_yuv"
+    out.mkdir(exist_ok=True)
+    Image.fromarray(img[0]).save(out / "img.png")
+    with pytest.raises(TpudslError, match="making YUV_NV21 frames from an image"):
+        model_deploy.run(["--mlir", str(d / "pre.mlir"), "--processor", "bm1684x", "--model", str(out / "x.bmodel"),
+                          "--fuse_preprocess", "--customization_format", "YUV_NV21", "--test_input", str(out / "img.png")])
+    assert [p.name for p in out.iterdir()] == ["img.png"]
+
+
 # Every (model pixel_format, model channel_format, customization format) the pass models.
 COMBOS = [(pixel, layout, fmt) for pixel in ("rgb", "bgr") for layout in ("nchw", "nhwc")
           for fmt in ("RGB_PLANAR", "RGB_PACKED", "BGR_PLANAR", "BGR_PACKED", "RGBA_PLANAR")] + \

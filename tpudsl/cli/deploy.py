@@ -67,6 +67,9 @@ def _test_inputs(top: TopModule, args) -> dict[str, np.ndarray]:
 
     files = check_test_input_files(args.test_input)
     if args.fuse_preprocess and files and all(is_image(f) for f in files):
+        if args.customization_format.startswith("YUV"):
+            raise TpudslError(f"--test_input {args.test_input}: making {args.customization_format} frames from an "
+                              "image (RGB -> YUV 4:2:0) is not modelled; give the raw frames as .npz (<input>_raw)")
         shapes = input_shapes(top)
         return load_test_inputs(files, list(shapes), list(shapes.values()), recorded_preprocess(top))  # type: ignore[arg-type]
     return read_npz(args.test_input)
