@@ -7,6 +7,8 @@ on each 4-D `top.Input`; this pass makes such an input take the raw 8-bit image 
 customization format's channel order and layout, and computes the model's input from it:
 
     %x_raw = top.Input(%arg0)        uint8 raw data, the customization format's layout, resize_dims' H x W
+    [top.Yuv2rgbFormula x_preprocess_yuv2rgb]  YUV formats: 4:2:0 frames [N, H * 3 / 2, W] to planar pixels
+                                     in the model's order (TPU-MLIR's op and attributes, _601_limited)
     [top.Permute  x_preprocess_permute]      packed (nhwc) <-> planar (nchw), when they differ
     [top.Slice    x_preprocess_slice]        the center crop to the input's H x W, when resize_dims is larger
     [top.Slice x3 x_preprocess_c2/c1/c0 (of one top.None), top.Concat x_preprocess_<pixel_format>]
@@ -28,9 +30,9 @@ calibrated range.
 
 An input without do_preprocess, or already fused (customization_format set), is left as it is
 (TPU-MLIR gives it an f32 argument: it has one already). Not modelled, each an error naming it:
-resize_dims smaller than the input's H x W, the YUV and raw Bayer customization formats, align=true
-(CV18xx aligned rows), and a customization format whose colours do not hold the model's
-pixel_format's (gray <-> rgb/bgr). docs/tpuc-opt.md has the table.
+resize_dims smaller than the input's H x W, the raw Bayer customization formats, align=true (CV18xx
+aligned rows), a customization format whose colours do not hold the model's pixel_format's (gray <->
+rgb/bgr), YUV for a model that is not rgb or bgr or of an odd size. docs/tpuc-opt.md has the table.
 """
 
 from __future__ import annotations
