@@ -215,43 +215,58 @@ def raw_data(img: np.ndarray, fmt: str) -> np.ndarray:
     return np.ascontiguousarray(img if fmt.endswith("PACKED") else img.transpose(0, 3, 1, 2))
 
 
+def fused_top(rng: np.random.Generator, pixel: str, layout: str, fmt: str, c: int, hw: tuple[int, int],
+              resized: tuple[int, int]):
+    """A Top module whose one input "x" (batch 2, `c` channels of `hw` in `layout`) records the preprocessing
+    (pixel_format, resize_dims, a random mean and scale per channel), fused for `fmt`; and the mean and scale."""
+    from xdsl.dialects.builtin import Float32Type
+
+    from tpudsl.dialects import make_context
+    from tpudsl.dialects.opdef import create
+    from tpudsl.ir.module import new_top_module
+    from tpudsl.passes import pass_class
+
+    mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
+    shape = [2, c, *hw] if layout == "nchw" else [2, *hw, c]
+    top = new_top_module("m", [TensorType(Float32Type(), shape)])
+    block = top.main_func().body.block
+    inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
+        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": list(resized),
+        "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
+    block.add_op(inp)
+    top.set_outputs([inp.results[0]])
+    pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
+    return top, mean, scale
+
+
+def normalized(x: np.ndarray, layout: str, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(x - mean) * scale per channel of float32 NHWC pixels `x`, in `layout`."""
+    c = x.shape[-1]
+    if layout == "nchw":
+        x = x.transpose(0, 3, 1, 2)
+    bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
+    return (x - mean.reshape(bcast)) * scale.reshape(bcast)
+
+
 @pytest.mark.parametrize("resized", [None, (8, 7)])
 @pytest.mark.parametrize(("pixel", "layout", "fmt"), COMBOS)
 def test_fused_top_module_computes_the_preprocessing_formula(pixel, layout, fmt, resized):
     """At the Top level, for every modelled combination, with and without a crop: the fused module's tensor
     under the input's name is (the image's center, its channels in the model's order and layout - mean) *
     scale, float32, exactly. The crop of 5x4 from 8x7 starts at row 2: TPU-MLIR's offsets, not (8 - 5) // 2."""
-    from xdsl.dialects.builtin import Float32Type
-
-    from tpudsl.dialects import make_context
-    from tpudsl.dialects.opdef import create
     from tpudsl.interp import run_module
-    from tpudsl.ir.module import new_top_module
-    from tpudsl.passes import pass_class
 
     rng = np.random.default_rng(len(pixel) * 7 + len(fmt))
     model_order, raw_order = ORDER[pixel], RAW_ORDER[fmt.split("_")[0]]
     c, (h, w) = len(model_order), (5, 4)
     rh, rw = resized or (h, w)
-    mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
-    shape = [2, c, h, w] if layout == "nchw" else [2, h, w, c]
-    top = new_top_module("m", [TensorType(Float32Type(), shape)])
-    block = top.main_func().body.block
-    inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
-        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [rh, rw],
-        "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
-    block.add_op(inp)
-    top.set_outputs([inp.results[0]])
-    pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
+    top, mean, scale = fused_top(rng, pixel, layout, fmt, c, (h, w), (rh, rw))
 
     img = rng.integers(0, 256, (2, rh, rw, len(raw_order)), dtype=np.uint8)  # NHWC, the raw colour order
     top_row, left = crop_start(rh, h), crop_start(rw, w)
     center = img[:, top_row:top_row + h, left:left + w]
     x = center[..., [raw_order.index(ch) for ch in model_order]].astype(np.float32)
-    if layout == "nchw":
-        x = x.transpose(0, 3, 1, 2)
-    bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
-    want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
+    want = normalized(x, layout, mean, scale)
     got = run_module(top.module, top.weights, {"x_raw": raw_data(img, fmt)})
     np.testing.assert_array_equal(got["x"], want)
 
@@ -296,27 +311,12 @@ def test_fused_top_module_converts_yuv_by_bt601(pixel, layout, fmt, resized):
     """The fused module on 4:2:0 frames: its tensor under the input's name is (BT.601 limited-range RGB of the
     frame's center, in the model's order and layout - mean) * scale. The frames hold exact ties of G's rounding
     (Y, U, V) = (5, 217, 22) and (252, 167, 160): 38.5 and 233.5, rounded up (half to even would give 38)."""
-    from xdsl.dialects.builtin import Float32Type
-
-    from tpudsl.dialects import make_context
-    from tpudsl.dialects.opdef import create
     from tpudsl.interp import run_module
-    from tpudsl.ir.module import new_top_module
-    from tpudsl.passes import pass_class
 
     rng = np.random.default_rng(len(fmt) + len(pixel))
     (h, w), c = (4, 6), 3
     rh, rw = resized or (h, w)
-    mean, scale = rng.uniform(0, 255, c).astype(np.float32), rng.uniform(0.01, 2, c).astype(np.float32)
-    shape = [2, c, h, w] if layout == "nchw" else [2, h, w, c]
-    top = new_top_module("m", [TensorType(Float32Type(), shape)])
-    block = top.main_func().body.block
-    inp = create("top.Input", [block.args[0]], [TensorType(Float32Type(), shape)], loc="x", attrs={
-        "do_preprocess": True, "pixel_format": pixel, "channel_format": layout, "resize_dims": [rh, rw],
-        "mean": [float(v) for v in mean], "scale": [float(v) for v in scale]})
-    block.add_op(inp)
-    top.set_outputs([inp.results[0]])
-    pass_class("fuse-preprocess")(mode="F32", customization_format=fmt).apply(make_context(), top.module)
+    top, mean, scale = fused_top(rng, pixel, layout, fmt, c, (h, w), (rh, rw))
 
     y = rng.integers(0, 256, (2, rh, rw))
     u, v = rng.integers(0, 256, (2, 2, rh // 2, rw // 2))
@@ -326,10 +326,7 @@ def test_fused_top_module_converts_yuv_by_bt601(pixel, layout, fmt, resized):
     rgb = bt601_limited(y, upsampled(u), upsampled(v))
     assert rgb["G"][0, top_row, left] == 39 and rgb["G"][1, top_row, left] == 234  # the ties, rounded up
     x = np.stack([rgb[ch] for ch in ORDER[pixel]], axis=-1)[:, top_row:top_row + h, left:left + w].astype(np.float32)
-    if layout == "nchw":
-        x = x.transpose(0, 3, 1, 2)
-    bcast = [1, c, 1, 1] if layout == "nchw" else [1, 1, 1, c]
-    want = (x - mean.reshape(bcast)) * scale.reshape(bcast)
+    want = normalized(x, layout, mean, scale)
     got = run_module(top.module, top.weights, {"x_raw": yuv_frames(y, u, v, fmt)})
     np.testing.assert_array_equal(got["x"], want)
 
