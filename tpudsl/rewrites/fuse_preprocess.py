@@ -160,9 +160,8 @@ class _Fuse:
         if self.yuv and (rh % 2 or rw % 2):
             raise self.error(f"customization_format {self.fmt}: the image's {rh}x{rw} (resize_dims) is not even: "
                              "each chroma sample of 4:2:0 YUV covers 2 x 2 pixels")
-        self.raw_shape = [n, rc, rh, rw] if self.raw_layout == "nchw" else [n, rh, rw, rc]
-        if self.yuv:
-            self.raw_shape = [n, rh * 3 // 2, rw]
+        self.raw_shape = ([n, rh * 3 // 2, rw] if self.yuv  # 4:2:0 frames
+                          else [n, rc, rh, rw] if self.raw_layout == "nchw" else [n, rh, rw, rc])
         self.mean = self._per_channel(a.get("mean"), 0.0, "mean")
         self.scale = self._per_channel(a.get("scale"), 1.0, "scale")
         self.none: Operation | None = None  # the top.None of the Slices' absent operands, made by the first
