@@ -12,6 +12,9 @@
 // RUN: filecheck %s --check-prefix=INT8 < %t/m_bm1684x_int8_sym_tpu.mlir
 // RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F32 num_device=1 num_core=1 addr_mode=auto high_precision=False" --processor-top-optimize --fuse-preprocess="mode=F32 customization_format=BGR_PACKED align=False" --convert-top-to-tpu="weightFileName=m_bm1684x_f32_tpu_weights.npz asymmetric=False doWinograd=False q_group_size=0 q_symmetric=False matmul_perchannel=False gelu_mode=normal" --canonicalize --weight-fold -o m_bm1684x_f32_tpu.mlir
 // RUN: filecheck %s --check-prefix=F32 < %t/m_bm1684x_f32_tpu.mlir
+// YUV frames, mode INT8 (tpu.Yuv2rgbFormula keeps its uint8 types: no cast, no calibrated range; the Sub reads its pixels).
+// RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=INT8 num_device=1 num_core=1 addr_mode=auto high_precision=False" --import-calibration-table="file=m_cali_table asymmetric=False" --processor-top-optimize --fuse-preprocess="mode=INT8 customization_format=YUV_NV21 align=False" --convert-top-to-tpu="weightFileName=m_yuv_tpu_weights.npz asymmetric=False doWinograd=False q_group_size=0 q_symmetric=False matmul_perchannel=False gelu_mode=normal" --canonicalize --weight-fold -o m_yuv_tpu.mlir
+// RUN: filecheck %s --check-prefix=YUV < %t/m_yuv_tpu.mlir
 // The mode must be the module's (processor-assign's): another is an error naming both.
 // RUN: cd %t && not tpuc-opt m.mlir --processor-assign="chip=bm1684x mode=F16" --fuse-preprocess="mode=F32" 2>&1 | filecheck %s --check-prefix=MODE
 
@@ -36,6 +39,12 @@
 // F32-NEXT:    "tpu.Mul"(%[[SUB]], %{{[0-9]+}}) {{.*}} -> tensor<1x3x4x6xf32> loc(#[[XLOC:loc[0-9]+]])
 // F32-DAG:   #[[FLOC]] = loc("x_preprocess_f32")
 // F32-DAG:   #[[XLOC]] = loc("x")
+
+// YUV:       func.func @main(%arg0: tensor<1x6x6xui8> {{.*}}) -> tensor<1x8x4x6xf32> {
+// YUV:         %[[RAW:[0-9]+]] = "top.Input"(%arg0) {{.*}} -> tensor<1x6x6x!quant.uniform<u8:f32, 1.000000e+00>>
+// YUV-NEXT:    %[[RGB:[0-9]+]] = "tpu.Yuv2rgbFormula"(%[[RAW]]) {dst_format = 4 : i64, formula_mode = "_601_limited", image_format = "UINT8", round_mode = "HalfAwayFromZero", src_format = 3 : i64} : {{.*}} -> tensor<1x3x4x6x!quant.uniform<u8:f32, 1.000000e+00>>
+// YUV-NOT:     tpu.Cast
+// YUV:         "tpu.Sub"(%[[RGB]], %{{[0-9]+}}) {{.*}} -> tensor<1x3x4x6x!quant.uniform<i8:f32, {{.*}}>>
 
 // MODE:      error: fuse-preprocess: mode=F32 differs from the module's mode F16 (processor-assign)
 
