@@ -358,3 +358,18 @@ def test_bmodel_on_yuv_frames_gives_the_unfused_models_outputs(transformed, mode
         cos = float(np.dot(bmodel["out"].ravel(), want.ravel())
                     / (np.linalg.norm(bmodel["out"]) * np.linalg.norm(want)))
         assert cos > 0.999, cos
+
+
+def test_an_image_resized_larger_is_cropped_at_tpu_mlirs_offsets(tmp_path):
+    """The frontend's image test inputs crop as the fused Slice does: 5x4 of an 8x7 image (resize_dims the
+    image's own size: no resampling) starts at row 2 and column 1, crop_start's formula above."""
+    from PIL import Image
+
+    from tpudsl.frontend.preprocess import Preprocess
+
+    img = np.random.default_rng(2).integers(0, 256, (8, 7, 3), dtype=np.uint8)
+    Image.fromarray(img).save(tmp_path / "i.png")
+    x = Preprocess(pixel_format="rgb", resize_dims=(8, 7)).load_image(tmp_path / "i.png", [1, 3, 5, 4])
+    top, left = crop_start(8, 5), crop_start(7, 4)
+    assert (top, left) == (2, 1)
+    np.testing.assert_array_equal(x[0], img[top:top + 5, left:left + 4].transpose(2, 0, 1).astype(np.float32))
