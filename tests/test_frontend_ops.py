@@ -90,6 +90,16 @@ CASES = [
     Case("avgpool_include_pad", [node("AveragePool", "x", kernel_shape=[3, 2], pads=[1, 0, 1, 1], count_include_pad=1)], X4),
     Case("avgpool_dilated_ceil", [node("AveragePool", "x", kernel_shape=[2, 2], dilations=[2, 3], strides=[2, 2],
                                        pads=[1, 0, 0, 1], ceil_mode=1, count_include_pad=1)], X4, opset=19),
+    # ONNX's shape inference (onnx 1.23) counts a last window that starts in the end padding (8 -> 5),
+    # which the spec and onnxruntime ignore (8 -> 4); a second such pool (4 -> 2, ONNX: 3) and a Relu
+    # read the corrected shapes.
+    Case("pools_ceil_window_in_end_pad", [
+        node("MaxPool", "x", ["p"], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1),
+        node("AveragePool", "p", ["q"], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1,
+             count_include_pad=1),
+        node("Relu", "q")], {"x": [1, 2, 8, 8]}, opset=19, ops=("top.MaxPool", "top.AvgPool")),
+    Case("avgpool_ceil_window_in_end_pad", [node("AveragePool", "x", kernel_shape=[3, 2], strides=[2, 2],
+                                                 pads=[1, 0, 2, 1], ceil_mode=1)], {"x": [1, 2, 7, 6]}, opset=19),
     # Indices are integers: compared exactly.
     Case("maxpool_indices_dilated_ceil", [node("MaxPool", "x", ["y", "i"], kernel_shape=[2, 2], dilations=[2, 1],
                                                strides=[2, 2], pads=[1, 0, 0, 0], ceil_mode=1)],

@@ -17,6 +17,7 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 
+from tpudsl.dialects.geometry.window import window_out_size
 from tpudsl.ir.diagnostics import TpudslError
 
 # Ops whose result is not a function of their inputs: folding them would freeze one random draw.
@@ -95,6 +96,64 @@ def _needed_nodes(nodes: Sequence[onnx.NodeProto], outputs: Sequence[str]) -> li
 
 def _infer(model: onnx.ModelProto, nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray],
            inputs: list[onnx.ValueInfoProto], outputs: list[str]) -> onnx.ModelProto:
+    """ONNX shape inference of the graph of `nodes`, with the ceil-mode pools it sizes wrongly
+    corrected (`_ceil_pool_probe`): each round fixes the pools whose input shape is known, until
+    none is left (a chain of them needs one round each)."""
+    probe_nodes = list(nodes)
+    for _ in range(len(nodes) + 1):  # a round fixes at least one pool, or it is the last
+        inferred = _infer_once(model, probe_nodes, consts, inputs, outputs)
+        shapes, _ = _known_shapes(inferred)
+        fixed = [_ceil_pool_probe(n, shapes) for n in nodes]  # from the node's own pads: the spec's count
+        if all(f is None for f in fixed):
+            break
+        probe_nodes = [p if f is None else f for p, f in zip(probe_nodes, fixed, strict=True)]
+    return inferred
+
+
+_POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
+
+
+def _ceil_pool_probe(node: onnx.NodeProto, shapes: dict[str, tuple[int, ...]]) -> onnx.NodeProto | None:
+    """A copy of a ceil-mode pool whose ONNX-inferred output is a window too long, for shape
+    inference only: onnx's inference (1.23) counts a last window that starts in the end padding,
+    which the ONNX spec (since opset 19), PyTorch and onnxruntime ignore. The copy's end pads are
+    cut until onnx's formula gives the windows the spec's rule (`window_out_size`) counts, so the
+    pool's and every later tensor's inferred shape is onnxruntime's; the converted node keeps its
+    own pads (the windows it pools are the same). None when the node needs no correction."""
+    if node.op_type not in _POOLS or node.input[0] not in shapes or node.output[0] not in shapes:
+        return None
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    auto_pad = attrs.get("auto_pad", b"NOTSET")
+    if not attrs.get("ceil_mode", 0) or auto_pad not in (b"NOTSET", "NOTSET") or "pads" not in attrs:
+        return None
+    size, got = shapes[node.input[0]][2:], shapes[node.output[0]][2:]
+    kernel, rank = list(attrs["kernel_shape"]), len(attrs["kernel_shape"])
+    strides = list(attrs.get("strides", [1] * rank))
+    dilations = list(attrs.get("dilations", [1] * rank))
+    pads = list(attrs["pads"])
+    if len(size) != rank or len(got) != rank:
+        return None
+    new_pads, changed = list(pads), False
+    for i in range(rank):
+        want = window_out_size(size[i], kernel[i], strides[i], dilations[i], pads[i], pads[rank + i], True)
+        if got[i] == want:
+            continue
+        for end in range(pads[rank + i], -1, -1):  # onnx's formula: ceil(span / s) + 1, no correction
+            span = size[i] + pads[i] + end - dilations[i] * (kernel[i] - 1) - 1
+            if span >= 0 and -(-span // strides[i]) + 1 == want:
+                new_pads[rank + i], changed = end, True
+                break
+    if not changed:
+        return None
+    probe = onnx.NodeProto.FromString(node.SerializeToString())
+    for a in probe.attribute:
+        if a.name == "pads":
+            a.CopyFrom(helper.make_attribute("pads", new_pads))
+    return probe
+
+
+def _infer_once(model: onnx.ModelProto, nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray],
+                inputs: list[onnx.ValueInfoProto], outputs: list[str]) -> onnx.ModelProto:
     used = {i for n in nodes for i in n.input}
     initializers, const_inputs = [], []
     for name, value in consts.items():
