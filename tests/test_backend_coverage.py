@@ -21,6 +21,7 @@ from tpudsl.dialects.opdef import SPECS
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, GELU_MODES
 from tpudsl.lowering.top_to_tpu import LOWERINGS
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, INT8_ONLY_OPS, LUT_OPS
+from tpudsl.lowering.weight_only import A16_LOWERINGS
 
 DOC = Path(__file__).resolve().parent.parent / "docs/backend.md"
 FLOAT = ("F32", "F16", "BF16")
@@ -43,12 +44,14 @@ def _forms(top_op: str, tpu_op: str) -> tuple[str | None, ...]:
 
 
 def lowered_forms() -> set[tuple[str, str | None, str]]:
-    """(Tpu op, form, mode) for every form the float and INT8 lowerings can produce."""
+    """(Tpu op, form, mode) for every form the float, INT8 and weight-only (W8F16/W8BF16) lowerings
+    can produce."""
     found = {(rule.tpu, form, mode) for top_op, rule in LOWERINGS.items() for form in _forms(top_op, rule.tpu)
              for mode in FLOAT}
     int8 = {*INT8_ONLY_OPS, "tpu.Cast"}  # Lut, RequantInt; the quantizing casts around int8 regions
     int8 |= {"tpu.Lut" if top_op in LUT_OPS else LOWERINGS[top_op].tpu for top_op in INT8_LOWERINGS}
-    return found | {(op, None, "INT8") for op in int8}
+    weight_only = {(tpu, None, mode) for tpu in A16_LOWERINGS.values() for mode in ("F16", "BF16")}
+    return found | {(op, None, "INT8") for op in int8} | weight_only
 
 
 def refused() -> set[tuple[str, str | None, str]]:

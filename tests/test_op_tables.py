@@ -20,6 +20,7 @@ from tpudsl.frontend.onnx_ops import CONVERTERS
 from tpudsl.interp.kernels_tpu import INT8_MOVES, TPU_KERNELS
 from tpudsl.lowering.top_to_tpu import KEPT, LOWERINGS
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, INT8_ONLY_OPS
+from tpudsl.lowering.weight_only import A16_LOWERINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP_OPS = sorted(name for name in SPECS if name.startswith("top."))
@@ -118,7 +119,7 @@ def test_every_top_op_is_lowered_or_listed():
 
 
 def test_every_lowering_targets_a_tpu_op_with_a_kernel():
-    targets = sorted({rule.tpu for rule in LOWERINGS.values()} | set(INT8_ONLY_OPS))
+    targets = sorted({rule.tpu for rule in LOWERINGS.values()} | set(INT8_ONLY_OPS) | set(A16_LOWERINGS.values()))
     assert [t for t in targets if t not in SPECS] == [], "lowering targets without a Tpu op spec (tpudsl/dialects/tpu.py)"
     assert [t for t in targets if t not in TPU_KERNELS] == [], "lowering targets without a Tpu kernel (interp/kernels_tpu.py)"
     unused = sorted(name for name in TPU_KERNELS if name not in targets)

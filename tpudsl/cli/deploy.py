@@ -22,6 +22,7 @@ from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, writ
 from tpudsl.interp.requant import dequantize
 from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
+from tpudsl.lowering.weight_only import WEIGHT_ONLY_MODES
 from tpudsl.passes import pass_class
 
 
@@ -78,7 +79,8 @@ def _test_inputs(top: TopModule, args) -> dict[str, np.ndarray]:
 def _lower(top: TopModule, args, weight_file: str) -> None:
     ctx = make_context()
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
-                                     asymmetric=args.asymmetric).apply(ctx, top.module)
+                                     asymmetric=args.asymmetric, q_group_size=args.q_group_size,
+                                     q_symmetric=args.q_symmetric).apply(ctx, top.module)
     # mlir_shell.py's passes before the groups, with model_deploy's flags for them: where tpudsl
     # accepts the flags they change nothing, else they fail naming the option (docs/tpuc-opt.md).
     stages = [pass_class("strip-io-quant")(quant_input=args.quant_input, quant_output=args.quant_output,
@@ -126,14 +128,15 @@ def deploy(args: argparse.Namespace) -> int:
     weight_file = f"{prefix}_tpu_weights.npz"
     _prepare(top, args)
     inputs = _test_inputs(top, args) if args.test_input else None
+    half = WEIGHT_ONLY_MODES.get(args.quantize, args.quantize)  # W8F16's activations are F16
 
     reference, keep_f32 = None, []
     if inputs is not None:
         # The Top run comes first: lowering changes the module in place.
-        top_tensors = run_module(top.module, top.weights, inputs, keep_all=True) if args.test_reference is None or args.quantize in LARGEST else {}
+        top_tensors = run_module(top.module, top.weights, inputs, keep_all=True) if args.test_reference is None or half in LARGEST else {}
         reference = read_npz(args.test_reference) if args.test_reference else top_tensors
-        if args.quantize in LARGEST:
-            keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, args.quantize)
+        if half in LARGEST:
+            keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, half)
     returned = _output_names(top)
     _lower(top, args, weight_file)
     save_module(top, tpu_mlir, out_dir / weight_file)
@@ -146,8 +149,8 @@ def deploy(args: argparse.Namespace) -> int:
         ours = run_module(top.module, top.weights, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})
-        if args.quantize in LARGEST:
-            report = _overflow_report(top, ours, keep_f32, args.quantize)
+        if half in LARGEST:
+            report = _overflow_report(top, ours, keep_f32, half)
             if report:
                 print("\n".join(report), file=sys.stderr)
         compared = widened(ours)  # f16/bf16 outputs (--quant_output) as float32, as the reference

@@ -206,6 +206,24 @@ def matmul(ins: Ins, a: AttrView) -> list[Shape]:
     return [tuple(out)]
 
 
+def a16_matmul(ins: Ins, a: AttrView) -> list[Shape]:
+    """tpu.A16MatMul: input [..., K] times the 2-D weight ([N, K] with w_transpose, else [K, N]),
+    one scale per output channel ([N, 1]), bias broadcast to the result [..., N]."""
+    x, w, scale = (operand(ins, i, what) for i, what in enumerate(("input", "weight", "scale")))
+    if len(w) != 2 or not x:
+        raise ShapeError(f"needs a 2-D weight and an input of rank >= 1, got weight {fmt(w)}, input {fmt(x)}")
+    n, k = w if a.get("w_transpose", False) else w[::-1]
+    if x[-1] != k:
+        raise ShapeError(f"contracting dims differ: input {fmt(x)} and weight {fmt(w)} "
+                         f"(w_transpose={str(a.get('w_transpose', False)).lower()})")
+    if tuple(scale) != (n, 1):
+        raise ShapeError(f"scale {fmt(scale)} must be {n}x1: one per output channel")
+    out = (*x[:-1], n)
+    if len(ins) > 4 and ins[4] is not None and broadcast(out, ins[4]) != out:
+        raise ShapeError(f"bias {fmt(ins[4])} does not broadcast to the result {fmt(out)}")
+    return [out]
+
+
 # ---- normalizations ----------------------------------------------------------------------
 
 

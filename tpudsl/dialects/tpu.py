@@ -82,6 +82,31 @@ def _rq_axis_types(op) -> None:
         raise ShapeError(f"quant must be an i32 tensor, got {op.operands[1].type}")
 
 
+def _a16_types(op) -> None:
+    """tpu.A16MatMul (TPU-MLIR's weight-only MatMul, docs/quantization.md "Weight-only"): the weight
+    is i8 when `sign`, ui8 otherwise; input, scale and result share one f16 or bf16 type; the zero
+    points (asymmetric weights) are not modelled: zp must be none."""
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type, Signedness
+
+    def element(v):
+        return v.type.element_type if isinstance(v.type, TensorType) else None
+
+    x, w, scale, zp = (element(v) for v in op.operands[:4])
+    y = element(op.results[0])
+    if not isinstance(y, Float16Type | BFloat16Type):
+        raise ShapeError(f"result must be f16 or bf16, got {op.results[0].type}")
+    for what, e, v in (("input", x, op.operands[0]), ("scale", scale, op.operands[2])):
+        if e != y:
+            raise ShapeError(f"{what} must be {y} as the result, got {v.type}")
+    signed = opdef.AttrView(op.attributes, opdef.SPECS[op.name])["sign"]
+    want = Signedness.SIGNLESS if signed else Signedness.UNSIGNED
+    if not (isinstance(w, IntegerType) and w.width.data == 8 and w.signedness.data == want):
+        raise ShapeError(f"weight must be {'i8' if signed else 'ui8'} (sign={'true' if signed else 'false'}), "
+                         f"got {op.operands[1].type}")
+    if zp is not None:
+        raise ShapeError("zp (asymmetric weights) is not supported: it must be none")
+
+
 SPECS: list[OpSpec] = [
     OpSpec(
         "tpu.Conv2D",
@@ -164,6 +189,20 @@ SPECS: list[OpSpec] = [
             **_round(),
         },
         shape=NN.matmul,
+    ),
+    OpSpec(
+        "tpu.A16MatMul",
+        operands=("input", "weight", "scale", "zp?", "bias?"),
+        attrs={
+            "w_transpose": A("bool", False),
+            "sign": A("bool", True),
+            "weight_bits": A("i64", 8, supported=(8,)),
+            "q_group_size": A("i64", 0, supported=(0,)),
+        },
+        shape=NN.a16_matmul,
+        verify=_a16_types,
+        summary="weight-only quantized MatMul: input @ (weight * scale per output channel) + bias, "
+                "the weight int8 (sign) or uint8, dequantized to the result's f16/bf16 first",
     ),
     OpSpec("tpu.Active", attrs={"mode": A("tpu.active_mode", REQUIRED), "coeffs": A("f64[]"), **GINFO},
            shape=S.same_as_first, summary="an element-wise function chosen by `mode`"),

@@ -21,7 +21,7 @@ from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
 from tpudsl.interp.half import half_format
-from tpudsl.interp.kernels_tpu_half import HALF_KERNELS
+from tpudsl.interp.kernels_tpu_half import HALF_KERNELS, a16_matmul
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
 from tpudsl.interp.table import KERNELS, merge
 
@@ -196,6 +196,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     "tpu.Lut": Kernel(int8.lut),
     "tpu.RequantInt": Kernel(int8.requant_int),
     "tpu.RequantIntAxis": Kernel(int8.requant_int_axis),
+    "tpu.A16MatMul": Kernel(a16_matmul),
 }
 
 

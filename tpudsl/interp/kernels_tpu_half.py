@@ -104,6 +104,27 @@ def matmul(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return y.reshape(shape) if shape is not None and shape != y.shape else y
 
 
+def dequantized(weight: Array, scale: Array, w_transpose: bool, fmt: Format) -> Array:
+    """tpu.A16MatMul's weight as the chip uses it, [K, N]: each stored integer times its output
+    channel's scale (an f16/bf16 value), rounded once to the format. The product is exact in
+    float64 (8-bit integer times an 11-bit significand), so this is the one rounding."""
+    w = np.asarray(weight, np.float64)
+    w = w if w_transpose else w.T  # [N, K]
+    return half.round_to(w * np.asarray(scale, np.float64).reshape(-1, 1), fmt).T
+
+
+def a16_matmul(ins: Inputs, a: KernelAttrs) -> Array:
+    """tpu.A16MatMul (docs/quantization.md "Weight-only"): the weight dequantized to the result's
+    format, then F16/BF16 MatMul's arithmetic (the exact sum with the f32 bias, rounded once)."""
+    fmt = half.half_format(a.out_dtype())
+    if fmt is None:
+        raise ValueError(f"tpu.A16MatMul computes in f16 or bf16, not {a.out_dtype()}")
+    x, weight, scale = ins[0], ins[1], ins[2]
+    bias = ins[4] if len(ins) > 4 else None
+    right = dequantized(weight, scale, bool(a.get("w_transpose", False)), fmt)
+    return matmul([x, right, bias], a, fmt)
+
+
 def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     """The exact sum of each window over the number of positions that count (Top's rule: pads
     when count_include_pad, never the ceil_mode overhang)."""

@@ -56,6 +56,7 @@ from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.qtable import read_qtable
+from tpudsl.lowering.weight_only import A16_LOWERINGS, WEIGHT_ONLY_MODES, A16Lowering
 
 FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Float16Type, "BF16": BFloat16Type}
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
@@ -261,6 +262,8 @@ class _Lowering:
     none: SSAValue | None = None
     converted: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
     casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict)
+    # W8F16/W8BF16: the rule that lowers a constant-weight MatMul to tpu.A16MatMul (weight_only.py)
+    a16: A16Lowering | None = None
 
     def mode_of(self, op: Operation) -> str:
         return self.qtable.get(loc_name(op), self.mode)
@@ -281,17 +284,20 @@ class _Lowering:
         key = (name, mode)
         if key not in self.converted:
             data = np.asarray(self.top.weight_of(owner), dtype=np.float32)  # type: ignore[arg-type]
-            if mode == "F16":
-                stored = data.astype(np.float16)
-            else:  # imported here, only for BF16: ml_dtypes 0.7 takes 0.5 s to import
-                import ml_dtypes
-
-                stored = data.astype(ml_dtypes.bfloat16).view(np.uint16)
-            op = self.top.add_weight(f"{name}_{mode.lower()}", stored, before=before)
-            # BF16 bits are stored as uint16; the value's type says what they are.
-            self.converted[key] = Rewriter.replace_value_with_new_type(
-                op.results[0], TensorType(FLOAT_MODES[mode](), data.shape))
+            self.converted[key] = self.new_weight_in(f"{name}_{mode.lower()}", data, mode, before)
         return self.converted[key]
+
+    def new_weight_in(self, name: str, data: np.ndarray, mode: str, before: Operation) -> SSAValue:
+        """A new weight `name` holding float32 `data` rounded to F16/BF16 `mode`'s type."""
+        if mode == "F16":
+            stored = data.astype(np.float16)
+        else:  # imported here, only for BF16: ml_dtypes 0.7 takes 0.5 s to import
+            import ml_dtypes
+
+            stored = data.astype(ml_dtypes.bfloat16).view(np.uint16)
+        op = self.top.add_weight(name, stored, before=before)
+        # BF16 bits are stored as uint16; the value's type says what they are.
+        return Rewriter.replace_value_with_new_type(op.results[0], TensorType(FLOAT_MODES[mode](), data.shape))
 
     def value_in(self, value: SSAValue, mode: str) -> SSAValue:
         """The activation `value` in `mode`'s type: itself, or one tpu.Cast shared by every
@@ -320,6 +326,8 @@ def _retyped(value: SSAValue, mode: str) -> Attribute:
 
 
 def _lower_op(op: Operation, state: _Lowering) -> None:
+    if state.a16 is not None and op.name in A16_LOWERINGS and loc_name(op) not in state.qtable and state.a16(op, state):
+        return
     rule = LOWERINGS.get(op.name)
     if rule is None:
         raise _error(op, f"no Tpu lowering for {op.name} yet (docs/lowering.md lists what lowers)")
@@ -379,10 +387,12 @@ def _cast(value: SSAValue, element_type: Attribute, name: str) -> Operation:
     return create("tpu.Cast", [value], [TensorType(element_type, _shape(value))], loc=name)
 
 
-def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str]) -> None:
-    """Lower @main in `mode`, ops named in `qtable` in theirs; outputs come back as f32."""
+def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str], weight_only: bool = False) -> None:
+    """Lower @main in `mode`, ops named in `qtable` in theirs; outputs come back as f32.
+    `weight_only`: W8F16/W8BF16, the MatMuls of a constant weight not named in the qtable become
+    tpu.A16MatMul (weight_only.py)."""
     main = top.main_func()
-    state = _Lowering(top, mode, qtable)
+    state = _Lowering(top, mode, qtable, a16=A16Lowering() if weight_only else None)
     for op in list(main.body.block.ops):
         if op.name not in KEPT and not isinstance(op, ReturnOp):
             _lower_op(op, state)
@@ -448,16 +458,22 @@ class ConvertTopToTpuPass(ModulePass):
         if not isinstance(mode_attr, StringAttr):
             raise TpudslError("convert-top-to-tpu: module.mode is not set; run --processor-assign first")
         mode = mode_attr.data
-        for option, value, default in (("doWinograd", self.doWinograd, False), ("q_group_size", self.q_group_size, 0),
-                                       ("q_symmetric", self.q_symmetric, False), ("gelu_mode", self.gelu_mode, "normal")):
+        for option, value, default in (("doWinograd", self.doWinograd, False), ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
+        for option, value, default in (("q_group_size", self.q_group_size, 0), ("q_symmetric", self.q_symmetric, False)):
+            if value != default:  # TPU-MLIR's per-group weights are uint8 with zero points
+                raise TpudslError(f"convert-top-to-tpu: {option}={value} (per-group weight-only quantization) "
+                                  f"is not modelled; W8F16/W8BF16 quantize per output channel ({option}="
+                                  f"{str(default).lower()})")
         names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}
         qtable = read_qtable(self.qtable, names) if self.qtable else {}
         for name, op_mode in {"the module": mode, **qtable}.items():
-            if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8"):
-                raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered "
-                                  "(F32, F16 and BF16 are; INT8 when the module's mode is INT8)")
+            if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8") and \
+                    not (op_mode in WEIGHT_ONLY_MODES and name == "the module"):
+                raise TpudslError(f"convert-top-to-tpu: mode {op_mode} of {name} is not lowered (F32, F16 and "
+                                  "BF16 are; INT8 when the module's mode is INT8; W8F16 and W8BF16 as the "
+                                  "module's mode)")
         for option, value in (("matmul_perchannel", self.matmul_perchannel), ("asymmetric", self.asymmetric)):
             if value and mode != "INT8":
                 raise TpudslError(f"convert-top-to-tpu: {option}=true needs mode INT8")
@@ -468,6 +484,8 @@ class ConvertTopToTpuPass(ModulePass):
             lower_int8(top, qtable, self.matmul_perchannel, self.asymmetric)
             if self.asymmetric:
                 op.attributes["module.asymmetric"] = to_attr("bool", True)
+        elif mode in WEIGHT_ONLY_MODES:
+            lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, weight_only=True)
         else:
             lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")

@@ -1,0 +1,123 @@
+"""Weight-only quantization: `--quantize W8F16 / W8BF16` (TPU-MLIR's A16MatMul; docs/quantization.md
+"Weight-only quantization").
+
+In these modes every op lowers as in F16/BF16, except a `top.MatMul` whose right operand is a 2-D
+`top.Weight` and whose other attributes are their defaults: it becomes `tpu.A16MatMul`, its weight
+stored transposed ([N, K], `w_transpose = true`) as int8 with one scale per output channel (the
+scale held in the activations' type, as TPU-MLIR's A16MatMulAdjust clones it). A MatMul of two
+computed operands, or one with a transpose of its input or output, a fused relu or a batched
+right side, lowers as F16/BF16 MatMul. TPU-MLIR's per-group scales (`q_group_size`) and zero points
+are not modelled (convert-top-to-tpu refuses the option).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, operand_shape
+from tpudsl.ir.diagnostics import TpudslError
+
+# model_deploy's weight-only modes -> the type of the activations (and of every other op).
+WEIGHT_ONLY_MODES = {"W8F16": "F16", "W8BF16": "BF16"}
+# The Top op each mode lowers to A16MatMul (the coverage test walks this table too).
+A16_LOWERINGS = {"top.MatMul": "tpu.A16MatMul"}
+
+
+def a16_applies(op: Operation) -> bool:
+    """A MatMul A16MatMul stands for: a 2-D weight on the right, every attribute but
+    right_transpose at its default (the A16 kernel models no other)."""
+    right = op.operands[1]
+    if right.owner.name != "top.Weight" or len(operand_shape(right) or ()) != 2:  # type: ignore[union-attr]
+        return False
+    spec = SPECS[op.name]
+    a = AttrView(op.attributes, spec)
+    return all(a[key] == attr.default for key, attr in spec.attrs.items() if key != "right_transpose")
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """C's std::round (TPU-MLIR's weightQuantization): halves away from zero, in float64 (exact for
+    a float32 ratio)."""
+    x = np.asarray(x, np.float64)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def quantize_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """TPU-MLIR's computePerChannelParam and weightQuantization for 8 bits, zero point 0, on the
+    float32 weight [N, K]: sign = not (min > 0); scale[n] = max|w[n]| / 127 (255 when unsigned),
+    the division in double stored as float; q = std::round(w / scale) in float32, saturated.
+    A channel of zeros (scale 0, where TPU-MLIR divides by zero) stores zeros with scale 0.
+    Returns (q as int8 or uint8, scale [N, 1] float32, sign)."""
+    w = np.asarray(w, np.float32)
+    sign = not bool(w.size and w.min() > 0)
+    qmax = 127 if sign else 255
+    wmax = np.abs(w).max(axis=1, keepdims=True, initial=0.0)
+    scale = (wmax.astype(np.float64) / qmax).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = w / scale  # float32, as TPU-MLIR's float division
+    q = np.where(scale == 0, 0.0, round_half_away(ratio))
+    q = np.clip(q, -128 if sign else 0, qmax).astype(np.int8 if sign else np.uint8)
+    return q, scale, sign
+
+
+@dataclass
+class A16Lowering:
+    """One run's A16 rule: each weight quantized once, shared by every MatMul that reads it."""
+
+    quantized: dict[tuple[str, str], tuple[SSAValue, SSAValue, bool]] = field(default_factory=dict)
+
+    def __call__(self, op: Operation, state) -> bool:
+        """Lower `op` to tpu.A16MatMul in state.mode (F16 or BF16); False when it does not apply."""
+        if not a16_applies(op):
+            return False
+        mode = state.mode_of(op)
+        weight, scale, sign = self._weight(op, state, mode)
+        bias = op.operands[2] if len(op.operands) > 2 else None
+        if bias is None or bias.owner.name == "top.None":  # type: ignore[union-attr]
+            bias = state.none_value(op)
+        elif bias.owner.name == "top.Weight":  # type: ignore[union-attr]
+            bias = state.weight_in(bias, "F32", op)  # f32, as MatMul's: the chip accumulates in f32
+        else:
+            bias = state.value_in(bias, "F32")
+        x = state.value_in(op.operands[0], mode)
+        result = TensorType(x.type.element_type, operand_shape(op.results[0]))  # the mode's f16/bf16
+        Rewriter.replace_op(op, create("tpu.A16MatMul", [x, weight, scale, state.none_value(op), bias], [result],
+                                       attrs={"w_transpose": True, "sign": sign, "weight_bits": 8},
+                                       loc=op.location))
+        return True
+
+    def _weight(self, op: Operation, state, mode: str) -> tuple[SSAValue, SSAValue, bool]:
+        owner = op.operands[1].owner
+        name = loc_name(owner)  # type: ignore[arg-type]
+        key = (name, mode)
+        if key not in self.quantized:
+            w = np.asarray(state.top.weight_of(owner), np.float32)
+            if not AttrView(op.attributes, SPECS[op.name])["right_transpose"]:
+                w = w.T  # [K, N] -> [N, K]: one row per output channel
+            q, scale, sign = quantize_per_channel(w)
+            _check_scale(op, name, scale, mode)
+            stored = state.top.add_weight(f"{name}_{'int8' if sign else 'uint8'}", np.ascontiguousarray(q), before=op)
+            scale_value = state.new_weight_in(f"{name}_scale_{mode.lower()}", scale, mode, op)
+            self.quantized[key] = (stored.results[0], scale_value, sign)
+        return self.quantized[key]
+
+
+def _check_scale(op: Operation, name: str, scale: np.ndarray, mode: str) -> None:
+    """A nonzero scale must stay nonzero and finite in the mode's type: else every weight of its
+    channel would silently dequantize to 0 (or inf)."""
+    if mode == "F16":
+        held = scale.astype(np.float16).astype(np.float32)
+    else:
+        import ml_dtypes
+
+        held = scale.astype(ml_dtypes.bfloat16).astype(np.float32)
+    bad = np.flatnonzero((scale.ravel() != 0) & ((held.ravel() == 0) | ~np.isfinite(held.ravel())))
+    if bad.size:
+        c = int(bad[0])
+        raise TpudslError(f"{loc_name(op)}: weight '{name}': the per-channel scale {float(scale.ravel()[c]):g} "
+                          f"of output channel {c} is not representable in {mode} (weight-only quantization); "
+                          f"keep this MatMul in F32 or {mode} with a qtable line")
