@@ -151,6 +151,9 @@ def matmul(draw, q=False):
         return isa.BdcMatMulQZ(*fields, *draw(requant), draw(st.sampled_from([I8, U8])),
                                draw(st.one_of(st.just(isa.NO_ADDR), laddr())), left_zp, draw(st.integers(-128, 127)),
                                out_zp, out_dtype)
+    if q == "a16":  # weight-only: f16/bf16, batch 1, an 8-bit right side and its per-column scales
+        fields = (draw(st.sampled_from([DT["f16"], DT["bf16"]])), *fields[1:8], 1, 0, -1.0)
+        return isa.BdcMatMulA16(*fields, draw(st.sampled_from([I8, U8])), draw(laddr()))
     return isa.BdcMatMulQ(*fields, *draw(requant)) if q else isa.BdcMatMul(*fields)
 
 
@@ -337,6 +340,7 @@ RECORDS = {
     isa.BdcSoftmaxQ: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcSoftmaxQ(
         d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()), *d(zps)[:2], 0.01)),
     isa.BdcMatMulQZ: matmul(q="z"),
+    isa.BdcMatMulA16: matmul(q="a16"),
     isa.BdcConvQZ: conv(q="z"),
     isa.BdcPoolQZ: pool(q="z"),
     isa.BdcBinaryQZ: binary(q="z"),
@@ -462,7 +466,7 @@ def test_footprint_is_what_the_cmodel_touches(cls):
 
     check()
     # with and without optional operands
-    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcLayerNorm):
+    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcMatMulA16, isa.BdcLayerNorm):
         assert len(seen) >= 2, seen
 
 

@@ -7,8 +7,9 @@
   the f16 scale, rounded to f16), every output the exact sum (Fractions) of its products plus the
   f32 bias, rounded once to f16 by nearest-even on the exact value: bit-exact;
 * a transformer block in W8F16 / W8BF16 against the Top F32 interpreter (cosine);
-* model_deploy --quantize W8F16 writes and checks the Tpu module and stops before the backend
-  (tpu.A16MatMul has no records yet); --q_group_size is refused by name.
+* model_deploy --quantize W8F16 / W8BF16 on the tiny chip (the A16MatMuls sliced by rows and
+  columns, int8 and uint8 weights): the .bmodel on the cmodel bit-exact to the Tpu interpreter, and
+  a cmodel dequantizing one ulp off fails that check; --q_group_size is refused by name.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.models import transformer_block
 from tests.test_tpu_float import cosine, run, top_module
+from tpudsl.backend.cmodel import arith_half
 from tpudsl.cli import model_deploy
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import save_module
+from tpudsl.ir.module import load_module, save_module
 from tpudsl.passes import pass_class
 
 
@@ -137,16 +139,57 @@ def test_transformer_block_in_weight_only_mode_matches_top_f32(mode, bound):
     assert cosine(run(top, feed)["output"], want) >= bound
 
 
-def test_model_deploy_w8f16_checks_the_tpu_module_and_stops_before_the_backend(tmp_path, capsys):
+def two_linears(rng, m: int, k: int, hidden: int, n: int) -> onnx.ModelProto:
+    """x [m, k] -> MatMul (a weight of both signs) + bias -> MatMul (a positive weight: uint8)."""
+    w1 = rng.standard_normal((k, hidden)).astype(np.float32)
+    w2 = np.abs(rng.standard_normal((hidden, n))).astype(np.float32) + 0.01
+    b1 = rng.standard_normal(hidden).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["mm1"], name="mm1"), helper.make_node("Add", ["mm1", "b1"], ["h"], name="h"),
+         helper.make_node("MatMul", ["h", "w2"], ["y"], name="y")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def two_linears_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("w8")
     rng = np.random.default_rng(3)
-    top = top_module(linear_model(weights_with_cases(rng), rng.standard_normal(6).astype(np.float32), 4))
-    save_module(top, tmp_path / "lin.mlir", tmp_path / "lin_top_weights.npz")
-    np.savez(tmp_path / "in.npz", x=rng.standard_normal((4, 16)).astype(np.float32))
-    argv = ["--mlir", str(tmp_path / "lin.mlir"), "--quantize", "W8F16", "--processor", "bm1684x",
-            "--model", str(tmp_path / "lin.bmodel"), "--test_input", str(tmp_path / "in.npz")]
-    model_deploy.run(argv)
+    save_module(top_module(two_linears(rng, 64, 96, 256, 48)), d / "lin.mlir", d / "lin_top_weights.npz")
+    np.savez(d / "in.npz", x=rng.standard_normal((64, 96)).astype(np.float32))
+    return d
+
+
+def deploy_args(d, mode: str, *extra: str) -> list[str]:
+    return ["--mlir", str(d / "lin.mlir"), "--quantize", mode, "--processor", "tiny", "--model",
+            str(d / f"lin_{mode}.bmodel"), "--test_input", str(d / "in.npz"), *extra]
+
+
+@pytest.mark.parametrize("mode", ["W8F16", "W8BF16"])
+def test_model_deploy_bmodel_is_bit_exact_to_the_tpu_interpreter(two_linears_files, capsys, mode):
+    """On the tiny chip both A16MatMuls are sliced (rows, and the second's columns), one weight int8,
+    the other uint8; model_deploy's third comparison holds the cmodel to the interpreter bit for bit."""
+    d = two_linears_files
+    model_deploy.run(deploy_args(d, mode))
     err = capsys.readouterr().err
-    assert "the backend has no instructions for 'tpu.A16MatMul'" in err, err
-    assert (tmp_path / "m_bm1684x_w8f16_tpu.mlir").exists() and not (tmp_path / "lin.bmodel").exists()
+    assert f"bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's ({mode}, bit-exact)" in err, err
+    final = load_module(d / f"m_tiny_{mode.lower()}_final.mlir")
+    ops = a16_ops(final)
+    assert [AttrView(op.attributes, SPECS[op.name])["sign"] for op in ops] == [True, False]
+    secs = [AttrView(op.attributes, SPECS[op.name]) for op in ops]
+    assert any(a["nsecs"] * a.get("csecs", 1) > 1 for a in secs), [dict(a) for a in secs]  # sliced on tiny
+
+
+def test_third_comparison_fails_when_the_cmodel_dequantizes_wrongly(two_linears_files, monkeypatch):
+    """The cmodel's dequantized weight one ulp up (the dtype's next value) fails the bit-exact check."""
+    real = arith_half.dequantize
+    monkeypatch.setattr(arith_half, "dequantize", lambda q, s: np.nextafter(real(q, s), np.float16(np.inf)))
+    with pytest.raises(TpudslError, match=r"bmodel check failed at tensor 'y'"):
+        model_deploy.run(deploy_args(two_linears_files, "W8F16"))
+
+
+def test_model_deploy_refuses_per_group_scales(two_linears_files):
     with pytest.raises(TpudslError, match=r"q_group_size=64 \(per-group weight-only quantization\) is not modelled"):
-        model_deploy.run([*argv, "--q_group_size", "64"])
+        model_deploy.run(deploy_args(two_linears_files, "W8F16", "--q_group_size", "64"))

@@ -109,6 +109,10 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             return isa.BdcMatMul(dtype, ins[0][0], ins[1][0], isa.NO_ADDR, out[0], rows // batch, k,
                                  out[1].shape[1], batch, *_relu(op))
         bias = whole[1] if matmul_bias(op) is not None else isa.NO_ADDR
+        if op.name == "tpu.A16MatMul":  # the scale tile is the last whole tile
+            right_dtype = isa.DTYPES["i8" if attrs_of(op)["sign"] else "u8"]
+            return isa.BdcMatMulA16(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1,
+                                    *_relu(op), right_dtype, whole[-1])
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
     if kind == "upsample":
         skip = out[1].start[2] - ins[0][1].start[2] * a["scale_h"]

@@ -528,6 +528,16 @@ def _name(table: dict[str, int], code: int) -> str:
     return names[0]
 
 
+# ---- opcode 82: weight-only MatMul (tpu.A16MatMul, W8F16/W8BF16) ----
+
+
+@record(82, "bdc", "right_dtype scale_addr")
+class BdcMatMulA16(BdcMatMul):
+    """BdcMatMul (batch 1) whose right side is stored as 8-bit integers (right_dtype i8 or u8), each
+    output column's times its scale (`scale_addr`: a local (1, n_out, 1, 1) in the record's dtype),
+    rounded to the dtype, before the product; bias f32 as BdcMatMul's."""
+
+
 # ---- opcodes 85-89: per-channel requantization (issue 10's RequantIntAxis) ----
 
 
@@ -575,7 +585,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
-                                BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection)
+                                BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

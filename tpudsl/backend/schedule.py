@@ -97,9 +97,11 @@ def _conv(r: isa.BdcConv, chip: Chip):
 
 def _matmul(r: isa.BdcMatMul, chip: Chip):
     """BdcMatMul (f32 bias), BdcMatMulQ (int32 bias, int8 out), BdcMatMulQZ (also the per-column
-    (multiplier, rshift) tile, out in out_dtype)."""
+    (multiplier, rshift) tile, out in out_dtype), BdcMatMulA16 (an 8-bit right side, its scale tile)."""
     rows, q = r.batch * r.m, isinstance(r, isa.BdcMatMulQ)
     quant = _optional(chip, r.quant_addr, (1, r.n_out, 1, 2), I32) if isinstance(r, isa.BdcMatMulQZ) else ()
+    if isinstance(r, isa.BdcMatMulA16):  # the right side's per-column scale
+        quant = local(chip, r.scale_addr, (1, r.n_out, 1, 1), r.dtype)
     return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
             + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), getattr(r, "right_dtype", r.dtype))
             + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32) + quant,
@@ -210,6 +212,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
                                       + local(chip, r.table_addr, (1, min(r.c, chip.lanes), 1, 256), I32),
                                       local(chip, r.out_addr, (r.n, r.c, r.h, r.w), r.out_dtype)),
     isa.BdcMatMulQZ: _matmul,
+    isa.BdcMatMulA16: _matmul,
     isa.BdcConvQZ: _conv,
     isa.BdcPoolQZ: _pool,
     isa.BdcBinaryQZ: _binary,

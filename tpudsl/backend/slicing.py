@@ -31,7 +31,7 @@ Dims4 = tuple[int, int, int, int]
 
 # Tpu op -> kind: how its slices map back to its inputs and which instruction computes it.
 KINDS: dict[str, str] = {
-    "tpu.Conv2D": "conv", "tpu.Deconv": "deconv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.Concat": "concat",
+    "tpu.Conv2D": "conv", "tpu.Deconv": "deconv", "tpu.Pool2D": "pool", "tpu.MatMul": "matmul", "tpu.A16MatMul": "matmul", "tpu.Concat": "concat",
     "tpu.Permute": "permute", "tpu.Slice": "slice", "tpu.Upsample": "upsample", "tpu.Softmax": "reduce", "tpu.LayerNorm": "reduce",
     "tpu.Lut": "lut", "tpu.RequantInt": "unary",
     "tpu.RequantIntAxis": "lut",  # as a Lut: the input follows the output, operand 1 (quant) a whole tile
@@ -412,7 +412,12 @@ def _matmul_input(op: Operation, part: Part) -> SlicePlan:
 
 def _right_strides(op: Operation, k: int, n_out: int) -> Dims4:
     """MatMul's right side (per batch k x n_out, or n_out x k with right_transpose) as (batch, k, 1, n_out)."""
-    return (k * n_out, 1, 0, k) if attrs_of(op)["right_transpose"] else (k * n_out, n_out, 0, 1)
+    return (k * n_out, 1, 0, k) if right_transposed(op) else (k * n_out, n_out, 0, 1)
+
+
+def right_transposed(op: Operation) -> bool:
+    """The right side is stored [n_out, k]: MatMul's right_transpose, A16MatMul's w_transpose."""
+    return attrs_of(op)["w_transpose" if op.name == "tpu.A16MatMul" else "right_transpose"]
 
 
 def permute_view(op: Operation) -> tuple[list[int], list[int]]:
@@ -637,7 +642,7 @@ def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
     rows (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product). A right side
     of rank > 2: its leading dims, the same as the left side's, are the batch (attention's Q x K^T)."""
     ls, rs = shape_of(op.operands[0]), shape_of(op.operands[1])
-    rk, rn = (rs[-1], rs[-2]) if attrs_of(op)["right_transpose"] else rs[-2:]
+    rk, rn = (rs[-1], rs[-2]) if right_transposed(op) else rs[-2:]
     prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
     if len(ls) >= 2 and len(rs) == 2:
         return 1, prod(ls[:-1]), ls[-1], rn
@@ -692,10 +697,13 @@ def _whole_tiles(op: Operation) -> list[Tile]:
         if batch > 1:
             return []  # its right side is sliced with its batches
         tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), _right_strides(op, k, n_out))]
-        if matmul_bias(op) is not None:
-            tiles.append(whole(op.operands[2], (1, n_out, 1, 1)))
+        bias = matmul_bias(op)
+        if bias is not None:
+            tiles.append(whole(bias, (1, n_out, 1, 1)))
         if matmul_multi(op) is not None:  # INT8 per column: (multiplier, rshift), --weight-reorder's
             tiles.append(whole(op.operands[3], (1, n_out, 1, 2)))
+        if op.name == "tpu.A16MatMul":  # the weight's scale per output column, last
+            tiles.append(whole(op.operands[2], (1, n_out, 1, 1)))
         return tiles
     if op.name == "tpu.RequantIntAxis":  # (multiplier, -rshift, zero point) per channel
         return [whole(op.operands[1], (1, shape_of(op.results[0])[1], 1, 3))]
@@ -723,12 +731,15 @@ def _lanes(op: Operation) -> int:
 
 
 def matmul_bias(op: Operation) -> SSAValue | None:
-    """A MatMul's bias operand, None when absent (no operand, or a none value)."""
-    return op.operands[2] if len(op.operands) > 2 and isinstance(op.operands[2].type, TensorType) else None
+    """A MatMul's bias operand (A16MatMul's fifth), None when absent (no operand, or a none value)."""
+    i = 4 if op.name == "tpu.A16MatMul" else 2
+    return op.operands[i] if len(op.operands) > i and isinstance(op.operands[i].type, TensorType) else None
 
 
 def matmul_multi(op: Operation) -> SSAValue | None:
     """A MatMul's `multi` operand: INT8 per-column (multiplier, rshift) as [1, n, 1, 2] int32."""
+    if op.name == "tpu.A16MatMul":
+        return None
     return op.operands[3] if len(op.operands) > 3 and isinstance(op.operands[3].type, TensorType) else None
 
 

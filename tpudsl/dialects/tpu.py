@@ -198,6 +198,7 @@ SPECS: list[OpSpec] = [
             "sign": A("bool", True),
             "weight_bits": A("i64", 8, supported=(8,)),
             "q_group_size": A("i64", 0, supported=(0,)),
+            **GINFO,
         },
         shape=NN.a16_matmul,
         verify=_a16_types,

@@ -1,5 +1,6 @@
 """The cmodel's F16/BF16 reductions (docs/quantization.md, "F16/BF16 arithmetic"): the records
-BdcConv, BdcDeconv, BdcMatMul, BdcPool (average), BdcReduce (sum, mean) and BdcSoftmax give the
+BdcConv, BdcDeconv, BdcMatMul (and BdcMatMulA16, its weight first dequantized: `dequantize`),
+BdcPool (average), BdcReduce (sum, mean) and BdcSoftmax give the
 exact value of their sum (or its quotient), rounded once to the record's type, ties to even;
 BdcLayerNorm and BdcGroupNorm round at fixed float64 steps. Written again from that definition,
 never imported from the interpreter (which is what the cmodel is checked against).
@@ -24,6 +25,13 @@ _PRECISION = {"float16": (11, -14), "bfloat16": (8, -126)}
 
 def is_half(dt: np.dtype) -> bool:
     return np.dtype(dt).name in _PRECISION
+
+
+def dequantize(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """BdcMatMulA16's right side: each 8-bit integer (columns along the last axis) times its
+    column's f16/bf16 scale, rounded once to the scale's type. The product is exact in float32
+    (at most 8 + 11 significant bits), so float32's product cast to the type is that one rounding."""
+    return (q.astype(np.float32) * scale.astype(np.float32)).astype(scale.dtype)
 
 
 def _round_fraction(v: Fraction, dt: np.dtype) -> float:

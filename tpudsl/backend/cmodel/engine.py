@@ -14,7 +14,7 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import (
-    arith, arith_int8, engine_detection, engine_extra, engine_gather, engine_image, engine_index, rq_axis,
+    arith, arith_half, arith_int8, engine_detection, engine_extra, engine_gather, engine_image, engine_index, rq_axis,
 )
 from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
@@ -257,7 +257,12 @@ def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
     dt = numpy_dtype(r.dtype)
     rows = r.batch * r.m
     left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
-    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), dt).reshape(r.batch, r.k, r.n_out)
+    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(getattr(r, "right_dtype", r.dtype)))
+    right = right.reshape(r.batch, r.k, r.n_out)
+    if isinstance(r, isa.BdcMatMulA16):  # 8-bit integers times their column's scale, in the dtype
+        if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1:
+            raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype} and batch {r.batch}")
+        right = arith_half.dequantize(right, m.read_local(r.scale_addr, (1, r.n_out, 1, 1), dt).reshape(r.n_out))
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.n_out, 1, 1), F32).ravel()
     y = arith.matmul(left, right, bias, r)
     m.write_local(r.out_addr, y.reshape(rows, r.n_out, 1, 1).astype(dt))
@@ -337,7 +342,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
-    isa.BdcConstSumQ: _const_sum_q,
+    isa.BdcConstSumQ: _const_sum_q, isa.BdcMatMulA16: _matmul,
     **engine_extra.HANDLERS,
     **engine_index.HANDLERS,
     **engine_gather.HANDLERS,
