@@ -23,14 +23,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.models import transformer_block
-from tests.test_tpu_float import cosine, run, top_module
+from tests.test_tpu_float import cosine, lower, run, top_module
 from tpudsl.backend.cmodel import arith_half
 from tpudsl.cli import model_deploy
-from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module, save_module
-from tpudsl.passes import pass_class
 
 
 def linear_model(w: np.ndarray, bias: np.ndarray, m: int) -> onnx.ModelProto:
@@ -42,14 +40,6 @@ def linear_model(w: np.ndarray, bias: np.ndarray, m: int) -> onnx.ModelProto:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "b")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def lowered(top, mode: str):
-    ctx = make_context()
-    pass_class("processor-assign")(chip="bm1684x", mode=mode).apply(ctx, top.module)
-    pass_class("convert-top-to-tpu")().apply(ctx, top.module)
-    top.module.verify()
-    return top
 
 
 def a16_ops(top) -> list:
@@ -88,7 +78,7 @@ def tpu_mlir_formula(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_int8_weights_and_scales_are_tpu_mlirs_per_channel_formula():
     rng = np.random.default_rng(0)
     w = weights_with_cases(rng)
-    top = lowered(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16")
+    top = lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16")
     (op,) = a16_ops(top)
     q, scale = stored(top, op)
     want_q, want_scale = tpu_mlir_formula(w.T)
@@ -113,7 +103,7 @@ def test_w8f16_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once():
     rng = np.random.default_rng(1)
     w = weights_with_cases(rng)
     bias = rng.standard_normal(6).astype(np.float32)
-    top = lowered(top_module(linear_model(w, bias, 5)), "W8F16")
+    top = lower(top_module(linear_model(w, bias, 5)), "W8F16")
     (op,) = a16_ops(top)
     q, scale = stored(top, op)
     x = rng.standard_normal((5, 16)).astype(np.float32)
@@ -132,7 +122,7 @@ def test_transformer_block_in_weight_only_mode_matches_top_f32(mode, bound):
     model = transformer_block(seq_len=8, d_model=32, num_heads=2, d_ff=64)
     feed = {"x": np.random.default_rng(2).standard_normal((1, 8, 32)).astype(np.float32)}
     want = run(top_module(model), feed)["output"]
-    top = lowered(top_module(model), mode)
+    top = lower(top_module(model), mode)
     # the six linears (q, k, v, out, ffn1, ffn2) are A16; the two attention MatMuls are computed
     assert len(a16_ops(top)) == 6
     assert sum(op.name == "tpu.MatMul" for op in top.main_func().walk()) == 2
