@@ -1,15 +1,18 @@
 """Weight-only quantization (`--quantize W8F16 / W8BF16`, tpu.A16MatMul; docs/quantization.md
 "Weight-only quantization"), each part against a reference written here:
 
-* the stored int8 weights and scales against TPU-MLIR's formula written again (float64 scale
-  max|w| / 127 stored as float32, q = std::round(w / scale) in float32: decimal's ROUND_HALF_UP);
-* the Tpu interpreter's W8F16 MatMul against an exact reference: the weight dequantized (int8 times
-  the f16 scale, rounded to f16), every output the exact sum (Fractions) of its products plus the
-  f32 bias, rounded once to f16 by nearest-even on the exact value: bit-exact;
+* the stored integers, scales and zero points against TPU-MLIR's formulas written again (per
+  channel: float64 scale max|w| / 127 stored as float32; per group: float32 2 max|w| / 255 with zero
+  point 128, or (max - min) / 255 with zero point -round(min / scale); q = std::round(w / scale) in
+  float32 (decimal's ROUND_HALF_UP) plus the zero point, saturated);
+* the Tpu interpreter's W8F16 MatMul against an exact reference: the weight dequantized ((q - zp)
+  times the f16 scale, rounded to f16), every output the exact sum (Fractions) of its products plus
+  the f32 bias, rounded once to f16 by nearest-even on the exact value: bit-exact;
 * a transformer block in W8F16 / W8BF16 against the Top F32 interpreter (cosine);
 * model_deploy --quantize W8F16 / W8BF16 on the tiny chip (the A16MatMuls sliced by rows and
-  columns, int8 and uint8 weights): the .bmodel on the cmodel bit-exact to the Tpu interpreter, and
-  a cmodel dequantizing one ulp off fails that check; --q_group_size is refused by name.
+  columns, int8 and uint8 weights, per channel and per group): the .bmodel on the cmodel bit-exact
+  to the Tpu interpreter, and a cmodel dequantizing one ulp off fails that check; a group size that
+  does not divide K is refused by name.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.models import transformer_block
-from tests.test_tpu_float import cosine, lower, run, top_module
+from tests.test_tpu_float import cosine, run, top_module
 from tpudsl.backend.cmodel import arith_half
 from tpudsl.cli import model_deploy
+from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module, save_module
+from tpudsl.passes import pass_class
 
 
 def linear_model(w: np.ndarray, bias: np.ndarray, m: int) -> onnx.ModelProto:
@@ -42,14 +47,24 @@ def linear_model(w: np.ndarray, bias: np.ndarray, m: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def lower(top, mode: str, q_group_size: int = 0, q_symmetric: bool = False):
+    """processor-assign and convert-top-to-tpu with the weight-only options."""
+    ctx = make_context()
+    pass_class("processor-assign")(chip="bm1684x", mode=mode).apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(q_group_size=q_group_size, q_symmetric=q_symmetric).apply(ctx, top.module)
+    top.module.verify()
+    return top
+
+
 def a16_ops(top) -> list:
     return [op for op in top.main_func().walk() if op.name == "tpu.A16MatMul"]
 
 
-def stored(top, op) -> tuple[np.ndarray, np.ndarray]:
-    """An A16MatMul's stored weight [N, K] and scale [N, 1] (as their npz holds them)."""
+def stored(top, op) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An A16MatMul's stored weight [N, K], scale [N, G] and zero points [N, G] (zeros when none)."""
     weight, scale = (top.weights[loc_name(v.owner)] for v in op.operands[1:3])
-    return weight, scale
+    zp = op.operands[3]
+    return weight, scale, np.zeros(scale.shape, np.int64) if zp.owner.name == "top.None" else top.weights[loc_name(zp.owner)]
 
 
 def weights_with_cases(rng) -> np.ndarray:
@@ -62,33 +77,50 @@ def weights_with_cases(rng) -> np.ndarray:
     return w
 
 
-def tpu_mlir_formula(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """TPU-MLIR's computePerChannelParam / weightQuantization (8 bits, signed, zero point 0) on
-    [N, K] rows, written here with Python's Decimal for the rounding; a zero channel stores zeros."""
-    scales = np.array([[np.float32(float(np.max(np.abs(row.astype(np.float64)))) / 127.0)] for row in w], np.float32)
-    q = np.zeros(w.shape, np.int64)
-    for n, row in enumerate(w):
-        for k, v in enumerate(row):
-            if scales[n, 0] != 0:
-                ratio = float(np.float32(v) / scales[n, 0])  # float32 division, as C++ float / float
-                q[n, k] = max(-128, min(127, int(Decimal(ratio).to_integral_value(ROUND_HALF_UP))))
-    return q, scales
+def std_round(v) -> int:
+    """C's std::round of a float32 value: halves away from zero (decimal's ROUND_HALF_UP)."""
+    return int(Decimal(float(v)).to_integral_value(ROUND_HALF_UP))
 
 
-def test_int8_weights_and_scales_are_tpu_mlirs_per_channel_formula():
+def tpu_mlir_formula(w: np.ndarray, size: int = 0, symmetric: bool = False):
+    """TPU-MLIR's computePerChannelParam / computePerGroupParam and weightQuantization (8 bits) on
+    [N, K] rows, written again element by element; a group or channel of zeros (TPU-MLIR divides by
+    zero) stores its zero point. Returns (q, scale [N, G], zero point [N, G])."""
+    f32 = np.float32
+    groups = w.shape[1] // size if size else 1
+    q, scale, zp = np.zeros(w.shape, np.int64), np.zeros((w.shape[0], groups), f32), np.zeros((w.shape[0], groups), np.int64)
+    for n in range(w.shape[0]):
+        for g in range(groups):
+            part = w[n, g * size:(g + 1) * size] if size else w[n]
+            if not size:  # per channel, signed: the division in double, stored as float
+                scale[n, g], lo, hi = f32(float(np.max(np.abs(part.astype(np.float64)))) / 127.0), -128, 127
+            elif symmetric:
+                scale[n, g], zp[n, g], lo, hi = f32(f32(2) * f32(np.max(np.abs(part)))) / f32(255), 128, 0, 255
+            else:
+                scale[n, g], lo, hi = max(f32(part.max()) - f32(part.min()), f32(1e-5)) / f32(255), 0, 255
+                zp[n, g] = min(255, max(0, -std_round(f32(part.min()) / scale[n, g])))
+            for k, v in enumerate(part):
+                at = g * size + k if size else k
+                q[n, at] = min(hi, max(lo, (std_round(f32(v) / scale[n, g]) if scale[n, g] else 0) + zp[n, g]))
+    return q, scale, zp
+
+
+@pytest.mark.parametrize("size, symmetric", [(0, False), (4, False), (4, True)])
+def test_integers_scales_and_zero_points_are_tpu_mlirs_formulas(size, symmetric):
     rng = np.random.default_rng(0)
     w = weights_with_cases(rng)
-    top = lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16")
+    top = lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16", size, symmetric)
     (op,) = a16_ops(top)
-    q, scale = stored(top, op)
-    want_q, want_scale = tpu_mlir_formula(w.T)
-    with np.errstate(invalid="ignore"):  # the zero channel: 0 / 0
-        ties = int(np.sum(np.abs(np.abs(w.T / want_scale) % 1 - 0.5) == 0))
-    assert ties >= 1  # the half-away-from-zero case is among them
-    assert q.dtype == np.int8 and q.shape == (6, 16)
+    q, scale, zp = stored(top, op)
+    want_q, want_scale, want_zp = tpu_mlir_formula(w.T, size, symmetric)
+    assert q.dtype == (np.uint8 if size else np.int8) and q.shape == (6, 16)
     np.testing.assert_array_equal(q.astype(np.int64), want_q)
     np.testing.assert_array_equal(scale, want_scale.astype(np.float16))  # stored in the activations' type
-    assert q[2, 1] == 64 and not q[1].any()
+    np.testing.assert_array_equal(zp.astype(np.int64), want_zp)
+    if not size:
+        assert q[2, 1] == 64 and not q[1].any()  # the half rounded away from zero; the zero channel
+        with np.errstate(invalid="ignore"):  # the zero channel: 0 / 0
+            assert int(np.sum(np.abs(np.abs(w.T / want_scale) % 1 - 0.5) == 0)) >= 1
 
 
 def round_f16(exact: Fraction) -> float:
@@ -99,17 +131,20 @@ def round_f16(exact: Fraction) -> float:
     return min(candidates, key=lambda c: (abs(Fraction(c) - exact), int(np.float16(c).view(np.uint16)) & 1))
 
 
-def test_w8f16_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once():
+@pytest.mark.parametrize("size, symmetric", [(0, False), (8, False), (8, True)])
+def test_w8f16_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once(size, symmetric):
     rng = np.random.default_rng(1)
     w = weights_with_cases(rng)
     bias = rng.standard_normal(6).astype(np.float32)
-    top = lower(top_module(linear_model(w, bias, 5)), "W8F16")
+    top = lower(top_module(linear_model(w, bias, 5)), "W8F16", size, symmetric)
     (op,) = a16_ops(top)
-    q, scale = stored(top, op)
+    q, scale, zp = stored(top, op)
     x = rng.standard_normal((5, 16)).astype(np.float32)
     got = run(top, {"x": x}, keep_all=True)[loc_name(op)]
     x16 = x.astype(np.float16).astype(np.float64)
-    deq = (q.astype(np.float64) * scale.astype(np.float64)).astype(np.float16).astype(np.float64)  # [N, K]
+    per_k = 16 // scale.shape[1]
+    deq = [[float(np.float16((int(q[j, k]) - int(zp[j, k // per_k])) * float(scale[j, k // per_k])))
+            for k in range(16)] for j in range(6)]  # exact product in float64, rounded to f16 once
     assert len(op.operands) == 5 and loc_name(op.operands[4].owner) == "b"  # the Add fused as the f32 bias
     want = np.array([[round_f16(sum((Fraction(a) * Fraction(b) for a, b in zip(x16[i], deq[j], strict=True)),
                                     Fraction(float(bias[j]))))
@@ -157,29 +192,32 @@ def deploy_args(d, mode: str, *extra: str) -> list[str]:
             str(d / f"lin_{mode}.bmodel"), "--test_input", str(d / "in.npz"), *extra]
 
 
-@pytest.mark.parametrize("mode", ["W8F16", "W8BF16"])
-def test_model_deploy_bmodel_is_bit_exact_to_the_tpu_interpreter(two_linears_files, capsys, mode):
-    """On the tiny chip both A16MatMuls are sliced (rows, and the second's columns), one weight int8,
-    the other uint8; model_deploy's third comparison holds the cmodel to the interpreter bit for bit."""
+@pytest.mark.parametrize("mode, options", [("W8F16", ()), ("W8BF16", ()), ("W8F16", ("--q_group_size", "32")),
+                                           ("W8BF16", ("--q_group_size", "32", "--q_symmetric"))])
+def test_model_deploy_bmodel_is_bit_exact_to_the_tpu_interpreter(two_linears_files, capsys, mode, options):
+    """On the tiny chip both A16MatMuls are sliced (rows, and the second's columns, its scales and
+    zero points with them), per channel one weight int8, the other uint8; model_deploy's third
+    comparison holds the cmodel to the interpreter bit for bit."""
     d = two_linears_files
-    model_deploy.run(deploy_args(d, mode))
+    model_deploy.run(deploy_args(d, mode, *options))
     err = capsys.readouterr().err
     assert f"bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's ({mode}, bit-exact)" in err, err
     final = load_module(d / f"m_tiny_{mode.lower()}_final.mlir")
-    ops = a16_ops(final)
-    assert [AttrView(op.attributes, SPECS[op.name])["sign"] for op in ops] == [True, False]
-    secs = [AttrView(op.attributes, SPECS[op.name]) for op in ops]
-    assert any(a["nsecs"] * a.get("csecs", 1) > 1 for a in secs), [dict(a) for a in secs]  # sliced on tiny
+    views = [AttrView(op.attributes, SPECS[op.name]) for op in a16_ops(final)]
+    assert [a["sign"] for a in views] == [True, False]
+    assert [a["q_group_size"] for a in views] == [32 if options else 0] * 2
+    assert [str(op.operands[1].type.element_type) for op in a16_ops(final)] == (["ui8"] * 2 if options else ["i8", "ui8"])
+    assert any(a["nsecs"] * a.get("csecs", 1) > 1 for a in views), [dict(a) for a in views]  # sliced on tiny
 
 
 def test_third_comparison_fails_when_the_cmodel_dequantizes_wrongly(two_linears_files, monkeypatch):
     """The cmodel's dequantized weight one ulp up (the dtype's next value) fails the bit-exact check."""
     real = arith_half.dequantize
-    monkeypatch.setattr(arith_half, "dequantize", lambda q, s: np.nextafter(real(q, s), np.float16(np.inf)))
+    monkeypatch.setattr(arith_half, "dequantize", lambda *args: np.nextafter(real(*args), np.float16(np.inf)))
     with pytest.raises(TpudslError, match=r"bmodel check failed at tensor 'y'"):
         model_deploy.run(deploy_args(two_linears_files, "W8F16"))
 
 
-def test_model_deploy_refuses_per_group_scales(two_linears_files):
-    with pytest.raises(TpudslError, match=r"q_group_size=64 \(per-group weight-only quantization\) is not modelled"):
+def test_model_deploy_refuses_a_group_size_that_does_not_divide_k(two_linears_files):
+    with pytest.raises(TpudslError, match=r"h: q_group_size=64 does not divide K = 96 of weight 'w1'"):
         model_deploy.run(deploy_args(two_linears_files, "W8F16", "--q_group_size", "64"))

@@ -18,9 +18,23 @@
 // A qtable line keeps a MatMul out of the A16 rule (here F16: a plain F16 MatMul).
 // RUN: echo "mm_q F16" > %t/q.qtable
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="qtable=%t/q.qtable" -o %t/q.mlir && filecheck %s --check-prefix=QT < %t/q.mlir
-// Per-group scales and zero points are not modelled: one error naming the option.
-// RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_group_size=64" 2>&1 | filecheck %s --check-prefix=GROUP
-// GROUP: error: convert-top-to-tpu: q_group_size=64 (per-group weight-only quantization) is not modelled; W8F16/W8BF16 quantize per output channel (q_group_size=0)
+// q_group_size > 0: uint8 integers with a zero point and a scale per group of K (here one group of 3):
+// w's channel 0 (1, -2, 0.5) asymmetric: scale 3/255, zero point -round(-2 / scale) = 170, q = round(w / scale) + 170
+// = (255 [85 + 170], 0, 213 [42.5 -> 43]); symmetric: scale 4/255 (float32 0.015686275), zero point 128, q = (192
+// [63.749996 -> 64], 1 [-2 / scale is -127.49999 in float32 -> -127], 160 [31.874998 -> 32]).
+// RUN: tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_group_size=3" -o %t/g.mlir
+// RUN: filecheck %s --check-prefix=GROUP < %t/g.mlir
+// GROUP: "tpu.A16MatMul"({{.*}}) {q_group_size = 3 : i64, sign = true, w_transpose = true, weight_bits = 8 : i64} : (tensor<4x3xf16>, tensor<2x3xui8>, tensor<2x1xf16>, tensor<2x1xui8>, tensor<2xf32>) -> tensor<4x2xf16>
+// RUN: python -c "import numpy as np; w = np.load('%t/g_weight.npz'); print('G', w['w_uint8'][0].tolist(), w['w_zp'][0].tolist())" | filecheck %s --check-prefix=GW
+// GW: G [255, 0, 213] [170]
+// RUN: tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_group_size=3 q_symmetric=true" -o %t/s.mlir
+// RUN: python -c "import numpy as np; w = np.load('%t/s_weight.npz'); print('S', w['w_uint8'][0].tolist(), w['w_zp'][0].tolist())" | filecheck %s --check-prefix=SW
+// SW: S [192, 1, 160] [128]
+// A group size that does not divide K, and q_symmetric without groups: one error each, naming them.
+// RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_group_size=2" 2>&1 | filecheck %s --check-prefix=NDIV
+// NDIV: error: mm: q_group_size=2 does not divide K = 3 of weight 'w' (weight-only quantization)
+// RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_symmetric=true" 2>&1 | filecheck %s --check-prefix=QSYM
+// QSYM: error: convert-top-to-tpu: q_group_size=0 q_symmetric=true: the group size must be >= 0, and q_symmetric needs groups
 
 // CHECK: module attributes {{{.*}}module.mode = "W8F16"
 // CHECK: %[[X:[0-9]+]] = "tpu.Cast"(%{{[0-9]+}}) : (tensor<4x3xf32>) -> tensor<4x3xf16>

@@ -109,10 +109,12 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             return isa.BdcMatMul(dtype, ins[0][0], ins[1][0], isa.NO_ADDR, out[0], rows // batch, k,
                                  out[1].shape[1], batch, *_relu(op))
         bias = whole[1] if matmul_bias(op) is not None else isa.NO_ADDR
-        if op.name == "tpu.A16MatMul":  # the scale tile is the last whole tile
-            right_dtype = isa.DTYPES["i8" if attrs_of(op)["sign"] else "u8"]
+        if op.name == "tpu.A16MatMul":  # after the right side and bias: the scales, then the zero points
+            scale_at = 2 if matmul_bias(op) is not None else 1
+            zp = whole[scale_at + 1] if len(whole) > scale_at + 1 else isa.NO_ADDR
+            right_dtype = isa.DTYPES["i8" if attrs_of(op)["sign"] and zp == isa.NO_ADDR else "u8"]
             return isa.BdcMatMulA16(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1,
-                                    *_relu(op), right_dtype, whole[-1])
+                                    *_relu(op), right_dtype, whole[scale_at], zp, shape_of(op.operands[2])[1])
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
     if kind == "upsample":
         skip = out[1].start[2] - ins[0][1].start[2] * a["scale_h"]

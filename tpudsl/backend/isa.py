@@ -531,11 +531,13 @@ def _name(table: dict[str, int], code: int) -> str:
 # ---- opcode 82: weight-only MatMul (tpu.A16MatMul, W8F16/W8BF16) ----
 
 
-@record(82, "bdc", "right_dtype scale_addr")
+@record(82, "bdc", "right_dtype scale_addr zp_addr:I groups")
 class BdcMatMulA16(BdcMatMul):
     """BdcMatMul (batch 1) whose right side is stored as 8-bit integers (right_dtype i8 or u8), each
-    output column's times its scale (`scale_addr`: a local (1, n_out, 1, 1) in the record's dtype),
-    rounded to the dtype, before the product; bias f32 as BdcMatMul's."""
+    minus its zero point times its scale, rounded to the dtype, before the product: `scale_addr` a
+    local (1, n_out, 1, groups) in the record's dtype, `zp_addr` a local u8 one of the same shape or
+    NO_ADDR (zero); `groups` runs of k / groups consecutive rows of each column (1: per column).
+    Bias f32 as BdcMatMul's."""
 
 
 # ---- opcodes 85-89: per-channel requantization (issue 10's RequantIntAxis) ----

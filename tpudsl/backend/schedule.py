@@ -100,8 +100,9 @@ def _matmul(r: isa.BdcMatMul, chip: Chip):
     (multiplier, rshift) tile, out in out_dtype), BdcMatMulA16 (an 8-bit right side, its scale tile)."""
     rows, q = r.batch * r.m, isinstance(r, isa.BdcMatMulQ)
     quant = _optional(chip, r.quant_addr, (1, r.n_out, 1, 2), I32) if isinstance(r, isa.BdcMatMulQZ) else ()
-    if isinstance(r, isa.BdcMatMulA16):  # the right side's per-column scale
-        quant = local(chip, r.scale_addr, (1, r.n_out, 1, 1), r.dtype)
+    if isinstance(r, isa.BdcMatMulA16):  # the right side's scales and zero points
+        quant = (local(chip, r.scale_addr, (1, r.n_out, 1, r.groups), r.dtype)
+                 + _optional(chip, r.zp_addr, (1, r.n_out, 1, r.groups), isa.DTYPES["u8"]))
     return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
             + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), getattr(r, "right_dtype", r.dtype))
             + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32) + quant,

@@ -702,8 +702,9 @@ def _whole_tiles(op: Operation) -> list[Tile]:
             tiles.append(whole(bias, (1, n_out, 1, 1)))
         if matmul_multi(op) is not None:  # INT8 per column: (multiplier, rshift), --weight-reorder's
             tiles.append(whole(op.operands[3], (1, n_out, 1, 2)))
-        if op.name == "tpu.A16MatMul":  # the weight's scale per output column, last
-            tiles.append(whole(op.operands[2], (1, n_out, 1, 1)))
+        if op.name == "tpu.A16MatMul":  # the weight's scales (and zero points) per output column, last
+            groups = shape_of(op.operands[2])[1]
+            tiles += [whole(v, (1, n_out, 1, groups)) for v in op.operands[2:4] if isinstance(v.type, TensorType)]
         return tiles
     if op.name == "tpu.RequantIntAxis":  # (multiplier, -rshift, zero point) per channel
         return [whole(op.operands[1], (1, shape_of(op.results[0])[1], 1, 3))]

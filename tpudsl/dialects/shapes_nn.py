@@ -208,7 +208,8 @@ def matmul(ins: Ins, a: AttrView) -> list[Shape]:
 
 def a16_matmul(ins: Ins, a: AttrView) -> list[Shape]:
     """tpu.A16MatMul: input [..., K] times the 2-D weight ([N, K] with w_transpose, else [K, N]),
-    one scale per output channel ([N, 1]), bias broadcast to the result [..., N]."""
+    scales (and zero points, when present) [N, G]: G = 1 per output channel (q_group_size 0), else
+    K / q_group_size groups of consecutive K; bias broadcast to the result [..., N]."""
     x, w, scale = (operand(ins, i, what) for i, what in enumerate(("input", "weight", "scale")))
     if len(w) != 2 or not x:
         raise ShapeError(f"needs a 2-D weight and an input of rank >= 1, got weight {fmt(w)}, input {fmt(x)}")
@@ -216,8 +217,14 @@ def a16_matmul(ins: Ins, a: AttrView) -> list[Shape]:
     if x[-1] != k:
         raise ShapeError(f"contracting dims differ: input {fmt(x)} and weight {fmt(w)} "
                          f"(w_transpose={str(a.get('w_transpose', False)).lower()})")
-    if tuple(scale) != (n, 1):
-        raise ShapeError(f"scale {fmt(scale)} must be {n}x1: one per output channel")
+    size = a.get("q_group_size", 0)
+    if size < 0 or (size and k % size):
+        raise ShapeError(f"q_group_size {size} must be 0 or divide K = {k}")
+    groups = k // size if size else 1
+    for what, v in (("scale", scale), ("zp", ins[3] if len(ins) > 3 else None)):
+        if v is not None and tuple(v) != (n, groups):
+            raise ShapeError(f"{what} {fmt(v)} must be {n}x{groups}: one per output channel"
+                             + (f" and group of {size}" if size else ""))
     out = (*x[:-1], n)
     if len(ins) > 4 and ins[4] is not None and broadcast(out, ins[4]) != out:
         raise ShapeError(f"bias {fmt(ins[4])} does not broadcast to the result {fmt(out)}")

@@ -104,13 +104,17 @@ def matmul(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return y.reshape(shape) if shape is not None and shape != y.shape else y
 
 
-def dequantized(weight: Array, scale: Array, w_transpose: bool, fmt: Format) -> Array:
-    """tpu.A16MatMul's weight as the chip uses it, [K, N]: each stored integer times its output
-    channel's scale (an f16/bf16 value), rounded once to the format. The product is exact in
-    float64 (8-bit integer times an 11-bit significand), so this is the one rounding."""
+def dequantized(weight: Array, scale: Array, zp: Array | None, w_transpose: bool, fmt: Format) -> Array:
+    """tpu.A16MatMul's weight as the chip uses it, [K, N]: each stored integer minus its zero point
+    times its scale (an f16/bf16 value), rounded once to the format; scale and zp are [N, G], G
+    groups of consecutive K (G = 1: per channel). The product is exact in float64 (a 9-bit integer
+    times an 11-bit significand), so this is the one rounding."""
     w = np.asarray(weight, np.float64)
     w = w if w_transpose else w.T  # [N, K]
-    return half.round_to(w * np.asarray(scale, np.float64).reshape(-1, 1), fmt).T
+    per_k = w.shape[1] // np.shape(scale)[1]  # each group's scale (and zero point) over its K
+    s = np.repeat(np.asarray(scale, np.float64), per_k, axis=1)
+    z = 0.0 if zp is None else np.repeat(np.asarray(zp, np.float64), per_k, axis=1)
+    return half.round_to((w - z) * s, fmt).T
 
 
 def a16_matmul(ins: Inputs, a: KernelAttrs) -> Array:
@@ -119,9 +123,9 @@ def a16_matmul(ins: Inputs, a: KernelAttrs) -> Array:
     fmt = half.half_format(a.out_dtype())
     if fmt is None:
         raise ValueError(f"tpu.A16MatMul computes in f16 or bf16, not {a.out_dtype()}")
-    x, weight, scale = ins[0], ins[1], ins[2]
+    x, weight, scale, zp = ins[0], ins[1], ins[2], ins[3] if len(ins) > 3 else None
     bias = ins[4] if len(ins) > 4 else None
-    right = dequantized(weight, scale, bool(a.get("w_transpose", False)), fmt)
+    right = dequantized(weight, scale, zp, bool(a.get("w_transpose", False)), fmt)
     return matmul([x, right, bias], a, fmt)
 
 

@@ -387,12 +387,12 @@ def _cast(value: SSAValue, element_type: Attribute, name: str) -> Operation:
     return create("tpu.Cast", [value], [TensorType(element_type, _shape(value))], loc=name)
 
 
-def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str], weight_only: bool = False) -> None:
+def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str], a16: A16Lowering | None = None) -> None:
     """Lower @main in `mode`, ops named in `qtable` in theirs; outputs come back as f32.
-    `weight_only`: W8F16/W8BF16, the MatMuls of a constant weight not named in the qtable become
-    tpu.A16MatMul (weight_only.py)."""
+    `a16` (W8F16/W8BF16): the rule by which the MatMuls of a constant weight not named in the
+    qtable become tpu.A16MatMul (weight_only.py)."""
     main = top.main_func()
-    state = _Lowering(top, mode, qtable, a16=A16Lowering() if weight_only else None)
+    state = _Lowering(top, mode, qtable, a16=a16)
     for op in list(main.body.block.ops):
         if op.name not in KEPT and not isinstance(op, ReturnOp):
             _lower_op(op, state)
@@ -461,11 +461,13 @@ class ConvertTopToTpuPass(ModulePass):
         for option, value, default in (("doWinograd", self.doWinograd, False), ("gelu_mode", self.gelu_mode, "normal")):
             if value != default:
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
-        for option, value, default in (("q_group_size", self.q_group_size, 0), ("q_symmetric", self.q_symmetric, False)):
-            if value != default:  # TPU-MLIR's per-group weights are uint8 with zero points
-                raise TpudslError(f"convert-top-to-tpu: {option}={value} (per-group weight-only quantization) "
-                                  f"is not modelled; W8F16/W8BF16 quantize per output channel ({option}="
-                                  f"{str(default).lower()})")
+        if (self.q_group_size or self.q_symmetric) and mode not in WEIGHT_ONLY_MODES:
+            raise TpudslError(f"convert-top-to-tpu: q_group_size={self.q_group_size} q_symmetric="
+                              f"{str(self.q_symmetric).lower()} need a weight-only mode (W8F16, W8BF16), not {mode}")
+        if self.q_group_size < 0 or (self.q_symmetric and not self.q_group_size):
+            raise TpudslError(f"convert-top-to-tpu: q_group_size={self.q_group_size} q_symmetric="
+                              f"{str(self.q_symmetric).lower()}: the group size must be >= 0, and q_symmetric "
+                              "needs groups (q_group_size > 0; per-channel weights are symmetric already)")
         names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}
         qtable = read_qtable(self.qtable, names) if self.qtable else {}
         for name, op_mode in {"the module": mode, **qtable}.items():
@@ -485,7 +487,7 @@ class ConvertTopToTpuPass(ModulePass):
             if self.asymmetric:
                 op.attributes["module.asymmetric"] = to_attr("bool", True)
         elif mode in WEIGHT_ONLY_MODES:
-            lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, weight_only=True)
+            lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, A16Lowering(self.q_group_size, self.q_symmetric))
         else:
             lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")

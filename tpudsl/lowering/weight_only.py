@@ -6,8 +6,9 @@ In these modes every op lowers as in F16/BF16, except a `top.MatMul` whose right
 stored transposed ([N, K], `w_transpose = true`) as int8 with one scale per output channel (the
 scale held in the activations' type, as TPU-MLIR's A16MatMulAdjust clones it). A MatMul of two
 computed operands, or one with a transpose of its input or output, a fused relu or a batched
-right side, lowers as F16/BF16 MatMul. TPU-MLIR's per-group scales (`q_group_size`) and zero points
-are not modelled (convert-top-to-tpu refuses the option).
+right side, lowers as F16/BF16 MatMul. With `q_group_size` > 0 (TPU-MLIR's per-group form) the
+weight is uint8 with a zero point and a scale per group of q_group_size consecutive K of each
+output channel (`q_symmetric`: zero point 128).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
     return np.copysign(np.floor(np.abs(x) + 0.5), x)
 
 
+def weight_sign(w: np.ndarray) -> bool:
+    """TPU-MLIR's `sign = !(global_min > 0)`: signed integers unless every weight is positive."""
+    return not bool(w.size and w.min() > 0)
+
+
 def quantize_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """TPU-MLIR's computePerChannelParam and weightQuantization for 8 bits, zero point 0, on the
     float32 weight [N, K]: sign = not (min > 0); scale[n] = max|w[n]| / 127 (255 when unsigned),
@@ -53,7 +59,7 @@ def quantize_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     A channel of zeros (scale 0, where TPU-MLIR divides by zero) stores zeros with scale 0.
     Returns (q as int8 or uint8, scale [N, 1] float32, sign)."""
     w = np.asarray(w, np.float32)
-    sign = not bool(w.size and w.min() > 0)
+    sign = weight_sign(w)
     qmax = 127 if sign else 255
     wmax = np.abs(w).max(axis=1, keepdims=True, initial=0.0)
     scale = (wmax.astype(np.float64) / qmax).astype(np.float32)
@@ -64,18 +70,44 @@ def quantize_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     return q, scale, sign
 
 
+def quantize_per_group(w: np.ndarray, size: int, symmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TPU-MLIR's computePerGroupParam and weightQuantization for 8 bits on the float32 weight
+    [N, K], groups of `size` consecutive K: symmetric: scale = 2 max|w| / 255, zero point 128;
+    asymmetric: scale = max(max - min, 1e-5) / 255, zero point clamp(-std::round(min / scale), 0,
+    255); q = std::round(w / scale) + zero point saturated to uint8 (a symmetric group's largest
+    positive value lands on 256, saturated to 255, as TPU-MLIR's). A symmetric group of zeros stores
+    its zero point with scale 0. Returns (q uint8, scale [N, G] float32, zero point [N, G] uint8)."""
+    n, k = w.shape
+    g = np.asarray(w, np.float32).reshape(n, k // size, size)
+    wmax, wmin = g.max(axis=2, initial=-np.inf), g.min(axis=2, initial=np.inf)
+    if symmetric:  # float arithmetic, as TPU-MLIR's (2 * |abs_max| / max_int, all float)
+        scale = (np.float32(2) * np.abs(g).max(axis=2, initial=0.0)) / np.float32(255)
+        zp = np.full(scale.shape, 128.0)
+    else:
+        scale = np.maximum(wmax - wmin, np.float32(1e-5)) / np.float32(255)
+        zp = np.clip(-round_half_away(wmin / scale), 0, 255)
+    scale = scale.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = g / scale[..., None]
+    q = np.where(scale[..., None] == 0, 0.0, round_half_away(ratio)) + zp[..., None]
+    return np.clip(q, 0, 255).astype(np.uint8).reshape(n, k), scale, zp.astype(np.uint8)
+
+
 @dataclass
 class A16Lowering:
-    """One run's A16 rule: each weight quantized once, shared by every MatMul that reads it."""
+    """One run's A16 rule: each weight quantized once, shared by every MatMul that reads it.
+    `q_group_size` 0: per output channel; else per group (uint8 with zero points)."""
 
-    quantized: dict[tuple[str, str], tuple[SSAValue, SSAValue, bool]] = field(default_factory=dict)
+    q_group_size: int = 0
+    q_symmetric: bool = False
+    quantized: dict[tuple[str, str], tuple[SSAValue, SSAValue, SSAValue | None, bool]] = field(default_factory=dict)
 
     def __call__(self, op: Operation, state) -> bool:
         """Lower `op` to tpu.A16MatMul in state.mode (F16 or BF16); False when it does not apply."""
         if not a16_applies(op):
             return False
         mode = state.mode_of(op)
-        weight, scale, sign = self._weight(op, state, mode)
+        weight, scale, zp, sign = self._weight(op, state, mode)
         bias = op.operands[2] if len(op.operands) > 2 else None
         if bias is None or bias.owner.name == "top.None":  # type: ignore[union-attr]
             bias = state.none_value(op)
@@ -85,12 +117,13 @@ class A16Lowering:
             bias = state.value_in(bias, "F32")
         x = state.value_in(op.operands[0], mode)
         result = TensorType(x.type.element_type, operand_shape(op.results[0]))  # the mode's f16/bf16
-        Rewriter.replace_op(op, create("tpu.A16MatMul", [x, weight, scale, state.none_value(op), bias], [result],
-                                       attrs={"w_transpose": True, "sign": sign, "weight_bits": 8},
-                                       loc=op.location))
+        operands = [x, weight, scale, state.none_value(op) if zp is None else zp, bias]
+        attrs = {"w_transpose": True, "sign": sign, "weight_bits": 8, "q_group_size": self.q_group_size or None}
+        Rewriter.replace_op(op, create("tpu.A16MatMul", operands, [result], attrs=attrs, loc=op.location))
         return True
 
-    def _weight(self, op: Operation, state, mode: str) -> tuple[SSAValue, SSAValue, bool]:
+    def _weight(self, op: Operation, state, mode: str) -> tuple[SSAValue, SSAValue, SSAValue | None, bool]:
+        """The stored integers, the scales in `mode`'s type, the zero points (None per channel), sign."""
         owner = op.operands[1].owner
         name = loc_name(owner)  # type: ignore[arg-type]
         key = (name, mode)
@@ -98,11 +131,21 @@ class A16Lowering:
             w = np.asarray(state.top.weight_of(owner), np.float32)
             if not AttrView(op.attributes, SPECS[op.name])["right_transpose"]:
                 w = w.T  # [K, N] -> [N, K]: one row per output channel
-            q, scale, sign = quantize_per_channel(w)
+            sign = weight_sign(w)  # TPU-MLIR sets it per group too (where the integers are uint8 anyway)
+            zp = None
+            if self.q_group_size:
+                if w.shape[1] % self.q_group_size:
+                    raise TpudslError(f"{loc_name(op)}: q_group_size={self.q_group_size} does not divide K = "
+                                      f"{w.shape[1]} of weight '{name}' (weight-only quantization)")
+                q, scale, zps = quantize_per_group(w, self.q_group_size, self.q_symmetric)
+                zp = state.top.add_weight(f"{name}_zp", zps, before=op).results[0]
+            else:
+                q, scale, sign = quantize_per_channel(w)
             _check_scale(op, name, scale, mode)
-            stored = state.top.add_weight(f"{name}_{'int8' if sign else 'uint8'}", np.ascontiguousarray(q), before=op)
+            suffix = "int8" if q.dtype == np.int8 else "uint8"
+            stored = state.top.add_weight(f"{name}_{suffix}", np.ascontiguousarray(q), before=op)
             scale_value = state.new_weight_in(f"{name}_scale_{mode.lower()}", scale, mode, op)
-            self.quantized[key] = (stored.results[0], scale_value, sign)
+            self.quantized[key] = (stored.results[0], scale_value, zp, sign)
         return self.quantized[key]
 
 
@@ -115,9 +158,10 @@ def _check_scale(op: Operation, name: str, scale: np.ndarray, mode: str) -> None
         import ml_dtypes
 
         held = scale.astype(ml_dtypes.bfloat16).astype(np.float32)
-    bad = np.flatnonzero((scale.ravel() != 0) & ((held.ravel() == 0) | ~np.isfinite(held.ravel())))
+    bad = np.argwhere((scale != 0) & ((held == 0) | ~np.isfinite(held)))
     if bad.size:
-        c = int(bad[0])
-        raise TpudslError(f"{loc_name(op)}: weight '{name}': the per-channel scale {float(scale.ravel()[c]):g} "
-                          f"of output channel {c} is not representable in {mode} (weight-only quantization); "
-                          f"keep this MatMul in F32 or {mode} with a qtable line")
+        c, group = (int(i) for i in bad[0])
+        where = f"output channel {c}" + (f", group {group}" if scale.shape[1] > 1 else "")
+        raise TpudslError(f"{loc_name(op)}: weight '{name}': the scale {float(scale[c, group]):g} of {where} is "
+                          f"not representable in {mode} (weight-only quantization); keep this MatMul in F32 or "
+                          f"{mode} with a qtable line")

@@ -27,11 +27,15 @@ def is_half(dt: np.dtype) -> bool:
     return np.dtype(dt).name in _PRECISION
 
 
-def dequantize(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """BdcMatMulA16's right side: each 8-bit integer (columns along the last axis) times its
-    column's f16/bf16 scale, rounded once to the scale's type. The product is exact in float32
-    (at most 8 + 11 significant bits), so float32's product cast to the type is that one rounding."""
-    return (q.astype(np.float32) * scale.astype(np.float32)).astype(scale.dtype)
+def dequantize(q: np.ndarray, scale: np.ndarray, zp: np.ndarray | None) -> np.ndarray:
+    """BdcMatMulA16's right side (k, n_out): each 8-bit integer minus its zero point times its
+    f16/bf16 scale, rounded once to the scale's type; scale and zp are (n_out, groups), group g of
+    column j covering rows g k/groups .. (g + 1) k/groups - 1. The product is exact in float32
+    (at most 9 + 11 significant bits), so float32's product cast to the type is that one rounding."""
+    rows = q.shape[0] // scale.shape[1]
+    s = np.repeat(scale.T.astype(np.float32), rows, axis=0)
+    z = np.float32(0) if zp is None else np.repeat(zp.T.astype(np.float32), rows, axis=0)
+    return ((q.astype(np.float32) - z) * s).astype(scale.dtype)
 
 
 def _round_fraction(v: Fraction, dt: np.dtype) -> float:

@@ -21,6 +21,7 @@ from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 
 F32 = np.dtype(np.float32)
+U8 = np.dtype(np.uint8)
 
 
 def _load(m: Memory, r: isa.GdmaLoad) -> None:
@@ -259,10 +260,15 @@ def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
     left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
     right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(getattr(r, "right_dtype", r.dtype)))
     right = right.reshape(r.batch, r.k, r.n_out)
-    if isinstance(r, isa.BdcMatMulA16):  # 8-bit integers times their column's scale, in the dtype
-        if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1:
-            raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype} and batch {r.batch}")
-        right = arith_half.dequantize(right, m.read_local(r.scale_addr, (1, r.n_out, 1, 1), dt).reshape(r.n_out))
+    if isinstance(r, isa.BdcMatMulA16):  # 8-bit integers minus zero point times scale, in the dtype
+        if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1 or not 0 < r.groups <= r.k \
+                or r.k % r.groups:
+            raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype}, batch {r.batch}, {r.groups} groups "
+                        f"of k {r.k}")
+        params = (1, r.n_out, 1, r.groups)
+        scale = m.read_local(r.scale_addr, params, dt).reshape(r.n_out, r.groups)
+        zp = None if r.zp_addr == isa.NO_ADDR else m.read_local(r.zp_addr, params, U8).reshape(r.n_out, r.groups)
+        right = arith_half.dequantize(right[0], scale, zp)[None]
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.n_out, 1, 1), F32).ravel()
     y = arith.matmul(left, right, bias, r)
     m.write_local(r.out_addr, y.reshape(rows, r.n_out, 1, 1).astype(dt))
