@@ -1,7 +1,7 @@
 """model_deploy: Top .mlir -> Tpu .mlir in one precision, checked against Top (TPU-MLIR's flags).
 
   model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8|W8F16|W8BF16 --processor bm1684x --model NAME.bmodel
-      [--quantize_table Q] [--calibration_table T] [--asymmetric] [--q_group_size 0]
+      [--quantize_table Q] [--calibration_table T] [--asymmetric] [--q_group_size N [--q_symmetric]]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
       [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
@@ -62,8 +62,8 @@ def _parser() -> CliArgumentParser:
     # accepted, others fail naming the pass option, before any file is written.
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
     t.add_argument("--q_group_size", type=int, default=0,
-                   help="W8F16/W8BF16 per-group weight scales (only 0: one scale per output channel)")
-    t.add_argument("--q_symmetric", action="store_true", help="per-group symmetric weights (not supported)")
+                   help="W8F16/W8BF16: a scale and zero point per group of this many K (default 0: per output channel)")
+    t.add_argument("--q_symmetric", action="store_true", help="with --q_group_size: symmetric groups (zero point 128)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
     t.add_argument("--quant_input", action="store_true",
