@@ -253,7 +253,7 @@ BAD_HEADERS = [
     ({"extra": 1}, "unknown key 'extra' in 'header'"),
     ({"network": ""}, "'network' must be a non-empty string, got ''"),
     ({"chip": "bm9999"}, "'chip' must be one of bm1684x, bm1688, tiny, got 'bm9999'"),
-    ({"mode": "f32"}, "'mode' must be one of F32, F16, BF16, INT8, W8F16, W8BF16, got 'f32'"),
+    ({"mode": "f32"}, "'mode' must be one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16, got 'f32'"),
     ({"gdma_count": True}, "'gdma_count' must be a non-negative integer, got True"),
     ({"bdc_count": -1}, "'bdc_count' must be a non-negative integer, got -1"),
     ({"coeff_mem_bytes": 1.0}, "'coeff_mem_bytes' must be a non-negative integer, got 1.0"),

@@ -154,8 +154,9 @@ def matmul(draw, q=False):
     if q == "a16":  # weight-only: f16/bf16, batch 1, an 8-bit right side and its per-column scales
         fields = (draw(st.sampled_from([DT["f16"], DT["bf16"]])), *fields[1:8], 1, 0, -1.0)
         groups = draw(st.sampled_from([g for g in (1, 2, 3) if fields[6] % g == 0]))
+        bits = draw(st.sampled_from([4, 8] if fields[6] % 2 == 0 else [8]))  # 4 bits: two k rows per byte
         return isa.BdcMatMulA16(*fields, draw(st.sampled_from([I8, U8])), draw(laddr()),
-                                draw(st.one_of(st.just(isa.NO_ADDR), laddr())), groups)
+                                draw(st.one_of(st.just(isa.NO_ADDR), laddr())), groups, bits)
     return isa.BdcMatMulQ(*fields, *draw(requant)) if q else isa.BdcMatMul(*fields)
 
 

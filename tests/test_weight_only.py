@@ -61,8 +61,11 @@ def a16_ops(top) -> list:
 
 
 def stored(top, op) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An A16MatMul's stored weight [N, K], scale [N, G] and zero points [N, G] (zeros when none)."""
+    """An A16MatMul's stored weight [N, K] (4 bits: each byte's low nibble, then its high one),
+    scale [N, G] and zero points [N, G] (zeros when none)."""
     weight, scale = (top.weights[loc_name(v.owner)] for v in op.operands[1:3])
+    if AttrView(op.attributes, SPECS[op.name])["weight_bits"] == 4:
+        weight = np.array([[(byte >> shift) & 15 for byte in row for shift in (0, 4)] for row in weight.tolist()])
     zp = op.operands[3]
     return weight, scale, np.zeros(scale.shape, np.int64) if zp.owner.name == "top.None" else top.weights[loc_name(zp.owner)]
 
@@ -82,11 +85,15 @@ def std_round(v) -> int:
     return int(Decimal(float(v)).to_integral_value(ROUND_HALF_UP))
 
 
-def tpu_mlir_formula(w: np.ndarray, size: int = 0, symmetric: bool = False):
-    """TPU-MLIR's computePerChannelParam / computePerGroupParam and weightQuantization (8 bits) on
-    [N, K] rows, written again element by element; a group or channel of zeros (TPU-MLIR divides by
-    zero) stores its zero point. Returns (q, scale [N, G], zero point [N, G])."""
+def tpu_mlir_formula(w: np.ndarray, size: int = 0, symmetric: bool = False, bits: int = 8):
+    """TPU-MLIR's computePerChannelParam / computePerGroupParam and weightQuantization on [N, K]
+    rows, written again element by element (4 bits per channel: asymmetric, max 15); a group or
+    channel of zeros (TPU-MLIR divides by zero) stores its zero point. Returns (q, scale [N, G],
+    zero point [N, G])."""
     f32 = np.float32
+    qmax = 2**bits - 1
+    if bits == 4 and not size:
+        size = w.shape[1]
     groups = w.shape[1] // size if size else 1
     q, scale, zp = np.zeros(w.shape, np.int64), np.zeros((w.shape[0], groups), f32), np.zeros((w.shape[0], groups), np.int64)
     for n in range(w.shape[0]):
@@ -95,29 +102,32 @@ def tpu_mlir_formula(w: np.ndarray, size: int = 0, symmetric: bool = False):
             if not size:  # per channel, signed: the division in double, stored as float
                 scale[n, g], lo, hi = f32(float(np.max(np.abs(part.astype(np.float64)))) / 127.0), -128, 127
             elif symmetric:
-                scale[n, g], zp[n, g], lo, hi = f32(f32(2) * f32(np.max(np.abs(part)))) / f32(255), 128, 0, 255
+                scale[n, g], zp[n, g], lo, hi = f32(f32(2) * f32(np.max(np.abs(part)))) / f32(qmax), qmax // 2 + 1, 0, qmax
             else:
-                scale[n, g], lo, hi = max(f32(part.max()) - f32(part.min()), f32(1e-5)) / f32(255), 0, 255
-                zp[n, g] = min(255, max(0, -std_round(f32(part.min()) / scale[n, g])))
+                scale[n, g], lo, hi = max(f32(part.max()) - f32(part.min()), f32(1e-5)) / f32(qmax), 0, qmax
+                zp[n, g] = min(qmax, max(0, -std_round(f32(part.min()) / scale[n, g])))
             for k, v in enumerate(part):
                 at = g * size + k if size else k
                 q[n, at] = min(hi, max(lo, (std_round(f32(v) / scale[n, g]) if scale[n, g] else 0) + zp[n, g]))
     return q, scale, zp
 
 
-@pytest.mark.parametrize("size, symmetric", [(0, False), (4, False), (4, True)])
-def test_integers_scales_and_zero_points_are_tpu_mlirs_formulas(size, symmetric):
+@pytest.mark.parametrize("mode, size, symmetric", [("W8F16", 0, False), ("W8F16", 4, False), ("W8F16", 4, True),
+                                                   ("W4F16", 0, False), ("W4F16", 4, True)])
+def test_integers_scales_and_zero_points_are_tpu_mlirs_formulas(mode, size, symmetric):
     rng = np.random.default_rng(0)
     w = weights_with_cases(rng)
-    top = lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16", size, symmetric)
+    top = lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), mode, size, symmetric)
     (op,) = a16_ops(top)
     q, scale, zp = stored(top, op)
-    want_q, want_scale, want_zp = tpu_mlir_formula(w.T, size, symmetric)
-    assert q.dtype == (np.uint8 if size else np.int8) and q.shape == (6, 16)
+    bits = 4 if mode == "W4F16" else 8
+    want_q, want_scale, want_zp = tpu_mlir_formula(w.T, size, symmetric, bits)
+    assert op.operands[1].type.get_shape() == ((6, 8) if bits == 4 else (6, 16))  # 4 bits: two per byte
+    assert q.shape == (6, 16) and q.dtype == (np.int8 if mode == "W8F16" and not size else q.dtype)
     np.testing.assert_array_equal(q.astype(np.int64), want_q)
     np.testing.assert_array_equal(scale, want_scale.astype(np.float16))  # stored in the activations' type
     np.testing.assert_array_equal(zp.astype(np.int64), want_zp)
-    if not size:
+    if mode == "W8F16" and not size:
         assert q[2, 1] == 64 and not q[1].any()  # the half rounded away from zero; the zero channel
         with np.errstate(invalid="ignore"):  # the zero channel: 0 / 0
             assert int(np.sum(np.abs(np.abs(w.T / want_scale) % 1 - 0.5) == 0)) >= 1
@@ -131,12 +141,13 @@ def round_f16(exact: Fraction) -> float:
     return min(candidates, key=lambda c: (abs(Fraction(c) - exact), int(np.float16(c).view(np.uint16)) & 1))
 
 
-@pytest.mark.parametrize("size, symmetric", [(0, False), (8, False), (8, True)])
-def test_w8f16_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once(size, symmetric):
+@pytest.mark.parametrize("mode, size, symmetric", [("W8F16", 0, False), ("W8F16", 8, False), ("W8F16", 8, True),
+                                                   ("W4F16", 0, False), ("W4F16", 8, True)])
+def test_weight_only_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once(mode, size, symmetric):
     rng = np.random.default_rng(1)
     w = weights_with_cases(rng)
     bias = rng.standard_normal(6).astype(np.float32)
-    top = lower(top_module(linear_model(w, bias, 5)), "W8F16", size, symmetric)
+    top = lower(top_module(linear_model(w, bias, 5)), mode, size, symmetric)
     (op,) = a16_ops(top)
     q, scale, zp = stored(top, op)
     x = rng.standard_normal((5, 16)).astype(np.float32)
@@ -152,7 +163,7 @@ def test_w8f16_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_once(si
     np.testing.assert_array_equal(np.asarray(got, np.float64), want)
 
 
-@pytest.mark.parametrize("mode, bound", [("W8F16", 0.999), ("W8BF16", 0.99)])
+@pytest.mark.parametrize("mode, bound", [("W8F16", 0.999), ("W8BF16", 0.999), ("W4F16", 0.98), ("W4BF16", 0.98)])
 def test_transformer_block_in_weight_only_mode_matches_top_f32(mode, bound):
     model = transformer_block(seq_len=8, d_model=32, num_heads=2, d_ff=64)
     feed = {"x": np.random.default_rng(2).standard_normal((1, 8, 32)).astype(np.float32)}
@@ -193,7 +204,8 @@ def deploy_args(d, mode: str, *extra: str) -> list[str]:
 
 
 @pytest.mark.parametrize("mode, options", [("W8F16", ()), ("W8BF16", ()), ("W8F16", ("--q_group_size", "32")),
-                                           ("W8BF16", ("--q_group_size", "32", "--q_symmetric"))])
+                                           ("W8BF16", ("--q_group_size", "32", "--q_symmetric")), ("W4F16", ()),
+                                           ("W4BF16", ("--q_group_size", "32", "--q_symmetric"))])
 def test_model_deploy_bmodel_is_bit_exact_to_the_tpu_interpreter(two_linears_files, capsys, mode, options):
     """On the tiny chip both A16MatMuls are sliced (rows, and the second's columns, its scales and
     zero points with them), per channel one weight int8, the other uint8; model_deploy's third
@@ -206,7 +218,9 @@ def test_model_deploy_bmodel_is_bit_exact_to_the_tpu_interpreter(two_linears_fil
     views = [AttrView(op.attributes, SPECS[op.name]) for op in a16_ops(final)]
     assert [a["sign"] for a in views] == [True, False]
     assert [a["q_group_size"] for a in views] == [32 if options else 0] * 2
-    assert [str(op.operands[1].type.element_type) for op in a16_ops(final)] == (["ui8"] * 2 if options else ["i8", "ui8"])
+    assert [a["weight_bits"] for a in views] == [4 if mode.startswith("W4") else 8] * 2
+    with_zp = options or mode.startswith("W4")
+    assert [str(op.operands[1].type.element_type) for op in a16_ops(final)] == (["ui8"] * 2 if with_zp else ["i8", "ui8"])
     assert any(a["nsecs"] * a.get("csecs", 1) > 1 for a in views), [dict(a) for a in views]  # sliced on tiny
 
 

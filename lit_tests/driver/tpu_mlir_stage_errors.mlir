@@ -14,7 +14,7 @@
 // RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=F32" --convert-top-to-tpu="q_symmetric=True" 2>&1 | filecheck %s --check-prefix=QSYM
 // NOCHIP:  error: processor-top-optimize: module.chip is not assigned; run --processor-assign first
 // LOWERED: error: processor-top-optimize: module.state is TPU_LOWERED; it runs on a Top module, before --convert-top-to-tpu
-// QSYM:    error: convert-top-to-tpu: q_group_size=0 q_symmetric=true need a weight-only mode (W8F16, W8BF16), not F32
+// QSYM:    error: convert-top-to-tpu: q_group_size=0 q_symmetric=true need a weight-only mode (W8F16, W8BF16, W4F16, W4BF16), not F32
 //
 // strip-io-quant: an F32 module has no cast to strip and is unchanged (INT8 modules, the lists and
 // the refused options: tpu_mlir_strip_io_quant.mlir)

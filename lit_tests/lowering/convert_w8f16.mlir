@@ -1,4 +1,4 @@
-// W8F16 / W8BF16 (weight-only quantization, docs/quantization.md): a MatMul of a 2-D constant weight
+// W8F16 / W8BF16 (weight-only quantization, docs/quantization.md; W4F16 in test_weight_only.py): a MatMul of a 2-D constant weight
 // becomes tpu.A16MatMul with the weight int8 [N, K] (w_transpose), one scale per output channel in the
 // activations' type, zp none and the bias f32. Must not fire: a MatMul of two computed operands, one
 // with left_transpose, one in the qtable; every other op lowers as in F16/BF16.
@@ -34,6 +34,9 @@
 // RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_group_size=2" 2>&1 | filecheck %s --check-prefix=NDIV
 // NDIV: error: mm: q_group_size=2 does not divide K = 3 of weight 'w' (weight-only quantization)
 // RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu="q_symmetric=true" 2>&1 | filecheck %s --check-prefix=QSYM
+// W4F16 stores two 4-bit weights per byte along K: w's K = 3 cannot be packed.
+// RUN: not tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W4F16" --convert-top-to-tpu 2>&1 | filecheck %s --check-prefix=ODD
+// ODD: error: mm: 4-bit weights are stored two per byte along K: K = 3 of weight 'w' is odd
 // QSYM: error: convert-top-to-tpu: q_group_size=0 q_symmetric=true: the group size must be >= 0, and q_symmetric needs groups
 
 // CHECK: module attributes {{{.*}}module.mode = "W8F16"

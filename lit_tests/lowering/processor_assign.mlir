@@ -6,7 +6,7 @@
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // CHIP: error: processor-assign: unknown chip 'bm9999'; known chips: bm1684x, bm1688, tiny
-// MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16
+// MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16
 // CORE: error: processor-assign: num_core=2 is not supported (only num_core=1)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16")
+MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16", "W4F16", "W4BF16")
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,8 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             zp = whole[scale_at + 1] if len(whole) > scale_at + 1 else isa.NO_ADDR
             right_dtype = isa.DTYPES["i8" if attrs_of(op)["sign"] and zp == isa.NO_ADDR else "u8"]
             return isa.BdcMatMulA16(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1,
-                                    *_relu(op), right_dtype, whole[scale_at], zp, shape_of(op.operands[2])[1])
+                                    *_relu(op), right_dtype, whole[scale_at], zp, shape_of(op.operands[2])[1],
+                                    attrs_of(op)["weight_bits"])
         return isa.BdcMatMul(dtype, ins[0][0], whole[0], bias, out[0], rows, k, out[1].shape[1], 1, *_relu(op))
     if kind == "upsample":
         skip = out[1].start[2] - ins[0][1].start[2] * a["scale_h"]

@@ -531,13 +531,14 @@ def _name(table: dict[str, int], code: int) -> str:
 # ---- opcode 82: weight-only MatMul (tpu.A16MatMul, W8F16/W8BF16) ----
 
 
-@record(82, "bdc", "right_dtype scale_addr zp_addr:I groups")
+@record(82, "bdc", "right_dtype scale_addr zp_addr:I groups weight_bits:B")
 class BdcMatMulA16(BdcMatMul):
     """BdcMatMul (batch 1) whose right side is stored as 8-bit integers (right_dtype i8 or u8), each
     minus its zero point times its scale, rounded to the dtype, before the product: `scale_addr` a
     local (1, n_out, 1, groups) in the record's dtype, `zp_addr` a local u8 one of the same shape or
     NO_ADDR (zero); `groups` runs of k / groups consecutive rows of each column (1: per column).
-    Bias f32 as BdcMatMul's."""
+    `weight_bits` 4: the right side is (1, k / 2, 1, n_out) u8, two rows per byte (row 2i the low
+    nibble, 2i + 1 the high one). Bias f32 as BdcMatMul's."""
 
 
 # ---- opcodes 85-89: per-channel requantization (issue 10's RequantIntAxis) ----

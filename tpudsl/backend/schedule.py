@@ -104,7 +104,8 @@ def _matmul(r: isa.BdcMatMul, chip: Chip):
         quant = (local(chip, r.scale_addr, (1, r.n_out, 1, r.groups), r.dtype)
                  + _optional(chip, r.zp_addr, (1, r.n_out, 1, r.groups), isa.DTYPES["u8"]))
     return (local(chip, r.left_addr, (rows, r.k, 1, 1), r.dtype)
-            + local(chip, r.right_addr, (r.batch, r.k, 1, r.n_out), getattr(r, "right_dtype", r.dtype))
+            + local(chip, r.right_addr, (r.batch, r.k // (2 if getattr(r, "weight_bits", 8) == 4 else 1), 1, r.n_out),
+                    getattr(r, "right_dtype", r.dtype))
             + _optional(chip, r.bias_addr, (1, r.n_out, 1, 1), I32 if q else F32) + quant,
             local(chip, r.out_addr, (rows, r.n_out, 1, 1), _q_out(r) if q else r.dtype))
 

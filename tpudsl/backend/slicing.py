@@ -404,7 +404,7 @@ def _matmul_input(op: Operation, part: Part) -> SlicePlan:
         if part.c is None:
             return SlicePlan([tile], out)
         right, *per_column = whole_tiles(op)  # right: (1, k, 1, n_out), its columns along W
-        columns = Tile(right.value, (0, 0, 0, c[0]), (1, k, 1, c[1] - c[0]), right.strides)
+        columns = Tile(right.value, (0, 0, 0, c[0]), (1, right.shape[1], 1, c[1] - c[0]), right.strides)
         return SlicePlan([tile], out, weights=(columns, *channel_part(per_column, c)))
     right = Tile(op.operands[1], (n[0], 0, 0, 0), (n[1] - n[0], k, 1, n_out), _right_strides(op, k, n_out))
     return SlicePlan([tile, right], out)
@@ -413,6 +413,11 @@ def _matmul_input(op: Operation, part: Part) -> SlicePlan:
 def _right_strides(op: Operation, k: int, n_out: int) -> Dims4:
     """MatMul's right side (per batch k x n_out, or n_out x k with right_transpose) as (batch, k, 1, n_out)."""
     return (k * n_out, 1, 0, k) if right_transposed(op) else (k * n_out, n_out, 0, 1)
+
+
+def right_packing(op: Operation) -> int:
+    """Right-side values per stored element along k: 2 for A16MatMul's 4-bit weights, else 1."""
+    return 2 if op.name == "tpu.A16MatMul" and attrs_of(op)["weight_bits"] == 4 else 1
 
 
 def right_transposed(op: Operation) -> bool:
@@ -642,7 +647,7 @@ def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
     rows (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product). A right side
     of rank > 2: its leading dims, the same as the left side's, are the batch (attention's Q x K^T)."""
     ls, rs = shape_of(op.operands[0]), shape_of(op.operands[1])
-    rk, rn = (rs[-1], rs[-2]) if right_transposed(op) else rs[-2:]
+    rk, rn = (rs[-1] * right_packing(op), rs[-2]) if right_transposed(op) else rs[-2:]
     prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
     if len(ls) >= 2 and len(rs) == 2:
         return 1, prod(ls[:-1]), ls[-1], rn
@@ -696,7 +701,8 @@ def _whole_tiles(op: Operation) -> list[Tile]:
         batch, _, k, n_out = matmul_dims(op)
         if batch > 1:
             return []  # its right side is sliced with its batches
-        tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, k, 1, n_out), _right_strides(op, k, n_out))]
+        stored_k = k // right_packing(op)  # 4-bit weights: two rows per byte
+        tiles = [Tile(op.operands[1], (0, 0, 0, 0), (1, stored_k, 1, n_out), _right_strides(op, stored_k, n_out))]
         bias = matmul_bias(op)
         if bias is not None:
             tiles.append(whole(bias, (1, n_out, 1, 1)))

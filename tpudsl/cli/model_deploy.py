@@ -1,6 +1,7 @@
 """model_deploy: Top .mlir -> Tpu .mlir in one precision, checked against Top (TPU-MLIR's flags).
 
-  model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8|W8F16|W8BF16 --processor bm1684x --model NAME.bmodel
+  model_deploy --mlir NAME.mlir --quantize F32|F16|BF16|INT8|W8F16|W8BF16|W4F16|W4BF16 --processor bm1684x
+      --model NAME.bmodel
       [--quantize_table Q] [--calibration_table T] [--asymmetric] [--q_group_size N [--q_symmetric]]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
@@ -38,8 +39,9 @@ from typing import NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 
-# W8F16/W8BF16: weight-only int8 MatMul weights, F16/BF16 activations (tpu.A16MatMul, docs/quantization.md)
-MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16")
+# W8F16/W8BF16 (W4...): weight-only 8-bit (4-bit) MatMul weights, F16/BF16 activations (tpu.A16MatMul,
+# docs/quantization.md)
+MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16", "W4F16", "W4BF16")
 
 
 def _parser() -> CliArgumentParser:

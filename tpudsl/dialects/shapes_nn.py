@@ -209,11 +209,16 @@ def matmul(ins: Ins, a: AttrView) -> list[Shape]:
 def a16_matmul(ins: Ins, a: AttrView) -> list[Shape]:
     """tpu.A16MatMul: input [..., K] times the 2-D weight ([N, K] with w_transpose, else [K, N]),
     scales (and zero points, when present) [N, G]: G = 1 per output channel (q_group_size 0), else
-    K / q_group_size groups of consecutive K; bias broadcast to the result [..., N]."""
+    K / q_group_size groups of consecutive K; bias broadcast to the result [..., N]. 4 bits: two
+    weights per byte along K (the weight [N, K / 2], w_transpose only)."""
     x, w, scale = (operand(ins, i, what) for i, what in enumerate(("input", "weight", "scale")))
     if len(w) != 2 or not x:
         raise ShapeError(f"needs a 2-D weight and an input of rank >= 1, got weight {fmt(w)}, input {fmt(x)}")
     n, k = w if a.get("w_transpose", False) else w[::-1]
+    if a.get("weight_bits", 8) == 4:
+        if not a.get("w_transpose", False):
+            raise ShapeError("4-bit weights are stored transposed: w_transpose must be true")
+        k *= 2
     if x[-1] != k:
         raise ShapeError(f"contracting dims differ: input {fmt(x)} and weight {fmt(w)} "
                          f"(w_transpose={str(a.get('w_transpose', False)).lower()})")

@@ -83,9 +83,10 @@ def _rq_axis_types(op) -> None:
 
 
 def _a16_types(op) -> None:
-    """tpu.A16MatMul (TPU-MLIR's weight-only MatMul, docs/quantization.md "Weight-only"): per output
-    channel (q_group_size 0) the weight is i8 when `sign`, ui8 otherwise, and zp is none; per group
-    the weight and zp are ui8. Input, scale and result share one f16 or bf16 type."""
+    """tpu.A16MatMul (TPU-MLIR's weight-only MatMul, docs/quantization.md "Weight-only"): 8 bits per
+    output channel (q_group_size 0): the weight is i8 when `sign`, ui8 otherwise, and zp is none;
+    per group, or 4 bits (two per byte, zero points per channel or group): the weight and zp are
+    ui8. Input, scale and result share one f16 or bf16 type."""
     from xdsl.dialects.builtin import BFloat16Type, Float16Type, Signedness
 
     def element(v):
@@ -99,19 +100,21 @@ def _a16_types(op) -> None:
         if e != y:
             raise ShapeError(f"{what} must be {y} as the result, got {v.type}")
     a = opdef.AttrView(op.attributes, opdef.SPECS[op.name])
-    grouped = a["q_group_size"] > 0
+    grouped = a["q_group_size"] > 0 or a["weight_bits"] == 4  # with zero points
     signed = a["sign"] and not grouped
 
     def is_int8(e, signedness) -> bool:
         return isinstance(e, IntegerType) and e.width.data == 8 and e.signedness.data == signedness
 
     if not is_int8(w, Signedness.SIGNLESS if signed else Signedness.UNSIGNED):
-        why = f"q_group_size={a['q_group_size']}" if grouped else f"sign={'true' if signed else 'false'}"
+        why = (f"q_group_size={a['q_group_size']}, weight_bits={a['weight_bits']}" if grouped
+               else f"sign={'true' if signed else 'false'}")
         raise ShapeError(f"weight must be {'i8' if signed else 'ui8'} ({why}), got {op.operands[1].type}")
     if grouped and not is_int8(zp, Signedness.UNSIGNED):
-        raise ShapeError(f"zp must be ui8 with q_group_size={a['q_group_size']}, got {op.operands[3].type}")
+        raise ShapeError(f"zp must be ui8 with q_group_size={a['q_group_size']}, weight_bits={a['weight_bits']}, "
+                         f"got {op.operands[3].type}")
     if not grouped and zp is not None:
-        raise ShapeError("zp must be none with q_group_size=0 (per-channel weights are symmetric)")
+        raise ShapeError("zp must be none with q_group_size=0 and 8 bits (per-channel int8 weights are symmetric)")
 
 
 SPECS: list[OpSpec] = [
@@ -203,7 +206,7 @@ SPECS: list[OpSpec] = [
         attrs={
             "w_transpose": A("bool", False),
             "sign": A("bool", True),
-            "weight_bits": A("i64", 8, supported=(8,)),
+            "weight_bits": A("i64", 8, supported=(4, 8)),
             "q_group_size": A("i64", 0),
             **GINFO,
         },

@@ -104,6 +104,12 @@ def matmul(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return y.reshape(shape) if shape is not None and shape != y.shape else y
 
 
+def unpacked(weight: Array) -> Array:
+    """4-bit weights [N, K / 2] as [N, K]: each byte's low nibble then its high one."""
+    w = np.asarray(weight, np.uint8)
+    return np.stack([w & 0x0F, w >> 4], axis=-1).reshape(w.shape[0], -1)
+
+
 def dequantized(weight: Array, scale: Array, zp: Array | None, w_transpose: bool, fmt: Format) -> Array:
     """tpu.A16MatMul's weight as the chip uses it, [K, N]: each stored integer minus its zero point
     times its scale (an f16/bf16 value), rounded once to the format; scale and zp are [N, G], G
@@ -125,6 +131,8 @@ def a16_matmul(ins: Inputs, a: KernelAttrs) -> Array:
         raise ValueError(f"tpu.A16MatMul computes in f16 or bf16, not {a.out_dtype()}")
     x, weight, scale, zp = ins[0], ins[1], ins[2], ins[3] if len(ins) > 3 else None
     bias = ins[4] if len(ins) > 4 else None
+    if a.get("weight_bits", 8) == 4:
+        weight = unpacked(weight)
     right = dequantized(weight, scale, zp, bool(a.get("w_transpose", False)), fmt)
     return matmul([x, right, bias], a, fmt)
 

@@ -56,7 +56,7 @@ from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.qtable import read_qtable
-from tpudsl.lowering.weight_only import A16_LOWERINGS, WEIGHT_ONLY_MODES, A16Lowering
+from tpudsl.lowering.weight_only import A16_LOWERINGS, WEIGHT_BITS, WEIGHT_ONLY_MODES, A16Lowering
 
 FLOAT_MODES: dict[str, Callable[[], Attribute]] = {"F32": Float32Type, "F16": Float16Type, "BF16": BFloat16Type}
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
@@ -463,7 +463,7 @@ class ConvertTopToTpuPass(ModulePass):
                 raise TpudslError(f"convert-top-to-tpu: {option}={value} is not supported yet")
         if (self.q_group_size or self.q_symmetric) and mode not in WEIGHT_ONLY_MODES:
             raise TpudslError(f"convert-top-to-tpu: q_group_size={self.q_group_size} q_symmetric="
-                              f"{str(self.q_symmetric).lower()} need a weight-only mode (W8F16, W8BF16), not {mode}")
+                              f"{str(self.q_symmetric).lower()} need a weight-only mode ({', '.join(WEIGHT_ONLY_MODES)}), not {mode}")
         if self.q_group_size < 0 or (self.q_symmetric and not self.q_group_size):
             raise TpudslError(f"convert-top-to-tpu: q_group_size={self.q_group_size} q_symmetric="
                               f"{str(self.q_symmetric).lower()}: the group size must be >= 0, and q_symmetric "
@@ -487,7 +487,8 @@ class ConvertTopToTpuPass(ModulePass):
             if self.asymmetric:
                 op.attributes["module.asymmetric"] = to_attr("bool", True)
         elif mode in WEIGHT_ONLY_MODES:
-            lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, A16Lowering(self.q_group_size, self.q_symmetric))
+            a16 = A16Lowering(self.q_group_size, self.q_symmetric, WEIGHT_BITS[mode])
+            lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, a16)
         else:
             lower_float(top, mode, qtable)
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")

@@ -24,7 +24,9 @@ from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, operand_sha
 from tpudsl.ir.diagnostics import TpudslError
 
 # model_deploy's weight-only modes -> the type of the activations (and of every other op).
-WEIGHT_ONLY_MODES = {"W8F16": "F16", "W8BF16": "BF16"}
+WEIGHT_ONLY_MODES = {"W8F16": "F16", "W8BF16": "BF16", "W4F16": "F16", "W4BF16": "BF16"}
+# ... and the bits of each stored weight.
+WEIGHT_BITS = {"W8F16": 8, "W8BF16": 8, "W4F16": 4, "W4BF16": 4}
 # The Top op each mode lowers to A16MatMul (the coverage test walks this table too).
 A16_LOWERINGS = {"top.MatMul": "tpu.A16MatMul"}
 
@@ -70,27 +72,36 @@ def quantize_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     return q, scale, sign
 
 
-def quantize_per_group(w: np.ndarray, size: int, symmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """TPU-MLIR's computePerGroupParam and weightQuantization for 8 bits on the float32 weight
-    [N, K], groups of `size` consecutive K: symmetric: scale = 2 max|w| / 255, zero point 128;
-    asymmetric: scale = max(max - min, 1e-5) / 255, zero point clamp(-std::round(min / scale), 0,
-    255); q = std::round(w / scale) + zero point saturated to uint8 (a symmetric group's largest
-    positive value lands on 256, saturated to 255, as TPU-MLIR's). A symmetric group of zeros stores
-    its zero point with scale 0. Returns (q uint8, scale [N, G] float32, zero point [N, G] uint8)."""
+def quantize_per_group(w: np.ndarray, size: int, symmetric: bool, bits: int = 8
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TPU-MLIR's computePerGroupParam and weightQuantization on the float32 weight [N, K], groups of
+    `size` consecutive K, qmax = 2^bits - 1 (255, or 15): symmetric: scale = 2 max|w| / qmax, zero
+    point (qmax + 1) / 2; asymmetric: scale = max(max - min, 1e-5) / qmax, zero point
+    clamp(-std::round(min / scale), 0, qmax); q = std::round(w / scale) + zero point saturated to
+    0..qmax (a symmetric group's largest positive value lands on qmax + 1, saturated, as TPU-MLIR's).
+    4 bits per channel (computePerChannelParam) is the asymmetric form with size K. A symmetric
+    group of zeros stores its zero point with scale 0. Returns (q uint8 [N, K], one value each,
+    scale [N, G] float32, zero point [N, G] uint8)."""
     n, k = w.shape
+    qmax = 2**bits - 1
     g = np.asarray(w, np.float32).reshape(n, k // size, size)
     wmax, wmin = g.max(axis=2, initial=-np.inf), g.min(axis=2, initial=np.inf)
     if symmetric:  # float arithmetic, as TPU-MLIR's (2 * |abs_max| / max_int, all float)
-        scale = (np.float32(2) * np.abs(g).max(axis=2, initial=0.0)) / np.float32(255)
-        zp = np.full(scale.shape, 128.0)
+        scale = (np.float32(2) * np.abs(g).max(axis=2, initial=0.0)) / np.float32(qmax)
+        zp = np.full(scale.shape, (qmax + 1) / 2)
     else:
-        scale = np.maximum(wmax - wmin, np.float32(1e-5)) / np.float32(255)
-        zp = np.clip(-round_half_away(wmin / scale), 0, 255)
+        scale = np.maximum(wmax - wmin, np.float32(1e-5)) / np.float32(qmax)
+        zp = np.clip(-round_half_away(wmin / scale), 0, qmax)
     scale = scale.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = g / scale[..., None]
     q = np.where(scale[..., None] == 0, 0.0, round_half_away(ratio)) + zp[..., None]
-    return np.clip(q, 0, 255).astype(np.uint8).reshape(n, k), scale, zp.astype(np.uint8)
+    return np.clip(q, 0, qmax).astype(np.uint8).reshape(n, k), scale, zp.astype(np.uint8)
+
+
+def packed(q: np.ndarray) -> np.ndarray:
+    """4-bit values [N, K] (K even) two per byte, [N, K / 2]: even K in the low nibble (TPU-MLIR's)."""
+    return (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8)
 
 
 @dataclass
@@ -100,6 +111,7 @@ class A16Lowering:
 
     q_group_size: int = 0
     q_symmetric: bool = False
+    bits: int = 8
     quantized: dict[tuple[str, str], tuple[SSAValue, SSAValue, SSAValue | None, bool]] = field(default_factory=dict)
 
     def __call__(self, op: Operation, state) -> bool:
@@ -118,7 +130,7 @@ class A16Lowering:
         x = state.value_in(op.operands[0], mode)
         result = TensorType(x.type.element_type, operand_shape(op.results[0]))  # the mode's f16/bf16
         operands = [x, weight, scale, state.none_value(op) if zp is None else zp, bias]
-        attrs = {"w_transpose": True, "sign": sign, "weight_bits": 8, "q_group_size": self.q_group_size or None}
+        attrs = {"w_transpose": True, "sign": sign, "weight_bits": self.bits, "q_group_size": self.q_group_size or None}
         Rewriter.replace_op(op, create("tpu.A16MatMul", operands, [result], attrs=attrs, loc=op.location))
         return True
 
@@ -133,16 +145,23 @@ class A16Lowering:
                 w = w.T  # [K, N] -> [N, K]: one row per output channel
             sign = weight_sign(w)  # TPU-MLIR sets it per group too (where the integers are uint8 anyway)
             zp = None
-            if self.q_group_size:
-                if w.shape[1] % self.q_group_size:
-                    raise TpudslError(f"{loc_name(op)}: q_group_size={self.q_group_size} does not divide K = "
-                                      f"{w.shape[1]} of weight '{name}' (weight-only quantization)")
-                q, scale, zps = quantize_per_group(w, self.q_group_size, self.q_symmetric)
+            if self.q_group_size and w.shape[1] % self.q_group_size:
+                raise TpudslError(f"{loc_name(op)}: q_group_size={self.q_group_size} does not divide K = "
+                                  f"{w.shape[1]} of weight '{name}' (weight-only quantization)")
+            if self.bits == 4 and w.shape[1] % 2:
+                raise TpudslError(f"{loc_name(op)}: 4-bit weights are stored two per byte along K: K = "
+                                  f"{w.shape[1]} of weight '{name}' is odd")
+            if self.q_group_size or self.bits == 4:  # uint8 (or uint4) with zero points
+                size = self.q_group_size or w.shape[1]  # 4 bits per channel: one asymmetric group
+                q, scale, zps = quantize_per_group(w, size, self.q_symmetric, self.bits)
                 zp = state.top.add_weight(f"{name}_zp", zps, before=op).results[0]
             else:
                 q, scale, sign = quantize_per_channel(w)
             _check_scale(op, name, scale, mode)
-            suffix = "int8" if q.dtype == np.int8 else "uint8"
+            if self.bits == 4:
+                q, suffix = packed(q), "uint4"
+            else:
+                suffix = "int8" if q.dtype == np.int8 else "uint8"
             stored = state.top.add_weight(f"{name}_{suffix}", np.ascontiguousarray(q), before=op)
             scale_value = state.new_weight_in(f"{name}_scale_{mode.lower()}", scale, mode, op)
             self.quantized[key] = (stored.results[0], scale_value, zp, sign)

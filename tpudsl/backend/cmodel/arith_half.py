@@ -27,6 +27,15 @@ def is_half(dt: np.dtype) -> bool:
     return np.dtype(dt).name in _PRECISION
 
 
+def nibbles(packed: np.ndarray) -> np.ndarray:
+    """BdcMatMulA16's 4-bit right side (batch, k / 2, n_out) as (batch, k, n_out): row 2i is each
+    byte's low four bits, row 2i + 1 its high four."""
+    b, half_k, n = packed.shape
+    out = np.empty((b, 2 * half_k, n), np.uint8)
+    out[:, 0::2], out[:, 1::2] = packed % 16, packed // 16
+    return out
+
+
 def dequantize(q: np.ndarray, scale: np.ndarray, zp: np.ndarray | None) -> np.ndarray:
     """BdcMatMulA16's right side (k, n_out): each 8-bit integer minus its zero point times its
     f16/bf16 scale, rounded once to the scale's type; scale and zp are (n_out, groups), group g of

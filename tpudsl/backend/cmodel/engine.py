@@ -258,13 +258,17 @@ def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
     dt = numpy_dtype(r.dtype)
     rows = r.batch * r.m
     left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
-    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(getattr(r, "right_dtype", r.dtype)))
-    right = right.reshape(r.batch, r.k, r.n_out)
-    if isinstance(r, isa.BdcMatMulA16):  # 8-bit integers minus zero point times scale, in the dtype
+    packing = 2 if getattr(r, "weight_bits", 8) == 4 else 1  # BdcMatMulA16's 4-bit rows, two per byte
+    right = m.read_local(r.right_addr, (r.batch, r.k // packing, 1, r.n_out),
+                         numpy_dtype(getattr(r, "right_dtype", r.dtype)))
+    right = right.reshape(r.batch, r.k // packing, r.n_out)
+    if isinstance(r, isa.BdcMatMulA16):  # integers minus zero point times scale, in the dtype
         if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1 or not 0 < r.groups <= r.k \
-                or r.k % r.groups:
+                or r.k % r.groups or r.weight_bits not in (4, 8) or r.k % packing:
             raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype}, batch {r.batch}, {r.groups} groups "
-                        f"of k {r.k}")
+                        f"of k {r.k}, {r.weight_bits} bits")
+        if packing == 2:
+            right = arith_half.nibbles(right)
         params = (1, r.n_out, 1, r.groups)
         scale = m.read_local(r.scale_addr, params, dt).reshape(r.n_out, r.groups)
         zp = None if r.zp_addr == isa.NO_ADDR else m.read_local(r.zp_addr, params, U8).reshape(r.n_out, r.groups)
