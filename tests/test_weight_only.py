@@ -1,15 +1,16 @@
-"""Weight-only quantization (`--quantize W8F16 / W8BF16`, tpu.A16MatMul; docs/quantization.md
+"""Weight-only quantization (`--quantize W8F16 / W8BF16 / W4F16 / W4BF16`, tpu.A16MatMul; docs/quantization.md
 "Weight-only quantization"), each part against a reference written here:
 
 * the stored integers, scales and zero points against TPU-MLIR's formulas written again (per
   channel: float64 scale max|w| / 127 stored as float32; per group: float32 2 max|w| / 255 with zero
   point 128, or (max - min) / 255 with zero point -round(min / scale); q = std::round(w / scale) in
-  float32 (decimal's ROUND_HALF_UP) plus the zero point, saturated);
-* the Tpu interpreter's W8F16 MatMul against an exact reference: the weight dequantized ((q - zp)
+  float32 (decimal's ROUND_HALF_UP) plus the zero point, saturated; W4's two per byte unpacked by
+  shifts written here);
+* the Tpu interpreter's W8F16 / W4F16 MatMul against an exact reference: the weight dequantized ((q - zp)
   times the f16 scale, rounded to f16), every output the exact sum (Fractions) of its products plus
   the f32 bias, rounded once to f16 by nearest-even on the exact value: bit-exact;
 * a transformer block in W8F16 / W8BF16 against the Top F32 interpreter (cosine);
-* model_deploy --quantize W8F16 / W8BF16 on the tiny chip (the A16MatMuls sliced by rows and
+* model_deploy --quantize W8F16 / W8BF16 / W4F16 / W4BF16 on the tiny chip (the A16MatMuls sliced by rows and
   columns, int8 and uint8 weights, per channel and per group): the .bmodel on the cmodel bit-exact
   to the Tpu interpreter, and a cmodel dequantizing one ulp off fails that check; a group size that
   does not divide K is refused by name.

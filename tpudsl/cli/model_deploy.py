@@ -64,7 +64,7 @@ def _parser() -> CliArgumentParser:
     # accepted, others fail naming the pass option, before any file is written.
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
     t.add_argument("--q_group_size", type=int, default=0,
-                   help="W8F16/W8BF16: a scale and zero point per group of this many K (default 0: per output channel)")
+                   help="W8/W4 modes: a scale and zero point per group of this many K (default 0: per output channel)")
     t.add_argument("--q_symmetric", action="store_true", help="with --q_group_size: symmetric groups (zero point 128)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")

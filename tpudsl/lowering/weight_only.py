@@ -1,5 +1,5 @@
-"""Weight-only quantization: `--quantize W8F16 / W8BF16` (TPU-MLIR's A16MatMul; docs/quantization.md
-"Weight-only quantization").
+"""Weight-only quantization: `--quantize W8F16 / W8BF16 / W4F16 / W4BF16` (TPU-MLIR's A16MatMul;
+docs/quantization.md "Weight-only quantization").
 
 In these modes every op lowers as in F16/BF16, except a `top.MatMul` whose right operand is a 2-D
 `top.Weight` and whose other attributes are their defaults: it becomes `tpu.A16MatMul`, its weight
@@ -8,7 +8,8 @@ scale held in the activations' type, as TPU-MLIR's A16MatMulAdjust clones it). A
 computed operands, or one with a transpose of its input or output, a fused relu or a batched
 right side, lowers as F16/BF16 MatMul. With `q_group_size` > 0 (TPU-MLIR's per-group form) the
 weight is uint8 with a zero point and a scale per group of q_group_size consecutive K of each
-output channel (`q_symmetric`: zero point 128).
+output channel (`q_symmetric`: zero point 128). W4: 4-bit integers with zero points (per channel
+asymmetric, or per group), two per byte along K.
 """
 
 from __future__ import annotations
