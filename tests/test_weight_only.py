@@ -164,6 +164,15 @@ def test_weight_only_matmul_is_the_exact_sum_of_the_dequantized_weight_rounded_o
     np.testing.assert_array_equal(np.asarray(got, np.float64), want)
 
 
+def test_a_scale_f16_cannot_hold_is_an_error_naming_the_weight_and_channel():
+    w = -np.ones((16, 6), np.float32)  # signed
+    w[:, 4] = 1e-9  # scale 1e-9 / 127: below float16's smallest subnormal, it would dequantize to 0
+    with pytest.raises(TpudslError, match=r"y: weight 'w': the scale 7.87402e-12 of output channel 4 is not "
+                                          r"representable in F16"):
+        lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8F16")
+    lower(top_module(linear_model(w, np.zeros(6, np.float32), 4)), "W8BF16")  # bfloat16 holds it
+
+
 @pytest.mark.parametrize("mode, bound", [("W8F16", 0.999), ("W8BF16", 0.999), ("W4F16", 0.98), ("W4BF16", 0.98)])
 def test_transformer_block_in_weight_only_mode_matches_top_f32(mode, bound):
     model = transformer_block(seq_len=8, d_model=32, num_heads=2, d_ff=64)

@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
 // w [K=3, N=2]: channel 0 is (1, -2, 0.5): scale 2/127, q = round(127 w / 2) = (64 [63.5 half away], -127, 32 [31.75]);
 // channel 1 is (4, 1, 3): all positive, but sign is global (w has negatives), so scale 4/127, q = (127, 32 [31.75], 95 [95.25]).
-// RUN: python -c "import numpy as np; np.savez('%t/m_weight.npz', w=np.array([[1.0, 4.0], [-2.0, 1.0], [0.5, 3.0]], np.float32), b=np.array([0.25, -1.0], np.float32), p=np.array([[2.0, 3.0], [5.0, 7.0], [1.0, 1.0]], np.float32))"
+// RUN: python -c "import numpy as np; np.savez('%t/m_weight.npz', w=np.array([[1.0, 4.0], [-2.0, 1.0], [0.5, 3.0]], np.float32), b=np.array([0.25, -1.0], np.float32), p=np.array([[2.0, 3.0], [5.0, 7.0], [1.0, 1.0]], np.float32), s=np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, -9.0]], np.float32))"
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8F16" --convert-top-to-tpu --mlir-print-debuginfo -o %t/f16.mlir
 // RUN: filecheck %s < %t/f16.mlir
 // RUN: python -c "import numpy as np; w = np.load('%t/f16_weight.npz'); print('Q', w['w_int8'].tolist(), w['w_int8'].dtype); print('S', (w['w_scale_f16'].astype(np.float64) * 127).round(2).tolist(), w['w_scale_f16'].dtype); print('U', w['p_uint8'].tolist(), w['p_uint8'].dtype)" | filecheck %s --check-prefix=W
@@ -13,6 +13,11 @@
 // W: S {{\[}}[2.0], [4.0]] float16
 // p^T = ((2, 5, 1), (3, 7, 1)), scales 5/255 and 7/255: q = (102, 255, 51), (109 [109.29], 255, 36 [36.43]).
 // W: U {{\[}}[102, 255, 51], [109, 255, 36]] uint8
+// A weight read as [K, N] by one MatMul and as [N, K] (right_transpose) by another is quantized once per layout:
+// s's first output channel is its column (1, 4, 7) for mm_s (scale 7/127: 18 [18.14], 73 [72.57], 127) and its
+// row (1, 2, 3) for mm_st (scale 3/127: 42 [42.33], 85 [84.67], 127).
+// RUN: python -c "import numpy as np; w = np.load('%t/f16_weight.npz'); print('T', w['s_int8'][0].tolist(), w['s_int8_1'][0].tolist())" | filecheck %s --check-prefix=T
+// T: T [18, 73, 127] [42, 85, 127]
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=bm1684x mode=W8BF16" --convert-top-to-tpu -o %t/bf16.mlir
 // RUN: filecheck %s --check-prefix=BF16 < %t/bf16.mlir
 // A qtable line keeps a MatMul out of the A16 rule (here F16: a plain F16 MatMul).
@@ -59,18 +64,21 @@
 // QT-COUNT-1: "tpu.A16MatMul"
 // QT: "tpu.MatMul"({{.*}}) : (tensor<4x3xf16>, tensor<3x2xf16>, {{.*}}) -> tensor<4x2xf16>
 module attributes {module.name = "m", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
-  func.func @main(%arg0: tensor<4x3xf32>, %arg1: tensor<2x2xf32>, %arg2: tensor<3x4xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  func.func @main(%arg0: tensor<4x3xf32>, %arg1: tensor<2x2xf32>, %arg2: tensor<3x4xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
     %0 = "top.Input"(%arg0) : (tensor<4x3xf32>) -> tensor<4x3xf32> loc("x")
     %1 = "top.Input"(%arg1) : (tensor<2x2xf32>) -> tensor<2x2xf32> loc("r")
     %2 = "top.Input"(%arg2) : (tensor<3x4xf32>) -> tensor<3x4xf32> loc("xt")
     %3 = "top.Weight"() : () -> tensor<3x2xf32> loc("w")
     %4 = "top.Weight"() : () -> tensor<2xf32> loc("b")
     %5 = "top.Weight"() : () -> tensor<3x2xf32> loc("p")
+    %ws = "top.Weight"() : () -> tensor<3x3xf32> loc("s")
     %n = "top.None"() : () -> none loc(unknown)
     %6 = "top.MatMul"(%0, %3, %4) : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32> loc("mm")
     %7 = "top.MatMul"(%6, %1, %n) : (tensor<4x2xf32>, tensor<2x2xf32>, none) -> tensor<4x2xf32> loc("mm_dyn")
     %8 = "top.MatMul"(%2, %5, %n) {left_transpose = true} : (tensor<3x4xf32>, tensor<3x2xf32>, none) -> tensor<4x2xf32> loc("mm_lt")
     %9 = "top.MatMul"(%0, %5, %n) : (tensor<4x3xf32>, tensor<3x2xf32>, none) -> tensor<4x2xf32> loc("mm_q")
-    return %7, %8, %9 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+    %10 = "top.MatMul"(%0, %ws, %n) : (tensor<4x3xf32>, tensor<3x3xf32>, none) -> tensor<4x3xf32> loc("mm_s")
+    %11 = "top.MatMul"(%0, %ws, %n) {right_transpose = true} : (tensor<4x3xf32>, tensor<3x3xf32>, none) -> tensor<4x3xf32> loc("mm_st")
+    return %7, %8, %9, %10, %11 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x3xf32>, tensor<4x3xf32>
   }
 }

@@ -107,13 +107,15 @@ def packed(q: np.ndarray) -> np.ndarray:
 
 @dataclass
 class A16Lowering:
-    """One run's A16 rule: each weight quantized once, shared by every MatMul that reads it.
-    `q_group_size` 0: per output channel; else per group (uint8 with zero points)."""
+    """One run's A16 rule: each weight quantized once, shared by every MatMul that reads it in the
+    same layout. `q_group_size` 0: per output channel (8 bits: int8, or uint8 when no weight is
+    <= 0; 4 bits: asymmetric with zero points); else per group (with zero points). `bits` 8 or 4."""
 
     q_group_size: int = 0
     q_symmetric: bool = False
     bits: int = 8
-    quantized: dict[tuple[str, str], tuple[SSAValue, SSAValue, SSAValue | None, bool]] = field(default_factory=dict)
+    quantized: dict[tuple[str, str, bool], tuple[SSAValue, SSAValue, SSAValue | None, bool]] = field(
+        default_factory=dict)
 
     def __call__(self, op: Operation, state) -> bool:
         """Lower `op` to tpu.A16MatMul in state.mode (F16 or BF16); False when it does not apply."""
@@ -139,10 +141,11 @@ class A16Lowering:
         """The stored integers, the scales in `mode`'s type, the zero points (None per channel), sign."""
         owner = op.operands[1].owner
         name = loc_name(owner)  # type: ignore[arg-type]
-        key = (name, mode)
+        transposed = AttrView(op.attributes, SPECS[op.name])["right_transpose"]
+        key = (name, mode, transposed)  # a weight read as [K, N] and as [N, K] is two weights
         if key not in self.quantized:
             w = np.asarray(state.top.weight_of(owner), np.float32)
-            if not AttrView(op.attributes, SPECS[op.name])["right_transpose"]:
+            if not transposed:
                 w = w.T  # [K, N] -> [N, K]: one row per output channel
             sign = weight_sign(w)  # TPU-MLIR sets it per group too (where the integers are uint8 anyway)
             zp = None
