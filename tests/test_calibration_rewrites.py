@@ -397,7 +397,7 @@ def test_run_calibration_we_writes_a_new_module_and_its_table(pair_dir):
 @pytest.mark.parametrize("args, message", [
     (["--sq_alpha", "0.3"], "error: run_calibration: --sq_alpha needs --sq"),
     (["--sq", "--sq_alpha", "1.5"], "error: run_calibration: --sq_alpha must lie in [0, 1], not 1.5"),
-    (["--rewritten_mlir", "x.mlir"], "error: run_calibration: --rewritten_mlir needs --sq or --we (nothing else "
+    (["--rewritten_mlir", "x.mlir"], "error: run_calibration: --rewritten_mlir needs --sq, --we or --bc (nothing else "
      "rewrites the module)"),
     (["--we", "--rewritten_mlir", "m.mlir"], "error: run_calibration: --rewritten_mlir 'm.mlir' is the input module; "
      "the rewrite goes to a new file"),

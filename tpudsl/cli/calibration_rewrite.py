@@ -29,7 +29,7 @@ from tpudsl.lowering.smooth_quant import plan_smoothing, smooth
 def rewritten_path(args: argparse.Namespace) -> Path:
     """Where the rewritten module goes; never the input itself (a second run would rewrite again)."""
     given = Path(args.mlir)
-    tag = "_".join(flag for flag in ("sq", "we") if getattr(args, flag))
+    tag = "_".join(flag for flag in ("sq", "we", "bc") if getattr(args, flag, False))
     path = Path(args.rewritten_mlir) if args.rewritten_mlir else given.with_name(f"{given.stem}_{tag}.mlir")
     if path.exists() and os.path.samefile(path, given):
         raise TpudslError(f"run_calibration: --rewritten_mlir '{path}' is the input module; the rewrite goes to a new file")

@@ -118,25 +118,40 @@ def run_calibration(args: argparse.Namespace) -> None:
     tune_inputs = [loader(spec) for spec in tune_specs]  # a bad tuning sample fails before the calibration
     search_inputs = []
     if args.search == "search_threshold":  # its samples: the first --inference_num of the calibration's
-        _check_chip(args.processor)
+        _check_chip(args.processor, "--search search_threshold")
         search_inputs = [loader(spec) for spec in samples[:args.inference_num]]
+    bc = getattr(args, "bc", False)
+    if bc:  # its samples: the first --bc_inference_num of the calibration's, as TPU-MLIR's input_num
+        _check_chip(args.processor, "--bc")
+        bc_inputs = [loader(spec) for spec in samples[:args.bc_inference_num]]
     rewritten = None
-    if getattr(args, "sq", False) or getattr(args, "we", False):
+    if getattr(args, "sq", False) or getattr(args, "we", False) or bc:
         from tpudsl.cli import calibration_rewrite as rw
 
         rewritten = rw.rewritten_path(args)
     bars = _Bars(args.quiet)
     try:
-        if rewritten is not None:
-            notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new)
-            if args.scheduler:  # the cluster's workers read the module from its path
+        notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new) if rewritten is not None else []
+
+        def table() -> str:
+            if rewritten is not None and args.scheduler:  # the cluster's workers read the module from its path
                 rw.save_rewritten(mod, rewritten)
-        result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
-                           bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
-        entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
+            result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
+                               bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
+            entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
+            return table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs) if tuned else 0)
+
+        text = table()
+        if bc:  # after the table, as TPU-MLIR; a corrected module is calibrated again, as TPU-MLIR's
+            from tpudsl.cli.bias_correction import correct_biases
+
+            bars.close()
+            corrected, lines = correct_biases(args, mod, text, bc_inputs)
+            notes += lines
+            if corrected:
+                text = table()
     finally:
         bars.close()
-    text = table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs) if tuned else 0)
     table = (args.output, lambda f: f.write(text.encode()))
     if rewritten is not None and not args.scheduler:  # the module and its table appear together, or neither
         rw.save_rewritten(mod, rewritten, [table])
@@ -150,13 +165,13 @@ def run_calibration(args: argparse.Namespace) -> None:
             write_atomically(SELECTED_TUNE_LIST, lambda f: f.write("".join(f"{s}\n" for s in tune_specs).encode()))
 
 
-def _check_chip(name: str) -> None:
+def _check_chip(name: str, flag: str) -> None:
     from tpudsl.backend.chips import chip_named
 
     try:
         chip_named(name)
     except KeyError as e:
-        raise TpudslError(f"run_calibration: --search search_threshold deploys for --processor: {e.args[0]}") from None
+        raise TpudslError(f"run_calibration: {flag} deploys for --processor: {e.args[0]}") from None
 
 
 def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,21 +38,32 @@ class Int8Search:
         self.lowered(top, {})  # a bad table or chip fails here, before any search
 
     def lowered(self, top: TopModule, qtable: Mapping[str, str], table: str | None = None) -> TopModule:
-        ctx = make_context()
-        # As model_deploy INT8 lowers (cli/deploy.py), with the qtable given as a mapping.
-        imported = pass_class("import-calibration-table")(file=table or self.table, asymmetric=self.asymmetric)
-        imported.apply(ctx, top.module)
-        pass_class("processor-assign")(chip=self.chip, mode="INT8").apply(ctx, top.module)
-        lower_int8(top, qtable, asymmetric=self.asymmetric)  # not the pass: it reads its qtable from a file
-        return top
+        return lowered_int8(top, table or self.table, self.chip, self.asymmetric, qtable)
 
     def cosine(self, qtable: Mapping[str, str], table: str | None = None) -> float:
         """The model's cosine with Top (the least over outputs of the mean over samples), lowered
         with `qtable` and the calibration table `table` (default: the one given at init)."""
         top = self.lowered(load_module(self.mlir), qtable, table)
         runs = [run_module(top.module, top.weights, s) for s in self.samples]
-        return min(float(np.mean([cosine_similarity(r[name], want[name]) for r, want in zip(runs, self.reference)]))
-                   for name in self.reference[0])
+        return output_cosine(runs, self.reference, list(self.reference[0]))
+
+
+def output_cosine(runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]],
+                  outputs: Sequence[str]) -> float:
+    """A model's cosine with its reference: the least over `outputs` of the mean over samples."""
+    return min(float(np.mean([cosine_similarity(r[name], want[name]) for r, want in zip(runs, reference, strict=True)]))
+               for name in outputs)
+
+
+def lowered_int8(top: TopModule, table: str, chip: str, asymmetric: bool,
+                 qtable: Mapping[str, str] | None = None) -> TopModule:
+    """`top` lowered in place to INT8 with the calibration table at `table`, as model_deploy INT8
+    lowers it (cli/deploy.py), with the qtable given as a mapping."""
+    ctx = make_context()
+    pass_class("import-calibration-table")(file=table, asymmetric=asymmetric).apply(ctx, top.module)
+    pass_class("processor-assign")(chip=chip, mode="INT8").apply(ctx, top.module)
+    lower_int8(top, qtable or {}, asymmetric=asymmetric)  # not the pass: it reads its qtable from a file
+    return top
 
 
 def search(s: Int8Search, fp: str, expected_cos: float, min_layer_cos: float,

@@ -4,7 +4,8 @@
       [--histogram_bin_num 2048] [--method kld|minmax|percentile9999|mse]
       [--cali_method use_kl|use_max|use_percentile9999|use_mse]
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
-      [--sq [--sq_alpha A]] [--we] [--rewritten_mlir X_sq_we.mlir] [--tune_num N] [--tune_list FILE]
+      [--sq [--sq_alpha A]] [--we] [--bc [--bc_inference_num 30] [--expected_cos 0.99] [--min_layer_cos 0.99]]
+      [--rewritten_mlir X_sq_we_bc.mlir] [--tune_num N] [--tune_list FILE]
       [--search search_threshold [--inference_num 30]]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
@@ -20,6 +21,12 @@ and model_deploy must read that module (the original one lacks the renamed tenso
 an error there). --sq searches SmoothQuant's scales per LayerNorm as TPU-MLIR does (alpha 0, 0.05,
 ..., 1 and its os+ clipping family, the least INT8 MatMul error); --sq_alpha A fixes alpha instead.
 docs/quantization.md, "Rewrites before calibration".
+
+--bc (bias correction, after the table as TPU-MLIR's): the module is lowered to symmetric INT8 with
+the table and run next to F32 on the first --bc_inference_num samples; unless the INT8 output
+cosine is above --expected_cos, each Conv (and MatMul) whose INT8 output's cosine is below
+--min_layer_cos gets its mean error per channel subtracted from its bias, and the corrected module
+(X_bc.mlir, X_sq_we_bc.mlir, ...) is calibrated again. docs/quantization.md, "--bc".
 
 --tune_num N tunes the thresholds on N samples (the first N of the calibration's, or of
 --tune_list's lines) as TPU-MLIR's SimpleTuner does: for each tensor, 22 candidates from its
@@ -46,15 +53,12 @@ from tpudsl.lowering.calibration_methods import METHODS
 TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "cv186x", "bm1688", "bm1690", "mars3")
 # TPU-MLIR's --cali_method names of the methods tpudsl has (docs/quantization.md).
 CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "percentile9999", "use_mse": "mse"}
-NO_SEARCH = "only for TPU-MLIR's --search search_qtable and --bc, which are not modelled"
+NO_SEARCH = "only for TPU-MLIR's --search search_qtable, which is not modelled"
 CHECKED = (
     Checked("--search", ("False", "search_threshold"), "the mixed-precision search is run_qtable"),
-    Checked("--bc", (False,), "bias correction is not modelled"),
-    Checked("--bc_inference_num", ("30",), NO_SEARCH),
-    Checked("--expected_cos", ("0.99",), NO_SEARCH),
-    Checked("--min_layer_cos", ("0.99",), NO_SEARCH),
     Checked("--max_float_layers", ("5",), NO_SEARCH),
-    Checked("--fp_type", ("auto",), NO_SEARCH),
+    Checked("--fp_type", ("auto",), "--bc's reference is F32 (the Top module) whatever the chip; search_qtable "
+                                     "is run_qtable"),
     Checked("--global_compare_layers", ("",), NO_SEARCH),
     Checked("--quantize_method_list", ("MSE",), NO_SEARCH),
     Checked("--benchmark_method", ("cos",), NO_SEARCH),
@@ -93,6 +97,14 @@ def _parser() -> CliArgumentParser:
                    help="SmoothQuant's migration strength in [0, 1], fixed (tpudsl's flag); without it the scales "
                         "are searched per LayerNorm, as TPU-MLIR's --sq")
     p.add_argument("--we", action="store_true", help="cross-layer weight equalization of Conv pairs")
+    p.add_argument("--bc", action="store_true",
+                   help="bias correction: after the table, each Conv/MatMul bias minus its INT8 output's mean error, "
+                        "then the table again")
+    p.add_argument("--bc_inference_num", type=int, default=30, help="--bc: how many samples it measures; default 30")
+    p.add_argument("--expected_cos", type=float, default=0.99,
+                   help="--bc: no correction when the INT8 output cosine is above it; default 0.99")
+    p.add_argument("--min_layer_cos", type=float, default=0.99,
+                   help="--bc: only layers whose INT8 cosine is below it are corrected; default 0.99")
     p.add_argument("--tune_num", type=int, default=None,
                    help="tune the thresholds on this many samples (default: no tuning; with --tune_list 5, 0: all its lines)")
     p.add_argument("--inference_num", type=int, default=30,
@@ -119,8 +131,9 @@ def _main(argv: Sequence[str]) -> None:
     args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
     if args.sq_alpha is not None and not args.sq:
         raise TpudslError("run_calibration: --sq_alpha needs --sq")
-    if args.rewritten_mlir is not None and not (args.sq or args.we):
-        raise TpudslError("run_calibration: --rewritten_mlir needs --sq or --we (nothing else rewrites the module)")
+    if args.rewritten_mlir is not None and not (args.sq or args.we or args.bc):
+        raise TpudslError("run_calibration: --rewritten_mlir needs --sq, --we or --bc (nothing else rewrites the module)")
+    _check_bc(args)
     if args.tune_num is not None and args.tune_num < 0:
         raise TpudslError(f"run_calibration: --tune_num must be 0 or more, not {args.tune_num}")
     if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:
@@ -140,11 +153,27 @@ def _check_search(args) -> None:
     if args.method or args.cali_method:
         raise TpudslError("run_calibration: --search search_threshold tries every method (kld, minmax, percentile9999, "
                           "mse): --method and --cali_method choose one")
-    if args.sq or args.we:
-        raise TpudslError("run_calibration: --search search_threshold with --sq or --we is not modelled (the search "
-                          "deploys the module from its file; the rewritten one is written at the end)")
+    if args.sq or args.we or args.bc:
+        raise TpudslError("run_calibration: --search search_threshold with --sq, --we or --bc is not modelled (the "
+                          "search deploys the module from its file; the rewritten one is written at the end)")
     if args.inference_num < 1:
         raise TpudslError(f"run_calibration: --inference_num must be at least 1, not {args.inference_num}")
+
+
+def _check_bc(args) -> None:
+    """--bc's settings: TPU-MLIR's defaults, other values only with --bc (they are also search_qtable's)."""
+    given = [f for f, v, default in (("--bc_inference_num", args.bc_inference_num, 30),
+                                     ("--expected_cos", args.expected_cos, 0.99),
+                                     ("--min_layer_cos", args.min_layer_cos, 0.99)) if v != default]
+    if not args.bc:
+        if given:
+            raise TpudslError(f"run_calibration: {given[0]} needs --bc (TPU-MLIR's search_qtable setting is run_qtable's)")
+        return
+    if args.bc_inference_num < 1:
+        raise TpudslError(f"run_calibration: --bc_inference_num must be at least 1, not {args.bc_inference_num}")
+    for flag, value in (("--expected_cos", args.expected_cos), ("--min_layer_cos", args.min_layer_cos)):
+        if not 0.0 < value <= 1.0:
+            raise TpudslError(f"run_calibration: {flag} must be in (0, 1], not {value:g}")
 
 
 def main(argv: Sequence[str] | None = None):
