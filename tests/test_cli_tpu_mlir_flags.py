@@ -228,7 +228,8 @@ def test_debug_cmd_dump_list_writes_the_samples_used(top_model):
 CALIBRATION_REFUSED = [
     (["--search", "search_qtable"], "error: run_calibration: --search search_qtable is not supported: the "
      "mixed-precision search is run_qtable (supported: --search False or --search search_threshold)"),
-    (["--bc"], "error: run_calibration: --bc is not supported: bias correction is not modelled (supported: without --bc)"),
+    (["--kurtosis_analysis"], "error: run_calibration: --kurtosis_analysis is not supported: kurtosis analysis is not "
+     "modelled (supported: without --kurtosis_analysis)"),
     (["--debug_cmd", "disable_lg"], "error: run_calibration: --debug_cmd disable_lg is not supported: of TPU-MLIR's "
      "debug commands only dump_list is modelled (supported: --debug_cmd '' or --debug_cmd dump_list)"),
 ]

@@ -266,7 +266,7 @@ def test_search_threshold_writes_the_table_whose_int8_model_is_closest(model, ca
 @pytest.mark.parametrize("args, message", [
     (["--inference_num", "3"], "--inference_num needs --search search_threshold"),
     (["--search", "search_threshold", "--method", "kld"], "--search search_threshold tries every method"),
-    (["--search", "search_threshold", "--we"], "--search search_threshold with --sq or --we is not modelled"),
+    (["--search", "search_threshold", "--we"], "--search search_threshold with --sq, --we or --bc is not modelled"),
     (["--search", "search_threshold", "--processor", "cv183x"], "deploys for --processor: unknown chip 'cv183x'"),
 ])
 def test_search_threshold_refusals(model, tmp_path, capsys, args, message):

@@ -1,0 +1,224 @@
+"""run_calibration --bc (bias correction) against independent references:
+
+* the corrections against TPU-MLIR's formula written here in float64 loops: per output channel,
+  the mean over samples and positions of onnxruntime's F32 output of the conv minus the INT8 Tpu
+  interpreter's output of it (lowered here with the first table, dequantized with the table's
+  threshold / 127), added to the bias;
+* the point: on a conv whose weights all sit 0.4 of a quantization step above an integer (they all
+  round down, so every output is shifted by the same amount per channel), INT8's mean error and
+  cosine against onnxruntime are better with --bc than without;
+* the corrected F32 module gives onnxruntime's output of the original model with the corrections
+  added to its bias, and nothing else changed;
+* the gates (--expected_cos, --min_layer_cos), each skip rule by its message, --we then --bc, the
+  refused flags.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from tests.cli_support import run_main
+from tests.models.builder import GraphBuilder
+from tests.models.runtime import onnx_inference
+from tests.test_tpu_float import cosine, run, top_module
+from tests.test_tpu_int8 import lower_int8
+from tpudsl.ir.module import load_module
+from tpudsl.lowering.bias_correction import plan_correction
+from tpudsl.lowering.calibration import calibrate
+from tpudsl.lowering.calibration_table import read_table, table_text
+
+STEP = 0.01  # c1's weight quantization step per channel: its largest |w| is 127 steps
+
+
+def biased_conv() -> onnx.ModelProto:
+    """input (1, 8, 8, 8) -> Conv c1 (3x3, weights (k + 0.4) steps, one 127 steps per channel) -> Conv c2 (1x1)."""
+    g = GraphBuilder("bc", 0)
+    x = g.input("input", (1, 8, 8, 8))
+    w = (g.rng.integers(-3, 4, (4, 8, 3, 3)) + 0.4) * STEP
+    w[:, 0, 0, 0] = 127 * STEP
+    y = g.node("Conv", [x, g.const("c1.w", w.astype(np.float32)), g.small("c1.b", (4,))], "c1",
+               kernel_shape=[3, 3], pads=[1] * 4)
+    w2 = (g.rng.standard_normal((4, 4, 1, 1)) * 0.3).astype(np.float32)
+    g.output(g.node("Conv", [y, g.const("c2.w", w2), g.small("c2.b", (4,))], "c2", kernel_shape=[1, 1]))
+    return g.model()
+
+
+def inputs(count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Non-negative inputs (so that the rounding error sums one way); channel 0, which meets the
+    127-step weights, small, so that the shifted outputs are not drowned by it."""
+    rng = np.random.default_rng(seed)
+    xs = [rng.random((1, 8, 8, 8), dtype=np.float32) for _ in range(count)]
+    for x in xs:
+        x[:, 0] *= 0.05
+    return [{"input": x} for x in xs]
+
+
+def model_dir(d: Path) -> Path:
+    onnx.save(biased_conv(), d / "m.onnx")
+    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
+                    "--not_inference", cwd=d).returncode == 0
+    (d / "samples").mkdir()
+    for i, feed in enumerate(inputs(4, seed=0)):
+        np.savez(d / "samples" / f"s{i}.npz", **feed)
+    return d
+
+
+def bc(d: Path, *args: str):
+    return run_main("run_calibration", "m.mlir", "--dataset", "samples", "--quiet", "-o", "t", *args, cwd=d)
+
+
+def notes(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("run_calibration:")]
+
+
+@pytest.fixture(scope="module")
+def corrected(tmp_path_factory):
+    """The directory after `run_calibration --bc`, and the correction c1's bias got."""
+    d = model_dir(tmp_path_factory.mktemp("bc"))
+    r = bc(d, "--bc")
+    assert r.returncode == 0, r.stderr
+    got = load_module(d / "m_bc.mlir").weights["c1.b_corrected"] - load_module(d / "m.mlir").weights["c1.b"]
+    return d, r, got
+
+
+def first_table(d: Path) -> Path:
+    """The table of the uncorrected module (the one --bc measures with)."""
+    specs = sorted(str(p) for p in (d / "samples").iterdir())
+    result = calibrate(str(d / "m.mlir"), specs, lambda p: dict(np.load(p)))
+    (d / "t0").write_text(table_text(result.table("kld"), 2048, len(specs)))
+    return d / "t0"
+
+
+def test_correction_is_the_mean_f32_minus_int8_error_per_channel(corrected):
+    d, r, got = corrected
+    table = first_table(d)
+    scale = read_table(str(table))["c1"].threshold / 127
+    tpu = load_module(d / "m.mlir")
+    lower_int8(tpu, table)
+    model = onnx.load(d / "m.onnx")
+    sums, count = np.zeros(4), 0
+    for feed in inputs(4, seed=0):
+        f32 = onnx_inference(model, feed, all_tensors=True)["c1"].astype(np.float64)
+        int8 = run(tpu, feed, keep_all=True)["c1"].astype(np.float64) * scale
+        for c in range(4):
+            for h in range(8):
+                for w in range(8):
+                    sums[c] += f32[0, c, h, w] - int8[0, c, h, w]
+        count += 64
+    want = sums / count
+    assert np.abs(want).min() > 0.05  # the weights' rounding shifts every channel
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert notes(r.stderr)[0].startswith("run_calibration: --bc: INT8 output cosine ")
+    assert "; 1 biases corrected; 'c1' (layer cosine 0.9" in notes(r.stderr)[0]
+
+
+def test_int8_is_closer_to_f32_with_bias_correction(corrected):
+    d, _, _ = corrected
+    model = onnx.load(d / "m.onnx")
+    plain, fixed = load_module(d / "m.mlir"), load_module(d / "m_bc.mlir")
+    lower_int8(plain, first_table(d))
+    lower_int8(fixed, d / "t")
+    errors, cosines = [], []
+    for lowered in (plain, fixed):
+        diffs, cos = [], []
+        for feed in inputs(3, seed=7):  # not the calibration samples
+            want = onnx_inference(model, feed)["c2"].astype(np.float64)
+            got = run(lowered, feed)["c2"].astype(np.float64)  # the output is cast back to f32
+            diffs.append(np.abs((got - want).mean(axis=(0, 2, 3))).max())
+            cos.append(cosine(got, want))
+        errors.append(max(diffs))
+        cosines.append(float(np.mean(cos)))
+    # measured: largest per-channel mean error 0.105 -> 0.0065, cosine 0.913 -> 0.9934
+    assert errors[1] < 0.1 * errors[0], errors
+    assert cosines[0] < 0.95 and cosines[1] > 0.99, cosines
+
+
+def test_corrected_f32_module_is_the_original_plus_the_correction(corrected):
+    d, _, got = corrected
+    model = onnx.load(d / "m.onnx")
+    shifted = onnx.load(d / "m.onnx")
+    for init in shifted.graph.initializer:
+        if init.name == "c1.b":
+            init.CopyFrom(numpy_helper.from_array(
+                (numpy_helper.to_array(init).astype(np.float64) + got).astype(np.float32), "c1.b"))
+    top = load_module(d / "m_bc.mlir")
+    for feed in inputs(2, seed=9):
+        want = onnx_inference(shifted, feed)["c2"]
+        out = run(top, feed)["c2"]
+        assert np.abs(out - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
+        assert np.abs(out - onnx_inference(model, feed)["c2"]).max() > 0.01  # the correction changed it
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--expected_cos", "0.9"], "> --expected_cos 0.9: 0 biases corrected"),
+    (["--min_layer_cos", "0.9"], "--bc: 'c1' not corrected: layer cosine 0.9"),
+])
+def test_gates_leave_the_biases(tmp_path, args, line):
+    d = model_dir(tmp_path)
+    r = bc(d, "--bc", *args)
+    assert r.returncode == 0, r.stderr
+    assert any(line in n for n in notes(r.stderr)), r.stderr
+    assert "c1.b" in load_module(d / "m_bc.mlir").weights
+
+
+def test_we_then_bc_in_tpu_mlirs_order(tmp_path):
+    d = model_dir(tmp_path)
+    r = bc(d, "--we", "--bc")
+    assert r.returncode == 0, r.stderr
+    lines = notes(r.stderr)
+    assert lines[0] == "run_calibration: --we: 1 Conv pair(s) equalized; 'c1' -> 'c2'"
+    assert "'c1_equalized' (layer cosine" in lines[1]
+    assert lines[-1] == "run_calibration: the table is for m_we_bc.mlir: give it to model_deploy --mlir"
+    assert list(read_table(str(d / "t"))) == ["input", "c1_equalized_corrected", "c2"]
+    assert "c1.b_equalized_corrected" in load_module(d / "m_we_bc.mlir").weights
+
+
+# ---- skip rules: each on a model whose conv 'c' feeds a last conv 'out' -----------------------------
+
+
+def skip_model(bias: str, relu: bool = False, shared: bool = False) -> onnx.ModelProto:
+    """c: Conv with `bias` ('none', 'weight' or 'input'), Relu after it, its bias initializer shared with 'out'."""
+    g = GraphBuilder("skip", 0)
+    x = g.input("x", (1, 4, 6, 6))
+    b = {"none": [], "weight": [g.small("c.b", (4,))], "input": [g.input("b", (4,))]}[bias]
+    y = g.node("Conv", [x, g.weight("c.w", (4, 4, 3, 3), 36), *b], "c", kernel_shape=[3, 3], pads=[1] * 4)
+    if relu:
+        y = g.node("Relu", [y], "r")
+    b2 = b if shared else [g.small("out.b", (4,))]
+    g.output(g.node("Conv", [y, g.weight("out.w", (4, 4, 1, 1), 4), *b2], "out", kernel_shape=[1, 1]))
+    return g.model()
+
+
+@pytest.mark.parametrize("model, op, rule", [
+    (lambda: skip_model("none"), "c", "it has no bias to correct (as TPU-MLIR, none is added)"),
+    (lambda: skip_model("input"), "c", "its bias 'b' is computed at run time, not a weight"),
+    (lambda: skip_model("weight", shared=True), "c", "weight 'c.b' is shared with another op"),
+    (lambda: skip_model("weight", relu=True), "r", "its fused activation (do_relu) clips the output, so the output's "
+     "mean error is not a bias shift"),
+    (lambda: skip_model("weight"), "out", "it is a model output, which keeps its name (a corrected value gets a "
+     "derived one)"),
+])
+def test_skip_rules(model, op, rule):
+    planned, skipped = plan_correction(top_module(model()))
+    assert {s.op: s.rule for s in skipped}[op] == rule
+    assert op not in [p.location.desc.data for p in planned]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bc_inference_num", "5"], "--bc_inference_num needs --bc (TPU-MLIR's search_qtable setting is run_qtable's)"),
+    (["--bc", "--min_layer_cos", "0"], "--min_layer_cos must be in (0, 1], not 0"),
+    (["--bc", "--bc_inference_num", "0"], "--bc_inference_num must be at least 1, not 0"),
+    (["--bc", "--search", "search_threshold"], "--search search_threshold with --sq, --we or --bc is not modelled (the "
+     "search deploys the module from its file; the rewritten one is written at the end)"),
+])
+def test_refused_flags(tmp_path, args, message):
+    d = model_dir(tmp_path)
+    before = {p.name for p in d.iterdir()}
+    r = bc(d, *args)
+    assert (r.returncode, r.stderr.splitlines()) == (1, [f"error: run_calibration: {message}"])
+    assert {p.name for p in d.iterdir()} == before
