@@ -94,27 +94,64 @@ def first_table(d: Path) -> Path:
     return d / "t0"
 
 
-def test_correction_is_the_mean_f32_minus_int8_error_per_channel(corrected):
-    d, r, got = corrected
+def formula(d: Path, layer: str, axis: int, feeds: list[dict[str, np.ndarray]]) -> np.ndarray:
+    """TPU-MLIR's correction of `layer` in float64 loops: per channel (`axis`), the mean over the
+    samples and every other position of onnxruntime's output minus the INT8 Tpu interpreter's
+    (lowered here with the uncorrected module's table, dequantized with threshold / 127)."""
     table = first_table(d)
-    scale = read_table(str(table))["c1"].threshold / 127
+    scale = read_table(str(table))[layer].threshold / 127
     tpu = load_module(d / "m.mlir")
     lower_int8(tpu, table)
     model = onnx.load(d / "m.onnx")
-    sums, count = np.zeros(4), 0
-    for feed in inputs(4, seed=0):
-        f32 = onnx_inference(model, feed, all_tensors=True)["c1"].astype(np.float64)
-        int8 = run(tpu, feed, keep_all=True)["c1"].astype(np.float64) * scale
-        for c in range(4):
-            for h in range(8):
-                for w in range(8):
-                    sums[c] += f32[0, c, h, w] - int8[0, c, h, w]
-        count += 64
-    want = sums / count
+    sums, count = None, 0
+    for feed in feeds:
+        f32 = np.moveaxis(onnx_inference(model, feed, all_tensors=True)[layer].astype(np.float64), axis, 0)
+        int8 = np.moveaxis(run(tpu, feed, keep_all=True)[layer].astype(np.float64) * scale, axis, 0)
+        sums = np.zeros(len(f32)) if sums is None else sums
+        for c in range(len(f32)):
+            for f, q in zip(f32[c].ravel(), int8[c].ravel()):
+                sums[c] += f - q
+        count += f32[0].size
+    return sums / count
+
+
+def test_correction_is_the_mean_f32_minus_int8_error_per_channel(corrected):
+    d, r, got = corrected
+    want = formula(d, "c1", 1, inputs(4, seed=0))
     assert np.abs(want).min() > 0.05  # the weights' rounding shifts every channel
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     assert notes(r.stderr)[0].startswith("run_calibration: --bc: INT8 output cosine ")
     assert "; 1 biases corrected; 'c1' (layer cosine 0.9" in notes(r.stderr)[0]
+
+
+def biased_matmul() -> onnx.ModelProto:
+    """x (1, 6, 32) -> MatMul + Add fc (weights (k + 0.4) steps, one 127 steps) -> MatMul out."""
+    g = GraphBuilder("bc_mm", 0)
+    x = g.input("input", (1, 6, 32))
+    w = (g.rng.integers(-3, 4, (32, 16)) + 0.4) * STEP
+    w[0, 0] = 127 * STEP
+    y = g.node("MatMul", [x, g.const("fc.w", w.astype(np.float32))], "fc.matmul")
+    y = g.node("Add", [y, g.small("fc.b", (16,))], "fc")
+    g.output(g.node("MatMul", [y, g.weight("out.w", (16, 8), 16)], "out"))
+    return g.model()
+
+
+def test_matmul_bias_is_corrected_along_its_last_axis(tmp_path):
+    """tpudsl's extension: the same formula along a MatMul's last axis (its bias's)."""
+    onnx.save(biased_matmul(), tmp_path / "m.onnx")
+    assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
+                    "--not_inference", cwd=tmp_path).returncode == 0
+    (tmp_path / "samples").mkdir()
+    rng = np.random.default_rng(1)
+    small_first = np.array([0.05] + [1.0] * 31, dtype=np.float32)  # feature 0 meets the 127-step weight
+    feeds = [{"input": rng.random((1, 6, 32), dtype=np.float32) * small_first} for _ in range(3)]
+    for i, feed in enumerate(feeds):
+        np.savez(tmp_path / "samples" / f"s{i}.npz", **feed)
+    r = bc(tmp_path, "--bc", "--expected_cos", "1", "--min_layer_cos", "1")
+    assert r.returncode == 0, r.stderr
+    assert "1 biases corrected; 'fc' (layer cosine" in notes(r.stderr)[0], r.stderr
+    got = load_module(tmp_path / "m_bc.mlir").weights["fc.b_corrected"] - load_module(tmp_path / "m.mlir").weights["fc.b"]
+    np.testing.assert_allclose(got, formula(tmp_path, "fc", -1, feeds), rtol=1e-4, atol=1e-6)
 
 
 def test_int8_is_closer_to_f32_with_bias_correction(corrected):
