@@ -259,3 +259,19 @@ def test_refused_flags(tmp_path, args, message):
     r = bc(d, *args)
     assert (r.returncode, r.stderr.splitlines()) == (1, [f"error: run_calibration: {message}"])
     assert {p.name for p in d.iterdir()} == before
+
+
+def test_bc_over_a_dask_cluster(tmp_path):
+    """--scheduler: the workers read the module from its path, so the corrected one is written
+    before the second calibration; the same stderr, table and module as one process's run."""
+    distributed = pytest.importorskip("distributed")
+    d = model_dir(tmp_path)
+    one = bc(d, "--bc")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        r = run_main("run_calibration", "m.mlir", "--dataset", "samples", "--quiet", "-o", "t_dask", "--bc",
+                     "--rewritten_mlir", "m_dask.mlir", "--scheduler", cluster.scheduler_address, cwd=d)
+    assert (one.returncode, r.returncode) == (0, 0), r.stderr
+    assert notes(r.stderr.replace("m_dask.mlir", "m_bc.mlir")) == notes(one.stderr)
+    tables = [(d / name).read_text().splitlines()[1:] for name in ("t", "t_dask")]  # all but the time
+    assert tables[0] == tables[1] and "c1_corrected" in (d / "t_dask").read_text()
+    assert (d / "m_dask.mlir").read_text().replace("m_dask_", "m_bc_") == (d / "m_bc.mlir").read_text()
