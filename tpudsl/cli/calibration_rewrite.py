@@ -1,7 +1,8 @@
-"""run_calibration --sq / --we: the module rewritten before its calibration, written as a new file.
+"""run_calibration --sq / --we: the module rewritten before its calibration, written as a new file
+(also the file of --bc's corrected module, cli/bias_correction.py).
 
 TPU-MLIR rewrites the user's weight npz (and for --sq its .mlir) in place; tpudsl writes the
-rewritten module beside it instead (X_sq.mlir, X_we.mlir, X_sq_we.mlir, or --rewritten_mlir) and
+rewritten module beside it instead (X_sq.mlir, X_we.mlir, X_sq_we_bc.mlir, ..., or --rewritten_mlir) and
 says so on stderr, so that the original stays what model_transform made and running the command
 twice does not smooth twice. The table is the rewritten module's: its rewritten tensors have
 derived names (`_smoothed`, `_equalized`), so importing it into the original module is an error
