@@ -28,7 +28,8 @@ from tests.models.runtime import onnx_inference
 from tests.test_tpu_float import cosine, run, top_module
 from tests.test_tpu_int8 import lower_int8
 from tpudsl.ir.module import load_module
-from tpudsl.lowering.bias_correction import plan_correction
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.lowering.bias_correction import measure, plan_correction
 from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import read_table, table_text
 
@@ -222,7 +223,7 @@ def skip_model(bias: str, relu: bool = False, shared: bool = False) -> onnx.Mode
     """c: Conv with `bias` ('none', 'weight' or 'input'), Relu after it, its bias initializer shared with 'out'."""
     g = GraphBuilder("skip", 0)
     x = g.input("x", (1, 4, 6, 6))
-    b = {"none": [], "weight": [g.small("c.b", (4,))], "input": [g.input("b", (4,))]}[bias]
+    b = {"none": lambda: [], "weight": lambda: [g.small("c.b", (4,))], "input": lambda: [g.input("b", (4,))]}[bias]()
     y = g.node("Conv", [x, g.weight("c.w", (4, 4, 3, 3), 36), *b], "c", kernel_shape=[3, 3], pads=[1] * 4)
     if relu:
         y = g.node("Relu", [y], "r")
@@ -244,6 +245,14 @@ def test_skip_rules(model, op, rule):
     planned, skipped = plan_correction(top_module(model()))
     assert {s.op: s.rule for s in skipped}[op] == rule
     assert op not in [p.location.desc.data for p in planned]
+
+
+def test_a_layer_the_int8_module_lacks_is_an_error():
+    top = top_module(skip_model("weight"))
+    planned, _ = plan_correction(top)
+    f32 = run(top, {"x": np.zeros((1, 4, 6, 6), np.float32)}, keep_all=True)
+    with pytest.raises(TpudslError, match="--bc: the INT8 module has no tensor 'c' to compare with F32's"):
+        measure(planned, [f32], [{k: v for k, v in f32.items() if k != "c"}], lambda a, b: 1.0)
 
 
 @pytest.mark.parametrize("args, message", [

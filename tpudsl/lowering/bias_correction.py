@@ -24,6 +24,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from tpudsl.dialects.opdef import SPECS, AttrView, loc_name, operand_shape
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.weight_rewrite import Skipped, is_none, rename, replace_weight, users, weight_array
 
@@ -92,6 +93,8 @@ def measure(planned: Sequence[Operation], f32_runs: Sequence[Mapping[str, np.nda
     found = []
     for op in planned:
         name, axis = loc_name(op), CHANNEL_AXIS[op.name]
+        if name not in int8_runs[0]:  # a lowering that renamed or fused it: nothing to compare with
+            raise TpudslError(f"--bc: the INT8 module has no tensor '{name}' to compare with F32's")
         pairs = [(f[name], q[name]) for f, q in zip(f32_runs, int8_runs, strict=True)]
         shift = np.mean([channel_mean(f, axis) - channel_mean(q, axis) for f, q in pairs], axis=0)
         found.append(Measured(name, float(np.mean([cosine(q, f) for f, q in pairs])), shift))
