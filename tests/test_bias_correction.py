@@ -36,14 +36,18 @@ from tpudsl.lowering.calibration_table import read_table, table_text
 STEP = 0.01  # c1's weight quantization step per channel: its largest |w| is 127 steps
 
 
-def biased_conv() -> onnx.ModelProto:
-    """input (1, 8, 8, 8) -> Conv c1 (3x3, weights (k + 0.4) steps, one 127 steps per channel) -> Conv c2 (1x1)."""
-    g = GraphBuilder("bc", 0)
+def biased_conv(off: float = 0.4, chain: bool = False, seed: int = 0) -> onnx.ModelProto:
+    """input (1, 8, 8, 8) -> Conv c1 (3x3, weights (k + off) steps, one 127 steps per channel)
+    [-> Conv c1b (3x3, random weights) with `chain`] -> Conv c2 (1x1)."""
+    g = GraphBuilder("bc", seed)
     x = g.input("input", (1, 8, 8, 8))
-    w = (g.rng.integers(-3, 4, (4, 8, 3, 3)) + 0.4) * STEP
+    w = (g.rng.integers(-3, 4, (4, 8, 3, 3)) + off) * STEP
     w[:, 0, 0, 0] = 127 * STEP
     y = g.node("Conv", [x, g.const("c1.w", w.astype(np.float32)), g.small("c1.b", (4,))], "c1",
                kernel_shape=[3, 3], pads=[1] * 4)
+    if chain:
+        y = g.node("Conv", [y, g.weight("c1b.w", (4, 4, 3, 3), 36), g.small("c1b.b", (4,))], "c1b",
+                   kernel_shape=[3, 3], pads=[1] * 4)
     w2 = (g.rng.standard_normal((4, 4, 1, 1)) * 0.3).astype(np.float32)
     g.output(g.node("Conv", [y, g.const("c2.w", w2), g.small("c2.b", (4,))], "c2", kernel_shape=[1, 1]))
     return g.model()
@@ -59,8 +63,8 @@ def inputs(count: int, seed: int) -> list[dict[str, np.ndarray]]:
     return [{"input": x} for x in xs]
 
 
-def model_dir(d: Path) -> Path:
-    onnx.save(biased_conv(), d / "m.onnx")
+def model_dir(d: Path, model: onnx.ModelProto | None = None) -> Path:
+    onnx.save(model or biased_conv(), d / "m.onnx")
     assert run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
                     "--not_inference", cwd=d).returncode == 0
     (d / "samples").mkdir()
@@ -121,8 +125,10 @@ def test_correction_is_the_mean_f32_minus_int8_error_per_channel(corrected):
     want = formula(d, "c1", 1, inputs(4, seed=0))
     assert np.abs(want).min() > 0.05  # the weights' rounding shifts every channel
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-    assert notes(r.stderr)[0].startswith("run_calibration: --bc: INT8 output cosine ")
-    assert "; 1 biases corrected; 'c1' (layer cosine 0.9" in notes(r.stderr)[0]
+    assert notes(r.stderr)[:3] == [
+        "run_calibration: --bc: INT8 output cosine 0.915483 on 4 samples; 1 biases corrected",
+        "run_calibration: --bc: 'c1' (layer cosine 0.966337, largest shift 1.094e-01) corrected: output cosine 0.993221",
+        "run_calibration: --bc: output cosine 0.993221 > --expected_cos 0.99: stopped"]
 
 
 def biased_matmul() -> onnx.ModelProto:
@@ -150,7 +156,7 @@ def test_matmul_bias_is_corrected_along_its_last_axis(tmp_path):
         np.savez(tmp_path / "samples" / f"s{i}.npz", **feed)
     r = bc(tmp_path, "--bc", "--expected_cos", "1", "--min_layer_cos", "1")
     assert r.returncode == 0, r.stderr
-    assert "1 biases corrected; 'fc' (layer cosine" in notes(r.stderr)[0], r.stderr
+    assert "run_calibration: --bc: 'fc' (layer cosine" in notes(r.stderr)[1], r.stderr
     got = load_module(tmp_path / "m_bc.mlir").weights["fc.b_corrected"] - load_module(tmp_path / "m.mlir").weights["fc.b"]
     np.testing.assert_allclose(got, formula(tmp_path, "fc", -1, feeds), rtol=1e-4, atol=1e-6)
 
@@ -204,13 +210,43 @@ def test_gates_leave_the_biases(tmp_path, args, line):
     assert "c1.b" in load_module(d / "m_bc.mlir").weights
 
 
+def test_each_layer_is_measured_with_the_earlier_corrections_and_the_search_stops(tmp_path):
+    """c1 -> c1b -> c2: c1b's error is mostly c1's shift carried through it. Measured after c1's
+    correction (kept), c1b's shift is what remains, not c1's shift a second time; and with the
+    default --expected_cos the search stops after c1 (TPU-MLIR's stop)."""
+    d = model_dir(tmp_path, biased_conv(chain=True))
+    r = bc(d, "--bc", "--min_layer_cos", "1", "--expected_cos", "1")
+    assert r.returncode == 0, r.stderr
+    lines = notes(r.stderr)
+    assert lines[0].endswith("; 2 biases corrected") and "'c1b' (layer cosine 0.995660" in lines[2], lines
+    shift = load_module(d / "m_bc.mlir").weights["c1b.b_corrected"] - load_module(d / "m.mlir").weights["c1b.b"]
+    assert np.abs(shift).max() < 0.01  # measured 6.0e-3; with c1's carried shift (uncorrected model): 0.7
+    r = bc(d, "--bc", "--min_layer_cos", "1")
+    assert r.returncode == 0, r.stderr
+    assert notes(r.stderr)[0].endswith("; 1 biases corrected") and "stopped" in notes(r.stderr)[2]
+    assert "c1b.b" in load_module(d / "m_bc.mlir").weights
+
+
+def test_a_correction_that_lowers_the_output_cosine_is_not_kept(tmp_path):
+    """Unbiased weights: c1's correction is noise, and on this model (measured) it lowers the INT8
+    output cosine 0.999770 -> 0.999768, so it is dropped (TPU-MLIR's revert); c1b's is kept."""
+    d = model_dir(tmp_path, biased_conv(off=0.0, chain=True, seed=1))
+    r = bc(d, "--bc", "--min_layer_cos", "1", "--expected_cos", "1")
+    assert r.returncode == 0, r.stderr
+    lines = notes(r.stderr)
+    assert lines[1].startswith("run_calibration: --bc: 'c1' (layer cosine") and \
+        lines[1].endswith("not corrected: the output cosine would drop to 0.999768"), lines
+    weights = load_module(d / "m_bc.mlir").weights
+    assert "c1.b" in weights and "c1b.b_corrected" in weights
+
+
 def test_we_then_bc_in_tpu_mlirs_order(tmp_path):
     d = model_dir(tmp_path)
     r = bc(d, "--we", "--bc")
     assert r.returncode == 0, r.stderr
     lines = notes(r.stderr)
     assert lines[0] == "run_calibration: --we: 1 Conv pair(s) equalized; 'c1' -> 'c2'"
-    assert "'c1_equalized' (layer cosine" in lines[1]
+    assert lines[2].startswith("run_calibration: --bc: 'c1_equalized' (layer cosine")
     assert lines[-1] == "run_calibration: the table is for m_we_bc.mlir: give it to model_deploy --mlir"
     assert list(read_table(str(d / "t"))) == ["input", "c1_equalized_corrected", "c2"]
     assert "c1.b_equalized_corrected" in load_module(d / "m_we_bc.mlir").weights
@@ -252,7 +288,7 @@ def test_a_layer_the_int8_module_lacks_is_an_error():
     planned, _ = plan_correction(top)
     f32 = run(top, {"x": np.zeros((1, 4, 6, 6), np.float32)}, keep_all=True)
     with pytest.raises(TpudslError, match="--bc: the INT8 module has no tensor 'c' to compare with F32's"):
-        measure(planned, [f32], [{k: v for k, v in f32.items() if k != "c"}], lambda a, b: 1.0)
+        measure(planned[0], [f32], [{k: v for k, v in f32.items() if k != "c"}], lambda a, b: 1.0)
 
 
 @pytest.mark.parametrize("args, message", [

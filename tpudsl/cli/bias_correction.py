@@ -3,9 +3,12 @@
 As TPU-MLIR's run_calibration, it comes after the table: the module is lowered to symmetric INT8
 with it (as model_deploy lowers, for --processor) and run next to the F32 module on the first
 --bc_inference_num calibration samples. When the INT8 model's output cosine already exceeds
---expected_cos nothing is corrected (TPU-MLIR stops there too); otherwise each planned layer whose
-mean cosine is below --min_layer_cos gets its mean error subtracted from its bias, and the caller
-calibrates the corrected module again. docs/quantization.md, "--bc".
+--expected_cos nothing is corrected (TPU-MLIR stops there too). Otherwise, in op order, a planned
+layer whose mean cosine is below --min_layer_cos is tried: its mean error per channel (measured
+with the corrections kept so far) subtracted from its bias, the INT8 model lowered and run again,
+the correction kept unless the output cosine drops, and the search stops once the output cosine
+exceeds --expected_cos (TPU-MLIR's trial, revert and stop). The caller calibrates the corrected
+module again. docs/quantization.md, "--bc".
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from tpudsl.ir.module import TopModule, write_atomically
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
+Runs = list[dict[str, np.ndarray]]
+
 
 def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
                    inputs: Sequence[Mapping[str, np.ndarray]]) -> tuple[int, list[str]]:
@@ -36,28 +41,46 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
     if not planned:
         return 0, ["--bc: 0 biases corrected (no Conv or MatMul has one to correct)", *notes]
     f32_runs, outputs = _runs(mod, inputs)
-    int8 = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
     with tempfile.TemporaryDirectory(prefix="bias_correction_") as tmp:
         path = os.path.join(tmp, "cali_table")
         write_atomically(path, lambda f: f.write(table.encode()))
-        lowered_int8(int8, path, args.processor, asymmetric=False)
-    params = int8_params(int8)
-    int8_runs = [{k: dequantize(v, *params[k]) if k in params else v for k, v in run.items()}
-                 for run in _runs(int8, inputs)[0]]
-    cos = output_cosine(int8_runs, f32_runs, outputs)
-    head = f"--bc: INT8 output cosine {cos:.6f} on {len(inputs)} samples"
-    if cos > args.expected_cos:
-        return 0, [f"{head} > --expected_cos {args.expected_cos:g}: 0 biases corrected", *notes]
-    measured = measure(planned, f32_runs, int8_runs, cosine_similarity)
-    done = correct(mod, planned, measured, args.min_layer_cos)
-    kept = [m for m in measured if m not in done]
-    return len(done), [f"{head}; {len(done)} biases corrected" + "".join(
-        f"; '{m.op}' (layer cosine {m.cosine:.6f}, largest shift {np.abs(m.shift).max():.3e})" for m in done),
-        *(f"--bc: '{m.op}' not corrected: layer cosine {m.cosine:.6f} >= --min_layer_cos {args.min_layer_cos:g}"
-          for m in kept), *notes]
+
+        def int8_runs(shifts: Mapping[str, np.ndarray]) -> tuple[Runs, float]:
+            """The INT8 model with `shifts` added to the biases: its runs, dequantized, and output cosine."""
+            trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
+            correct(trial, shifts, renamed=False)  # the table names the layers as they were
+            params = int8_params(lowered_int8(trial, path, args.processor, asymmetric=False))
+            runs = [{k: dequantize(v, *params[k]) if k in params else v for k, v in run.items()}
+                    for run in _runs(trial, inputs)[0]]
+            return runs, output_cosine(runs, f32_runs, outputs)
+
+        runs, best = int8_runs({})
+        head = f"--bc: INT8 output cosine {best:.6f} on {len(inputs)} samples"
+        if best > args.expected_cos:
+            return 0, [f"{head} > --expected_cos {args.expected_cos:g}: 0 biases corrected", *notes]
+        kept: dict[str, np.ndarray] = {}
+        lines = []
+        for op in planned:
+            m = measure(op, f32_runs, runs, cosine_similarity)
+            if m.cosine >= args.min_layer_cos:
+                lines.append(f"'{m.op}' not corrected: layer cosine {m.cosine:.6f} >= --min_layer_cos "
+                             f"{args.min_layer_cos:g}")
+                continue
+            trial_runs, cos = int8_runs({**kept, m.op: m.shift})
+            what = f"'{m.op}' (layer cosine {m.cosine:.6f}, largest shift {np.abs(m.shift).max():.3e})"
+            if cos < best:  # TPU-MLIR's revert
+                lines.append(f"{what} not corrected: the output cosine would drop to {cos:.6f}")
+                continue
+            kept[m.op], runs, best = m.shift, trial_runs, cos
+            lines.append(f"{what} corrected: output cosine {cos:.6f}")
+            if best > args.expected_cos:  # TPU-MLIR's stop
+                lines.append(f"output cosine {best:.6f} > --expected_cos {args.expected_cos:g}: stopped")
+                break
+    correct(mod, kept)
+    return len(kept), [f"{head}; {len(kept)} biases corrected", *(f"--bc: {line}" for line in lines), *notes]
 
 
-def _runs(mod: TopModule, inputs: Sequence[Mapping[str, np.ndarray]]) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+def _runs(mod: TopModule, inputs: Sequence[Mapping[str, np.ndarray]]) -> tuple[Runs, list[str]]:
     """Every tensor of `mod` on each input, and the output names."""
     interp = ModuleInterpreter(mod.module, mod.weights)
     interp.init()

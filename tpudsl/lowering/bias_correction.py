@@ -9,10 +9,13 @@ subtracted from its bias:
     b_c' = b_c + mean(F32_c - INT8_c)   (TPU-MLIR: `bias_float += (fp32_mean - int8_mean) / num_sample`)
 
 INT8_c is the INT8 model's own output of the layer (activations quantized and propagated, every
-layer's error included), dequantized, as TPU-MLIR measures it; only layers whose mean cosine to
-F32 is below `min_layer_cos` are corrected (TPU-MLIR's gate). `plan_correction` finds the layers
-and names those it skips with the rule; `correct` rewrites the biases once the runs are measured
-(cli/bias_correction.py runs them). docs/quantization.md, "--bc".
+layer's error included), dequantized, as TPU-MLIR measures it. The layers are taken in op order,
+each measured with the corrections kept so far in place, and, as TPU-MLIR: only a layer whose mean
+cosine to F32 is below `min_layer_cos` is tried, its correction kept only when the model's output
+cosine does not drop, and the search stops once that cosine exceeds `expected_cos`
+(cli/bias_correction.py runs the models). `plan_correction` finds the layers and names those it
+skips with the rule; `measure` measures one; `correct` rewrites the biases. docs/quantization.md,
+"--bc".
 """
 
 from __future__ import annotations
@@ -85,32 +88,24 @@ def channel_mean(x: np.ndarray, axis: int) -> np.ndarray:
     return x.reshape(x.shape[0], -1).mean(axis=1)
 
 
-def measure(planned: Sequence[Operation], f32_runs: Sequence[Mapping[str, np.ndarray]],
-            int8_runs: Sequence[Mapping[str, np.ndarray]],
-            cosine: Callable[[np.ndarray, np.ndarray], float]) -> list[Measured]:
-    """Each planned layer's mean `cosine` and per-channel mean(F32 - INT8) over the samples (each
-    run: every tensor by name, the INT8 ones dequantized)."""
-    found = []
-    for op in planned:
-        name, axis = loc_name(op), CHANNEL_AXIS[op.name]
-        if name not in int8_runs[0]:  # a lowering that renamed or fused it: nothing to compare with
-            raise TpudslError(f"--bc: the INT8 module has no tensor '{name}' to compare with F32's")
-        pairs = [(f[name], q[name]) for f, q in zip(f32_runs, int8_runs, strict=True)]
-        shift = np.mean([channel_mean(f, axis) - channel_mean(q, axis) for f, q in pairs], axis=0)
-        found.append(Measured(name, float(np.mean([cosine(q, f) for f, q in pairs])), shift))
-    return found
+def measure(op: Operation, f32_runs: Sequence[Mapping[str, np.ndarray]], int8_runs: Sequence[Mapping[str, np.ndarray]],
+            cosine: Callable[[np.ndarray, np.ndarray], float]) -> Measured:
+    """The planned layer `op`'s mean `cosine` and per-channel mean(F32 - INT8) over the samples
+    (each run: every tensor by name, the INT8 ones dequantized)."""
+    name, axis = loc_name(op), CHANNEL_AXIS[op.name]
+    if name not in int8_runs[0]:  # a lowering that renamed or fused it: nothing to compare with
+        raise TpudslError(f"--bc: the INT8 module has no tensor '{name}' to compare with F32's")
+    pairs = [(f[name], q[name]) for f, q in zip(f32_runs, int8_runs, strict=True)]
+    shift = np.mean([channel_mean(f, axis) - channel_mean(q, axis) for f, q in pairs], axis=0)
+    return Measured(name, float(np.mean([cosine(q, f) for f, q in pairs])), shift)
 
 
-def correct(mod: TopModule, planned: Sequence[Operation], measured: Sequence[Measured],
-            min_layer_cos: float) -> list[Measured]:
-    """Add each measured shift whose layer's cosine is below `min_layer_cos` to its bias (a new
-    weight `<bias>_corrected`; the op renamed `<name>_corrected`); the layers corrected."""
-    done = []
-    for op, m in zip(planned, measured, strict=True):
-        if m.cosine >= min_layer_cos:
-            continue
+def correct(mod: TopModule, shifts: Mapping[str, np.ndarray], renamed: bool = True) -> None:
+    """Add to the bias of each planned op named in `shifts` its shift (a new weight
+    `<bias>_corrected`; the op renamed `<name>_corrected`, unless not `renamed`: a trial module
+    lowered with the table of the names before the correction)."""
+    for op in [op for op in mod.module.walk() if op.name in CHANNEL_AXIS and loc_name(op) in shifts]:
         bias = weight_array(mod, op.operands[2])
-        replace_weight(mod, op, 2, bias.astype(np.float64) + m.shift.reshape(bias.shape), SUFFIX)
-        rename(op, SUFFIX)
-        done.append(m)
-    return done
+        replace_weight(mod, op, 2, bias.astype(np.float64) + shifts[loc_name(op)].reshape(bias.shape), SUFFIX)
+        if renamed:
+            rename(op, SUFFIX)
