@@ -23,10 +23,11 @@ an error there). --sq searches SmoothQuant's scales per LayerNorm as TPU-MLIR do
 docs/quantization.md, "Rewrites before calibration".
 
 --bc (bias correction, after the table as TPU-MLIR's): the module is lowered to symmetric INT8 with
-the table and run next to F32 on the first --bc_inference_num samples; unless the INT8 output
-cosine is above --expected_cos, each Conv (and MatMul) whose INT8 output's cosine is below
---min_layer_cos gets its mean error per channel subtracted from its bias, and the corrected module
-(X_bc.mlir, X_sq_we_bc.mlir, ...) is calibrated again. docs/quantization.md, "--bc".
+the table and run next to F32 on the first --bc_inference_num samples; until the INT8 output
+cosine is above --expected_cos, each Conv (and MatMul) in op order whose INT8 output's cosine is
+below --min_layer_cos gets its mean error per channel subtracted from its bias, kept unless the
+output cosine drops, and the corrected module (X_bc.mlir, X_sq_we_bc.mlir, ...) is calibrated
+again. docs/quantization.md, "--bc".
 
 --tune_num N tunes the thresholds on N samples (the first N of the calibration's, or of
 --tune_list's lines) as TPU-MLIR's SimpleTuner does: for each tensor, 22 candidates from its
@@ -102,7 +103,7 @@ def _parser() -> CliArgumentParser:
                         "then the table again")
     p.add_argument("--bc_inference_num", type=int, default=30, help="--bc: how many samples it measures; default 30")
     p.add_argument("--expected_cos", type=float, default=0.99,
-                   help="--bc: no correction when the INT8 output cosine is above it; default 0.99")
+                   help="--bc: no more corrections once the INT8 output cosine is above it; default 0.99")
     p.add_argument("--min_layer_cos", type=float, default=0.99,
                    help="--bc: only layers whose INT8 cosine is below it are corrected; default 0.99")
     p.add_argument("--tune_num", type=int, default=None,
