@@ -302,6 +302,16 @@ def yolo_detection(draw):
                                 0.5, *[float(a) for a in range(10, 28)])
 
 
+@st.composite
+def yolov8_detection(draw):
+    """BdcYolov8Detection: one decoded head of 1-3 classes and its rows (all scores 0 in the test
+    memory: no box, the (image, -1, ...) rows)."""
+    n, classes, boxes, keep = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 16)),
+                               draw(st.integers(1, 4)))
+    return isa.BdcYolov8Detection(_somewhere(draw, n * (4 + classes) * boxes * 4), _somewhere(draw, n * keep * 7 * 4),
+                                  n, classes, boxes, keep, 0.5, 0.5)
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -381,6 +391,7 @@ RECORDS = {
                                                                  0.75, 1.0)),
     isa.BdcPoolMask: pool_mask(),
     isa.BdcYoloDetection: yolo_detection(),
+    isa.BdcYolov8Detection: yolov8_detection(),
     isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),

@@ -1,5 +1,6 @@
 """A separately written YOLO post-processing (plain Python loops, float64), the reference of
-top.YoloDetection: TPU-MLIR's YoloDetectionFunc_v2 rules as docs/tpuc-opt.md states them.
+top.YoloDetection: TPU-MLIR's YoloDetectionFunc_v2 rules as docs/tpuc-opt.md states them, and for
+yolov8 ultralytics' choice of a box's class with the same NMS.
 
 onnxruntime's NonMaxSuppression is not the reference: it scores every box in every class (TPU-MLIR
 keeps only the best class of a box), keeps a box whose IoU equals the threshold (TPU-MLIR drops
@@ -77,17 +78,23 @@ def yolo_post(heads, anchors, classes: int, net_h: int, net_w: int, obj_threshol
         boxes.sort(key=lambda box: -box[0])  # stable: equal scores stay in decode order
         gaps = [a[0] - b[0] for a, b in zip(boxes, boxes[1:], strict=False) if a[0] != b[0]]
         res.margin = min([res.margin, *gaps])  # two scores float32 may not tell apart
-        kept = []
-        for box in boxes:
-            overlaps = [iou(box[2:], k[2:]) for k in kept if k[1] == box[1]]
-            res.margin = min([res.margin, *(abs(v - nms_threshold) for v in overlaps)])
-            if any(v >= nms_threshold for v in overlaps):
-                res.suppressed += 1
-            else:
-                kept.append(box)
-        res.truncated += max(0, len(kept) - keep_topk)
-        res.rows += [(image, c, s, *xywh) for s, c, *xywh in kept[:keep_topk]]
+        _suppress(res, image, boxes, nms_threshold, keep_topk)
     return res
+
+
+def _suppress(res: Result, image: int, boxes, nms_threshold: float, keep_topk: int) -> None:
+    """Greedy NMS within a class over `boxes` (score, class, x, y, w, h) sorted best first: a box is
+    dropped when a kept box of its class has IoU >= nms_threshold; the first keep_topk kept become rows."""
+    kept = []
+    for box in boxes:
+        overlaps = [iou(box[2:], k[2:]) for k in kept if k[1] == box[1]]
+        res.margin = min([res.margin, *(abs(v - nms_threshold) for v in overlaps)])
+        if any(v >= nms_threshold for v in overlaps):
+            res.suppressed += 1
+        else:
+            kept.append(box)
+    res.truncated += max(0, len(kept) - keep_topk)
+    res.rows += [(image, c, s, *xywh) for s, c, *xywh in kept[:keep_topk]]
 
 
 def expected_output(res: Result, images: int, keep_topk: int) -> list[tuple[float, ...]]:
@@ -95,3 +102,29 @@ def expected_output(res: Result, images: int, keep_topk: int) -> list[tuple[floa
     image when no image kept a box."""
     rows = res.rows or [(i, -1, -1, -1, -1, -1, -1) for i in range(images)]
     return rows + [(0,) * 7] * (images * keep_topk - len(rows))
+
+
+def yolov8_post(head, obj_threshold: float, nms_threshold: float, keep_topk: int) -> Result:
+    """The yolov8 rows of a decoded head [N][4 + classes][boxes] (x, y, w, h in pixels, then class
+    scores), as ultralytics' non_max_suppression (agnostic=False, multi_label=False) picks them: a
+    box's class is its highest score (the lowest class of equal ones), kept when that score is above
+    the threshold; then the per-class greedy NMS above (a box dropped at IoU >= the threshold)."""
+    res = Result(rows=[])
+    for image in range(len(head)):
+        fmap = head[image]
+        classes = len(fmap) - 4
+        boxes = []  # (score, class, x, y, w, h), in box order
+        for k in range(len(fmap[0])):
+            scores = [float(fmap[4 + c][k]) for c in range(classes)]
+            best = 0
+            for c in range(1, classes):
+                if scores[c] > scores[best]:
+                    best = c
+            if scores[best] <= obj_threshold:
+                res.below_threshold += 1
+                continue
+            boxes.append((scores[best], best, *(float(fmap[i][k]) for i in range(4))))
+        res.found.append(len(boxes))
+        boxes.sort(key=lambda box: -box[0])
+        _suppress(res, image, boxes, nms_threshold, keep_topk)
+    return res

@@ -1,7 +1,9 @@
-// --add-postprocess refuses, in one line naming why, outputs that are not three YOLO heads, and the
+// --add-postprocess refuses, in one line naming why, outputs that are not three YOLO heads (yolov8: one
+// decoded head), and the
 // post-processing types it does not model (exit 1, no output, no traceback).
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov5" 2>&1 | filecheck %s
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=ssd" 2>&1 | filecheck %s --check-prefix=SSD
+// RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov8_seg" 2>&1 | filecheck %s --check-prefix=SEG
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov8" 2>&1 | filecheck %s --check-prefix=V8
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov9" 2>&1 | filecheck %s --check-prefix=UNKNOWN
 
@@ -10,11 +12,21 @@
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head #1 has 24 channels: 3 boxes x (5 + 2 classes) are 21
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: head 'p3' is 6 wide: not a stride of the 64 wide input
 // CHECK: error: add-postprocess: the outputs do not look like YOLO heads: the first input is not an N x C x H x W image: no net input size
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 3 heads N x C x H x W, the outputs are 'boxes' 1x4x64
+// CHECK: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 3 heads N x C x H x W, the outputs are 'output0' 2x7x64
 // CHECK-NOT: error
 
-// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3 or type=yolov5)
-// V8: error: add-postprocess: type=yolov8 is not supported: its anchor-free decode (Yolov8DetectionFunc) is not modelled (supported: type=yolov3 or type=yolov5)
-// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5)
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'logits' 1x10
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'p3' 1x21x8x8, 'p4' 1x24x4x4, 'p5' 1x21x2x2
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'p3' 1x21x6x6, 'p4' 1x21x4x4, 'p5' 1x21x2x2
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'p3' 1x21x8x8, 'p4' 1x21x4x4, 'p5' 1x21x2x2
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'boxes' 1x4x64
+// V8: error: add-postprocess: the outputs do not look like YOLO heads: the heads have batch 2, the input 1
+// V8-NOT: error
+
+// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3, yolov5, yolov8 or yolov11)
+// SEG: error: add-postprocess: type=yolov8_seg is not supported: its mask post-processing is not modelled (supported: type=yolov3, yolov5, yolov8 or yolov11)
+// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5 or type=yolov8 or type=yolov11)
 
 func.func @main(%arg0: tensor<1x10xf32>) -> tensor<1x10xf32> {
   %0 = "top.Input"(%arg0) : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("images")
@@ -44,4 +56,17 @@ func.func @main(%arg0: tensor<*xf32>, %a: tensor<1x21x8x8xf32>, %b: tensor<1x21x
   %1 = "top.Input"(%b) : (tensor<1x21x4x4xf32>) -> tensor<1x21x4x4xf32> loc("p4")
   %2 = "top.Input"(%c) : (tensor<1x21x2x2xf32>) -> tensor<1x21x2x2xf32> loc("p5")
   return %0, %1, %2 : tensor<1x21x8x8xf32>, tensor<1x21x4x4xf32>, tensor<1x21x2x2xf32>
+}
+
+// -----
+// A [1, 4, boxes] output has no class row.
+func.func @main(%arg0: tensor<1x3x64x64xf32>, %a: tensor<1x4x64xf32>) -> tensor<1x4x64xf32> {
+  %0 = "top.Input"(%a) : (tensor<1x4x64xf32>) -> tensor<1x4x64xf32> loc("boxes")
+  return %0 : tensor<1x4x64xf32>
+}
+
+// -----
+func.func @main(%arg0: tensor<1x3x64x64xf32>, %a: tensor<2x7x64xf32>) -> tensor<2x7x64xf32> {
+  %0 = "top.Input"(%a) : (tensor<2x7x64xf32>) -> tensor<2x7x64xf32> loc("output0")
+  return %0 : tensor<2x7x64xf32>
 }

@@ -1,5 +1,6 @@
 """Codegen of tpu.YoloDetection (slicing.SELF_EMITTED: layer-group does not slice it): one
-BdcYoloDetection record over its three f32 heads in global memory, widest first (the op's order)."""
+BdcYoloDetection record over its three f32 heads in global memory, widest first (the op's order),
+or for version yolov8 one BdcYolov8Detection over its one decoded head."""
 
 from __future__ import annotations
 
@@ -10,24 +11,31 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
-from tpudsl.dialects.geometry.yolo import head_order
+from tpudsl.dialects.geometry.yolo import V8_BOX_FIELDS, head_order
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
 
 
 def check_yolo_detection(op: Operation) -> list[int]:
     """The heads' operand indices widest first; what the record does not model is an error naming it."""
-    if len(op.operands) != isa.YOLO_HEADS:
-        raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled (3)")
+    heads = 1 if attrs_of(op)["version"] == "yolov8" else isa.YOLO_HEADS
+    if len(op.operands) != heads:
+        raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled ({heads})")
     kinds = {dtype_of(v) for v in [*op.operands, op.results[0]]}
     if kinds != {"f32"}:
         raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled (f32)")
-    return head_order([shape_of(v) for v in op.operands])
+    return [0] if heads == 1 else head_order([shape_of(v) for v in op.operands])
 
 
 def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
     order = check_yolo_detection(op)
     a = attrs_of(op)
+    if a["version"] == "yolov8":
+        n, rows, boxes = shape_of(op.operands[0])
+        prog.records.append(isa.BdcYolov8Detection(
+            address_of(op.operands[0]), address_of(op.results[0]), n, rows - V8_BOX_FIELDS, boxes,  # type: ignore[arg-type]
+            a["keep_topk"], a["nms_threshold"], a["obj_threshold"]))
+        return
     heads = [op.operands[i] for i in order]
     grids = [d for v in heads for d in shape_of(v)[2:]]
     prog.records.append(isa.BdcYoloDetection(

@@ -78,6 +78,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
     elif isinstance(r, isa.BdcYoloDetection):  # every head element read once; NMS unknown before run time
         c = 3 * (5 + r.classes)
         work = r.n * c * (r.fh0 * r.fw0 + r.fh1 * r.fw1 + r.fh2 * r.fw2) / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcYolov8Detection):  # every head element read once; NMS unknown before run time
+        work = r.n * (4 + r.classes) * r.boxes / chip.macs_per_cycle_per_lane
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

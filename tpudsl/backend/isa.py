@@ -579,6 +579,17 @@ class BdcYoloDetection(Record):
     ("--add-postprocess"), in float32, the products with the double fields in float64 rounded once."""
 
 
+# ---- opcode 97: yolov8's detection post-processing (`--add-postprocess=type=yolov8|yolov11`) ----
+
+@record(97, "bdc", "src dst n classes:I boxes:I keep_topk:I nms:d obj:d")
+class BdcYolov8Detection(Record):
+    """tpu.YoloDetection of version yolov8 on its one f32 head in global memory: the contiguous
+    (n, 4 + classes, boxes) at src, rows x, y, w, h (input pixels) then the class scores; dst the
+    contiguous f32 (n keep_topk, 7) rows (image, class, score, x, y, w, h), then zeros. Each box
+    takes its best class and passes when that score is above obj; then the per-class NMS of record 96
+    (docs/tpuc-opt.md, "--add-postprocess")."""
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -588,7 +599,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
-                                BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection)
+                                BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

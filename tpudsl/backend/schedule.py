@@ -166,6 +166,11 @@ def _yolo_detection(r: isa.BdcYoloDetection, chip: Chip):
             _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4))
 
 
+def _yolov8_detection(r: isa.BdcYolov8Detection, chip: Chip):
+    """The head (whole, f32); the whole result, n keep_topk rows of 7 f32."""
+    return _bytes_at(r.src, r.n * (4 + r.classes) * r.boxes * 4), _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4)
+
+
 # What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
 FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _gdma,
@@ -248,6 +253,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaScatterElements: _index_record,
     isa.GdmaScatterND: _index_record,
     isa.BdcYoloDetection: _yolo_detection,
+    isa.BdcYolov8Detection: _yolov8_detection,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
                                       _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
     isa.BdcLRN: _elementwise,

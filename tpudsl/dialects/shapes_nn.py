@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
-from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_heads
+from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_heads, check_v8_head
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
@@ -316,7 +316,10 @@ def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
     """YOLO heads (geometry/yolo.py) -> [1, 1, N * keep_topk, 7] detection rows."""
     heads = [operand(ins, i, "head") for i in range(len(ins))]
     try:
-        check_heads(heads, a["class_num"], a["num_boxes"], len(a["anchors"]))
+        if a["version"] == "yolov8":
+            check_v8_head(heads, a["class_num"], a["anchors"])
+        else:
+            check_heads(heads, a["class_num"], a["num_boxes"], len(a["anchors"]))
     except HeadError as e:
         raise ShapeError(str(e)) from None
     if not 0.0 < a["obj_threshold"] < 1.0:

@@ -1,5 +1,7 @@
 """Detection post-processing kernels: top.YoloDetection, as TPU-MLIR's YoloDetectionFunc_v2
-computes it (GenericCpuFunc.cpp; docs/tpuc-opt.md, "--add-postprocess", has the rules).
+computes it (GenericCpuFunc.cpp), and yolov8's decoded head with the best class of each box
+(ultralytics' rule, not Yolov8DetectionFunc's row per class; docs/tpuc-opt.md, "--add-postprocess",
+has the rules).
 
 The decode is vectorised over every cell and box of a head; the greedy NMS loops over the boxes
 it keeps. Arithmetic is float32 where TPU-MLIR's is (sigmoid, IoU), and float64 rounded once to
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tpudsl.dialects.geometry.yolo import BOX_FIELDS, ROW, head_order
+from tpudsl.dialects.geometry.yolo import BOX_FIELDS, ROW, V8_BOX_FIELDS, head_order
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 F32 = np.float32
@@ -73,17 +75,35 @@ def _nms(boxes: Array, cls: Array, threshold: float) -> list[int]:
     return kept
 
 
-def _yolo_detection(ins: Inputs, a: KernelAttrs) -> Array:
+def _anchored_candidates(ins: Inputs, a: KernelAttrs) -> tuple[Array, ...]:
+    """yolov3/yolov5: every box of the three heads (widest first), whether it passes (objectness logit
+    and score both above the threshold), its score, class and (x, y, w, h), each [N, boxes]."""
     heads = [ins[i] for i in head_order([x.shape for x in ins])]
     anchors = np.asarray(a["anchors"], np.float64).reshape(len(heads), -1, 2)
     parts = [_decode_head(np.asarray(x, F32), anchors[k], a) for k, x in enumerate(heads)]
     logit, score, cls, *xywh = (np.concatenate(p, axis=1) for p in zip(*parts, strict=True))
     threshold = a["obj_threshold"]
     logit_threshold = F32(-np.log(1.0 / threshold - 1.0))  # a float in TPU-MLIR
+    return (logit > logit_threshold) & (score.astype(np.float64) > threshold), score, cls, *xywh
+
+
+def _v8_candidates(ins: Inputs, a: KernelAttrs) -> tuple[Array, ...]:
+    """yolov8: the decoded head [N, 4 + classes, boxes]; a box's class is its best (the first of
+    equal maxima, ultralytics' argmax), and it passes when that score is above the threshold."""
+    head = np.asarray(ins[0], F32)
+    scores = head[:, V8_BOX_FIELDS:]
+    score = scores.max(axis=1)
+    xywh = head[:, :V8_BOX_FIELDS].transpose(1, 0, 2)
+    return score.astype(np.float64) > a["obj_threshold"], score, scores.argmax(axis=1), *xywh
+
+
+def _yolo_detection(ins: Inputs, a: KernelAttrs) -> Array:
+    candidates = _v8_candidates if a["version"] == "yolov8" else _anchored_candidates
+    passed, score, cls, *xywh = candidates(ins, a)
     out = np.zeros(a.out_shapes[0], F32).reshape(-1, ROW)
     rows = []
-    for image in range(logit.shape[0]):
-        found = np.flatnonzero((logit[image] > logit_threshold) & (score[image].astype(np.float64) > threshold))
+    for image in range(passed.shape[0]):
+        found = np.flatnonzero(passed[image])
         found = found[np.argsort(-score[image, found], kind="stable")]
         boxes = np.stack([v[image, found] for v in xywh], axis=1)
         for i in _nms(boxes, cls[image, found], a["nms_threshold"])[: a["keep_topk"]]:
@@ -91,8 +111,8 @@ def _yolo_detection(ins: Inputs, a: KernelAttrs) -> Array:
     if rows:
         out[: len(rows)] = rows
     else:  # TPU-MLIR's "fake result" row per image
-        out[: logit.shape[0]] = -1
-        out[: logit.shape[0], 0] = np.arange(logit.shape[0])
+        out[: passed.shape[0]] = -1
+        out[: passed.shape[0], 0] = np.arange(passed.shape[0])
     return out.reshape(a.out_shapes[0])
 
 

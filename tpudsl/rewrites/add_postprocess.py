@@ -16,14 +16,18 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects.geometry.yolo import BOX_FIELDS, ROW, HeadError, check_heads, head_order
+from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, ROW, V8_ANCHORS, V8_BOX_FIELDS, HeadError, check_heads,
+                                           head_order)
 from tpudsl.dialects.opdef import create, loc_name, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 
 PASS = "add-postprocess"
 # TPU-MLIR's defaults, widest grid (stride 8) first: (w, h) of 3 boxes a head.
 YOLOV3_ANCHORS = (10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326)
-ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS}  # TPU-MLIR's YOLOV5_ANCHORS_DEFAULT: the same
+ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS,  # TPU-MLIR's YOLOV5_ANCHORS_DEFAULT: the same
+           "yolov8": V8_ANCHORS, "yolov11": V8_ANCHORS}  # one decoded head, no anchors
+# The op's version per type: ultralytics' YOLOv11 exports YOLOv8's head.
+VERSION = {"yolov3": "yolov3", "yolov5": "yolov5", "yolov8": "yolov8", "yolov11": "yolov8"}
 KEEP_TOPK = 200
 THRESHOLD = 0.5  # nms_threshold and obj_threshold
 BOXES = 3
@@ -31,7 +35,6 @@ NAME = "yolo_post"
 REFUSED = {
     "yolov3_tiny": "its 2-head anchors", "yolov4": "its anchors and decode",
     "yolov7": "TPU-MLIR decodes it as yolov3 (its YoloVersionAttr has no yolov7)",
-    "yolov8": "its anchor-free decode (Yolov8DetectionFunc)", "yolov11": "its anchor-free decode (Yolov8DetectionFunc)",
     "yolov8_seg": "its mask post-processing", "yolov11_seg": "its mask post-processing",
     "ssd": "top.DetectionOutput", "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
 }
@@ -48,7 +51,7 @@ class AddPostprocessPass(ModulePass):
     def check_options(self) -> None:
         if self.type in REFUSED:
             raise TpudslError(f"{PASS}: type={self.type} is not supported: {REFUSED[self.type]} is not modelled "
-                              f"(supported: type=yolov3 or type=yolov5)")
+                              f"(supported: type=yolov3, yolov5, yolov8 or yolov11)")
         check_option(PASS, "type", self.type, ("", *ANCHORS), "not a post-processing TPU-MLIR has")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -71,36 +74,53 @@ def _append(main: FuncOp, version: str) -> None:
     shapes = [tuple(h.type.get_shape()) if isinstance(h.type, TensorType) else () for h in heads]
     first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
     net = tuple(first.get_shape()) if isinstance(first, TensorType) else ()
+    v8 = VERSION[version] == "yolov8"
     try:
-        classes = _classes(heads, shapes, net, version)
+        classes = _v8_classes(heads, shapes, net) if v8 else _classes(heads, shapes, net, version)
     except HeadError as e:
         raise TpudslError(f"{PASS}: the outputs do not look like YOLO heads: {e}") from None
     attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
              "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in ANCHORS[version]], "agnostic_nms": False,
-             "version": version, "class_num": classes}
+             "version": VERSION[version], "class_num": classes}
     taken = {loc_name(o) for o in main.walk()}
     name = next(n for n in (NAME, *(f"{NAME}_{i}" for i in range(1, len(taken) + 2))) if n not in taken)
-    # Operands in TPU-MLIR's order, widest grid first; the heads keep their names.
-    post = create("top.YoloDetection", [heads[i] for i in head_order(shapes)],
+    # Operands in TPU-MLIR's order, widest grid first (yolov8: its one head); the heads keep their names.
+    post = create("top.YoloDetection", heads if v8 else [heads[i] for i in head_order(shapes)],
                   [TensorType(Float32Type(), [1, 1, net[0] * KEEP_TOPK, ROW])], attrs, loc=name)
     Rewriter.insert_op(post, InsertPoint.before(ret))
     ret.operands = [post.results[0]]
     main.update_function_type()
 
 
+def _v8_classes(heads, shapes, net) -> int:
+    """The class count of one decoded yolov8 head [N, 4 + classes, boxes]; HeadError naming what is not."""
+    if len(heads) != 1 or len(shapes[0]) != 3 or shapes[0][1] <= V8_BOX_FIELDS:
+        raise HeadError(f"yolov8 takes one head N x (4 + classes) x boxes, the outputs are {_outputs(heads, shapes)}")
+    _check_net(net, shapes[0][0])
+    return shapes[0][1] - V8_BOX_FIELDS
+
+
+def _outputs(heads, shapes) -> str:
+    names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
+    return names or "none"
+
+
+def _check_net(net, batch: int) -> None:
+    if len(net) != 4:
+        raise HeadError("the first input is not an N x C x H x W image: no net input size")
+    if batch != net[0]:
+        raise HeadError(f"the heads have batch {batch}, the input {net[0]}")
+
+
 def _classes(heads, shapes, net, version: str) -> int:
     """The class count of three YOLO heads of the net input `net`; HeadError naming what is not."""
     if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
-        names = ", ".join(f"'{value_name(h)}' {'x'.join(map(str, s)) or h.type}" for h, s in zip(heads, shapes, strict=True))
-        raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {names or 'none'}")
+        raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")
     if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
         raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
     classes = shapes[0][1] // BOXES - BOX_FIELDS
     check_heads(shapes, classes, BOXES, len(ANCHORS[version]))
-    if len(net) != 4:
-        raise HeadError("the first input is not an N x C x H x W image: no net input size")
-    if shapes[0][0] != net[0]:
-        raise HeadError(f"the heads have batch {shapes[0][0]}, the input {net[0]}")
+    _check_net(net, shapes[0][0])
     for h, s in zip(heads, shapes, strict=True):
         if net[3] % s[3]:
             raise HeadError(f"head '{value_name(h)}' is {s[3]} wide: not a stride of the {net[3]} wide input")

@@ -1,7 +1,8 @@
 """The cmodel's arithmetic of BdcYoloDetection (opcode 96), written from the record's definition
 (isa.py) and docs/tpuc-opt.md's "--add-postprocess" rules, never imported from the interpreter:
-every box is decoded as a row of one flat list (head widest first, cell row, cell column, box), then
-each image's boxes above the threshold are ordered by score and suppressed greedily per class."""
+every box is decoded as a row of one flat list (head widest first, cell row, cell column, box; or
+yolov8's decoded boxes in order), then each image's boxes above the threshold are ordered by score
+and suppressed greedily per class."""
 
 from __future__ import annotations
 
@@ -56,13 +57,28 @@ def yolo_detection(heads: list[np.ndarray], anchors: np.ndarray, version: str, n
     """The (n keep_topk, 7) f32 result; heads widest first, anchors (heads, 3, 2)."""
     parts = [_boxes(x, anchors[k], version, net_h, net_w, classes) for k, x in enumerate(heads)]
     logit, score, cls, xywh = (np.concatenate(p, axis=1) for p in zip(*parts, strict=True))
-    images = logit.shape[0]
     gate = F32(-np.log(1.0 / obj - 1.0))
+    return _kept_rows((logit > gate) & (score.astype(np.float64) > obj), score, cls, xywh, nms, keep_topk)
+
+
+def yolov8_detection(head: np.ndarray, obj: float, nms: float, keep_topk: int) -> np.ndarray:
+    """The (n keep_topk, 7) f32 result of one decoded head (n, 4 + classes, boxes): a box's class is
+    its highest score (the lowest class of equal ones), kept above obj."""
+    scores = head[:, 4:]
+    best = scores.max(axis=1)
+    return _kept_rows(best.astype(np.float64) > obj, best, np.argmax(scores, axis=1),
+                      head[:, :4].transpose(0, 2, 1), nms, keep_topk)
+
+
+def _kept_rows(passed, score, cls, xywh, nms: float, keep_topk: int) -> np.ndarray:
+    """Per image: the boxes that passed, best score first (stable), greedy NMS within a class,
+    the first keep_topk kept written as rows."""
+    images = passed.shape[0]
     out = np.zeros((images * keep_topk, ROW), F32)
     count = 0
     for i in range(images):
-        passed = np.nonzero((logit[i] > gate) & (score[i].astype(np.float64) > obj))[0]
-        order = passed[np.argsort(-score[i][passed], kind="stable")]
+        passed_i = np.nonzero(passed[i])[0]
+        order = passed_i[np.argsort(-score[i][passed_i], kind="stable")]
         dropped = np.zeros(len(order), bool)
         taken = 0
         for j, box in enumerate(order):

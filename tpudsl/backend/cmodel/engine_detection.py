@@ -1,5 +1,5 @@
-"""The cmodel's handler of BdcYoloDetection (opcode 96), merged into engine.HANDLERS: the three
-heads read whole from global memory, the rows (arith_detection.py) written whole."""
+"""The cmodel's handlers of BdcYoloDetection (opcode 96) and BdcYolov8Detection (97), merged into
+engine.HANDLERS: the heads read whole from global memory, the rows (arith_detection.py) written whole."""
 
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     versions = {code: name for name, code in isa.YOLO_VERSIONS.items()}
     if r.version not in versions:
         raise Fault(f"unknown yolo version code {r.version}")
-    if not 0.0 < r.obj < 1.0 or r.keep_topk < 1 or r.classes < 1:
-        raise Fault(f"obj {r.obj}, keep_topk {r.keep_topk}, classes {r.classes}: not a detection")
+    _check_detection(r)
     heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
              for at, s in zip((r.src, r.src1, r.src2), _head_shapes(r), strict=True)]
     anchors = np.array([getattr(r, f"anchor{i}") for i in range(18)]).reshape(3, 3, 2)
@@ -33,4 +32,19 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     m.write_global(r.dst, (1,), rows.reshape(-1))
 
 
-HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcYoloDetection: _yolo_detection}
+def _yolov8_detection(m: Memory, r: isa.BdcYolov8Detection) -> None:
+    _check_detection(r)
+    if r.boxes < 1:
+        raise Fault(f"boxes {r.boxes}: not a detection")
+    shape = (r.n, 4 + r.classes, r.boxes)
+    head = m.read_global(r.src, (1,), (int(np.prod(shape)),), _F32).reshape(shape)
+    m.write_global(r.dst, (1,), arith_detection.yolov8_detection(head, r.obj, r.nms, r.keep_topk).reshape(-1))
+
+
+def _check_detection(r: isa.BdcYoloDetection | isa.BdcYolov8Detection) -> None:
+    if not 0.0 < r.obj < 1.0 or r.keep_topk < 1 or r.classes < 1:
+        raise Fault(f"obj {r.obj}, keep_topk {r.keep_topk}, classes {r.classes}: not a detection")
+
+
+HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcYoloDetection: _yolo_detection,
+                                              isa.BdcYolov8Detection: _yolov8_detection}

@@ -6,6 +6,10 @@ for field 0..4, the box's tx, ty, tw, th and objectness logits and, from field 5
 logits. The heads are read from the widest grid to the narrowest (stable among equal widths), and
 head k's box b takes anchor pair k * num_boxes + b of `anchors` (w, h in input pixels).
 
+Version yolov8 (ultralytics' YOLOv8/YOLOv11 export) reads one decoded head [N, 4 + class_num,
+boxes] instead: rows 0..3 hold each box's centre x, y, width and height in input pixels, the rows
+from 4 on its class scores (sigmoid-ed already); it takes no anchors (TPU-MLIR writes `[0]`).
+
 The result is [1, 1, N * keep_topk, 7]: rows (image, class, score, x, y, w, h) of every image's
 kept boxes one after the other, then zeros (TPU-MLIR's AddPostprocess type)."""
 
@@ -15,6 +19,8 @@ from collections.abc import Sequence
 
 BOX_FIELDS = 5  # tx, ty, tw, th, objectness
 ROW = 7  # image, class, score, x, y, w, h
+V8_BOX_FIELDS = 4  # x, y, w, h of a decoded yolov8 head
+V8_ANCHORS = (0.0,)  # what TPU-MLIR's AddPostprocess writes for yolov8: no anchor is read
 
 
 class HeadError(ValueError):
@@ -43,3 +49,17 @@ def check_heads(shapes: Sequence[Sequence[int]], class_num: int, num_boxes: int,
     if anchors != 2 * num_boxes * len(shapes):
         raise HeadError(f"has {anchors} anchor values: {len(shapes)} heads x {num_boxes} boxes need "
                         f"{2 * num_boxes * len(shapes)} (w, h pairs)")
+
+
+def check_v8_head(shapes: Sequence[Sequence[int]], class_num: int, anchors: Sequence[float]) -> None:
+    """Raise HeadError unless `shapes` is one decoded yolov8 head [N, 4 + class_num, boxes] and
+    `anchors` is TPU-MLIR's `[0]` (the head needs none)."""
+    if len(shapes) != 1:
+        raise HeadError(f"yolov8 takes one head, not {len(shapes)}")
+    s = shapes[0]
+    if len(s) != 3:
+        raise HeadError(f"head #0 is {'x'.join(map(str, s))}: a yolov8 head is N x (4 + classes) x boxes")
+    if class_num < 1 or s[1] != V8_BOX_FIELDS + class_num:
+        raise HeadError(f"head #0 has {s[1]} rows: 4 + {class_num} classes are {V8_BOX_FIELDS + class_num}")
+    if tuple(anchors) != V8_ANCHORS:
+        raise HeadError(f"has anchors {list(anchors)}: yolov8 reads none (TPU-MLIR writes [0])")
