@@ -14,11 +14,11 @@ from onnx import helper as onnx_helper
 from tests.cli_support import run_main
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.frontend_support import make_model
+from tests.test_yolo_detection import run_text
 from tests.yolo_reference import expected_output, yolov8_post
 from tpudsl.backend.cmodel import arith_detection
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.kernels_detection import KERNELS
-from tests.test_yolo_detection import run_text
 
 
 def v8_module(shape, keep_topk: int, nms: float = 0.5) -> str:
