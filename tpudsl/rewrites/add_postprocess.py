@@ -3,7 +3,7 @@
 TPU-MLIR's AddPostprocess (lib/Dialect/Top/Transforms/AddPostprocess.cpp), run by model_transform's
 `--add_postprocess TYPE` between --shape-infer and --canonicalize: the function's results become
 the one `yolo_post` tensor [1, 1, N * 200, 7] (image, class, score, x, y, w, h), thresholds 0.5,
-the version's default anchors. docs/tpuc-opt.md "--add-postprocess" is the table of what is
+the version's default anchors (yolov8/yolov11: ultralytics' one decoded output, no anchors). docs/tpuc-opt.md "--add-postprocess" is the table of what is
 modelled as TPU-MLIR does it and what is refused."""
 
 from __future__ import annotations
