@@ -230,3 +230,24 @@ def test_model_deploy_writes_a_bmodel_whose_cmodel_rows_equal_the_tpu_interprete
     np.testing.assert_array_equal(bm[:, :2], tpu.reshape(-1, 7)[:, :2])
     np.testing.assert_allclose(bm[:, 2:], tpu.reshape(-1, 7)[:, 2:], rtol=1e-5)
     assert (tpu.reshape(-1, 7)[:, 2] > 0).sum() == 5  # 20 boxes above the threshold, 15 suppressed
+
+
+def test_model_deploy_f16_keeps_the_detection_in_f32_and_the_bmodel_is_bit_exact(tmp_path):
+    """F16 mode: the conv heads run in F16, each cast to f32 (`<head>_f32`) for tpu.YoloDetection,
+    which stays F32; the cmodel's rows are the Tpu interpreter's bit for bit (the heads' F16
+    arithmetic is bit-exact to the interpreter's, docs/quantization.md, and record 96 is its own)."""
+    yolo_onnx(tmp_path, seed=6)
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", "yolov5", "--test_input", "in.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_main("model_deploy", "--mlir", "yolo.mlir", "--quantize", "F16", "--processor", "bm1684x",
+                 "--model", "yolo.bmodel", "--test_input", "yolo_in_f32.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "yolo_bm1684x_f16_tpu.mlir").read_text()
+    assert 'loc("p3_f32")' in text and "tensor<1x1x200x7xf32>" in text
+    tpu = np.load(tmp_path / "yolo_bm1684x_f16_tpu_outputs.npz")["yolo_post"]
+    r = run_main("model_runner", "--input", "yolo_in_f32.npz", "--model", "yolo.bmodel", "--output", "bm.npz",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "bm.npz")["yolo_post"], tpu)
+    assert (tpu.reshape(-1, 7)[:, 2] > 0).sum() >= 1
