@@ -328,3 +328,38 @@ def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
         if a[key] <= 0:
             raise ShapeError(f"{key} {a[key]} must be positive")
     return [(1, 1, heads[0][0] * a["keep_topk"], ROW)]
+
+
+# ---- recurrent layers ---------------------------------------------------------------------
+
+
+def recurrent(gates: int, states: int):
+    """The shape rule of an ONNX-layout recurrent layer of `gates` gates and `states` states
+    (LSTM 4 and 2: h and c; GRU 3 and 1):
+    input [seq, batch, in] ([batch, seq, in] when batch_first), filter [dirs, gates*H, in],
+    recurrence [dirs, gates*H, H], bias [dirs, 2*gates*H], initial states [dirs, batch, H]
+    ([batch, dirs, H] when batch_first). Results: Y [seq, dirs, batch, H] ([batch, seq, dirs, H])
+    and one final state per state operand, shaped like it."""
+
+    def rule(ins: Ins, a: AttrView) -> list[Shape]:
+        x = operand(ins, 0, "input")
+        if len(x) != 3:
+            raise ShapeError(f"input must have rank 3, got {fmt(x)}")
+        hidden, dirs = a["hidden_size"], 2 if a["bidirectional"] else 1
+        seq, batch = (x[1], x[0]) if a["batch_first"] else (x[0], x[1])
+        want = {1: (dirs, gates * hidden, x[2]), 2: (dirs, gates * hidden, hidden), 3: (dirs, 2 * gates * hidden)}
+        state = (batch, dirs, hidden) if a["batch_first"] else (dirs, batch, hidden)
+        want.update({i: state for i in range(4, 4 + states)})
+        for i, shape in want.items():
+            if ins[i] is not None and tuple(ins[i]) != shape:
+                raise ShapeError(f"operand #{i} has shape {fmt(ins[i])}, expected {fmt(shape)}")
+        y = (batch, seq, dirs, hidden) if a["batch_first"] else (seq, dirs, batch, hidden)
+        return [y, *[state] * states]
+
+    return rule
+
+
+def no_cont(ins: Ins, a: AttrView) -> None:
+    """LSTM's `cont` operand (Caffe's sequence-continuation flags) is not modelled."""
+    if len(ins) > 6 and ins[6] is not None:
+        raise ShapeError("operand 'cont' (sequence continuation flags) is not supported: it must be none")

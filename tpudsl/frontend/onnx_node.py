@@ -31,7 +31,7 @@ class Node:
     @property
     def name(self) -> str:
         """The node's name, or its first output's when the exporter left the name empty."""
-        return self.proto.name or self.outputs[0]
+        return self.proto.name or next((o for o in self.outputs if o), "")
 
     @property
     def out(self) -> str:

@@ -11,6 +11,7 @@ from tpudsl.frontend import ops_index as ix
 from tpudsl.frontend import ops_math as m
 from tpudsl.frontend import ops_nn as nn
 from tpudsl.frontend import ops_resize as rs
+from tpudsl.frontend import ops_rnn as rnn
 from tpudsl.frontend import ops_shape as sh
 from tpudsl.frontend.onnx_node import Convert
 
@@ -34,6 +35,9 @@ CONVERTERS: dict[str, Convert] = {
     "SpaceToDepth": nn.space_to_depth,
     "PRelu": nn.prelu,
     "LRN": nn.lrn,
+    # recurrent layers
+    "LSTM": rnn.recurrent,
+    "GRU": rnn.recurrent,
     # element-wise arithmetic
     "Add": m.binary("Add", "AddConst", commutative=True),
     "Sub": m.binary("Sub", "SubConst", commutative=False),

@@ -26,7 +26,7 @@ except ImportError:
         _clip = np.clip
 
 
-def _sigmoid(x: Array) -> Array:
+def sigmoid(x: Array) -> Array:
     # 1 / (1 + exp(-x)) in four passes over one fresh array. exp(-x) overflows to inf below
     # x = -88.7 and the result is then 0 (the true value is below float32's normal range); no
     # cancellation on either side. 1 / e as a division: np.reciprocal has no SIMD loop (2x slower).
@@ -65,7 +65,7 @@ def _gelu(x: Array, a: KernelAttrs) -> Array:
     if mode == "tanh":
         return 0.5 * x * (1 + np.tanh(F32(np.sqrt(2 / np.pi)) * (x + F32(0.044715) * x**3)))
     if mode == "sigm":
-        return x * _sigmoid(F32(1.702) * x)
+        return x * sigmoid(F32(1.702) * x)
     return gelu(x, NEG_EXP)
 
 
@@ -75,7 +75,7 @@ def _relu(x: Array, a: KernelAttrs) -> Array:
 
 def _sigmoid_op(x: Array, a: KernelAttrs) -> Array:
     scale, bias = a.get("scale", 1.0), a.get("bias", 0.0)
-    y = _sigmoid(x if scale == 1 and bias == 0 else F32(scale) * x + F32(bias))
+    y = sigmoid(x if scale == 1 and bias == 0 else F32(scale) * x + F32(bias))
     return np.log(y) if a.get("log", False) else y
 
 
@@ -111,7 +111,7 @@ UNARY_ATTR: dict[str, Callable[[Array, KernelAttrs], Array]] = {
     "Elu": _elu,
     "HardSigmoid": _hardsigmoid,
     "LeakyRelu": lambda x, a: np.where(x >= 0, x, F32(a.get("alpha", 0.01)) * x),
-    "Swish": lambda x, a: x * _sigmoid(F32(a.get("beta", 1.0)) * x),
+    "Swish": lambda x, a: x * sigmoid(F32(a.get("beta", 1.0)) * x),
     "Pow": lambda x, a: np.power(x, F32(a["exponent"])),
     "Pow2": lambda x, a: np.power(F32(a["const_val"]), x),
     "Reciprocal": lambda x, a: F32(a.get("const_val", 1.0)) / x,

@@ -16,6 +16,7 @@ from tpudsl.interp import (
     kernels_norm,
     kernels_pool,
     kernels_reduce,
+    kernels_rnn,
     kernels_shape,
 )
 from tpudsl.interp.kernel import Kernel
@@ -43,4 +44,5 @@ KERNELS: dict[str, Kernel] = merge(
     kernels_interp.KERNELS,
     kernels_detection.KERNELS,
     kernels_image.KERNELS,
+    kernels_rnn.KERNELS,
 )
