@@ -151,6 +151,7 @@ def test_random_sizes_against_onnxruntime():
     ({"input_forget": 1}, {}, "input_forget 1"),
     ({}, {"P": (1, 12)}, "peephole weights (input P) are not supported"),
     ({}, {"sequence_lens": 2}, "sequence_lens is not supported unless a constant of full lengths (3)"),
+    ({}, {"hidden_size": 5}, "hidden_size 5 differs from the recurrence's 4"),
 ])
 def test_refusals_name_what_is_not_modelled(attrs, inputs, message):
     model, _ = rnn_model("LSTM", seq=3, batch=2, size=3, hidden=4, **attrs)
@@ -159,6 +160,8 @@ def test_refusals_name_what_is_not_modelled(attrs, inputs, message):
     if "P" in inputs:
         extra["P"] = np.zeros(inputs["P"], np.float32)
         node.input.extend(["P"])
+    if "hidden_size" in inputs:
+        next(a for a in node.attribute if a.name == "hidden_size").i = inputs["hidden_size"]
     if "sequence_lens" in inputs:
         extra["lens"] = np.full(2, inputs["sequence_lens"], np.int32)
         node.input[4] = "lens"

@@ -347,13 +347,36 @@ def norm_cases(draw) -> Case:
     return Case(kind, [x, norm, norm], {"axis": axis}, "top.LayerNorm", [x, norm, norm], {"axis": axis, "eps": 1e-5})
 
 
+@st.composite
+def recurrent_cases(draw) -> Case:
+    """LSTM/GRU with or without bias and initial states, either layout; Top's operands drop ONNX's
+    sequence_lens and add LSTM's `cont` (none)."""
+    op = draw(st.sampled_from(["LSTM", "GRU"]))
+    gates, states = (4, 2) if op == "LSTM" else (3, 1)
+    seq, batch, size, hidden = draw(dims), draw(dims), draw(dims), draw(dims)
+    direction = draw(st.sampled_from(["forward", "reverse", "bidirectional"]))
+    dirs, layout = (2 if direction == "bidirectional" else 1), draw(st.integers(0, 1))
+    x = (batch, seq, size) if layout else (seq, batch, size)
+    state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+    bias = (dirs, 2 * gates * hidden) if draw(st.booleans()) else None
+    initial = [state if draw(st.booleans()) else None for _ in range(states)]
+    weights = [x, (dirs, gates * hidden, size), (dirs, gates * hidden, hidden), bias]
+    onnx_inputs = [*weights, None, *initial]
+    while onnx_inputs[-1] is None:
+        onnx_inputs.pop()
+    top_inputs = [*weights, *initial, *([None] if op == "LSTM" else [])]
+    attrs = {"hidden_size": hidden, "bidirectional": direction == "bidirectional", "batch_first": bool(layout)}
+    return Case(op, onnx_inputs, {"hidden_size": hidden, "direction": direction, "layout": layout}, f"top.{op}",
+                top_inputs, attrs, outputs=1 + states)
+
+
 CASES = {
     "Conv": conv_cases(), "ConvTranspose": deconv_cases(), "Pool": pool_cases(), "MatMul": matmul_cases(),
     "Concat": concat_cases(), "Transpose": transpose_cases(), "Reshape": reshape_cases(), "Slice": slice_cases(),
     "Pad": pad_cases(), "Tile": tile_cases(), "Expand": expand_cases(), "Gather": gather_cases(), "GatherElements": gather_elements_cases(),
     "Resize": resize_cases(), "Reduce": reduce_cases(), "ArgMax": argmax_cases(), "DepthToSpace": depth_space_cases(),
     "Split": split_cases(), "Squeeze": squeeze_cases(), "Unsqueeze": unsqueeze_cases(), "Broadcast": broadcast_cases(),
-    "Norms": norm_cases(),
+    "Norms": norm_cases(), "Recurrent": recurrent_cases(),
 }
 
 
