@@ -129,7 +129,7 @@ def test_random_sizes_against_onnxruntime():
     """Random sizes, directions, layouts, optional operands and (GRU) linear_before_reset; each of
     bidirectional, reverse and layout 1 in at least a fifth of the examples by construction."""
     tally = FeatureTally(PROPERTY_FEATURES)
-    total = max(10, settings.default.max_examples // 10)
+    total = max(10, settings.default.max_examples // 4)
     each = total // 5
 
     def prop(case, forced):
