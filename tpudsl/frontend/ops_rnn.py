@@ -65,6 +65,7 @@ def recurrent(n: Node, c: Converter) -> None:
 
 
 def _refuse_unmodelled(n: Node, c: Converter, direction: str, time_axis: int) -> None:
+    """An error naming the first attribute or input the kernels do not model."""
     default = _ACTIVATIONS[n.op_type] * (2 if direction == "bidirectional" else 1)
     activations = n.attr("activations")
     if activations is not None and [a.lower() for a in activations] != [a.lower() for a in default]:

@@ -26,7 +26,7 @@ def _initial(state: Array | None, d: int, batch: int, a: KernelAttrs) -> Array:
     return state[:, d] if a["batch_first"] else state[d]
 
 
-def _projections(x: Array, w: Array, b: Array | None, d: int, gates: int) -> tuple[Array, Array | None]:
+def _projections(x: Array, w: Array, b: Array | None, d: int) -> tuple[Array, Array | None]:
     """Direction d's input projection x W^T + Wb for every step, [seq, batch, gates*H], and its
     recurrence bias Rb (None without a bias)."""
     xw = x @ w[d].T
@@ -57,7 +57,7 @@ def _lstm(ins: Inputs, a: KernelAttrs) -> list[Array]:
     hidden = a["hidden_size"]
     ys, hs, cs = [], [], []
     for d in range(w.shape[0]):
-        xw, rb = _projections(x, w, b, d, 4)
+        xw, rb = _projections(x, w, b, d)
         h, c = _initial(h0, d, batch, a), _initial(c0, d, batch, a)
         y = np.empty((seq, batch, hidden), np.float32)
         for t in _steps(seq, d):
@@ -82,7 +82,7 @@ def _gru(ins: Inputs, a: KernelAttrs) -> list[Array]:
     before_reset = a["linear_before_reset"]
     ys, hs = [], []
     for d in range(w.shape[0]):
-        xw, rb = _projections(x, w, b, d, 3)
+        xw, rb = _projections(x, w, b, d)
         rb = np.zeros(3 * hidden, np.float32) if rb is None else rb
         r_zr, r_h = r[d, : 2 * hidden].T, r[d, 2 * hidden :].T
         h = _initial(h0, d, batch, a)
