@@ -43,11 +43,29 @@ def _fuse_preprocess(args):
     return fuse
 
 
+def _check_calibration(top: TopModule, args, qdq_spelling: bool) -> None:
+    """Where INT8's ranges come from: --calibration_table on a TOP_F32 module, or the module itself
+    when model_transform gave a QDQ model's tensors their Q/DQ ranges (TOP_CALIBRATED); --quantize
+    QDQ (TPU-MLIR's spelling, `qdq_spelling`) is INT8 from those ranges."""
+    qdq = top.state == "TOP_CALIBRATED"
+    if qdq_spelling and not qdq:
+        raise TpudslError(f"--quantize QDQ needs a QDQ model (model_transform of an ONNX model with "
+                          f"QuantizeLinear/DequantizeLinear: module.state TOP_CALIBRATED); {args.mlir} is {top.state}")
+    if qdq and args.quantize != "INT8":
+        raise TpudslError(f"{args.mlir} is a QDQ model (TOP_CALIBRATED: its ranges came from its Q/DQ nodes): "
+                          f"it deploys in INT8 (or QDQ), not {args.quantize}")
+    if qdq and args.calibration_table:
+        raise TpudslError(f"--calibration_table {args.calibration_table}: {args.mlir} is a QDQ model, calibrated by "
+                          "its Q/DQ nodes already (TOP_CALIBRATED)")
+    if args.quantize == "INT8" and not qdq and not args.calibration_table:
+        raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output), or a QDQ model")
+
+
 def _prepare(top: TopModule, args) -> None:
     """mlir_shell.py's lowering line up to the conversion: calibration, processor, fused preprocessing.
     It runs before the Top interpreter's run, so that a fused model's Top run reads the same raw inputs."""
     ctx = make_context()
-    if args.quantize == "INT8":
+    if args.quantize == "INT8" and top.state == "TOP_F32":
         pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=args.asymmetric).apply(
             ctx, top.module)
     pass_class("processor-assign")(chip=args.processor, mode=args.quantize, num_device=args.num_device,
@@ -111,8 +129,9 @@ def deploy(args: argparse.Namespace) -> int:
         tolerance = parse_tolerance(args.tolerance)
     except ValueError as e:
         raise TpudslError(f"--tolerance: {e}") from None
-    if args.quantize == "INT8" and not args.calibration_table:
-        raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output)")
+    qdq_spelling = args.quantize == "QDQ"
+    if qdq_spelling:
+        args.quantize = "INT8"
     if args.asymmetric and args.quantize != "INT8":
         raise TpudslError("--asymmetric needs --quantize INT8")
     _fuse_preprocess(args)  # TPU-MLIR's flags of the passes: a refused one fails here
@@ -121,6 +140,7 @@ def deploy(args: argparse.Namespace) -> int:
     if not out_dir.is_dir():
         raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
     top = load_module(args.mlir)
+    _check_calibration(top, args, qdq_spelling)
     name = _module_name(top)
     suffix = ("_asym" if args.asymmetric else "_sym") if args.quantize == "INT8" else ""
     prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}{suffix}"

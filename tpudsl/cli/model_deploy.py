@@ -41,7 +41,8 @@ from tpudsl.cli.errors import CliArgumentParser, run_cli
 
 # W8F16/W8BF16 (W4...): weight-only 8-bit (4-bit) MatMul weights, F16/BF16 activations (tpu.A16MatMul,
 # docs/quantization.md)
-MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16", "W4F16", "W4BF16")
+# QDQ: TPU-MLIR's spelling of INT8 with the ranges of a QDQ model's Q/DQ nodes (no --calibration_table)
+MODES = ("F32", "F16", "BF16", "INT8", "QDQ", "W8F16", "W8BF16", "W4F16", "W4BF16")
 
 
 def _parser() -> CliArgumentParser:

@@ -300,7 +300,8 @@ def run(argv: Sequence[str]) -> int:
     if from_top:
         _check_top_flags(args)
     _check_postprocess(args.add_postprocess)
-    from tpudsl.frontend.onnx_import import convert_onnx, load_onnx
+    from tpudsl.frontend.onnx_import import convert_onnx_qdq, load_onnx
+    from tpudsl.frontend.qdq import calibrate_from_qdq, float_graph
     from tpudsl.frontend.shape_args import parse_input_shapes
     from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
     from tpudsl.ir.module import save_module
@@ -324,23 +325,28 @@ def run(argv: Sequence[str]) -> int:
 
     progress = Progress()
     if from_top:
-        mod = _load_top(args, mlir)
+        mod, qdq_ranges = _load_top(args, mlir), {}
     else:
         model = load_onnx(args.model_def)  # a file that is no ONNX model is found before any step starts
         with progress.step("convert ONNX to Top"):
-            mod = convert_onnx(model, args.model_name, input_shapes, _names(args.output_names) or None, preprocess)
+            mod, qdq_ranges = convert_onnx_qdq(model, args.model_name, input_shapes, _names(args.output_names) or None,
+                                               preprocess)
     if args.debug and not from_top:
         origin, origin_weights = _origin_files(args, mlir)
         with progress.step(f"write {origin} (--debug)"):
             save_module(mod, origin, origin_weights)  # replayable: tpuc-opt ORIGIN --struct-optimize ...
     with progress.step(f"run {', '.join(_top_pass_names(args.add_postprocess))}"):
         _run_passes(mod, args.add_postprocess)
+    if qdq_ranges:
+        with progress.step("give the tensors the ranges of the Q/DQ pairs (TOP_CALIBRATED)"):
+            calibrate_from_qdq(mod.module, qdq_ranges)
     inputs = ours = ref = None
     if test_files:
         with progress.step("load the test input"):
             names, shapes = _input_info(mod)
             inputs = _typed_inputs(load_test_inputs(test_files, names, shapes, preprocess), input_types)
-        ours, ref = _reference_run(model, mod, inputs, progress, args.threads)
+        # a QDQ model's Top module is its float graph: onnxruntime runs the pairs cut out too
+        ours, ref = _reference_run(float_graph(model) if qdq_ranges else model, mod, inputs, progress, args.threads)
     with progress.step(f"write {mlir}" + (" and the input, Top and reference npz files" if inputs is not None else "")):
         # One transaction: a file that cannot be written (a read-only place) leaves every file as it was.
         npz_files = []

@@ -18,6 +18,7 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 
 from tpudsl.dialects.geometry.window import window_out_size
+from tpudsl.frontend.qdq import check_qdq_forms, fold_weight_dequantize, strip_activation_pairs
 from tpudsl.ir.diagnostics import TpudslError
 
 # Ops whose result is not a function of their inputs: folding them would freeze one random draw.
@@ -44,6 +45,7 @@ class PreparedGraph:
     consts: dict[str, np.ndarray]
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     dtypes: dict[str, int] = field(default_factory=dict)
+    qdq_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # frontend/qdq.py
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -247,6 +249,8 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
         raise TpudslError("output names not in the model: " + ", ".join(missing))
 
     nodes = _needed_nodes(graph.node, outputs)
+    check_qdq_forms(nodes, consts)
+    nodes = fold_weight_dequantize(nodes, consts)
     inferred = _infer(model, nodes, consts, inputs, outputs)
     for _ in range(_MAX_FOLD_ROUNDS):
         shapes, _ = _known_shapes(inferred)
@@ -256,8 +260,9 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
         inferred = _infer(model, nodes, consts, inputs, outputs)
         if len(nodes) == before:
             break
+    nodes, qdq_ranges = strip_activation_pairs(nodes, consts)
     shapes, dtypes = _known_shapes(inferred)
     for name, value in consts.items():
         shapes[name] = tuple(value.shape)
         dtypes[name] = helper.np_dtype_to_tensor_dtype(value.dtype)
-    return PreparedGraph(opset, [vi.name for vi in inputs], outputs, nodes, consts, shapes, dtypes)
+    return PreparedGraph(opset, [vi.name for vi in inputs], outputs, nodes, consts, shapes, dtypes, qdq_ranges)

@@ -194,7 +194,20 @@ def convert_onnx(
     """Convert an ONNX model to a verified Top module (state TOP_F32) with its weights; every
     result type is ranked (from ONNX shape inference or the Top shape rules).
 
-    `preprocess` is recorded on every 4-D `top.Input` (see frontend/preprocess.py)."""
+    `preprocess` is recorded on every 4-D `top.Input` (see frontend/preprocess.py). A QDQ model
+    gives its float graph (convert_onnx_qdq also returns its ranges)."""
+    return convert_onnx_qdq(model, model_name, input_shapes, output_names, preprocess)[0]
+
+
+def convert_onnx_qdq(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    model_name: str,
+    input_shapes: Sequence[Sequence[int]] | None = None,
+    output_names: Sequence[str] | None = None,
+    preprocess: Preprocess | None = None,
+) -> tuple[TopModule, dict[str, tuple[float, float]]]:
+    """convert_onnx, and the ranges of the tensors its QuantizeLinear/DequantizeLinear pairs named
+    (empty for a float model; frontend/qdq.py's calibrate_from_qdq applies them after the Top passes)."""
     graph = prepare(load_onnx(model), input_shapes, output_names)
     check_supported(graph)
     input_types = [TensorType(Float32Type(), graph.shapes[name]) for name in graph.inputs]
@@ -215,7 +228,7 @@ def convert_onnx(
             raise InternalError(f"the {node.op_type} converter, at node '{node.name}'") from e
     mod.set_outputs([_output_value(conv, name) for name in graph.outputs])
     verify_module(mod.module, f"{model_name}.mlir")
-    return mod
+    return mod, graph.qdq_ranges
 
 
 def _output_value(conv: Converter, name: str) -> SSAValue:
