@@ -19,7 +19,8 @@ tensor below tolerance (INT8: int8 tensors compared as (stored - zero point) * s
 raw integers; --fuse_preprocess: the inputs take raw uint8 data, compared by name from the preprocessed input on;
 --quant_input/--quant_output: int8 (f16/bf16 in F16/BF16) IO, float test data quantized
 (rounded) as the stripped casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
---calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points). In F16/BF16, a
+--calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points); a QDQ model's module (TOP_CALIBRATED:
+model_transform gave it the ranges of its Q/DQ nodes) needs none, and --quantize QDQ is TPU-MLIR's spelling of that. In F16/BF16, a
 run that produced inf/NaN names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32.
 
