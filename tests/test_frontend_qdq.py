@@ -10,7 +10,7 @@ model_transform and deployed by model_deploy without a calibration table.
   (ORT_DISABLE_ALL: no fused integer kernels): cosine >= 0.99. Not bit-exact: onnxruntime rounds
   each float op's result to the next Q's grid, we requantize with multiplier/shift, and the bias is
   re-quantized from the float bias.
-* The conv filters the INT8 lowering stores are onnxruntime's int8 weights, exactly.
+* The Conv filters and the Gemm weight the INT8 lowering stores are onnxruntime's int8 weights, exactly.
 """
 
 from __future__ import annotations
@@ -155,10 +155,12 @@ def test_top_runs_the_float_graph_and_int8_is_onnxruntimes_qdq(deployed):
         assert cosine(run(tpu, feed)["output"], qdq_session.run(None, feed)[0]) >= 0.99
 
 
-def test_int8_filters_are_onnxruntimes_weights(deployed):
+def test_int8_weights_are_onnxruntimes(deployed):
+    """The Conv filters and the Gemm's weight (per output column) the INT8 lowering stores are the
+    ONNX file's int8 values."""
     qdq, _, tpu, _ = deployed
     inits = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
-    want = sorted(inits[n].tobytes() for n in ("w1_quantized", "w2_quantized"))
+    want = sorted(inits[n].tobytes() for n in ("w1_quantized", "w2_quantized", "w3_quantized"))
     got = sorted(tpu.weight_of(op.operands[1].owner).tobytes() for op in tpu.main_func().walk()
-                 if op.name == "tpu.Conv2D")
+                 if op.name in ("tpu.Conv2D", "tpu.MatMul"))
     assert got == want

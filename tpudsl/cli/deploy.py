@@ -43,10 +43,10 @@ def _fuse_preprocess(args):
     return fuse
 
 
-def _check_calibration(top: TopModule, args, qdq_spelling: bool) -> None:
+def _check_calibration(top: TopModule, args, qdq_spelling: bool) -> bool:
     """Where INT8's ranges come from: --calibration_table on a TOP_F32 module, or the module itself
     when model_transform gave a QDQ model's tensors their Q/DQ ranges (TOP_CALIBRATED); --quantize
-    QDQ (TPU-MLIR's spelling, `qdq_spelling`) is INT8 from those ranges."""
+    QDQ (TPU-MLIR's spelling, `qdq_spelling`) is INT8 from those ranges. True for a QDQ model."""
     qdq = top.state == "TOP_CALIBRATED"
     if qdq_spelling and not qdq:
         raise TpudslError(f"--quantize QDQ needs a QDQ model (model_transform of an ONNX model with "
@@ -59,6 +59,7 @@ def _check_calibration(top: TopModule, args, qdq_spelling: bool) -> None:
                           "its Q/DQ nodes already (TOP_CALIBRATED)")
     if args.quantize == "INT8" and not qdq and not args.calibration_table:
         raise TpudslError("--quantize INT8 needs --calibration_table (run_calibration's output), or a QDQ model")
+    return qdq
 
 
 def _prepare(top: TopModule, args) -> None:
@@ -94,10 +95,13 @@ def _test_inputs(top: TopModule, args) -> dict[str, np.ndarray]:
     return read_npz(args.test_input)
 
 
-def _lower(top: TopModule, args, weight_file: str) -> None:
+def _lower(top: TopModule, args, weight_file: str, qdq: bool) -> None:
     ctx = make_context()
     pass_class("convert-top-to-tpu")(qtable=args.quantize_table or "", weightFileName=weight_file,
                                      asymmetric=args.asymmetric, q_group_size=args.q_group_size,
+                                     # a QDQ model's MatMul weights per output column, as its Conv filters
+                                     # (frontend/qdq.py checked that both give back the ONNX int8 values)
+                                     matmul_perchannel=qdq,
                                      q_symmetric=args.q_symmetric).apply(ctx, top.module)
     # mlir_shell.py's passes before the groups, with model_deploy's flags for them: where tpudsl
     # accepts the flags they change nothing, else they fail naming the option (docs/tpuc-opt.md).
@@ -140,7 +144,7 @@ def deploy(args: argparse.Namespace) -> int:
     if not out_dir.is_dir():
         raise TpudslError(f"cannot write --model '{args.model}': directory '{out_dir}' does not exist")
     top = load_module(args.mlir)
-    _check_calibration(top, args, qdq_spelling)
+    qdq = _check_calibration(top, args, qdq_spelling)
     name = _module_name(top)
     suffix = ("_asym" if args.asymmetric else "_sym") if args.quantize == "INT8" else ""
     prefix = f"{name}_{args.processor.lower()}_{args.quantize.lower()}{suffix}"
@@ -158,7 +162,7 @@ def deploy(args: argparse.Namespace) -> int:
         if half in LARGEST:
             keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, half)
     returned = _output_names(top)
-    _lower(top, args, weight_file)
+    _lower(top, args, weight_file, qdq)
     save_module(top, tpu_mlir, out_dir / weight_file)
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
     ours = None

@@ -4,7 +4,9 @@ and DequantizeLinear become calibrated ranges, never ops (docs/quantization.md, 
 * `check_qdq_forms` runs before constant folding, on every Q/DQ node: the forms not modelled
   (block quantization, storage other than int8/uint8 — int4, float8, int16 —, per-axis
   activations, weights per axis on another axis than the output channels of the op that uses
-  them, weights with a zero point) are one error naming the node and the form.
+  them, weights whose output channels do not all peak at |q| = 127, so that the INT8 lowering
+  would not store their int8 values again, weights with a zero point) are one error naming the
+  node and the form.
 * A DequantizeLinear of a constant (a weight or a bias) is then folded by the constant folding to
   float32 weights, (q - zp) * scale, as onnx.reference computes it.
 * `strip_activation_pairs` runs after folding: each QuantizeLinear -> DequantizeLinear pair of an
@@ -99,14 +101,27 @@ def check_qdq_forms(nodes: Sequence[onnx.NodeProto], consts: dict[str, np.ndarra
             continue
         if np.any(zero_point != 0):
             raise _refuse(node, "a weight with a nonzero zero point (asymmetric weights)")
-        if scale.size != 1:
-            rank = consts[node.input[0]].ndim
-            axis = _attr(node, "axis", 1) % max(rank, 1)
-            for user in users.get(node.output[0], []):
-                channel = 0 if storage == BIAS_STORAGE else _output_channel_axis(user, rank)
-                if axis != channel:
-                    raise _refuse(node, f"per-axis weights on axis {axis}, not the output channels of "
-                                        f"{user.op_type} '{user.name or user.output[0]}'")
+        q = consts[node.input[0]]
+        axis = _attr(node, "axis", 1) % max(q.ndim, 1)
+        for user in users.get(node.output[0], []):
+            channel = 0 if storage == BIAS_STORAGE else _output_channel_axis(user, q.ndim)
+            if scale.size != 1 and axis != channel:
+                raise _refuse(node, f"per-axis weights on axis {axis}, not the output channels of "
+                                    f"{user.op_type} '{user.name or user.output[0]}'")
+            if storage != BIAS_STORAGE and channel is not None:
+                _check_requantizes_exactly(node, q, channel)
+
+
+def _check_requantizes_exactly(node: onnx.NodeProto, q: np.ndarray, channel: int) -> None:
+    """The INT8 lowering quantizes a filter (a MatMul weight: model_deploy lowers a QDQ module with
+    matmul_perchannel) per output channel at max|w| / 127: it stores the ONNX int8 values again only
+    when every channel's largest |q| is 127 (onnxruntime's symmetric weights) and no q is -128."""
+    peaks = np.abs(np.moveaxis(q.astype(np.int64), channel, 0).reshape(q.shape[channel], -1)).max(axis=1)
+    bad = np.flatnonzero(peaks != SYMMETRIC_QMAX)
+    if bad.size:
+        raise _refuse(node, f"a weight whose output channel {int(bad[0])} peaks at |q| = {int(peaks[bad[0]])}, not "
+                            f"{SYMMETRIC_QMAX} (the INT8 lowering's per-channel scale max|w| / 127 would not give "
+                            "back its int8 values)")
 
 
 def fold_weight_dequantize(nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray]) -> list[onnx.NodeProto]:
