@@ -41,12 +41,15 @@
 // RUN: python %S/Inputs/make_qdq.py weight_peak %t/weight_peak.onnx
 // RUN: not model_transform --model_name bad --model_def %t/weight_peak.onnx --mlir %t/weight_peak.mlir 2>&1 | filecheck %s --check-prefix=PEAK
 // PEAK: error: DequantizeLinear 'w_dq': a weight whose output channel 0 peaks at |q| = 18, not 127 (the INT8 lowering's per-channel scale max|w| / 127 would not give back its int8 values) is not modelled
+// RUN: python %S/Inputs/make_qdq.py int_output %t/int_output.onnx
+// RUN: not model_transform --model_name bad --model_def %t/int_output.onnx --mlir %t/int_output.mlir 2>&1 | filecheck %s --check-prefix=INTOUT
+// INTOUT: error: QuantizeLinear 'x_q': a quantized tensor used other than by DequantizeLinear (integer outputs) is not modelled
 // RUN: python %S/Inputs/make_qdq.py uncovered %t/uncovered.onnx
 // RUN: not model_transform --model_name bad --model_def %t/uncovered.onnx --mlir %t/uncovered.mlir 2>&1 | filecheck %s --check-prefix=UNCOVERED
 // UNCOVERED: error: QDQ model: no QuantizeLinear/DequantizeLinear pair gives the range of y
 // No refused model wrote its .mlir or weights: only the ok model's files are there.
 // RUN: ls %t | filecheck %s --check-prefix=FILES
-// FILES-NOT: {{block|int4|float8|int16|per_axis_act|weight_axis|weight_zp|weight_peak|uncovered}}.mlir
+// FILES-NOT: {{block|int4|float8|int16|per_axis_act|weight_axis|weight_zp|weight_peak|int_output|uncovered}}.mlir
 // FILES-NOT: bad_top_f32_all_weight.npz
 
 // model_deploy: INT8 (or QDQ) from the module's ranges, no table; a table, or a float mode, is refused.

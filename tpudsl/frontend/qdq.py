@@ -37,6 +37,7 @@ from tpudsl.interp.module_interpreter import numpy_dtype, result_names
 from tpudsl.ir.diagnostics import TpudslError
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
+DEFAULT_DOMAINS = ("", "ai.onnx")  # com.microsoft's Q/DQ (int16, int4 contrib forms) stay unsupported ops
 STORAGE_RANGES = {TensorProto.INT8: (-128, 127), TensorProto.UINT8: (0, 255)}
 BIAS_STORAGE = TensorProto.INT32  # onnxruntime quantizes a Conv/Gemm bias to int32 (scale in_s * w_s)
 SYMMETRIC_QMAX = 127  # int8 with zero point 0: TPU-MLIR's threshold is 127 * scale
@@ -54,6 +55,10 @@ def _output_channel_axis(consumer: onnx.NodeProto, rank: int) -> int | None:
     if consumer.op_type == "MatMul":
         return rank - 1
     return None
+
+
+def _is_qdq(node: onnx.NodeProto, *op_types: str) -> bool:
+    return node.op_type in op_types and node.domain in DEFAULT_DOMAINS
 
 
 def _attr(node: onnx.NodeProto, name: str, default: int) -> int:
@@ -82,7 +87,7 @@ def check_qdq_forms(nodes: Sequence[onnx.NodeProto], consts: dict[str, np.ndarra
         for name in node.input:
             users.setdefault(name, []).append(node)
     for node in nodes:
-        if node.op_type not in QDQ_OPS or node.domain not in ("", "ai.onnx"):
+        if not _is_qdq(node, *QDQ_OPS):
             continue
         if _attr(node, "block_size", 0):
             raise _refuse(node, f"block quantization (block_size={_attr(node, 'block_size', 0)})")
@@ -130,7 +135,7 @@ def fold_weight_dequantize(nodes: list[onnx.NodeProto], consts: dict[str, np.nda
     onnx.reference, which has no DequantizeLinear before opset 19."""
     left = []
     for node in nodes:
-        if node.op_type != "DequantizeLinear" or node.input[0] not in consts:
+        if not _is_qdq(node, "DequantizeLinear") or node.input[0] not in consts:
             left.append(node)
             continue
         q = consts[node.input[0]]
@@ -153,17 +158,18 @@ def qdq_range(scale: float, zero_point: int, storage: int) -> tuple[float, float
     return (qmin - zero_point) * scale, (qmax - zero_point) * scale
 
 
-def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray]
+def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray], outputs: Sequence[str]
                            ) -> tuple[list[onnx.NodeProto], dict[str, tuple[float, float]]]:
-    """Each activation Q -> DQ pair as an Identity, and the ranges of the tensors they named (after folding)."""
-    quantize = {n.output[0]: n for n in nodes if n.op_type == "QuantizeLinear"}
+    """Each activation Q -> DQ pair as an Identity, and the ranges of the tensors they named (after
+    folding); a Q result that is a graph output or read by another op than a DQ is refused."""
+    quantize = {n.output[0]: n for n in nodes if _is_qdq(n, "QuantizeLinear")}
     ranges: dict[str, tuple[float, float]] = {}
     paired: set[str] = set()
     kept = []
     for node in nodes:
-        if node.op_type == "QuantizeLinear":
+        if _is_qdq(node, "QuantizeLinear"):
             continue  # dropped once its DequantizeLinear users are Identities, checked below
-        if node.op_type != "DequantizeLinear" or node.input[0] in consts:  # a weight's DQ stays
+        if not _is_qdq(node, "DequantizeLinear") or node.input[0] in consts:  # a weight's DQ stays
             kept.append(node)
             continue
         q = quantize.get(node.input[0])
@@ -184,7 +190,7 @@ def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.nda
         # A range from 0 clamps: onnxruntime drops a Relu before such a Q (uint8, zero point 0)
         kind = "Relu" if lo_hi[0] == 0 else "Identity"
         kept.append(helper.make_node(kind, [q.input[0]], [node.output[0]], name=node.name))
-    used = {i for n in nodes if n.op_type != "DequantizeLinear" for i in n.input}
+    used = {i for n in nodes if not _is_qdq(n, "DequantizeLinear") for i in n.input} | set(outputs)
     for out, q in quantize.items():
         if out not in paired or out in used:
             raise _refuse(q, "a quantized tensor used other than by DequantizeLinear (integer outputs)")
@@ -196,7 +202,7 @@ def float_graph(model: onnx.ModelProto) -> onnx.ModelProto:
     Top module computes, model_transform's onnxruntime reference for a QDQ model."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
     consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    nodes, _ = strip_activation_pairs(list(model.graph.node), consts)
+    nodes, _ = strip_activation_pairs(list(model.graph.node), consts, [o.name for o in model.graph.output])
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     return model

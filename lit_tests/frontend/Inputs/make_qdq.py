@@ -45,6 +45,8 @@ def main(form: str, out: str) -> None:
     tensors = [numpy_helper.from_array(v, k) for k, v in inits.items() if v is not None] + ([zp] if zp else [])
     graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
                               [helper.make_tensor_value_info("y" if form == "uncovered" else "out", TensorProto.FLOAT, [1, 2, 2, 2])], tensors)
+    if form == "int_output":  # the int8 tensor is an output too
+        graph.output.append(helper.make_tensor_value_info("xq", TensorProto.INT8, [1, 2, 4, 4]))
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), out)
 
 
