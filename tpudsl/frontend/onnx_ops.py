@@ -7,6 +7,7 @@ conversion (frontend/onnx_graph.py) whenever their inputs are known."""
 
 from __future__ import annotations
 
+from tpudsl.frontend import ops_composite as co
 from tpudsl.frontend import ops_index as ix
 from tpudsl.frontend import ops_math as m
 from tpudsl.frontend import ops_nn as nn
@@ -83,6 +84,16 @@ CONVERTERS: dict[str, Convert] = {
     "Cosh": m.unary("Cosh"),
     "Acos": m.unary("Arccos"),
     "Atanh": m.unary("Arctanh"),
+    "Celu": co.celu,
+    "ThresholdedRelu": co.thresholded_relu,
+    "Shrink": co.shrink,
+    "IsInf": co.is_inf,
+    "IsNaN": co.is_nan,
+    "Hardmax": co.hardmax,
+    "LpNormalization": co.lp_normalization,
+    "MeanVarianceNormalization": co.mean_variance_normalization,
+    "OneHot": co.one_hot,
+    "LpPool": co.lp_pool,
     "Cast": m.cast,
     "CastLike": m.cast,
     # comparisons and logic (booleans are 0/1 floats)

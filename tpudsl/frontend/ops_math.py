@@ -161,7 +161,7 @@ _INT_TYPES = {
 
 # Float types narrower than float32: a top.Cast rounds to them (the interpreter holds the
 # value in float32, docs/interpreter.md).
-_NARROW_FLOATS = {
+NARROW_FLOATS = {
     onnx.TensorProto.FLOAT16: Float16Type,
     onnx.TensorProto.BFLOAT16: BFloat16Type,
     onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType,
@@ -195,9 +195,9 @@ def cast(n: Node, c: Converter) -> None:
         c.emit("top.CompareConst", [n.input(0)], n.out, {"mode": "NotEqual", "const_val": 0.0})
     elif (int_type := _integer_type(to)) is not None:
         c.emit("top.Cast", [n.input(0)], n.out, {"round_mode": "TowardsZero"}, int_type)
-    elif to in _NARROW_FLOATS:
+    elif to in NARROW_FLOATS:
         attrs = {"saturate": bool(n.attr("saturate", 1))} if "FLOAT8" in onnx.TensorProto.DataType.Name(to) else {}
-        c.emit("top.Cast", [n.input(0)], n.out, attrs, _NARROW_FLOATS[to]())
+        c.emit("top.Cast", [n.input(0)], n.out, attrs, NARROW_FLOATS[to]())
     elif to in _WIDE_FLOATS:
         source = c.value(n.input(0))
         if isinstance(source.type, TensorType) and source.type.element_type != f32:

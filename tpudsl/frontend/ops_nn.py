@@ -192,7 +192,7 @@ def group_norm(n: Node, c: Converter) -> None:
     c.emit("top.GroupNorm", operands, n.out, {"num_groups": groups, "eps": n.attr("epsilon", 1e-5)})
 
 
-def _pool_attrs(n: Node, c: Converter) -> dict[str, object]:
+def pool_attrs(n: Node, c: Converter) -> dict[str, object]:
     """Window and ceil_mode; `dilations` only when dilated (TPU-MLIR's pools have no such attribute)."""
     attrs = {**_window(n, c, list(n.attr("kernel_shape"))), "ceil_mode": bool(n.attr("ceil_mode", 0))}
     if all(d == 1 for d in attrs["dilations"]):
@@ -208,7 +208,7 @@ def _spatial_axes_reversed(attrs: dict[str, object], rank: int) -> dict[str, obj
 
 
 def average_pool(n: Node, c: Converter) -> None:
-    attrs = {**_pool_attrs(n, c), "count_include_pad": bool(n.attr("count_include_pad", 0))}
+    attrs = {**pool_attrs(n, c), "count_include_pad": bool(n.attr("count_include_pad", 0))}
     c.emit("top.AvgPool", [n.input(0)], n.out, attrs)
 
 
@@ -217,7 +217,7 @@ def max_pool(n: Node, c: Converter) -> None:
     each (n, c) plane) plus the plane's offset is ONNX's flat index. storage_order=1 (column-major
     indices) is the row-major index of the input with its spatial axes reversed, so the pool then
     runs on that reversed view."""
-    attrs = _pool_attrs(n, c)
+    attrs = pool_attrs(n, c)
     indices = n.outputs[1] if len(n.outputs) > 1 else ""
     if not indices:
         c.emit("top.MaxPool", [n.input(0)], n.out, attrs)
