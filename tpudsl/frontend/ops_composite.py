@@ -166,7 +166,16 @@ def lp_pool(n: Node, c: Converter) -> None:
     """(sum over the window of |x|^p)^(1/p): the window sum is AvgPool (pads counted) times the
     window's size; padding adds zeros, as in ONNX."""
     p = float(n.attr("p", 2))
-    attrs = {**pool_attrs(n, c), "count_include_pad": True}
+    attrs = {**pool_attrs(n, c), "count_include_pad": True, "ceil_mode": False}
+    # ceil_mode's last window may pass the padded end, where AvgPool divides by fewer elements:
+    # the end pads grow to cover every window instead (zeros add nothing to the sum).
+    in_sizes, out_sizes = c.shape(n.input(0))[2:], c.shape(n.out)[2:]
+    rank, pads = len(in_sizes), list(attrs["pads"])
+    for i, (size, out) in enumerate(zip(in_sizes, out_sizes)):
+        dilated = (attrs["kernel_shape"][i] - 1) * attrs.get("dilations", [1] * rank)[i] + 1
+        covered = (out - 1) * attrs["strides"][i] + dilated
+        pads[rank + i] += max(0, covered - (size + pads[i] + pads[rank + i]))
+    attrs["pads"] = pads
     magnitude = c.emit("top.Abs", [n.input(0)], c.derived(n.out, "abs"))
     powered = c.emit("top.Pow", [magnitude], c.derived(n.out, "pow"), {"exponent": p})
     mean = c.emit("top.AvgPool", [powered], c.derived(n.out, "window_mean"), attrs)
