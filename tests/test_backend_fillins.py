@@ -159,7 +159,8 @@ TOP_OF_MODE = {**{mode: (top, "") for top, mode in ACTIVE_MODES.items()},
                **{mode: ("top.GELU", f'{{approx_mode = "{approx}"}}') for approx, mode in GELU_MODES.items()},
                **{mode: (top, "{" + ", ".join(f"{n} = {0.3 + 0.2 * i} : f64" for i, n in enumerate(names)) + "}")
                   for top, (mode, names) in ACTIVE_COEFFS.items()}}
-DOMAIN = {"LN": (0.05, 3), "RSQRT": (0.05, 3), "ARCCOS": (-0.95, 0.95), "ARCTANH": (-0.95, 0.95)}
+DOMAIN = {"LN": (0.05, 3), "RSQRT": (0.05, 3), "ARCCOS": (-0.95, 0.95), "ARCTANH": (-0.95, 0.95),
+          "ARCSIN": (-0.95, 0.95), "ARCCOSH": (1.05, 4)}
 
 
 def top_text(op: str, attrs: str, shape: tuple[int, ...], out_shape: tuple[int, ...] | None = None) -> str:

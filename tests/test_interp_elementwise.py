@@ -23,6 +23,7 @@ UNARY_ONNX = {
     "Softplus": ("Softplus", X), "Softsign": ("Softsign", X), "Sign": ("Sign", X), "Floor": ("Floor", X),
     "Ceil": ("Ceil", X), "Round": ("Round", X), "Cos": ("Cos", X), "Sin": ("Sin", X), "Tan": ("Tan", UNIT),
     "Cosh": ("Cosh", X), "Sinh": ("Sinh", X), "Arccos": ("Acos", UNIT), "Arctanh": ("Atanh", UNIT),
+    "Arcsin": ("Asin", UNIT), "Arcsinh": ("Asinh", X), "Arccosh": ("Acosh", POS + 1),
     "Relu": ("Relu", X),
 }
 

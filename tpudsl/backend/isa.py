@@ -335,7 +335,7 @@ class BdcRequantZ(Record):
 ACTIVE_EXTRA_MODES = {"SILU": 0, "HSWISH": 1, "HSIGMOID": 2, "ELU": 3, "SWISH": 4, "MISH": 5, "SOFT_PLUS": 6,
                       "SOFT_SIGN": 7, "LN": 8, "RSQRT": 9, "ERF": 10, "TGELU": 11, "QGELU": 12, "SIN": 13, "COS": 14,
                       "TAN": 15, "SINH": 16, "COSH": 17, "ARCCOS": 18, "ARCTANH": 19, "SIGN": 20, "CEIL": 21,
-                      "FLOOR": 22, "ROUND": 23}
+                      "FLOOR": 22, "ROUND": 23, "ARCSIN": 24, "ARCSINH": 25, "ARCCOSH": 26}
 REFLECT_MODES = {"reflect": 0, "symmetric": 1}
 
 

@@ -280,7 +280,8 @@ SPECS: list[OpSpec] = [
 UNARY: list[tuple[str, dict[str, A]]] = [
     *((name, {}) for name in (
         "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Erf", "SiLU", "Floor", "Ceil", "Round", "Sign", "Softsign",
-        "Softplus", "Sin", "Cos", "Sinh", "Cosh", "Tan", "Arctanh", "Arccos", "Mish", "HardSwish",
+        "Softplus", "Sin", "Cos", "Sinh", "Cosh", "Tan", "Arctanh", "Arccos", "Arcsin", "Arcsinh", "Arccosh", "Mish",
+        "HardSwish",
     )),
     ("Relu", {"relu_limit": A("f64", -1.0)}),
     ("Tanh", dict(ROUND)),

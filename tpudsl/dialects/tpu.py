@@ -442,6 +442,7 @@ ACTIVE_MODES: dict[str, str] = {
     "top.Cos": "COS", "top.Mish": "MISH", "top.HardSwish": "HSWISH", "top.SiLU": "SILU", "top.Arccos": "ARCCOS",
     "top.Arctanh": "ARCTANH", "top.Sinh": "SINH", "top.Cosh": "COSH", "top.Tan": "TAN", "top.Sign": "SIGN",
     "top.Erf": "ERF", "top.Softplus": "SOFT_PLUS", "top.Softsign": "SOFT_SIGN", "top.Round": "ROUND",
+    "top.Arcsin": "ARCSIN", "top.Arcsinh": "ARCSINH", "top.Arccosh": "ARCCOSH",
 }
 # Top element-wise functions with parameters that lower to `tpu.Active`: the mode and the Top
 # attributes that become its `coeffs`, in order.

@@ -73,6 +73,24 @@ def is_nan(n: Node, c: Converter) -> None:
     c.emit("top.Compare", [n.input(0), n.input(0)], n.out, {"mode": "NotEqual"})
 
 
+def atan(n: Node, c: Converter) -> None:
+    """atan(x) = asin(x / sqrt(1 + x^2)) where |x| < 1, sign(x) * acos(1 / sqrt(1 + x^2)) elsewhere.
+    TPU-MLIR has no arctangent (no top op, no active mode); each branch keeps asin's or acos's
+    argument within [-1/sqrt(2), 1/sqrt(2)], where neither amplifies float32's rounding."""
+    x = n.input(0)
+    square = c.emit("top.Mul", [x, x], c.derived(n.out, "square"))
+    hypot_sq = c.emit("top.AddConst", [square], c.derived(n.out, "hypot_sq"), {"const_val": 1.0})
+    cosine = c.emit("top.Rsqrt", [hypot_sq], c.derived(n.out, "cos"))
+    sine = c.emit("top.Mul", [x, cosine], c.derived(n.out, "sin"))
+    small = c.emit("top.Arcsin", [sine], c.derived(n.out, "from_sin"))
+    magnitude = c.emit("top.Arccos", [cosine], c.derived(n.out, "from_cos"))
+    sign = c.emit("top.Sign", [x], c.derived(n.out, "sign"))
+    large = c.emit("top.Mul", [sign, magnitude], c.derived(n.out, "large"))
+    inside = c.emit("top.CompareConst", [c.emit("top.Abs", [x], c.derived(n.out, "abs"))], c.derived(n.out, "inside"),
+                    {"mode": "Less", "const_val": 1.0})
+    c.emit("top.Where", [inside, small, large], n.out)
+
+
 def _iota(c: Converter, name: str, depth: int, axis: int, rank: int) -> SSAValue:
     """0..depth-1 along `axis` of a rank-`rank` weight of ones elsewhere."""
     shape = [1] * rank
@@ -111,7 +129,11 @@ def lp_normalization(n: Node, c: Converter) -> None:
     axis = norm_axis(n.attr("axis", -1), len(c.shape(n.input(0))), n)
     norm = c.emit("top.Reduce", [n.input(0)], c.derived(n.out, "norm"),
                   {"axes": [axis], "keepdims": True, "mode": f"ReduceL{p}"})
-    c.emit("top.Div", [n.input(0), norm], n.out)
+    # A zero norm means a zero slice, which stays zero (ONNX's reference divides by 1 there).
+    zero = c.emit("top.CompareConst", [norm], c.derived(n.out, "zero_norm"), {"mode": "Equal", "const_val": 0.0})
+    divisor = c.emit("top.Where", [zero, c.none(), norm], c.derived(n.out, "divisor"),
+                     {"x_is_const": True, "x_const_val": 1.0})
+    c.emit("top.Div", [n.input(0), divisor], n.out)
 
 
 def mean_variance_normalization(n: Node, c: Converter) -> None:

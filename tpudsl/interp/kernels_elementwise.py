@@ -100,7 +100,8 @@ UNARY: dict[str, Callable[[Array], Array]] = {
     "Softsign": lambda x: x / (1 + np.abs(x)), "Sign": np.sign,
     "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
     "Cos": np.cos, "Sin": np.sin, "Tan": np.tan, "Cosh": np.cosh, "Sinh": np.sinh,
-    "Arccos": np.arccos, "Arctanh": np.arctanh,
+    "Arccos": np.arccos, "Arctanh": np.arctanh, "Arcsin": np.arcsin, "Arcsinh": np.arcsinh,
+    "Arccosh": np.arccosh,
 }
 
 # Unary ops with attributes: op -> f(x, attrs).

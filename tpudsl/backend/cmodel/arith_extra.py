@@ -63,6 +63,8 @@ ACTIVE_EXTRA = {
     "ARCCOS": lambda x, a, b: np.arccos(x), "ARCTANH": lambda x, a, b: np.arctanh(x),
     "SIGN": lambda x, a, b: np.sign(x), "CEIL": lambda x, a, b: np.ceil(x), "FLOOR": lambda x, a, b: np.floor(x),
     "ROUND": lambda x, a, b: np.round(x),  # half to even, as ONNX Round
+    "ARCSIN": lambda x, a, b: np.arcsin(x), "ARCSINH": lambda x, a, b: np.arcsinh(x),
+    "ARCCOSH": lambda x, a, b: np.arccosh(x),
 }
 assert list(ACTIVE_EXTRA) == list(isa.ACTIVE_EXTRA_MODES)  # the table is indexed by the record's code
 _BY_CODE = list(ACTIVE_EXTRA.values())
@@ -71,7 +73,7 @@ _BY_CODE = list(ACTIVE_EXTRA.values())
 def active_extra(x: np.ndarray, mode: int, coeff0: float, coeff1: float) -> np.ndarray:
     """f(x) in float32, each element alone; ERF of a 16-bit type: its float64 value, which the
     record rounds once to the type (F32: rounded here)."""
-    with np.errstate(invalid="ignore", divide="ignore"):  # LN/RSQRT/ARCCOS outside their domain: nan/inf
+    with np.errstate(invalid="ignore", divide="ignore"):  # LN/RSQRT/ARCCOS/ARCSIN/ARCCOSH outside their domain: nan/inf
         y = _BY_CODE[mode](x.astype(F32), coeff0, coeff1)
     return y if y.dtype == np.float64 and x.dtype.itemsize == 2 else y.astype(F32)
 
