@@ -9,7 +9,7 @@ from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, tran
 from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_heads, check_v8_head
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
-from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, numel, operand, per_channel
+from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, need_rank, numel, operand, per_channel
 
 
 def prelu(ins: Ins, a: AttrView) -> list[Shape]:
@@ -310,6 +310,16 @@ def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
         if ic_parallel_of(w, icg, kernel) is not None:
             ins = [x, (w[1], icg, *kernel), *ins[2:]]
     return conv(ins, a)
+
+
+def grid_sampler(ins: Ins, a: AttrView) -> list[Shape]:
+    """input [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo]."""
+    x, grid = operand(ins, 0, "input"), operand(ins, 1, "grid")
+    need_rank(x, (4,), "input")
+    need_rank(grid, (4,), "grid")
+    if grid[0] != x[0] or grid[3] != 2:
+        raise ShapeError(f"grid {fmt(grid)} is not [N, Ho, Wo, 2] for input {fmt(x)}")
+    return [(x[0], x[1], grid[1], grid[2])]
 
 
 def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:

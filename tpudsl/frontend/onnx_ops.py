@@ -150,6 +150,7 @@ CONVERTERS: dict[str, Convert] = {
     "Trilu": sh.trilu,
     "Resize": rs.resize,
     "Upsample": rs.resize,
+    "GridSample": rs.grid_sample,
 }
 
 # Advice for ops that cannot be converted, shown with the unsupported-op error.

@@ -204,3 +204,23 @@ def _interp(n: Node, c: Converter, g: Geometry, attrs: dict[str, object]) -> Non
     if floor_sizes != list(g.out_shape[2:]):
         target = c.weight(c.derived(n.out, "target_shape"), np.array(g.out_shape[2:], np.int64))
     c.emit("top.Interp", [n.input(0), target], n.out, attrs)
+
+
+# ONNX GridSample's modes -> TPU-MLIR's GridSampler enums (opset 20 renamed bilinear/bicubic to
+# linear/cubic).
+GRID_MODES = {"bilinear": 0, "linear": 0, "nearest": 1}
+GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(n: Node, c: Converter) -> None:
+    """GridSample of a 4-D input -> top.GridSampler; bicubic (cubic) and 3-D grids are errors."""
+    mode, padding = n.attr("mode", "linear" if n.opset >= 20 else "bilinear"), n.attr("padding_mode", "zeros")
+    if mode not in GRID_MODES:
+        raise n.error(f"mode '{mode}' is not supported (bilinear/linear, nearest)")
+    if padding not in GRID_PADDING:
+        raise n.error(f"padding_mode '{padding}' is not supported (zeros, border, reflection)")
+    if len(c.shape(n.input(0))) != 4:
+        raise n.error(f"a {len(c.shape(n.input(0)))}-D input is not supported (only 4-D: N, C, H, W)")
+    c.emit("top.GridSampler", [n.input(0), n.input(1)], n.out,
+           {"mode": GRID_MODES[mode], "padding_mode": GRID_PADDING[padding],
+            "align_corners": bool(n.attr("align_corners", 0))})

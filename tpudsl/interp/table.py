@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from tpudsl.interp import (
     kernels_detection,
+    kernels_grid,
     kernels_elementwise,
     kernels_image,
     kernels_index,
@@ -45,4 +46,5 @@ KERNELS: dict[str, Kernel] = merge(
     kernels_detection.KERNELS,
     kernels_image.KERNELS,
     kernels_rnn.KERNELS,
+    kernels_grid.KERNELS,
 )

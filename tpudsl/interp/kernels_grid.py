@@ -1,0 +1,102 @@
+"""GridSampler: input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2], as ONNX GridSample
+(opset 16/20, 2-D) defines it, written from its spec in float32.
+
+A grid point (x, y) in [-1, 1] (x along W, y along H) maps to pixel coordinates by
+`align_corners`: -1 and 1 are the centres of the corner pixels, ((g + 1) / 2) * (size - 1), or
+their outer edges, ((g + 1) * size - 1) / 2. A point past the bounds (the corner centres, or the
+edges) is then moved by `padding_mode`: zeros leaves it (its taps outside the input read 0),
+border clamps it to [0, size - 1], reflection mirrors it at the bounds until it is inside.
+Nearest reads the tap at the coordinate rounded half to even (before the move); bilinear weighs
+its 4 neighbours, and a neighbour index outside the input is clamped (border), mirrored
+(reflection) or reads 0 (zeros)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+
+F32 = np.float32
+BILINEAR, NEAREST = 0, 1
+ZEROS, BORDER, REFLECTION = 0, 1, 2
+
+
+def pixel_coordinate(g: Array, size: int, align_corners: bool) -> Array:
+    """Grid values in [-1, 1] -> pixel coordinates along an axis of `size` pixels."""
+    if align_corners:
+        return (g + F32(1)) / F32(2) * F32(size - 1)
+    return ((g + F32(1)) * F32(size) - F32(1)) / F32(2)
+
+
+def bounds(size: int, align_corners: bool) -> tuple[F32, F32]:
+    """Where reflection mirrors: the corner pixels' centres, or their outer edges."""
+    return (F32(0), F32(size - 1)) if align_corners else (F32(-0.5), F32(size - 0.5))
+
+
+def reflect(v: Array, low: F32, high: F32) -> Array:
+    """`v` mirrored at `low` and `high` until it lies between them."""
+    span = high - low
+    if span == 0:
+        return np.full_like(v, low)
+    below = v < low
+    past = np.where(below, low - v, v - high)
+    turns = np.floor(past / span)
+    rest = past - turns * span
+    even = turns % 2 == 0
+    from_above = np.where(even, high - rest, low + rest)
+    return np.where(below, np.where(even, low + rest, high - rest), np.where(v > high, from_above, v))
+
+
+def moved_inside(v: Array, size: int, padding: int, align_corners: bool) -> Array:
+    """A coordinate past the bounds, clamped (border) or mirrored (reflection); zeros: as it is."""
+    low, high = bounds(size, align_corners)
+    outside = (v < low) | (v > high)
+    if padding == BORDER:
+        return np.where(outside, np.clip(v, F32(0), F32(size - 1)), v)
+    if padding == REFLECTION:
+        return np.where(outside, reflect(v, low, high), v)
+    return v
+
+
+def tap_index(i: Array, size: int, padding: int, align_corners: bool) -> tuple[Array, Array]:
+    """An integer-valued tap coordinate -> (an index inside the input, 1 where it reads a pixel, 0
+    where zeros padding reads 0)."""
+    if padding == ZEROS:
+        inside = (i >= 0) & (i <= size - 1)
+        return np.clip(np.nan_to_num(i), 0, size - 1).astype(np.int64), inside.astype(F32)
+    if padding == REFLECTION:
+        i = reflect(i, *bounds(size, align_corners))
+    return np.clip(np.nan_to_num(i), 0, size - 1).astype(np.int64), np.ones(i.shape, F32)
+
+
+def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
+    x, grid = ins
+    n, c, h, w = x.shape
+    mode, padding, align = a["mode"], a["padding_mode"], bool(a.get("align_corners", False))
+    gx = pixel_coordinate(grid[..., 0].astype(F32), w, align)
+    gy = pixel_coordinate(grid[..., 1].astype(F32), h, align)
+    if mode == NEAREST:
+        gx, gy = np.rint(gx), np.rint(gy)
+    gx, gy = moved_inside(gx, w, padding, align), moved_inside(gy, h, padding, align)
+    planes = x.astype(F32).reshape(n, c, h * w)
+
+    def tap(iy: Array, ix: Array) -> Array:
+        """input at (iy, ix) of every grid point: [N, C, Ho, Wo]."""
+        row, row_in = tap_index(iy, h, padding, align)
+        col, col_in = tap_index(ix, w, padding, align)
+        flat = (row * w + col).reshape(n, 1, -1)
+        values = np.take_along_axis(planes, np.broadcast_to(flat, (n, c, flat.shape[-1])), axis=2)
+        return values.reshape(n, c, *iy.shape[1:]) * (row_in * col_in)[:, None]
+
+    if mode == NEAREST:
+        return tap(gy, gx)
+    x1, y1 = np.floor(gx), np.floor(gy)
+    x2, y2 = x1 + F32(1), y1 + F32(1)
+    dx1, dx2 = (gx - x1)[:, None], (x2 - gx)[:, None]
+    dy1, dy2 = (gy - y1)[:, None], (y2 - gy)[:, None]
+    top = dx2 * tap(y1, x1) + dx1 * tap(y1, x2)
+    bottom = dx2 * tap(y2, x1) + dx1 * tap(y2, x2)
+    return (dy2 * top + dy1 * bottom).astype(F32)
+
+
+KERNELS = {"top.GridSampler": Kernel(_grid_sampler)}
