@@ -1,0 +1,33 @@
+// RUN: not tpuc-opt %s --split-input-file 2>&1 | filecheck %s
+// GridSampler's modes tpudsl does not model (bicubic: TPU-MLIR's mode 2) and grids that are not
+// [N, Ho, Wo, 2] for the input are errors naming them.
+
+// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "bicubic" attribute 'mode' = 2 is not supported (supported: 0, 1)
+func.func @main(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) {
+  %0 = "top.GridSampler"(%x, %g) {mode = 2 : i64, padding_mode = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> loc("bicubic")
+  func.return
+}
+
+// -----
+
+// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "wrap" attribute 'padding_mode' = 3 is not supported (supported: 0, 1, 2)
+func.func @main(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) {
+  %0 = "top.GridSampler"(%x, %g) {mode = 0 : i64, padding_mode = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> loc("wrap")
+  func.return
+}
+
+// -----
+
+// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "volumetric" grid 1x3x3x3 is not [N, Ho, Wo, 2] for input 1x2x4x4
+func.func @main(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x3xf32>) {
+  %0 = "top.GridSampler"(%x, %g) {mode = 0 : i64, padding_mode = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x3xf32>) -> tensor<1x2x3x3xf32> loc("volumetric")
+  func.return
+}
+
+// -----
+
+// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "no_mode" requires attribute 'mode'
+func.func @main(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) {
+  %0 = "top.GridSampler"(%x, %g) {padding_mode = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> loc("no_mode")
+  func.return
+}
