@@ -257,6 +257,13 @@ def resize_cases(draw) -> Case:
 
 
 @st.composite
+def grid_sample_cases(draw) -> Case:
+    x = (draw(dims), draw(dims), draw(dims), draw(dims))
+    grid = (x[0], draw(dims), draw(dims), 2)
+    return Case("GridSample", [x, grid], {}, "top.GridSampler", [x, grid], {"mode": 0, "padding_mode": 0})
+
+
+@st.composite
 def reduce_cases(draw) -> Case:
     x = draw(shapes())
     axes = draw(st.lists(st.integers(-len(x), len(x) - 1), min_size=1, max_size=len(x), unique_by=lambda a: a % len(x)))
@@ -376,7 +383,7 @@ CASES = {
     "Pad": pad_cases(), "Tile": tile_cases(), "Expand": expand_cases(), "Gather": gather_cases(), "GatherElements": gather_elements_cases(),
     "Resize": resize_cases(), "Reduce": reduce_cases(), "ArgMax": argmax_cases(), "DepthToSpace": depth_space_cases(),
     "Split": split_cases(), "Squeeze": squeeze_cases(), "Unsqueeze": unsqueeze_cases(), "Broadcast": broadcast_cases(),
-    "Norms": norm_cases(), "Recurrent": recurrent_cases(),
+    "Norms": norm_cases(), "Recurrent": recurrent_cases(), "GridSample": grid_sample_cases(),
 }
 
 
