@@ -53,7 +53,6 @@ NOT_LOWERED = {
         "top.AdaptiveAvgPool", "top.ShuffleChannel", "top.Split", "top.View")},
     **{op: "no Tpu op or cmodel record yet: convert-top-to-tpu refuses it by name (docs/lowering.md)" for op in (
         "top.LSTM", "top.GRU")},
-    "top.GridSampler": "no Tpu op or records yet: model_deploy stops naming it (docs/lowering.md)",
 }
 
 

@@ -1,7 +1,8 @@
 """Codegen of the ops slicing.SELF_EMITTED names, which layer-group does not slice: the gathers and
 scatters by computed indices (one global record each, records 76-79: their data is read whole at
 positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
-of its batch) and Yuv2rgbFormula (one GdmaYuv2rgb, record 86)."""
+of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86) and GridSampler (one BdcGridSample,
+record 87)."""
 
 from __future__ import annotations
 
@@ -212,6 +213,23 @@ def _yuv2rgb(op: Operation) -> isa.Record:
                            isa.ROUND_MODES[a["round_mode"]])
 
 
+def _grid_shapes(op: Operation) -> tuple[int, ...]:
+    """GridSampler: (n, c, h, w, oh, ow) of its f32 input and grid (lowered F32 in every mode)."""
+    kinds = {dtype_of(v) for v in (*op.operands, op.results[0])}
+    if kinds != {"f32"}:
+        raise TpudslError(f"backend: {describe(op)}: input, grid and result of types {sorted(kinds)} are not "
+                          "modelled (BdcGridSample reads and writes f32)")
+    n, c, h, w = shape_of(op.operands[0])
+    _, oh, ow, _ = shape_of(op.operands[1])
+    return n, c, h, w, oh, ow
+
+
+def _grid_sample(op: Operation) -> isa.Record:
+    a = attrs_of(op)
+    return isa.BdcGridSample(address_of(op.operands[0]), address_of(op.operands[1]), address_of(op.results[0]),
+                             *_grid_shapes(op), a["mode"], a["padding_mode"], int(a["align_corners"]))  # type: ignore[arg-type]
+
+
 _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.GatherElements": lambda op, chip, prog: prog.records.append(_along_axis(op, scatter=False)),
     "tpu.ScatterElements": lambda op, chip, prog: prog.records.append(_along_axis(op, scatter=True)),
@@ -220,13 +238,14 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.Einsum": _einsum,
     "tpu.YoloDetection": emit_yolo_detection,
     "tpu.Yuv2rgbFormula": lambda op, chip, prog: prog.records.append(_yuv2rgb(op)),
+    "tpu.GridSampler": lambda op, chip, prog: prog.records.append(_grid_sample(op)),
 }
 
 
 _CHECKS: dict[str, Callable[[Operation], object]] = {
     "tpu.GatherElements": _axis_views, "tpu.ScatterElements": _axis_views, "tpu.GatherND": _nd_dims,
     "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan, "tpu.YoloDetection": check_yolo_detection,
-    "tpu.Yuv2rgbFormula": _yuv_frames,
+    "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes,
 }
 
 

@@ -256,6 +256,9 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcYolov8Detection: _yolov8_detection,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
                                       _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
+    isa.BdcGridSample: lambda r, chip: (_bytes_at(r.src, r.n * r.c * r.h * r.w * 4)
+                                        + _bytes_at(r.grid, r.n * r.oh * r.ow * 2 * 4),
+                                        _bytes_at(r.dst, r.n * r.c * r.oh * r.ow * 4)),
     isa.BdcLRN: _elementwise,
     isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
                                       local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)

@@ -14,7 +14,8 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import (
-    arith, arith_half, arith_int8, engine_detection, engine_extra, engine_gather, engine_image, engine_index, rq_axis,
+    arith, arith_half, arith_int8, engine_detection, engine_extra, engine_gather, engine_grid, engine_image, engine_index,
+    rq_axis,
 )
 from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
@@ -358,6 +359,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     **engine_gather.HANDLERS,
     **engine_detection.HANDLERS,
     **engine_image.HANDLERS,
+    **engine_grid.HANDLERS,
     **rq_axis.HANDLERS,
 }
 

@@ -1,0 +1,62 @@
+"""tpu.GridSampler through the backend: one BdcGridSample record (87), the cmodel against the Tpu
+interpreter (F32 within 1e-5 relative) in every mode x padding x align_corners, on grids with
+points far outside, past the border and inside; in F16/BF16 modules the op stays F32 (casts around
+it) and the record is the same."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from tests.backend_support import assert_f32_close, compile_for, interpret
+from tests.test_backend_fillins import lowered_text
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.ir.printer import print_module
+
+X, GRID = (2, 3, 5, 6), (2, 4, 7, 2)
+
+
+def grid_sampler_text(mode: int, padding: int, align: bool) -> str:
+    t, u = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (X, GRID))
+    o = f"tensor<{X[0]}x{X[1]}x{GRID[1]}x{GRID[2]}xf32>"
+    attrs = f"{{mode = {mode} : i64, padding_mode = {padding} : i64, align_corners = {str(align).lower()}}}"
+    return (f'module attributes {{module.chip = "ALL", module.mode = "F32", module.name = "m", module.platform = '
+            f'"ONNX", module.state = "TOP_F32", module.weight_file = "m_w.npz"}} {{\n'
+            f"  func.func @main(%arg0: {t}, %arg1: {u}) -> {o} {{\n"
+            f'    %0 = "top.Input"(%arg0) : ({t}) -> {t} loc("x")\n'
+            f'    %1 = "top.Input"(%arg1) : ({u}) -> {u} loc("g")\n'
+            f'    %2 = "top.GridSampler"(%0, %1) {attrs} : ({t}, {u}) -> {o} loc("y")\n'
+            f"    return %2 : {o}\n  }}\n}}\n")
+
+
+def feed(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    grid = rng.uniform(-1.3, 1.3, GRID)
+    grid[:, 0, :3] = rng.uniform(3, 6, (X[0], 3, 2)) * np.sign(rng.uniform(-1, 1, (X[0], 3, 2)))  # far outside
+    return {"x": rng.uniform(-2, 2, X).astype(np.float32), "g": grid.astype(np.float32)}
+
+
+@pytest.mark.parametrize("mode,padding,align", list(itertools.product((0, 1), (0, 1, 2), (False, True))))
+def test_cmodel_matches_the_interpreter(tmp_path, mode, padding, align):
+    top = lowered_text(tmp_path / "m.mlir", grid_sampler_text(mode, padding, align), "F32")
+    inputs = feed(4 * mode + 2 * padding + align)
+    want = interpret(top, inputs)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    (record,) = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcGridSample)]
+    assert (record.mode, record.padding, record.align) == (mode, padding, int(align))
+    got, _ = run_bmodel(bm, inputs)
+    assert_f32_close(got["y"], want["y"], f"mode {mode} padding {padding} align {align}")
+
+
+@pytest.mark.parametrize("quant", ["F16", "BF16"])
+def test_half_modules_keep_grid_sampler_f32(tmp_path, quant):
+    top = lowered_text(tmp_path / "m.mlir", grid_sampler_text(0, 2, False), quant)
+    (line,) = [ln for ln in print_module(top.module).splitlines() if '"tpu.GridSampler"' in ln]
+    assert "f16" not in line and line.count("xf32>") == 3, line
+    inputs = feed(7)
+    want = interpret(top, inputs)
+    got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), inputs)
+    assert_f32_close(got["y"], want["y"], quant)  # the result stays f32: F32's bound

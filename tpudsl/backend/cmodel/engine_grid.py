@@ -1,0 +1,74 @@
+"""The cmodel's handler of record 87 (BdcGridSample), merged into engine.HANDLERS, written again from
+the record's description (docs/bmodel.md), not from the interpreter's kernel: each axis gives every
+grid point its taps as (index, weight) pairs, the padding applied to the pairs, and the result is
+the sum over the tap pairs of weight_y * weight_x * pixel, in float32."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel.memory import Fault, Memory
+
+F32 = np.float32
+_NEAREST, _BILINEAR = isa.GRID_SAMPLE_MODES["nearest"], isa.GRID_SAMPLE_MODES["bilinear"]
+_ZEROS, _BORDER, _REFLECTION = (isa.GRID_PADDINGS[k] for k in ("zeros", "border", "reflection"))
+
+
+def _mirror(v: np.ndarray, low: F32, high: F32) -> np.ndarray:
+    """v folded into [low, high]: a walk back and forth of period 2 (high - low)."""
+    span = high - low
+    if span == 0:
+        return np.full_like(v, low)
+    t = np.mod(v - low, F32(2) * span)
+    return low + np.where(t > span, F32(2) * span - t, t)
+
+
+def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (index into the axis, weight) pairs of grid values `g` along an axis of `size` pixels."""
+    if r.align:
+        v = (g + F32(1)) / F32(2) * F32(size - 1)
+        low, high = F32(0), F32(size - 1)
+    else:
+        v = ((g + F32(1)) * F32(size) - F32(1)) / F32(2)
+        low, high = F32(-0.5), F32(size - 0.5)
+    if r.mode == _NEAREST:
+        v = np.rint(v)
+    beyond = (v < low) | (v > high)
+    if r.padding == _BORDER:
+        v = np.where(beyond, np.clip(v, F32(0), F32(size - 1)), v)
+    elif r.padding == _REFLECTION:
+        v = np.where(beyond, _mirror(v, low, high), v)
+    if r.mode == _NEAREST:
+        pairs = [(v, np.ones_like(v))]
+    else:
+        first = np.floor(v)
+        pairs = [(first, first + F32(1) - v), (first + F32(1), v - first)]
+    placed = []
+    for index, weight in pairs:
+        if r.padding == _ZEROS:
+            weight = np.where((index >= 0) & (index < size), weight, F32(0))
+        elif r.padding == _REFLECTION:
+            index = _mirror(index, low, high)
+        placed.append((np.clip(np.nan_to_num(index), 0, size - 1).astype(np.int64), weight))
+    return placed
+
+
+def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
+    if r.mode not in (_NEAREST, _BILINEAR) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1:
+        raise Fault(f"BdcGridSample: mode {r.mode}, padding {r.padding}, align {r.align} are not modelled")
+    f32 = np.dtype(F32)
+    x = m.read_global(r.src, (r.c * r.h * r.w, r.h * r.w, r.w, 1), (r.n, r.c, r.h, r.w), f32)
+    grid = m.read_global(r.grid, (r.oh * r.ow * 2, r.ow * 2, 2, 1), (r.n, r.oh, r.ow, 2), f32)
+    batch = np.arange(r.n)[:, None, None]
+    out = np.zeros((r.n, r.oh, r.ow, r.c), F32)
+    for iy, wy in _taps(grid[..., 1], r.h, r):
+        for ix, wx in _taps(grid[..., 0], r.w, r):
+            pixels = x.transpose(0, 2, 3, 1)[batch, iy, ix]  # (n, oh, ow, c)
+            out += (wy * wx)[..., None] * pixels
+    m.write_global(r.dst, (r.c * r.oh * r.ow, r.oh * r.ow, r.ow, 1), out.transpose(0, 3, 1, 2))
+
+
+HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcGridSample: _grid_sample}
