@@ -1,4 +1,4 @@
-"""tpu.GridSampler through the backend: one BdcGridSample record (87), the cmodel against the Tpu
+"""tpu.GridSampler through the backend: one BdcGridSample record (98), the cmodel against the Tpu
 interpreter (F32 within 1e-5 relative) in every mode x padding x align_corners, on grids with
 points far outside, past the border and inside; in F16/BF16 modules the op stays F32 (casts around
 it) and the record is the same."""

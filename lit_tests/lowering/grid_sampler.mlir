@@ -1,6 +1,6 @@
 // top.GridSampler lowers to tpu.GridSampler, F32 in every mode (its record, BdcGridSample, reads and
 // writes f32): in an F16 module its input and grid are cast to f32 and its f32 result feeds the
-// rest. model_deploy compiles it to record 87 and checks the cmodel against the Tpu interpreter.
+// rest. model_deploy compiles it to record 98 and checks the cmodel against the Tpu interpreter.
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16" --convert-top-to-tpu | filecheck %s
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
 // RUN: python %S/../rewrites/Inputs/make_weights.py %s %t/m_weight.npz --inputs %t/in.npz

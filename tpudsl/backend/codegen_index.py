@@ -2,7 +2,7 @@
 scatters by computed indices (one global record each, records 76-79: their data is read whole at
 positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
 of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86) and GridSampler (one BdcGridSample,
-record 87)."""
+record 98)."""
 
 from __future__ import annotations
 

@@ -562,22 +562,6 @@ class GdmaYuv2rgb(Record):
     `round_mode` (HalfAwayFromZero or HalfToEven); docs/bmodel.md has the coefficients."""
 
 
-# ---- opcode 87: grid sampling in global memory (tpu.GridSampler) ----
-
-GRID_SAMPLE_MODES = {"bilinear": 0, "nearest": 1}  # tpu.GridSampler's mode
-GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}  # tpu.GridSampler's padding_mode
-
-
-@record(87, "bdc", "src grid:Q dst n c h w oh ow mode padding:B align:B")
-class BdcGridSample(Record):
-    """f32 input (n, c, h, w) at src read at the f32 grid (n, oh, ow, 2) of (x, y) points at grid:
-    f32 (n, c, oh, ow) at dst. A point maps to pixels by `align` (1: -1 and 1 are the corner pixels'
-    centres, 0: their outer edges); one past those bounds is clamped into the input (`padding`
-    border) or mirrored at them (reflection), or left (zeros: taps outside read 0); `mode`
-    (GRID_SAMPLE_MODES) nearest reads the tap at the coordinate rounded half to even, bilinear
-    weighs the 4 taps around it (docs/bmodel.md)."""
-
-
 # ---- opcode 96: YOLO detection post-processing (`--add-postprocess`), global memory to global memory ----
 
 YOLO_VERSIONS = {"yolov3": 0, "yolov5": 1}
@@ -604,6 +588,22 @@ class BdcYolov8Detection(Record):
     contiguous f32 (n keep_topk, 7) rows (image, class, score, x, y, w, h), then zeros. Each box
     takes its best class and passes when that score is above obj; then the per-class NMS of record 96
     (docs/tpuc-opt.md, "--add-postprocess")."""
+
+
+# ---- opcode 98: grid sampling in global memory (tpu.GridSampler) ----
+
+GRID_SAMPLE_MODES = {"bilinear": 0, "nearest": 1}  # tpu.GridSampler's mode
+GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}  # tpu.GridSampler's padding_mode
+
+
+@record(98, "bdc", "src grid:Q dst n c h w oh ow mode padding:B align:B")
+class BdcGridSample(Record):
+    """f32 input (n, c, h, w) at src read at the f32 grid (n, oh, ow, 2) of (x, y) points at grid:
+    f32 (n, c, oh, ow) at dst. A point maps to pixels by `align` (1: -1 and 1 are the corner pixels'
+    centres, 0: their outer edges); one past those bounds is clamped into the input (`padding`
+    border) or mirrored at them (reflection), or left (zeros: taps outside read 0); `mode`
+    (GRID_SAMPLE_MODES) nearest reads the tap at the coordinate rounded half to even, bilinear
+    weighs the 4 taps around it (docs/bmodel.md)."""
 
 
 RECORDS: dict[int, type[Record]] = {

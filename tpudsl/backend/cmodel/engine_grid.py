@@ -1,4 +1,4 @@
-"""The cmodel's handler of record 87 (BdcGridSample), merged into engine.HANDLERS, written again from
+"""The cmodel's handler of record 98 (BdcGridSample), merged into engine.HANDLERS, written again from
 the record's description (docs/bmodel.md), not from the interpreter's kernel: each axis gives every
 grid point its taps as (index, weight) pairs, the padding applied to the pairs, and the result is
 the sum over the tap pairs of weight_y * weight_x * pixel, in float32."""
