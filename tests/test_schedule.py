@@ -312,6 +312,17 @@ def yolov8_detection(draw):
                                   n, classes, boxes, keep, 0.5, 0.5)
 
 
+@st.composite
+def grid_sample(draw):
+    """BdcGridSample: an f32 input and grid (zeros in the test memory: every point at the centre),
+    every mode, padding and align."""
+    n, c, h, w, oh, ow = (draw(dims) for _ in range(6))
+    return isa.BdcGridSample(_somewhere(draw, n * c * h * w * 4), _somewhere(draw, n * oh * ow * 2 * 4),
+                             _somewhere(draw, n * c * oh * ow * 4), n, c, h, w, oh, ow,
+                             draw(st.sampled_from(list(isa.GRID_SAMPLE_MODES.values()))),
+                             draw(st.sampled_from(list(isa.GRID_PADDINGS.values()))), draw(st.integers(0, 1)))
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -393,6 +404,7 @@ RECORDS = {
     isa.BdcYoloDetection: yolo_detection(),
     isa.BdcYolov8Detection: yolov8_detection(),
     isa.GdmaYuv2rgb: yuv2rgb(),
+    isa.BdcGridSample: grid_sample(),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),
