@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from tpudsl.interp import (
     kernels_detection,
-    kernels_grid,
     kernels_elementwise,
+    kernels_grid,
     kernels_image,
     kernels_index,
     kernels_interp,
