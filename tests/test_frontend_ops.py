@@ -15,6 +15,7 @@ from onnx import TensorProto
 from onnx import helper as h
 
 from tpudsl.frontend.onnx_import import convert_onnx
+from tpudsl.ir.diagnostics import TpudslError
 
 
 @dataclass
@@ -322,3 +323,14 @@ def test_dilated_same_pool_matches_the_spec(op: str, auto_pad: str) -> None:
     expected = same_pool_loops(x, kernel, strides, dilations, auto_pad, op == "MaxPool")
     assert got.shape == expected.shape == (2, 3, 5, 3)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("nodes,inputs,inits,message", [
+    ([node("LpNormalization", "x", p=3)], X2, {}, "LpNormalization 'y': p=3 is not supported"),
+    ([node("OneHot", "xdv")], {"x": [2, 3], "d": []}, {"v": np.array([0.0, 1.0], np.float32)},
+     "OneHot 'y': depth 'd' is computed; only a constant depth is supported"),
+])
+def test_composite_refusals_name_what(nodes, inputs, inits, message) -> None:
+    model = make_model(nodes, inputs, ["y"], inits, opset=13)
+    with pytest.raises(TpudslError, match=message):
+        convert_onnx(model, "m")
