@@ -51,8 +51,6 @@ NOT_FROM_ONNX = {
 NOT_LOWERED = {
     **{op: "never produced from ONNX (NOT_FROM_ONNX)" for op in (
         "top.AdaptiveAvgPool", "top.ShuffleChannel", "top.Split", "top.View")},
-    **{op: "no Tpu op or cmodel record yet: convert-top-to-tpu refuses it by name (docs/lowering.md)" for op in (
-        "top.LSTM", "top.GRU")},
 }
 
 
