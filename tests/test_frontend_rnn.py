@@ -14,7 +14,6 @@ from onnx import helper, numpy_helper
 
 from feature_tally import FeatureTally, forced_runs, run_each
 from onnx_node.harness import assert_close
-from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects.attrs import from_attr
 from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.ir.diagnostics import TpudslError
@@ -177,20 +176,3 @@ def test_full_sequence_lens_is_accepted():
     model.graph.node[0].input[4] = "lens"
     model.graph.initializer.append(numpy_helper.from_array(np.full(2, 3, np.int32), "lens"))
     check(model, feed)
-
-
-@pytest.mark.parametrize("op", ["LSTM", "GRU"])
-def test_model_transform_then_model_deploy_refuses_by_name(op, tmp_path):
-    """model_transform writes and checks the Top module (the .mlir read back, its outputs against
-    onnxruntime's); model_deploy has no Tpu lowering for the op and stops naming it, writing nothing."""
-    model, feed = rnn_model(op, 4, 2, 3, 5, direction="reverse")
-    onnx.save(model, tmp_path / "m.onnx")
-    np.savez(tmp_path / "in.npz", **feed)
-    model_transform.run(["--model_name", "m", "--model_def", str(tmp_path / "m.onnx"), "--mlir",
-                         str(tmp_path / "m.mlir"), "--test_input", str(tmp_path / "in.npz")])
-    out = tmp_path / "deploy"
-    out.mkdir()
-    with pytest.raises(TpudslError, match=f"no Tpu lowering for top.{op}"):
-        model_deploy.run(["--mlir", str(tmp_path / "m.mlir"), "--quantize", "F32", "--processor", "bm1684x",
-                          "--model", str(out / "m.bmodel")])
-    assert list(out.iterdir()) == []

@@ -1,8 +1,8 @@
 """Codegen of the ops slicing.SELF_EMITTED names, which layer-group does not slice: the gathers and
 scatters by computed indices (one global record each, records 76-79: their data is read whole at
 positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
-of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86) and GridSampler (one BdcGridSample,
-record 98)."""
+of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86), GridSampler (one BdcGridSample,
+record 98) and LSTM/GRU (one BdcRecurrent, record 99: codegen_recurrent.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.codegen_detection import check_yolo_detection, emit_yolo_detection
+from tpudsl.backend.codegen_recurrent import check_recurrent, emit_recurrent
 from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_modelled, dtype_of, shape_of
 from tpudsl.dialects.opdef import describe
 from tpudsl.dialects.quant import UniformQuantizedType
@@ -239,13 +240,16 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.YoloDetection": emit_yolo_detection,
     "tpu.Yuv2rgbFormula": lambda op, chip, prog: prog.records.append(_yuv2rgb(op)),
     "tpu.GridSampler": lambda op, chip, prog: prog.records.append(_grid_sample(op)),
+    "tpu.LSTM": emit_recurrent,
+    "tpu.GRU": emit_recurrent,
 }
 
 
 _CHECKS: dict[str, Callable[[Operation], object]] = {
     "tpu.GatherElements": _axis_views, "tpu.ScatterElements": _axis_views, "tpu.GatherND": _nd_dims,
     "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan, "tpu.YoloDetection": check_yolo_detection,
-    "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes,
+    "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes, "tpu.LSTM": check_recurrent,
+    "tpu.GRU": check_recurrent,
 }
 
 

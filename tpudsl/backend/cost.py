@@ -83,6 +83,10 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = r.n * c * (r.fh0 * r.fw0 + r.fh1 * r.fw1 + r.fh2 * r.fw2) / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcYolov8Detection):  # every head element read once; NMS unknown before run time
         work = r.n * (4 + r.classes) * r.boxes / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcRecurrent):  # each step: the gates' matmuls (gates*hidden over the lanes), ~4 passes
+        gates = 4 if r.cell == 0 else 3
+        work = (r.dirs * r.seq * r.batch * rounds(gates * r.hidden) * (r.n_in + r.hidden + 4)
+                / chip.macs_per_cycle_per_lane)
     else:  # a record without a cost is a bug here
         raise AssertionError(f"no cost for {type(r).__name__}")
     return ISSUE_CYCLES[r.ENGINE] + int(-(-work // 1))

@@ -606,6 +606,25 @@ class BdcGridSample(Record):
     weighs the 4 taps around it (docs/bmodel.md)."""
 
 
+# ---- opcode 99: a recurrent layer (tpu.LSTM, tpu.GRU) in f32, global memory to global memory ----
+
+RECURRENT_CELLS = {"tpu.LSTM": 0, "tpu.GRU": 1}  # `cell`; gates a cell: LSTM 4 (i, o, f, c), GRU 3 (z, r, h)
+
+
+@record(99, "bdc", "cell:B src w_at:Q r_at:Q b_at:Q h0_at:Q c0_at:Q dst yh_at:Q yc_at:Q seq:I batch n_in:I "
+                   "hidden:I dirs:B batch_first:B linear_before_reset:B")
+class BdcRecurrent(Record):
+    """One LSTM (cell 0) or GRU (cell 1) layer of `dirs` directions, every tensor contiguous f32 in
+    global memory, ONNX's layouts and gate orders (docs/dialect.md): input at src [seq, batch, n_in]
+    ([batch, seq, n_in] with batch_first), filter w_at [dirs, G hidden, n_in], recurrence r_at
+    [dirs, G hidden, hidden], bias b_at [dirs, 2 G hidden] (W's then R's), initial states h0_at,
+    c0_at [dirs, batch, hidden] ([batch, dirs, hidden]); results Y at dst [seq, dirs, batch, hidden]
+    ([batch, seq, dirs, hidden]), the final states yh_at, yc_at shaped as the initial ones. NO_ADDR:
+    an absent bias or state (zeros) or an unwritten result; c0_at and yc_at are LSTM's only.
+    Direction 1 runs from the last step to the first; GRU's `linear_before_reset` applies the reset
+    gate after the recurrence's linear map (docs/bmodel.md has the equations)."""
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -616,7 +635,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
-                                BdcGridSample)
+                                BdcGridSample, BdcRecurrent)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -171,6 +171,18 @@ def _yolov8_detection(r: isa.BdcYolov8Detection, chip: Chip):
     return _bytes_at(r.src, r.n * (4 + r.classes) * r.boxes * 4), _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4)
 
 
+def _recurrent(r: isa.BdcRecurrent, chip: Chip):
+    """The input, weights and initial states present (whole, f32); the results present, whole."""
+    gates = 4 if r.cell == 0 else 3
+    weights = r.dirs * gates * r.hidden
+    state = r.dirs * r.batch * r.hidden * 4
+    reads = ((r.src, r.seq * r.batch * r.n_in * 4), (r.w_at, weights * r.n_in * 4), (r.r_at, weights * r.hidden * 4),
+             (r.b_at, 2 * weights * 4), (r.h0_at, state), (r.c0_at, state))
+    writes = ((r.dst, r.seq * state), (r.yh_at, state), (r.yc_at, state))
+    return tuple(tuple(span for at, n in spans if at != isa.NO_ADDR for span in _bytes_at(at, n))
+                 for spans in (reads, writes))
+
+
 # What each record reads and writes, keyed by its class (a subclass, e.g. BdcConvQ, has its own row).
 FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _gdma,
@@ -254,6 +266,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaScatterND: _index_record,
     isa.BdcYoloDetection: _yolo_detection,
     isa.BdcYolov8Detection: _yolov8_detection,
+    isa.BdcRecurrent: _recurrent,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
                                       _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
     isa.BdcGridSample: lambda r, chip: (_bytes_at(r.src, r.n * r.c * r.h * r.w * 4)

@@ -56,10 +56,11 @@ GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 # Ops codegen_index.py emits whole, without layer-group slices: the gathers and scatters by
 # computed indices (one global record each: their data is read whole), Einsum (strided loads
 # around BdcMatMul, cut along its batch by itself), YoloDetection (one global record), Yuv2rgbFormula
-# (one global record: a pixel's chroma lies half a frame away from its luma) and GridSampler (one
-# global record: a grid point may read any pixel).
+# (one global record: a pixel's chroma lies half a frame away from its luma), GridSampler (one
+# global record: a grid point may read any pixel) and LSTM/GRU (one global record: each step reads
+# the state the step before wrote).
 SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum",
-                "tpu.YoloDetection", "tpu.Yuv2rgbFormula", "tpu.GridSampler")
+                "tpu.YoloDetection", "tpu.Yuv2rgbFormula", "tpu.GridSampler", "tpu.LSTM", "tpu.GRU")
 GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.

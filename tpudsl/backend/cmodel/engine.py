@@ -15,7 +15,7 @@ import numpy as np
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import (
     arith, arith_half, arith_int8, engine_detection, engine_extra, engine_gather, engine_grid, engine_image, engine_index,
-    rq_axis,
+    engine_recurrent, rq_axis,
 )
 from tpudsl.backend.cmodel.elementwise import code_below, elementwise
 from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
@@ -360,6 +360,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     **engine_detection.HANDLERS,
     **engine_image.HANDLERS,
     **engine_grid.HANDLERS,
+    **engine_recurrent.HANDLERS,
     **rq_axis.HANDLERS,
 }
 

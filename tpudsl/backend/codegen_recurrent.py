@@ -1,0 +1,49 @@
+"""Codegen of tpu.LSTM and tpu.GRU (slicing.SELF_EMITTED: layer-group does not slice them): one
+BdcRecurrent record (opcode 99) over the layer's f32 tensors in global memory. Each step reads the
+state the previous step wrote, so the layer is one record, as YoloDetection's detection is."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.backend import isa
+from tpudsl.backend.address_assign import address_of
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.codegen import Program
+from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
+from tpudsl.dialects.opdef import describe
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def _tensors(values) -> list[SSAValue]:
+    return [v for v in values if isinstance(v.type, TensorType)]
+
+
+def check_recurrent(op: Operation) -> None:
+    """The record computes in f32 (the lowering keeps every operand and result f32); another type
+    is an error naming it."""
+    kinds = {dtype_of(v) for v in [*_tensors(op.operands), *_tensors(op.results)]}
+    if kinds != {"f32"}:
+        raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled (f32)")
+
+
+def _at(values, i: int) -> int:
+    """The global address of operand or result i, NO_ADDR when it is absent (none)."""
+    if i >= len(values) or not isinstance(values[i].type, TensorType):
+        return isa.NO_ADDR
+    return address_of(values[i])  # type: ignore[return-value]
+
+
+def emit_recurrent(op: Operation, chip: Chip, prog: Program) -> None:
+    check_recurrent(op)
+    a = attrs_of(op)
+    x = shape_of(op.operands[0])
+    seq, batch = (x[1], x[0]) if a["batch_first"] else (x[0], x[1])
+    lstm = op.name == "tpu.LSTM"
+    prog.records.append(isa.BdcRecurrent(
+        isa.RECURRENT_CELLS[op.name], *(_at(op.operands, i) for i in range(5)),
+        _at(op.operands, 5) if lstm else isa.NO_ADDR,
+        *(_at(op.results, i) for i in range(2)), _at(op.results, 2) if lstm else isa.NO_ADDR,
+        seq, batch, x[2], a["hidden_size"], 2 if a["bidirectional"] else 1, int(a["batch_first"]),
+        int(not lstm and a["linear_before_reset"])))
