@@ -323,6 +323,26 @@ def grid_sample(draw):
                              draw(st.sampled_from(list(isa.GRID_PADDINGS.values()))), draw(st.integers(0, 1)))
 
 
+@st.composite
+def recurrent(draw):
+    """BdcRecurrent: an LSTM or GRU layer of 1-2 directions, either layout; bias, initial states and
+    the final-state results each present or absent (NO_ADDR); only Y is always written."""
+    cell = draw(st.sampled_from(list(isa.RECURRENT_CELLS.values())))
+    gates, lstm = (4, True) if cell == 0 else (3, False)
+    seq, batch, n_in, hidden, dirs = (draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3)),
+                                      draw(st.integers(1, 3)), draw(st.integers(1, 2)))
+    state = dirs * batch * hidden * 4
+
+    def maybe(nbytes: int, present: bool = True) -> int:
+        return _somewhere(draw, nbytes) if present and draw(st.booleans()) else isa.NO_ADDR
+
+    return isa.BdcRecurrent(
+        cell, _somewhere(draw, seq * batch * n_in * 4), _somewhere(draw, dirs * gates * hidden * n_in * 4),
+        _somewhere(draw, dirs * gates * hidden * hidden * 4), maybe(dirs * 2 * gates * hidden * 4), maybe(state),
+        maybe(state, lstm), _somewhere(draw, seq * state), maybe(state), maybe(state, lstm), seq, batch, n_in, hidden,
+        dirs, draw(st.integers(0, 1)), 0 if lstm else draw(st.integers(0, 1)))
+
+
 RECORDS = {
     isa.GdmaLoad: gdma(isa.GdmaLoad),
     isa.GdmaStore: gdma(isa.GdmaStore),
@@ -405,6 +425,7 @@ RECORDS = {
     isa.BdcYolov8Detection: yolov8_detection(),
     isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcGridSample: grid_sample(),
+    isa.BdcRecurrent: recurrent(),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),
@@ -492,7 +513,8 @@ def test_footprint_is_what_the_cmodel_touches(cls):
 
     check()
     # with and without optional operands
-    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcMatMulA16, isa.BdcLayerNorm):
+    if cls in (isa.BdcConv, isa.BdcMatMul, isa.BdcMatMulQ, isa.BdcMatMulQZ, isa.BdcMatMulA16, isa.BdcLayerNorm,
+               isa.BdcRecurrent):
         assert len(seen) >= 2, seen
 
 
