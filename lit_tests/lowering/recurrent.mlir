@@ -2,7 +2,14 @@
 // LSTM and GRU lower to tpu.LSTM / tpu.GRU in F32 whatever the mode (their record computes in f32,
 // docs/lowering.md): the f16 Tanh before is cast to f32 (a derived name), the weights stay f32 under
 // their names, the results are f32 and keep their names (the Tanh keeps "t", its f32 cast is "t_f32"); `none` operands and results stay none.
-// The Tanh itself is f16: the fallback is the recurrent op's only.
+// The Tanh itself is f16: the fallback is the recurrent op's only. In INT8 (no INT8 form) they fall
+// back to F32 the same way: the int8 Lut's result is cast to f32.
+// RUN: tpuc-opt %s --import-calibration-table="file=%S/Inputs/recurrent_cali_table asymmetric=false" --processor-assign="chip=bm1684x mode=INT8" --convert-top-to-tpu | filecheck %s --check-prefix=INT8
+
+// INT8:      %[[T:[0-9]+]] = "tpu.Lut"({{.*}}) -> tensor<5x3x4x!quant.uniform<i8:f32, {{.*}}>>
+// INT8-NEXT: %[[T32:[0-9]+]] = "tpu.Cast"(%[[T]]) : (tensor<5x3x4x!quant.uniform<i8:f32, {{.*}}>>) -> tensor<5x3x4xf32>
+// INT8:      "tpu.LSTM"(%[[T32]], {{.*}}) {bidirectional = false, hidden_size = 6 : i64} : (tensor<5x3x4xf32>, tensor<1x24x4xf32>, tensor<1x24x6xf32>, tensor<1x48xf32>, none, none, none) -> (tensor<5x1x3x6xf32>, none, tensor<1x3x6xf32>)
+// INT8-NEXT: "tpu.GRU"({{.*}}) -> (tensor<3x5x2x6xf32>, tensor<3x2x6xf32>)
 
 // CHECK:      %[[T:[0-9]+]] = "tpu.Active"({{.*}}) {mode = #tpu<active_mode TANH>} : (tensor<5x3x4xf16>) -> tensor<5x3x4xf16> loc(#[[LT:loc[0-9]+]])
 // CHECK-NEXT: %[[T32:[0-9]+]] = "tpu.Cast"(%[[T]]) : (tensor<5x3x4xf16>) -> tensor<5x3x4xf32> loc(#[[LT32:loc[0-9]+]])
