@@ -12,7 +12,7 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
-from tpudsl.dialects.opdef import describe
+from tpudsl.dialects.opdef import value_name
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -25,12 +25,14 @@ def check_recurrent(op: Operation) -> None:
     is an error naming it."""
     kinds = {dtype_of(v) for v in [*_tensors(op.operands), *_tensors(op.results)]}
     if kinds != {"f32"}:
-        raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled (f32)")
+        # named by its first result (the op's loc is fused: one name per result)
+        raise TpudslError(f"backend: '{op.name}' op \"{value_name(op.results[0])}\": tensors of types {sorted(kinds)} "
+                          "are not modelled (f32)")
 
 
 def _at(values, i: int) -> int:
     """The global address of operand or result i, NO_ADDR when it is absent (none)."""
-    if i >= len(values) or not isinstance(values[i].type, TensorType):
+    if not isinstance(values[i].type, TensorType):
         return isa.NO_ADDR
     return address_of(values[i])  # type: ignore[return-value]
 
