@@ -2,7 +2,7 @@
 // LSTM/GRU operands must have ONNX's shapes for hidden_size and the direction count; LSTM's
 // `cont` (Caffe's continuation flags) is not modelled; an undeclared attribute is an error.
 
-// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.LSTM' op operand #1 has shape 1x16x4, expected 1x24x4
+// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.LSTM' op "bad_filter, h, c" operand #1 has shape 1x16x4, expected 1x24x4
 func.func @main(%x: tensor<5x3x4xf32>) {
   %none = "top.None"() : () -> none loc("none")
   %w = "top.Weight"() : () -> tensor<1x16x4xf32> loc("w")
@@ -13,7 +13,7 @@ func.func @main(%x: tensor<5x3x4xf32>) {
 
 // -----
 
-// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.GRU' op operand #4 has shape 1x3x6, expected 2x3x6
+// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.GRU' op "bad_state, h" operand #4 has shape 1x3x6, expected 2x3x6
 func.func @main(%x: tensor<5x3x4xf32>, %h: tensor<1x3x6xf32>) {
   %none = "top.None"() : () -> none loc("none")
   %w = "top.Weight"() : () -> tensor<2x18x4xf32> loc("w")
@@ -24,7 +24,7 @@ func.func @main(%x: tensor<5x3x4xf32>, %h: tensor<1x3x6xf32>) {
 
 // -----
 
-// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.LSTM' op operand 'cont' (sequence continuation flags) is not supported: it must be none
+// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.LSTM' op "cont, h, c" operand 'cont' (sequence continuation flags) is not supported: it must be none
 func.func @main(%x: tensor<5x3x4xf32>, %cont: tensor<5x3xf32>) {
   %none = "top.None"() : () -> none loc("none")
   %w = "top.Weight"() : () -> tensor<1x24x4xf32> loc("w")
@@ -35,7 +35,7 @@ func.func @main(%x: tensor<5x3x4xf32>, %cont: tensor<5x3xf32>) {
 
 // -----
 
-// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.GRU' op has attribute 'clip', which top.GRU does not define
+// CHECK: recurrent_shapes.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'top.GRU' op "clipped, h" has attribute 'clip', which top.GRU does not define
 func.func @main(%x: tensor<5x3x4xf32>) {
   %none = "top.None"() : () -> none loc("none")
   %w = "top.Weight"() : () -> tensor<1x18x4xf32> loc("w")

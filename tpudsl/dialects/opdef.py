@@ -185,8 +185,9 @@ def value_name(value: SSAValue) -> str:
 
 
 def describe(op: Operation) -> str:
-    """How messages name an op: `'top.Conv' op "conv1"` (the loc name, when it has one)."""
-    name = loc_name(op)
+    """How messages name an op: `'top.Conv' op "conv1"` (the loc name, when it has one; an op whose
+    fused loc names each result: `'top.TopK' op "tv, ti"`)."""
+    name = loc_name(op) or ", ".join(n for n in map(value_name, op.results) if n)
     return f"'{op.name}' op" + (f' "{name}"' if name else "")
 
 

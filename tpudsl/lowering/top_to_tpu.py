@@ -49,7 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.geometry.window import auto_pads
-from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, loc_name
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp.module_interpreter import result_names
@@ -91,7 +91,7 @@ class Rule:
 
 
 def _error(op: Operation, message: str) -> TpudslError:
-    return TpudslError(f"convert-top-to-tpu: '{op.name}' op \"{loc_name(op)}\": {message}")
+    return TpudslError(f"convert-top-to-tpu: {describe(op)}: {message}")
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
