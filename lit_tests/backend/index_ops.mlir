@@ -8,6 +8,9 @@
 // RUN: tpuc-opt %t/m.mlir --processor-assign="chip=tiny mode=F16" --convert-top-to-tpu -o %t/tpu.mlir
 // RUN: tpuc-opt %t/tpu.mlir --address-assign --layer-group --codegen="model_file=%t/m.bmodel embed_debug_info=true" -o %t/final.mlir
 // RUN: filecheck %s --check-prefix=FINAL < %t/final.mlir
+// The debug info names an op of several named results by its results' names (timelines show them).
+// RUN: python -c "from tpudsl.backend.bmodel import read_bmodel; print('\n'.join(n for _, n in read_bmodel('%t/m.bmodel').debug))" | filecheck %s --check-prefix=DEBUG
+// DEBUG: {{^}}tv_f16, ti{{$}}
 // RUN: model_runner --input %t/in.npz --model %t/tpu.mlir --output %t/tpu_out.npz
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.99999,0.99999 -v | filecheck %s --check-prefix=SAME

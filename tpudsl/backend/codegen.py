@@ -37,7 +37,7 @@ from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITT
                                     zero_point,
                                     shape_of, slices, tile_bytes, whole_tiles)
 from tpudsl.dialects.quant import UniformQuantizedType
-from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name, value_name
+from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name, op_label, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import TopModule, top_module_of
 
@@ -364,7 +364,7 @@ def _gather(op: Operation, top: TopModule | None, prog: Program) -> None:
 
 
 def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = None) -> None:
-    prog.debug.append((len(prog.records), loc_name(op) or op.name))
+    prog.debug.append((len(prog.records), op_label(op) or op.name))
     if op.name == "tpu.Gather":
         _gather(op, top, prog)
         return

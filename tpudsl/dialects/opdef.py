@@ -184,10 +184,15 @@ def value_name(value: SSAValue) -> str:
     return loc_name(op) if isinstance(op, Operation) else ""
 
 
+def op_label(op: Operation) -> str:
+    """The name users see for an op: its loc name, or for an op whose fused loc names each result,
+    those names (`tv, ti`); '' when it has none."""
+    return loc_name(op) or ", ".join(n for n in map(value_name, op.results) if n)
+
+
 def describe(op: Operation) -> str:
-    """How messages name an op: `'top.Conv' op "conv1"` (the loc name, when it has one; an op whose
-    fused loc names each result: `'top.TopK' op "tv, ti"`)."""
-    name = loc_name(op) or ", ".join(n for n in map(value_name, op.results) if n)
+    """How messages name an op: `'top.Conv' op "conv1"` (`op_label`, when it has one)."""
+    name = op_label(op)
     return f"'{op.name}' op" + (f' "{name}"' if name else "")
 
 

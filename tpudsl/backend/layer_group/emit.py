@@ -26,7 +26,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.codegen import _gaddr, compute_record
 from tpudsl.backend.layer_group.plan import GroupPlan
 from tpudsl.backend.slicing import Tile, dtype_of, whole_tiles
-from tpudsl.dialects.opdef import describe, loc_name
+from tpudsl.dialects.opdef import describe, op_label
 from tpudsl.ir.diagnostics import TpudslError
 
 Record = tuple[Operation, isa.Record]
@@ -79,9 +79,9 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
     current, first = None, len(prog.records)
     for op, record in records:
         if op is not current:
-            prog.debug.append((len(prog.records), loc_name(op) or op.name))
+            prog.debug.append((len(prog.records), op_label(op) or op.name))
             current = op
         prog.records.append(record)
-    prog.groups.append({"id": len(prog.groups), "ops": [loc_name(op) or op.name for op in plan.ops],
+    prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
                         "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first,
                         **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
