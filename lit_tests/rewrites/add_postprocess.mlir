@@ -1,5 +1,7 @@
 // RUN: tpuc-opt %s --add-postprocess="type=yolov5" --mlir-print-debuginfo | filecheck %s
 // RUN: tpuc-opt %s --add-postprocess="type=yolov3" | filecheck %s --check-prefix=V3
+// Three heads are not yolov3_tiny's (TPU-MLIR would give them yolov3's anchors: not modelled).
+// RUN: not tpuc-opt %s --add-postprocess="type=yolov3_tiny" 2>&1 | filecheck %s --check-prefix=TINY
 // An empty type (TPU-MLIR's default) adds nothing.
 // RUN: tpuc-opt %s --add-postprocess | filecheck %s --check-prefix=NONE
 // A second run refuses: the outputs are a detection result by then.
@@ -27,6 +29,9 @@
 
 // V3: module attributes {module.postprocess = "yolov3"}
 // V3: "top.YoloDetection"{{.*}} version = "yolov3"
+
+// TINY: error: add-postprocess: the outputs do not look like YOLO heads: yolov3_tiny takes 2 heads N x C x H x W, the outputs are 'p5' 1x21x2x2, 'p3' 1x21x8x8, 'p4' 1x21x4x4
+// TINY-NOT: YoloDetection
 
 // TWICE: error: add-postprocess: the module has post-processing already (module.postprocess = yolov5)
 func.func @main(%arg0: tensor<1x3x64x64xf32>) -> (tensor<1x21x2x2xf32>, tensor<1x21x8x8xf32>, tensor<1x21x4x4xf32>) {

@@ -24,9 +24,9 @@
 // V8: error: add-postprocess: the outputs do not look like YOLO heads: the heads have batch 2, the input 1
 // V8-NOT: error
 
-// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3, yolov5, yolov8 or yolov11)
-// SEG: error: add-postprocess: type=yolov8_seg is not supported: its mask post-processing is not modelled (supported: type=yolov3, yolov5, yolov8 or yolov11)
-// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5 or type=yolov8 or type=yolov11)
+// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)
+// SEG: error: add-postprocess: type=yolov8_seg is not supported: its mask post-processing is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)
+// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5 or type=yolov3_tiny or type=yolov8 or type=yolov11)
 
 func.func @main(%arg0: tensor<1x10xf32>) -> tensor<1x10xf32> {
   %0 = "top.Input"(%arg0) : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("images")

@@ -245,7 +245,7 @@ SPECS: list[OpSpec] = [
            attrs={"net_input_h": A("i64", REQUIRED), "net_input_w": A("i64", REQUIRED),
                   "nms_threshold": A("f64", REQUIRED), "obj_threshold": A("f64", REQUIRED),
                   "keep_topk": A("i64", REQUIRED), "anchors": A("f64[]", REQUIRED),
-                  "version": A("str", REQUIRED, YOLO_VERSIONS, supported=("yolov3", "yolov5", "yolov8")),
+                  "version": A("str", REQUIRED, YOLO_VERSIONS, supported=("yolov3", "yolov3_tiny", "yolov5", "yolov8")),
                   "class_num": A("i64", 80),
                   # TPU-MLIR's decode takes 3 boxes a cell whatever this says (yolov8 does not read it).
                   "num_boxes": A("i64", 3, supported=(3,)),

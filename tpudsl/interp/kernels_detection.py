@@ -40,7 +40,7 @@ def _decode_head(head: Array, anchors: Array, a: KernelAttrs) -> tuple[Array, ..
         y = ((cy + sy).astype(np.float64) - 0.5) * net_h / h
         bw = (sw * sw).astype(np.float64) * anchors[:, 0]
         bh = (sh * sh).astype(np.float64) * anchors[:, 1]
-    else:  # yolov3: centres and sizes relative to the image
+    else:  # yolov3 and yolov3_tiny: centres and sizes relative to the image
         x = (cx + _sigmoid(fields[..., 0])) / F32(w)
         y = (cy + _sigmoid(fields[..., 1])) / F32(h)
         with np.errstate(over="ignore"):
@@ -76,7 +76,7 @@ def _nms(boxes: Array, cls: Array, threshold: float) -> list[int]:
 
 
 def _anchored_candidates(ins: Inputs, a: KernelAttrs) -> tuple[Array, ...]:
-    """yolov3/yolov5: every box of the three heads (widest first), whether it passes (objectness logit
+    """yolov3/yolov3_tiny/yolov5: every box of the heads (widest first), whether it passes (objectness logit
     and score both above the threshold), its score, class and (x, y, w, h), each [N, boxes]."""
     heads = [ins[i] for i in head_order([x.shape for x in ins])]
     anchors = np.asarray(a["anchors"], np.float64).reshape(len(heads), -1, 2)

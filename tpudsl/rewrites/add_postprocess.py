@@ -24,16 +24,23 @@ from tpudsl.ir.diagnostics import TpudslError, check_option
 PASS = "add-postprocess"
 # TPU-MLIR's defaults, widest grid (stride 8) first: (w, h) of 3 boxes a head.
 YOLOV3_ANCHORS = (10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326)
+# TPU-MLIR's YOLOV3_TINY_ANCHORS: the stride 16 head's triple, then stride 32's.
+YOLOV3_TINY_ANCHORS = (10, 14, 23, 27, 37, 58, 81, 82, 135, 169, 344, 319)
 ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS,  # TPU-MLIR's YOLOV5_ANCHORS_DEFAULT: the same
+           "yolov3_tiny": YOLOV3_TINY_ANCHORS,
            "yolov8": V8_ANCHORS, "yolov11": V8_ANCHORS}  # one decoded head, no anchors
 # The op's version per type: ultralytics' YOLOv11 exports YOLOv8's head.
-VERSION = {"yolov3": "yolov3", "yolov5": "yolov5", "yolov8": "yolov8", "yolov11": "yolov8"}
+VERSION = {"yolov3": "yolov3", "yolov5": "yolov5", "yolov3_tiny": "yolov3_tiny", "yolov8": "yolov8",
+           "yolov11": "yolov8"}
+# The heads an anchored type takes: TPU-MLIR gives yolov3_tiny its own anchors for 2 heads only (3
+# heads get yolov3's, 1 head anchors by stride: neither is modelled).
+HEADS = {"yolov3_tiny": 2}
 KEEP_TOPK = 200
 THRESHOLD = 0.5  # nms_threshold and obj_threshold
 BOXES = 3
 NAME = "yolo_post"
 REFUSED = {
-    "yolov3_tiny": "its 2-head anchors", "yolov4": "its anchors and decode",
+    "yolov4": "its anchors and decode",
     "yolov7": "TPU-MLIR decodes it as yolov3 (its YoloVersionAttr has no yolov7)",
     "yolov8_seg": "its mask post-processing", "yolov11_seg": "its mask post-processing",
     "ssd": "top.DetectionOutput", "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
@@ -51,7 +58,7 @@ class AddPostprocessPass(ModulePass):
     def check_options(self) -> None:
         if self.type in REFUSED:
             raise TpudslError(f"{PASS}: type={self.type} is not supported: {REFUSED[self.type]} is not modelled "
-                              f"(supported: type=yolov3, yolov5, yolov8 or yolov11)")
+                              f"(supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)")
         check_option(PASS, "type", self.type, ("", *ANCHORS), "not a post-processing TPU-MLIR has")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -113,9 +120,11 @@ def _check_net(net, batch: int) -> None:
 
 
 def _classes(heads, shapes, net, version: str) -> int:
-    """The class count of three YOLO heads of the net input `net`; HeadError naming what is not."""
-    if len(heads) != BOXES or any(len(s) != 4 for s in shapes):
-        raise HeadError(f"{version} takes 3 heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")
+    """The class count of the type's YOLO heads (3; yolov3_tiny 2) of the net input `net`; HeadError
+    naming what is not."""
+    count = HEADS.get(version, 3)
+    if len(heads) != count or any(len(s) != 4 for s in shapes):
+        raise HeadError(f"{version} takes {count} heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")
     if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
         raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
     classes = shapes[0][1] // BOXES - BOX_FIELDS
