@@ -292,14 +292,17 @@ def pool_mask(draw):
 
 @st.composite
 def yolo_detection(draw):
-    """BdcYoloDetection: three heads of 1-3 classes and their rows (all logits 0 in the test memory:
-    no box, the (image, -1, ...) rows)."""
+    """BdcYoloDetection: three heads (yolov3_tiny: two, the third's fields 0) of 1-3 classes and their
+    rows (all logits 0 in the test memory: no box, the (image, -1, ...) rows)."""
     n, classes, keep = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    grids = [(draw(dims), draw(dims)) for _ in range(3)]
-    heads = [_somewhere(draw, n * 3 * (5 + classes) * h * w * 4) for h, w in grids]
-    return isa.BdcYoloDetection(*heads, _somewhere(draw, n * keep * 7 * 4), n, *[d for g in grids for d in g],
-                                classes, 64, 64, keep, draw(st.sampled_from(list(isa.YOLO_VERSIONS.values()))), 0.5,
-                                0.5, *[float(a) for a in range(10, 28)])
+    version = draw(st.sampled_from(list(isa.YOLO_VERSIONS)))
+    count = isa.YOLO_VERSION_HEADS[version]
+    grids = [(draw(dims), draw(dims)) for _ in range(count)]
+    heads = [_somewhere(draw, n * 3 * (5 + classes) * h * w * 4) for h, w in grids] + [0] * (3 - count)
+    return isa.BdcYoloDetection(*heads, _somewhere(draw, n * keep * 7 * 4), n,
+                                *[d for g in grids for d in g], *[0, 0] * (3 - count), classes, 64, 64, keep,
+                                isa.YOLO_VERSIONS[version], 0.5, 0.5,
+                                *[float(a) if a < 10 + 6 * count else 0.0 for a in range(10, 28)])
 
 
 @st.composite

@@ -16,7 +16,7 @@ from tests.cli_support import run_main
 from tpudsl.backend.cmodel import arith_detection
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.frontend_support import error_lines, make_model
-from tests.yolo_reference import YOLOV5_ANCHORS, expected_output, yolo_post
+from tests.yolo_reference import YOLOV3_TINY_ANCHORS, YOLOV5_ANCHORS, expected_output, yolo_post
 from tpudsl.dialects import make_context
 from tpudsl.interp import run_module
 from tpudsl.interp.kernel import KernelAttrs
@@ -55,9 +55,13 @@ def heads(seed: int, batch: int = 1, grids=GRIDS, classes: int = 2, scale: float
     return [(rng.normal(size=(batch, 3 * (5 + classes), h, w)) * scale).astype(np.float32) for h, w in grids]
 
 
+def anchors_of(version: str) -> list[int]:
+    return YOLOV3_TINY_ANCHORS if version == "yolov3_tiny" else YOLOV5_ANCHORS
+
+
 def check_against_reference(out: np.ndarray, xs, keep_topk: int, classes: int, version: str, net: int,
                             nms: float = 0.5) -> None:
-    res = yolo_post(xs, YOLOV5_ANCHORS, classes, net, net, 0.5, nms, keep_topk, version)
+    res = yolo_post(xs, anchors_of(version), classes, net, net, 0.5, nms, keep_topk, version)
     want = np.array(expected_output(res, xs[0].shape[0], keep_topk))
     got = out.reshape(-1, 7)
     assert got.shape == want.shape
@@ -95,8 +99,8 @@ def test_the_verifier_names_what_is_wrong(shapes, extra, message):
         run_text(yolo_module(shapes, 4, extra=extra), {})
 
 
-FEATURES = ("suppressed", "below_threshold", "truncated", "yolov3", "batch2")
-GRIDS_32 = ((4, 4), (2, 2), (1, 1))  # a 32x32 input's heads
+FEATURES = ("suppressed", "below_threshold", "truncated", "yolov3", "batch2", "2 heads")
+GRIDS_32 = ((4, 4), (2, 2), (1, 1))  # a 32x32 input's heads (yolov3_tiny: the first two)
 
 
 @st.composite
@@ -105,7 +109,7 @@ def cases(draw, version=None, batch=None, planted=False, keep_topk=None):
     return dict(seed=draw(st.integers(0, 2**32 - 1)), batch=batch or draw(st.sampled_from((1, 2))),
                 classes=draw(st.integers(2 if keep_topk == 1 else 1, 3)),
                 keep_topk=keep_topk or draw(st.integers(1, 12)),
-                version=version or draw(st.sampled_from(("yolov5", "yolov5", "yolov3"))),
+                version=version or draw(st.sampled_from(("yolov5", "yolov5", "yolov3", "yolov3_tiny"))),
                 scale=draw(st.sampled_from((1.0, 2.0, 3.0))), nms=draw(st.sampled_from((0.2, 0.35, 0.5))),
                 planted=planted)
 
@@ -114,18 +118,21 @@ def plant_boxes(xs: list[np.ndarray], classes: int) -> None:
     """In every image: two sure class-0 boxes of neighbouring cells of the 2x2 head whose IoU is 0.76
     (yolov5; 0.99 yolov3), so one of them or an earlier box is suppressed; a box whose objectness
     passes and whose score does not (its class logits -10); with 2 or more classes a sure class-1
-    box in the 1x1 head, so that each image keeps at least 2 boxes."""
+    box in the 1x1 head (2 heads: box 1 of the 2x2 head's first cell), so that each image keeps at
+    least 2 boxes."""
     f = 5 + classes
     for col in (0, 1):
         xs[1][:, :f, 0, col] = [0, 0, 5, 5, 5, 5, *[-5] * (classes - 1)]
     xs[0][:, 2 * f + 4, 3, 3], xs[0][:, 2 * f + 5:3 * f, 3, 3] = 5, -10
     if classes > 1:
-        xs[2][:, :f, 0, 0] = [0, 0, 0, 0, 5, -5, 5, *[-5] * (classes - 2)]
+        head, box = (xs[2], 0) if len(xs) > 2 else (xs[1], 1)
+        head[:, box * f:(box + 1) * f, 0, 0] = [0, 0, 0, 0, 5, -5, 5, *[-5] * (classes - 2)]
 
 
 # Forced runs (docs/testing.md, "floors by construction"): each case in every example of its run.
 FORCED = [(cases(planted=True), ("suppressed", "below_threshold")), (cases(version="yolov3"), ("yolov3",)),
-          (cases(batch=2), ("batch2",)), (cases(planted=True, keep_topk=1), ("truncated",))]
+          (cases(batch=2), ("batch2",)), (cases(planted=True, keep_topk=1), ("truncated",)),
+          (cases(version="yolov3_tiny"), ("2 heads",))]
 EXAMPLES, EACH = 50, 6
 
 
@@ -133,26 +140,28 @@ def test_random_heads_match_the_reference():
     tally = FeatureTally(FEATURES)
 
     def check(case, forced):
-        xs = heads(case["seed"], case["batch"], GRIDS_32, case["classes"], case["scale"])
+        grids = GRIDS_32[:2] if case["version"] == "yolov3_tiny" else GRIDS_32
+        xs = heads(case["seed"], case["batch"], grids, case["classes"], case["scale"])
         if case["planted"]:
             plant_boxes(xs, case["classes"])
-        res = yolo_post(xs, YOLOV5_ANCHORS, case["classes"], 32, 32, 0.5, case["nms"], case["keep_topk"],
-                        case["version"])
+        anchors = anchors_of(case["version"])
+        res = yolo_post(xs, anchors, case["classes"], 32, 32, 0.5, case["nms"], case["keep_topk"], case["version"])
         assume(res.margin > 1e-4)  # no decision float32 rounding could flip
-        attrs = KernelAttrs({"anchors": [float(a) for a in YOLOV5_ANCHORS], "class_num": case["classes"],
+        attrs = KernelAttrs({"anchors": [float(a) for a in anchors], "class_num": case["classes"],
                              "keep_topk": case["keep_topk"], "net_input_h": 32, "net_input_w": 32,
                              "nms_threshold": case["nms"], "obj_threshold": 0.5, "version": case["version"]},
                             out_shapes=[(1, 1, case["batch"] * case["keep_topk"], 7)])
         out = KERNELS["top.YoloDetection"].run(xs, attrs)
         check_against_reference(out, xs, case["keep_topk"], case["classes"], case["version"], 32, case["nms"])
         # The cmodel's record arithmetic, written separately, gives the kernel's rows bit for bit.
-        cmodel = arith_detection.yolo_detection(xs, np.array(YOLOV5_ANCHORS, float).reshape(3, 3, 2),
+        cmodel = arith_detection.yolo_detection(xs, np.array(anchors, float).reshape(len(xs), 3, 2),
                                                 case["version"], 32, 32, case["classes"], 0.5, case["nms"],
                                                 case["keep_topk"])
         np.testing.assert_array_equal(cmodel, out.reshape(-1, 7))
         seen = {name for name, happened in (
             ("suppressed", res.suppressed), ("below_threshold", res.below_threshold), ("truncated", res.truncated),
-            ("yolov3", case["version"] == "yolov3"), ("batch2", case["batch"] == 2)) if happened}
+            ("yolov3", case["version"] == "yolov3"), ("batch2", case["batch"] == 2), ("2 heads", len(xs) == 2))
+            if happened}
         assert seen.issuperset(forced), f"a forced example without {set(forced) - seen}: {case}"
         tally.record(seen)
 
@@ -160,17 +169,21 @@ def test_random_heads_match_the_reference():
     tally.assert_each_in(EACH / EXAMPLES)
 
 
-def yolo_onnx(tmp_path, seed: int) -> dict[str, np.ndarray]:
-    """A tiny YOLO: three Conv heads of a 64x64 image (kernel = stride = 8, 16, 32; 21 channels:
-    3 boxes x (5 + 2 classes)), returned narrowest first; the test input is saved as in.npz."""
+YOLO_HEADS = (("p5", 32), ("p3", 8), ("p4", 16))
+
+
+def yolo_onnx(tmp_path, seed: int, outputs=YOLO_HEADS) -> dict[str, np.ndarray]:
+    """A tiny YOLO: Conv heads of a 64x64 image (`outputs`, name and kernel = stride: 8, 16, 32; 21
+    channels: 3 boxes x (5 + 2 classes)), narrowest first; the test input is saved as in.npz."""
     rng = np.random.default_rng(seed)
     nodes, init = [], {}
-    for name, k in (("p5", 32), ("p3", 8), ("p4", 16)):
+    for name, k in outputs:
         init[f"{name}_w"] = (rng.normal(size=(21, 3, k, k)) * 0.2 / k).astype(np.float32)
         init[f"{name}_b"] = (rng.normal(size=21) * 1.5).astype(np.float32)
         nodes.append(onnx_helper.make_node("Conv", ["images", f"{name}_w", f"{name}_b"], [name],
                                            kernel_shape=[k, k], strides=[k, k]))
-    onnx.save(make_model(nodes, {"images": [1, 3, 64, 64]}, ["p5", "p3", "p4"], init), tmp_path / "yolo.onnx")
+    onnx.save(make_model(nodes, {"images": [1, 3, 64, 64]}, [name for name, _ in outputs], init),
+              tmp_path / "yolo.onnx")
     image = rng.uniform(0, 1, size=(1, 3, 64, 64)).astype(np.float32)
     np.savez(tmp_path / "in.npz", images=image)
     return {"images": image}
@@ -251,3 +264,33 @@ def test_model_deploy_f16_keeps_the_detection_in_f32_and_the_bmodel_is_bit_exact
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "bm.npz")["yolo_post"], tpu)
     assert (tpu.reshape(-1, 7)[:, 2] > 0).sum() >= 1
+
+
+def test_yolov3_tiny_two_heads_through_model_transform_and_model_deploy(tmp_path):
+    """yolov3_tiny: a 2-head model (stride 32 returned first); Top's rows against the reference fed
+    onnxruntime's heads (widest first, the tiny anchors); the bmodel's rows (record 96 with two
+    heads) within 1e-5 of the Tpu interpreter's."""
+    yolo_onnx(tmp_path, seed=7, outputs=(("p5", 32), ("p4", 16)))
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", "yolov3_tiny", "--test_input", "in.npz", "--test_result", "top.npz",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "2 compared" in r.stdout, r.stdout
+    ref = np.load(tmp_path / "yolo_ref_outputs.npz")
+    res = yolo_post([ref["p5"], ref["p4"]], YOLOV3_TINY_ANCHORS, 2, 64, 64, 0.5, 0.5, 200, "yolov3_tiny")
+    assert res.suppressed >= 1 and res.below_threshold >= 1 and res.margin > 1e-4  # the cases this model is for
+    top = np.load(tmp_path / "top.npz")["yolo_post"].reshape(-1, 7)
+    want = np.array(expected_output(res, 1, 200))
+    np.testing.assert_array_equal(top[:, :2], want[:, :2])
+    np.testing.assert_allclose(top[:, 2:], want[:, 2:], rtol=1e-4, atol=1e-4)
+    r = run_main("model_deploy", "--mlir", "yolo.mlir", "--quantize", "F32", "--processor", "bm1684x",
+                 "--model", "yolo.bmodel", "--test_input", "yolo_in_f32.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    tpu = np.load(tmp_path / "yolo_bm1684x_f32_tpu_outputs.npz")["yolo_post"].reshape(-1, 7)
+    r = run_main("model_runner", "--input", "yolo_in_f32.npz", "--model", "yolo.bmodel", "--output", "bm.npz",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    bm = np.load(tmp_path / "bm.npz")["yolo_post"].reshape(-1, 7)
+    np.testing.assert_array_equal(bm[:, :2], tpu[:, :2])
+    np.testing.assert_allclose(bm[:, 2:], tpu[:, 2:], rtol=1e-5)
+    assert (tpu[:, 2] > 0).sum() >= 2

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass, field
 
 YOLOV5_ANCHORS = [10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326]
+# yolov3-tiny.cfg's six anchors (darknet), the stride 16 head's three first: TPU-MLIR's 2-head defaults.
+YOLOV3_TINY_ANCHORS = [10, 14, 23, 27, 37, 58, 81, 82, 135, 169, 344, 319]
 
 
 def sigmoid(v: float) -> float:
@@ -43,7 +45,10 @@ def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 def yolo_post(heads, anchors, classes: int, net_h: int, net_w: int, obj_threshold: float, nms_threshold: float,
               keep_topk: int, version: str = "yolov5") -> Result:
     """Rows (image, class, score, x, y, w, h) of every image's kept boxes; heads are nested
-    lists or arrays [N][3 * (5 + classes)][H][W]."""
+    lists or arrays [N][3 * (5 + classes)][H][W], any number of them (yolov3_tiny: 2), read widest
+    first, head k's box b taking anchor pair 3 k + b."""
+    if version not in ("yolov5", "yolov3", "yolov3_tiny"):
+        raise ValueError(f"version {version}")
     res = Result(rows=[])
     by_width = sorted(range(len(heads)), key=lambda i: -len(heads[i][0][0][0]))
     logit_threshold = -math.log(1 / obj_threshold - 1)
@@ -70,7 +75,7 @@ def yolo_post(heads, anchors, classes: int, net_h: int, net_w: int, obj_threshol
                             x = (cx + 2 * sigmoid(f[0]) - 0.5) * net_w / cols
                             y = (cy + 2 * sigmoid(f[1]) - 0.5) * net_h / rows
                             w, h = (2 * sigmoid(f[2])) ** 2 * aw, (2 * sigmoid(f[3])) ** 2 * ah
-                        else:
+                        else:  # yolov3, yolov3_tiny
                             x, y = (cx + sigmoid(f[0])) / cols, (cy + sigmoid(f[1])) / rows
                             w, h = math.exp(f[2]) * aw / net_w, math.exp(f[3]) * ah / net_h
                         boxes.append((score, best, x, y, w, h))

@@ -1,5 +1,6 @@
 """Codegen of tpu.YoloDetection (slicing.SELF_EMITTED: layer-group does not slice it): one
-BdcYoloDetection record over its three f32 heads in global memory, widest first (the op's order),
+BdcYoloDetection record over its three f32 heads (yolov3_tiny: two, the third's fields 0) in global
+memory, widest first (the op's order),
 or for version yolov8 one BdcYolov8Detection over its one decoded head."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from tpudsl.ir.diagnostics import TpudslError
 
 def check_yolo_detection(op: Operation) -> list[int]:
     """The heads' operand indices widest first; what the record does not model is an error naming it."""
-    heads = 1 if attrs_of(op)["version"] == "yolov8" else isa.YOLO_HEADS
+    version = attrs_of(op)["version"]
+    heads = 1 if version == "yolov8" else isa.YOLO_VERSION_HEADS[version]
     if len(op.operands) != heads:
         raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled ({heads})")
     kinds = {dtype_of(v) for v in [*op.operands, op.results[0]]}
@@ -37,8 +39,9 @@ def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
             a["keep_topk"], a["nms_threshold"], a["obj_threshold"]))
         return
     heads = [op.operands[i] for i in order]
-    grids = [d for v in heads for d in shape_of(v)[2:]]
+    absent = isa.YOLO_HEADS - len(heads)  # yolov3_tiny: the third head's fields and anchors are 0
+    grids = [d for v in heads for d in shape_of(v)[2:]] + [0, 0] * absent
     prog.records.append(isa.BdcYoloDetection(
-        *(address_of(v) for v in heads), address_of(op.results[0]), shape_of(heads[0])[0], *grids,  # type: ignore[arg-type]
-        a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
-        a["nms_threshold"], a["obj_threshold"], *a["anchors"]))
+        *(address_of(v) for v in heads), *[0] * absent, address_of(op.results[0]), shape_of(heads[0])[0],  # type: ignore[arg-type]
+        *grids, a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
+        a["nms_threshold"], a["obj_threshold"], *a["anchors"], *[0.0] * (6 * absent)))

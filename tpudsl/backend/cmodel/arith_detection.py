@@ -34,7 +34,7 @@ def _boxes(head: np.ndarray, anchors: np.ndarray, version: str, net_h: int, net_
         y = ((row + two[1]).astype(np.float64) - 0.5) * net_h / gh
         w = (two[2] * two[2]).astype(np.float64) * aw
         h = (two[3] * two[3]).astype(np.float64) * ah
-    else:
+    else:  # yolov3 and yolov3_tiny
         x = (col + _logistic(t[:, 0])) / F32(gw)
         y = (row + _logistic(t[:, 1])) / F32(gh)
         with np.errstate(over="ignore"):

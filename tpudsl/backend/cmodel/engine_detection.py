@@ -1,5 +1,5 @@
 """The cmodel's handlers of BdcYoloDetection (opcode 96) and BdcYolov8Detection (97), merged into
-engine.HANDLERS: the heads read whole from global memory, the rows (arith_detection.py) written whole."""
+engine.HANDLERS: the heads (yolov3_tiny's two) read whole from global memory, the rows (arith_detection.py) written whole."""
 
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     if r.version not in versions:
         raise Fault(f"unknown yolo version code {r.version}")
     _check_detection(r)
-    heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
-             for at, s in zip((r.src, r.src1, r.src2), _head_shapes(r), strict=True)]
+    count = isa.YOLO_VERSION_HEADS[versions[r.version]]
     anchors = np.array([getattr(r, f"anchor{i}") for i in range(18)]).reshape(3, 3, 2)
-    rows = arith_detection.yolo_detection(heads, anchors, versions[r.version], r.net_h, r.net_w, r.classes, r.obj,
-                                          r.nms, r.keep_topk)
+    if count < 3 and (r.src2, r.fh2, r.fw2) != (0, 0, 0) or anchors[count:].any():
+        raise Fault(f"{versions[r.version]} reads {count} heads: the third head's fields and anchors must be 0")
+    heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
+             for at, s in zip((r.src, r.src1, r.src2)[:count], _head_shapes(r)[:count], strict=True)]
+    rows = arith_detection.yolo_detection(heads, anchors[:count], versions[r.version], r.net_h, r.net_w, r.classes,
+                                          r.obj, r.nms, r.keep_topk)
     m.write_global(r.dst, (1,), rows.reshape(-1))
 
 
