@@ -29,7 +29,7 @@ func.func @main(%a: tensor<1x21x8x8xf32>, %b: tensor<1x21x4x4xf32>, %c: tensor<1
 }
 
 // -----
-// CHECK: yolo_detection.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.YoloDetection' op "yolo_post" attribute 'version' = "yolov4" is not supported (supported: "yolov3", "yolov5", "yolov8")
+// CHECK: yolo_detection.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.YoloDetection' op "yolo_post" attribute 'version' = "yolov4" is not supported (supported: "yolov3", "yolov3_tiny", "yolov5", "yolov8")
 func.func @main(%a: tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> {
   %0 = "top.YoloDetection"(%a) {anchors = [0.000000e+00], class_num = 3 : i64, keep_topk = 10 : i64, net_input_h = 64 : i64, net_input_w = 64 : i64, nms_threshold = 5.000000e-01 : f64, obj_threshold = 5.000000e-01 : f64, version = "yolov4"} : (tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> loc("yolo_post")
   func.return %0 : tensor<1x1x10x7xf32>

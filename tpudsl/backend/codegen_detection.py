@@ -41,7 +41,8 @@ def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
     heads = [op.operands[i] for i in order]
     absent = isa.YOLO_HEADS - len(heads)  # yolov3_tiny: the third head's fields and anchors are 0
     grids = [d for v in heads for d in shape_of(v)[2:]] + [0, 0] * absent
+    srcs = [address_of(v) for v in heads] + [0] * absent
     prog.records.append(isa.BdcYoloDetection(
-        *(address_of(v) for v in heads), *[0] * absent, address_of(op.results[0]), shape_of(heads[0])[0],  # type: ignore[arg-type]
-        *grids, a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
+        *srcs, address_of(op.results[0]), shape_of(heads[0])[0], *grids,  # type: ignore[arg-type]
+        a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
         a["nms_threshold"], a["obj_threshold"], *a["anchors"], *[0.0] * (6 * absent)))

@@ -159,7 +159,7 @@ def _index_record(r, chip: Chip):
             _bytes_at(r.dst, dst))
 
 def _yolo_detection(r: isa.BdcYoloDetection, chip: Chip):
-    """The three heads (whole, f32); the whole result, n keep_topk rows of 7 f32."""
+    """The heads (whole, f32; yolov3_tiny's third is 0 x 0: no bytes); the whole result, n keep_topk rows of 7 f32."""
     c = 3 * (5 + r.classes)
     heads = ((r.src, r.fh0, r.fw0), (r.src1, r.fh1, r.fw1), (r.src2, r.fh2, r.fw2))
     return (sum((_bytes_at(at, r.n * c * h * w * 4) for at, h, w in heads), ()),

@@ -111,8 +111,8 @@ def _parser() -> CliArgumentParser:
                    help="convert only: no validation run, no input/Top/reference npz files (--test_input is still checked)")
     p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
     p.add_argument("--add_postprocess", default="",
-                   help="yolov5 or yolov3 (three head outputs), yolov8 or yolov11 (one decoded output): append YOLO "
-                        "detection (top.YoloDetection)")
+                   help="yolov5 or yolov3 (three head outputs), yolov3_tiny (two), yolov8 or yolov11 (one decoded "
+                        "output): append YOLO detection (top.YoloDetection)")
     add_threads_option(p)
     add_checked_flags(p, CHECKED)
     return p

@@ -65,7 +65,7 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 # Operands that stay f32 in every float mode: (Tpu op, operand index). Conv2D and MatMul biases
 # (the chip accumulates in f32), and indices held in float tensors: f16 is exact to 2048, bf16 to
 # 256 only, so an index in the mode's type would silently pick another element.
-# YoloDetection is F32 in every mode, as TPU-MLIR lowers it (its three heads: --add-postprocess's);
+# YoloDetection is F32 in every mode, as TPU-MLIR lowers it (its two or three heads: --add-postprocess's);
 # so are LSTM and GRU (their record computes in f32: docs/lowering.md), every operand and result.
 # GridSampler is F32 in every mode: its record (BdcGridSample) models f32 only (TPU-MLIR also has
 # an F16 form; its grid coordinates in f16 would move points by up to 1/2048 of the input).
