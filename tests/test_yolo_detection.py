@@ -13,10 +13,14 @@ from hypothesis import strategies as st
 from onnx import helper as onnx_helper
 
 from tests.cli_support import run_main
-from tpudsl.backend.cmodel import arith_detection
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.frontend_support import error_lines, make_model
 from tests.yolo_reference import YOLOV3_TINY_ANCHORS, YOLOV5_ANCHORS, expected_output, yolo_post
+from tpudsl.backend import isa
+from tpudsl.backend.chips import CHIPS
+from tpudsl.backend.cmodel import arith_detection
+from tpudsl.backend.cmodel.engine import HANDLERS
+from tpudsl.backend.cmodel.memory import Fault, Memory
 from tpudsl.dialects import make_context
 from tpudsl.interp import run_module
 from tpudsl.interp.kernel import KernelAttrs
@@ -294,3 +298,15 @@ def test_yolov3_tiny_two_heads_through_model_transform_and_model_deploy(tmp_path
     np.testing.assert_array_equal(bm[:, :2], tpu[:, :2])
     np.testing.assert_allclose(bm[:, 2:], tpu[:, 2:], rtol=1e-5)
     assert (tpu[:, 2] > 0).sum() >= 2
+
+
+@pytest.mark.parametrize(("third", "anchor12"), [((0, 1, 1), 0.0), ((0, 0, 0), 81.0)])
+def test_a_yolov3_tiny_record_with_a_third_head_is_a_fault(third, anchor12):
+    """Record 96's yolov3_tiny code reads two heads: a third head's fields or anchors that are not 0
+    (what the code would leave unread) are a fault, not a silent two-head answer."""
+    chip = CHIPS["tiny"]
+    at = chip.gmem_start
+    r = isa.BdcYoloDetection(at, at, third[0], at, 1, 1, 1, 1, 1, *third[1:], 2, 32, 32, 1,
+                             isa.YOLO_VERSIONS["yolov3_tiny"], 0.5, 0.5, *[10.0] * 12, anchor12, *[0.0] * 5)
+    with pytest.raises(Fault, match="yolov3_tiny reads 2 heads: the third head's fields and anchors must be 0"):
+        HANDLERS[isa.BdcYoloDetection](Memory(chip, 4096), r)
