@@ -25,7 +25,7 @@
 // SAME: y {{.*}} {{EQUAL|CLOSE|SIMILAR}}
 // SAME: mask {{.*}} EQUAL
 // SAME: npz compare PASSED.
-// SVG-DAG: tpu.MaxPoolWithMask: instruction {{[0-9]+}} BdcPoolMask
+// SVG-DAG: pool, mask: instruction {{[0-9]+}} BdcPoolMask
 // SVG-DAG: lrn: instruction {{[0-9]+}} BdcLRN
 // SVG-DAG: ge: instruction {{[0-9]+}} GdmaGatherElements
 // SVG-DAG: snd: instruction {{[0-9]+}} GdmaScatterND
