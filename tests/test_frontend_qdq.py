@@ -116,19 +116,21 @@ def test_imported_ranges_are_the_qdq_scales(deployed):
 
 
 def _float_reference(qdq: onnx.ModelProto) -> onnx.ModelProto:
-    """The QDQ model with each activation QuantizeLinear replaced by the clamp below its storage
-    range (Max with (qmin - zp) * scale: onnxruntime relies on a uint8 zero point 0 to do a removed
-    Relu's work) and its DequantizeLinear by an Identity; the weights still dequantized by DQ nodes."""
+    """The QDQ model with each activation QuantizeLinear replaced by the clamp to its storage range
+    (Clip to (qmin - zp) * scale, (qmax - zp) * scale: what DQ(Q(x)) does but the rounding) and its
+    DequantizeLinear by an Identity; the weights still dequantized by DQ nodes."""
     model = onnx.ModelProto.FromString(qdq.SerializeToString())
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     nodes = []
     for n in model.graph.node:
         if n.op_type == "QuantizeLinear":
-            zp = inits[n.input[2]]
-            low = np.float32((np.iinfo(zp.dtype).min - int(zp)) * float(inits[n.input[1]]))
-            floor = numpy_helper.from_array(np.array(max(low, np.float32(-3e38)), np.float32), n.output[0] + "_low")
-            model.graph.initializer.append(floor)
-            nodes.append(helper.make_node("Max", [n.input[0], floor.name], [n.output[0]]))
+            zp, scale = inits[n.input[2]], float(inits[n.input[1]])
+            bounds = []
+            for end, q in (("_low", np.iinfo(zp.dtype).min), ("_high", np.iinfo(zp.dtype).max)):
+                bound = numpy_helper.from_array(np.array((q - int(zp)) * scale, np.float32), n.output[0] + end)
+                model.graph.initializer.append(bound)
+                bounds.append(bound.name)
+            nodes.append(helper.make_node("Clip", [n.input[0], *bounds], [n.output[0]]))
         elif n.op_type == "DequantizeLinear" and n.input[0] not in inits:
             nodes.append(helper.make_node("Identity", [n.input[0]], [n.output[0]]))
         else:

@@ -260,7 +260,7 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
         inferred = _infer(model, nodes, consts, inputs, outputs)
         if len(nodes) == before:
             break
-    nodes, qdq_ranges = strip_activation_pairs(nodes, consts, outputs)
+    nodes, qdq_ranges = strip_activation_pairs(nodes, consts, outputs, opset)
     shapes, dtypes = _known_shapes(inferred)
     for name, value in consts.items():
         shapes[name] = tuple(value.shape)

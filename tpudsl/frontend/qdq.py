@@ -10,9 +10,9 @@ and DequantizeLinear become calibrated ranges, never ops (docs/quantization.md, 
 * A DequantizeLinear of a constant (a weight or a bias) is then folded by the constant folding to
   float32 weights, (q - zp) * scale, as onnx.reference computes it.
 * `strip_activation_pairs` runs after folding: each QuantizeLinear -> DequantizeLinear pair of an
-  activation x becomes `Identity(x)` (the float graph runs unrounded), or `Relu(x)` when its range
-  starts at 0 (uint8 with zero point 0 clamps there: onnxruntime removes the Relu before such a Q,
-  leaving the clamp to it), and x and the DQ output get
+  activation x becomes `Clip(x, (qmin - zp) s, (qmax - zp) s)`, the clamp DQ(Q(x)) applies (the
+  float graph runs unrounded but never unclamped: onnxruntime's quantizer deletes a Relu or a Clip
+  whose range the Q covers, leaving the clamp to it), and x and the DQ output get
   the range the scale s and zero point zp give: [-127 s, 127 s] for int8 with zp 0 (a symmetric
   threshold of 127 s: the INT8 lowering's scale th / 127 is s), else [(qmin - zp) s, (qmax - zp) s]
   over the storage range (uint8 [0, 255], int8 [-128, 127]), which the asymmetric lowering's
@@ -154,14 +154,33 @@ def qdq_range(scale: float, zero_point: int, storage: int) -> tuple[float, float
     """The calibrated range a Q/DQ pair stands for (the module docstring's rule)."""
     if storage == TensorProto.INT8 and zero_point == 0:
         return -SYMMETRIC_QMAX * scale, SYMMETRIC_QMAX * scale
+    return qdq_clamp(scale, zero_point, storage)
+
+
+def qdq_clamp(scale: float, zero_point: int, storage: int) -> tuple[float, float]:
+    """The bounds DQ(Q(x)) clamps x to: the storage range's ends dequantized (int8 zp 0: -128 s, 127 s)."""
     qmin, qmax = STORAGE_RANGES[storage]
     return (qmin - zero_point) * scale, (qmax - zero_point) * scale
 
 
-def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray], outputs: Sequence[str]
-                           ) -> tuple[list[onnx.NodeProto], dict[str, tuple[float, float]]]:
-    """Each activation Q -> DQ pair as an Identity, and the ranges of the tensors they named (after
-    folding); a Q result that is a graph output or read by another op than a DQ is refused."""
+def _clamp_node(dq: onnx.NodeProto, x: str, bounds: tuple[float, float], consts: dict[str, np.ndarray],
+                opset: int) -> onnx.NodeProto:
+    """Clip(x, lo, hi) computing the DQ's output (its name kept: the tensor DQ(Q(x)) is the clamped
+    x); from opset 11 the bounds are constants named after the DQ output (added to `consts`)."""
+    out = dq.output[0]
+    if opset < 11:
+        return helper.make_node("Clip", [x], [out], name=dq.name, min=bounds[0], max=bounds[1])
+    names = [f"{out}_qdq_min", f"{out}_qdq_max"]
+    for name, bound in zip(names, bounds, strict=True):
+        consts[name] = np.array(bound, np.float32)
+    return helper.make_node("Clip", [x, *names], [out], name=dq.name)
+
+
+def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray], outputs: Sequence[str],
+                           opset: int) -> tuple[list[onnx.NodeProto], dict[str, tuple[float, float]]]:
+    """Each activation Q -> DQ pair as the Clip it means (`qdq_clamp`), and the ranges of the tensors
+    they named (after folding); a Q result that is a graph output or read by another op than a DQ is
+    refused."""
     quantize = {n.output[0]: n for n in nodes if _is_qdq(n, "QuantizeLinear")}
     ranges: dict[str, tuple[float, float]] = {}
     paired: set[str] = set()
@@ -187,9 +206,7 @@ def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.nda
             if ranges.setdefault(name, lo_hi) != lo_hi:
                 raise _refuse(node, f"tensor '{name}' quantized with two different scales")
         paired.add(q.output[0])
-        # A range from 0 clamps: onnxruntime drops a Relu before such a Q (uint8, zero point 0)
-        kind = "Relu" if lo_hi[0] == 0 else "Identity"
-        kept.append(helper.make_node(kind, [q.input[0]], [node.output[0]], name=node.name))
+        kept.append(_clamp_node(node, q.input[0], qdq_clamp(scale, zero_point, storage), consts, opset))  # type: ignore[arg-type]
     used = {i for n in nodes if not _is_qdq(n, "DequantizeLinear") for i in n.input} | set(outputs)
     for out, q in quantize.items():
         if out not in paired or out in used:
@@ -198,13 +215,16 @@ def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.nda
 
 
 def float_graph(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its activation Q/DQ pairs as Identities (weights still dequantized): what the
+    """The model with its activation Q/DQ pairs as Clips (weights still dequantized): what the
     Top module computes, model_transform's onnxruntime reference for a QDQ model."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
     consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    nodes, _ = strip_activation_pairs(list(model.graph.node), consts, [o.name for o in model.graph.output])
+    opset = next(o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS)
+    nodes, _ = strip_activation_pairs(list(model.graph.node), consts, [o.name for o in model.graph.output], opset)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
+    known = {t.name for t in model.graph.initializer}
+    model.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in consts.items() if k not in known)
     return model
 
 
