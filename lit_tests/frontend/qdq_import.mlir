@@ -10,12 +10,18 @@
 // int8 with zero point 0: [-127 s, 127 s] (s = 0.01); int8 with zero point 3: [(-128 - 3) s, (127 - 3) s] (s = 0.5)
 // OK: module.state = "TOP_CALIBRATED"
 // OK: "top.Input"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x!quant.calibrated<f32<-1.2699999716132879:1.2699999716132879>>> loc(#[[X:loc[0-9]+]])
+// Each pair is the clamp DQ(Q(.)) applies, [(qmin - zp) s, (qmax - zp) s], named as the DQ's output
+// (int8 zp 0: [-128 s, 127 s], wider below than the symmetric range; zp 3: the range itself).
+// OK-NEXT: "top.Clip"(%1) {max = 1.2699999809265137 : f64, min = -1.2799999713897705 : f64} {{.*}} loc(#[[XD:loc[0-9]+]])
 // OK-NEXT: "top.Weight"() : () -> tensor<2x2x3x3xf32>
 // OK-NEXT: "top.Conv"
 // OK-SAME: -> tensor<1x2x2x2x!quant.calibrated<f32<-6.550000e+01:6.200000e+01>>> loc(#[[Y:loc[0-9]+]])
+// OK-NEXT: "top.Clip"(%4) {max = 6.200000e+01 : f64, min = -6.550000e+01 : f64} {{.*}} loc(#[[OUT:loc[0-9]+]])
 // OK-NOT: Linear
 // OK: #[[X]] = loc("x")
+// OK: #[[XD]] = loc("xd")
 // OK: #[[Y]] = loc("y")
+// OK: #[[OUT]] = loc("out")
 
 // RUN: python %S/Inputs/make_qdq.py block %t/block.onnx
 // RUN: not model_transform --model_name bad --model_def %t/block.onnx --mlir %t/block.mlir 2>&1 | filecheck %s --check-prefix=BLOCK
