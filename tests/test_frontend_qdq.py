@@ -166,3 +166,43 @@ def test_int8_weights_are_onnxruntimes(deployed):
     got = sorted(tpu.weight_of(op.operands[1].owner).tobytes() for op in tpu.main_func().walk()
                  if op.name in ("tpu.Conv2D", "tpu.MatMul"))
     assert got == want
+
+
+def _relu6_net() -> onnx.ModelProto:
+    """input -> Conv -> Clip(0, 6) -> output: a ReLU6 that onnxruntime's QDQ quantizer deletes."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array((rng.standard_normal((4, 3, 3, 3)) * 3).astype(np.float32), "w")
+    b = numpy_helper.from_array(np.full(4, 2, np.float32), "b")
+    bounds = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("lo", 0), ("hi", 6))]
+    nodes = [helper.make_node("Conv", ["input", "w", "b"], ["c"], pads=[1] * 4),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["output"])]
+    graph = helper.make_graph(nodes, "relu6", [helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE)],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [w, b, *bounds])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_deleted_relu6_keeps_its_upper_clamp(tmp_path):
+    """onnxruntime's quantize_static (uint8 activations) deletes the ReLU6 and leaves its clamp to
+    the Q after it, whose range is [0, 255 s] = [0, 6]: the QDQ model's output is DQ(Q(conv)). The
+    Top module must clamp there too. References: onnxruntime on `_float_reference` (the pairs as
+    clamps to their storage range, written here: equal within float32 rounding), and on the QDQ
+    model as written (ORT_DISABLE_ALL): it never exceeds its ceiling 255 s, nor may the Top module.
+    Before (the pair a Relu, no upper bound) the Top module gave conv's values above 6 here: 5.6
+    above the QDQ model's ceiling, on 35 of the 256 outputs."""
+    onnx.save(_relu6_net(), tmp_path / "f.onnx")
+    quantize_static(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), _Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                    calibrate_method=CalibrationMethod.MinMax, extra_options={"WeightSymmetric": True})
+    qdq = onnx.load(tmp_path / "q.onnx")
+    assert "Clip" not in {n.op_type for n in qdq.graph.node}  # the quantizer deleted the ReLU6
+    assert model_transform.run(["--model_name", "q", "--model_def", str(tmp_path / "q.onnx"),
+                                "--mlir", str(tmp_path / "q.mlir")]) == 0
+    top = load_module(tmp_path / "q.mlir")
+    qdq_session, float_session = _sessions(qdq)
+    feed = {"input": np.random.default_rng(5).random(SHAPE, dtype=np.float32)}  # within the input's range
+    ours, want, as_written = run(top, feed)["output"], float_session.run(None, feed)[0], qdq_session.run(None, feed)[0]
+    ceiling = as_written.max()
+    assert (want >= ceiling - 1e-6).mean() > 0.1  # the upper clamp binds on a tenth of the outputs or more
+    np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
+    assert ours.max() <= ceiling + 1e-6
