@@ -206,7 +206,8 @@ def strip_activation_pairs(nodes: list[onnx.NodeProto], consts: dict[str, np.nda
             if ranges.setdefault(name, lo_hi) != lo_hi:
                 raise _refuse(node, f"tensor '{name}' quantized with two different scales")
         paired.add(q.output[0])
-        kept.append(_clamp_node(node, q.input[0], qdq_clamp(scale, zero_point, storage), consts, opset))  # type: ignore[arg-type]
+        bounds = qdq_clamp(scale, zero_point, storage)  # type: ignore[arg-type]
+        kept.append(_clamp_node(node, q.input[0], bounds, consts, opset))
     used = {i for n in nodes if not _is_qdq(n, "DequantizeLinear") for i in n.input} | set(outputs)
     for out, q in quantize.items():
         if out not in paired or out in used:
