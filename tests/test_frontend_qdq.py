@@ -208,3 +208,21 @@ def test_deleted_relu6_keeps_its_upper_clamp(tmp_path):
     assert (want >= ceiling - 1e-6).mean() > 0.1  # the upper clamp binds on a tenth of the outputs or more
     np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
     assert ours.max() <= ceiling + 1e-6
+
+
+@pytest.mark.parametrize("opset", [10, 13])
+def test_pair_is_the_clamp_to_its_storage_range(opset, tmp_path):
+    """x -> Q -> DQ -> out, int8 with zero point 0 (s = 0.01): out is x clamped to [-128 s, 127 s]
+    (the formula here, not the import's); opset 10's Clip takes its bounds as attributes, 11 on as inputs."""
+    s = np.float32(0.01)
+    inits = [numpy_helper.from_array(np.array(s), "s"), numpy_helper.from_array(np.array(0, np.int8), "zp")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["out"])]
+    graph = helper.make_graph(nodes, "pair", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 8])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), tmp_path / "p.onnx")
+    assert model_transform.run(["--model_name", "p", "--model_def", str(tmp_path / "p.onnx"),
+                                "--mlir", str(tmp_path / "p.mlir")]) == 0
+    x = np.linspace(-3, 3, 16, dtype=np.float32).reshape(2, 8)
+    got = run(load_module(tmp_path / "p.mlir"), {"x": x})["out"]
+    np.testing.assert_array_equal(got, np.clip(x, np.float32(-128 * s), np.float32(127 * s)))
