@@ -38,7 +38,7 @@ def _at(values, i: int) -> int:
 
 
 def emit_recurrent(op: Operation, chip: Chip, prog: Program) -> None:
-    check_recurrent(op)
+    """Record 99 for a checked op (emit_self runs check_recurrent first)."""
     a = attrs_of(op)
     x = shape_of(op.operands[0])
     seq, batch = (x[1], x[0]) if a["batch_first"] else (x[0], x[1])

@@ -79,12 +79,11 @@ def cycles(r: isa.Record, chip: Chip) -> int:
     elif isinstance(r, isa.BdcPoolMask):  # the max and the index of its first occurrence: two passes
         work = 2 * rounds(r.oc) * r.on * r.oh * r.ow * r.kh * r.kw / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcYoloDetection):  # every head element read once; NMS unknown before run time
-        c = 3 * (5 + r.classes)
-        work = r.n * c * (r.fh0 * r.fw0 + r.fh1 * r.fw1 + r.fh2 * r.fw2) / chip.macs_per_cycle_per_lane
+        work = sum(n * c * h * w for n, c, h, w in isa.yolo_head_shapes(r)) / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcYolov8Detection):  # every head element read once; NMS unknown before run time
         work = r.n * (4 + r.classes) * r.boxes / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcRecurrent):  # each step: the gates' matmuls (gates*hidden over the lanes), ~4 passes
-        gates = 4 if r.cell == 0 else 3
+        gates = isa.RECURRENT_GATES[r.cell]
         work = (r.dirs * r.seq * r.batch * rounds(gates * r.hidden) * (r.n_in + r.hidden + 4)
                 / chip.macs_per_cycle_per_lane)
     else:  # a record without a cost is a bug here

@@ -583,6 +583,12 @@ class BdcYoloDetection(Record):
     ("--add-postprocess"), in float32, the products with the double fields in float64 rounded once."""
 
 
+def yolo_head_shapes(r: BdcYoloDetection) -> list[tuple[int, int, int, int]]:
+    """The (n, 3 (5 + classes), fh_k, fw_k) of record 96's three head fields (a 0 x 0 head: none)."""
+    c = 3 * (5 + r.classes)
+    return [(r.n, c, r.fh0, r.fw0), (r.n, c, r.fh1, r.fw1), (r.n, c, r.fh2, r.fw2)]
+
+
 # ---- opcode 97: yolov8's detection post-processing (`--add-postprocess=type=yolov8|yolov11`) ----
 
 @record(97, "bdc", "src dst n classes:I boxes:I keep_topk:I nms:d obj:d")
@@ -612,7 +618,8 @@ class BdcGridSample(Record):
 
 # ---- opcode 99: a recurrent layer (tpu.LSTM, tpu.GRU) in f32, global memory to global memory ----
 
-RECURRENT_CELLS = {"tpu.LSTM": 0, "tpu.GRU": 1}  # `cell`; gates a cell: LSTM 4 (i, o, f, c), GRU 3 (z, r, h)
+RECURRENT_CELLS = {"tpu.LSTM": 0, "tpu.GRU": 1}  # `cell`
+RECURRENT_GATES = {0: 4, 1: 3}  # `cell` -> gates a cell: LSTM 4 (i, o, f, c), GRU 3 (z, r, h)
 
 
 @record(99, "bdc", "cell:B src w_at:Q r_at:Q b_at:Q h0_at:Q c0_at:Q dst yh_at:Q yc_at:Q seq:I batch n_in:I "

@@ -160,9 +160,8 @@ def _index_record(r, chip: Chip):
 
 def _yolo_detection(r: isa.BdcYoloDetection, chip: Chip):
     """The heads (whole, f32; yolov3_tiny's third is 0 x 0: no bytes); the whole result, n keep_topk rows of 7 f32."""
-    c = 3 * (5 + r.classes)
-    heads = ((r.src, r.fh0, r.fw0), (r.src1, r.fh1, r.fw1), (r.src2, r.fh2, r.fw2))
-    return (sum((_bytes_at(at, r.n * c * h * w * 4) for at, h, w in heads), ()),
+    heads = zip((r.src, r.src1, r.src2), isa.yolo_head_shapes(r), strict=True)
+    return (sum((_bytes_at(at, n * c * h * w * 4) for at, (n, c, h, w) in heads), ()),
             _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4))
 
 
@@ -173,8 +172,7 @@ def _yolov8_detection(r: isa.BdcYolov8Detection, chip: Chip):
 
 def _recurrent(r: isa.BdcRecurrent, chip: Chip):
     """The input, weights and initial states present (whole, f32); the results present, whole."""
-    gates = 4 if r.cell == 0 else 3
-    weights = r.dirs * gates * r.hidden
+    weights = r.dirs * isa.RECURRENT_GATES[r.cell] * r.hidden
     state = r.dirs * r.batch * r.hidden * 4
     reads = ((r.src, r.seq * r.batch * r.n_in * 4), (r.w_at, weights * r.n_in * 4), (r.r_at, weights * r.hidden * 4),
              (r.b_at, 2 * weights * 4), (r.h0_at, state), (r.c0_at, state))

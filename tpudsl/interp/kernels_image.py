@@ -22,13 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
+from tpudsl.interp.kernels_elementwise import ROUND
 
 # (luma offset, luma gain, V->R, U->G, V->G, U->B) of each formula mode, TPU-MLIR's digits.
 FORMULAS = {
     "_601_limited": (16, 1.16438, 1.59603, 0.39176, 0.81297, 2.01723),
     "_601_full": (0, 1.0, 1.40189, 0.34581, 0.71490, 1.77098),
 }
-_ROUND = {"HalfAwayFromZero": lambda v: np.floor(v + 0.5), "HalfToEven": np.rint}  # v >= 0 after the clip
 
 
 def yuv420_planes(frames: Array, src_format: int) -> tuple[Array, Array, Array]:
@@ -55,7 +55,7 @@ def _yuv2rgb(ins: Inputs, a: KernelAttrs) -> Array:
     if a["dst_format"] == 5:
         rgb.reverse()
     planes = np.stack(rgb, axis=-3).astype(np.float32)  # stored to float
-    rounded = _ROUND[a.get("round_mode", "HalfAwayFromZero")](np.clip(planes, 0, 255).astype(np.float64))
+    rounded = ROUND[a.get("round_mode", "HalfAwayFromZero")](np.clip(planes, 0, 255).astype(np.float64))
     return rounded.astype(a.out_dtype() or np.float32)
 
 

@@ -51,6 +51,8 @@ class _Attrs(KernelAttrs):
 INT8_MOVES = ("top.Permute", "top.Reshape", "top.Squeeze", "top.Unsqueeze", "top.Concat", "top.Gather", "top.Slice")
 # Ops defined on stored uint8 pixel values (bytes to bytes): their Top kernel is their INT8 kernel.
 ON_STORED_PIXELS = ("top.Yuv2rgbFormula",)
+# Top ops a Tpu op may run on stored integers (built once: it is read on every kernel run).
+_ON_STORED = frozenset((*INT8_MOVES, *ON_STORED_PIXELS))
 
 
 def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> Kernel:
@@ -58,7 +60,7 @@ def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> 
 
     def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
         top, extra = choose(attrs)
-        if attrs.scales[0] is not None and top not in (*INT8_MOVES, *ON_STORED_PIXELS):
+        if attrs.scales[0] is not None and top not in _ON_STORED:
             raise ValueError(f"{top[4:]} on a quantized int8 operand has no INT8 kernel")
         return KERNELS[top].run([_wide(x) for x in inputs], _Attrs(attrs, extra) if extra else attrs)
 

@@ -14,11 +14,6 @@ from tpudsl.backend.cmodel.memory import Fault, Memory
 _F32 = np.dtype(np.float32)
 
 
-def _head_shapes(r: isa.BdcYoloDetection) -> list[tuple[int, int, int, int]]:
-    c = 3 * (5 + r.classes)
-    return [(r.n, c, r.fh0, r.fw0), (r.n, c, r.fh1, r.fw1), (r.n, c, r.fh2, r.fw2)]
-
-
 def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     versions = {code: name for name, code in isa.YOLO_VERSIONS.items()}
     if r.version not in versions:
@@ -29,7 +24,7 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     if count < 3 and (r.src2, r.fh2, r.fw2) != (0, 0, 0) or anchors[count:].any():
         raise Fault(f"{versions[r.version]} reads {count} heads: the third head's fields and anchors must be 0")
     heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
-             for at, s in zip((r.src, r.src1, r.src2)[:count], _head_shapes(r)[:count], strict=True)]
+             for at, s in zip((r.src, r.src1, r.src2)[:count], isa.yolo_head_shapes(r)[:count], strict=True)]
     rows = arith_detection.yolo_detection(heads, anchors[:count], versions[r.version], r.net_h, r.net_w, r.classes,
                                           r.obj, r.nms, r.keep_topk)
     m.write_global(r.dst, (1,), rows.reshape(-1))

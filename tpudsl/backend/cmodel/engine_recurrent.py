@@ -20,7 +20,6 @@ from tpudsl.backend import isa
 from tpudsl.backend.cmodel.memory import Fault, Memory
 
 _F32 = np.dtype(np.float32)
-_GATES = {0: 4, 1: 3}  # cell -> gates: LSTM i, o, f, c; GRU z, r, h
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -31,7 +30,7 @@ class _Layer:
     """The record's tensors read from global memory, time-major ([seq, batch, ...], [dirs, batch, H])."""
 
     def __init__(self, m: Memory, r: isa.BdcRecurrent):
-        g, hid, dirs = _GATES[r.cell], r.hidden, r.dirs
+        g, hid, dirs = isa.RECURRENT_GATES[r.cell], r.hidden, r.dirs
         self.m, self.r = m, r
         x = self._read(r.src, (r.batch, r.seq, r.n_in) if r.batch_first else (r.seq, r.batch, r.n_in))
         self.x = x.transpose(1, 0, 2) if r.batch_first else x
@@ -83,7 +82,7 @@ def _gru_step(layer: _Layer, d: int, t: int, h: np.ndarray) -> np.ndarray:
 
 
 def _recurrent(m: Memory, r: isa.BdcRecurrent) -> None:
-    if r.cell not in _GATES or r.dirs not in (1, 2) or min(r.seq, r.batch, r.n_in, r.hidden) < 1 \
+    if r.cell not in isa.RECURRENT_GATES or r.dirs not in (1, 2) or min(r.seq, r.batch, r.n_in, r.hidden) < 1 \
             or r.batch_first > 1 or r.linear_before_reset > 1 or (r.cell == 0 and r.linear_before_reset):
         raise Fault(f"BdcRecurrent: cell {r.cell}, dirs {r.dirs}, sizes {r.seq}x{r.batch}x{r.n_in}x{r.hidden}, "
                     f"batch_first {r.batch_first}, linear_before_reset {r.linear_before_reset} are not modelled")
