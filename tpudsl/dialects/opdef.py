@@ -382,3 +382,17 @@ def create(
         location=location,  # type: ignore[arg-type]
     )
 
+
+
+def probe_shapes(name: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
+                 attrs: Mapping[str, Any] | None = None, loc: str | Attribute | None = None) -> list[Shape | None]:
+    """The result shapes op `name` would have on `operands`, by its shape rule, from a probe op that
+    is never inserted (its uses are dropped again, so the operands' users are not miscounted).
+    ShapeError naming the op (`describe`) when the rule refuses them."""
+    probe = create(name, operands, result_types, attrs, loc)
+    try:
+        return infer_shapes(probe, SPECS[name]) or []
+    except ShapeError as e:
+        raise ShapeError(f"{describe(probe)} {e}") from None
+    finally:
+        probe.drop_all_references()

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTen
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
-from tpudsl.dialects.opdef import SPECS, ShapeError, create, describe, infer_shapes
+from tpudsl.dialects.opdef import ShapeError, create, probe_shapes
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
@@ -123,7 +123,7 @@ class Converter:
         shape = self.graph.shapes.get(loc)
         if shape is None:
             unranked = [UnrankedTensorType(element_type)] * (1 + like_first)
-            shape = self._rule_shape(create(op_name, ops, [*unranked, *extra], attrs or {}, loc=loc))
+            shape = self._rule_shape(op_name, ops, [*unranked, *extra], attrs or {}, loc)
         ranked = [TensorType(element_type, shape)] * (1 + like_first)
         op = create(op_name, ops, [*ranked, *extra], attrs or {}, loc=loc)
         self.block.add_op(op)
@@ -131,14 +131,15 @@ class Converter:
         return op.results[0]
 
     @staticmethod
-    def _rule_shape(op: Operation) -> tuple[int, ...]:
-        """The first result shape of `op` by its shape rule (for ops ONNX does not know)."""
+    def _rule_shape(op_name: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
+                    attrs: Mapping[str, Any], loc: str) -> tuple[int, ...]:
+        """The first result shape by the op's shape rule (for ops ONNX does not know)."""
         try:
-            shapes = infer_shapes(op, SPECS[op.name])
+            shapes = probe_shapes(op_name, operands, result_types, attrs, loc)
         except ShapeError as e:
-            raise TpudslError(f"{describe(op)} {e}") from None
+            raise TpudslError(str(e)) from None
         if not shapes or shapes[0] is None:
-            raise TpudslError(f"{describe(op)}: the shape of its result is unknown")
+            raise TpudslError(f"'{op_name}' op \"{loc}\": the shape of its result is unknown")
         return shapes[0]
 
     def alias(self, name: str, source: str | SSAValue) -> None:

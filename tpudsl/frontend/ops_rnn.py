@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, FusedLoc, NameLoc, NoneAttr, NoneType, StringAttr, TensorType, f32
 
-from tpudsl.dialects.opdef import SPECS, ShapeError, create, describe, infer_shapes
+from tpudsl.dialects.opdef import ShapeError, create, probe_shapes
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -99,11 +99,7 @@ def _result_names(n: Node, c: Converter, reversed_y: bool) -> list[str]:
 
 def _shapes(op_name: str, operands: list, attrs: dict, count: int) -> list[tuple[int, ...]]:
     """The result shapes by the op's shape rule (every operand shape is known here)."""
-    probe = create(op_name, operands, [NoneType()] * count, attrs)
     try:
-        shapes = infer_shapes(probe, SPECS[op_name])
+        return probe_shapes(op_name, operands, [NoneType()] * count, attrs)  # type: ignore[return-value]
     except ShapeError as e:
-        raise TpudslError(f"{describe(probe)} {e}") from None
-    finally:
-        probe.drop_all_references()  # the probe is never inserted: it must not count as a use
-    return shapes  # type: ignore[return-value]
+        raise TpudslError(str(e)) from None
