@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import IntegerType
 
+from tpudsl.dialects.geometry.window import ceil_overhang
 from tpudsl.frontend.ops_math import FLOAT_MAX, NARROW_FLOATS
 from tpudsl.frontend.ops_nn import pool_attrs
 from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
@@ -193,10 +194,10 @@ def lp_pool(n: Node, c: Converter) -> None:
     # the end pads grow to cover every window instead (zeros add nothing to the sum).
     in_sizes, out_sizes = c.shape(n.input(0))[2:], c.shape(n.out)[2:]
     rank, pads = len(in_sizes), list(attrs["pads"])
+    dilations = attrs.get("dilations", [1] * rank)
     for i, (size, out) in enumerate(zip(in_sizes, out_sizes)):
-        dilated = (attrs["kernel_shape"][i] - 1) * attrs.get("dilations", [1] * rank)[i] + 1
-        covered = (out - 1) * attrs["strides"][i] + dilated
-        pads[rank + i] += max(0, covered - (size + pads[i] + pads[rank + i]))
+        pads[rank + i] += ceil_overhang(size, attrs["kernel_shape"][i], attrs["strides"][i], dilations[i], pads[i],
+                                        pads[rank + i], out)
     attrs["pads"] = pads
     magnitude = c.emit("top.Abs", [n.input(0)], c.derived(n.out, "abs"))
     powered = c.emit("top.Pow", [magnitude], c.derived(n.out, "pow"), {"exponent": p})

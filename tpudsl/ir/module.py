@@ -93,7 +93,7 @@ class TopModule:
 
         It is inserted before `before`, or else after the weights at the start of @main: early
         enough to dominate every use, and in the order the weights were added."""
-        unique = _unique_name(name, set(self.weights) | {loc_name(op) for op in self.weight_ops()})
+        unique = unique_name(name, set(self.weights) | {loc_name(op) for op in self.weight_ops()})
         op = create(WEIGHT_OP, [], [tensor_type_of(array)], loc=unique)
         if before is None:
             before = next((o for o in self.main_func().body.block.ops if o.name != WEIGHT_OP), None)
@@ -363,7 +363,8 @@ def read_weights(npz_path: Path, weight_ops: Sequence[Operation], mlir_path: str
     return weights
 
 
-def _unique_name(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
+    """`name`, or the first of `name_1`, `name_2`, ... not in `taken`."""
     if name not in taken:
         return name
     n = 1

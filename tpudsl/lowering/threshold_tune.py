@@ -89,7 +89,7 @@ def _operand_names(op) -> list[str | None]:
         if getattr(owner, "name", None) in UNQUANTIZED or not hasattr(owner, "results"):
             names.append(None)
         else:
-            names.append(result_names(owner)[list(owner.results).index(value)])
+            names.append(result_names(owner)[value.index])
     return names
 
 

@@ -20,6 +20,7 @@ from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, ROW, V8_ANCHORS, V8_BOX_F
                                            head_order)
 from tpudsl.dialects.opdef import create, loc_name, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
+from tpudsl.ir.module import unique_name
 
 PASS = "add-postprocess"
 # TPU-MLIR's defaults, widest grid (stride 8) first: (w, h) of 3 boxes a head.
@@ -89,8 +90,7 @@ def _append(main: FuncOp, version: str) -> None:
     attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
              "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in ANCHORS[version]], "agnostic_nms": False,
              "version": VERSION[version], "class_num": classes}
-    taken = {loc_name(o) for o in main.walk()}
-    name = next(n for n in (NAME, *(f"{NAME}_{i}" for i in range(1, len(taken) + 2))) if n not in taken)
+    name = unique_name(NAME, {loc_name(o) for o in main.walk()})
     # Operands in TPU-MLIR's order, widest grid first (yolov8: its one head); the heads keep their names.
     post = create("top.YoloDetection", heads if v8 else [heads[i] for i in head_order(shapes)],
                   [TensorType(Float32Type(), [1, 1, net[0] * KEEP_TOPK, ROW])], attrs, loc=name)
