@@ -138,11 +138,16 @@ def quantize(x: np.ndarray, scale: float, lo: int = INT8_MIN, hi: int = INT8_MAX
     q = np.asarray(x, dtype=np.float64) / scale
     if np.isnan(q).any():
         raise ValueError("a NaN cannot be quantized to int8")
+    return saturate(round_half_away_array(q) + zero_point, lo, hi, dtype)
+
+
+def round_half_away_array(q: np.ndarray) -> np.ndarray:
+    """`round_half_away` element-wise on float64 (exact, unlike floor(|q| + 0.5)); +-inf stays."""
     a = np.abs(q)
     r = np.floor(a)
-    with np.errstate(invalid="ignore"):  # inf - inf: r stays inf, which the clip saturates
+    with np.errstate(invalid="ignore"):  # inf - inf: r stays inf, which a clip saturates
         r += a - r >= 0.5
-    return saturate(np.copysign(r, q) + zero_point, lo, hi, dtype)
+    return np.copysign(r, q)
 
 
 def dequantize(q: np.ndarray, scale: float, zero_point: int = 0) -> np.ndarray:

@@ -23,6 +23,7 @@ from xdsl.rewriter import Rewriter
 
 from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, operand_shape
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.interp.requant import round_half_away_array
 
 # model_deploy's weight-only modes -> the type of the activations (and of every other op).
 WEIGHT_ONLY_MODES = {"W8F16": "F16", "W8BF16": "BF16", "W4F16": "F16", "W4BF16": "BF16"}
@@ -44,10 +45,8 @@ def a16_applies(op: Operation) -> bool:
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:
-    """C's std::round (TPU-MLIR's weightQuantization): halves away from zero, in float64 (exact for
-    a float32 ratio)."""
-    x = np.asarray(x, np.float64)
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+    """C's std::round (TPU-MLIR's weightQuantization): halves away from zero, in float64."""
+    return round_half_away_array(np.asarray(x, np.float64))
 
 
 def weight_sign(w: np.ndarray) -> bool:
