@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import NoneType, StringAttr, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import NameLoc, NoneAttr, NoneType, StringAttr, TensorType, UnrankedTensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -188,6 +188,18 @@ def op_label(op: Operation) -> str:
     """The name users see for an op: its loc name, or for an op whose fused loc names each result,
     those names (`tv, ti`); '' when it has none."""
     return loc_name(op) or ", ".join(n for n in map(value_name, op.results) if n)
+
+
+def derived_loc(op: Operation, suffix: str) -> Attribute:
+    """The location of an op made for, or a value changed from, `op`: `<name>_<suffix>`
+    (names survive: a changed value gets a derived name)."""
+    return NameLoc(StringAttr(f"{loc_name(op)}_{suffix}"), NoneAttr())
+
+
+def producer(value: SSAValue, name: str) -> Operation | None:
+    """The op producing `value` when it is an op called `name`."""
+    owner = value.owner
+    return owner if isinstance(owner, Operation) and owner.name == name else None
 
 
 def describe(op: Operation) -> str:

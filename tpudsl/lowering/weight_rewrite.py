@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import derived_loc, loc_name, producer
 from tpudsl.ir.module import WEIGHT_OP, TopModule
 
 
@@ -41,8 +40,7 @@ def weight_array(mod: TopModule, value: SSAValue) -> np.ndarray | None:
 
 
 def is_none(value: SSAValue) -> bool:
-    owner = value.owner
-    return isinstance(owner, Operation) and owner.name == "top.None"
+    return producer(value, "top.None") is not None
 
 
 def users(value: SSAValue) -> list[tuple[Operation, int]]:
@@ -65,4 +63,4 @@ def replace_weight(mod: TopModule, op: Operation, index: int, array: np.ndarray,
 
 def rename(op: Operation, suffix: str) -> None:
     """`op`'s result changed value: it is called `<old name>_<suffix>` from now on."""
-    op.location = NameLoc(StringAttr(f"{loc_name(op)}_{suffix}"), NoneAttr())
+    op.location = derived_loc(op, suffix)

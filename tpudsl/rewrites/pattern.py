@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
 from xdsl.ir import Attribute, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from tpudsl.dialects.attrs import to_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, create, derived_loc, loc_name, producer  # derived_loc and producer: re-exported for the patterns
 from tpudsl.ir.module import top_module_of
 from tpudsl.passes import PATTERN_LOG
 from tpudsl.rewrites.init_deinit import require_weights
@@ -193,17 +193,6 @@ def set_attr(op: Operation, key: str, value: object, rewriter: PatternRewriter) 
     """Set attribute `key` in place (converted by the op spec's kind) and tell the rewriter."""
     op.attributes[key] = to_attr(SPECS[op.name].attrs[key].kind, value)
     rewriter.notify_op_modified(op)
-
-
-def derived_loc(op: Operation, suffix: str) -> NameLoc:
-    """The location of an op a pattern creates for `op`: `<name>_<suffix>`."""
-    return NameLoc(StringAttr(f"{loc_name(op)}_{suffix}"), NoneAttr())
-
-
-def producer(value: SSAValue, name: str) -> Operation | None:
-    """The op producing `value` when it is an op called `name`."""
-    owner = value.owner
-    return owner if isinstance(owner, Operation) and owner.name == name else None
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...] | None:
