@@ -301,7 +301,8 @@ def run(argv: Sequence[str]) -> int:
         _check_top_flags(args)
     _check_postprocess(args.add_postprocess)
     from tpudsl.frontend.onnx_import import convert_onnx_qdq, load_onnx
-    from tpudsl.frontend.qdq import calibrate_from_qdq, float_graph
+    from tpudsl.frontend.qdq import float_graph
+    from tpudsl.lowering.import_calibration import calibrate_from_qdq
     from tpudsl.frontend.shape_args import parse_input_shapes
     from tpudsl.frontend.test_inputs import check_test_input_files, load_test_inputs
     from tpudsl.ir.module import save_module

@@ -208,7 +208,7 @@ def convert_onnx_qdq(
     preprocess: Preprocess | None = None,
 ) -> tuple[TopModule, dict[str, tuple[float, float]]]:
     """convert_onnx, and the ranges of the tensors its QuantizeLinear/DequantizeLinear pairs named
-    (empty for a float model; frontend/qdq.py's calibrate_from_qdq applies them after the Top passes)."""
+    (empty for a float model; lowering/import_calibration.py's calibrate_from_qdq applies them after the Top passes)."""
     graph = prepare(load_onnx(model), input_shapes, output_names)
     check_supported(graph)
     input_types = [TensorType(Float32Type(), graph.shapes[name]) for name in graph.inputs]

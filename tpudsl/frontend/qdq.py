@@ -17,7 +17,7 @@ and DequantizeLinear become calibrated ranges, never ops (docs/quantization.md, 
   threshold of 127 s: the INT8 lowering's scale th / 127 is s), else [(qmin - zp) s, (qmax - zp) s]
   over the storage range (uint8 [0, 255], int8 [-128, 127]), which the asymmetric lowering's
   getScaleAndZeroPoint maps back to s and zp.
-* `calibrate_from_qdq` gives every float Top tensor its range as `!quant.calibrated` (after the Top
+* `lowering/import_calibration.calibrate_from_qdq` gives every float Top tensor its range as `!quant.calibrated` (after the Top
   passes), state TOP_CALIBRATED: model_deploy --quantize INT8 (or QDQ) then needs no table.
 """
 
@@ -28,12 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.dialects.func import FuncOp
-from xdsl.rewriter import Rewriter
 
-from tpudsl.dialects.quant import CalibratedQuantizedType
-from tpudsl.interp.module_interpreter import numpy_dtype, result_names
 from tpudsl.ir.diagnostics import TpudslError
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -228,29 +223,3 @@ def float_graph(model: onnx.ModelProto) -> onnx.ModelProto:
     model.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in consts.items() if k not in known)
     return model
 
-
-def calibrate_from_qdq(module: ModuleOp, ranges: dict[str, tuple[float, float]]) -> None:
-    """Every float result of a Top op (weights and `none` excepted) takes its Q/DQ range as
-    `!quant.calibrated`; state TOP_CALIBRATED. A float tensor no pair named is one error naming them."""
-    missing = []
-    for op in module.walk():
-        if not op.name.startswith("top.") or op.name in ("top.Weight", "top.None"):
-            continue
-        for result, name in zip(op.results, result_names(op), strict=True):
-            t = result.type
-            dtype = numpy_dtype(t.element_type) if isinstance(t, TensorType) else None
-            if dtype is None or dtype.kind != "f":
-                continue
-            if name not in ranges:
-                missing.append(name)
-                continue
-            calibrated = CalibratedQuantizedType.make(t.element_type, *ranges[name])
-            Rewriter.replace_value_with_new_type(result, TensorType(calibrated, t.get_shape()))
-    if missing:
-        raise TpudslError("QDQ model: no QuantizeLinear/DequantizeLinear pair gives the range of "
-                          f"{', '.join(missing)} (every float tensor of a QDQ model needs one; "
-                          "quantize the model with all ops quantized)")
-    for inner in module.walk():
-        if isinstance(inner, FuncOp) and not inner.is_declaration:
-            inner.update_function_type()
-    module.attributes["module.state"] = StringAttr("TOP_CALIBRATED")

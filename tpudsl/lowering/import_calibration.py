@@ -20,6 +20,7 @@ A float tensor the table does not name is an error (TPU-MLIR would leave it unca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -57,15 +58,26 @@ class ImportCalibrationTablePass(ModulePass):
             found = f"'{state.data}'" if isinstance(state, StringAttr) else "none"
             raise TpudslError(f"import-calibration-table needs module.state \"TOP_F32\", the module has {found}")
         table = read_table(self.file, set(tensor_names(op)))
-        for inner in op.walk():
-            if inner.name.startswith("top.") and inner.name not in ("top.Weight", "top.None"):
-                self._calibrate(inner, table)
-        for inner in op.walk():
-            if isinstance(inner, FuncOp) and not inner.is_declaration:
-                inner.update_function_type()
-        op.attributes["module.state"] = StringAttr("TOP_CALIBRATED")
 
-    def _calibrate(self, op: Operation, table: dict[str, TableEntry]) -> None:
+        def range_of(inner: Operation, name: str) -> tuple[float, float]:
+            entry = table.get(name)
+            if entry is None:
+                raise TpudslError(f"no entry for tensor '{name}' ({inner.name})", self.file)
+            return calibrated_range(inner, entry, self.asymmetric)
+
+        calibrate_top(op, range_of, self.file)
+
+
+def calibrate_top(module: ModuleOp, range_of: Callable[[Operation, str], tuple[float, float] | None],
+                  where: str | None = None) -> list[str]:
+    """Give every float result of a Top op (weights and `none` excepted; integer, bool and unranked
+    tensors are not quantized) the `!quant.calibrated` range `range_of(op, tensor name)`, and the
+    module state TOP_CALIBRATED. The names `range_of` has no range for (None) are returned, and
+    then the module is not marked calibrated."""
+    missing: list[str] = []
+    for op in module.walk():
+        if not op.name.startswith("top.") or op.name in ("top.Weight", "top.None"):
+            continue
         for result, name in zip(op.results, result_names(op), strict=True):
             t = result.type
             if not isinstance(t, TensorType):
@@ -73,15 +85,32 @@ class ImportCalibrationTablePass(ModulePass):
             dtype = numpy_dtype(t.element_type)
             if dtype is None or dtype.kind != "f":
                 continue  # integer and bool tensors are not quantized
-            entry = table.get(name)
-            if entry is None:
-                raise TpudslError(f"no entry for tensor '{name}' ({op.name})", self.file)
-            lo, hi = calibrated_range(op, entry, self.asymmetric)
+            found = range_of(op, name)
+            if found is None:
+                missing.append(name)
+                continue
+            lo, hi = found
             try:
                 calibrated = CalibratedQuantizedType.make(t.element_type, lo, hi)
             except VerifyException:
-                raise TpudslError(f"tensor '{name}' gets the empty range [{lo}, {hi}]", self.file) from None
+                raise TpudslError(f"tensor '{name}' gets the empty range [{lo}, {hi}]", where) from None
             Rewriter.replace_value_with_new_type(result, TensorType(calibrated, t.get_shape()))
+    if not missing:
+        for inner in module.walk():
+            if isinstance(inner, FuncOp) and not inner.is_declaration:
+                inner.update_function_type()
+        module.attributes["module.state"] = StringAttr("TOP_CALIBRATED")
+    return missing
+
+
+def calibrate_from_qdq(module: ModuleOp, ranges: dict[str, tuple[float, float]]) -> None:
+    """A QDQ model's ranges (frontend/qdq.py) as its calibration: every float Top tensor takes the
+    range of its Q/DQ pair; a float tensor no pair named is one error naming them."""
+    missing = calibrate_top(module, lambda op, name: ranges.get(name))
+    if missing:
+        raise TpudslError("QDQ model: no QuantizeLinear/DequantizeLinear pair gives the range of "
+                          f"{', '.join(missing)} (every float tensor of a QDQ model needs one; "
+                          "quantize the model with all ops quantized)")
 
 
 def calibrated_range(op: Operation, entry: TableEntry, asymmetric: bool) -> tuple[float, float]:
