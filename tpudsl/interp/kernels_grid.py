@@ -80,22 +80,23 @@ def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
     gx, gy = moved_inside(gx, w, padding, align), moved_inside(gy, h, padding, align)
     planes = x.astype(F32).reshape(n, c, h * w)
 
-    def tap(iy: Array, ix: Array) -> Array:
-        """input at (iy, ix) of every grid point: [N, C, Ho, Wo]."""
-        row, row_in = tap_index(iy, h, padding, align)
-        col, col_in = tap_index(ix, w, padding, align)
+    def tap(rows: tuple[Array, Array], cols: tuple[Array, Array]) -> Array:
+        """input at the (row, col) tap_index gave of every grid point: [N, C, Ho, Wo]."""
+        (row, row_in), (col, col_in) = rows, cols
         flat = (row * w + col).reshape(n, 1, -1)
         values = np.take_along_axis(planes, np.broadcast_to(flat, (n, c, flat.shape[-1])), axis=2)
-        return values.reshape(n, c, *iy.shape[1:]) * (row_in * col_in)[:, None]
+        return values.reshape(n, c, *row.shape[1:]) * (row_in * col_in)[:, None]
 
     if mode == NEAREST:
-        return tap(gy, gx)
+        return tap(tap_index(gy, h, padding, align), tap_index(gx, w, padding, align))
     x1, y1 = np.floor(gx), np.floor(gy)
     x2, y2 = x1 + F32(1), y1 + F32(1)
     dx1, dx2 = (gx - x1)[:, None], (x2 - gx)[:, None]
     dy1, dy2 = (gy - y1)[:, None], (y2 - gy)[:, None]
-    top = dx2 * tap(y1, x1) + dx1 * tap(y1, x2)
-    bottom = dx2 * tap(y2, x1) + dx1 * tap(y2, x2)
+    row1, row2 = tap_index(y1, h, padding, align), tap_index(y2, h, padding, align)
+    col1, col2 = tap_index(x1, w, padding, align), tap_index(x2, w, padding, align)
+    top = dx2 * tap(row1, col1) + dx1 * tap(row1, col2)
+    bottom = dx2 * tap(row2, col1) + dx1 * tap(row2, col2)
     return (dy2 * top + dy1 * bottom).astype(F32)
 
 

@@ -64,10 +64,11 @@ def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
     grid = m.read_global(r.grid, (r.oh * r.ow * 2, r.ow * 2, 2, 1), (r.n, r.oh, r.ow, 2), f32)
     batch = np.arange(r.n)[:, None, None]
     out = np.zeros((r.n, r.oh, r.ow, r.c), F32)
+    channels_last = x.transpose(0, 2, 3, 1)
+    columns = _taps(grid[..., 0], r.w, r)
     for iy, wy in _taps(grid[..., 1], r.h, r):
-        for ix, wx in _taps(grid[..., 0], r.w, r):
-            pixels = x.transpose(0, 2, 3, 1)[batch, iy, ix]  # (n, oh, ow, c)
-            out += (wy * wx)[..., None] * pixels
+        for ix, wx in columns:
+            out += (wy * wx)[..., None] * channels_last[batch, iy, ix]  # (n, oh, ow, c)
     m.write_global(r.dst, (r.c * r.oh * r.ow, r.oh * r.ow, r.ow, 1), out.transpose(0, 3, 1, 2))
 
 
