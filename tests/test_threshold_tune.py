@@ -31,7 +31,7 @@ from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp import run_module
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.calibration_table import TableEntry
-from tpudsl.lowering.threshold_tune import consumer_loss, pairs, reference_runs
+from tpudsl.lowering.threshold_tune import consumer_losses, pairs, reference_runs
 from tpudsl.passes import pass_class
 
 SHAPE = (1, 4, 32, 32)
@@ -210,7 +210,7 @@ def test_pairs_follow_tpu_mlirs_order_and_other_operands_keep_their_thresholds(t
     want = a + b
     got_ab = _fake_quant(a, candidate) + _fake_quant(b, table["b"].threshold)
     add = next(op for op, _ in pairs(mod) if loc_name(op) == "s")
-    assert consumer_loss(mod, add, "a", candidate, refs, table) == pytest.approx(
+    assert consumer_losses(mod, add, "a", [candidate], refs, table)[0] == pytest.approx(
         np.linalg.norm(want - got_ab) / np.abs(want).sum(), rel=1e-5)
 
 

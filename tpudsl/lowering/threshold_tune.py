@@ -125,28 +125,42 @@ def _is_float(x) -> bool:
     return np.asarray(x).dtype.kind == "f"
 
 
-def consumer_loss(mod: TopModule, op, tensor: str, threshold: float, refs: Sequence[Mapping[str, np.ndarray]],
-                  table: Mapping[str, TableEntry]) -> float:
-    """The mean distance of `op` run on the samples' float tensors, `tensor` fake-quantized at
-    `threshold` and its other float operands at their table thresholds, to its float results."""
+def consumer_losses(mod: TopModule, op, tensor: str, thresholds: Sequence[float],
+                    refs: Sequence[Mapping[str, np.ndarray]], table: Mapping[str, TableEntry]) -> tuple[float, ...]:
+    """For each of `thresholds`: the mean distance of `op` run on the samples' float tensors,
+    `tensor` fake-quantized at that threshold and its other float operands at their table
+    thresholds, to its float results. What does not depend on the threshold (the other operands,
+    the float results) is made once per sample."""
     names = _operand_names(op)
     outputs = result_names(op)
-    total = 0.0
+    prepared = []  # per sample: its operands (the tuned slots left None), the tuned slots, the float results
     for ref in refs:
-        operands = []
-        for value, name in zip(op.operands, names, strict=True):
+        operands: list[np.ndarray | None] = []
+        slots = []
+        for i, (value, name) in enumerate(zip(op.operands, names, strict=True)):
             if name is None:
                 owner = value.owner
                 operands.append(np.asarray(mod.weights[loc_name(owner)]) if owner.name == "top.Weight" else None)
                 continue
             x = ref[name]
             if _is_float(x) and name in table:
-                x = fake_quant(x, threshold if name == tensor else table[name].threshold)
+                if name == tensor:
+                    slots.append(i)
+                    operands.append(None)
+                    continue
+                x = fake_quant(x, table[name].threshold)
             operands.append(x)
-        got = evaluate_op(op, operands)
         floats = [i for i, n in enumerate(outputs) if _is_float(ref[n])]
-        total += distance([ref[outputs[i]] for i in floats], [got[i] for i in floats])
-    return total / len(refs)
+        prepared.append((ref, operands, slots, floats))
+    losses = []
+    for threshold in thresholds:
+        total = 0.0
+        for ref, operands, slots, floats in prepared:
+            quantized = fake_quant(ref[tensor], threshold) if slots else None
+            got = evaluate_op(op, [quantized if i in slots else x for i, x in enumerate(operands)])
+            total += distance([ref[outputs[i]] for i in floats], [got[i] for i in floats])
+        losses.append(total / len(refs))
+    return tuple(losses)
 
 
 def tune(mod: TopModule, table: Mapping[str, TableEntry], samples: Sequence[Mapping[str, np.ndarray]],
@@ -162,7 +176,7 @@ def tune(mod: TopModule, table: Mapping[str, TableEntry], samples: Sequence[Mapp
         tried = candidates(entry.threshold, max(abs(entry.min), abs(entry.max))) \
             if entry is not None and _is_float(refs[0][tensor]) else []
         if tried:
-            losses = tuple(consumer_loss(mod, op, tensor, c, refs, table) for c in tried)
+            losses = consumer_losses(mod, op, tensor, tried, refs, table)
             done.append(Tuned(result_names(op)[0], tensor, tuple(tried), losses))
             best = tried[done[-1].best]
             if best > tuned[tensor].threshold:  # several consumers: the largest choice (TPU-MLIR's)
