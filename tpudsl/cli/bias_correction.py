@@ -22,7 +22,7 @@ import numpy as np
 
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.cli.qtable_search import lowered_int8, output_cosine
-from tpudsl.interp import ModuleInterpreter
+from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.interp.requant import dequantize
 from tpudsl.ir.module import TopModule, write_atomically
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
@@ -40,7 +40,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
     notes = [f"--bc: {s}" for s in skipped]
     if not planned:
         return 0, ["--bc: 0 biases corrected (no Conv or MatMul has one to correct)", *notes]
-    f32_runs, outputs = _runs(mod, inputs)
+    f32_runs, outputs = run_samples(mod.module, mod.weights, inputs, keep_all=True)
     with tempfile.TemporaryDirectory(prefix="bias_correction_") as tmp:
         path = os.path.join(tmp, "cali_table")
         write_atomically(path, lambda f: f.write(table.encode()))
@@ -51,7 +51,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
             correct(trial, shifts, renamed=False)  # the table names the layers as they were
             params = int8_params(lowered_int8(trial, path, args.processor, asymmetric=False))
             runs = [{k: dequantize(v, *params[k]) if k in params else v for k, v in run.items()}
-                    for run in _runs(trial, inputs)[0]]
+                    for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
             return runs, output_cosine(runs, f32_runs, outputs)
 
         runs, best = int8_runs({})
@@ -79,12 +79,3 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
     correct(mod, kept)
     return len(kept), [f"{head}; {len(kept)} biases corrected", *(f"--bc: {line}" for line in lines), *notes]
 
-
-def _runs(mod: TopModule, inputs: Sequence[Mapping[str, np.ndarray]]) -> tuple[Runs, list[str]]:
-    """Every tensor of `mod` on each input, and the output names."""
-    interp = ModuleInterpreter(mod.module, mod.weights)
-    interp.init()
-    try:
-        return [interp.inference(x, keep_all=True) for x in inputs], interp.output_names
-    finally:
-        interp.deinit()

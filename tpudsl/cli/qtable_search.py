@@ -14,7 +14,7 @@ from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
-from tpudsl.interp import run_module
+from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
@@ -34,7 +34,7 @@ class Int8Search:
         self.mlir, self.table, self.chip, self.samples, self.asymmetric = mlir, table, chip, samples, asymmetric
         top = load_module(mlir)
         self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.reference = [run_module(top.module, top.weights, s) for s in samples]
+        self.reference = run_samples(top.module, top.weights, samples)[0]
         self.lowered(top, {})  # a bad table or chip fails here, before any search
 
     def lowered(self, top: TopModule, qtable: Mapping[str, str], table: str | None = None) -> TopModule:
@@ -44,7 +44,7 @@ class Int8Search:
         """The model's cosine with Top (the least over outputs of the mean over samples), lowered
         with `qtable` and the calibration table `table` (default: the one given at init)."""
         top = self.lowered(load_module(self.mlir), qtable, table)
-        runs = [run_module(top.module, top.weights, s) for s in self.samples]
+        runs = run_samples(top.module, top.weights, self.samples)[0]
         return output_cosine(runs, self.reference, list(self.reference[0]))
 
 

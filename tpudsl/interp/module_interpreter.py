@@ -489,3 +489,17 @@ def run_module(
         return interp.inference(inputs, keep_all=keep_all)
     finally:
         interp.deinit()
+
+
+def run_samples(
+    module: ModuleOp | FuncOp, weights: Mapping[str, np.ndarray] | None,
+    samples: Sequence[Mapping[str, np.ndarray]], keep_all: bool = False,
+) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+    """`run_module` on each of `samples` with one init (the weights prepared once), and the
+    output names."""
+    interp = ModuleInterpreter(module, weights)
+    interp.init()
+    try:
+        return [interp.inference(s, keep_all=keep_all) for s in samples], interp.output_names
+    finally:
+        interp.deinit()

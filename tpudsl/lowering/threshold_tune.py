@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tpudsl.dialects.opdef import loc_name
-from tpudsl.interp import ModuleInterpreter, evaluate_op
-from tpudsl.interp.module_interpreter import result_names
+from tpudsl.interp import evaluate_op
+from tpudsl.interp.module_interpreter import result_names, run_samples
 from tpudsl.interp.requant import dequantize, quantize
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.calibration_table import TableEntry
@@ -113,12 +113,7 @@ def pairs(mod: TopModule) -> list[tuple[object, str]]:
 
 def reference_runs(mod: TopModule, samples: Sequence[Mapping[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """Every tensor of each tuning sample's float run (TPU-MLIR's ref_activations)."""
-    interp = ModuleInterpreter(mod.module, mod.weights)
-    interp.init()
-    try:
-        return [interp.inference(s, keep_all=True) for s in samples]
-    finally:
-        interp.deinit()
+    return run_samples(mod.module, mod.weights, samples, keep_all=True)[0]
 
 
 def _is_float(x) -> bool:
