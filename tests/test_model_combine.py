@@ -147,10 +147,11 @@ def test_clashes_and_damage_are_one_error_and_write_nothing(parts, capsys, tmp_p
 
 def test_other_tpu_mlir_options_are_refused_by_name(capsys, tmp_path):
     for option in model_tool.REFUSED:
-        status, out, err = run(model_tool.main, [option, tmp_path / "m.bmodel"], capsys)
-        assert (status, out) == (1, "") and err == (
-            f"error: model_tool: {option} is not supported: {model_tool.REFUSED[option]} (supported: --info, "
-            "--timeline, --combine, --extract, --chip, --is_dynamic)\n")
+        for before in ([], ["-o", tmp_path / "x.svg"]):  # not only as the first argument
+            status, out, err = run(model_tool.main, [*before, option, tmp_path / "m.bmodel"], capsys)
+            assert (status, out) == (1, "") and err == (
+                f"error: model_tool: {option} is not supported: {model_tool.REFUSED[option]} (supported: --info, "
+                "--timeline, --combine, --extract, --chip, --is_dynamic)\n")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -91,8 +91,9 @@ def build_parser() -> CliArgumentParser:
 
 
 def _main(argv: Sequence[str]) -> int:
-    if argv and argv[0] in REFUSED:
-        raise TpudslError(f"model_tool: {argv[0]} is not supported: {REFUSED[argv[0]]} (supported: {', '.join(ACTIONS)})")
+    refused = next((a for a in argv if a in REFUSED), None)  # anywhere: `-o x --print y` too
+    if refused is not None:
+        raise TpudslError(f"model_tool: {refused} is not supported: {REFUSED[refused]} (supported: {', '.join(ACTIONS)})")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.o is not None and args.timeline is None and args.combine is None:
