@@ -38,7 +38,7 @@ _PREAMBLE = struct.Struct("<8sII")  # magic, version, section count
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc32, offset, length
 _TABLE_CRC = struct.Struct("<I")
 TABLE_END = _PREAMBLE.size + len(SECTIONS) * _ENTRY.size + _TABLE_CRC.size
-FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN
+FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN  # align(TABLE_END)
 
 DTYPES = ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32")
 # The header's keys and the Python types of their values ("tensor" and "tensors" are the
@@ -184,7 +184,7 @@ def encode_bmodel(header: dict, coeffs: bytes, commands: bytes, debug: list[tupl
     entries, offset = [], FIRST_SECTION
     for kind, body in enumerate(bodies, start=1):
         entries.append(_ENTRY.pack(kind, zlib.crc32(body), offset, len(body)))
-        offset = -(-(offset + len(body)) // ALIGN) * ALIGN
+        offset = align(offset + len(body))
     table = _PREAMBLE.pack(MAGIC, VERSION, len(SECTIONS)) + b"".join(entries)
     out = bytearray(table + _TABLE_CRC.pack(zlib.crc32(table)))
     for body in bodies:
@@ -195,10 +195,28 @@ def encode_bmodel(header: dict, coeffs: bytes, commands: bytes, debug: list[tupl
 def write_bmodel(path: str | os.PathLike[str], header: dict, coeffs: bytes, commands: bytes,
                  debug: list[tuple[int, str]]) -> None:
     """Write a .bmodel atomically (a temporary file renamed): an error leaves `path` untouched."""
+    write_bytes(path, encode_bmodel(header, coeffs, commands, debug))
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write an encoded .bmodel atomically (a temporary file renamed): an error leaves `path` untouched."""
     from tpudsl.ir.module import write_atomically  # the module API pulls in xDSL: only when writing
 
-    data = encode_bmodel(header, coeffs, commands, debug)
     write_atomically(path, lambda f: f.write(data))
+
+
+def align(n: int) -> int:
+    """`n` rounded up to a multiple of ALIGN (where every section starts)."""
+    return -(-n // ALIGN) * ALIGN
+
+
+def section(data: bytes, what: str, end: int, offset: int, length: int) -> bytes:
+    """Bytes offset..offset+length after zero padding from `end` (the previous section's end)."""
+    if any(data[end:offset]):
+        raise TpudslError(f"corrupt bmodel: non-zero padding before {what}")
+    if offset + length > len(data):
+        raise TpudslError(f"truncated bmodel: {what} needs bytes {offset}..{offset + length}, the file has {len(data)}")
+    return data[offset: offset + length]
 
 
 def _section_table(data: bytes) -> list[tuple[int, int, int]]:
@@ -235,14 +253,9 @@ def decode_bmodel(data: bytes) -> Bmodel:
     table = _section_table(data)
     bodies, end = [], TABLE_END
     for name, (crc, offset, length) in zip(SECTIONS, table, strict=True):
-        if offset != -(-end // ALIGN) * ALIGN:
-            raise TpudslError(f"corrupt bmodel: the {name} section starts at {offset}, expected {-(-end // ALIGN) * ALIGN}")
-        if any(data[end:offset]):
-            raise TpudslError(f"corrupt bmodel: non-zero padding before the {name} section")
-        if offset + length > len(data):
-            raise TpudslError(f"truncated bmodel: the {name} section needs bytes {offset}..{offset + length}, "
-                              f"the file has {len(data)}")
-        body = data[offset: offset + length]
+        if offset != align(end):
+            raise TpudslError(f"corrupt bmodel: the {name} section starts at {offset}, expected {align(end)}")
+        body = section(data, f"the {name} section", end, offset, length)
         if zlib.crc32(body) != crc:
             raise TpudslError(f"corrupt bmodel: checksum mismatch in the {name} section")
         bodies.append(body)

@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tpudsl.backend.bmodel import (
-    ALIGN, COMBINED_VERSION, MAGIC, Bmodel, canonical_json, decode_bmodel, encode_bmodel, json_section, read_file,
+    ALIGN, COMBINED_VERSION, MAGIC, Bmodel, align, canonical_json, decode_bmodel, encode_bmodel, json_section,
+    read_file, section, write_bytes,
 )
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -41,10 +42,6 @@ _CRC = struct.Struct("<I")
 class Network:
     name: str
     stages: list[Bmodel]
-
-
-def _align(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
 
 
 def _table_end(stages: int) -> int:
@@ -103,10 +100,10 @@ def encode_networks(networks: Sequence[Network]) -> bytes:
     if len(images) == 1:
         return images[0]
     index = canonical_json([[n.name, len(n.stages)] for n in networks])
-    entries, offset = [], _align(_align(_table_end(len(images))) + len(index))
+    entries, offset = [], align(align(_table_end(len(images))) + len(index))
     for image in images:
         entries.append(_ENTRY.pack(offset, len(image)))
-        offset = _align(offset + len(image))
+        offset = align(offset + len(image))
     table = _PREAMBLE.pack(MAGIC, COMBINED_VERSION, len(images), zlib.crc32(index), len(index)) + b"".join(entries)
     out = bytearray(table + _CRC.pack(zlib.crc32(table)))
     for body in (index, *images):
@@ -116,10 +113,7 @@ def encode_networks(networks: Sequence[Network]) -> bytes:
 
 def write_networks(path: str | os.PathLike[str], networks: Sequence[Network]) -> None:
     """Write a .bmodel of `networks` atomically: an error leaves `path` untouched."""
-    from tpudsl.ir.module import write_atomically  # the module API pulls in xDSL: only when writing
-
-    data = encode_networks(networks)
-    write_atomically(path, lambda f: f.write(data))
+    write_bytes(path, encode_networks(networks))
 
 
 def decode_networks(data: bytes) -> list[Network]:
@@ -136,15 +130,15 @@ def decode_networks(data: bytes) -> list[Network]:
         raise TpudslError("corrupt bmodel: checksum mismatch in the section table")
     if count < 2:  # the table's checksum held: a writer bug
         raise TpudslError(f"corrupt bmodel: version 2 with {count} stages (one stage is written as version 1)")
-    index_at = _align(table_end)
-    index = _index(_section(data, "the index section", table_end, index_at, index_length), index_crc, count)
+    index_at = align(table_end)
+    index = _index(section(data, "the index section", table_end, index_at, index_length), index_crc, count)
     names = [(f"network '{name}' stage {j}", name) for name, stages in index for j in range(stages)]
     parts, end = [], index_at + index_length
     for i, (label, name) in enumerate(names):
         offset, length = _ENTRY.unpack_from(data, _PREAMBLE.size + i * _ENTRY.size)
-        if offset != _align(end):
-            raise TpudslError(f"corrupt bmodel: the image of {label} starts at {offset}, expected {_align(end)}")
-        body = _section(data, f"the image of {label}", end, offset, length)
+        if offset != align(end):
+            raise TpudslError(f"corrupt bmodel: the image of {label} starts at {offset}, expected {align(end)}")
+        body = section(data, f"the image of {label}", end, offset, length)
         try:
             stage = decode_bmodel(body)
         except TpudslError as e:
@@ -157,14 +151,6 @@ def decode_networks(data: bytes) -> list[Network]:
         raise TpudslError(f"corrupt bmodel: {len(data) - end} bytes after the last section")
     return merge(parts)
 
-
-def _section(data: bytes, what: str, end: int, offset: int, length: int) -> bytes:
-    """Bytes offset..offset+length after zero padding from `end` (the previous section's end)."""
-    if any(data[end:offset]):
-        raise TpudslError(f"corrupt bmodel: non-zero padding before {what}")
-    if offset + length > len(data):
-        raise TpudslError(f"truncated bmodel: {what} needs bytes {offset}..{offset + length}, the file has {len(data)}")
-    return data[offset: offset + length]
 
 
 def _index(body: bytes, crc: int, count: int) -> list[tuple[str, int]]:
