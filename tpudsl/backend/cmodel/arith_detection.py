@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tpudsl.backend.cmodel.arith_extra import sigmoid
+
 F32 = np.float32
 ROW = 7  # image, class, score, x, y, w, h
-
-
-def _logistic(v: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):  # a very negative logit: 1 / (1 + inf) = 0
-        return F32(1) / (np.exp(-v) + F32(1))
 
 
 def _boxes(head: np.ndarray, anchors: np.ndarray, version: str, net_h: int, net_w: int, classes: int):
@@ -26,17 +23,17 @@ def _boxes(head: np.ndarray, anchors: np.ndarray, version: str, net_h: int, net_
     col, row = (cell % gw).astype(F32), (cell // gw).astype(F32)
     aw, ah = np.tile(anchors[:, 0], gh * gw), np.tile(anchors[:, 1], gh * gw)
     best = t[:, 5:].max(axis=1)
-    score = _logistic(t[:, 4]) * _logistic(best)
+    score = sigmoid(t[:, 4]) * sigmoid(best)
     cls = np.argmax(t[:, 5:], axis=1)  # ties: the lowest class
     if version == "yolov5":
-        two = [_logistic(t[:, i]) * F32(2) for i in range(4)]
+        two = [sigmoid(t[:, i]) * F32(2) for i in range(4)]
         x = ((col + two[0]).astype(np.float64) - 0.5) * net_w / gw
         y = ((row + two[1]).astype(np.float64) - 0.5) * net_h / gh
         w = (two[2] * two[2]).astype(np.float64) * aw
         h = (two[3] * two[3]).astype(np.float64) * ah
     else:  # yolov3 and yolov3_tiny
-        x = (col + _logistic(t[:, 0])) / F32(gw)
-        y = (row + _logistic(t[:, 1])) / F32(gh)
+        x = (col + sigmoid(t[:, 0])) / F32(gw)
+        y = (row + sigmoid(t[:, 1])) / F32(gh)
         with np.errstate(over="ignore"):
             w = np.exp(t[:, 2]).astype(np.float64) * aw / net_w
             h = np.exp(t[:, 3]).astype(np.float64) * ah / net_h

@@ -21,7 +21,8 @@ def scale(x: np.ndarray, s: np.ndarray, b: np.ndarray, do_relu: int, limit: floa
     return relu(x.astype(F32) * s.astype(F32) + b.astype(F32), do_relu, limit)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """float32 1 / (1 + exp(-x)); a very negative x: 1 / (1 + inf) = 0."""
     with np.errstate(over="ignore"):
         return F32(1) / (F32(1) + np.exp(-x))
 
@@ -48,7 +49,7 @@ ACTIVE_EXTRA = {
     "HSWISH": lambda x, a, b: np.clip(x * F32(1 / 6) + F32(0.5), 0, 1) * x,
     "HSIGMOID": lambda x, a, b: np.clip(F32(a) * x + F32(b), 0, 1),
     "ELU": lambda x, a, b: np.where(x > 0, x, F32(a) * np.expm1(np.minimum(x, F32(0)))),
-    "SWISH": lambda x, a, b: x * _sigmoid(F32(a) * x),
+    "SWISH": lambda x, a, b: x * sigmoid(F32(a) * x),
     "MISH": lambda x, a, b: x * np.tanh(_softplus(x)),
     "SOFT_PLUS": lambda x, a, b: _softplus(x),
     "SOFT_SIGN": lambda x, a, b: x / (F32(1) + np.abs(x)),
@@ -57,7 +58,7 @@ ACTIVE_EXTRA = {
     "ERF": lambda x, a, b: _erf(x),
     "TGELU": lambda x, a, b: F32(0.5) * x * (F32(1) + np.tanh(F32(math.sqrt(2 / math.pi))
                                                                * (x + F32(0.044715) * x ** 3))),
-    "QGELU": lambda x, a, b: x * _sigmoid(F32(1.702) * x),
+    "QGELU": lambda x, a, b: x * sigmoid(F32(1.702) * x),
     "SIN": lambda x, a, b: np.sin(x), "COS": lambda x, a, b: np.cos(x), "TAN": lambda x, a, b: np.tan(x),
     "SINH": lambda x, a, b: np.sinh(x), "COSH": lambda x, a, b: np.cosh(x),
     "ARCCOS": lambda x, a, b: np.arccos(x), "ARCTANH": lambda x, a, b: np.arctanh(x),

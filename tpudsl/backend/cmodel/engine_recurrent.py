@@ -17,13 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.backend import isa
+from tpudsl.backend.cmodel.arith_extra import sigmoid
 from tpudsl.backend.cmodel.memory import Fault, Memory
 
 _F32 = np.dtype(np.float32)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return np.float32(1) / (np.float32(1) + np.exp(-x))
 
 
 class _Layer:
@@ -66,13 +63,13 @@ class _Layer:
 
 
 def _lstm_step(layer: _Layer, d: int, t: int, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    i, o, f = (_sigmoid(layer.pre(d, k, t, h)) for k in range(3))
+    i, o, f = (sigmoid(layer.pre(d, k, t, h)) for k in range(3))
     c = f * c + i * np.tanh(layer.pre(d, 3, t, h))
     return o * np.tanh(c), c
 
 
 def _gru_step(layer: _Layer, d: int, t: int, h: np.ndarray) -> np.ndarray:
-    z, reset = (_sigmoid(layer.pre(d, k, t, h)) for k in range(2))
+    z, reset = (sigmoid(layer.pre(d, k, t, h)) for k in range(2))
     projected = layer.x[t] @ layer.w[d, 2].T + layer.wb[d, 2]
     if layer.r.linear_before_reset:
         candidate = projected + reset * (h @ layer.rec[d, 2].T + layer.rb[d, 2])
