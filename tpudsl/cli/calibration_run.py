@@ -129,7 +129,7 @@ def run_calibration(args: argparse.Namespace) -> None:
         from tpudsl.cli import calibration_rewrite as rw
 
         rewritten = rw.rewritten_path(args)
-    bars = _Bars(args.quiet)
+    bars = ProgressBars(args.quiet)
     try:
         notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new) if rewritten is not None else []
 
@@ -175,7 +175,7 @@ def _check_chip(name: str, flag: str) -> None:
 
 
 def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list,
-                search_inputs: list, bars: _Bars) -> tuple[dict[str, TableEntry], bool]:
+                search_inputs: list, bars: ProgressBars) -> tuple[dict[str, TableEntry], bool]:
     """The entries to write and whether they were tuned: the method's thresholds, tuned on
     `tune_inputs` when given; with --search search_threshold (`search_inputs`) every method's, the
     kld ones tuned (TPU-MLIR tunes its KL table only), and the best method's."""
@@ -206,7 +206,7 @@ def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationRes
     return tables[chosen], bool(tune_inputs) and chosen == tuned
 
 
-class _Bars:
+class ProgressBars:
     """The progress bars of one run (none with --quiet): one per pass over the samples."""
 
     def __init__(self, quiet: bool):

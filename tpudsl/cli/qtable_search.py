@@ -21,9 +21,29 @@ from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
 from tpudsl.passes import pass_class
 
 
-def _check_cos(flag: str, value: float) -> None:
+def check_cos(flag: str, value: float) -> None:
     if not 0.0 < value <= 1.0:
         raise TpudslError(f"{flag} must be in (0, 1], not {value:g}")
+
+
+def chip_and_float_mode(processor: str, fp_type: str) -> tuple[str, str]:
+    """(the chip's name, the float mode of the kept layers) for --processor and --fp_type (AUTO:
+    F16 where the chip has it, else F32); the chip must have INT8 and that mode."""
+    try:
+        chip = chip_named(processor)
+    except KeyError as e:
+        raise TpudslError(e.args[0]) from None
+    fp = fp_type if fp_type != "AUTO" else ("F16" if "F16" in chip.modes else "F32")
+    for mode in ("INT8", fp):
+        if mode not in chip.modes:
+            raise TpudslError(f"chip '{chip.name}' has no {mode} mode (it has {', '.join(chip.modes)})")
+    return chip.name, fp
+
+
+def load_samples(mlir: str, dataset: str | None, data_list: str | None, count: int) -> list[dict[str, np.ndarray]]:
+    """The model inputs of the first `count` samples (0: all) of --dataset or --data_list."""
+    loader = sample_loader(load_module(mlir))
+    return [loader(spec) for spec in list_samples(dataset, data_list, count)]
 
 
 class Int8Search:
@@ -87,29 +107,20 @@ def search(s: Int8Search, fp: str, expected_cos: float, min_layer_cos: float,
 
 def run_qtable(args: argparse.Namespace) -> None:
     """The command after its arguments are parsed (tpudsl/cli/run_qtable.py)."""
-    _check_cos("--expected_cos", args.expected_cos)
-    _check_cos("--min_layer_cos", args.min_layer_cos)
+    check_cos("--expected_cos", args.expected_cos)
+    check_cos("--min_layer_cos", args.min_layer_cos)
     if args.input_num < 0:
         raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
-    try:
-        chip = chip_named(args.processor)
-    except KeyError as e:
-        raise TpudslError(e.args[0]) from None
-    fp = args.fp_type if args.fp_type != "AUTO" else ("F16" if "F16" in chip.modes else "F32")
-    for mode in ("INT8", fp):
-        if mode not in chip.modes:
-            raise TpudslError(f"chip '{chip.name}' has no {mode} mode (it has {', '.join(chip.modes)})")
-    mod = load_module(args.mlir)
-    loader = sample_loader(mod)
-    samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
-    s = Int8Search(args.mlir, args.calibration_table, chip.name, samples, args.asymmetric)
+    chip, fp = chip_and_float_mode(args.processor, args.fp_type)
+    samples = load_samples(args.mlir, args.dataset, args.data_list, args.input_num)
+    s = Int8Search(args.mlir, args.calibration_table, chip, samples, args.asymmetric)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:
         raise TpudslError(f"every layer in {fp} reaches only cosine {cos:.6f} < --expected_cos {args.expected_cos:g} "
                           "(the calibration table or the float type limits it); nothing written")
     int8 = "asymmetric" if args.asymmetric else "symmetric"
-    loss_text = f"# chip: {chip.name}  mix_mode: {fp}  int8: {int8}\n" + "".join(
+    loss_text = f"# chip: {chip}  mix_mode: {fp}  int8: {int8}\n" + "".join(
         f"No.{i:<4}: Layer: {layer:<40} Cos: {c:.6f}\n" for i, (layer, c) in enumerate(losses))
     qtable_text = f"# op_name   quantize_mode\n# output cosine {cos:.6f} vs Top ({int8} INT8)\n" + "".join(
         f"{n} {fp}\n" for n in kept)
