@@ -1,5 +1,5 @@
-"""TPU-MLIR's flags of model_transform, run_calibration, run_qtable, model_runner, npz_tool and
-mlir_cut (docs/tools.md, "TPU-MLIR's flags"): each implemented flag has its effect, checked against
+"""TPU-MLIR's flags of model_transform, run_calibration, run_qtable, run_sensitive_layer, model_runner,
+npz_tool and mlir_cut (docs/tools.md, "TPU-MLIR's flags"): each implemented flag has its effect, checked against
 a separately written reference; each refused one is one exact line, exit 1, nothing written."""
 
 from __future__ import annotations
@@ -340,13 +340,15 @@ def test_mlir_cut_accepts_mode_io(top_model, tmp_path):
 
 def every_checked_flag():
     """(tool, argv before the flag, the row) for every row of every tool's CHECKED table."""
-    from tpudsl.cli import model_runner, model_transform, npz_tool, run_calibration, run_qtable
+    from tpudsl.cli import model_runner, model_transform, npz_tool, run_calibration, run_qtable, run_sensitive_layer
 
     tools = {
         "model_transform": (model_transform.CHECKED, ["--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir"]),
         "run_calibration": (run_calibration.CHECKED, ["m.mlir", "--dataset", "samples", "-o", "t"]),
         "run_qtable": (run_qtable.CHECKED, ["m.mlir", "--dataset", "samples", "--calibration_table", "t", "--processor",
                                             "bm1684x", "-o", "q"]),
+        "run_sensitive_layer": (run_sensitive_layer.CHECKED, ["m.mlir", "--dataset", "samples", "--calibration_table",
+                                                              "t", "--processor", "bm1684x", "-o", "q"]),
         "model_runner": (model_runner.CHECKED, ["--input", "in.npz", "--model", "m.mlir", "--output", "o.npz"]),
         "npz_tool compare": (npz_tool.COMPARE_CHECKED, ["compare", "a.npz", "a.npz"]),
     }
