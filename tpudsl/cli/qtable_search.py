@@ -40,12 +40,6 @@ def chip_and_float_mode(processor: str, fp_type: str) -> tuple[str, str]:
     return chip.name, fp
 
 
-def load_samples(mlir: str, dataset: str | None, data_list: str | None, count: int) -> list[dict[str, np.ndarray]]:
-    """The model inputs of the first `count` samples (0: all) of --dataset or --data_list."""
-    loader = sample_loader(load_module(mlir))
-    return [loader(spec) for spec in list_samples(dataset, data_list, count)]
-
-
 class Int8Search:
     """Lowers fresh copies of the calibrated module with a qtable and scores them against Top
     (run_qtable's layers; run_calibration --search search_threshold's tables, given per call)."""
@@ -112,7 +106,8 @@ def run_qtable(args: argparse.Namespace) -> None:
     if args.input_num < 0:
         raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
     chip, fp = chip_and_float_mode(args.processor, args.fp_type)
-    samples = load_samples(args.mlir, args.dataset, args.data_list, args.input_num)
+    loader = sample_loader(load_module(args.mlir))
+    samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
     s = Int8Search(args.mlir, args.calibration_table, chip, samples, args.asymmetric)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)

@@ -38,16 +38,10 @@ CHECKED = (
 
 def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="run_qtable", description=__doc__.split("\n\n")[0])
-    p.add_argument("mlir", help="the Top .mlir (after model_transform)")
-    add_sample_source(p)
-    p.add_argument("--calibration_table", required=True, help="run_calibration's table")
-    p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
+    add_search_arguments(p)
     p.add_argument("--input_num", type=int, default=10, help="how many samples to use (0: all); default 10")
-    p.add_argument("--expected_cos", type=float, default=0.99, help="the output cosine to reach; default 0.99")
     p.add_argument("--min_layer_cos", type=float, default=0.99,
                    help="a layer whose INT8-alone cosine is below this is kept float at once; default 0.99")
-    p.add_argument("--fp_type", type=str.upper, default="AUTO", choices=[t.upper() for t in FP_TYPES],
-                   help="the float type of the kept layers; auto: F16 where the chip has it, else F32")
     p.add_argument("--asymmetric", action="store_true",
                    help="search for model_deploy --asymmetric: INT8 with zero points (uint8 for ranges >= 0)")
     p.add_argument("--loss_table", default="full_loss_table.txt", help="where to write every layer's cosine")
@@ -55,6 +49,18 @@ def _parser() -> CliArgumentParser:
     p.add_argument("-o", dest="output", required=True, help="the qtable to write")
     add_checked_flags(p, CHECKED)
     return p
+
+
+def add_search_arguments(p: CliArgumentParser) -> None:
+    """What run_qtable and run_sensitive_layer both read: the module, its samples, the table, the
+    chip, the float type of the float layers and the cosine to reach."""
+    p.add_argument("mlir", help="the Top .mlir (after model_transform)")
+    add_sample_source(p)
+    p.add_argument("--calibration_table", required=True, help="run_calibration's table")
+    p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
+    p.add_argument("--fp_type", type=str.upper, default="AUTO", choices=[t.upper() for t in FP_TYPES],
+                   help="the float type of the float layers; auto: F16 where the chip has it, else F32")
+    p.add_argument("--expected_cos", type=float, default=0.99, help="the output cosine to reach; default 0.99")
 
 
 def _main(argv: Sequence[str]) -> None:

@@ -32,8 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.run_calibration import add_sample_source
-from tpudsl.cli.run_qtable import FP_TYPES
+from tpudsl.cli.run_qtable import add_search_arguments
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 
 CHECKED = (
@@ -46,21 +45,15 @@ CHECKED = (
 
 def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="run_sensitive_layer", description=__doc__.split("\n\n")[0])
-    p.add_argument("mlir", help="the Top .mlir (after model_transform)")
-    add_sample_source(p)
-    p.add_argument("--calibration_table", required=True, help="run_calibration's table")
-    p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
+    add_search_arguments(p)
     p.add_argument("--input_num", type=int, default=10, help="samples of the calibration pass (0: all); default 10")
     p.add_argument("--inference_num", type=int, default=10,
                    help="samples each INT8 model of the search runs (at least 1); default 10")
     p.add_argument("--max_float_layers", type=int, default=5, help="at most this many layers in float; default 5")
-    p.add_argument("--expected_cos", type=float, default=0.99, help="the output cosine to reach; default 0.99")
     p.add_argument("--tune_num", type=int, default=5,
                    help="tune every method's thresholds on this many samples (0: no tuning); default 5")
     p.add_argument("--tune_list", default="", help="a file of tuning samples, one per line as --data_list's")
     p.add_argument("--histogram_bin_num", type=int, default=2048, help="histogram bins (at least 128); default 2048")
-    p.add_argument("--fp_type", type=str.upper, default="AUTO", choices=[t.upper() for t in FP_TYPES],
-                   help="the float type of the float layers; auto: F16 where the chip has it, else F32")
     p.add_argument("--new_cali_table", default="new_cali_table.txt",
                    help="where to write the calibration table with each layer's best threshold (TPU-MLIR's name)")
     p.add_argument("--loss_table", default="sensitive_layer_loss_table.txt",

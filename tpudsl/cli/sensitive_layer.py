@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tpudsl.cli.calibration_run import ProgressBars, list_samples, sample_loader, tuning_samples
+from tpudsl.cli.calibration_run import ProgressBars, SampleLoader, list_samples, sample_loader, tuning_samples
 from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import result_names
@@ -103,12 +103,11 @@ def float_layers(s: Int8Search, ranked: Sequence[LayerLoss], table_path: str, fp
     return kept, cos
 
 
-def method_tables(args: argparse.Namespace, top: TopModule, bars: ProgressBars,
+def method_tables(args: argparse.Namespace, top: TopModule, loader: SampleLoader, bars: ProgressBars,
                   say: Callable[[str], None]) -> tuple[dict[str, Table], int, int]:
     """(every method's table from one calibration pass, each tuned when --tune_num asks; the
     calibration samples; the tuning samples)."""
     samples = list_samples(args.dataset, args.data_list, args.input_num)
-    loader = sample_loader(top)
     tune_inputs = [loader(spec) for spec in tuning_samples(args, samples)]
     result = calibrate(args.mlir, samples, loader, args.histogram_bin_num, 1,
                        bars.new("calibration", len(samples)), True, top)
@@ -149,7 +148,7 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
     say(f"INT8 with '{args.calibration_table}': cosine {int8_cos:.6f} on {len(inputs)} samples")
     bars = ProgressBars(args.quiet)
     try:
-        tables, calibrated, tuned = method_tables(args, top, bars, say)
+        tables, calibrated, tuned = method_tables(args, top, loader, bars, say)
         bar = bars.new("layers", len(s.layers), "layer")
 
         def measured(r: LayerLoss) -> None:
