@@ -180,7 +180,8 @@ def files_text(args: argparse.Namespace, chip: str, fp: str, ranked: Sequence[La
     """(path, text) of the qtable (TPU-MLIR's header), the new calibration table and the loss table."""
     (int8_cos, cos), (calibrated, tuned, inferred) = cosines, counts
     qtable = (f"# sample number: {inferred}\n# chip: {chip}  mix_mode: {fp}\n# number of {fp} layer: {len(kept)}\n"
-              f"# output cosine {cos:.6f} vs Top (INT8 alone: {int8_cos:.6f}) with {args.new_cali_table}\n"
+              f"# output cosine {cos:.6f} vs Top with {args.new_cali_table} (all INT8 with the given table: "
+              f"{int8_cos:.6f})\n"
               "###\n# op_name   quantize_mode\n" + "".join(f"{layer} {fp}\n" for layer in kept))
     header = ("# loss: 1 - the output cosine with only this layer in INT8 (the others " + fp
               + "), at the best method's threshold; then each method's loss\n")
