@@ -152,9 +152,12 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
         bar = bars.new("layers", len(s.layers), "layer")
 
         def measured(r: LayerLoss) -> None:
-            say(f"'{r.layer}' alone in INT8: " + ", ".join(f"{m} {loss:.6f}" for m, loss in zip(METHODS, r.losses))
-                + f": {r.method}")
-            if bar:
+            if bar:  # None with --quiet; a line above the bar (tqdm.write), not through it
+                from tqdm import tqdm
+
+                tqdm.write(f"run_sensitive_layer: '{r.layer}' alone in INT8: "
+                           + ", ".join(f"{m} {loss:.6f}" for m, loss in zip(METHODS, r.losses)) + f": {r.method}",
+                           file=sys.stderr)
                 bar(1)
 
         with tempfile.TemporaryDirectory(prefix="sensitive_layer_") as tmp:
