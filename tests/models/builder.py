@@ -6,7 +6,7 @@ become the loc names users see in .mlir files, npz keys and npz_tool reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -63,6 +63,13 @@ class GraphBuilder:
 
     def small(self, name: str, shape: Sequence[int], scale: float = 0.1) -> str:
         return self.const(name, (self.rng.standard_normal(shape) * scale).astype(np.float32))
+
+    def edit_weights(self, edit: Callable[[str, np.ndarray], None]) -> None:
+        """`edit(name, array)` may change any initializer's array in place (a test's planted outlier)."""
+        for i, init in enumerate(self.initializers):
+            w = numpy_helper.to_array(init).copy()
+            edit(init.name, w)
+            self.initializers[i] = numpy_helper.from_array(w, init.name)
 
     # --- layers -----------------------------------------------------------------------------
     def conv(
