@@ -16,6 +16,7 @@ threshold the search chose for it (TPU-MLIR updates its table layer by layer), n
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -118,11 +119,15 @@ def _run(model: onnx.ModelProto, feed: dict) -> np.ndarray:
 def _independent_loss(d, layer: str, threshold: float) -> float:
     """1 - the output cosine (mean over the search's samples) with only `layer` fake-quantized."""
     cosines = []
-    for i in range(INFERENCE_NUM):
-        feed = dict(np.load(d / "data" / f"{i}.npz"))
-        want, got = _run(_model(), feed), _run(_fake_quantized(layer, threshold), feed)
+    for i, want in enumerate(_float_outputs(d)):
+        got = _run(_fake_quantized(layer, threshold), dict(np.load(d / "data" / f"{i}.npz")))
         cosines.append(want @ got / (np.linalg.norm(want) * np.linalg.norm(got)))
     return 1.0 - float(np.mean(cosines))
+
+
+@functools.cache
+def _float_outputs(d) -> list[np.ndarray]:
+    return [_run(_model(), dict(np.load(d / "data" / f"{i}.npz"))) for i in range(INFERENCE_NUM)]
 
 
 def _deploy(d, table, *extra: str) -> None:
@@ -131,7 +136,7 @@ def _deploy(d, table, *extra: str) -> None:
                       "--test_input", str(d / "data" / "7.npz"), "--tolerance", "0.99,0.5", *extra])
 
 
-def test_ranks_the_sensitive_layer_first_with_each_layers_best_threshold(model, tmp_path, capsys):
+def test_ranks_the_sensitive_layer_first_with_each_layers_best_threshold(model, tmp_path):
     assert _search(model, tmp_path) == 0
     rows = LOSS_LINE.findall((tmp_path / "losses").read_text())
     assert [int(r[0]) for r in rows] == list(range(len(LAYERS))) and sorted(r[1] for r in rows) == sorted(LAYERS)
