@@ -410,6 +410,20 @@ def lower_float(top: TopModule, mode: str, qtable: Mapping[str, str], a16: A16Lo
 _SUFFIX = {Float16Type: "f16", BFloat16Type: "bf16"}
 
 
+# The Top ops an F16 model (F16, W8F16, W4F16: TPU-MLIR's isF16Modes) runs in F32 unless
+# ignore_f16_overflow, as TPU-MLIR's ConvertTopToTpu::init_qtable does: the chip's average pool
+# sums its window in f16 before dividing, a sum that can pass 65504 while the inputs and the mean
+# are in range. (tpudsl's F16 pool rounds the exact mean once and cannot overflow that way; the
+# default is TPU-MLIR's so that its command lines give its op types.) BF16 has float32's exponent
+# range: TPU-MLIR keeps these ops in BF16.
+F16_OVERFLOW_OPS = ("top.AvgPool",)
+
+
+def f16_overflow_f32(top: TopModule) -> dict[str, str]:
+    """The qtable lines `NAME F32` of the ops F16 keeps in F32 (F16_OVERFLOW_OPS)."""
+    return {loc_name(o): "F32" for o in top.main_func().walk() if o.name in F16_OVERFLOW_OPS}
+
+
 def float_suffix(value: SSAValue) -> str | None:
     """"f16"/"bf16" for an f16/bf16 tensor, None for any other."""
     return _SUFFIX.get(type(value.type.element_type)) if _is_float(value) else None  # type: ignore[attr-defined]
@@ -451,7 +465,7 @@ class ConvertTopToTpuPass(ModulePass):
     qtable: str = ""
     asymmetric: bool = False
     doWinograd: bool = False  # noqa: N815 (TPU-MLIR's option names)
-    ignore_f16_overflow: bool = False
+    ignore_f16_overflow: bool = False  # true: the ops of F16_OVERFLOW_OPS run in F16 too
     weightFileName: str = ""  # noqa: N815
     q_group_size: int = 0
     q_symmetric: bool = False  # weight-only quantization's symmetric weights (with q_group_size)
@@ -477,6 +491,8 @@ class ConvertTopToTpuPass(ModulePass):
                               "needs groups (q_group_size > 0; per-channel weights are symmetric already)")
         names = {loc_name(o) for o in top.main_func().walk() if o.name not in KEPT}
         qtable = read_qtable(self.qtable, names) if self.qtable else {}
+        if not self.ignore_f16_overflow and WEIGHT_ONLY_MODES.get(mode, mode) == "F16":
+            qtable = {**f16_overflow_f32(top), **qtable}  # the qtable's own lines win, as in TPU-MLIR
         for name, op_mode in {"the module": mode, **qtable}.items():
             if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8") and \
                     not (op_mode in WEIGHT_ONLY_MODES and name == "the module"):
