@@ -397,6 +397,33 @@ def compare_dicts(
     )
 
 
+def fuzzy_match(target: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
+                tolerance: tuple[float, float]) -> tuple[list[str], bool]:
+    """TPU-MLIR's fuzzy match (npz_tool compare --fuzzy_match, model_deploy --fazzy_match), for files
+    whose names differ: each target tensor is matched with the reference tensor of its shape that has
+    the highest cosine (an equal one ends the search, as cosine and euclid 1); passes when the worst
+    match reaches both tolerances. A target tensor with no numeric reference of its shape matches
+    nothing (0, 0), as in TPU-MLIR. The lines name each match and end with the worst measures."""
+    lines, worst_cos, worst_euclid = [], 1.0, 1.0
+    for name, a in target.items():
+        best: tuple[float, float, str] | None = None
+        for ref_name, b in reference.items():
+            if b.shape != a.shape or a.dtype.kind not in NUMERIC_KINDS or b.dtype.kind not in NUMERIC_KINDS:
+                continue
+            if np.array_equal(a, b):
+                best = (1.0, 1.0, ref_name)
+                break
+            m = measures(a, b)
+            if best is None or m.cosine > best[0]:  # a NaN cosine (NaN or inf in the data) never wins
+                best = (m.cosine, m.euclid, ref_name)
+        cos, euclid, match = best or (0.0, 0.0, "")
+        lines.append(f"find max_cos:{cos:.6f}, max_euc:{euclid:.6f} for {name}" + (
+            f" (reference {match})" if match else f" (no reference of shape {list(a.shape)})"))
+        worst_cos, worst_euclid = min(worst_cos, cos), min(worst_euclid, euclid)
+    lines.append(f"min_similiarity = ({worst_cos:.6f}, {worst_euclid:.6f})")
+    return lines, bool(target) and worst_cos >= tolerance[0] and worst_euclid >= tolerance[1]
+
+
 def _scale_thunk(scale_of: Callable[[str], float | None] | None, name: str) -> Scale:
     return None if scale_of is None else (lambda: scale_of(name))
 

@@ -69,7 +69,7 @@ def _worst_elements(target: np.ndarray, reference: np.ndarray) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, parse_tolerance
+    from tpudsl.cli.compare import NUMERIC_KINDS, compare_dicts, format_report, fuzzy_match, parse_tolerance
 
     try:
         tolerance = parse_tolerance(args.tolerance)
@@ -77,7 +77,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise TpudslError(str(e)) from None
     target, reference = load_npz(args.target), load_npz(args.reference)
     if args.fuzzy_match:
-        return _fuzzy_match(target, reference, tolerance)
+        lines, passed = fuzzy_match(target, reference, tolerance)
+        print("\n".join(lines))
+        print("npz compare PASSED." if passed else "npz compare FAILED.")
+        return 0 if passed else 1
     report = compare_dicts(target, reference, tolerance, split_names(args.excepts))
     if args.verbose >= 2:
         # Before the report, so that the verdict stays the last line.
@@ -95,37 +98,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for line in format_report(report, args.verbose, files=(args.target, args.reference)):
         print(line)
     return 0 if report.passed else 1
-
-
-def _fuzzy_match(target: dict[str, np.ndarray], reference: dict[str, np.ndarray], tolerance: tuple[float, float]) -> int:
-    """TPU-MLIR's --fuzzy_match, for files whose names differ (another framework's): each target tensor
-    is matched with the reference tensor of its shape that has the highest cosine (an equal one ends
-    the search, as cosine and euclid 1); passes when the worst match reaches both tolerances. A target
-    tensor with no numeric reference of its shape matches nothing (0, 0), as in TPU-MLIR."""
-    import numpy as np
-
-    from tpudsl.cli.compare import NUMERIC_KINDS, measures
-
-    worst_cos, worst_euclid = 1.0, 1.0
-    for name, a in target.items():
-        best: tuple[float, float, str] | None = None
-        for ref_name, b in reference.items():
-            if b.shape != a.shape or a.dtype.kind not in NUMERIC_KINDS or b.dtype.kind not in NUMERIC_KINDS:
-                continue
-            if np.array_equal(a, b):
-                best = (1.0, 1.0, ref_name)
-                break
-            m = measures(a, b)
-            if best is None or m.cosine > best[0]:  # a NaN cosine (NaN or inf in the data) never wins
-                best = (m.cosine, m.euclid, ref_name)
-        cos, euclid, match = best or (0.0, 0.0, "")
-        print(f"find max_cos:{cos:.6f}, max_euc:{euclid:.6f} for {name}" + (f" (reference {match})" if match else
-                                                                        f" (no reference of shape {list(a.shape)})"))
-        worst_cos, worst_euclid = min(worst_cos, cos), min(worst_euclid, euclid)
-    passed = bool(target) and worst_cos >= tolerance[0] and worst_euclid >= tolerance[1]
-    print(f"min_similiarity = ({worst_cos:.6f}, {worst_euclid:.6f})")
-    print("npz compare PASSED." if passed else "npz compare FAILED.")
-    return 0 if passed else 1
 
 
 def _int8_stats(a: np.ndarray) -> list[str]:
