@@ -2,12 +2,15 @@
 // RUN: not tpuc-opt %s --processor-assign="chip=bm9999 mode=F16" 2>&1 | filecheck %s --check-prefix=CHIP
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=INT4" 2>&1 | filecheck %s --check-prefix=MODE
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 num_core=2" 2>&1 | filecheck %s --check-prefix=CORE
+// RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=basic" | filecheck %s
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_alone" 2>&1 | filecheck %s --check-prefix=ADDR
 
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // CHIP: error: processor-assign: unknown chip 'bm9999'; known chips: bm1684x, bm1688, tiny
 // MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16
 // CORE: error: processor-assign: num_core=2 is not supported (only num_core=1)
+// ADDR: error: processor-assign: addr_mode=io_alone is not supported (only addr_mode=auto or addr_mode=basic)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {
     %0 = "top.Input"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("x")

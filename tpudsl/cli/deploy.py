@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tpudsl.cli.compare import compare_dicts, format_report, parse_tolerance
+from tpudsl.cli.compare import compare_dicts, format_report, fuzzy_match, parse_tolerance
 from tpudsl.cli.model_runner import module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
@@ -101,7 +101,7 @@ def _lower(top: TopModule, args, weight_file: str, qdq: bool) -> None:
                                      asymmetric=args.asymmetric, q_group_size=args.q_group_size,
                                      # a QDQ model's MatMul weights per output column, as its Conv filters
                                      # (frontend/qdq.py checked that both give back the ONNX int8 values)
-                                     matmul_perchannel=qdq,
+                                     matmul_perchannel=qdq, ignore_f16_overflow=args.ignore_f16_overflow,
                                      q_symmetric=args.q_symmetric).apply(ctx, top.module)
     # mlir_shell.py's passes before the groups, with model_deploy's flags for them: where tpudsl
     # accepts the flags they change nothing, else they fail naming the option (docs/tpuc-opt.md).
@@ -151,7 +151,10 @@ def deploy(args: argparse.Namespace) -> int:
     tpu_mlir = out_dir / f"{prefix}_tpu.mlir"
     weight_file = f"{prefix}_tpu_weights.npz"
     _prepare(top, args)
-    inputs = _test_inputs(top, args) if args.test_input else None
+    if args.test_input and args.not_gen_bmodel:  # TPU-MLIR's QAT use: the Tpu module only, unchecked
+        print(f"model_deploy: --not_gen_bmodel: --test_input {args.test_input} is not run (no Top, Tpu or bmodel "
+              "check)", file=sys.stderr)
+    inputs = _test_inputs(top, args) if args.test_input and not args.not_gen_bmodel else None
     half = WEIGHT_ONLY_MODES.get(args.quantize, args.quantize)  # W8F16's activations are F16
 
     reference, keep_f32 = None, []
@@ -165,6 +168,10 @@ def deploy(args: argparse.Namespace) -> int:
     _lower(top, args, weight_file, qdq)
     save_module(top, tpu_mlir, out_dir / weight_file)
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)
+    if args.not_gen_bmodel:
+        print(f"model_deploy: --not_gen_bmodel: stopped after {tpu_mlir}; no final module, {args.model} is not written",
+              file=sys.stderr)
+        return 0
     ours = None
     if inputs is not None:
         # int8 / f16 / bf16 inputs (--quant_input) take the float data quantized or rounded as
@@ -198,7 +205,11 @@ def deploy(args: argparse.Namespace) -> int:
     # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
     _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")
     if inputs is not None and ours is not None:
-        _check_bmodel(args.model, inputs, ours, args.quantize)
+        if args.skip_validation:
+            print(f"model_deploy: --skip_validation: {args.model} is not run on the cmodel nor compared with the Tpu "
+                  "interpreter", file=sys.stderr)
+        else:
+            _check_bmodel(args.model, inputs, ours, args.quantize)
     return 0
 
 
@@ -209,7 +220,7 @@ def _backend_passes(args) -> dict:
               **({"weight-deduplicate": pass_class("weight-deduplicate")()} if args.weight_deduplicate else {}),
               **({"opt-post-processor": pass_class("opt-post-processor")()} if args.opt_post_processor else {}),
               "address-assign": pass_class("address-assign")(merge_weight=args.merge_weight),
-              "layer-group": pass_class("layer-group")(opt=1 if args.disable_layer_group else 2,
+              "layer-group": pass_class("layer-group")(opt=1 if args.disable_layer_group else args.opt,
                                                        group_by_cores=args.group_by_cores,
                                                        compress_mode=args.compress_mode),
               "codegen": pass_class("codegen")(model_file=str(args.model), embed_debug_info=True,
@@ -281,6 +292,12 @@ def _output_names(top: TopModule) -> list[str]:
 
 def _compare(ours, reference, args, tolerance, outputs: list[str]) -> None:
     names = list(ours) if args.compare_all else outputs
+    if args.fazzy_match:  # TPU-MLIR's: by the closest reference tensor of each shape, names aside
+        lines, passed = fuzzy_match({k: ours[k] for k in names if k in ours}, reference, tolerance)
+        print("\n".join(lines))
+        if not passed:
+            raise TpudslError(f"Tpu check failed (--fazzy_match): {lines[-1]}; tolerance {tolerance[0]},{tolerance[1]}")
+        return
     excepts = [n for n in (args.excepts or "").split(",") if n]
     report = compare_dicts({k: ours[k] for k in names if k in ours}, reference, tolerance, excepts)
     print("\n".join(format_report(report, brief=True)))

@@ -4,7 +4,10 @@
       --model NAME.bmodel
       [--quantize_table Q] [--calibration_table T] [--asymmetric] [--q_group_size N [--q_symmetric]]
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
-      [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--disable_layer_group] [--debug]
+      [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--fazzy_match] [--skip_validation]
+      [--disable_layer_group] [--opt 1|2|3] [--ignore_f16_overflow] [--not_gen_bmodel] [--cache_skip] [--debug]
+      [--addr_mode auto|basic; TPU-MLIR's --do_winograd, --includeWeight, --patterns_count and --quantize
+       INT4|F8E4M3|F8E5M2 are refused by name: docs/tools.md, model_deploy]
       [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
        --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort
        --opt_post_processor --weight_deduplicate --merge_weight --group_by_cores --compress_mode
@@ -22,14 +25,18 @@ raw integers; --fuse_preprocess: the inputs take raw uint8 data, compared by nam
 --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points); a QDQ model's module (TOP_CALIBRATED:
 model_transform gave it the ranges of its Q/DQ nodes) needs none, and --quantize QDQ is TPU-MLIR's spelling of that. In F16/BF16, a
 run that produced inf/NaN names the first op that did and
-prints the qtable lines that keep the overflowing ops in F32.
+prints the qtable lines that keep the overflowing ops in F32. F16, W8F16 and W4F16 lower average pools
+in F32, as TPU-MLIR, unless --ignore_f16_overflow. --fazzy_match compares each tensor with the
+reference tensor of its shape that is closest (TPU-MLIR's fuzzy match, for references named otherwise).
+--not_gen_bmodel stops once PREFIX_tpu.mlir is written, without any check (TPU-MLIR's).
 
 Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
-PREFIX_final.mlir (layer groups of several ops unless --disable_layer_group; --debug also writes
+PREFIX_final.mlir (layer groups of several ops unless --disable_layer_group or --opt 1; --debug also writes
 the group decisions to PREFIX_layer_groups.txt), --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
 and is compared with the Tpu interpreter's outputs: INT8 bit-exact, F32 within 1e-5 relative (to
 the tensor's largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at
-the tensor's largest magnitude. A model with an op the backend has no instructions for stops after
+the tensor's largest magnitude (--skip_validation: the .bmodel is written, not run). A model with an
+op the backend has no instructions for stops after
 the Tpu check and says so (naming the op); --model is then not written.
 """
 
@@ -39,17 +46,37 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
+from tpudsl.ir.diagnostics import TpudslError
 
 # W8F16/W8BF16 (W4...): weight-only 8-bit (4-bit) MatMul weights, F16/BF16 activations (tpu.A16MatMul,
 # docs/quantization.md)
 # QDQ: TPU-MLIR's spelling of INT8 with the ranges of a QDQ model's Q/DQ nodes (no --calibration_table)
 MODES = ("F32", "F16", "BF16", "INT8", "QDQ", "W8F16", "W8BF16", "W4F16", "W4BF16")
+# TPU-MLIR's other --quantize modes: parsed, then refused by name with why (not argparse's choices error).
+REFUSED_MODES = {
+    "INT4": "4-bit activations are not modelled (W4F16 and W4BF16 quantize the MatMul weights to 4 bits)",
+    "F8E4M3": "float8 types are not modelled",
+    "F8E5M2": "float8 types are not modelled",
+}
+
+# TPU-MLIR's model_deploy flags tpudsl parses only to check (docs/tools.md, model_deploy).
+CHECKED = (
+    Checked("--addr_mode", ("auto", "basic"), "tpudsl places inputs and outputs among the activations, by liveness, "
+            "in one neuron region (TPU-MLIR's basic); io_alone, io_tag, io_tag_fuse and io_reloc regions are not modelled"),
+    Checked("--do_winograd", (False,), "Winograd convolution (TPU-MLIR's BM1684 INT8 Conv form) is not modelled"),
+    Checked("--includeWeight", (False,), "it puts the weights into the TOSA module of --processor cpu, "
+            "which tpudsl does not write"),
+    Checked("--patterns_count", (), "a regression check of TPU-MLIR's pattern counts; "
+            "tpuc-opt --debug-only=pattern-application prints tpudsl's"),
+)
 
 
 def _parser() -> CliArgumentParser:
     p = CliArgumentParser(prog="model_deploy", description="Lower a Top .mlir to the Tpu level and check it against Top.")
     p.add_argument("--mlir", required=True, help="the Top .mlir (model_transform's output)")
-    p.add_argument("--quantize", default="F32", type=str.upper, choices=MODES, help="precision (default F32)")
+    p.add_argument("--quantize", default="F32", type=str.upper, choices=(*MODES, *REFUSED_MODES),
+                   help=f"precision (default F32; {', '.join(REFUSED_MODES)} are refused)")
     p.add_argument("--processor", "--chip", dest="processor", required=True, help="the chip, e.g. bm1684x")
     p.add_argument("--model", required=True, help="the .bmodel to write (its directory receives the .mlir files)")
     p.add_argument("--calibration_table", default=None, help="run_calibration's table (INT8)")
@@ -61,7 +88,20 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--compare_all", action="store_true", help="compare every tensor, not only the outputs")
     p.add_argument("--excepts", default=None, help="comma-separated tensors not to compare")
     p.add_argument("--disable_layer_group", action="store_true",
-                   help="every op its own layer group (--layer-group=\"opt=1\"); default: the group search (opt=2)")
+                   help="every op its own layer group (--layer-group=\"opt=1\"), whatever --opt")
+    p.add_argument("--opt", type=int, default=2, choices=(1, 2, 3),
+                   help="the layer-group strategy (--layer-group=\"opt=N\"): 1 every op its own group, 2 (default) "
+                        "and 3 the group search")
+    p.add_argument("--ignore_f16_overflow", action="store_true",
+                   help="F16/W8F16/W4F16: average pools in F16 too (default: F32, as TPU-MLIR)")
+    p.add_argument("--skip_validation", action="store_true",
+                   help="with --test_input: no cmodel run of the .bmodel nor its comparison (the Tpu check runs)")
+    p.add_argument("--not_gen_bmodel", action="store_true",
+                   help="stop after PREFIX_tpu.mlir: no check, no final.mlir, no .bmodel (TPU-MLIR's QAT use)")
+    p.add_argument("--fazzy_match", action="store_true",
+                   help="the Tpu check matches each tensor with the reference tensor of its shape that is closest "
+                        "(npz_tool compare --fuzzy_match)")
+    p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
     # TPU-MLIR's flags of its deploy passes (docs/tpuc-opt.md): the values tpudsl models are
     # accepted, others fail naming the pass option, before any file is written.
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
@@ -94,11 +134,16 @@ def _parser() -> CliArgumentParser:
                    help="with --fuse_preprocess: the raw data's format, RGB_PLANAR, RGB_PACKED, BGR_PLANAR, "
                         "BGR_PACKED or GRAYSCALE (default: the model's pixel_format and channel_format)")
     t.add_argument("--aligned_input", action="store_true", help="CV18xx aligned input rows (not supported)")
+    add_checked_flags(p, CHECKED)
     return p
 
 
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if args.quantize in REFUSED_MODES:
+        raise TpudslError(f"model_deploy: --quantize {args.quantize} is not supported: {REFUSED_MODES[args.quantize]} "
+                          f"(supported: {', '.join(MODES)})")
+    check_flags("model_deploy", args, CHECKED)
     from tpudsl.cli.deploy import deploy  # after parsing: --help imports nothing heavy
 
     return deploy(args)

@@ -39,14 +39,17 @@ class ProcessorAssignPass(ModulePass):
         mode = self.mode.upper()
         if mode not in chip.modes:
             raise TpudslError(f"processor-assign: mode '{self.mode}' is not one of {', '.join(chip.modes)}")
-        unsupported = {
-            "num_device": (self.num_device, 1),
-            "num_core": (self.num_core, 1),
-            "addr_mode": (self.addr_mode, "auto"),
-            "high_precision": (self.high_precision, False),
+        # addr_mode basic is TPU-MLIR's one neuron region for activations, inputs and outputs: what
+        # address-assign does here (auto); its io_alone/io_tag regions are not modelled.
+        accepted = {
+            "num_device": (self.num_device, (1,)),
+            "num_core": (self.num_core, (1,)),
+            "addr_mode": (self.addr_mode, ("auto", "basic")),
+            "high_precision": (self.high_precision, (False,)),
         }
-        for key, (value, only) in unsupported.items():
-            if value != only:
-                raise TpudslError(f"processor-assign: {key}={value} is not supported (only {key}={only})")
+        for key, (value, only) in accepted.items():
+            if value not in only:
+                shown = " or ".join(f"{key}={v}" for v in only)
+                raise TpudslError(f"processor-assign: {key}={value} is not supported (only {shown})")
         op.attributes["module.chip"] = StringAttr(chip.name)
         op.attributes["module.mode"] = StringAttr(mode)
