@@ -9,7 +9,7 @@
 // weights; the files are the same (model_deploy's third check ran on both: bmodel == Tpu interpreter).
 // RUN: mkdir %t/a %t/b
 // RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/a/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99
-// RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest
+// RUN: model_deploy --mlir %t/m.mlir --quantize F32 --processor bm1684x --model %t/b/m.bmodel --test_input %t/in.npz --tolerance 0.99,0.99 --quant_input --quant_output --num_device 1 --num_core 1 --disable_topo_sort --opt_post_processor --weight_deduplicate --group_by_cores false --compress_mode none --model_version latest --addr_mode basic --opt 2 --cache_skip
 // RUN: diff %t/a/m_bm1684x_f32_tpu.mlir %t/b/m_bm1684x_f32_tpu.mlir
 // RUN: cmp %t/a/m.bmodel %t/b/m.bmodel
 // INT8 with --quant_input --quant_output: int8 input and output (the Tpu check compares the output
