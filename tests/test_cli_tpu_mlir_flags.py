@@ -1,6 +1,7 @@
 """TPU-MLIR's flags of model_transform, run_calibration, run_qtable, run_sensitive_layer, model_runner,
 npz_tool, mlir_cut and model_deploy (its implemented flags: test_model_deploy_flags.py) (docs/tools.md,
-"TPU-MLIR's flags"): each implemented flag has its effect, checked against a separately written reference; each refused one is one exact line, exit 1, nothing written."""
+"TPU-MLIR's flags"): each implemented flag has its effect, checked against a separately written
+reference; each refused one is one exact line, exit 1, nothing written."""
 
 from __future__ import annotations
 
