@@ -53,6 +53,18 @@ GROUP_SCHEMA: dict[str, str] = {
     "csecs": "positive", "wsecs": "positive",
 }
 
+# Where a tensor can be read while the cmodel runs (tensor_locations.py, written with
+# embed_debug_info): its name (location), op, shape, dtype, 4-D view, and the pieces of the view it
+# is read from, each after instruction `after`, in global memory (at `address`, element `strides`)
+# or in local memory (at offset `address` of the lanes, isa.py's layout).
+LOCATION_SCHEMA: dict[str, str] = {
+    "name": "str", "op": "str", "shape": "dims", "dtype": "dtype", "view": "dims", "pieces": "pieces",
+}
+PIECE_SCHEMA: dict[str, str] = {
+    "after": "count", "space": "space", "address": "count", "start": "dims", "shape": "dims", "strides": "dims",
+}
+SPACES = ("global", "local")
+
 
 def group_slices(g: dict) -> str:
     """A header group's slicing as model_tool and the timeline show it: NxH, or NxCxHxW when it is
@@ -72,8 +84,9 @@ HEADER_SCHEMA: dict[str, str] = {
     "estimated_cycles": "count",
     "overlapped_cycles": "count",
     "layer_groups": "groups",
+    "tensor_locations": "locations",
 }
-OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups"})
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations"})
 
 
 @dataclass
@@ -122,6 +135,15 @@ def _check_value(where: str, kind: str, v: object) -> None:
         for i, g in enumerate(v):
             _check_dict(f"{where}[{i}]", g, GROUP_SCHEMA, frozenset({"csecs", "wsecs"}))
         return
+    elif kind == "space":
+        ok = v in SPACES
+    elif kind in ("locations", "pieces"):
+        what, schema = ("tensors", LOCATION_SCHEMA) if kind == "locations" else ("pieces", PIECE_SCHEMA)
+        if not isinstance(v, list):
+            raise TpudslError(f"bmodel header: '{where}' must be a list of {what}, got {type(v).__name__}")
+        for i, item in enumerate(v):
+            _check_dict(f"{where}[{i}]", item, schema, frozenset({"strides"}))
+        return
     else:  # a schema entry without a check is a bug here, not bad input
         raise AssertionError(f"no check for kind {kind}")
     if not ok:
@@ -129,7 +151,7 @@ def _check_value(where: str, kind: str, v: object) -> None:
                     "mode": f"one of {', '.join(MODES)}", "dims": "a list of non-negative integers",
                     "count": "a non-negative integer", "positive": "a positive integer",
                     "names": "a non-empty list of non-empty strings", "str": "a non-empty string",
-                    "number": "a finite number"}
+                    "number": "a finite number", "space": f"one of {', '.join(SPACES)}"}
         raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
 
 
@@ -154,6 +176,27 @@ def validate_header(header: object) -> None:
         if g["first"] + g["count"] > instructions:
             raise TpudslError(f"bmodel header: 'layer_groups[{i}]' spans instructions {g['first']}.."
                               f"{g['first'] + g['count'] - 1}, past the {instructions} instructions of the header")
+    for i, t in enumerate(header.get("tensor_locations", [])):  # type: ignore[union-attr]
+        _check_location(f"tensor_locations[{i}]", t, instructions)
+
+
+def _check_location(where: str, t: dict, instructions: int) -> None:
+    """Each piece lies inside the tensor's 4-D view, is read after an instruction of the stream,
+    and has strides exactly when it is in global memory."""
+    view = t["view"]
+    if len(view) != 4 or math.prod(view) != math.prod(t["shape"]):
+        raise TpudslError(f"bmodel header: '{where}.view' {view} is not a 4-D view of shape {t['shape']}")
+    for j, p in enumerate(t["pieces"]):
+        at = f"{where}.pieces[{j}]"
+        if p["after"] >= instructions:
+            raise TpudslError(f"bmodel header: '{at}.after' is {p['after']}, past the {instructions} instructions "
+                              f"of the header")
+        if len(p["start"]) != 4 or len(p["shape"]) != 4 or any(
+                s + n > v for s, n, v in zip(p["start"], p["shape"], view, strict=True)):
+            raise TpudslError(f"bmodel header: '{at}' (start {p['start']}, shape {p['shape']}) is not inside the "
+                              f"view {view}")
+        if ("strides" in p) != (p["space"] == "global") or len(p.get("strides", [0] * 4)) != 4:
+            raise TpudslError(f"bmodel header: '{at}' must have 4 strides when in global memory, none in local")
 
 
 def validate_debug(debug: object, instructions: int) -> None:

@@ -30,6 +30,7 @@ from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.schedule import schedule
+from tpudsl.backend.tensor_locations import whole_results
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITTED, Secs, SlicePlan, Tile, as4d,
                                     attrs_of,
                                     check_int8, check_modelled, conv_filter_layout, dtype_of, gather_copies,
@@ -49,6 +50,7 @@ class Program:
     records: list[isa.Record] = field(default_factory=list)
     debug: list[tuple[int, str]] = field(default_factory=list)
     groups: list[dict] = field(default_factory=list)  # the header's layer_groups (bmodel.GROUP_SCHEMA)
+    tensors: list[dict] = field(default_factory=list)  # the header's tensor_locations (tensor_locations.py)
 
 
 def _gaddr(tile: Tile) -> int:
@@ -364,6 +366,13 @@ def _gather(op: Operation, top: TopModule | None, prog: Program) -> None:
 
 
 def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = None) -> None:
+    first = len(prog.records)
+    _emit_op(op, chip, prog, top)
+    if len(prog.records) > first:  # its results are whole in global memory after its last instruction
+        prog.tensors += whole_results(op, len(prog.records) - 1)
+
+
+def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
     prog.debug.append((len(prog.records), op_label(op) or op.name))
     if op.name == "tpu.Gather":
         _gather(op, top, prog)
@@ -532,6 +541,8 @@ class CodegenPass(ModulePass):
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)
         header, coeffs, prog = generate(top)
+        if self.embed_debug_info and prog.tensors:  # debug info: where each tensor can be read during a run
+            header["tensor_locations"] = prog.tensors
         write_bmodel(self.model_file, header, coeffs, isa.encode(prog.records),
                      prog.debug if self.embed_debug_info else [])
 

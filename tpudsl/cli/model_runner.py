@@ -283,17 +283,20 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False,
-                     out_fixed: bool = False, net_name: str | None = None) -> dict[str, np.ndarray]:
+                     out_fixed: bool = False, net_name: str | None = None,
+                     dump_all_tensors: bool = False) -> dict[str, np.ndarray]:
     """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
     their serial total and the total with the engines overlapped, schedule.py). int8 IO as in
     mlir_inference. A combined bmodel runs the network `net_name` (default the first, as TPU-MLIR's
-    model_runner), the stage whose input shapes are the inputs' (docs/tools.md)."""
+    model_runner), the stage whose input shapes are the inputs' (docs/tools.md). `dump_all_tensors`:
+    every tensor its Tpu ops produce (and the inputs), captured during the run from its tensor
+    locations (cmodel/capture.py), as the Tpu interpreter dumps them (int8 as stored)."""
     import numpy as np
 
     from tpudsl.backend import isa
     from tpudsl.backend.bmodel_combined import read_networks, select_network, select_stage
     from tpudsl.backend.chips import chip_named
-    from tpudsl.backend.cmodel import run_bmodel
+    from tpudsl.backend.cmodel import run_bmodel, run_bmodel_tensors
     from tpudsl.backend.schedule import schedule
 
     try:
@@ -304,6 +307,12 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
     q_in, q_out = bmodel_quant_io(bmodel.header)
     feed = stored_inputs(inputs, q_in, bmodel_half_inputs(bmodel.header))
+    if dump_all_tensors:
+        try:
+            tensors = run_bmodel_tensors(bmodel, feed)
+        except TpudslError as e:
+            raise TpudslError(e.message, file=str(model)) from None
+        return tensors if out_fixed else dequantize_outputs(tensors, q_out)
     outputs, cycles = run_bmodel(bmodel, feed)
     if profile:
         total = sum(cycles.values())
@@ -332,10 +341,9 @@ def model_inference(
     if suffix == ".onnx":
         return onnx_inference(inputs, model, dump_all_tensors)
     if suffix == ".bmodel":
-        if dump_all_tensors:
-            raise TpudslError("--dump_all_tensors is not supported for a .bmodel (it keeps only its outputs)",
-                              file=str(model))
-        return bmodel_inference(inputs, model, profile, out_fixed, net_name)
+        if dump_all_tensors and profile:
+            raise TpudslError("--profile and --dump_all_tensors are two runs of a .bmodel: give one", file=str(model))
+        return bmodel_inference(inputs, model, profile, out_fixed, net_name, dump_all_tensors)
     raise TpudslError(f"unknown model type '{suffix}': expected .mlir, .onnx or .bmodel", file=str(model))
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import NameLoc, NoneAttr, NoneType, StringAttr, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import FusedLoc, NameLoc, NoneAttr, NoneType, StringAttr, TensorType, UnrankedTensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -182,6 +182,17 @@ def value_name(value: SSAValue) -> str:
     if isinstance(op, Operation) and parts is not None and len(parts.data) == len(op.results):
         return getattr(parts.data[value.index], "desc", StringAttr("")).data  # type: ignore[attr-defined]
     return loc_name(op) if isinstance(op, Operation) else ""
+
+
+def result_names(op: Operation) -> list[str]:
+    """Loc names of an op's results: a fused loc names each result, else `name`, `name_1`, ..."""
+    loc = op.location
+    if isinstance(loc, FusedLoc) and len(loc.locations.data) == len(op.results):
+        names = [sub.desc.data if isinstance(sub, NameLoc) else "" for sub in loc.locations.data]
+        if all(names):
+            return names
+    name = loc_name(op) or f"{op.name}@{id(op):x}"
+    return [name if i == 0 else f"{name}_{i}" for i in range(len(op.results))]
 
 
 def op_label(op: Operation) -> str:
@@ -376,7 +387,7 @@ def create(
 
     `loc` is the op's user-visible name (a string becomes `loc("name")`)."""
     from tpudsl.dialects.attrs import to_attr
-    from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
+    from xdsl.dialects.builtin import FusedLoc, NameLoc, NoneAttr, StringAttr
 
     spec = SPECS[name]
     attributes: dict[str, Attribute] = {}

@@ -47,7 +47,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
-from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name, result_names  # noqa: F401 (callers import it here)
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.interp import concat_chain, winograd
 from tpudsl.interp.kernel import (
@@ -165,17 +165,6 @@ def _zero_point(value: SSAValue) -> int:
     if isinstance(t, TensorType) and isinstance(t.element_type, UniformQuantizedType) and not t.element_type.is_per_axis:
         return t.element_type.zero_point
     return 0
-
-
-def result_names(op: Operation) -> list[str]:
-    """Loc names of an op's results: a fused loc names each result, else `name`, `name_1`, ..."""
-    loc = op.location
-    if isinstance(loc, FusedLoc) and len(loc.locations.data) == len(op.results):
-        names = [sub.desc.data if isinstance(sub, NameLoc) else "" for sub in loc.locations.data]
-        if all(names):
-            return names
-    name = loc_name(op) or f"{op.name}@{id(op):x}"
-    return [name if i == 0 else f"{name}_{i}" for i in range(len(op.results))]
 
 
 def _where(op: Operation) -> str:

@@ -1,7 +1,8 @@
 """The cmodel: runs a .bmodel's command stream on numpy global and per-lane local memory.
 
 `run_bmodel(bmodel, inputs)` writes the coefficients and the inputs (by name) to global memory,
-executes every instruction (engine.py) and reads the outputs by name. With `profile`, it also
+executes every instruction (engine.py) and reads the outputs by name; `run_bmodel_tensors` reads
+every tensor during the run instead (capture.py). With `profile`, it also
 returns the cost model's cycles per op location name. It never imports tpudsl.interp: the Tpu
 interpreter is what it is checked against.
 """
@@ -15,6 +16,7 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import chip_named
+from tpudsl.backend.cmodel.capture import Capture
 from tpudsl.backend.cmodel.engine import execute, op_names
 from tpudsl.backend.cmodel.memory import NUMPY, Memory
 from tpudsl.backend.cost import cycles
@@ -29,8 +31,8 @@ def _contiguous(shape) -> tuple[int, ...]:
     return tuple(strides)
 
 
-def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:
-    """The outputs by name, and the estimated cycles spent in each op (by location name)."""
+def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.Record], list[str]]:
+    """Global memory holding the coefficients and the inputs, the decoded records and their op names."""
     h = bmodel.header
     chip = chip_named(h["chip"])
     records = isa.decode(bmodel.commands)
@@ -52,11 +54,32 @@ def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.n
             raise TpudslError(f"input '{t['name']}' is {t['dtype']}, the data is {x.dtype}: round it first "
                               f"(model_runner does)")
         memory.write_global(t["address"], _contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
-    names = op_names(bmodel.debug, len(records))
+    return memory, records, op_names(bmodel.debug, len(records))
+
+
+def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:
+    """The outputs by name, and the estimated cycles spent in each op (by location name)."""
+    h = bmodel.header
+    memory, records, names = _loaded(bmodel, inputs)
     execute(memory, records, names)
     outputs = {t["name"]: memory.read_global(t["address"], _contiguous(t["shape"]), tuple(t["shape"]),
                                              NUMPY[t["dtype"]]) for t in h["outputs"]}
+    chip = chip_named(h["chip"])
     profile: Counter[str] = Counter()
     for r, name in zip(records, names, strict=True):
         profile[name] += cycles(r, chip)
     return outputs, profile
+
+
+def run_bmodel_tensors(bmodel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every tensor of the header's tensor_locations, captured during the run (capture.py), in the
+    order the ops complete, after the inputs (as stored: int8 and f16 as their own dtypes)."""
+    locations = bmodel.header.get("tensor_locations")
+    if not locations:
+        raise TpudslError("the bmodel has no tensor locations (debug info): compile it with "
+                          "--codegen=\"... embed_debug_info=true\" (model_deploy does)")
+    memory, records, names = _loaded(bmodel, inputs)
+    capture = Capture(locations)
+    execute(memory, records, names, capture.after)
+    stored = {t["name"]: np.asarray(inputs[t["name"]]).astype(NUMPY[t["dtype"]]) for t in bmodel.header["inputs"]}
+    return {**stored, **capture.result()}

@@ -25,7 +25,8 @@ from xdsl.ir import Operation
 from tpudsl.backend import isa
 from tpudsl.backend.codegen import _gaddr, compute_record
 from tpudsl.backend.layer_group.plan import GroupPlan
-from tpudsl.backend.slicing import Tile, dtype_of, whole_tiles
+from tpudsl.backend.slicing import Tile, as4d, dtype_of, shape_of, whole_tiles
+from tpudsl.backend.tensor_locations import piece, sliced_result
 from tpudsl.dialects.opdef import describe, op_label
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -42,9 +43,17 @@ def whole_loads(plan: GroupPlan, op: Operation, gaddr: Callable[[Tile], int]) ->
     return [(op, _gdma(gaddr, isa.GdmaLoad, t, laddr)) for t, laddr in tiles]
 
 
-def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[Record]:
+# A record after which a slice of a member's result can be read: (record, op, tile, space, address)
+Piece = tuple[isa.Record, Operation, Tile, str, int]
+
+
+def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False,
+                  pieces: list[Piece] | None = None) -> list[Record]:
     """The group's records, each with its op; `gaddr` gives a tile's global address. `prefetched`:
-    the whole tiles of its ahead_op are loaded by the group before (prefetch.py), not here."""
+    the whole tiles of its ahead_op are loaded by the group before (prefetch.py), not here.
+    `pieces` collects where each slice of each member's result can be read (tensor_locations.py):
+    after its store, in global memory, when it leaves the group; else in its local tile right after
+    its BDC record (the next slice's record overwrites it)."""
     out: list[Record] = []
     for s, parts in enumerate(plan.slices):
         for op in plan.ops:
@@ -59,8 +68,12 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
             ins = [(plan.reads[s][(op, i)], t) for i, t in enumerate(part.inputs)]
             whole = plan.whole_at(op, s)  # a C part's channels of them
             out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))
+            where = (part.output, "local", plan.out_addr[op])
             if op in plan.stored:  # right away: a later op's tile may reuse these bytes
                 out.append((op, _gdma(gaddr, isa.GdmaStore, part.output, plan.out_addr[op])))
+                where = (part.output, "global", gaddr(part.output))
+            if pieces is not None:
+                pieces.append((out[-1][1], op, *where))
     return out
 
 
@@ -68,7 +81,8 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
     """Append the records of `group` (planned by region.read) to codegen's `prog`; `ahead`: the next
     group's plan when its first weights are prefetched here, issued right after this group's first
     BDC record."""
-    records = group_records(plan, _gaddr, prefetched)
+    pieces: list[Piece] = []
+    records = group_records(plan, _gaddr, prefetched, pieces)
     if ahead is not None:
         start, end = ahead.ahead  # type: ignore[misc]
         if any(start < stop and begin < end for begin, stop in plan.used):
@@ -82,6 +96,11 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
             prog.debug.append((len(prog.records), op_label(op) or op.name))
             current = op
         prog.records.append(record)
+    index = {id(record): first + i for i, (_, record) in enumerate(records)}
+    parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
+    for record, op, tile, space, address in pieces:
+        parts[op].append(piece(index[id(record)], tile, space, address))
+    prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
     prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
                         "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first,
                         **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})

@@ -1,0 +1,53 @@
+"""Where each tensor a .bmodel computes can be read while the cmodel runs: the header's optional
+`tensor_locations` (docs/bmodel.md), written with `embed_debug_info` (TPU-MLIR's
+tensor_location.json, kept inside the file). `model_runner --dump_all_tensors` and `bmodel_checker`
+read them (cmodel/capture.py).
+
+A tensor is assembled from pieces of its 4-D view, each read right after one instruction, before
+its memory can be reused: a result in global memory after the op's last instruction (an op outside
+a group) or after the store of each slice (a group's stored result); a result that lives only in
+local memory inside a layer group from its tile, right after the BDC record that writes each slice
+(the next slice's record writes the same bytes).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.backend.address_assign import address_of
+from tpudsl.backend.slicing import Tile, contiguous, dtype_of, shape_of
+from tpudsl.dialects.opdef import result_names
+
+
+def _entry(op: Operation, value: SSAValue, view: tuple[int, ...], pieces: list[dict]) -> dict:
+    return {"name": result_names(op)[value.index], "op": op.name, "shape": list(shape_of(value)),
+            "dtype": dtype_of(value), "view": list(view), "pieces": pieces}
+
+
+def whole_results(op: Operation, after: int) -> list[dict]:
+    """Each result of `op` (an op outside a group) read whole from global memory after instruction
+    `after`, its last: as a flat (1, 1, 1, elements) view, whatever its rank."""
+    out = []
+    for value in op.results:
+        addr = address_of(value)
+        if addr is None:
+            continue
+        size = 1
+        for d in shape_of(value):
+            size *= d
+        view = (1, 1, 1, size)
+        out.append(_entry(op, value, view, [{"after": after, "space": "global", "address": addr, "start": [0] * 4,
+                                             "shape": list(view), "strides": list(contiguous(view))}]))
+    return out
+
+
+def piece(after: int, tile: Tile, space: str, address: int) -> dict:
+    """A slice's part `tile` of a group member's result: in global memory at `address` (the bytes the
+    store wrote) or in local memory at `address`, after instruction `after`."""
+    out = {"after": after, "space": space, "address": address, "start": list(tile.start), "shape": list(tile.shape)}
+    return {**out, "strides": list(tile.strides)} if space == "global" else out
+
+
+def sliced_result(op: Operation, view: tuple[int, ...], pieces: list[dict]) -> dict:
+    """A group member's result from its slices' pieces (its 4-D view: the tiles' coordinates)."""
+    return _entry(op, op.results[0], view, pieces)
