@@ -424,6 +424,27 @@ def fuzzy_match(target: Mapping[str, np.ndarray], reference: Mapping[str, np.nda
     return lines, bool(target) and worst_cos >= tolerance[0] and worst_euclid >= tolerance[1]
 
 
+def bmodel_mismatch(got: np.ndarray, want: np.ndarray, mode: str) -> str | None:
+    """model_deploy's rule for a tensor of the cmodel against the Tpu interpreter's (both widened to
+    float32 when f16/bf16), or None when it holds. INT8: bit-exact (both compute in integers by the
+    same formulas; an F32 fallback op in the model is held to it too). F16/BF16: bit-exact too (each
+    reduction is its exact value rounded once, element-wise ops one rounding of the same formula:
+    docs/quantization.md "F16/BF16 arithmetic"; NaN where NaN). F32: within 1e-5 of the tensor's
+    largest magnitude (float32 sums in each side's own order)."""
+    if got.shape != want.shape:
+        return f"shape {_shape(got)} vs {_shape(want)} in the Tpu interpreter"
+    if mode != "F32":
+        if np.array_equal(got, want, equal_nan=got.dtype.kind == "f"):
+            return None
+        same = (got == want) | (np.isnan(got) & np.isnan(want) if got.dtype.kind == "f" else False)
+        return (f"{int(np.count_nonzero(~same))} of {got.size} values differ from the Tpu interpreter "
+                f"({mode} must be bit-exact)")
+    reference = want.astype(np.float64)
+    err = float(np.abs(got.astype(np.float64) - reference).max(initial=0))
+    limit = 1e-5 * float(np.abs(reference).max(initial=0))
+    return None if err <= limit else f"max difference {err:g} from the Tpu interpreter (allowed {limit:g} in {mode})"
+
+
 def _scale_thunk(scale_of: Callable[[str], float | None] | None, name: str) -> Scale:
     return None if scale_of is None else (lambda: scale_of(name))
 

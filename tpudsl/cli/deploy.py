@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tpudsl.cli.compare import compare_dicts, format_report, fuzzy_match, parse_tolerance
+from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
 from tpudsl.cli.model_runner import module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
@@ -250,11 +250,8 @@ def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
 
 
 def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
-    """The third comparison: the cmodel's outputs against the Tpu interpreter's. INT8: bit-exact (both
-    compute in integers by the same formulas; an F32 fallback op in the model is held to it too).
-    F16/BF16: bit-exact too (each reduction is its exact value rounded once, element-wise ops one
-    rounding of the same formula: docs/quantization.md "F16/BF16 arithmetic"; NaN where NaN).
-    F32: within 1e-5 of each tensor's largest magnitude (float32 sums in each side's own order)."""
+    """The third comparison: the cmodel's outputs against the Tpu interpreter's, by compare.bmodel_mismatch
+    (bmodel_checker holds every tensor to the same rule)."""
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.cmodel import run_bmodel
 
@@ -262,25 +259,12 @@ def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.n
     # ml_dtypes.bfloat16, the interpreter holds it in float32 or bfloat16
     outputs = widened(run_bmodel(read_bmodel(model), inputs)[0])
     tpu = widened({k: tpu[k] for k in outputs})
-    if mode != "F32":
-        for name, got in outputs.items():
-            if not np.array_equal(got, tpu[name], equal_nan=got.dtype.kind == "f"):
-                same = (got == tpu[name]) | (np.isnan(got) & np.isnan(tpu[name]) if got.dtype.kind == "f" else False)
-                differ = int(np.count_nonzero(~same))
-                raise TpudslError(f"bmodel check failed at tensor '{name}': {differ} of {got.size} values differ "
-                                  f"from the Tpu interpreter ({mode} must be bit-exact)")
-        print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel equal the Tpu interpreter's "
-              f"({mode}, bit-exact)", file=sys.stderr)
-        return
     for name, got in outputs.items():
-        want = tpu[name].astype(np.float64)
-        err = float(np.abs(got.astype(np.float64) - want).max(initial=0))
-        limit = 1e-5 * float(np.abs(want).max(initial=0))
-        if not err <= limit:
-            raise TpudslError(f"bmodel check failed at tensor '{name}': max difference {err:g} from the Tpu "
-                              f"interpreter (allowed {limit:g} in {mode})")
-    print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel match the Tpu interpreter "
-          f"(1e-5 relative)", file=sys.stderr)
+        problem = bmodel_mismatch(got, tpu[name], mode)
+        if problem is not None:
+            raise TpudslError(f"bmodel check failed at tensor '{name}': {problem}")
+    how = f"equal the Tpu interpreter's ({mode}, bit-exact)" if mode != "F32" else "match the Tpu interpreter (1e-5 relative)"
+    print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel {how}", file=sys.stderr)
 
 
 def _output_names(top: TopModule) -> list[str]:
