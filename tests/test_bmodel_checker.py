@@ -1,0 +1,169 @@
+"""Per-layer tensors of a .bmodel run (`model_runner --dump_all_tensors X.bmodel`, `bmodel_checker`):
+on small layer-grouped models in F32 and INT8, every tensor the cmodel's run captures equals the Tpu
+interpreter's `--dump_all_tensors` by name (INT8 exactly, same dtype), including tensors that only
+lived in local memory inside a group, sliced along H; a bmodel broken on purpose (one weight byte,
+one record's operand) makes bmodel_checker name exactly the first op that reads it; bad input is one
+error line and exit status 1."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from tests.backend_support import assert_f32_close, compile_for, compile_int8, int8_module, lowered
+from tests.cli_support import run_main
+from tests.test_layer_group import _chain
+from tpudsl.backend import isa
+from tpudsl.backend.address_assign import address_of
+from tpudsl.backend.bmodel import write_bmodel
+from tpudsl.backend.cmodel.engine import op_names
+from tpudsl.cli.model_runner import save_npz
+from tpudsl.dialects.opdef import loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import read_npz
+from tpudsl.interp.module_interpreter import run_module
+
+
+def _sliced_local(bm) -> set[str]:
+    """The tensors that lived only in local memory, in more than one slice (the target case)."""
+    return {t["name"] for t in bm.header["tensor_locations"]
+            if len(t["pieces"]) > 1 and {p["space"] for p in t["pieces"]} == {"local"}}
+
+
+def _deployed(d, top, feed, compile_):
+    """The Tpu interpreter's dump (ref.npz), the inputs (in.npz) and the compiled .bmodel in `d`."""
+    save_npz(d / "ref.npz", run_module(top.module, top.weights, feed, keep_all=True))
+    np.savez(d / "in.npz", **feed)
+    return top, compile_(top, str(d / "m.bmodel"))
+
+
+@pytest.fixture(scope="module")
+def int8_model(tmp_path_factory):
+    """Conv, conv, Add in INT8 for the tiny chip: the second conv and the Add form a group sliced
+    along H whose intermediates stay local (the first conv's group stores its slices)."""
+    d = tmp_path_factory.mktemp("int8")
+    shape = (1, 8, 192, 32)
+    model, feed = _chain(shape)
+    top, bm = _deployed(d, int8_module(model, shape, d), feed, compile_int8)
+    return d, top, bm
+
+
+def _dump(d, model: str = "m.bmodel") -> dict[str, np.ndarray]:
+    r = run_main("model_runner", "--input", "in.npz", "--model", model, "--dump_all_tensors", "--output", "all.npz",
+                 cwd=d)
+    assert r.returncode == 0, r.stderr
+    return read_npz(str(d / "all.npz"))
+
+
+def test_f32_dump_equals_the_tpu_interpreter_including_local_tensors(tmp_path):
+    """F32: two convs and an Add, one group in two H slices, the convs' results never stored: each
+    dumped tensor is the interpreter's within 1e-5 relative, name for name."""
+    model, feed = _chain((1, 4, 96, 16))
+    _, bm = _deployed(tmp_path, lowered(model), feed, lambda top, path: compile_for(top, "tiny", path))
+    assert _sliced_local(bm) == {"t0_conv", "t1_conv"}, bm.header["tensor_locations"]
+    got, want = _dump(tmp_path), read_npz(str(tmp_path / "ref.npz"))
+    assert list(got) == list(want)  # every name, in execution order
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype, name
+        assert_f32_close(got[name], w, name)
+
+
+def test_int8_dump_equals_the_tpu_interpreter_exactly(int8_model):
+    d, _, bm = int8_model
+    assert {"t1_conv", "t2_add_int8"} <= _sliced_local(bm)
+    stored = [t for t in bm.header["tensor_locations"] if t["name"] == "t0_conv"][0]["pieces"]
+    assert len(stored) > 1 and {p["space"] for p in stored} == {"global"}  # a group's stored slices
+    got, want = _dump(d), read_npz(str(d / "ref.npz"))
+    assert set(got) == set(want)
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
+    r = run_main("npz_tool", "compare", "all.npz", "ref.npz", cwd=d)
+    assert r.returncode == 0 and "not equal" in r.stdout and "0 failed" in r.stdout, r.stdout
+
+
+def _checker(d, model: str, *flags: str):
+    r = run_main("bmodel_checker", model, "ref.npz", *flags, cwd=d)
+    lines = r.stdout.splitlines()
+    verdicts = {line.split()[0]: line.split()[2] for line in lines if line.split()[1:2] and
+                line.split()[1].startswith("tpu.")}
+    return r, verdicts
+
+
+def test_the_intact_bmodel_passes(int8_model):
+    d, _, _ = int8_model
+    r, verdicts = _checker(d, "m.bmodel")
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "bmodel_checker PASSED.", r.stdout
+    assert verdicts == dict.fromkeys(["x_int8", "t0_conv", "t1_conv", "t2_add_int8", "t2_add"], "PASSED")
+    assert list(verdicts) == ["x_int8", "t0_conv", "t1_conv", "t2_add_int8", "t2_add"]
+
+
+def test_a_corrupt_weight_byte_fails_first_at_the_op_reading_it(int8_model):
+    """One byte of the second conv's filter flipped in the file: t1_conv is the first failure, the
+    ops before it pass."""
+    d, top, bm = int8_model
+    conv = next(op for op in top.module.walk() if loc_name(op) == "t1_conv")
+    at = address_of(conv.operands[1]) - top.module.attributes["module.coeff_addr"].value.data
+    coeffs = bytearray(bm.coeffs)
+    coeffs[at] ^= 0x55
+    write_bmodel(d / "w.bmodel", bm.header, bytes(coeffs), bm.commands, bm.debug)
+    r, verdicts = _checker(d, "w.bmodel", "--report", "failed.npz")
+    assert r.returncode == 1
+    assert [verdicts[n] for n in ("x_int8", "t0_conv", "t1_conv")] == ["PASSED", "PASSED", "FAILED"], r.stdout
+    assert "first failure: t1_conv (tpu.Conv2D)" in r.stdout.splitlines()
+    assert {"t1_conv"} <= set(read_npz(str(d / "failed.npz"))) <= {"t1_conv", "t2_add_int8", "t2_add"}
+
+
+def test_a_corrupt_record_operand_fails_first_at_its_op(int8_model):
+    """The Add's first slice record reads its first operand in place of its second (one field of
+    one record): t2_add_int8 is the first failure, the convs before it pass; --fail_fast stops there."""
+    d, _, bm = int8_model
+    records = isa.decode(bm.commands)
+    names = op_names(bm.debug, len(records))
+    i = next(i for i, (r, n) in enumerate(zip(records, names)) if n == "t2_add_int8" and r.ENGINE == "bdc")
+    records[i] = dataclasses.replace(records[i], b_addr=records[i].a_addr)
+    write_bmodel(d / "r.bmodel", bm.header, bm.coeffs, isa.encode(records), bm.debug)
+    r, verdicts = _checker(d, "r.bmodel", "--fail_fast", "--dump_mode", "never")
+    assert r.returncode == 1
+    assert verdicts == {"x_int8": "PASSED", "t0_conv": "PASSED", "t1_conv": "PASSED", "t2_add_int8": "FAILED"}
+    assert "first failure: t2_add_int8 (tpu.Add)" in r.stdout.splitlines()
+
+
+def test_bad_input_is_one_error_line(int8_model, tmp_path):
+    d, _, bm = int8_model
+    cases = [
+        (["bmodel_checker", d / "in.npz", d / "ref.npz"], f"{d / 'in.npz'}: error: not a bmodel: wrong magic"),
+        (["bmodel_checker", d / "m.bmodel", d / "in.npz"],
+         f"{d / 'in.npz'}: error: holds none of the 5 tensors of m.bmodel (e.g. 'x_int8'): not the Tpu module's dump"),
+        (["bmodel_checker", tmp_path / "empty", d / "ref.npz"],
+         f"{tmp_path / 'empty'}: error: a directory must hold one .bmodel to check; it holds none"),
+    ]
+    (tmp_path / "empty").mkdir()
+    np.savez(tmp_path / "no_input.npz", y=np.zeros(1))
+    cases.append((["bmodel_checker", d / "m.bmodel", tmp_path / "no_input.npz"],
+                  f"{tmp_path / 'no_input.npz'}: error: holds no tensor 'x', an input of m.bmodel"))
+    header = {k: v for k, v in bm.header.items() if k != "tensor_locations"}  # no debug info
+    write_bmodel(tmp_path / "bare.bmodel", header, bm.coeffs, bm.commands, [])
+    cases.append((["model_runner", "--input", d / "in.npz", "--model", tmp_path / "bare.bmodel", "--dump_all_tensors",
+                   "--output", tmp_path / "o.npz"],
+                  f"{tmp_path / 'bare.bmodel'}: error: the bmodel has no tensor locations (debug info)"))
+    for argv, message in cases:
+        r = run_main(*argv, cwd=tmp_path)
+        assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+        assert r.stderr.startswith(message), r.stderr
+    assert {p.name for p in tmp_path.iterdir()} == {"empty", "no_input.npz", "bare.bmodel"}  # nothing written
+
+
+def test_tensor_locations_are_checked(int8_model, tmp_path):
+    """A piece past the instructions or outside its tensor's view is refused, naming it (the header's
+    check, run on write and on read)."""
+    _, _, bm = int8_model
+    for key, value, message in (("after", 10**6, "'tensor_locations[0].pieces[0].after' is 1000000, past the"),
+                                ("start", [0, 0, 10**6, 0], "'tensor_locations[0].pieces[0]' (start [0, 0, 1000000, 0]")):
+        header = dict(bm.header, tensor_locations=[dict(bm.header["tensor_locations"][0])])
+        header["tensor_locations"][0]["pieces"] = [dict(header["tensor_locations"][0]["pieces"][0], **{key: value})]
+        with pytest.raises(TpudslError, match=re.escape(message)):
+            write_bmodel(tmp_path / "x.bmodel", header, bm.coeffs, bm.commands, bm.debug)
+    assert not (tmp_path / "x.bmodel").exists()
