@@ -15,7 +15,7 @@ from onnx import TensorProto
 from onnx import helper as h
 
 from tpudsl.cli import (
-    mlir_cut, model_deploy, model_runner, model_tool, model_transform, npz_tool, run_calibration, run_qtable,
+    bmodel_checker, mlir_cut, model_deploy, model_runner, model_tool, model_transform, npz_tool, run_calibration, run_qtable,
     run_sensitive_layer, tpuc_opt,
 )
 from tpudsl.cli.errors import REPORT_HINT
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {"tpuc-opt": tpuc_opt, "model_transform": model_transform, "model_runner": model_runner,
             "npz_tool": npz_tool, "mlir_cut": mlir_cut, "model_tool": model_tool,
             "model_deploy": model_deploy, "run_calibration": run_calibration,
-            "run_qtable": run_qtable, "run_sensitive_layer": run_sensitive_layer}
+            "run_qtable": run_qtable, "run_sensitive_layer": run_sensitive_layer, "bmodel_checker": bmodel_checker}
 # What `--help` must not import: each costs a tenth of a second or (onnx) half a second.
 HEAVY = ("numpy", "onnx", "onnxruntime", "lark", "xdsl.dialects.builtin", "xdsl.passes", "tpudsl.dialects",
          "tpudsl.ir.module", "tpudsl.interp", "tpudsl.frontend", "tpudsl.passes")

@@ -1,7 +1,7 @@
 """TPU-MLIR's flags of model_transform, run_calibration, run_qtable, run_sensitive_layer, model_runner,
-npz_tool, mlir_cut and model_deploy (its implemented flags: test_model_deploy_flags.py) (docs/tools.md,
-"TPU-MLIR's flags"): each implemented flag has its effect, checked against a separately written
-reference; each refused one is one exact line, exit 1, nothing written."""
+bmodel_checker, npz_tool, mlir_cut and model_deploy (its implemented flags: test_model_deploy_flags.py)
+(docs/tools.md, "TPU-MLIR's flags"): each implemented flag has its effect, checked against a separately
+written reference; each refused one is one exact line, exit 1, nothing written."""
 
 from __future__ import annotations
 
@@ -341,8 +341,8 @@ def test_mlir_cut_accepts_mode_io(top_model, tmp_path):
 
 def every_checked_flag():
     """(tool, argv before the flag, the row) for every row of every tool's CHECKED table."""
-    from tpudsl.cli import (model_deploy, model_runner, model_transform, npz_tool, run_calibration, run_qtable,
-                            run_sensitive_layer)
+    from tpudsl.cli import (bmodel_checker, model_deploy, model_runner, model_transform, npz_tool, run_calibration,
+                            run_qtable, run_sensitive_layer)
 
     tools = {
         "model_transform": (model_transform.CHECKED, ["--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir"]),
@@ -354,6 +354,7 @@ def every_checked_flag():
         "model_runner": (model_runner.CHECKED, ["--input", "in.npz", "--model", "m.mlir", "--output", "o.npz"]),
         "npz_tool compare": (npz_tool.COMPARE_CHECKED, ["compare", "a.npz", "a.npz"]),
         "model_deploy": (model_deploy.CHECKED, ["--mlir", "m.mlir", "--processor", "bm1684x", "--model", "m.bmodel"]),
+        "bmodel_checker": (bmodel_checker.CHECKED, ["m.bmodel", "ref.npz"]),
     }
     return [(tool, argv, row) for tool, (rows, argv) in tools.items() for row in rows]
 
