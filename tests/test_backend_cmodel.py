@@ -505,7 +505,9 @@ def test_reordered_conv_filter_layout(tmp_path, par):
     assert_f32_close(got[out], want[out], out)
 
 
-def test_model_runner_bmodel_bad_inputs_and_dump_all_are_one_line_errors(tmp_path):
+def test_model_runner_bmodel_bad_inputs_are_one_line_errors(tmp_path):
+    """Also with --dump_all_tensors (the inputs are checked before the run); with --profile too, it
+    is an error (two runs)."""
     from tpudsl.cli import model_runner
 
     g = Graph(np.random.default_rng(8))
@@ -516,6 +518,8 @@ def test_model_runner_bmodel_bad_inputs_and_dump_all_are_one_line_errors(tmp_pat
     argv = ["--input", str(tmp_path / "bad.npz"), "--model", str(tmp_path / "m.bmodel"), "--output", str(tmp_path / "o.npz")]
     with pytest.raises(TpudslError, match=r"input 'x' has shape 1x2x4x5, expected shape 1x2x4x4"):
         model_runner.run(argv)
-    with pytest.raises(TpudslError, match=r"--dump_all_tensors is not supported for a .bmodel"):
+    with pytest.raises(TpudslError, match=r"input 'x' has shape 1x2x4x5, expected shape 1x2x4x4"):
         model_runner.run([*argv, "--dump_all_tensors"])
+    with pytest.raises(TpudslError, match=r"--profile and --dump_all_tensors are two runs of a .bmodel: give one"):
+        model_runner.run([*argv, "--dump_all_tensors", "--profile"])
     assert not (tmp_path / "o.npz").exists()

@@ -36,10 +36,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    FusedLoc,
     IntegerType,
     ModuleOp,
-    NameLoc,
     Signedness,
     TensorType,
 )
@@ -47,7 +45,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects.attrs import from_attr
-from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name, result_names  # noqa: F401 (callers import it here)
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, loc_name, result_names
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.interp import concat_chain, winograd
 from tpudsl.interp.kernel import (
