@@ -59,10 +59,11 @@ if python is None:
     python = f'"{sys.executable}"'
 # The lookarounds keep words like `my-tpuc-opt.mlir` intact. Every tool runs this checkout's
 # driver, whether or not (or from where) the package is installed; model_runner and npz_tool check a
-# rewrite numerically (run before and after, compare), model_tool shows what a written bmodel holds,
+# rewrite numerically (run before and after, compare), model_tool shows what a written bmodel holds
+# (bmodel_checker, each of its tensors against the Tpu interpreter's),
 # run_calibration and model_deploy run TPU-MLIR's deploy flow around tpuc-opt's stages.
 for tool in ("tpuc-opt", "model_runner", "npz_tool", "model_tool", "run_calibration", "model_deploy",
-             "model_transform"):
+             "model_transform", "bmodel_checker"):
     config.substitutions.append((rf"(?<![\w/.-]){tool}(?![\w.-])", f'{python} "{repo_root}/tools/{tool}.py"'))
 config.substitutions.append((r"(?<![\w/.-])filecheck(?![\w.-])", f"{python} -m filecheck"))
 config.substitutions.append((r"(?<![\w/.-])python(?![\w.-])", python))
