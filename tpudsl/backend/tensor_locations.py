@@ -12,6 +12,8 @@ local memory inside a layer group from its tile, right after the BDC record that
 
 from __future__ import annotations
 
+import math
+
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of
@@ -32,10 +34,7 @@ def whole_results(op: Operation, after: int) -> list[dict]:
         addr = address_of(value)
         if addr is None:
             continue
-        size = 1
-        for d in shape_of(value):
-            size *= d
-        view = (1, 1, 1, size)
+        view = (1, 1, 1, math.prod(shape_of(value)))
         out.append(_entry(op, value, view, [{"after": after, "space": "global", "address": addr, "start": [0] * 4,
                                              "shape": list(view), "strides": list(contiguous(view))}]))
     return out

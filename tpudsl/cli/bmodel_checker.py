@@ -66,6 +66,8 @@ def build_parser() -> CliArgumentParser:
 
 
 def _line(name: str, op: str, problem: str | None, result) -> str:
+    """A tensor's row: name, op, the rule's PASSED/FAILED, then npz_tool compare's verdict and
+    measures (a compare.Result), then what the rule found."""
     cells = [f"{name:<32} {op:<18} {'FAILED' if problem else 'PASSED'}", result.verdict]
     if not math.isnan(result.cosine):
         cells.append(f"cos {result.cosine:.6f} euclid {result.euclid:.6f}")
@@ -74,63 +76,75 @@ def _line(name: str, op: str, problem: str | None, result) -> str:
     return "  ".join(cells + ([problem] if problem else []))
 
 
+def _check_reference(header: dict, reference, model: Path, path: str) -> dict[str, str]:
+    """The bmodel's tensors (name -> op), once the reference is known to hold its inputs and some of them."""
+    missing = [t["name"] for t in header["inputs"] if t["name"] not in reference]
+    if missing:
+        raise TpudslError(f"holds no tensor '{missing[0]}', an input of {model.name} (the Tpu interpreter's "
+                          f"--dump_all_tensors keeps the inputs)", file=path)
+    ops = {t["name"]: t["op"] for t in header.get("tensor_locations", [])}
+    if ops and not any(name in reference for name in ops):
+        raise TpudslError(f"holds none of the {len(ops)} tensors of {model.name} (e.g. '{next(iter(ops))}'): "
+                          f"not the Tpu module's dump", file=path)
+    return ops
+
+
+def _compare(tensors, reference, ops: dict[str, str], mode: str, args, tolerance) -> tuple[list, int, list, dict]:
+    """Print one line per tensor in the order the ops complete; (the failed (name, op)s, how many
+    were checked, the names not in the reference, the tensors --report gets)."""
+    from tpudsl.cli.compare import bmodel_mismatch, compare_arrays
+    from tpudsl.cli.model_runner import widened
+
+    excepts = {n for n in args.excepts.split(",") if n}
+    failed, checked, absent, dumped = [], 0, [], {}
+    for name in [n for n in tensors if n in ops and n not in excepts]:  # the inputs are given, not checked
+        if name not in reference:
+            absent.append(name)
+            continue
+        got, want = widened({"t": tensors[name], "r": reference[name]}).values()
+        problem = bmodel_mismatch(got, want, mode)
+        checked += 1
+        print(_line(name, ops[name], problem, compare_arrays(tensors[name], reference[name], tolerance, name)))
+        if problem or args.dump_mode == "all":
+            dumped[name] = tensors[name]
+        if problem:
+            failed.append((name, ops[name]))
+            if args.fail_fast:
+                break
+    return failed, checked, absent, dumped
+
+
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     check_flags("bmodel_checker", args, CHECKED)
     if args.dump_mode not in DUMP_MODES:
         raise TpudslError(f"bmodel_checker: --dump_mode {args.dump_mode} is not supported: TPU-MLIR's comb and "
                           f"tpulang write its own formats (supported: {', '.join(DUMP_MODES)})")
-    from tpudsl.cli.compare import compare_arrays, parse_tolerance
+    from tpudsl.backend.bmodel import read_bmodel
+    from tpudsl.cli.compare import parse_tolerance
+    from tpudsl.cli.model_runner import bmodel_inference, save_npz
+    from tpudsl.cli.npz_tool import load_npz
 
     try:
         tolerance = parse_tolerance(args.tolerance)
     except ValueError as e:
         raise TpudslError(f"--tolerance: {e}") from None
-    from tpudsl.backend.bmodel import read_bmodel
-    from tpudsl.cli.compare import bmodel_mismatch
-    from tpudsl.cli.model_runner import bmodel_inference, save_npz, widened
-    from tpudsl.cli.npz_tool import load_npz
-
     model = bmodel_path(args.context_dir)
     for given in (model, args.reference_data):
         if os.path.realpath(args.report) == os.path.realpath(given):  # never raises, unlike resolve()
             raise TpudslError(f"--report '{args.report}' would overwrite {given}; choose another name")
     header = read_bmodel(model).header
     reference = load_npz(args.reference_data)
-    missing = [t["name"] for t in header["inputs"] if t["name"] not in reference]
-    if missing:
-        raise TpudslError(f"holds no tensor '{missing[0]}', an input of {model.name} (the Tpu interpreter's "
-                          f"--dump_all_tensors keeps the inputs)", file=args.reference_data)
-    ops = {t["name"]: t["op"] for t in header.get("tensor_locations", [])}
-    if ops and not any(name in reference for name in ops):
-        raise TpudslError(f"holds none of the {len(ops)} tensors of {model.name} (e.g. '{next(iter(ops))}'): "
-                          f"not the Tpu module's dump", file=args.reference_data)
+    ops = _check_reference(header, reference, model, args.reference_data)
     tensors = bmodel_inference({t["name"]: reference[t["name"]] for t in header["inputs"]}, model,
                                dump_all_tensors=True)
-    excepts = {n for n in args.excepts.split(",") if n}
-    failed, checked, absent, dumped = [], 0, [], {}
-    for name in [n for n in tensors if n in ops]:  # the order the ops complete; the inputs are given
-        op = ops[name]
-        if name in excepts:
-            continue
-        if name not in reference:
-            absent.append(name)
-            continue
-        got, want = widened({"t": tensors[name], "r": reference[name]}).values()
-        problem = bmodel_mismatch(got, want, header["mode"])
-        checked += 1
-        print(_line(name, op, problem, compare_arrays(tensors[name], reference[name], tolerance, name)))
-        if problem or args.dump_mode == "all":
-            dumped[name] = tensors[name]
-        if problem:
-            failed.append((name, op))
-            if args.fail_fast:
-                break
+    mode = header["mode"]
+    failed, checked, absent, dumped = _compare(tensors, reference, ops, mode, args, tolerance)
     if absent:
         print(f"not in the reference ({len(absent)}): {', '.join(absent)}")
-    print(f"{checked} tensors checked ({header['mode']}: {'1e-5 relative' if header['mode'] == 'F32' else 'bit-exact'}): "
-          f"{checked - len(failed)} passed, {len(failed)} failed" + (", stopped at the first (--fail_fast)"
-                                                                    if failed and args.fail_fast else ""))
+    stopped = ", stopped at the first (--fail_fast)" if failed and args.fail_fast else ""
+    print(f"{checked} tensors checked ({mode}: {'1e-5 relative' if mode == 'F32' else 'bit-exact'}): "
+          f"{checked - len(failed)} passed, {len(failed)} failed{stopped}")
     if failed:
         print(f"first failure: {failed[0][0]} ({failed[0][1]})")
     if dumped and args.dump_mode != "never":
