@@ -7,7 +7,8 @@ the tensor (location) names of the returned values, or of every tensor with
 --dump_all_tensors, so the file compares with `npz_tool compare` against a reference and feeds
 `mlir_cut --input_names`. A .mlir runs in the Top interpreter, an .onnx in onnxruntime (the
 reference), a .bmodel on the cmodel (`--profile` prints its estimated cycles per op, their serial total and
-the total with GDMA and BDC overlapped; of a combined .bmodel it runs the first network, or --net_name's,
+the total with GDMA and BDC overlapped; --dump_all_tensors reads every tensor during the run from its
+tensor locations, cmodel/capture.py; of a combined .bmodel it runs the first network, or --net_name's,
 in the stage whose input shapes are the inputs'). An int8/uint8 input of a .mlir or .bmodel (strip-io-quant)
 takes float data quantized as its stripped cast would, an int8/uint8 output is dequantized unless
 --out_fixed; an f16/bf16 input takes float data rounded as its stripped cast would (docs/tools.md,
