@@ -27,8 +27,8 @@ class GraphBuilder:
         self.outputs: list[onnx.ValueInfoProto] = []
 
     # --- graph plumbing -------------------------------------------------------------------
-    def input(self, name: str, shape: Sequence[int]) -> str:
-        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape)))
+    def input(self, name: str, shape: Sequence[int], elem_type: int = TensorProto.FLOAT) -> str:
+        self.inputs.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
     def output(self, name: str) -> None:
