@@ -70,7 +70,8 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 # GridSampler is F32 in every mode: its record (BdcGridSample) models f32 only (TPU-MLIR also has
 # an F16 form; its grid coordinates in f16 would move points by up to 1/2048 of the input).
 RECURRENT = {"tpu.LSTM": (7, 3), "tpu.GRU": (5, 2)}  # operand and result counts
-F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
+F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.Gather", 1), ("tpu.GatherElements", 1),
+                ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
                 ("tpu.ScatterND", 1), *(("tpu.YoloDetection", i) for i in range(3)),
                 ("tpu.GridSampler", 0), ("tpu.GridSampler", 1),
                 *((op, i) for op, (operands, _) in RECURRENT.items() for i in range(operands))}
