@@ -425,9 +425,33 @@ def test_counts_start_in_uint8_and_widen_exactly():
     assert merged.total == 2 * g.total == 2 * 402
 
 
-def test_nonfinite_activation_is_an_error_naming_it():
-    with pytest.raises(TpudslError, match=r"^error: sample '0': tensor 'a' has inf or NaN values"):
+def test_nan_activation_is_an_error_naming_it():
+    with pytest.raises(TpudslError, match=r"^error: sample '0': tensor 'a' has NaN values"):
         sample_stats(_Activations(), {"0": {"a": np.array([1.0, np.nan], np.float32)}}.__getitem__, ["0"], 4096)
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def test_inf_counts_as_the_largest_float32_and_a_mask_gets_a_finite_threshold():
+    """GPT-2's masks: finfo(float32).min, and -inf where two of them add up. +-inf is counted as
+    +-float32's largest (the same statistics as that array written out), and every method's
+    threshold of such a tensor is finite (the KLD product near float32's largest overflowed to inf)."""
+    lo = np.float32(np.finfo(np.float32).min)
+    mask = np.array([0.0, 3.0, -2.0, lo, -np.inf, np.inf, 0.5], np.float32)
+    written = np.array([0.0, 3.0, -2.0, lo, lo, -lo, 0.5], np.float32)
+    got = sample_stats(_Activations(), {"0": {"a": mask}}.__getitem__, ["0"], 4096)["a"]
+    want = sample_stats(_Activations(), {"0": {"a": written}}.__getitem__, ["0"], 4096)["a"]
+    assert (got.lo, got.hi) == (want.lo, want.hi) == (-F32_MAX, F32_MAX)
+    assert got.hist.exp == want.hist.exp and np.array_equal(got.hist.counts, want.hist.counts)
+    coarse = got.hist.coarse(F32_MAX, 2048)
+    for method in ("kld", "minmax", "percentile9999", "mse"):
+        th = threshold(method, coarse, got.lo, got.hi)
+        assert math.isfinite(th) and 0 < th <= F32_MAX, (method, th)
+    # BERT's extended mask: 0 where attended, finfo.min where not: all nonzero values in the last bin
+    bert = np.array([0.0] * 11 + [lo] * 5, np.float32)
+    h = sample_stats(_Activations(), {"0": {"m": bert}}.__getitem__, ["0"], 4096)["m"]
+    assert math.isfinite(threshold("kld", h.hist.coarse(F32_MAX, 2048), h.lo, h.hi))
 
 
 # ---- the table reader -----------------------------------------------------------------------------------

@@ -90,9 +90,11 @@ def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: It
             if x.size == 0:
                 continue
             lo, hi = float(x.min()), float(x.max())
-            if not (np.isfinite(lo) and np.isfinite(hi)):  # min/max propagate NaN
-                raise TpudslError(f"sample '{sample}': tensor '{name}' has inf or NaN values; "
-                                  "calibration needs finite activations")
+            if np.isnan(lo) or np.isnan(hi):  # min/max propagate NaN
+                raise TpudslError(f"sample '{sample}': tensor '{name}' has NaN values; "
+                                  "calibration needs numbers")
+            if np.isinf(lo) or np.isinf(hi):
+                x, lo, hi = saturated(x), max(lo, -FLOAT32_MAX), min(hi, FLOAT32_MAX)
             s = stats.get(name)
             if s is None:
                 s = stats[name] = TensorStats(lo, hi, FineHistogram(fine) if fine else None)
@@ -106,6 +108,16 @@ def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: It
             if name in keep:
                 s.kept.append(x.copy())
     return stats
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def saturated(x: np.ndarray) -> np.ndarray:
+    """`x` with +-inf as +-the largest float32. An attention mask filled with finfo(float32).min
+    and added to another one overflows to -inf (GPT-2's causal and padding masks); any int8 scale
+    saturates both alike, so the table keeps finite numbers (docs/quantization.md)."""
+    return np.clip(x, -FLOAT32_MAX, FLOAT32_MAX)
 
 
 def merge_stats(parts: Iterable[Stats]) -> Stats:

@@ -198,11 +198,15 @@ def kld_threshold(hist: np.ndarray, abs_max: float) -> float:
         kept = counts[:i]
         group = kept.reshape(QUANT_BINS, i // QUANT_BINS)
         nonzero = np.maximum((group > 0).sum(axis=1), 1)
-        q_level = group.sum(axis=1) / nonzero / kept.sum()  # Q spreads each level over its nonzero bins
+        with np.errstate(invalid="ignore"):  # no value below the candidate: 0 / 0, its KL is NaN as TPU-MLIR's
+            q_level = group.sum(axis=1) / nonzero / kept.sum()  # Q spreads each level over its nonzero bins
         q = np.where(kept > 0, np.repeat(q_level, i // QUANT_BINS), 0.0)
         kl.append(float(np.sum(p * (np.log10(p + 1e-30) - np.log10(q + 1e-30)))))
     best = int(np.argmin(kl))  # the first minimum, as TPU-MLIR's the_min_index
-    return float(width * np.float32((best + 1) * QUANT_BINS))
+    with np.errstate(over="ignore"):
+        th = width * np.float32((best + 1) * QUANT_BINS)
+    # near float32's largest (a mask filled with finfo.min) the product overflows: the largest float32
+    return float(th) if np.isfinite(th) else float(np.finfo(np.float32).max)
 
 
 def percentile_threshold(h: AbsHistogram, abs_max: float, percent: float = 99.99) -> float:
