@@ -1,0 +1,148 @@
+"""Transformer language models end to end, as a user runs them (tests/models/lm.py: BERT and GPT-2
+as torch.onnx.export writes Hugging Face's models, opset 14 and 17, 2 layers, hidden 64).
+
+* Top vs onnxruntime, every tensor both name (model_runner on the .mlir with the int64 input npz):
+  cosine >= 0.99999 and max relative error <= 1e-4 on the finite part; where onnxruntime holds a
+  mask value (|x| >= 1e30: finfo(float32).min, or -inf where GPT-2's two masks add up) Top holds
+  the same value exactly.
+* model_deploy F32 (both models), BF16 (BERT with a 1000-word vocabulary: ids above 256, which
+  bf16 does not hold) and INT8 (GPT-2, run_calibration on 3 generated samples): model_deploy's own
+  checks (Tpu vs Top with --compare_all, bmodel vs Tpu), then again here through model_runner with
+  the int64 inputs: the bmodel equals the Tpu interpreter (F32 within 1e-5 of the largest value,
+  BF16 and INT8 bit for bit) and the outputs follow Top (cosine per mode).
+The mask chain (the extended mask, the masked scores, Softmax; in INT8 from the mask input on)
+stays F32 by qtable: finfo.min is beyond bf16 and no int8 scale keeps it with the scores
+(docs/frontend.md, "Transformer language models")."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+
+from onnx_node.harness import cosine, max_rel_err
+from tests.models import onnx_inference
+from tests.models.lm import bert, gpt2, lm_inputs
+from tests.cli_support import run_main
+from tpudsl.cli import model_deploy, model_runner, model_transform
+
+MODELS = {
+    "bert_opset14": lambda: bert(opset=14),
+    "bert_opset17": lambda: bert(opset=17),
+    "gpt2_opset14": lambda: gpt2(opset=14),
+    "gpt2_opset17": lambda: gpt2(opset=17),
+}
+MASK = 1e30  # |x| at least this: a mask's fill value, not a number the model computes with
+
+
+def _feed(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
+    """lm_inputs with the first and last ids of the vocabulary in it, and padding."""
+    feed = lm_inputs(model, seed)
+    vocab = max(t.dims[0] for t in model.graph.initializer if t.name.endswith(("word_embeddings.weight", "wte.weight")))
+    feed["input_ids"][0, :2] = (0, vocab - 1)
+    feed["attention_mask"][0, -3:] = 0
+    return feed
+
+
+def _transform(model: onnx.ModelProto, name: str, d) -> dict[str, np.ndarray]:
+    """model_transform (its own Top vs onnxruntime check on the test input) into directory d; the feed."""
+    onnx.save(model, d / f"{name}.onnx")
+    feed = _feed(model, 1)
+    np.savez(d / "in.npz", **feed)
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
+                         "--test_input", str(d / "in.npz"), "--test_result", str(d / "top_outputs.npz")])
+    return feed
+
+
+def _run(model, d, out: str, all_tensors: bool = False) -> dict[str, np.ndarray]:
+    model_runner.run(["--input", str(d / "in.npz"), "--model", str(model), "--output", str(d / out),
+                      *(["--dump_all_tensors"] if all_tensors else [])])
+    return dict(np.load(d / out))
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, name: str, cos_min: float = 0.99999, rel_max: float = 1e-4) -> None:
+    assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
+    masked = ~np.isfinite(want) | (np.abs(want) >= MASK)
+    assert np.array_equal(got[masked], want[masked]), f"{name}: mask values differ"
+    g, w = got[~masked].astype(np.float64), want[~masked].astype(np.float64)
+    assert np.isfinite(g).all(), f"{name}: non-finite values where the reference has numbers"
+    cos, rel = cosine(g, w), max_rel_err(g, w)
+    assert cos >= cos_min and rel <= rel_max, f"{name}: cosine {cos:.7f}, max rel err {rel:.2e}"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_top_matches_onnxruntime_tensor_by_tensor(name, tmp_path):
+    model = MODELS[name]()
+    feed = _transform(model, name, tmp_path)
+    assert feed["input_ids"].dtype == np.int64 and feed["attention_mask"].min() == 0  # padded: the mask acts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # IEEE overflow to -inf is no warning
+        ours = _run(tmp_path / f"{name}.mlir", tmp_path, "top.npz", all_tensors=True)
+    want = onnx_inference(model, feed, all_tensors=True)
+    common = sorted((set(ours) & set(want)) - set(feed))
+    outputs = [o.name for o in model.graph.output]
+    assert set(outputs) <= set(common) and len(common) > 40, common
+    for tensor in common:
+        assert_close(ours[tensor], want[tensor], f"{name}: {tensor}")
+    masked = [t for t in common if (np.abs(want[t]) >= MASK).any()]
+    assert any("masked" in t for t in masked), masked  # the masks reached the scores
+
+
+def _mask_chain(name: str, int8: bool) -> list[str]:
+    """The ops a user keeps in F32 (by name): the extended mask, per layer the masked scores (GPT-2:
+    the causal Where too) and Softmax; INT8 also the mask's Reshape and 1 - mask, whose int8 form
+    reads 1 as 1.0005 (the table's threshold), which times finfo.min overflows."""
+    if name.startswith("bert"):
+        mask, layers = "extended_attention_mask", [f"encoder.layer.{i}.attention.self.{op}" for i in range(2)
+                                                   for op in ("masked", "softmax")]
+    else:
+        mask, layers = "transformer.extended_mask", [f"transformer.h.{i}.attn.{op}" for i in range(2)
+                                                     for op in ("causal", "masked", "softmax")]
+    return [*([f"{mask}.unsqueeze2", f"{mask}.inverted"] if int8 else []), mask, *layers]
+
+
+DEPLOYS = {  # case: (model, mode, cosine of the outputs vs Top)
+    "bert_opset14_F32": (lambda: bert(opset=14), "F32", 0.99999),
+    "gpt2_opset17_F32": (lambda: gpt2(opset=17), "F32", 0.99999),
+    "bert_opset17_vocab1000_BF16": (lambda: bert(opset=17, vocab=1000), "BF16", 0.999),
+    "gpt2_opset14_INT8": (lambda: gpt2(opset=14), "INT8", 0.99),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEPLOYS))
+def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
+    build, mode, cos_min = DEPLOYS[case]
+    name = case.rsplit("_", 1)[0]
+    model = build()
+    feed = _transform(model, name, tmp_path)
+    if mode == "BF16":
+        assert feed["input_ids"].max() > 256
+    args = ["--mlir", str(tmp_path / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",
+            "--model", str(tmp_path / "m.bmodel"), "--test_input", str(tmp_path / "in.npz"),
+            "--test_reference", str(tmp_path / "top_outputs.npz"), "--compare_all"]
+    if mode != "F32":
+        (tmp_path / "qtable").write_text("".join(f"{op} F32\n" for op in _mask_chain(name, mode == "INT8")))
+        args += ["--quantize_table", str(tmp_path / "qtable")]
+    if mode == "INT8":
+        (tmp_path / "samples").mkdir()
+        for seed in (2, 3, 4):
+            np.savez(tmp_path / "samples" / f"{seed}.npz", **_feed(model, seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # the masks' huge values: no overflow in the thresholds
+            r = run_main("run_calibration", tmp_path / f"{name}.mlir", "--dataset", tmp_path / "samples", "--quiet",
+                         "-o", tmp_path / "table")
+        assert r.returncode == 0, r.stderr
+        args += ["--calibration_table", str(tmp_path / "table"), "--tolerance", "0.9,0.5"]
+    model_deploy.run(args)  # raises on a failed Tpu or bmodel check
+    suffix = "_sym" if mode == "INT8" else ""
+    tpu = _run(tmp_path / f"{name}_bm1684x_{mode.lower()}{suffix}_tpu.mlir", tmp_path, "tpu.npz")
+    got = _run(tmp_path / "m.bmodel", tmp_path, "bmodel.npz")
+    top = dict(np.load(tmp_path / "top_outputs.npz"))
+    for out in (o.name for o in model.graph.output):
+        if mode == "F32":
+            np.testing.assert_allclose(got[out], tpu[out], rtol=0, atol=1e-5 * np.abs(tpu[out]).max(), err_msg=out)
+        else:
+            np.testing.assert_array_equal(got[out], tpu[out], err_msg=f"{out}: {mode} bmodel vs Tpu")
+        assert_close(got[out], top[out], f"{case}: {out} vs Top", cos_min=cos_min, rel_max=1.0)
