@@ -90,6 +90,31 @@ def test_top_matches_onnxruntime_tensor_by_tensor(name, tmp_path):
     assert any("masked" in t for t in masked), masked  # the masks reached the scores
 
 
+def _bad_ids(d, feed: dict[str, np.ndarray]):
+    """The feed with one id that float32 (the model inputs' type) cannot hold: 2^24 + 1."""
+    bad = {**feed, "input_ids": feed["input_ids"].copy()}
+    bad["input_ids"][0, 3] = (1 << 24) + 1
+    np.savez(d / "bad.npz", **bad)
+    return d / "bad.npz"
+
+
+def _refused(r, name: str = "input_ids") -> None:
+    assert r.returncode == 1 and r.stderr.startswith(f"error: input '{name}' holds the integer 16777217, which "
+                                                     "float32"), r.stderr
+
+
+def test_ids_float32_does_not_hold_are_an_error_at_every_level(tmp_path):
+    """model_transform's test input, model_runner on the .mlir (the bmodel: the F32 deploy test)."""
+    model = bert(opset=17)
+    feed = _transform(model, "bert", tmp_path)
+    bad = _bad_ids(tmp_path, feed)
+    _refused(run_main("model_runner", "--input", bad, "--model", tmp_path / "bert.mlir", "--output", tmp_path / "o.npz"))
+    r = run_main("model_transform", "--model_name", "b2", "--model_def", tmp_path / "bert.onnx", "--mlir",
+                 tmp_path / "b2.mlir", "--test_input", bad)
+    assert r.returncode == 1 and "error: input 'input_ids' holds the integer 16777217" in r.stderr, r.stderr
+    assert not (tmp_path / "b2.mlir").exists() and not (tmp_path / "o.npz").exists()
+
+
 def _mask_chain(name: str, int8: bool) -> list[str]:
     """The ops a user keeps in F32 (by name): the extended mask, per layer the masked scores (GPT-2:
     the causal Where too) and Softmax; INT8 also the mask's Reshape and 1 - mask, whose int8 form
@@ -140,6 +165,9 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
     tpu = _run(tmp_path / f"{name}_bm1684x_{mode.lower()}{suffix}_tpu.mlir", tmp_path, "tpu.npz")
     got = _run(tmp_path / "m.bmodel", tmp_path, "bmodel.npz")
     top = dict(np.load(tmp_path / "top_outputs.npz"))
+    if mode == "F32":
+        _refused(run_main("model_runner", "--input", _bad_ids(tmp_path, feed), "--model", tmp_path / "m.bmodel",
+                          "--output", tmp_path / "o.npz"))
     for out in (o.name for o in model.graph.output):
         if mode == "F32":
             np.testing.assert_allclose(got[out], tpu[out], rtol=0, atol=1e-5 * np.abs(tpu[out]).max(), err_msg=out)

@@ -11,6 +11,7 @@ import numpy as np
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import read_npz
+from tpudsl.ir.npz import check_float32_exact
 
 
 def check_test_input_files(spec: str) -> list[str]:
@@ -42,6 +43,7 @@ def load_test_inputs(files: Sequence[str], names: Sequence[str], shapes: Sequenc
             raise TpudslError(f"test input for '{name}' has dtype {array.dtype}; expected numbers (bool, int or float)")
         if array.size != int(np.prod(shape)):
             raise TpudslError(f"test input for '{name}' has shape {list(array.shape)}, the model input has {list(shape)}")
+        check_float32_exact(name, array)
         result[name] = np.array(array.reshape(shape), dtype=np.float32, order="C")
     return result
 

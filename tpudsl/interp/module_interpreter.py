@@ -64,6 +64,7 @@ from tpudsl.interp.kernels_tpu import ALL_KERNELS
 from tpudsl.interp.table import KERNELS
 from tpudsl.interp.threads import blas_threads, check_threads
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import check_float32_exact
 
 WEIGHT, NONE, INPUT, RETURN = "top.Weight", "top.None", "top.Input", "func.return"
 GROUP, LOAD, STORE, YIELD = "tpu.Group", "tpu.Load", "tpu.Store", "tpu.Yield"  # layer groups (docs/backend.md)
@@ -432,6 +433,8 @@ class ModuleInterpreter:
             array = np.asarray(inputs[name])
             if shape is not None and array.shape != shape:
                 raise TpudslError(f"input '{name}' has shape {array.shape}, the module expects {shape}")
+            if dtype == np.float32:
+                check_float32_exact(name, array)
             if name in self._stripped:
                 if array.dtype != dtype:
                     # never a silent float -> int8 truncation or f32 -> f16 rounding: the caller

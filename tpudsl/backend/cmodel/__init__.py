@@ -21,6 +21,7 @@ from tpudsl.backend.cmodel.engine import execute, op_names
 from tpudsl.backend.cmodel.memory import NUMPY, Memory
 from tpudsl.backend.cost import cycles
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import check_float32_exact
 
 
 def _contiguous(shape) -> tuple[int, ...]:
@@ -47,6 +48,8 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
         x = np.asarray(inputs[t["name"]])
         if list(x.shape) != t["shape"]:
             raise TpudslError(f"input '{t['name']}' has shape {list(x.shape)}, expected {t['shape']}")
+        if t["dtype"] == "f32":
+            check_float32_exact(t["name"], x)
         if t["dtype"] in ("i8", "u8") and x.dtype != NUMPY[t["dtype"]]:  # never a silent float truncation
             raise TpudslError(f"input '{t['name']}' is {t['dtype']} (scale {t['scale']:g}, zero point "
                               f"{t['zero_point']}), the data is {x.dtype}: quantize it first (model_runner does)")
