@@ -27,6 +27,9 @@ from tests.models import onnx_inference
 from tests.models.lm import bert, gpt2, lm_inputs
 from tests.cli_support import run_main
 from tpudsl.cli import model_deploy, model_runner, model_transform
+from tpudsl.dialects.opdef import loc_name
+from tpudsl.ir.module import load_module
+from tpudsl.lowering.overflow import int8_mask_ops
 
 MODELS = {
     "bert_opset14": lambda: bert(opset=14),
@@ -150,7 +153,7 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
     if mode != "F32":
         (tmp_path / "qtable").write_text("".join(f"{op} F32\n" for op in _mask_chain(name, mode == "INT8")))
         args += ["--quantize_table", str(tmp_path / "qtable")]
-    if mode == "INT8":
+    if mode == "INT8":  # run_calibration names the same ops (its note's qtable lines)
         (tmp_path / "samples").mkdir()
         for seed in (2, 3, 4):
             np.savez(tmp_path / "samples" / f"{seed}.npz", **_feed(model, seed))
@@ -159,6 +162,10 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
             r = run_main("run_calibration", tmp_path / f"{name}.mlir", "--dataset", tmp_path / "samples", "--quiet",
                          "-o", tmp_path / "table")
         assert r.returncode == 0, r.stderr
+        told = [line.removesuffix(" F32") for line in r.stderr.splitlines() if line.endswith(" F32")]
+        assert told == _mask_chain(name, True), r.stderr
+        ops = list(load_module(tmp_path / f"{name}.mlir").main_func().body.block.ops)
+        assert int8_mask_ops(ops, {loc_name(op): (-MASK / 2, 1.0) for op in ops}) == []  # below the fill: none
         args += ["--calibration_table", str(tmp_path / "table"), "--tolerance", "0.9,0.5"]
     model_deploy.run(args)  # raises on a failed Tpu or bmodel check
     suffix = "_sym" if mode == "INT8" else ""

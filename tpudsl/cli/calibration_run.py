@@ -130,6 +130,7 @@ def run_calibration(args: argparse.Namespace) -> None:
 
         rewritten = rw.rewritten_path(args)
     bars = ProgressBars(args.quiet)
+    ranges: dict[str, tuple[float, float]] = {}
     try:
         notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new) if rewritten is not None else []
 
@@ -138,6 +139,7 @@ def run_calibration(args: argparse.Namespace) -> None:
                 rw.save_rewritten(mod, rewritten)
             result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                                bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
+            ranges.update(result.ranges)
             entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
             return table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs) if tuned else 0)
 
@@ -159,10 +161,23 @@ def run_calibration(args: argparse.Namespace) -> None:
         write_atomically(*table)
     if rewritten is not None:
         rw.tell(notes, rewritten)
+    _tell_masks(mod, ranges)
     if getattr(args, "dump_list", False):  # --debug_cmd dump_list: one sample per line, as TPU-MLIR's DataSelector.dump
         write_atomically(SELECTED_LIST, lambda f: f.write("".join(f"{s}\n" for s in samples).encode()))
         if args.tune_list:
             write_atomically(SELECTED_TUNE_LIST, lambda f: f.write("".join(f"{s}\n" for s in tune_specs).encode()))
+
+
+def _tell_masks(mod: TopModule, ranges: dict[str, tuple[float, float]]) -> None:
+    """The qtable lines an INT8 deploy needs when tensors hold attention-mask fill values."""
+    from tpudsl.lowering.overflow import MASK_FILL, int8_mask_ops
+
+    keep = int8_mask_ops(list(mod.main_func().body.block.ops), ranges)
+    if keep:
+        print(f"run_calibration: some tensors hold attention-mask fill values (|x| >= {MASK_FILL:g}, such as "
+              "finfo(float32).min): no int8 scale keeps their other values; these qtable lines keep the ops "
+              "that compute or read them in F32 (model_deploy --quantize_table):",
+              *(f"{name} F32" for name in keep), sep="\n", file=sys.stderr)
 
 
 def _check_chip(name: str, flag: str) -> None:

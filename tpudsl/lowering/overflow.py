@@ -58,3 +58,36 @@ def first_non_finite(ops: list[Operation], tensors: Mapping[str, np.ndarray]) ->
         if all(finite(loc_name(v.owner)) for v in op.operands if isinstance(v.owner, Operation)):
             return name
     return None
+
+
+# |x| at least this is an attention mask's fill value (finfo(float32).min, or -inf where two such
+# masks add up), not a number the model computes with: TPU-MLIR's mask patterns use 1e10 and 3e30
+MASK_FILL = 1e30
+
+
+def int8_mask_ops(ops: list[Operation], ranges: Mapping[str, tuple[float, float]]) -> list[str]:
+    """Names of the Top ops (in order) that INT8 must keep in F32, from the calibration's ranges:
+    those computing or reading a tensor that holds mask fill values (no int8 scale keeps its
+    other values), and the chain of one-operand ops from a model input to a mask they compute
+    (the mask's Reshape and 1 - mask: their int8 form reads 1 as the table's threshold, 1.0005,
+    which times finfo.min overflows to -inf)."""
+    def filled(value) -> bool:
+        lo, hi = ranges.get(loc_name(value.owner), (0.0, 0.0)) if isinstance(value.owner, Operation) else (0.0, 0.0)
+        return max(-lo, hi) >= MASK_FILL
+
+    keep: set[Operation] = set()
+    for op in ops:
+        if op.name in _NOT_COMPUTED or not any(filled(v) for v in (*op.operands, *op.results)):
+            continue
+        keep.add(op)
+        if not any(filled(r) for r in op.results):
+            continue
+        chain, at = [], op
+        while len(computed := [v.owner for v in at.operands if isinstance(v.owner, Operation)
+                               and v.owner.name not in ("top.Weight", "top.None")]) == 1:
+            at = computed[0]
+            if at.name == "top.Input":
+                keep.update(chain)
+                break
+            chain.append(at)
+    return [loc_name(op) for op in ops if op in keep]
