@@ -131,6 +131,21 @@ def _mask_chain(name: str, int8: bool) -> list[str]:
     return [*([f"{mask}.unsqueeze2", f"{mask}.inverted"] if int8 else []), mask, *layers]
 
 
+def test_f16_without_the_qtable_reports_the_mask_ops_and_keeps_the_outputs(tmp_path):
+    """finfo.min is -inf in f16 (IEEE; no numpy warning anywhere on the way): the outputs still follow
+    Top (Softmax of -inf is 0), and model_deploy's overflow report names exactly the mask chain."""
+    model = gpt2(opset=14)
+    _transform(model, "gpt2", tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = run_main("model_deploy", "--mlir", tmp_path / "gpt2.mlir", "--quantize", "F16", "--processor", "bm1684x",
+                     "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz")
+    assert r.returncode == 0, r.stderr
+    told = [line.removesuffix(" F32") for line in r.stderr.splitlines() if line.endswith(" F32")]
+    assert told == _mask_chain("gpt2", False), r.stderr
+    assert "'transformer.extended_mask' is the first op whose F16 result is inf/NaN" in r.stderr
+
+
 DEPLOYS = {  # case: (model, mode, cosine of the outputs vs Top)
     "bert_opset14_F32": (lambda: bert(opset=14), "F32", 0.99999),
     "gpt2_opset17_F32": (lambda: gpt2(opset=17), "F32", 0.99999),
