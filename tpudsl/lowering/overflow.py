@@ -71,8 +71,11 @@ def int8_mask_ops(ops: list[Operation], ranges: Mapping[str, tuple[float, float]
     other values), and the chain of one-operand ops from a model input to a mask they compute
     (the mask's Reshape and 1 - mask: their int8 form reads 1 as the table's threshold, 1.0005,
     which times finfo.min overflows to -inf)."""
-    def filled(value) -> bool:
-        lo, hi = ranges.get(loc_name(value.owner), (0.0, 0.0)) if isinstance(value.owner, Operation) else (0.0, 0.0)
+    from tpudsl.interp.module_interpreter import result_names
+
+    def filled(value) -> bool:  # ranges are keyed by tensor name: an op's result, not a block argument
+        name = result_names(value.owner)[value.index] if isinstance(value.owner, Operation) else None
+        lo, hi = ranges.get(name, (0.0, 0.0))
         return max(-lo, hi) >= MASK_FILL
 
     keep: set[Operation] = set()
