@@ -9,7 +9,9 @@ as torch.onnx.export writes Hugging Face's models, opset 14 and 17, 2 layers, hi
   bf16 does not hold) and INT8 (GPT-2, run_calibration on 3 generated samples): model_deploy's own
   checks (Tpu vs Top with --compare_all, bmodel vs Tpu), then again here through model_runner with
   the int64 inputs: the bmodel equals the Tpu interpreter (F32 within 1e-5 of the largest value,
-  BF16 and INT8 bit for bit) and the outputs follow Top (cosine per mode).
+  BF16 and INT8 bit for bit) and the outputs follow Top (cosine per mode). F16 without the qtable:
+  the outputs still pass and model_deploy's overflow report names the mask chain.
+* Token ids float32 does not hold (2^24 + 1): an error at model_transform, the .mlir and the bmodel.
 The mask chain (the extended mask, the masked scores, Softmax; in INT8 from the mask input on)
 stays F32 by qtable: finfo.min is beyond bf16 and no int8 scale keeps it with the scores
 (docs/frontend.md, "Transformer language models")."""
@@ -23,12 +25,13 @@ import onnx
 import pytest
 
 from onnx_node.harness import cosine, max_rel_err
-from tests.models import onnx_inference
-from tests.models.lm import bert, gpt2, lm_inputs
 from tests.cli_support import run_main
+from tests.models import onnx_inference
+from tests.models.lm import bert, gpt2, lm_inputs, vocab_size
 from tpudsl.cli import model_deploy, model_runner, model_transform
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
+from tpudsl.lowering.overflow import MASK_FILL as MASK
 from tpudsl.lowering.overflow import int8_mask_ops
 
 MODELS = {
@@ -37,14 +40,12 @@ MODELS = {
     "gpt2_opset14": lambda: gpt2(opset=14),
     "gpt2_opset17": lambda: gpt2(opset=17),
 }
-MASK = 1e30  # |x| at least this: a mask's fill value, not a number the model computes with
 
 
 def _feed(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
     """lm_inputs with the first and last ids of the vocabulary in it, and padding."""
     feed = lm_inputs(model, seed)
-    vocab = max(t.dims[0] for t in model.graph.initializer if t.name.endswith(("word_embeddings.weight", "wte.weight")))
-    feed["input_ids"][0, :2] = (0, vocab - 1)
+    feed["input_ids"][0, :2] = (0, vocab_size(model) - 1)
     feed["attention_mask"][0, -3:] = 0
     return feed
 
@@ -54,8 +55,9 @@ def _transform(model: onnx.ModelProto, name: str, d) -> dict[str, np.ndarray]:
     onnx.save(model, d / f"{name}.onnx")
     feed = _feed(model, 1)
     np.savez(d / "in.npz", **feed)
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
-                         "--test_input", str(d / "in.npz"), "--test_result", str(d / "top_outputs.npz")])
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
+                         "--mlir", str(d / f"{name}.mlir"), "--test_input", str(d / "in.npz"),
+                         "--test_result", str(d / "top_outputs.npz")])
     return feed
 
 
@@ -111,7 +113,8 @@ def test_ids_float32_does_not_hold_are_an_error_at_every_level(tmp_path):
     model = bert(opset=17)
     feed = _transform(model, "bert", tmp_path)
     bad = _bad_ids(tmp_path, feed)
-    _refused(run_main("model_runner", "--input", bad, "--model", tmp_path / "bert.mlir", "--output", tmp_path / "o.npz"))
+    _refused(run_main("model_runner", "--input", bad, "--model", tmp_path / "bert.mlir",
+                      "--output", tmp_path / "o.npz"))
     r = run_main("model_transform", "--model_name", "b2", "--model_def", tmp_path / "bert.onnx", "--mlir",
                  tmp_path / "b2.mlir", "--test_input", bad)
     assert r.returncode == 1 and "error: input 'input_ids' holds the integer 16777217" in r.stderr, r.stderr

@@ -55,8 +55,8 @@ def linear(g: GraphBuilder, x: str, name: str, din: int, dout: int) -> str:
 def conv1d(g: GraphBuilder, x: str, name: str, nx: int, nf: int) -> str:
     """GPT-2's Conv1D: x.view(-1, x.size(-1)) -> addmm (Gemm, weight [nx, nf]) -> view(size()[:-1] + (nf,))."""
     size_out = leading_dims(g, x, 1, [nf], f"{name}.size_out")
-    rows = g.node("Concat", [_i64(g, f"{name}.minus_one", [-1]), unsqueeze(g, dim(g, x, -1, f"{name}.nx"), 0,
-                                                                            f"{name}.nx_1d")], f"{name}.flat_shape", axis=0)
+    nx_1d = unsqueeze(g, dim(g, x, -1, f"{name}.nx"), 0, f"{name}.nx_1d")
+    rows = g.node("Concat", [_i64(g, f"{name}.minus_one", [-1]), nx_1d], f"{name}.flat_shape", axis=0)
     flat = g.node("Reshape", [x, rows], f"{name}.flat")
     w = g.weight(f"{name}.weight", (nx, nf), fan_in=nx)
     y = g.node("Gemm", [flat, w, g.small(f"{name}.bias", (nf,))], f"{name}.addmm")
@@ -126,12 +126,14 @@ def _bert_layer(g: GraphBuilder, x: str, mask: str, p: str, hidden: int, heads: 
         for n, perm in (("query", [0, 2, 1, 3]), ("key", [0, 2, 3, 1]), ("value", [0, 2, 1, 3]))
     )
     scores = g.node("MatMul", [q, k], f"{p}.attention.self.scores")
-    scores = g.node("Div", [scores, g.const(f"{p}.attention.self.sqrt_d", F32(np.sqrt(hd)))], f"{p}.attention.self.scaled")
+    sqrt_d = g.const(f"{p}.attention.self.sqrt_d", F32(np.sqrt(hd)))
+    scores = g.node("Div", [scores, sqrt_d], f"{p}.attention.self.scaled")
     scores = g.node("Add", [scores, mask], f"{p}.attention.self.masked")
     probs = g.node("Softmax", [scores], f"{p}.attention.self.softmax", axis=-1)
     ctx = g.node("MatMul", [probs, v], f"{p}.attention.self.context")
     ctx = _merge_heads(g, ctx, f"{p}.attention.self.merged", hidden)
-    y = g.node("Add", [linear(g, ctx, f"{p}.attention.output.dense", hidden, hidden), x], f"{p}.attention.output.residual")
+    dense = linear(g, ctx, f"{p}.attention.output.dense", hidden, hidden)
+    y = g.node("Add", [dense, x], f"{p}.attention.output.residual")
     x = layer_norm(g, y, f"{p}.attention.output.LayerNorm", hidden, 1e-12, opset)
     h = gelu_erf(g, linear(g, x, f"{p}.intermediate.dense", hidden, 4 * hidden), f"{p}.intermediate.gelu")
     y = g.node("Add", [linear(g, h, f"{p}.output.dense", 4 * hidden, hidden), x], f"{p}.output.residual")
@@ -183,7 +185,8 @@ def _causal_mask(g: GraphBuilder, key: str, query: str, p: str, max_positions: i
     k1 = unsqueeze(g, klen, 0, f"{p}.key_length_1d")
     if opset >= 17:
         shape = g.node("Concat", [unsqueeze(g, qlen, 0, f"{p}.query_length_1d"), k1], f"{p}.ones_shape", axis=0)
-        ones = g.node("ConstantOfShape", [shape], f"{p}.ones", value=helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0]))
+        one = helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])
+        ones = g.node("ConstantOfShape", [shape], f"{p}.ones", value=one)
         return g.node("Cast", [g.node("Trilu", [ones], f"{p}.tril", upper=0)], f"{p}.causal_mask", to=TensorProto.BOOL)
     bias = g.const(f"{p}.bias", np.tril(np.ones((max_positions, max_positions), bool))[None, None])
     start = unsqueeze(g, g.node("Sub", [klen, qlen], f"{p}.past_length"), 0, f"{p}.past_length_1d")
@@ -247,7 +250,8 @@ def gpt2(
     x = g.node("Add", [words, pos], "transformer.embeddings")
     # attention_mask.view(batch_size, -1), then the extended mask
     flat = g.node("Concat", [batch, _i64(g, "transformer.mask_minus_one", [-1])], "transformer.mask_shape", axis=0)
-    ext = extended_attention_mask(g, g.node("Reshape", [mask, flat], "transformer.mask_2d"), "transformer.extended_mask")
+    mask_2d = g.node("Reshape", [mask, flat], "transformer.mask_2d")
+    ext = extended_attention_mask(g, mask_2d, "transformer.extended_mask")
     for i in range(layers):
         x = _gpt2_block(g, x, ext, f"transformer.h.{i}", hidden, heads, max_positions, opset)
     x = layer_norm(g, x, "transformer.ln_f", hidden, 1e-5, opset)
@@ -256,11 +260,16 @@ def gpt2(
     return g.model(opset)
 
 
+def vocab_size(model: onnx.ModelProto) -> int:
+    """The rows of the word embedding (BERT's word_embeddings, GPT-2's wte)."""
+    return next(t.dims[0] for t in model.graph.initializer if t.name.endswith(("word_embeddings.weight", "wte.weight")))
+
+
 def lm_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """A padded batch as a tokenizer gives it: random ids below the vocabulary, attention_mask 1 then
     0 for the last few positions (at least one real token), token types 0 then 1 (a sentence pair)."""
     rng = np.random.default_rng(seed)
-    vocab = next(t.dims[0] for t in model.graph.initializer if t.name.endswith(("word_embeddings.weight", "wte.weight")))
+    vocab = vocab_size(model)
     seq_len = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
     feeds = {"input_ids": rng.integers(0, vocab, (1, seq_len), dtype=np.int64)}
     pad = int(rng.integers(0, seq_len // 2))
