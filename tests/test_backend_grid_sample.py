@@ -14,6 +14,8 @@ from tests.backend_support import assert_f32_close, compile_for, interpret
 from tests.test_backend_fillins import lowered_text
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import load_module
 from tpudsl.ir.printer import print_module
 
 X, GRID = (2, 3, 5, 6), (2, 4, 7, 2)
@@ -60,3 +62,15 @@ def test_half_modules_keep_grid_sampler_f32(tmp_path, quant):
     want = interpret(top, inputs)
     got, _ = run_bmodel(compile_for(top, "tiny", str(tmp_path / "m.bmodel")), inputs)
     assert_f32_close(got["y"], want["y"], quant)  # the result stays f32: F32's bound
+
+
+def test_an_f16_input_is_an_error_naming_the_op_the_types_and_the_record(tmp_path):
+    """A hand-written module (the lowering keeps the op f32): the record reads and writes f32 only."""
+    top = lowered_text(tmp_path / "m.mlir", grid_sampler_text(0, 0, False), "F32")
+    shape = "x".join(map(str, X))
+    text = print_module(top.module, debuginfo=True).replace(f"{shape}xf32", f"{shape}xf16")
+    (tmp_path / "f16.mlir").write_text(text)
+    with pytest.raises(TpudslError, match=r"""backend: 'tpu.GridSampler' op "y": tensors of types \['f16', 'f32'\] """
+                                          r"are not modelled \(BdcGridSample reads and writes f32\)"):
+        compile_for(load_module(tmp_path / "f16.mlir"), "tiny", str(tmp_path / "f16.bmodel"))
+    assert not (tmp_path / "f16.bmodel").exists()

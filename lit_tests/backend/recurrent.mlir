@@ -23,7 +23,7 @@
 // SAME: npz compare PASSED.
 // SVG-DAG: y, y_h, y_c: instruction 0 BdcRecurrent
 // SVG-DAG: g, g_h: instruction 1 BdcRecurrent
-// F16: error: backend: 'tpu.LSTM' op "y": tensors of types ['f16', 'f32'] are not modelled (f32)
+// F16: error: backend: 'tpu.LSTM' op "y, y_h, y_c": tensors of types ['f16', 'f32'] are not modelled (BdcRecurrent reads and writes f32)
 module attributes {module.chip = "ALL", module.name = "rnn", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "w.npz"} {
   func.func @main(%arg0: tensor<5x3x4xf32>, %arg1: tensor<3x5x4xf32>, %arg2: tensor<3x2x6xf32>) -> (tensor<5x1x3x6xf32>, tensor<1x3x6xf32>, tensor<3x5x2x6xf32>, tensor<3x2x6xf32>) {
     %none = "top.None"() : () -> none loc("none")

@@ -11,7 +11,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
-from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
+from tpudsl.backend.slicing import attrs_of, check_f32, shape_of
 from tpudsl.dialects.geometry.yolo import V8_BOX_FIELDS, head_order
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
@@ -23,9 +23,7 @@ def check_yolo_detection(op: Operation) -> list[int]:
     heads = 1 if version == "yolov8" else isa.YOLO_VERSION_HEADS[version]
     if len(op.operands) != heads:
         raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled ({heads})")
-    kinds = {dtype_of(v) for v in [*op.operands, op.results[0]]}
-    if kinds != {"f32"}:
-        raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled (f32)")
+    check_f32(op, "BdcYolov8Detection" if heads == 1 else "BdcYoloDetection")
     return [0] if heads == 1 else head_order([shape_of(v) for v in op.operands])
 
 

@@ -19,7 +19,7 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.codegen_detection import check_yolo_detection, emit_yolo_detection
 from tpudsl.backend.codegen_recurrent import check_recurrent, emit_recurrent
-from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_modelled, dtype_of, shape_of
+from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_f32, check_modelled, dtype_of, shape_of
 from tpudsl.dialects.opdef import describe
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
@@ -216,10 +216,7 @@ def _yuv2rgb(op: Operation) -> isa.Record:
 
 def _grid_shapes(op: Operation) -> tuple[int, ...]:
     """GridSampler: (n, c, h, w, oh, ow) of its f32 input and grid (lowered F32 in every mode)."""
-    kinds = {dtype_of(v) for v in (*op.operands, op.results[0])}
-    if kinds != {"f32"}:
-        raise TpudslError(f"backend: {describe(op)}: input, grid and result of types {sorted(kinds)} are not "
-                          "modelled (BdcGridSample reads and writes f32)")
+    check_f32(op, "BdcGridSample")
     n, c, h, w = shape_of(op.operands[0])
     _, oh, ow, _ = shape_of(op.operands[1])
     return n, c, h, w, oh, ow

@@ -5,29 +5,19 @@ state the previous step wrote, so the layer is one record, as YoloDetection's de
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tpudsl.backend import isa
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
-from tpudsl.backend.slicing import attrs_of, dtype_of, shape_of
-from tpudsl.dialects.opdef import value_name
-from tpudsl.ir.diagnostics import TpudslError
-
-
-def _tensors(values) -> list[SSAValue]:
-    return [v for v in values if isinstance(v.type, TensorType)]
+from tpudsl.backend.slicing import attrs_of, check_f32, shape_of
 
 
 def check_recurrent(op: Operation) -> None:
     """The record computes in f32 (the lowering keeps every operand and result f32); another type
     is an error naming it."""
-    kinds = {dtype_of(v) for v in [*_tensors(op.operands), *_tensors(op.results)]}
-    if kinds != {"f32"}:
-        # named by its first result (the op's loc is fused: one name per result)
-        raise TpudslError(f"backend: '{op.name}' op \"{value_name(op.results[0])}\": tensors of types {sorted(kinds)} "
-                          "are not modelled (f32)")
+    check_f32(op, "BdcRecurrent")
 
 
 def _at(values, i: int) -> int:

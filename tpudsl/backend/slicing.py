@@ -94,6 +94,15 @@ def dtype_of(value: SSAValue) -> str:
     return name
 
 
+def check_f32(op: Operation, record: str) -> None:
+    """A record that reads and writes f32 only: an operand or result of another type (none-typed
+    ones, absent optional operands and results, aside) is an error naming the op, the types and the record."""
+    kinds = {dtype_of(v) for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)}
+    if kinds != {"f32"}:
+        raise TpudslError(f"backend: {describe(op)}: tensors of types {sorted(kinds)} are not modelled "
+                          f"({record} reads and writes f32)")
+
+
 @functools.cache
 def _printed(element: Attribute) -> str:
     """A float type's name (`f32`): printing an attribute is slow, and the group search asks often."""
