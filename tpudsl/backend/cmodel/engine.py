@@ -256,24 +256,33 @@ def _softmax_q(m: Memory, r: isa.BdcSoftmaxQ) -> None:
 
 
 def _matmul(m: Memory, r: isa.BdcMatMul) -> None:
+    right = m.read_local(r.right_addr, (r.batch, r.k, 1, r.n_out), numpy_dtype(r.dtype))
+    _matmul_with(m, r, right.reshape(r.batch, r.k, r.n_out))
+
+
+def _matmul_a16(m: Memory, r: isa.BdcMatMulA16) -> None:
+    """The right side's integers (4-bit ones two rows per byte) minus zero point times scale, in the
+    record's dtype, then BdcMatMul's product."""
+    packing = 2 if r.weight_bits == 4 else 1
+    if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1 or not 0 < r.groups <= r.k \
+            or r.k % r.groups or r.weight_bits not in (4, 8) or r.k % packing:
+        raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype}, batch {r.batch}, {r.groups} groups "
+                    f"of k {r.k}, {r.weight_bits} bits")
+    right = m.read_local(r.right_addr, (1, r.k // packing, 1, r.n_out), numpy_dtype(r.right_dtype))
+    right = right.reshape(1, r.k // packing, r.n_out)
+    if packing == 2:
+        right = arith_half.nibbles(right)
+    params = (1, r.n_out, 1, r.groups)
+    scale = m.read_local(r.scale_addr, params, numpy_dtype(r.dtype)).reshape(r.n_out, r.groups)
+    zp = None if r.zp_addr == isa.NO_ADDR else m.read_local(r.zp_addr, params, U8).reshape(r.n_out, r.groups)
+    _matmul_with(m, r, arith_half.dequantize(right[0], scale, zp)[None])
+
+
+def _matmul_with(m: Memory, r: isa.BdcMatMul, right: np.ndarray) -> None:
+    """left (batch, m, k) times `right` (batch, k, n_out) plus the f32 bias, in the record's dtype."""
     dt = numpy_dtype(r.dtype)
     rows = r.batch * r.m
     left = m.read_local(r.left_addr, (rows, r.k, 1, 1), dt).reshape(r.batch, r.m, r.k)
-    packing = 2 if getattr(r, "weight_bits", 8) == 4 else 1  # BdcMatMulA16's 4-bit rows, two per byte
-    right = m.read_local(r.right_addr, (r.batch, r.k // packing, 1, r.n_out),
-                         numpy_dtype(getattr(r, "right_dtype", r.dtype)))
-    right = right.reshape(r.batch, r.k // packing, r.n_out)
-    if isinstance(r, isa.BdcMatMulA16):  # integers minus zero point times scale, in the dtype
-        if r.right_dtype not in (isa.DTYPES["i8"], isa.DTYPES["u8"]) or r.batch != 1 or not 0 < r.groups <= r.k \
-                or r.k % r.groups or r.weight_bits not in (4, 8) or r.k % packing:
-            raise Fault(f"a weight-only MatMul of right dtype {r.right_dtype}, batch {r.batch}, {r.groups} groups "
-                        f"of k {r.k}, {r.weight_bits} bits")
-        if packing == 2:
-            right = arith_half.nibbles(right)
-        params = (1, r.n_out, 1, r.groups)
-        scale = m.read_local(r.scale_addr, params, dt).reshape(r.n_out, r.groups)
-        zp = None if r.zp_addr == isa.NO_ADDR else m.read_local(r.zp_addr, params, U8).reshape(r.n_out, r.groups)
-        right = arith_half.dequantize(right[0], scale, zp)[None]
     bias = None if r.bias_addr == isa.NO_ADDR else m.read_local(r.bias_addr, (1, r.n_out, 1, 1), F32).ravel()
     y = arith.matmul(left, right, bias, r)
     m.write_local(r.out_addr, y.reshape(rows, r.n_out, 1, 1).astype(dt))
@@ -353,7 +362,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcDeconv: _deconv, isa.BdcReduce: _reduce, isa.BdcPad: _pad, isa.BdcInterp: _interp,
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
-    isa.BdcConstSumQ: _const_sum_q, isa.BdcMatMulA16: _matmul,
+    isa.BdcConstSumQ: _const_sum_q, isa.BdcMatMulA16: _matmul_a16,
     **engine_extra.HANDLERS,
     **engine_index.HANDLERS,
     **engine_gather.HANDLERS,
