@@ -41,14 +41,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, NoneType, Signedness, TensorType
+from xdsl.dialects.builtin import (Float32Type, IntegerType, ModuleOp, NoneType, Signedness, TensorType,
+                                   UnrankedTensorType)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.geometry.crop import center_crop_start
-from tpudsl.dialects.opdef import AttrView, SPECS, create, loc_name
+from tpudsl.dialects.opdef import AttrView, SPECS, create, loc_name, probe_shapes
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import TopModule, top_module_of
@@ -201,27 +202,23 @@ class _Fuse:
         self._insert(raw)
         value = raw.results[0]
         if self.yuv:
-            n, rows, w = self.raw_shape
-            value = self._op("top.Yuv2rgbFormula", [value], [n, 3, rows // 3 * 2, w], {
+            value = self._op("top.Yuv2rgbFormula", [value], {
                 "src_format": YUV_FORMATS[self.fmt], "dst_format": _DST_FORMAT[self.pixel], "image_format": "UINT8",
                 "formula_mode": "_601_limited", "round_mode": "HalfAwayFromZero"}, "yuv2rgb")
         if self.raw_layout != self.layout:
-            order = _PERMUTE[(self.raw_layout, self.layout)]
-            shape = value.type.get_shape()  # type: ignore[attr-defined]
-            value = self._op("top.Permute", [value], [shape[i] for i in order], {"order": order}, "permute")
+            value = self._op("top.Permute", [value], {"order": _PERMUTE[(self.raw_layout, self.layout)]}, "permute")
         if self.resize != self.hw:
             value = self._center_crop(value)
         if self.pick != list(range(self.raw_channels)):
             value = self._picked_channels(value)
-        shape = list(self.model_type.get_shape())  # type: ignore[attr-defined]
         if self.mode != "INT8":
-            value = self._op("top.Cast", [value], shape, {}, "f32", Float32Type())
+            value = self._op("top.Cast", [value], {}, "f32", Float32Type())
         bcast = [1, self.c, 1, 1] if self.layout == "nchw" else [1, 1, 1, self.c]
         mean = top.add_weight(f"{self.name}_preprocess_mean", self.mean.reshape(bcast), before=inp)
         scale = top.add_weight(f"{self.name}_preprocess_scale", self.scale.reshape(bcast), before=inp)
         lo, hi = float((0.0 - self.mean).min()), float((PIXEL_MAX - self.mean).max())
         centered_type = CalibratedQuantizedType.make(Float32Type(), lo, hi) if calibrated else Float32Type()
-        centered = self._op("top.Sub", [value, mean.results[0]], shape, {}, "sub", centered_type)
+        centered = self._op("top.Sub", [value, mean.results[0]], {}, "sub", centered_type)
         out = create("top.Mul", [centered, scale.results[0]], [self.model_type], loc=self.name)
         self._insert(out)
         inp.results[0].replace_all_uses_with(out.results[0])
@@ -231,10 +228,14 @@ class _Fuse:
         Rewriter.insert_op(op, self.at)
         self.at = InsertPoint.after(op)
 
-    def _op(self, name: str, operands: list[SSAValue], shape: list[int], attrs: dict, suffix: str,
+    def _op(self, name: str, operands: list[SSAValue], attrs: dict, suffix: str,
             element: Attribute | None = None) -> SSAValue:
+        """Op `name` named `<input>_preprocess_<suffix>`, of `element` (the first operand's when None), its
+        result shape the one its shape rule gives (opdef.probe_shapes)."""
         element = element or operands[0].type.element_type  # type: ignore[attr-defined]
-        op = create(name, operands, [TensorType(element, shape)], attrs, loc=f"{self.name}_preprocess_{suffix}")
+        loc = f"{self.name}_preprocess_{suffix}"
+        (shape,) = probe_shapes(name, operands, [UnrankedTensorType(element)], attrs, loc)
+        op = create(name, operands, [TensorType(element, shape)], attrs, loc=loc)
         self._insert(op)
         return op.results[0]
 
@@ -247,7 +248,7 @@ class _Fuse:
         if self.none is None:
             self.none = create("top.None", [], [NoneType()], loc=f"{self.name}_preprocess_none")
             self._insert(self.none)
-        return self._op("top.Slice", [value, *[self.none.results[0]] * 3], [e - o for o, e in zip(offset, ends)],
+        return self._op("top.Slice", [value, *[self.none.results[0]] * 3],
                         {"offset": offset, "ends": ends, "steps": [1] * len(shape)}, suffix)
 
     def _center_crop(self, value: SSAValue) -> SSAValue:
@@ -266,6 +267,4 @@ class _Fuse:
         if self.pick == list(range(first, first + len(self.pick))):
             return self._slice(value, {ax: (first, first + len(self.pick))}, self.pixel)
         parts = [self._slice(value, {ax: (k, k + 1)}, f"c{k}") for k in self.pick]
-        shape = list(value.type.get_shape())  # type: ignore[attr-defined]
-        shape[ax] = len(self.pick)
-        return self._op("top.Concat", parts, shape, {"axis": ax}, self.pixel)
+        return self._op("top.Concat", parts, {"axis": ax}, self.pixel)
