@@ -97,18 +97,21 @@ def _needed_nodes(nodes: Sequence[onnx.NodeProto], outputs: Sequence[str]) -> li
 
 
 def _infer(model: onnx.ModelProto, nodes: list[onnx.NodeProto], consts: dict[str, np.ndarray],
-           inputs: list[onnx.ValueInfoProto], outputs: list[str]) -> onnx.ModelProto:
+           inputs: list[onnx.ValueInfoProto], outputs: list[str], probes: dict[str, onnx.NodeProto]) -> onnx.ModelProto:
     """ONNX shape inference of the graph of `nodes`, with the ceil-mode pools it sizes wrongly
     corrected (`_ceil_pool_probe`): each round fixes the pools whose input shape is known, until
-    none is left (a chain of them needs one round each)."""
-    probe_nodes = list(nodes)
+    none is left (a chain of them needs one round each). `probes` (a pool's output name -> its
+    corrected copy) keeps the corrections for the graph: folding changes no tensor's shape, so the
+    later folding rounds' inferences start from them instead of finding them again."""
     for _ in range(len(nodes) + 1):  # a round fixes at least one pool, or it is the last
-        inferred = _infer_once(model, probe_nodes, consts, inputs, outputs)
+        inferred = _infer_once(model, [probes.get(n.output[0], n) if n.output else n for n in nodes], consts,
+                               inputs, outputs)
         shapes, _ = _known_shapes(inferred)
-        fixed = [_ceil_pool_probe(n, shapes) for n in nodes]  # from the node's own pads: the spec's count
-        if all(f is None for f in fixed):
+        # from the node's own pads: the spec's count
+        fixed = {n.output[0]: f for n in nodes if (f := _ceil_pool_probe(n, shapes)) is not None}
+        if not fixed:
             break
-        probe_nodes = [p if f is None else f for p, f in zip(probe_nodes, fixed, strict=True)]
+        probes.update(fixed)
     return inferred
 
 
@@ -251,13 +254,14 @@ def prepare(model: onnx.ModelProto, input_shapes: Sequence[Sequence[int]] | None
     nodes = _needed_nodes(graph.node, outputs)
     check_qdq_forms(nodes, consts)
     nodes = fold_weight_dequantize(nodes, consts)
-    inferred = _infer(model, nodes, consts, inputs, outputs)
+    probes: dict[str, onnx.NodeProto] = {}
+    inferred = _infer(model, nodes, consts, inputs, outputs, probes)
     for _ in range(_MAX_FOLD_ROUNDS):
         shapes, _ = _known_shapes(inferred)
         shapes.update({k: tuple(v.shape) for k, v in consts.items()})
         before = len(nodes)
         nodes = _fold_round(model, nodes, consts, shapes)
-        inferred = _infer(model, nodes, consts, inputs, outputs)
+        inferred = _infer(model, nodes, consts, inputs, outputs, probes)
         if len(nodes) == before:
             break
     nodes, qdq_ranges = strip_activation_pairs(nodes, consts, outputs, opset)
