@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tpudsl.ir.diagnostics import TpudslError
+
 MODES = ("F32", "F16", "BF16", "INT8", "W8F16", "W8BF16", "W4F16", "W4BF16")
 
 
@@ -66,3 +68,12 @@ def chip_named(name: str) -> Chip:
     if chip is None:
         raise KeyError(f"unknown chip '{name}'; known chips: {', '.join(CHIPS)}")
     return chip
+
+
+def chip_for(name: str, context: str) -> Chip:
+    """The chip a command line or pass option names: an unknown one is bad input,
+    `<context>: unknown chip ...; known chips: ...`."""
+    try:
+        return chip_named(name)
+    except KeyError as e:
+        raise TpudslError(f"{context}: {e.args[0]}") from None

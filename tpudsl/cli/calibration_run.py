@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tpudsl.backend.chips import chip_for
 from tpudsl.cli.model_runner import input_shapes
 from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.frontend.preprocess import Preprocess, is_image
@@ -118,11 +119,11 @@ def run_calibration(args: argparse.Namespace) -> None:
     tune_inputs = [loader(spec) for spec in tune_specs]  # a bad tuning sample fails before the calibration
     search_inputs = []
     if args.search == "search_threshold":  # its samples: the first --inference_num of the calibration's
-        _check_chip(args.processor, "--search search_threshold")
+        chip_for(args.processor, "run_calibration: --search search_threshold deploys for --processor")
         search_inputs = [loader(spec) for spec in samples[:args.inference_num]]
     bc = getattr(args, "bc", False)
     if bc:  # its samples: the first --bc_inference_num of the calibration's, as TPU-MLIR's input_num
-        _check_chip(args.processor, "--bc")
+        chip_for(args.processor, "run_calibration: --bc deploys for --processor")
         bc_inputs = [loader(spec) for spec in samples[:args.bc_inference_num]]
     rewritten = None
     if getattr(args, "sq", False) or getattr(args, "we", False) or bc:
@@ -178,15 +179,6 @@ def _tell_masks(mod: TopModule, ranges: dict[str, tuple[float, float]]) -> None:
               "finfo(float32).min): no int8 scale keeps their other values; these qtable lines keep the ops "
               "that compute or read them in F32 (model_deploy --quantize_table):",
               *(f"{name} F32" for name in keep), sep="\n", file=sys.stderr)
-
-
-def _check_chip(name: str, flag: str) -> None:
-    from tpudsl.backend.chips import chip_named
-
-    try:
-        chip_named(name)
-    except KeyError as e:
-        raise TpudslError(f"run_calibration: {flag} deploys for --processor: {e.args[0]}") from None
 
 
 def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list,

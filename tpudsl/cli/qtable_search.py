@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from tpudsl.backend.chips import chip_named
+from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.dialects import make_context
@@ -29,10 +29,7 @@ def check_cos(flag: str, value: float) -> None:
 def chip_and_float_mode(processor: str, fp_type: str) -> tuple[str, str]:
     """(the chip's name, the float mode of the kept layers) for --processor and --fp_type (AUTO:
     F16 where the chip has it, else F32); the chip must have INT8 and that mode."""
-    try:
-        chip = chip_named(processor)
-    except KeyError as e:
-        raise TpudslError(e.args[0]) from None
+    chip = chip_for(processor, "--processor")
     fp = fp_type if fp_type != "AUTO" else ("F16" if "F16" in chip.modes else "F32")
     for mode in ("INT8", fp):
         if mode not in chip.modes:

@@ -14,7 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from tpudsl.backend.chips import chip_named
+from tpudsl.backend.chips import chip_for
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -32,10 +32,7 @@ class ProcessorAssignPass(ModulePass):
     high_precision: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            chip = chip_named(self.chip)
-        except KeyError as e:
-            raise TpudslError(f"processor-assign: {e.args[0]}") from None
+        chip = chip_for(self.chip, "processor-assign")
         mode = self.mode.upper()
         if mode not in chip.modes:
             raise TpudslError(f"processor-assign: mode '{self.mode}' is not one of {', '.join(chip.modes)}")
