@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tpudsl.cli.compare import cosine_similarity
+from tpudsl.cli.model_runner import dequantized
 from tpudsl.cli.qtable_search import lowered_int8, output_cosine
 from tpudsl.interp.module_interpreter import run_samples
-from tpudsl.interp.requant import dequantize
 from tpudsl.ir.module import TopModule, write_atomically
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
@@ -50,7 +50,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
             trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
             correct(trial, shifts, renamed=False)  # the table names the layers as they were
             params = int8_params(lowered_int8(trial, path, args.processor, asymmetric=False))
-            runs = [{k: dequantize(v, *params[k]) if k in params else v for k, v in run.items()}
+            runs = [dequantized(run, params)
                     for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
             return runs, output_cosine(runs, f32_runs, outputs)
 

@@ -13,13 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
-from tpudsl.cli.model_runner import module_half_io, module_quant_io, save_npz, stored_inputs, widened
+from tpudsl.cli.model_runner import dequantized, module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe
 from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
-from tpudsl.interp.requant import dequantize
 from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
 from tpudsl.lowering.weight_only import WEIGHT_ONLY_MODES
@@ -186,8 +185,7 @@ def deploy(args: argparse.Namespace) -> int:
                 print("\n".join(report), file=sys.stderr)
         compared = widened(ours)  # f16/bf16 outputs (--quant_output) as float32, as the reference
         if args.quantize == "INT8":  # int8 tensors are compared as the values they stand for
-            params = int8_params(top)
-            compared = {k: dequantize(v, *params[k]) if k in params else v for k, v in compared.items()}
+            compared = dequantized(compared, int8_params(top))
         # an output whose cast --quant_output stripped is its cast's operand: compared under the
         # name the reference gives the output (position by position in the return)
         renamed = {new: old for old, new in zip(returned, _output_names(top), strict=True) if new != old}

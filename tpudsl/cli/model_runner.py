@@ -189,12 +189,13 @@ def stored_inputs(inputs: Mapping[str, np.ndarray], quant: QuantIO, halves: Half
     return round_inputs(quantize_inputs(inputs, quant), halves)
 
 
-def dequantize_outputs(outputs: Mapping[str, np.ndarray], quant: QuantIO) -> dict[str, np.ndarray]:
-    """int8/uint8 outputs as the float32 values they stand for, (q - zero point) * scale, as
-    TPU-MLIR's model_runner gives them (without --out_fixed)."""
+def dequantized(tensors: Mapping[str, np.ndarray], quant: Mapping[str, tuple]) -> dict[str, np.ndarray]:
+    """The tensors `quant` names ((scale, zero point, ...) by name: QuantIO, lowering's int8_params) as
+    the float32 values they stand for, (q - zero point) * scale, as TPU-MLIR's model_runner gives
+    int8 outputs (without --out_fixed); the others as they are."""
     from tpudsl.interp.requant import dequantize
 
-    return {k: dequantize(v, *quant[k][:2]) if k in quant else v for k, v in outputs.items()}
+    return {k: dequantize(v, *quant[k][:2]) if k in quant else v for k, v in tensors.items()}
 
 
 def mlir_inference(
@@ -211,7 +212,7 @@ def mlir_inference(
     q_in, q_out = module_quant_io(mod)
     feed = stored_inputs(inputs, q_in, module_half_io(mod)[0])
     outputs = run_module(mod.module, mod.weights, feed, keep_all=dump_all_tensors, threads=threads)
-    return outputs if out_fixed else dequantize_outputs(outputs, q_out)
+    return outputs if out_fixed else dequantized(outputs, q_out)
 
 
 def onnx_inference(
@@ -323,7 +324,7 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
         print(f"{'total':<40} {total:>12}")
         overlapped = schedule(isa.decode(bmodel.commands), chip_named(bmodel.header["chip"])).makespan
         print(f"{'total with GDMA and BDC overlapped':<40} {overlapped:>12} {overlapped / max(total, 1):>7.1%}")
-    return outputs if out_fixed else dequantize_outputs(outputs, q_out)
+    return outputs if out_fixed else dequantized(outputs, q_out)
 
 
 def model_inference(
