@@ -44,6 +44,7 @@ TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
@@ -125,16 +126,17 @@ def add_sample_source(p: CliArgumentParser) -> None:
 
 
 def _main(argv: Sequence[str]) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     check_flags("run_calibration", args, CHECKED)
     args.dump_list = args.debug_cmd == "dump_list"  # TPU-MLIR's: the samples used, in ./selected_image_list.txt
-    _check_search(args)
+    _check_search(args, parser)
     args.method = CALI_METHODS[args.cali_method] if args.cali_method else (args.method or "kld")
     if args.sq_alpha is not None and not args.sq:
         raise TpudslError("run_calibration: --sq_alpha needs --sq")
     if args.rewritten_mlir is not None and not (args.sq or args.we or args.bc):
         raise TpudslError("run_calibration: --rewritten_mlir needs --sq, --we or --bc (nothing else rewrites the module)")
-    _check_bc(args)
+    _check_bc(args, parser)
     if args.tune_num is not None and args.tune_num < 0:
         raise TpudslError(f"run_calibration: --tune_num must be 0 or more, not {args.tune_num}")
     if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:
@@ -144,10 +146,15 @@ def _main(argv: Sequence[str]) -> None:
     run_calibration(args)
 
 
-def _check_search(args) -> None:
+def _changed(args: argparse.Namespace, parser: CliArgumentParser, *flags: str) -> list[str]:
+    """Those of `flags` whose values are not the parser's defaults."""
+    return [f for f in flags if getattr(args, f.lstrip("-")) != parser.get_default(f.lstrip("-"))]
+
+
+def _check_search(args: argparse.Namespace, parser: CliArgumentParser) -> None:
     """--search search_threshold's flags: it tries every method on the module as its file holds it."""
     if args.search != "search_threshold":
-        if args.inference_num != 30:
+        if _changed(args, parser, "--inference_num"):
             raise TpudslError("run_calibration: --inference_num needs --search search_threshold "
                               "(the samples it deploys)")
         return
@@ -161,11 +168,9 @@ def _check_search(args) -> None:
         raise TpudslError(f"run_calibration: --inference_num must be at least 1, not {args.inference_num}")
 
 
-def _check_bc(args) -> None:
+def _check_bc(args: argparse.Namespace, parser: CliArgumentParser) -> None:
     """--bc's settings: TPU-MLIR's defaults, other values only with --bc (they are also search_qtable's)."""
-    given = [f for f, v, default in (("--bc_inference_num", args.bc_inference_num, 30),
-                                     ("--expected_cos", args.expected_cos, 0.99),
-                                     ("--min_layer_cos", args.min_layer_cos, 0.99)) if v != default]
+    given = _changed(args, parser, "--bc_inference_num", "--expected_cos", "--min_layer_cos")
     if not args.bc:
         if given:
             raise TpudslError(f"run_calibration: {given[0]} needs --bc (TPU-MLIR's search_qtable setting is run_qtable's)")
