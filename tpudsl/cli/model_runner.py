@@ -314,7 +314,7 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
             tensors = run_bmodel_tensors(bmodel, feed)
         except TpudslError as e:
             raise TpudslError(e.message, file=str(model)) from None
-        return tensors if out_fixed else dequantize_outputs(tensors, q_out)
+        return tensors if out_fixed else dequantized(tensors, q_out)
     outputs, cycles = run_bmodel(bmodel, feed)
     if profile:
         total = sum(cycles.values())
