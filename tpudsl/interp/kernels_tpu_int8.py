@@ -226,6 +226,20 @@ def lut(ins: Inputs, a: KernelAttrs) -> Array:
     return table[x.view(np.uint8)]  # type: ignore[union-attr]
 
 
+def clip(ins: Inputs, a: KernelAttrs) -> Array:
+    """The stored integers clamped to [min, max], bounds in stored units (the INT8 lowering's
+    `_clip`: input and result share one scale and zero point)."""
+    x = ins[0]
+    assert x is not None
+    bounds = (a["min"], a["max"])
+    if any(b != int(b) for b in bounds):
+        raise ValueError(f"tpu.Clip on int8 needs integer bounds (stored units), has {bounds}")
+    out = _out(a)
+    if a.scales[0] != a.scales[1] or a.zero_points[0][0] != out["zero_point"] or x.dtype != out["dtype"]:
+        raise ValueError("tpu.Clip on int8 needs one type (scale, zero point, storage) in and out")
+    return np.minimum(np.maximum(x, int(bounds[0])), int(bounds[1])).astype(x.dtype)
+
+
 def requant_int(ins: Inputs, a: KernelAttrs) -> Array:
     if len(a["multiplier"]) != 1 or a["quant_mode"] != "MultiplierShift":
         raise ValueError("tpu.RequantInt is modelled per tensor in MultiplierShift mode only")
@@ -281,4 +295,5 @@ INT8_KERNELS = {
     "tpu.AddConst": add_const,
     "tpu.SubConst": sub_const,
     "tpu.Pool2D": pool2d,
+    "tpu.Clip": clip,
 }

@@ -425,7 +425,39 @@ def _lut(op: Operation, s: _Int8Lowering) -> bool:
     return _replace(op, s, "tpu.Lut", [s.int8_in(x), table], {})
 
 
-# The element-wise functions of one tensor that become a 256-entry Lut.
+# The Top ops that clamp, and their real bounds.
+CLAMP_BOUNDS: dict[str, Callable[[AttrView], tuple[float, float]]] = {
+    "top.Clip": lambda a: (a["min"], a["max"]),
+    "top.Relu": lambda a: (0.0, a["relu_limit"] if a["relu_limit"] > 0 else math.inf),
+}
+
+
+def _clamp(op: Operation, s: _Int8Lowering) -> bool:
+    """A clamp (Clip, Relu) whose input and result share one QType (a QDQ model's pair,
+    docs/quantization.md) is a clamp of stored integers to its bounds quantized as the Lut's
+    entries are (round half away from zero, + zero point, saturated). Where they cover the whole
+    storage range it is the identity, and the op goes, its name moved onto the op giving its int8
+    input (the tensor keeps the name its users read, as --fuse-relu moves a Relu's): the int8
+    producer, or the Cast of a float one, when that has one result and only this clamp reads it.
+    Otherwise a tpu.Clip on int8, the bounds in stored units. Two QTypes: a Lut."""
+    x, q = op.operands[0], s.qtypes[_name(op.results[0])]
+    if s.qtypes[_name(x)] != q:
+        return _lut(op, s)
+    lo, hi = q.storage_range
+    bounds = [int(quantize(np.float32(b), q.scale, lo, hi, q.dtype, q.zero_point))
+              for b in CLAMP_BOUNDS[op.name](_top(op))]
+    only_reader = x.has_one_use()  # before int8_in, whose Cast of a float x reads x too
+    value = s.int8_in(x)
+    producer = value.owner
+    if bounds == [lo, hi] and only_reader and all(use.operation is op for use in value.uses) \
+            and isinstance(producer, Operation) and len(producer.results) == 1:
+        producer.location = op.location
+        Rewriter.replace_op(op, [], [value])
+        return True
+    return _replace(op, s, "tpu.Clip", [value], {"min": float(bounds[0]), "max": float(bounds[1])})
+
+
+# The element-wise functions of one tensor that become a 256-entry Lut (Clip, Relu: `_clamp` first).
 LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "top.GELU", "top.Tanh",
            "top.Exp", "top.HardSwish", "top.HardSigmoid", "top.Mish", "top.Softplus", "top.Abs", "top.Elu",
            "top.Erf", "top.Log", "top.Sqrt", "top.Reciprocal")
@@ -452,6 +484,7 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.AvgPool": _avg_pool,
     **{name: _same_scale for name in MOVES},
     **{name: _lut for name in LUT_OPS},
+    **{name: _clamp for name in CLAMP_BOUNDS},
 }
 
 
