@@ -24,10 +24,14 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
 
 from tests.test_tpu_float import cosine, run
+from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
+from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.ir.module import load_module
+from tpudsl.ir.npz import read_npz
 
 SHAPE = (1, 3, 8, 8)
 
@@ -78,7 +82,7 @@ def deployed(request, tmp_path_factory):
     assert model_deploy.run(["--mlir", str(d / "q.mlir"), *flags, "--processor", "bm1684x",
                              "--model", str(d / "q.bmodel"), "--test_input", str(d / "q_in_f32.npz")]) == 0
     tpu = load_module(d / f"q_bm1684x_int8_{'sym' if symmetric else 'asym'}_tpu.mlir")
-    return onnx.load(d / "q.onnx"), load_module(d / "q.mlir"), tpu, symmetric
+    return onnx.load(d / "q.onnx"), load_module(d / "q.mlir"), tpu, symmetric, d
 
 
 def _qdq_params(model: onnx.ModelProto) -> dict[str, tuple[float, int, int]]:
@@ -93,7 +97,7 @@ def _qdq_params(model: onnx.ModelProto) -> dict[str, tuple[float, int, int]]:
 
 
 def test_imported_ranges_are_the_qdq_scales(deployed):
-    qdq, top, _, symmetric = deployed
+    qdq, top, _, symmetric, _ = deployed
     params = _qdq_params(qdq)
     ranges = {}
     for op in top.main_func().walk():
@@ -149,7 +153,7 @@ def _sessions(qdq: onnx.ModelProto):
 
 
 def test_top_runs_the_float_graph_and_int8_is_onnxruntimes_qdq(deployed):
-    qdq, top, tpu, _ = deployed
+    qdq, top, tpu, _, _ = deployed
     qdq_session, float_session = _sessions(qdq)
     rng = np.random.default_rng(99)  # not the calibration samples
     for _ in range(4):
@@ -161,12 +165,34 @@ def test_top_runs_the_float_graph_and_int8_is_onnxruntimes_qdq(deployed):
 def test_int8_weights_are_onnxruntimes(deployed):
     """The Conv filters and the Gemm's weight (per output column) the INT8 lowering stores are the
     ONNX file's int8 values."""
-    qdq, _, tpu, _ = deployed
+    qdq, _, tpu, _, _ = deployed
     inits = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
     want = sorted(inits[n].tobytes() for n in ("w1_quantized", "w2_quantized", "w3_quantized"))
     got = sorted(tpu.weight_of(op.operands[1].owner).tobytes() for op in tpu.main_func().walk()
                  if op.name in ("tpu.Conv2D", "tpu.MatMul"))
     assert got == want
+
+
+def test_clamps_are_stored_integer_clamps(deployed):
+    """Each pair's clamp shares its input's scale and zero point, so INT8 lowers it as a clamp of
+    stored integers, never a table (before: one tpu.Lut per pair not fused, 7 of the 17 Tpu ops
+    symmetric, 3 of 11 asymmetric): gone where it covers the storage range, its name moved onto the
+    op computing its input, so that every pair's name is still a Tpu tensor's; a Relu on one scale
+    (symmetric: onnxruntime gives r1 and r2 their inputs' scales) is a tpu.Clip on int8 from the zero
+    point. The .bmodel (the Clip: record 66 on int8) runs bit-exact to the Tpu interpreter."""
+    _, top, tpu, symmetric, d = deployed
+    pairs = {loc_name(op) for op in top.main_func().walk() if op.name == "top.Clip"}
+    tpu_names = {loc_name(op): op.name for op in tpu.main_func().walk()}
+    assert "tpu.Lut" not in tpu_names.values()
+    assert pairs <= set(tpu_names), sorted(pairs - set(tpu_names))
+    clips = [op for op in tpu.main_func().walk() if op.name == "tpu.Clip"]
+    assert [(op.attributes["min"].value.data, op.attributes["max"].value.data) for op in clips] == \
+        ([(0.0, 127.0)] * 2 if symmetric else [])
+    bm = read_bmodel(str(d / "q.bmodel"))
+    assert any(isinstance(r, isa.BdcConstX) for r in isa.decode(bm.commands)) == symmetric
+    got, _ = run_bmodel(bm, read_npz(str(d / "q_in_f32.npz")))
+    want = np.load(d / f"q_bm1684x_int8_{'sym' if symmetric else 'asym'}_tpu_outputs.npz")["output"]
+    assert np.array_equal(got["output"], want)
 
 
 def _relu6_net() -> onnx.ModelProto:
