@@ -308,5 +308,5 @@ def test_a_yolov3_tiny_record_with_a_third_head_is_a_fault(third, anchor12):
     at = chip.gmem_start
     r = isa.BdcYoloDetection(at, at, third[0], at, 1, 1, 1, 1, 1, *third[1:], 2, 32, 32, 1,
                              isa.YOLO_VERSIONS["yolov3_tiny"], 0.5, 0.5, *[10.0] * 12, anchor12, *[0.0] * 5)
-    with pytest.raises(Fault, match="yolov3_tiny reads 2 heads: the third head's fields and anchors must be 0"):
+    with pytest.raises(Fault, match="yolov3_tiny reads 2 heads: the fields and anchors of the heads after them must be 0"):
         HANDLERS[isa.BdcYoloDetection](Memory(chip, 4096), r)

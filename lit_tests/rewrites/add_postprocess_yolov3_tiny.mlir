@@ -1,8 +1,9 @@
 // --add-postprocess="type=yolov3_tiny": two heads, as TPU-MLIR's AddPostprocess takes them (its
 // YOLOV3_TINY_ANCHORS for exactly 2 heads; 3 heads: add_postprocess.mlir's TINY).
 // RUN: tpuc-opt %s --add-postprocess="type=yolov3_tiny" --mlir-print-debuginfo 2>&1 | filecheck %s
-// Two heads are not yolov3's (TPU-MLIR anchors them by stride: not modelled):
-// RUN: not tpuc-opt %s --add-postprocess="type=yolov3" 2>&1 | filecheck %s --check-prefix=V3
+// Under yolov3 the same two heads take yolov3's triples by stride (strides 16 and 32 are multiples of
+// 8: triples 0 and 1, TPU-MLIR's rule; add_postprocess_few_heads.mlir), not the tiny anchors:
+// RUN: tpuc-opt %s --add-postprocess="type=yolov3" 2>&1 | filecheck %s --check-prefix=V3
 
 // Two heads of a 64x64 input (3 boxes x (5 + 2 classes) channels), returned narrowest first: the op
 // reads them widest first (stride 16, then 32), with the tiny anchors in that order; version
@@ -17,8 +18,7 @@
 // CHECK-DAG:  #[[L4]] = loc("p4")
 // CHECK-DAG:  #[[LY]] = loc("yolo_post")
 
-// V3: error: add-postprocess: the outputs do not look like YOLO heads: yolov3 takes 3 heads N x C x H x W, the outputs are 'p5' 1x21x2x2, 'p4' 1x21x4x4
-// V3-NOT: YoloDetection
+// V3: "top.YoloDetection"({{.*}}) {agnostic_nms = false, anchors = [1.000000e+01, 1.300000e+01, 1.600000e+01, 3.000000e+01, 3.300000e+01, 2.300000e+01, 3.000000e+01, 6.100000e+01, 6.200000e+01, 4.500000e+01, 5.900000e+01, 1.190000e+02], {{.*}} version = "yolov3"}
 
 func.func @main(%arg0: tensor<1x3x64x64xf32>) -> (tensor<1x21x2x2xf32>, tensor<1x21x4x4xf32>) {
   %0 = "top.Input"(%arg0) : (tensor<1x3x64x64xf32>) -> tensor<1x3x64x64xf32> loc("images")

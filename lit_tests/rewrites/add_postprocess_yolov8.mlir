@@ -18,7 +18,7 @@
 // V11: module attributes {module.postprocess = "yolov11"}
 // V11: "top.YoloDetection"{{.*}} version = "yolov8"
 
-// V5: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 3 heads N x C x H x W, the outputs are 'output0' 1x7x64
+// V5: error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes 1 to 3 heads N x C x H x W, the outputs are 'output0' 1x7x64
 
 func.func @main(%arg0: tensor<1x3x64x64xf32>) -> tensor<1x7x64xf32> {
   %0 = "top.Input"(%arg0) : (tensor<1x3x64x64xf32>) -> tensor<1x3x64x64xf32> loc("images")

@@ -1,5 +1,5 @@
 """Codegen of tpu.YoloDetection (slicing.SELF_EMITTED: layer-group does not slice it): one
-BdcYoloDetection record over its three f32 heads (yolov3_tiny: two, the third's fields 0) in global
+BdcYoloDetection record over its 1 to 3 f32 heads (yolov3_tiny: two; the absent ones' fields 0) in global
 memory, widest first (the op's order),
 or for version yolov8 one BdcYolov8Detection over its one decoded head."""
 
@@ -20,11 +20,12 @@ from tpudsl.ir.diagnostics import TpudslError
 def check_yolo_detection(op: Operation) -> list[int]:
     """The heads' operand indices widest first; what the record does not model is an error naming it."""
     version = attrs_of(op)["version"]
-    heads = 1 if version == "yolov8" else isa.YOLO_VERSION_HEADS[version]
-    if len(op.operands) != heads:
-        raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled ({heads})")
-    check_f32(op, "BdcYolov8Detection" if heads == 1 else "BdcYoloDetection")
-    return [0] if heads == 1 else head_order([shape_of(v) for v in op.operands])
+    counts = (1,) if version == "yolov8" else isa.YOLO_VERSION_HEADS[version]
+    if len(op.operands) not in counts:
+        raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled "
+                          f"({' or '.join(map(str, counts))})")
+    check_f32(op, "BdcYolov8Detection" if version == "yolov8" else "BdcYoloDetection")
+    return [0] if version == "yolov8" else head_order([shape_of(v) for v in op.operands])
 
 
 def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
@@ -37,7 +38,7 @@ def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
             a["keep_topk"], a["nms_threshold"], a["obj_threshold"]))
         return
     heads = [op.operands[i] for i in order]
-    absent = isa.YOLO_HEADS - len(heads)  # yolov3_tiny: the third head's fields and anchors are 0
+    absent = isa.YOLO_HEADS - len(heads)  # fewer than 3 heads: the others' fields and anchors are 0
     grids = [d for v in heads for d in shape_of(v)[2:]] + [0, 0] * absent
     srcs = [address_of(v) for v in heads] + [0] * absent
     prog.records.append(isa.BdcYoloDetection(

@@ -566,17 +566,18 @@ class GdmaYuv2rgb(Record):
 
 YOLO_VERSIONS = {"yolov3": 0, "yolov5": 1, "yolov3_tiny": 2}
 YOLO_HEADS = 3  # the record's head fields
-# The heads a version reads: yolov3_tiny's record leaves the third head's fields (src2, fh2, fw2)
-# and its anchors (anchor12-17) 0, so records of 3 heads decode as they did before it.
-YOLO_VERSION_HEADS = {"yolov3": 3, "yolov5": 3, "yolov3_tiny": 2}
+# The heads a version reads: yolov3_tiny two; yolov3 and yolov5 1 to 3, their first heads (a head is
+# absent when its grid fh x fw is 0 x 0). An absent head's fields (src, fh, fw) and anchors are 0, so
+# records of 3 heads decode as they did before.
+YOLO_VERSION_HEADS = {"yolov3": (1, 2, 3), "yolov5": (1, 2, 3), "yolov3_tiny": (2,)}
 _YOLO_ANCHORS = " ".join(f"anchor{i}:d" for i in range(2 * 3 * YOLO_HEADS))  # (w, h) of 3 boxes a head
 
 
 @record(96, "bdc", "src src1:Q src2:Q dst n fh0:I fw0:I fh1:I fw1:I fh2:I fw2:I classes:I net_h:I net_w:I "
                    f"keep_topk:I version:B nms:d obj:d {_YOLO_ANCHORS}")
 class BdcYoloDetection(Record):
-    """tpu.YoloDetection on three f32 heads in global memory (yolov3_tiny: two, the third's fields and
-    anchors 0), widest first: head k is the contiguous
+    """tpu.YoloDetection on one to three f32 heads in global memory (yolov3_tiny: two; an absent
+    head's fields and anchors 0), widest first: head k is the contiguous
     (n, 3 (5 + classes), fh_k, fw_k) at src, src1, src2, its box b taking anchor pair 3 k + b; dst
     the contiguous f32 (n keep_topk, 7) rows (image, class, score, x, y, w, h), then zeros. The
     decode (`version`: YOLO_VERSIONS), thresholds and per-class NMS of docs/tpuc-opt.md

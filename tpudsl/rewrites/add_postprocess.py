@@ -33,9 +33,11 @@ ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS,  # TPU-MLIR's YOL
 # The op's version per type: ultralytics' YOLOv11 exports YOLOv8's head.
 VERSION = {"yolov3": "yolov3", "yolov5": "yolov5", "yolov3_tiny": "yolov3_tiny", "yolov8": "yolov8",
            "yolov11": "yolov8"}
-# The heads an anchored type takes: TPU-MLIR gives yolov3_tiny its own anchors for 2 heads only (3
-# heads get yolov3's, 1 head anchors by stride: neither is modelled).
-HEADS = {"yolov3_tiny": 2}
+# The head counts an anchored type takes: yolov3 and yolov5 1 to 3 (TPU-MLIR's "outputs are not
+# correct" beyond 3); TPU-MLIR gives yolov3_tiny its own anchors for 2 heads only (3 heads get
+# yolov3's, 1 head anchors by stride: neither is modelled).
+HEADS = {"yolov3": (1, 2, 3), "yolov5": (1, 2, 3), "yolov3_tiny": (2,)}
+ANCHORS_A_HEAD = 6  # (w, h) of 3 boxes
 KEEP_TOPK = 200
 THRESHOLD = 0.5  # nms_threshold and obj_threshold
 BOXES = 3
@@ -85,10 +87,11 @@ def _append(main: FuncOp, version: str) -> None:
     v8 = VERSION[version] == "yolov8"
     try:
         classes = _v8_classes(heads, shapes, net) if v8 else _classes(heads, shapes, net, version)
+        anchors = ANCHORS[version] if v8 else anchors_of(version, [net[3] // shapes[i][3] for i in head_order(shapes)])
     except HeadError as e:
         raise TpudslError(f"{PASS}: the outputs do not look like YOLO heads: {e}") from None
     attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
-             "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in ANCHORS[version]], "agnostic_nms": False,
+             "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in anchors], "agnostic_nms": False,
              "version": VERSION[version], "class_num": classes}
     name = unique_name(NAME, {loc_name(o) for o in main.walk()})
     # Operands in TPU-MLIR's order, widest grid first (yolov8: its one head); the heads keep their names.
@@ -121,16 +124,38 @@ def _check_net(net, batch: int) -> None:
         raise HeadError(f"the heads have batch {batch}, the input {net[0]}")
 
 
+def anchors_of(version: str, strides: list[int]) -> tuple[float, ...]:
+    """The anchors of heads of these strides (input width / head width), widest grid first, as
+    TPU-MLIR's getYoloOperandsAndAnchors picks them: 3 heads (yolov3_tiny: 2) the type's table;
+    yolov5 its default table whatever the count (its op reads the first 6 a head, widest head first);
+    1 or 2 yolov3 heads "by scale": head i takes YOLOV3_ANCHORS' triple s / 8 - 1 when its stride s
+    is not a multiple of 8, else triple i, and triple i again when that index exceeds the head count.
+    A stride below 8 (index -1: TPU-MLIR reads before its table) is a HeadError."""
+    count = len(strides)
+    if version != "yolov3" or count == 3:
+        return ANCHORS[version][:ANCHORS_A_HEAD * count]
+    picked: list[float] = []
+    for i, stride in enumerate(strides):
+        triple = stride // 8 - 1 if stride % 8 else i
+        if triple < 0:
+            raise HeadError(f"a head of stride {stride}: TPU-MLIR's anchors by stride for {count} yolov3 head(s) "
+                            "(triple s / 8 - 1 where 8 does not divide s) would read before its table")
+        triple = i if triple > count else triple
+        picked += YOLOV3_ANCHORS[ANCHORS_A_HEAD * triple:ANCHORS_A_HEAD * (triple + 1)]
+    return tuple(picked)
+
+
 def _classes(heads, shapes, net, version: str) -> int:
-    """The class count of the type's YOLO heads (3; yolov3_tiny 2) of the net input `net`; HeadError
-    naming what is not."""
-    count = HEADS.get(version, 3)
-    if len(heads) != count or any(len(s) != 4 for s in shapes):
-        raise HeadError(f"{version} takes {count} heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")
+    """The class count of the type's YOLO heads (HEADS: 1 to 3; yolov3_tiny 2) of the net input
+    `net`; HeadError naming what is not."""
+    counts = HEADS[version]
+    if len(heads) not in counts or any(len(s) != 4 for s in shapes):
+        allowed = f"{counts[0]} to {counts[-1]}" if len(counts) > 1 else str(counts[0])
+        raise HeadError(f"{version} takes {allowed} heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")
     if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
         raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
     classes = shapes[0][1] // BOXES - BOX_FIELDS
-    check_heads(shapes, classes, BOXES, len(ANCHORS[version]))
+    check_heads(shapes, classes, BOXES, ANCHORS_A_HEAD * len(heads))
     _check_net(net, shapes[0][0])
     for h, s in zip(heads, shapes, strict=True):
         if net[3] % s[3]:

@@ -1,5 +1,5 @@
 """The cmodel's handlers of BdcYoloDetection (opcode 96) and BdcYolov8Detection (97), merged into
-engine.HANDLERS: the heads (yolov3_tiny's two) read whole from global memory, the rows (arith_detection.py) written whole."""
+engine.HANDLERS: the heads (1 to 3; yolov3_tiny's two) read whole from global memory, the rows (arith_detection.py) written whole."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     if r.version not in versions:
         raise Fault(f"unknown yolo version code {r.version}")
     _check_detection(r)
-    count = isa.YOLO_VERSION_HEADS[versions[r.version]]
+    fields = [(r.src, r.fh0, r.fw0), (r.src1, r.fh1, r.fw1), (r.src2, r.fh2, r.fw2)]
+    counts = isa.YOLO_VERSION_HEADS[versions[r.version]]  # a fixed count, or the heads before a 0 x 0 grid
+    count = counts[0] if len(counts) == 1 else next((k for k in (1, 2) if fields[k][1:] == (0, 0)), 3)
     anchors = np.array([getattr(r, f"anchor{i}") for i in range(18)]).reshape(3, 3, 2)
-    if count < 3 and (r.src2, r.fh2, r.fw2) != (0, 0, 0) or anchors[count:].any():
-        raise Fault(f"{versions[r.version]} reads {count} heads: the third head's fields and anchors must be 0")
+    if any(any(f) for f in fields[count:]) or anchors[count:].any():
+        raise Fault(f"{versions[r.version]} reads {count} heads: the fields and anchors of the heads after them "
+                    "must be 0")
     heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
              for at, s in zip((r.src, r.src1, r.src2)[:count], isa.yolo_head_shapes(r)[:count], strict=True)]
     rows = arith_detection.yolo_detection(heads, anchors[:count], versions[r.version], r.net_h, r.net_w, r.classes,
