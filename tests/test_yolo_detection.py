@@ -176,8 +176,8 @@ def test_random_heads_match_the_reference():
 YOLO_HEADS = (("p5", 32), ("p3", 8), ("p4", 16))
 
 
-def yolo_onnx(tmp_path, seed: int, outputs=YOLO_HEADS) -> dict[str, np.ndarray]:
-    """A tiny YOLO: Conv heads of a 64x64 image (`outputs`, name and kernel = stride: 8, 16, 32; 21
+def yolo_onnx(tmp_path, seed: int, outputs=YOLO_HEADS, net: int = 64) -> dict[str, np.ndarray]:
+    """A tiny YOLO: Conv heads of a net x net image (`outputs`, name and kernel = stride: 8, 16, 32; 21
     channels: 3 boxes x (5 + 2 classes)), narrowest first; the test input is saved as in.npz."""
     rng = np.random.default_rng(seed)
     nodes, init = [], {}
@@ -186,9 +186,9 @@ def yolo_onnx(tmp_path, seed: int, outputs=YOLO_HEADS) -> dict[str, np.ndarray]:
         init[f"{name}_b"] = (rng.normal(size=21) * 1.5).astype(np.float32)
         nodes.append(onnx_helper.make_node("Conv", ["images", f"{name}_w", f"{name}_b"], [name],
                                            kernel_shape=[k, k], strides=[k, k]))
-    onnx.save(make_model(nodes, {"images": [1, 3, 64, 64]}, [name for name, _ in outputs], init),
+    onnx.save(make_model(nodes, {"images": [1, 3, net, net]}, [name for name, _ in outputs], init),
               tmp_path / "yolo.onnx")
-    image = rng.uniform(0, 1, size=(1, 3, 64, 64)).astype(np.float32)
+    image = rng.uniform(0, 1, size=(1, 3, net, net)).astype(np.float32)
     np.savez(tmp_path / "in.npz", images=image)
     return {"images": image}
 
@@ -221,8 +221,8 @@ def test_model_transform_refuses_a_model_without_yolo_heads(tmp_path):
     r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
                  "--add_postprocess", "yolov5", cwd=tmp_path)
     assert r.returncode == 1
-    assert error_lines(r.stderr) == ["error: add-postprocess: the outputs do not look like YOLO heads: yolov5 takes "
-                                     "3 heads N x C x H x W, the outputs are 'y' 1x3x8x8"]
+    assert error_lines(r.stderr) == ["error: add-postprocess: the outputs do not look like YOLO heads: head 'y' has 3 "
+                                     "channels, not 3 x (5 + classes)"]
     assert {p.name for p in tmp_path.iterdir()} == {"m.onnx"}
 
 
@@ -300,6 +300,44 @@ def test_yolov3_tiny_two_heads_through_model_transform_and_model_deploy(tmp_path
     assert (tpu[:, 2] > 0).sum() >= 2
 
 
+# TPU-MLIR's YOLOV3_ANCHORS triples (AddPostprocess.cpp), written here: the stride 8, 16 and 32 heads'.
+V3_TRIPLES = ([10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119], [116, 90, 156, 198, 373, 326])
+
+
+@pytest.mark.parametrize(("version", "outputs", "net", "triples", "seed"), [
+    # yolov3 by stride: 20 is not a multiple of 8, triple 20 / 8 - 1 = 1; 40 is, head 1: triple 1
+    ("yolov3", (("p40", 40), ("p20", 20)), 80, (1, 1), 2),  # rows from the stride 20 head: triple 0 fails it
+    ("yolov5", (("p16", 16),), 64, (0,), 0),  # yolov5: its default triples in order, whatever the stride
+])
+def test_one_or_two_heads_take_tpu_mlirs_anchors(version, outputs, net, triples, seed, tmp_path):
+    """yolov3/yolov5 with fewer than 3 heads: Top's rows against the reference fed onnxruntime's
+    heads (widest first) and the anchors TPU-MLIR's rule gives (the triples named here), then
+    model_deploy in F32: the bmodel (record 96 with 1 or 2 heads) within 1e-5 of the Tpu interpreter."""
+    yolo_onnx(tmp_path, seed=seed, outputs=outputs, net=net)
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", version, "--test_input", "in.npz", "--test_result", "top.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ref = np.load(tmp_path / "yolo_ref_outputs.npz")
+    xs = [ref[name] for name, _ in sorted(outputs, key=lambda o: o[1])]  # widest grid first
+    anchors = [a for t in triples for a in V3_TRIPLES[t]]
+    res = yolo_post(xs, anchors, 2, net, net, 0.5, 0.5, 200, version)
+    assert len(res.rows) >= 2 and res.margin > 1e-4  # boxes to compare, no decision float32 could flip
+    top = np.load(tmp_path / "top.npz")["yolo_post"].reshape(-1, 7)
+    want = np.array(expected_output(res, 1, 200))
+    np.testing.assert_array_equal(top[:, :2], want[:, :2])
+    np.testing.assert_allclose(top[:, 2:], want[:, 2:], rtol=1e-4, atol=1e-4)
+    r = run_main("model_deploy", "--mlir", "yolo.mlir", "--quantize", "F32", "--processor", "bm1684x",
+                 "--model", "yolo.bmodel", "--test_input", "yolo_in_f32.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    tpu = np.load(tmp_path / "yolo_bm1684x_f32_tpu_outputs.npz")["yolo_post"].reshape(-1, 7)
+    r = run_main("model_runner", "--input", "yolo_in_f32.npz", "--model", "yolo.bmodel", "--output", "bm.npz",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    bm = np.load(tmp_path / "bm.npz")["yolo_post"].reshape(-1, 7)
+    np.testing.assert_array_equal(bm[:, :2], tpu[:, :2])
+    np.testing.assert_allclose(bm[:, 2:], tpu[:, 2:], rtol=1e-5)
+
+
 @pytest.mark.parametrize(("third", "anchor12"), [((0, 1, 1), 0.0), ((0, 0, 0), 81.0)])
 def test_a_yolov3_tiny_record_with_a_third_head_is_a_fault(third, anchor12):
     """Record 96's yolov3_tiny code reads two heads: a third head's fields or anchors that are not 0
@@ -309,4 +347,15 @@ def test_a_yolov3_tiny_record_with_a_third_head_is_a_fault(third, anchor12):
     r = isa.BdcYoloDetection(at, at, third[0], at, 1, 1, 1, 1, 1, *third[1:], 2, 32, 32, 1,
                              isa.YOLO_VERSIONS["yolov3_tiny"], 0.5, 0.5, *[10.0] * 12, anchor12, *[0.0] * 5)
     with pytest.raises(Fault, match="yolov3_tiny reads 2 heads: the fields and anchors of the heads after them must be 0"):
+        HANDLERS[isa.BdcYoloDetection](Memory(chip, 4096), r)
+
+
+def test_a_record_with_a_head_after_an_absent_one_is_a_fault():
+    """yolov3 and yolov5 records read the heads before the first 0 x 0 grid (1 to 3): a head after
+    an absent one is a fault, not a silent one-head answer."""
+    chip = CHIPS["tiny"]
+    at = chip.gmem_start
+    r = isa.BdcYoloDetection(at, 0, at, at, 1, 1, 1, 0, 0, 1, 1, 2, 32, 32, 1, isa.YOLO_VERSIONS["yolov3"], 0.5, 0.5,
+                             *[10.0] * 6, *[0.0] * 12)
+    with pytest.raises(Fault, match="yolov3 reads 1 heads: the fields and anchors of the heads after them must be 0"):
         HANDLERS[isa.BdcYoloDetection](Memory(chip, 4096), r)
