@@ -65,8 +65,8 @@ GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
-            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Clip", "tpu.Softmax", "tpu.RequantInt", "tpu.RequantIntAxis",
-            "tpu.Cast", "tpu.Concat",
+            "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Clip", "tpu.Softmax", "tpu.RequantInt",
+            "tpu.RequantIntAxis", "tpu.Cast", "tpu.Concat",
             "tpu.Permute", "tpu.Slice", "tpu.Yuv2rgbFormula",
             *GLOBAL_MOVES)
 
@@ -1159,7 +1159,7 @@ def check_int8(op: Operation, merged: bool = True) -> None:
                           f"fuse_rq_axis=false), has rq_axis={a['rq_axis']} on {list(shape_of(op.operands[0]))}")
     if op.name == "tpu.RequantInt" and len(a["multiplier"]) != 1:
         raise TpudslError(f"backend: {describe(op)}: multiplier={a['multiplier']} (per channel) is not modelled")
-    if op.name == "tpu.Clip" and (op.operands[0].type.element_type != op.results[0].type.element_type  # type: ignore[attr-defined]
+    if op.name == "tpu.Clip" and (op.operands[0].type.element_type != op.results[0].type.element_type  # type: ignore
                                   or any(a[k] != int(a[k]) for k in ("min", "max"))):
         raise TpudslError(f"backend: {describe(op)}: INT8 Clip is modelled on one type in and out with integer "
                           f"bounds (stored units), has min={a['min']}, max={a['max']}")

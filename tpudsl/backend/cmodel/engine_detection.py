@@ -1,5 +1,6 @@
 """The cmodel's handlers of BdcYoloDetection (opcode 96) and BdcYolov8Detection (97), merged into
-engine.HANDLERS: the heads (1 to 3; yolov3_tiny's two) read whole from global memory, the rows (arith_detection.py) written whole."""
+engine.HANDLERS: the heads (1 to 3; yolov3_tiny's two) read whole from global memory, the rows
+(arith_detection.py) written whole."""
 
 from __future__ import annotations
 
