@@ -292,11 +292,11 @@ def pool_mask(draw):
 
 @st.composite
 def yolo_detection(draw):
-    """BdcYoloDetection: three heads (yolov3_tiny: two, the third's fields 0) of 1-3 classes and their
-    rows (all logits 0 in the test memory: no box, the (image, -1, ...) rows)."""
+    """BdcYoloDetection: one to three heads (yolov3_tiny: two; the absent ones' fields 0) of 1-3
+    classes and their rows (all logits 0 in the test memory: no box, the (image, -1, ...) rows)."""
     n, classes, keep = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
     version = draw(st.sampled_from(list(isa.YOLO_VERSIONS)))
-    count = isa.YOLO_VERSION_HEADS[version]
+    count = draw(st.sampled_from(isa.YOLO_VERSION_HEADS[version]))
     grids = [(draw(dims), draw(dims)) for _ in range(count)]
     heads = [_somewhere(draw, n * 3 * (5 + classes) * h * w * 4) for h, w in grids] + [0] * (3 - count)
     return isa.BdcYoloDetection(*heads, _somewhere(draw, n * keep * 7 * 4), n,

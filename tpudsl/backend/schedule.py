@@ -159,7 +159,7 @@ def _index_record(r, chip: Chip):
             _bytes_at(r.dst, dst))
 
 def _yolo_detection(r: isa.BdcYoloDetection, chip: Chip):
-    """The heads (whole, f32; yolov3_tiny's third is 0 x 0: no bytes); the whole result, n keep_topk rows of 7 f32."""
+    """The heads (whole, f32; an absent one is 0 x 0: no bytes); the whole result, n keep_topk rows of 7 f32."""
     heads = zip((r.src, r.src1, r.src2), isa.yolo_head_shapes(r), strict=True)
     return (sum((_bytes_at(at, n * c * h * w * 4) for at, (n, c, h, w) in heads), ()),
             _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4))
