@@ -15,7 +15,7 @@ import numpy as np
 from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
 from tpudsl.cli.model_runner import dequantized, module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import describe
+from tpudsl.dialects.opdef import describe, loc_name
 from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
@@ -116,6 +116,21 @@ def _lower(top: TopModule, args, weight_file: str, qdq: bool) -> None:
     top.module.verify()
 
 
+def _tell_mask_ops(top: TopModule, args, mode: str) -> None:
+    """Name the ops the lowering keeps in F32 for attention-mask fills (those the user's qtable does not name)."""
+    from tpudsl.lowering.overflow import MASK_FILL, mask_ops_kept_f32
+    from tpudsl.lowering.qtable import read_qtable
+
+    named = read_qtable(args.quantize_table, {loc_name(o) for o in top.main_func().walk()}) if args.quantize_table \
+        else {}
+    kept = [name for name in mask_ops_kept_f32(top, mode) if name not in named]
+    if kept:
+        why = "no int8 scale keeps them with the other values" if mode == "INT8" else f"they are beyond {mode}'s range"
+        print(f"model_deploy: these ops compute or read attention-mask fill values (|x| >= {MASK_FILL:g}, such as "
+              f"finfo(float32).min; {why}): they stay F32 (a --quantize_table line naming one wins):",
+              *(f"{name} F32" for name in kept), sep="\n", file=sys.stderr)
+
+
 def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], keep_f32: list[str], mode: str) -> list[str]:
     """What went wrong in an F16/BF16 run with inf/NaN, and the qtable lines that fix it."""
     first = first_non_finite(list(tpu.main_func().body.block.ops), tensors)
@@ -164,6 +179,7 @@ def deploy(args: argparse.Namespace) -> int:
         if half in LARGEST:
             keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, half)
     returned = _output_names(top)
+    _tell_mask_ops(top, args, half)
     _lower(top, args, weight_file, qdq)
     save_module(top, tpu_mlir, out_dir / weight_file)
     print(f"model_deploy: wrote {tpu_mlir} and {out_dir / weight_file}", file=sys.stderr)

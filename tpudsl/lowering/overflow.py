@@ -9,6 +9,11 @@ its result, and the Div after it, are back in range and stay in F16.
 
 `first_non_finite` names where the Tpu run actually went wrong: the first op (in program order)
 whose result is inf/NaN although all its operands are finite.
+
+Attention masks are the case known before any run: their fill value, finfo(float32).min, is beyond
+f16 and bf16, and no int8 scale keeps it together with the scores. `mask_ops_kept_f32` names the ops
+that compute or read such fills; `--convert-top-to-tpu` keeps them in F32 unless the qtable names them
+(docs/quantization.md, "Attention masks").
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import SPECS, loc_name
+from tpudsl.dialects.quant import CalibratedQuantizedType
+from tpudsl.interp.module_interpreter import result_names
+from tpudsl.ir.module import TopModule
 
 # bfloat16's largest finite value, (2 - 2^-7) 2^127, written out: importing ml_dtypes takes 0.5 s
 LARGEST = {"F16": float(np.finfo(np.float16).max), "BF16": float.fromhex("0x1.fep127")}
@@ -70,20 +79,66 @@ def int8_mask_ops(ops: list[Operation], ranges: Mapping[str, tuple[float, float]
     those computing or reading a tensor that holds mask fill values (no int8 scale keeps its
     other values), and the chain of one-operand ops from a model input to a mask they compute
     (the mask's Reshape and 1 - mask: their int8 form reads 1 as the table's threshold, 1.0005,
-    which times finfo.min overflows to -inf)."""
-    from tpudsl.interp.module_interpreter import result_names
-
+    which times finfo.min overflows)."""
     def filled(value) -> bool:  # ranges are keyed by tensor name: an op's result, not a block argument
         name = result_names(value.owner)[value.index] if isinstance(value.owner, Operation) else None
         lo, hi = ranges.get(name, (0.0, 0.0))
         return max(-lo, hi) >= MASK_FILL
 
+    return _mask_ops(ops, filled, from_input=True)
+
+
+def float_mask_ops(ops: list[Operation], weights: Mapping[str, np.ndarray]) -> list[str]:
+    """Names of the Top ops (in order) that F16/BF16 keep in F32, found without running the model
+    (finfo.min is beyond f16 and bf16 alike): the ops computing or reading a tensor that holds
+    mask fill values. A tensor holds them when it is a weight with |x| >= MASK_FILL, the result of
+    an op with such a constant attribute (`(1 - mask) * finfo.min`'s MulConst), or the result of
+    an op that carries fills (CARRIES_FILLS, or the moved operands of an op that moves elements)
+    from an operand that holds them. Any other op reading them (Softmax) is kept, its result is
+    taken to hold none."""
+    holding: set = set()
+
+    def filled(value) -> bool:
+        return value in holding
+
+    for op in ops:
+        if op.name == "top.Weight":
+            data = weights.get(loc_name(op))
+            if data is not None and _beyond(data, MASK_FILL):
+                holding.add(op.results[0])
+            continue
+        constant = any(isinstance(a, FloatAttr) and abs(a.value.data) >= MASK_FILL for a in op.attributes.values())
+        carried = op.operands if op.name in CARRIES_FILLS else _moved(op)
+        if constant or any(v in holding for v in carried):
+            holding.update(op.results)
+    return _mask_ops(ops, filled, from_input=False)
+
+
+# Element-wise arithmetic whose result holds a fill where an operand does: a fill plus, minus,
+# times, min or max a moderate number is still beyond any half type (ops that move elements,
+# Reshape, Where's branches, are read from their spec's `moves`)
+CARRIES_FILLS = ("top.Add", "top.Sub", "top.Mul", "top.Min", "top.Max", "top.AddConst", "top.SubConst",
+                 "top.MulConst", "top.MinConst", "top.MaxConst")
+
+
+def _moved(op: Operation) -> list:
+    """The operands an op's spec says it moves into its results (`Moves.operands`; a variadic one whole)."""
+    spec = SPECS.get(op.name)
+    if spec is None or spec.moves is None:
+        return []
+    values = [getattr(op, name) for name in spec.moves.operands]
+    return [x for v in values for x in (v if isinstance(v, list | tuple) else [v]) if x is not None]
+
+
+def _mask_ops(ops: list[Operation], filled, from_input: bool) -> list[str]:
+    """The ops computing or reading a value `filled` says holds fills; `from_input`: also the chain
+    of one-operand ops from a model input to a mask they compute."""
     keep: set[Operation] = set()
     for op in ops:
         if op.name in _NOT_COMPUTED or not any(filled(v) for v in (*op.operands, *op.results)):
             continue
         keep.add(op)
-        if not any(filled(r) for r in op.results):
+        if not from_input or not any(filled(r) for r in op.results):
             continue
         chain, at = [], op
         while len(computed := [v.owner for v in at.operands if isinstance(v.owner, Operation)
@@ -94,3 +149,16 @@ def int8_mask_ops(ops: list[Operation], ranges: Mapping[str, tuple[float, float]
                 break
             chain.append(at)
     return [loc_name(op) for op in ops if op in keep]
+
+
+def mask_ops_kept_f32(top: TopModule, mode: str) -> list[str]:
+    """The ops the lowering keeps in F32 in `mode` (the module's; a weight-only mode's activation
+    type) because they compute or read attention-mask fill values: INT8 from the calibrated types'
+    ranges (as run_calibration names them), F16/BF16 from the module's constants."""
+    ops = list(top.main_func().body.block.ops)
+    if mode == "INT8":
+        ranges = {name: (r.type.element_type.min, r.type.element_type.max)
+                  for op in ops for r, name in zip(op.results, result_names(op), strict=True)
+                  if isinstance(getattr(r.type, "element_type", None), CalibratedQuantizedType)}
+        return int8_mask_ops(ops, ranges)
+    return float_mask_ops(ops, top.weights) if mode in LARGEST else []

@@ -55,6 +55,7 @@ from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
+from tpudsl.lowering.overflow import mask_ops_kept_f32
 from tpudsl.lowering.qtable import read_qtable
 from tpudsl.lowering.weight_only import A16_LOWERINGS, WEIGHT_BITS, WEIGHT_ONLY_MODES, A16Lowering
 
@@ -495,6 +496,8 @@ class ConvertTopToTpuPass(ModulePass):
         qtable = read_qtable(self.qtable, names) if self.qtable else {}
         if not self.ignore_f16_overflow and WEIGHT_ONLY_MODES.get(mode, mode) == "F16":
             qtable = {**f16_overflow_f32(top), **qtable}  # the qtable's own lines win, as in TPU-MLIR
+        # attention-mask fills (finfo.min) stay F32 in every mode that cannot hold them; the qtable's lines win
+        qtable = {**{name: "F32" for name in mask_ops_kept_f32(top, WEIGHT_ONLY_MODES.get(mode, mode))}, **qtable}
         for name, op_mode in {"the module": mode, **qtable}.items():
             if op_mode not in FLOAT_MODES and not (op_mode == "INT8" and mode == "INT8") and \
                     not (op_mode in WEIGHT_ONLY_MODES and name == "the module"):
