@@ -131,9 +131,10 @@ def _tell_mask_ops(top: TopModule, args, mode: str) -> None:
               *(f"{name} F32" for name in kept), sep="\n", file=sys.stderr)
 
 
-def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], keep_f32: list[str], mode: str) -> list[str]:
-    """What went wrong in an F16/BF16 run with inf/NaN, and the qtable lines that fix it."""
-    first = first_non_finite(list(tpu.main_func().body.block.ops), tensors)
+def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], top_tensors: dict[str, np.ndarray],
+                     keep_f32: list[str], mode: str) -> list[str]:
+    """What went wrong in an F16/BF16 run with inf/NaN (where Top is finite), and the qtable lines that fix it."""
+    first = first_non_finite(list(tpu.main_func().body.block.ops), tensors, top_tensors)
     if first is None:
         return []
     return [f"model_deploy: '{first}' is the first op whose {mode} result is inf/NaN (beyond "
@@ -196,7 +197,7 @@ def deploy(args: argparse.Namespace) -> int:
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
                  {k: ours[k] for k in _output_names(top)})
         if half in LARGEST:
-            report = _overflow_report(top, ours, keep_f32, half)
+            report = _overflow_report(top, ours, top_tensors, keep_f32, half)
             if report:
                 print("\n".join(report), file=sys.stderr)
         compared = widened(ours)  # f16/bf16 outputs (--quant_output) as float32, as the reference

@@ -8,7 +8,7 @@ ReduceSum of squared modulated weights exceeds 65504, the Add of eps too, and Sq
 its result, and the Div after it, are back in range and stay in F16.
 
 `first_non_finite` names where the Tpu run actually went wrong: the first op (in program order)
-whose result is inf/NaN although all its operands are finite.
+whose result is inf/NaN where Top's is finite, although all its operands are finite.
 
 Attention masks are the case known before any run: their fill value, finfo(float32).min, is beyond
 f16 and bf16, and no int8 scale keeps it together with the scores. `mask_ops_kept_f32` names the ops
@@ -54,11 +54,19 @@ def ops_needing_f32(ops: list[Operation], top_tensors: Mapping[str, np.ndarray],
     return names
 
 
-def first_non_finite(ops: list[Operation], tensors: Mapping[str, np.ndarray]) -> str | None:
-    """The first op whose result is inf/NaN while every operand it reads is finite."""
+def first_non_finite(ops: list[Operation], tensors: Mapping[str, np.ndarray],
+                     reference: Mapping[str, np.ndarray]) -> str | None:
+    """The first op whose result is inf/NaN where the reference (Top's run) is finite, while no
+    operand it reads is (-inf that Top computes too, GPT-2's two masks added, is no overflow)."""
     def finite(name: str) -> bool:
         array = tensors.get(name)
-        return array is None or array.dtype.kind != "f" or bool(np.isfinite(array.astype(np.float32)).all())
+        if array is None or array.dtype.kind != "f":
+            return True
+        bad = ~np.isfinite(array.astype(np.float32))
+        want = reference.get(name)
+        if want is not None and want.shape == array.shape:
+            bad &= np.isfinite(want)
+        return not bad.any()
 
     for op in ops:
         name = loc_name(op)
