@@ -142,16 +142,16 @@ def _bert_layer(g: GraphBuilder, x: str, mask: str, p: str, hidden: int, heads: 
 
 def bert(
     vocab: int = 100, hidden: int = 64, layers: int = 2, heads: int = 4, seq_len: int = 16,
-    max_positions: int = 32, type_vocab: int = 2, opset: int = 17, seed: int = 0,
+    max_positions: int = 32, type_vocab: int = 2, opset: int = 17, seed: int = 0, batch: int = 1,
 ) -> onnx.ModelProto:
-    """BertModel: inputs input_ids, attention_mask, token_type_ids (int64 [1, seq_len]); outputs
-    last_hidden_state [1, seq_len, hidden] and pooler_output [1, hidden]."""
+    """BertModel: inputs input_ids, attention_mask, token_type_ids (int64 [batch, seq_len]); outputs
+    last_hidden_state [batch, seq_len, hidden] and pooler_output [batch, hidden]."""
     if hidden % heads:
         raise ValueError("hidden must be divisible by heads")
     g = GraphBuilder("bert", seed)
-    ids = g.input("input_ids", (1, seq_len), TensorProto.INT64)
-    mask = g.input("attention_mask", (1, seq_len), TensorProto.INT64)
-    types = g.input("token_type_ids", (1, seq_len), TensorProto.INT64)
+    ids = g.input("input_ids", (batch, seq_len), TensorProto.INT64)
+    mask = g.input("attention_mask", (batch, seq_len), TensorProto.INT64)
+    types = g.input("token_type_ids", (batch, seq_len), TensorProto.INT64)
     e = "embeddings"
     words = g.node("Gather", [g.small(f"{e}.word_embeddings.weight", (vocab, hidden), 1.0), ids],
                    f"{e}.word_embeddings", axis=0)
@@ -226,15 +226,15 @@ def _gpt2_block(g: GraphBuilder, x: str, mask: str, p: str, hidden: int, heads: 
 
 def gpt2(
     vocab: int = 100, hidden: int = 64, layers: int = 2, heads: int = 4, seq_len: int = 16,
-    max_positions: int = 32, opset: int = 17, seed: int = 0,
+    max_positions: int = 32, opset: int = 17, seed: int = 0, batch: int = 1,
 ) -> onnx.ModelProto:
-    """GPT2LMHeadModel (use_cache=False): inputs input_ids, attention_mask (int64 [1, seq_len]);
-    output logits [1, seq_len, vocab] from ln_f's output times the word embedding's transpose."""
+    """GPT2LMHeadModel (use_cache=False): inputs input_ids, attention_mask (int64 [batch, seq_len]);
+    output logits [batch, seq_len, vocab] from ln_f's output times the word embedding's transpose."""
     if hidden % heads:
         raise ValueError("hidden must be divisible by heads")
     g = GraphBuilder("gpt2", seed)
-    ids = g.input("input_ids", (1, seq_len), TensorProto.INT64)
-    mask = g.input("attention_mask", (1, seq_len), TensorProto.INT64)
+    ids = g.input("input_ids", (batch, seq_len), TensorProto.INT64)
+    mask = g.input("attention_mask", (batch, seq_len), TensorProto.INT64)
     wte = g.small("transformer.wte.weight", (vocab, hidden), 1.0)
     words = g.node("Gather", [wte, ids], "transformer.wte", axis=0)
     # torch.arange(0, input_shape[-1]).unsqueeze(0), expanded to the batch
@@ -267,14 +267,15 @@ def vocab_size(model: onnx.ModelProto) -> int:
 
 def lm_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """A padded batch as a tokenizer gives it: random ids below the vocabulary, attention_mask 1 then
-    0 for the last few positions (at least one real token), token types 0 then 1 (a sentence pair)."""
+    0 for the last few positions (at least one real token), token types 0 then 1 (a sentence pair);
+    each row its own padding and pair split."""
     rng = np.random.default_rng(seed)
     vocab = vocab_size(model)
-    seq_len = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
-    feeds = {"input_ids": rng.integers(0, vocab, (1, seq_len), dtype=np.int64)}
-    pad = int(rng.integers(0, seq_len // 2))
-    feeds["attention_mask"] = (np.arange(seq_len) < seq_len - pad).astype(np.int64)[None]
+    batch, seq_len = (d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim)
+    feeds = {"input_ids": rng.integers(0, vocab, (batch, seq_len), dtype=np.int64)}
+    pad = rng.integers(0, seq_len // 2, batch)
+    feeds["attention_mask"] = (np.arange(seq_len) < seq_len - pad[:, None]).astype(np.int64)
     if any(i.name == "token_type_ids" for i in model.graph.input):
-        second = int(rng.integers(1, seq_len))
-        feeds["token_type_ids"] = (np.arange(seq_len) >= second).astype(np.int64)[None]
+        second = rng.integers(1, seq_len, batch)
+        feeds["token_type_ids"] = (np.arange(seq_len) >= second[:, None]).astype(np.int64)
     return feeds
