@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import onnx
 import pytest
+from xdsl.ir import Operation
 
 from onnx_node.harness import cosine, max_rel_err
 from tests.cli_support import run_main
@@ -33,6 +34,7 @@ from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.overflow import MASK_FILL as MASK
 from tpudsl.lowering.overflow import int8_mask_ops
+from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS
 
 MODELS = {
     "bert_opset14": lambda: bert(opset=14),
@@ -122,9 +124,9 @@ def test_ids_float32_does_not_hold_are_an_error_at_every_level(tmp_path):
 
 
 def _mask_chain(name: str, int8: bool) -> list[str]:
-    """The ops a user keeps in F32 (by name): the extended mask, per layer the masked scores (GPT-2:
-    the causal Where too) and Softmax; INT8 also the mask's Reshape and 1 - mask, whose int8 form
-    reads 1 as 1.0005 (the table's threshold), which times finfo.min overflows."""
+    """The ops kept in F32 (by name, written by hand): the extended mask, per layer the masked scores
+    (GPT-2: the causal Where too) and Softmax; INT8 also the mask's Reshape and 1 - mask, whose int8
+    form reads 1 as 1.0005 (the table's threshold), which times finfo.min overflows."""
     if name.startswith("bert"):
         mask, layers = "extended_attention_mask", [f"encoder.layer.{i}.attention.self.{op}" for i in range(2)
                                                    for op in ("masked", "softmax")]
@@ -134,33 +136,95 @@ def _mask_chain(name: str, int8: bool) -> list[str]:
     return [*([f"{mask}.unsqueeze2", f"{mask}.inverted"] if int8 else []), mask, *layers]
 
 
-def test_f16_without_the_qtable_reports_the_mask_ops_and_keeps_the_outputs(tmp_path):
-    """finfo.min is -inf in f16 (IEEE; no numpy warning anywhere on the way): the outputs still follow
-    Top (Softmax of -inf is 0), and model_deploy's overflow report names exactly the mask chain."""
+def _walk_from_mask(top_mlir) -> list[str]:
+    """The test's own walk of the Top module: the ops downstream of the attention_mask input, or of
+    a weight holding a fill (GPT-2's mask_value), up to and including each Softmax."""
+    top = load_module(top_mlir)
+    reached, names = set(), []
+    for op in top.main_func().body.block.ops:
+        if op.name == "top.Input" and loc_name(op) == "attention_mask":
+            reached.add(op.results[0])
+            continue
+        fill = any(v.owner.name == "top.Weight" and np.abs(top.weights[loc_name(v.owner)]).max() >= MASK
+                   for v in op.operands if isinstance(v.owner, Operation))
+        if fill or any(v in reached for v in op.operands):
+            names.append(loc_name(op))
+            if op.name != "top.Softmax":
+                reached.update(op.results)
+    return names
+
+
+def _kept(stderr: str) -> list[str]:
+    """The qtable lines model_deploy (or run_calibration) printed, as op names."""
+    return [line.removesuffix(" F32") for line in stderr.splitlines() if line.endswith(" F32")]
+
+
+def test_f16_without_the_qtable_keeps_the_mask_ops_f32(tmp_path):
+    """finfo.min is -inf in f16: model_deploy keeps exactly the ops computing or reading the fills in
+    F32 and says so; every tensor compares (--compare_all: the masks hold Top's values), no op is
+    reported for inf/NaN (the -inf of GPT-2's two masks added is Top's too), and no numpy warning."""
     model = gpt2(opset=14)
     _transform(model, "gpt2", tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         r = run_main("model_deploy", "--mlir", tmp_path / "gpt2.mlir", "--quantize", "F16", "--processor", "bm1684x",
-                     "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz")
+                     "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz", "--compare_all")
     assert r.returncode == 0, r.stderr
-    told = [line.removesuffix(" F32") for line in r.stderr.splitlines() if line.endswith(" F32")]
-    assert told == _mask_chain("gpt2", False), r.stderr
-    assert "'transformer.extended_mask' is the first op whose F16 result is inf/NaN" in r.stderr
+    assert _kept(r.stderr) == _mask_chain("gpt2", False), r.stderr
+    assert "inf/NaN" not in r.stderr and "bmodel check passed" in r.stderr, r.stderr
 
 
-DEPLOYS = {  # case: (model, mode, cosine of the outputs vs Top)
+def test_a_qtable_line_overrides_the_kept_mask_op(tmp_path):
+    """The user's qtable wins: the Softmax it names runs in its mode, model_deploy no longer names it."""
+    model = bert(opset=17)
+    _transform(model, "bert", tmp_path)
+    softmax = "encoder.layer.0.attention.self.softmax"
+    (tmp_path / "qtable").write_text(f"{softmax} F16\n")
+    r = run_main("model_deploy", "--mlir", tmp_path / "bert.mlir", "--quantize", "BF16", "--processor", "bm1684x",
+                 "--model", tmp_path / "m.bmodel", "--quantize_table", tmp_path / "qtable", "--not_gen_bmodel")
+    assert r.returncode == 0, r.stderr
+    assert _kept(r.stderr) == [n for n in _mask_chain("bert", False) if n != softmax], r.stderr
+    types = {loc_name(op): str(op.results[0].type) for op in
+             load_module(tmp_path / "bert_bm1684x_bf16_tpu.mlir").main_func().body.block.ops if op.results}
+    assert types[softmax].endswith("xf16>") and types["encoder.layer.1.attention.self.softmax"].endswith("xf32>")
+
+
+DEPLOYS = {  # case: (model, mode, cosine of the outputs vs Top), no qtable
     "bert_opset14_F32": (lambda: bert(opset=14), "F32", 0.99999),
     "gpt2_opset17_F32": (lambda: gpt2(opset=17), "F32", 0.99999),
     "bert_opset17_vocab1000_BF16": (lambda: bert(opset=17, vocab=1000), "BF16", 0.999),
     "gpt2_opset14_INT8": (lambda: gpt2(opset=14), "INT8", 0.99),
+    "bert_opset17_batch2_INT8_asym": (lambda: bert(opset=17, batch=2), "INT8", 0.99),
 }
 
 
+def _check_int8_kept(name: str, top_mlir, tpu_mlir, stderr: str) -> None:
+    """The ops model_deploy kept in F32 are the test's walk from the mask input (and the hand list);
+    in the written Tpu module they are f32, and every other op with an INT8 form is not (Gather's
+    token-id indices stay f32, docs/lowering.md; outputs are cast back to f32 under their name)."""
+    walk = _walk_from_mask(top_mlir)
+    assert walk == _mask_chain(name, True) and _kept(stderr) == walk, stderr
+    tpu = load_module(tpu_mlir)
+    f32 = {loc_name(op) for op in tpu.main_func().body.block.ops
+           if op.results and str(op.results[0].type).endswith("xf32>")}
+    ops = load_module(top_mlir).main_func().body.block.ops
+    checked = [loc_name(op) for op in ops if op.name in INT8_LOWERINGS and op.name != "top.Gather"
+               and loc_name(op) in {loc_name(o) for o in tpu.main_func().body.block.ops}
+               and loc_name(op) not in _output_names(tpu)]
+    assert [n for n in walk if n not in f32] == []
+    others = [n for n in checked if n not in walk]
+    assert len(others) > 10 and [n for n in others if n in f32] == []
+
+
+def _output_names(module) -> set[str]:
+    ret = module.main_func().body.block.last_op
+    return {loc_name(v.owner) for v in ret.operands}
+
+
 @pytest.mark.parametrize("case", sorted(DEPLOYS))
-def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
+def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd):
     build, mode, cos_min = DEPLOYS[case]
-    name = case.rsplit("_", 1)[0]
+    name = case.split(f"_{mode}")[0]
     model = build()
     feed = _transform(model, name, tmp_path)
     if mode == "BF16":
@@ -168,10 +232,7 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
     args = ["--mlir", str(tmp_path / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",
             "--model", str(tmp_path / "m.bmodel"), "--test_input", str(tmp_path / "in.npz"),
             "--test_reference", str(tmp_path / "top_outputs.npz"), "--compare_all"]
-    if mode != "F32":
-        (tmp_path / "qtable").write_text("".join(f"{op} F32\n" for op in _mask_chain(name, mode == "INT8")))
-        args += ["--quantize_table", str(tmp_path / "qtable")]
-    if mode == "INT8":  # run_calibration names the same ops (its note's qtable lines)
+    if mode == "INT8":  # run_calibration names the ops model_deploy keeps (its note)
         (tmp_path / "samples").mkdir()
         for seed in (2, 3, 4):
             np.savez(tmp_path / "samples" / f"{seed}.npz", **_feed(model, seed))
@@ -180,20 +241,24 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path):
             r = run_main("run_calibration", tmp_path / f"{name}.mlir", "--dataset", tmp_path / "samples", "--quiet",
                          "-o", tmp_path / "table")
         assert r.returncode == 0, r.stderr
-        told = [line.removesuffix(" F32") for line in r.stderr.splitlines() if line.endswith(" F32")]
-        assert told == _mask_chain(name, True), r.stderr
+        assert _kept(r.stderr) == _mask_chain(name, True), r.stderr
         ops = list(load_module(tmp_path / f"{name}.mlir").main_func().body.block.ops)
         assert int8_mask_ops(ops, {loc_name(op): (-MASK / 2, 1.0) for op in ops}) == []  # below the fill: none
-        args += ["--calibration_table", str(tmp_path / "table"), "--tolerance", "0.9,0.5"]
+        args += ["--calibration_table", str(tmp_path / "table"), *(["--asymmetric"] if "asym" in case else [])]
+    capfd.readouterr()
     model_deploy.run(args)  # raises on a failed Tpu or bmodel check
-    suffix = "_sym" if mode == "INT8" else ""
-    tpu = _run(tmp_path / f"{name}_bm1684x_{mode.lower()}{suffix}_tpu.mlir", tmp_path, "tpu.npz")
+    suffix = ("_asym" if "asym" in case else "_sym") if mode == "INT8" else ""
+    tpu_mlir = tmp_path / f"{name}_bm1684x_{mode.lower()}{suffix}_tpu.mlir"
+    if mode == "INT8":
+        _check_int8_kept(name, tmp_path / f"{name}.mlir", tpu_mlir, capfd.readouterr().err)
+    tpu = _run(tpu_mlir, tmp_path, "tpu.npz")
     got = _run(tmp_path / "m.bmodel", tmp_path, "bmodel.npz")
     top = dict(np.load(tmp_path / "top_outputs.npz"))
     if mode == "F32":
         _refused(run_main("model_runner", "--input", _bad_ids(tmp_path, feed), "--model", tmp_path / "m.bmodel",
                           "--output", tmp_path / "o.npz"))
     for out in (o.name for o in model.graph.output):
+        assert got[out].shape[0] == feed["input_ids"].shape[0]
         if mode == "F32":
             np.testing.assert_allclose(got[out], tpu[out], rtol=0, atol=1e-5 * np.abs(tpu[out]).max(), err_msg=out)
         else:

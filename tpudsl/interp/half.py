@@ -51,6 +51,10 @@ def _formats() -> dict[str, Format]:
 _U = 2.0**-53  # float64's unit roundoff
 
 
+# float32 as a format: the Tpu ops whose F32 result is also their exact value rounded once (EXACT_F32)
+F32 = Format(24, -126, float(np.finfo(np.float32).max), np.dtype(np.float32))
+
+
 def half_format(dtype: np.dtype | None) -> Format | None:
     """The format of an F16/BF16 result type, None for any other."""
     name = None if dtype is None else np.dtype(dtype).name

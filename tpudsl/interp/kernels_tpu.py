@@ -20,7 +20,7 @@ import numpy as np
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
-from tpudsl.interp.half import half_format
+from tpudsl.interp.half import F32, half_format
 from tpudsl.interp.kernels_tpu_half import HALF_KERNELS, a16_matmul
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
 from tpudsl.interp.table import KERNELS, merge
@@ -207,6 +207,9 @@ def _plain_conv_operands(inputs: Inputs, attrs: KernelAttrs) -> Inputs:
 
 
 _HALF_OPERANDS = {"tpu.Conv2D": _plain_conv_operands}
+# Their F32 result is the exact value rounded once as well (the cmodel's record computes it so): a
+# softmax an F16/BF16 or INT8 model keeps in F32 (attention masks) is bit-exact on the cmodel
+EXACT_F32 = ("tpu.Softmax",)
 _HALF_WEIGHTS = {"tpu.Conv2D": _conv2d_weights}  # static operands -> plain ones (None: per call)
 
 
@@ -218,6 +221,8 @@ def _half_first(name: str, kernel: Kernel) -> Kernel:
     def choose(float_run: Run) -> Run:
         def run(inputs: Inputs, attrs: KernelAttrs) -> Array | list[Array]:
             fmt = half_format(attrs.out_dtype())
+            if fmt is None and name in EXACT_F32 and attrs.out_dtype() == np.float32:
+                fmt = F32
             if fmt is None or attrs.scales[0] is not None:
                 return float_run(inputs, attrs)
             y = half_run(operands(inputs, attrs), attrs, fmt)

@@ -231,21 +231,17 @@ def reduce_c(x, r) -> np.ndarray:
 
 
 def softmax(x, r) -> np.ndarray:
-    """softmax(beta * x) along C, from its definition: exp(z - max) / sum exp(z - max). F16/BF16:
-    z in float64, e = exp(z), e over the exact sum of e rounded once; log: z - log(fsum(e))."""
-    if arith_half.is_half(x.dtype):
-        z = x.astype(np.float64)
-        z = z * float(np.float32(r.beta)) if np.float32(r.beta) != 1 else z
-        z = np.ascontiguousarray(z - z.max(axis=1, keepdims=True))
-        e = np.exp(z)
-        if r.log:
-            return (z - np.log(arith_half.fsum_along(e, 1))).astype(x.dtype)
-        return arith_half.softmax(e, x.dtype)
-    z = x.astype(np.float32) * np.float32(r.beta)
-    z = z - z.max(axis=1, keepdims=True)
+    """softmax(beta * x) along C, from its definition: exp(z - max) / sum exp(z - max), z in
+    float64, e = exp(z), e over the exact sum of e rounded once to the record's type (F32 too: a
+    softmax an F16 or INT8 model keeps in F32, for attention masks, is bit-exact with the
+    interpreter); log: z - log(fsum(e))."""
+    z = x.astype(np.float64)
+    z = z * float(np.float32(r.beta)) if np.float32(r.beta) != 1 else z
+    z = np.ascontiguousarray(z - z.max(axis=1, keepdims=True))
     e = np.exp(z)
-    total = e.sum(axis=1, keepdims=True)
-    return z - np.log(total) if r.log else e / total
+    if r.log:
+        return (z - np.log(arith_half.fsum_along(e, 1))).astype(x.dtype)
+    return arith_half.softmax(e, x.dtype)
 
 
 def _centred(x: np.ndarray, axis: int) -> np.ndarray:

@@ -21,6 +21,8 @@ import numpy as np
 # numpy dtype name of the record -> (precision in bits, smallest normal exponent); by name, so that
 # ml_dtypes (0.5 s to import) is loaded only where a bf16 tensor is
 _PRECISION = {"float16": (11, -14), "bfloat16": (8, -126)}
+# float32 too, for the records that round their exact value once in F32 as well (BdcSoftmax)
+_ROUNDING = {**_PRECISION, "float32": (24, -126)}
 
 
 def is_half(dt: np.dtype) -> bool:
@@ -51,7 +53,7 @@ def _round_fraction(v: Fraction, dt: np.dtype) -> float:
     """v rounded to the type dt (nearest, ties to even; overflow: inf), by integer arithmetic."""
     if v == 0:
         return 0.0
-    p, emin = _PRECISION[np.dtype(dt).name]
+    p, emin = _ROUNDING[np.dtype(dt).name]
     mag = abs(v)
     e = mag.numerator.bit_length() - mag.denominator.bit_length()  # floor(log2 mag) is e or e - 1
     if Fraction(2) ** e > mag:
