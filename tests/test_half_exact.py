@@ -41,7 +41,7 @@ def nearest(value: Fraction, dt: np.dtype) -> float:
     candidates = [c for c in candidates if np.isfinite(c)]
     best = min(abs(Fraction(float(c)) - value) for c in candidates)
     ties = [c for c in candidates if abs(Fraction(float(c)) - value) == best]
-    even = [c for c in ties if int(np.array(c, dt).view(np.uint16)) % 2 == 0]
+    even = [c for c in ties if int(np.array(c, dt).view(f"u{np.dtype(dt).itemsize}")) % 2 == 0]
     return float((even or ties)[0]) + 0.0
 
 
@@ -189,6 +189,29 @@ def test_means_are_the_exact_quotient_rounded_once(mode):
     settings(max_examples=examples - -(-examples // 8))(given(mean_cases(mode))(check))()
     settings(max_examples=-(-examples // 8))(given(mean_cases(mode, forced=True))(check))()
     tally.assert_each_in(1 / 10)
+
+
+def test_f32_softmax_is_the_exact_quotient_rounded_once():
+    """tpu.Softmax in F32 (what an F16 or INT8 model keeps in F32 for an attention mask) rounds as
+    the half types do, so the cmodel is bit-exact with the interpreter: both give nearest(e / the
+    exact sum of e), e = exp(x - max) in float64, on rows of scores, of scores with finfo.min fills
+    and -inf, and of one value with a few tiny ones (float32 sums in another order round otherwise)."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((2, 40, 3, 1)) * 6).astype(np.float32)  # along C, as the record
+    x[0, -9:, 0, 0] = np.finfo(np.float32).min
+    x[1, :4, 1, 0] = -np.inf
+    x[:, :, 2, 0] = np.float32(-40)
+    x[:, 0, 2, 0] = 0
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want = np.empty(x.shape)
+    for n, h in np.ndindex(2, 3):
+        total = sum((Fraction(float(v)) for v in e[n, :, h, 0]), Fraction(0))
+        want[n, :, h, 0] = [nearest(Fraction(float(v)) / total, np.dtype(np.float32)) for v in e[n, :, h, 0]]
+    (interp,) = run_kernel(TPU_KERNELS["tpu.Softmax"], [x], _attrs(x.shape, np.dtype(np.float32), axis=1))
+    cmodel = arith.softmax(x, SimpleNamespace(beta=1.0, log=False))
+    assert (want[0, -9:, 0, 0] == 0).all() and (want[1, :4, 1, 0] == 0).all()
+    assert_bit_exact(np.float64(interp), want, "interpreter")
+    assert_bit_exact(np.float64(cmodel), want, "cmodel")
 
 
 def _grid(rng, shape) -> np.ndarray:
