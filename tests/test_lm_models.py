@@ -5,16 +5,17 @@ as torch.onnx.export writes Hugging Face's models, opset 14 and 17, 2 layers, hi
   cosine >= 0.99999 and max relative error <= 1e-4 on the finite part; where onnxruntime holds a
   mask value (|x| >= 1e30: finfo(float32).min, or -inf where GPT-2's two masks add up) Top holds
   the same value exactly.
-* model_deploy F32 (both models), BF16 (BERT with a 1000-word vocabulary: ids above 256, which
-  bf16 does not hold) and INT8 (GPT-2, run_calibration on 3 generated samples): model_deploy's own
-  checks (Tpu vs Top with --compare_all, bmodel vs Tpu), then again here through model_runner with
-  the int64 inputs: the bmodel equals the Tpu interpreter (F32 within 1e-5 of the largest value,
-  BF16 and INT8 bit for bit) and the outputs follow Top (cosine per mode). F16 without the qtable:
-  the outputs still pass and model_deploy's overflow report names the mask chain.
-* Token ids float32 does not hold (2^24 + 1): an error at model_transform, the .mlir and the bmodel.
-The mask chain (the extended mask, the masked scores, Softmax; in INT8 from the mask input on)
-stays F32 by qtable: finfo.min is beyond bf16 and no int8 scale keeps it with the scores
-(docs/frontend.md, "Transformer language models")."""
+* model_deploy with no qtable: F32 (both models), BF16 (BERT with a 1000-word vocabulary: ids above
+  256, which bf16 does not hold), INT8 (GPT-2, and BERT at batch 2 --asymmetric; run_calibration on 3
+  generated samples) and F16 (GPT-2): model_deploy's own checks (Tpu vs Top with --compare_all,
+  bmodel vs Tpu), then again here through model_runner with the int64 inputs: the bmodel equals the
+  Tpu interpreter (F32 within 1e-5 of the largest value, the others bit for bit) and the outputs
+  follow Top (cosine per mode).
+* The ops the lowering keeps in F32 for the masks (finfo.min is beyond bf16 and no int8 scale keeps
+  it with the scores; docs/quantization.md, "Attention masks"): what model_deploy names equals a
+  hand list and, in INT8, this file's walk from the mask input; in the written Tpu module they are
+  f32 and the other ops with an INT8 form are not. A qtable line naming one wins.
+* Token ids float32 does not hold (2^24 + 1): an error at model_transform, the .mlir and the bmodel."""
 
 from __future__ import annotations
 

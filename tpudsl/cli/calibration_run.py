@@ -170,14 +170,14 @@ def run_calibration(args: argparse.Namespace) -> None:
 
 
 def _tell_masks(mod: TopModule, ranges: dict[str, tuple[float, float]]) -> None:
-    """The qtable lines an INT8 deploy needs when tensors hold attention-mask fill values."""
+    """The ops an INT8 deploy with this table keeps in F32 because tensors hold attention-mask fill values."""
     from tpudsl.lowering.overflow import MASK_FILL, int8_mask_ops
 
     keep = int8_mask_ops(list(mod.main_func().body.block.ops), ranges)
     if keep:
         print(f"run_calibration: some tensors hold attention-mask fill values (|x| >= {MASK_FILL:g}, such as "
-              "finfo(float32).min): no int8 scale keeps their other values; these qtable lines keep the ops "
-              "that compute or read them in F32 (model_deploy --quantize_table):",
+              "finfo(float32).min): no int8 scale keeps their other values, so model_deploy --quantize INT8 "
+              "keeps the ops that compute or read them in F32 (a --quantize_table line naming one wins):",
               *(f"{name} F32" for name in keep), sep="\n", file=sys.stderr)
 
 

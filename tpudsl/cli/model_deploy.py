@@ -24,9 +24,11 @@ raw integers; --fuse_preprocess: the inputs take raw uint8 data, compared by nam
 (rounded) as the stripped casts would, a stripped output compared under its Top name; docs/tools.md). INT8 imports
 --calibration_table first (symmetric; --asymmetric: uint8/int8 with zero points); a QDQ model's module (TOP_CALIBRATED:
 model_transform gave it the ranges of its Q/DQ nodes) needs none, and --quantize QDQ is TPU-MLIR's spelling of that. In F16/BF16, a
-run that produced inf/NaN names the first op that did and
+run that produced inf/NaN where Top did not names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32. F16, W8F16 and W4F16 lower average pools
-in F32, as TPU-MLIR, unless --ignore_f16_overflow. --fazzy_match compares each tensor with the
+in F32, as TPU-MLIR, unless --ignore_f16_overflow. Every mode but F32 keeps the ops that compute or read
+attention-mask fill values (|x| >= 1e30, finfo(float32).min) in F32, and says which on stderr as qtable
+lines (a --quantize_table line naming one wins; docs/quantization.md, "Attention masks"). --fazzy_match compares each tensor with the
 reference tensor of its shape that is closest (TPU-MLIR's fuzzy match, for references named otherwise).
 --not_gen_bmodel stops once PREFIX_tpu.mlir is written, without any check (TPU-MLIR's).
 
