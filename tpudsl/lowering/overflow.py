@@ -100,28 +100,28 @@ def float_mask_ops(ops: list[Operation], weights: Mapping[str, np.ndarray]) -> l
     """Names of the Top ops (in order) that F16/BF16 keep in F32, found without running the model
     (finfo.min is beyond f16 and bf16 alike): the ops computing or reading a tensor that holds
     mask fill values. A tensor holds them when it is a weight with |x| >= MASK_FILL, the result of
-    an op with such a constant attribute (`(1 - mask) * finfo.min`'s MulConst), or the result of
-    an op that carries fills (CARRIES_FILLS, or the moved operands of an op that moves elements)
-    from an operand that holds them. Any other op reading them (Softmax) is kept, its result is
-    taken to hold none."""
+    an op with such a constant operand attribute (CONSTANT_OPERANDS: `(1 - mask) * finfo.min`'s
+    MulConst), or the result of an op that carries fills (CARRIES_FILLS, or the moved operands of
+    an op that moves elements) from an operand that holds them. Any other op reading them
+    (Softmax) is kept, its result is taken to hold none."""
     holding: set = set()
-
-    def filled(value) -> bool:
-        return value in holding
-
     for op in ops:
         if op.name == "top.Weight":
             data = weights.get(loc_name(op))
             if data is not None and _beyond(data, MASK_FILL):
                 holding.add(op.results[0])
             continue
-        constant = any(isinstance(a, FloatAttr) and abs(a.value.data) >= MASK_FILL for a in op.attributes.values())
+        constant = any(isinstance(a := op.attributes.get(name), FloatAttr) and abs(a.value.data) >= MASK_FILL
+                       for name in CONSTANT_OPERANDS)
         carried = op.operands if op.name in CARRIES_FILLS else _moved(op)
         if constant or any(v in holding for v in carried):
             holding.update(op.results)
-    return _mask_ops(ops, filled, from_input=False)
+    return _mask_ops(ops, holding.__contains__, from_input=False)
 
 
+# The attributes that stand for a constant operand (AddConst's, Where's branches, MaskedFill's), whose
+# value the result can hold; a bound such as Clip's max (float32's largest: no clip) is none of them
+CONSTANT_OPERANDS = ("const_val", "x_const_val", "y_const_val")
 # Element-wise arithmetic whose result holds a fill where an operand does: a fill plus, minus,
 # times, min or max a moderate number is still beyond any half type (ops that move elements,
 # Reshape, Where's branches, are read from their spec's `moves`)
