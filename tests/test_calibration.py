@@ -31,7 +31,7 @@ from tpudsl.ir.module import save_module
 from tpudsl.lowering import calibration_pool
 from tpudsl.lowering.calibration import merge_stats, sample_stats
 from tpudsl.lowering.calibration_math import FineHistogram, fine_bins, kld_threshold, threshold
-from tpudsl.lowering.calibration_table import parse_table, read_table
+from tpudsl.lowering.calibration_table import TableEntry, as_written, parse_table, read_table, table_text
 
 SAMPLES = 6
 
@@ -484,6 +484,34 @@ def test_table_is_written_in_tpu_mlirs_format(conv_model):
     for line, (name, e) in zip(lines[5:], table.items(), strict=True):
         assert line == "{} {:.7f} {:.7f} {:.7f}".format(name, e.threshold, e.min, e.max)
 
+
+
+@st.composite
+def table_entries(draw) -> dict[str, TableEntry]:
+    """Up to 4 entries whose thresholds have digits below the table's 7 decimals (up to 1e6, where
+    those digits survive in float64), min and max of any float32 size."""
+    entries = {}
+    for i in range(draw(st.integers(1, 4))):
+        threshold = draw(st.integers(1, 10**13)) / 1e7 + draw(st.floats(1e-9, 4e-8))
+        lo, hi = sorted(draw(st.floats(-3.4e38, 3.4e38)) for _ in range(2))
+        entries[f"t{i}"] = TableEntry(threshold, lo, hi)
+    return entries
+
+
+def test_entries_as_written_are_what_the_reader_reads_from_the_written_table():
+    """as_written (the thresholds run_qtable's and run_sensitive_layer's searches score) against
+    the reader on the writer's text: what model_deploy reads from the table they write."""
+    tally = FeatureTally(("threshold rounded",))
+
+    @given(table_entries())
+    def prop(entries):
+        written = as_written(entries)
+        assert written == parse_table(table_text(entries, 2048, 1), "t")
+        tally.record({"threshold rounded"} if any(written[n].threshold != e.threshold for n, e in entries.items())
+                     else set())
+
+    prop()
+    tally.assert_each_in(1)
 
 # ---- bad input: one line, exit 1, no table --------------------------------------------------------------
 

@@ -14,8 +14,6 @@ module again. docs/quantization.md, "--bc".
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -24,58 +22,57 @@ from tpudsl.cli.compare import cosine_similarity
 from tpudsl.cli.model_runner import dequantized
 from tpudsl.cli.qtable_search import lowered_int8, output_cosine
 from tpudsl.interp.module_interpreter import run_samples
-from tpudsl.ir.module import TopModule, write_atomically
+from tpudsl.ir.module import TopModule
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
+from tpudsl.lowering.calibration_table import TableEntry, as_written
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
 Runs = list[dict[str, np.ndarray]]
 
 
-def correct_biases(args: argparse.Namespace, mod: TopModule, table: str,
+def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str, TableEntry],
                    inputs: Sequence[Mapping[str, np.ndarray]]) -> tuple[int, list[str]]:
-    """Bias correction of `mod` in place, measured with the calibration table text `table` on
-    `inputs`; how many biases were corrected, and the lines that tell the user what was done and
-    skipped."""
+    """Bias correction of `mod` in place, measured with the calibration `table` (as its file holds
+    it) on `inputs`; how many biases were corrected, and the lines that tell the user what was done
+    and skipped."""
     planned, skipped = plan_correction(mod)
     notes = [f"--bc: {s}" for s in skipped]
     if not planned:
         return 0, ["--bc: 0 biases corrected (no Conv or MatMul has one to correct)", *notes]
     f32_runs, outputs = run_samples(mod.module, mod.weights, inputs, keep_all=True)
-    with tempfile.TemporaryDirectory(prefix="bias_correction_") as tmp:
-        path = os.path.join(tmp, "cali_table")
-        write_atomically(path, lambda f: f.write(table.encode()))
+    written = as_written(table)
 
-        def int8_runs(shifts: Mapping[str, np.ndarray]) -> tuple[Runs, float]:
-            """The INT8 model with `shifts` added to the biases: its runs, dequantized, and output cosine."""
-            trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
-            correct(trial, shifts, renamed=False)  # the table names the layers as they were
-            params = int8_params(lowered_int8(trial, path, args.processor, asymmetric=False))
-            runs = [dequantized(run, params)
-                    for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
-            return runs, output_cosine(runs, f32_runs, outputs)
+    def int8_runs(shifts: Mapping[str, np.ndarray]) -> tuple[Runs, float]:
+        """The INT8 model with `shifts` added to the biases: its runs, dequantized, and output cosine."""
+        trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
+        correct(trial, shifts, renamed=False)  # the table names the layers as they were
+        params = int8_params(lowered_int8(trial, written, args.processor, asymmetric=False))
+        runs = [dequantized(run, params)
+                for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
+        return runs, output_cosine(runs, f32_runs, outputs)
 
-        runs, best = int8_runs({})
-        head = f"--bc: INT8 output cosine {best:.6f} on {len(inputs)} samples"
-        if best > args.expected_cos:
-            return 0, [f"{head} > --expected_cos {args.expected_cos:g}: 0 biases corrected", *notes]
-        kept: dict[str, np.ndarray] = {}
-        lines = []
-        for op in planned:
-            m = measure(op, f32_runs, runs, cosine_similarity)
-            if m.cosine >= args.min_layer_cos:
-                lines.append(f"'{m.op}' not corrected: layer cosine {m.cosine:.6f} >= --min_layer_cos "
-                             f"{args.min_layer_cos:g}")
-                continue
-            trial_runs, cos = int8_runs({**kept, m.op: m.shift})
-            what = f"'{m.op}' (layer cosine {m.cosine:.6f}, largest shift {np.abs(m.shift).max():.3e})"
-            if cos < best:  # TPU-MLIR's revert
-                lines.append(f"{what} not corrected: the output cosine would drop to {cos:.6f}")
-                continue
-            kept[m.op], runs, best = m.shift, trial_runs, cos
-            lines.append(f"{what} corrected: output cosine {cos:.6f}")
-            if best > args.expected_cos:  # TPU-MLIR's stop
-                lines.append(f"output cosine {best:.6f} > --expected_cos {args.expected_cos:g}: stopped")
-                break
+    runs, best = int8_runs({})
+    head = f"--bc: INT8 output cosine {best:.6f} on {len(inputs)} samples"
+    if best > args.expected_cos:
+        return 0, [f"{head} > --expected_cos {args.expected_cos:g}: 0 biases corrected", *notes]
+    kept: dict[str, np.ndarray] = {}
+    lines = []
+    for op in planned:
+        m = measure(op, f32_runs, runs, cosine_similarity)
+        if m.cosine >= args.min_layer_cos:
+            lines.append(f"'{m.op}' not corrected: layer cosine {m.cosine:.6f} >= --min_layer_cos "
+                         f"{args.min_layer_cos:g}")
+            continue
+        trial_runs, cos = int8_runs({**kept, m.op: m.shift})
+        what = f"'{m.op}' (layer cosine {m.cosine:.6f}, largest shift {np.abs(m.shift).max():.3e})"
+        if cos < best:  # TPU-MLIR's revert
+            lines.append(f"{what} not corrected: the output cosine would drop to {cos:.6f}")
+            continue
+        kept[m.op], runs, best = m.shift, trial_runs, cos
+        lines.append(f"{what} corrected: output cosine {cos:.6f}")
+        if best > args.expected_cos:  # TPU-MLIR's stop
+            lines.append(f"output cosine {best:.6f} > --expected_cos {args.expected_cos:g}: stopped")
+            break
     correct(mod, kept)
     return len(kept), [f"{head}; {len(kept)} biases corrected", *(f"--bc: {line}" for line in lines), *notes]
 

@@ -135,24 +135,25 @@ def run_calibration(args: argparse.Namespace) -> None:
     try:
         notes = rw.rewrite_for_calibration(args, mod, samples, loader, bars.new) if rewritten is not None else []
 
-        def table() -> str:
+        def table() -> tuple[dict[str, TableEntry], str]:
             if rewritten is not None and args.scheduler:  # the cluster's workers read the module from its path
                 rw.save_rewritten(mod, rewritten)
             result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                                bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
             ranges.update(result.ranges)
             entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
-            return table_text(entries, args.histogram_bin_num, len(samples), tuned=len(tune_inputs) if tuned else 0)
+            return entries, table_text(entries, args.histogram_bin_num, len(samples),
+                                       tuned=len(tune_inputs) if tuned else 0)
 
-        text = table()
+        entries, text = table()
         if bc:  # after the table, as TPU-MLIR; a corrected module is calibrated again, as TPU-MLIR's
             from tpudsl.cli.bias_correction import correct_biases
 
             bars.close()
-            corrected, lines = correct_biases(args, mod, text, bc_inputs)
+            corrected, lines = correct_biases(args, mod, entries, bc_inputs)
             notes += lines
             if corrected:
-                text = table()
+                _, text = table()
     finally:
         bars.close()
     table = (args.output, lambda f: f.write(text.encode()))
@@ -206,8 +207,7 @@ def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationRes
     if not search_inputs:
         return tables[args.method], bool(tune_inputs)
     bars.close()
-    texts = {m: table_text(t, args.histogram_bin_num, 0) for m, t in tables.items()}
-    chosen, _ = best_method(args.mlir, texts, args.processor, search_inputs,
+    chosen, _ = best_method(args.mlir, tables, args.processor, search_inputs,
                             lambda line: say(f"search_threshold: {line}"))
     say(f"search_threshold: chose {chosen}")
     return tables[chosen], bool(tune_inputs) and chosen == tuned

@@ -17,6 +17,9 @@ from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
+from tpudsl.lowering.calibration import tensor_names
+from tpudsl.lowering.calibration_table import TableEntry, read_table
+from tpudsl.lowering.import_calibration import import_table
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
 from tpudsl.passes import pass_class
 
@@ -39,21 +42,26 @@ def chip_and_float_mode(processor: str, fp_type: str) -> tuple[str, str]:
 
 class Int8Search:
     """Lowers fresh copies of the calibrated module with a qtable and scores them against Top
-    (run_qtable's layers; run_calibration --search search_threshold's tables, given per call)."""
+    (run_qtable's layers; run_calibration --search search_threshold's tables, given per call).
+    `where`: the file `table` was read from, named in its errors."""
 
-    def __init__(self, mlir: str, table: str, chip: str, samples: list[dict[str, np.ndarray]], asymmetric: bool):
-        self.mlir, self.table, self.chip, self.samples, self.asymmetric = mlir, table, chip, samples, asymmetric
+    def __init__(self, mlir: str, table: Mapping[str, TableEntry], chip: str, samples: list[dict[str, np.ndarray]],
+                 asymmetric: bool, where: str | None = None):
+        self.mlir, self.table, self.where, self.chip = mlir, table, where, chip
+        self.samples, self.asymmetric = samples, asymmetric
         top = load_module(mlir)
         self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
         self.reference = run_samples(top.module, top.weights, samples)[0]
         self.lowered(top, {})  # a bad table or chip fails here, before any search
 
-    def lowered(self, top: TopModule, qtable: Mapping[str, str], table: str | None = None) -> TopModule:
-        return lowered_int8(top, table or self.table, self.chip, self.asymmetric, qtable)
+    def lowered(self, top: TopModule, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None
+                ) -> TopModule:
+        return lowered_int8(top, self.table if table is None else table, self.chip, self.asymmetric, qtable,
+                            self.where)
 
-    def cosine(self, qtable: Mapping[str, str], table: str | None = None) -> float:
+    def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
         """The model's cosine with Top (the least over outputs of the mean over samples), lowered
-        with `qtable` and the calibration table `table` (default: the one given at init)."""
+        with `qtable` and the calibration `table` (default: the one given at init)."""
         top = self.lowered(load_module(self.mlir), qtable, table)
         runs = run_samples(top.module, top.weights, self.samples)[0]
         return output_cosine(runs, self.reference, list(self.reference[0]))
@@ -66,13 +74,12 @@ def output_cosine(runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[
                for name in outputs)
 
 
-def lowered_int8(top: TopModule, table: str, chip: str, asymmetric: bool,
-                 qtable: Mapping[str, str] | None = None) -> TopModule:
-    """`top` lowered in place to INT8 with the calibration table at `table`, as model_deploy INT8
-    lowers it (cli/deploy.py), with the qtable given as a mapping."""
-    ctx = make_context()
-    pass_class("import-calibration-table")(file=table, asymmetric=asymmetric).apply(ctx, top.module)
-    pass_class("processor-assign")(chip=chip, mode="INT8").apply(ctx, top.module)
+def lowered_int8(top: TopModule, table: Mapping[str, TableEntry], chip: str, asymmetric: bool,
+                 qtable: Mapping[str, str] | None = None, where: str | None = None) -> TopModule:
+    """`top` lowered in place to INT8 with the calibration `table` (read from the file `where`, if
+    any), as model_deploy INT8 lowers it (cli/deploy.py), with the qtable given as a mapping."""
+    import_table(top.module, table, asymmetric, where)
+    pass_class("processor-assign")(chip=chip, mode="INT8").apply(make_context(), top.module)
     lower_int8(top, qtable or {}, asymmetric=asymmetric)  # not the pass: it reads its qtable from a file
     return top
 
@@ -103,9 +110,11 @@ def run_qtable(args: argparse.Namespace) -> None:
     if args.input_num < 0:
         raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
     chip, fp = chip_and_float_mode(args.processor, args.fp_type)
-    loader = sample_loader(load_module(args.mlir))
+    top = load_module(args.mlir)
+    loader = sample_loader(top)
     samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
-    s = Int8Search(args.mlir, args.calibration_table, chip, samples, args.asymmetric)
+    table = read_table(args.calibration_table, set(tensor_names(top.module)))
+    s = Int8Search(args.mlir, table, chip, samples, args.asymmetric, args.calibration_table)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:

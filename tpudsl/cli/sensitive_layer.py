@@ -5,9 +5,7 @@ the three files (the command: tpudsl/cli/run_sensitive_layer.py; the scheme: doc
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -16,9 +14,9 @@ from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule, load_module, write_atomically, write_files_atomically
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import TableEntry, read_table, table_text
+from tpudsl.ir.module import TopModule, load_module, write_files_atomically
+from tpudsl.lowering.calibration import calibrate, tensor_names
+from tpudsl.lowering.calibration_table import TableEntry, as_written, read_table, table_text
 from tpudsl.lowering.threshold_tune import pairs, tune
 
 # TPU-MLIR's quantize_method_list of the search, in its order (max, percentile9999, kl, mse): a
@@ -50,21 +48,8 @@ def with_thresholds(table: Mapping[str, TableEntry], source: Mapping[str, TableE
     return {n: replace(e, threshold=source[n].threshold) if n in tensors else e for n, e in table.items()}
 
 
-class TableFiles:
-    """Calibration tables written to a temporary directory, as Int8Search lowers from a file."""
-
-    def __init__(self, directory: str):
-        self.directory, self.count = directory, 0
-
-    def path(self, table: Mapping[str, TableEntry]) -> str:
-        self.count += 1
-        path = os.path.join(self.directory, f"table_{self.count}")
-        write_atomically(path, lambda f: f.write(table_text(table, 0, 0).encode()))
-        return path
-
-
 def layer_losses(s: Int8Search, top: TopModule, base: Table, tables: Mapping[str, Table], fp: str,
-                 files: TableFiles, progress: Callable[[LayerLoss], None]) -> tuple[list[LayerLoss], Table]:
+                 progress: Callable[[LayerLoss], None]) -> tuple[list[LayerLoss], Table]:
     """Every layer's losses in op order and the table with each layer's best thresholds: a layer is
     measured alone in INT8 (the others `fp`) with the thresholds chosen for the earlier layers."""
     ops = {loc_name(op): op for op in top.main_func().body.block.ops}
@@ -77,7 +62,7 @@ def layer_losses(s: Int8Search, top: TopModule, base: Table, tables: Mapping[str
         for m in METHODS:
             key = tuple(tables[m][n].threshold for n in tensors)
             if key not in by_thresholds:
-                by_thresholds[key] = 1.0 - s.cosine(alone, files.path(with_thresholds(current, tables[m], tensors)))
+                by_thresholds[key] = 1.0 - s.cosine(alone, with_thresholds(current, tables[m], tensors))
         found.append(LayerLoss(layer, ops[layer].name, tensors,
                                tuple(by_thresholds[tuple(tables[m][n].threshold for n in tensors)] for m in METHODS)))
         current = with_thresholds(current, tables[found[-1].method], tensors)
@@ -85,18 +70,18 @@ def layer_losses(s: Int8Search, top: TopModule, base: Table, tables: Mapping[str
     return found, current
 
 
-def float_layers(s: Int8Search, ranked: Sequence[LayerLoss], table_path: str, fp: str, expected_cos: float,
+def float_layers(s: Int8Search, ranked: Sequence[LayerLoss], table: Table, fp: str, expected_cos: float,
                  max_float: int, progress: Callable[[str], None]) -> tuple[list[str], float]:
     """The worst layers in `fp`, one at a time, until the model reaches `expected_cos` or `max_float`
     are float; (those layers, the cosine reached)."""
     kept: list[str] = []
-    cos = s.cosine({}, table_path)
+    cos = s.cosine({}, table)
     progress(f"INT8 with the new thresholds: cosine {cos:.6f}")
     for worst in ranked[:max_float]:
         if cos >= expected_cos:
             break
         kept.append(worst.layer)
-        cos = s.cosine({layer: fp for layer in kept}, table_path)
+        cos = s.cosine({layer: fp for layer in kept}, table)
         progress(f"+ '{worst.layer}' in {fp}: cosine {cos:.6f}")
     return kept, cos
 
@@ -112,6 +97,7 @@ def method_tables(args: argparse.Namespace, top: TopModule, loader: SampleLoader
     tables = {m: result.table(m) for m in METHODS}
     for m in METHODS if tune_inputs else ():
         tables[m], _ = tune(top, tables[m], tune_inputs, bars.new(f"tuning {m}", len(pairs(top)), "tensor"))
+    tables = {m: as_written(t) for m, t in tables.items()}  # the thresholds the new table will hold
     bars.close()
     say(f"{len(METHODS)} methods' thresholds from {len(samples)} samples"
         + (f", tuned on {len(tune_inputs)}" if tune_inputs else ""))
@@ -136,8 +122,8 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
     top = load_module(args.mlir)
     loader = sample_loader(top)
     inputs = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.inference_num)]
-    base = read_table(args.calibration_table)
-    s = Int8Search(args.mlir, args.calibration_table, chip, inputs, asymmetric=False)
+    base = read_table(args.calibration_table, set(tensor_names(top.module)))
+    s = Int8Search(args.mlir, base, chip, inputs, asymmetric=False, where=args.calibration_table)
     int8_cos = s.cosine({})
     if int8_cos > args.expected_cos:  # TPU-MLIR's first step: no search, nothing written
         print(f"run_sensitive_layer: INT8 with '{args.calibration_table}' reaches cosine {int8_cos:.6f} > "
@@ -158,13 +144,10 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
                            file=sys.stderr)
                 bar(1)
 
-        with tempfile.TemporaryDirectory(prefix="sensitive_layer_") as tmp:
-            files = TableFiles(tmp)
-            found, new_table = layer_losses(s, top, base, tables, fp, files, measured)
-            bars.close()
-            ranked = sorted(found, key=lambda r: r.loss, reverse=True)
-            kept, cos = float_layers(s, ranked, files.path(new_table), fp, args.expected_cos,
-                                     args.max_float_layers, say)
+        found, new_table = layer_losses(s, top, base, tables, fp, measured)
+        bars.close()
+        ranked = sorted(found, key=lambda r: r.loss, reverse=True)
+        kept, cos = float_layers(s, ranked, new_table, fp, args.expected_cos, args.max_float_layers, say)
     finally:
         bars.close()
     texts = files_text(args, chip, fp, ranked, kept, new_table, (int8_cos, cos), (calibrated, tuned, len(inputs)))

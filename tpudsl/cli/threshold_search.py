@@ -7,31 +7,27 @@ first --inference_num samples; the best method's table is the one written (docs/
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from tpudsl.cli.qtable_search import Int8Search
-from tpudsl.ir.module import write_atomically
+from tpudsl.lowering.calibration_table import TableEntry, as_written
 
 # TPU-MLIR's quantize_method_list of the search, in its order: KL, MAX, Percentile9999, MSE.
 SEARCHED = ("kld", "minmax", "percentile9999", "mse")
 
 
-def best_method(mlir: str, tables: Mapping[str, str], chip: str, samples: list[dict[str, np.ndarray]],
-                progress: Callable[[str], None]) -> tuple[str, dict[str, float]]:
+def best_method(mlir: str, tables: Mapping[str, Mapping[str, TableEntry]], chip: str,
+                samples: list[dict[str, np.ndarray]], progress: Callable[[str], None]) -> tuple[str, dict[str, float]]:
     """(the method whose table's INT8 model is closest to Top, every method's cosine); `tables`
-    holds each method's table text. Equal cosines: the first method (TPU-MLIR's max over its dict)."""
+    holds each method's entries, scored as the table file holds them. Equal cosines: the first
+    method (TPU-MLIR's max over its dict)."""
+    written = {m: as_written(t) for m, t in tables.items()}
+    search = Int8Search(mlir, written[next(iter(written))], chip, samples, asymmetric=False)
     cosines: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="search_threshold_") as tmp:
-        paths = {m: os.path.join(tmp, f"{m}_cali_table") for m in tables}
-        for m, text in tables.items():
-            write_atomically(paths[m], lambda f, text=text: f.write(text.encode()))
-        search = Int8Search(mlir, paths[next(iter(tables))], chip, samples, asymmetric=False)
-        for m in tables:
-            cosines[m] = search.cosine({}, paths[m])
-            progress(f"{m}: INT8 output cosine {cosines[m]:.6f} on {len(samples)} samples")
+    for m, table in written.items():
+        cosines[m] = search.cosine({}, table)
+        progress(f"{m}: INT8 output cosine {cosines[m]:.6f} on {len(samples)} samples")
     best = max(cosines, key=cosines.__getitem__)
     return best, cosines

@@ -47,8 +47,18 @@ def table_text(entries: Mapping[str, TableEntry], bins: int, samples: int,
         "###",
         "# op_name    threshold    min    max",
     ]
-    lines += [f"{name} {e.threshold:.7f} {e.min:.7f} {e.max:.7f}" for name, e in entries.items()]
+    lines += [f"{name} {' '.join(_written(e))}" for name, e in entries.items()]
     return "\n".join(lines) + "\n"
+
+
+def as_written(entries: Mapping[str, TableEntry]) -> dict[str, TableEntry]:
+    """`entries` as their table file holds them: a search scores the thresholds model_deploy reads
+    from the table it writes, not the unrounded ones."""
+    return {name: TableEntry(*map(float, _written(e))) for name, e in entries.items()}
+
+
+def _written(e: TableEntry) -> list[str]:
+    return [f"{v:.7f}" for v in (e.threshold, e.min, e.max)]  # TPU-MLIR's 7 decimals
 
 
 def read_table(path: str, tensor_names: Collection[str] | None = None) -> dict[str, TableEntry]:

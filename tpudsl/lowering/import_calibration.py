@@ -20,7 +20,7 @@ A float tensor the table does not name is an error (TPU-MLIR would leave it unca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -53,19 +53,30 @@ class ImportCalibrationTablePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.file:
             raise TpudslError("import-calibration-table needs the table: file=NAME_cali_table")
-        state = op.attributes.get("module.state")
-        if state != StringAttr("TOP_F32"):
-            found = f"'{state.data}'" if isinstance(state, StringAttr) else "none"
-            raise TpudslError(f"import-calibration-table needs module.state \"TOP_F32\", the module has {found}")
-        table = read_table(self.file, set(tensor_names(op)))
+        require_top_f32(op)  # before the table is read: a module in the wrong state is the first error
+        import_table(op, read_table(self.file, set(tensor_names(op))), self.asymmetric, self.file)
 
-        def range_of(inner: Operation, name: str) -> tuple[float, float]:
-            entry = table.get(name)
-            if entry is None:
-                raise TpudslError(f"no entry for tensor '{name}' ({inner.name})", self.file)
-            return calibrated_range(inner, entry, self.asymmetric)
 
-        calibrate_top(op, range_of, self.file)
+def require_top_f32(module: ModuleOp) -> None:
+    state = module.attributes.get("module.state")
+    if state != StringAttr("TOP_F32"):
+        found = f"'{state.data}'" if isinstance(state, StringAttr) else "none"
+        raise TpudslError(f"import-calibration-table needs module.state \"TOP_F32\", the module has {found}")
+
+
+def import_table(module: ModuleOp, entries: Mapping[str, TableEntry], asymmetric: bool, where: str | None) -> None:
+    """The pass's work on a table already read (the searches lower with tables they hold, not
+    files): every float Top tensor of the TOP_F32 `module` takes its range from `entries`; `where`
+    (the table's file, if any) is named in the errors."""
+    require_top_f32(module)
+
+    def range_of(inner: Operation, name: str) -> tuple[float, float]:
+        entry = entries.get(name)
+        if entry is None:
+            raise TpudslError(f"no entry for tensor '{name}' ({inner.name})", where)
+        return calibrated_range(inner, entry, asymmetric)
+
+    calibrate_top(module, range_of, where)
 
 
 def calibrate_top(module: ModuleOp, range_of: Callable[[Operation, str], tuple[float, float] | None],
