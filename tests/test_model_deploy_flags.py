@@ -142,6 +142,15 @@ def test_quantize_modes_tpudsl_lacks_are_refused_by_name(tmp_path, mode, why):
     assert written(tmp_path) == set()
 
 
+def test_addr_mode_io_alone_is_refused_by_processor_assign(top, tmp_path):
+    """--addr_mode is processor-assign's option: a region tpudsl lacks is one line naming it, nothing written."""
+    d, _ = top
+    r = deploy(d, tmp_path, "--addr_mode", "io_alone")
+    assert (r.returncode, r.stderr.splitlines()) == (1, [
+        "error: processor-assign: addr_mode=io_alone is not supported (only addr_mode=auto or addr_mode=basic)"])
+    assert written(tmp_path) == set()
+
+
 def test_accepted_values_write_what_the_defaults_write(top, tmp_path):
     d, _ = top
     (tmp_path / "a").mkdir()

@@ -69,7 +69,7 @@ def _prepare(top: TopModule, args) -> None:
         pass_class("import-calibration-table")(file=args.calibration_table, asymmetric=args.asymmetric).apply(
             ctx, top.module)
     pass_class("processor-assign")(chip=args.processor, mode=args.quantize, num_device=args.num_device,
-                                   num_core=args.num_core).apply(ctx, top.module)
+                                   num_core=args.num_core, addr_mode=args.addr_mode).apply(ctx, top.module)
     fuse = _fuse_preprocess(args)
     if fuse is not None:
         fuse.apply(ctx, top.module)

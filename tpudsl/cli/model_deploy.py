@@ -6,9 +6,9 @@
       [--test_input NAME_in_f32.npz] [--test_reference NAME_top_outputs.npz]
       [--tolerance 0.8,0.5] [--compare_all] [--excepts a,b] [--fazzy_match] [--skip_validation]
       [--disable_layer_group] [--opt 1|2|3] [--ignore_f16_overflow] [--not_gen_bmodel] [--cache_skip] [--debug]
-      [--addr_mode auto|basic; TPU-MLIR's --do_winograd, --includeWeight, --patterns_count and --quantize
-       INT4|F8E4M3|F8E5M2 are refused by name: docs/tools.md, model_deploy]
-      [TPU-MLIR's --num_device --num_core --quant_input --quant_output --quant_input_list
+      [TPU-MLIR's --do_winograd, --includeWeight, --patterns_count and --quantize INT4|F8E4M3|F8E5M2 are
+       refused by name: docs/tools.md, model_deploy]
+      [TPU-MLIR's --num_device --num_core --addr_mode --quant_input --quant_output --quant_input_list
        --quant_output_list --quant_output_bf16 --dynamic --op_divide --disable_topo_sort
        --opt_post_processor --weight_deduplicate --merge_weight --group_by_cores --compress_mode
        --model_version --fuse_preprocess --customization_format --aligned_input:
@@ -64,8 +64,6 @@ REFUSED_MODES = {
 
 # TPU-MLIR's model_deploy flags tpudsl parses only to check (docs/tools.md, model_deploy).
 CHECKED = (
-    Checked("--addr_mode", ("auto", "basic"), "tpudsl places inputs and outputs among the activations, by liveness, "
-            "in one neuron region (TPU-MLIR's basic); io_alone, io_tag, io_tag_fuse and io_reloc regions are not modelled"),
     Checked("--do_winograd", (False,), "Winograd convolution (TPU-MLIR's BM1684 INT8 Conv form) is not modelled"),
     Checked("--includeWeight", (False,), "it puts the weights into the TOSA module of --processor cpu, "
             "which tpudsl does not write"),
@@ -112,6 +110,8 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--q_symmetric", action="store_true", help="with --q_group_size: symmetric groups (zero point 128)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
+    t.add_argument("--addr_mode", default="auto",
+                   help="auto or basic: inputs and outputs among the activations in one neuron region")
     t.add_argument("--quant_input", action="store_true",
                    help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
     t.add_argument("--quant_output", action="store_true", help="int8/uint8 or f16/bf16 outputs: their casts stripped")
