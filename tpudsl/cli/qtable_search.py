@@ -92,15 +92,28 @@ def search(s: Int8Search, fp: str, expected_cos: float, min_layer_cos: float,
         losses.append((layer, s.cosine({other: fp for other in s.layers if other != layer})))
         progress(f"layer {i + 1}/{len(s.layers)} '{layer}' alone in INT8: cosine {losses[-1][1]:.6f}")
     losses.sort(key=lambda lc: lc[1])
-    kept = [layer for layer, cos in losses if cos < min_layer_cos]
-    rest = [layer for layer, cos in losses if cos >= min_layer_cos]
-    cos = s.cosine({layer: fp for layer in kept})
-    progress(f"{len(kept)} layers in {fp} (below --min_layer_cos): cosine {cos:.6f}")
-    while cos < expected_cos and rest:
-        kept.append(rest.pop(0))
-        cos = s.cosine({layer: fp for layer in kept})
-        progress(f"+ '{kept[-1]}' in {fp}: cosine {cos:.6f}")
+    below = [layer for layer, cos in losses if cos < min_layer_cos]
+    kept, cos = float_until(s, below, [layer for layer, cos in losses if cos >= min_layer_cos], fp, expected_cos,
+                            f"{len(below)} layers in {fp} (below --min_layer_cos)", progress)
     return losses, kept, cos
+
+
+def float_until(s: Int8Search, kept: Sequence[str], worst_first: Sequence[str], fp: str, expected_cos: float,
+                first: str, progress: Callable[[str], None],
+                table: Mapping[str, TableEntry] | None = None) -> tuple[list[str], float]:
+    """The model scored with `kept` in `fp` (the line `first` says so), then the next of
+    `worst_first` added to them, one at a time, until it reaches `expected_cos` or none is left;
+    (the layers in `fp`, the cosine reached). `table`: as Int8Search.cosine's."""
+    kept = list(kept)
+    cos = s.cosine({layer: fp for layer in kept}, table)
+    progress(f"{first}: cosine {cos:.6f}")
+    for layer in worst_first:
+        if cos >= expected_cos:
+            break
+        kept.append(layer)
+        cos = s.cosine({layer: fp for layer in kept}, table)
+        progress(f"+ '{layer}' in {fp}: cosine {cos:.6f}")
+    return kept, cos
 
 
 def run_qtable(args: argparse.Namespace) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tpudsl.cli.calibration_run import ProgressBars, SampleLoader, list_samples, sample_loader, tuning_samples
-from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode
+from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode, float_until
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
@@ -68,22 +68,6 @@ def layer_losses(s: Int8Search, top: TopModule, base: Table, tables: Mapping[str
         current = with_thresholds(current, tables[found[-1].method], tensors)
         progress(found[-1])
     return found, current
-
-
-def float_layers(s: Int8Search, ranked: Sequence[LayerLoss], table: Table, fp: str, expected_cos: float,
-                 max_float: int, progress: Callable[[str], None]) -> tuple[list[str], float]:
-    """The worst layers in `fp`, one at a time, until the model reaches `expected_cos` or `max_float`
-    are float; (those layers, the cosine reached)."""
-    kept: list[str] = []
-    cos = s.cosine({}, table)
-    progress(f"INT8 with the new thresholds: cosine {cos:.6f}")
-    for worst in ranked[:max_float]:
-        if cos >= expected_cos:
-            break
-        kept.append(worst.layer)
-        cos = s.cosine({layer: fp for layer in kept}, table)
-        progress(f"+ '{worst.layer}' in {fp}: cosine {cos:.6f}")
-    return kept, cos
 
 
 def method_tables(args: argparse.Namespace, top: TopModule, loader: SampleLoader, bars: ProgressBars,
@@ -147,7 +131,9 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
         found, new_table = layer_losses(s, top, base, tables, fp, measured)
         bars.close()
         ranked = sorted(found, key=lambda r: r.loss, reverse=True)
-        kept, cos = float_layers(s, ranked, new_table, fp, args.expected_cos, args.max_float_layers, say)
+        # the worst layers (at most --max_float_layers) in fp, one at a time, until --expected_cos is reached
+        kept, cos = float_until(s, [], [r.layer for r in ranked[:args.max_float_layers]], fp, args.expected_cos,
+                                "INT8 with the new thresholds", say, new_table)
     finally:
         bars.close()
     texts = files_text(args, chip, fp, ranked, kept, new_table, (int8_cos, cos), (calibrated, tuned, len(inputs)))
