@@ -15,7 +15,7 @@ import numpy as np
 from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
 from tpudsl.cli.model_runner import dequantized, module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import describe, loc_name
+from tpudsl.dialects.opdef import describe, loc_name, result_names
 from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
@@ -283,8 +283,6 @@ def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.n
 
 
 def _output_names(top: TopModule) -> list[str]:
-    from tpudsl.interp.module_interpreter import result_names
-
     ret = top.main_func().body.block.last_op
     return [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[union-attr]
 

@@ -51,7 +51,7 @@ _UNTRACED_OPS = ("top.None", "top.Weight", "func.return")
 
 def named_tensors(mod: TopModule) -> dict[str, SSAValue]:
     """Every named tensor of @main (first definition wins) by its name."""
-    from tpudsl.interp.module_interpreter import result_names
+    from tpudsl.dialects.opdef import result_names
 
     tensors: dict[str, SSAValue] = {}
     for op in mod.main_func().body.block.ops:
@@ -144,7 +144,7 @@ def _neighbours(mod: TopModule, mode: str) -> dict[Operation, list[Operation]]:
 def trace_names(mod: TopModule, names: Sequence[str], num: int, mode: str) -> list[str]:
     """The names --mode bt (inputs) or ft (outputs) cuts at, `num` neighbours from `names` (see
     the module docstring); an op on the stack gives every named result."""
-    from tpudsl.interp.module_interpreter import result_names
+    from tpudsl.dialects.opdef import result_names
 
     _ungroup(mod)
     tensors = named_tensors(mod)

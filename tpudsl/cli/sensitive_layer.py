@@ -11,8 +11,7 @@ from dataclasses import dataclass, replace
 
 from tpudsl.cli.calibration_run import ProgressBars, SampleLoader, list_samples, sample_loader, tuning_samples
 from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode, float_until
-from tpudsl.dialects.opdef import loc_name
-from tpudsl.interp.module_interpreter import result_names
+from tpudsl.dialects.opdef import loc_name, result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.calibration import calibrate, tensor_names

@@ -19,8 +19,7 @@ import numpy as np
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import SPECS, AttrView
-from tpudsl.interp.module_interpreter import result_names
+from tpudsl.dialects.opdef import SPECS, AttrView, result_names
 
 # operand maxima (None for an absent optional operand) and attributes -> the largest term, or None
 Rule = Callable[[Sequence[float | None], AttrView], float | None]

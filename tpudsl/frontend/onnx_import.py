@@ -22,12 +22,11 @@ from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTen
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
-from tpudsl.dialects.opdef import ShapeError, create, probe_shapes
+from tpudsl.dialects.opdef import ShapeError, create, probe_shapes, result_names
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
 from tpudsl.frontend.preprocess import Preprocess
-from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import InternalError, TpudslError
 from tpudsl.ir.module import TopModule, new_top_module, tensor_type_of, verify_module
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from tpudsl.dialects.opdef import result_names
 from tpudsl.interp import ModuleInterpreter
-from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module
 from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, FineHistogram, fine_bins, threshold

@@ -31,9 +31,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from tpudsl.dialects.opdef import SPECS, AttrView
+from tpudsl.dialects.opdef import SPECS, AttrView, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
-from tpudsl.interp.module_interpreter import numpy_dtype, result_names
+from tpudsl.interp.module_interpreter import numpy_dtype
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.lowering.calibration import tensor_names
 from tpudsl.lowering.calibration_table import TableEntry, read_table

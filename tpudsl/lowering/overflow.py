@@ -24,9 +24,8 @@ import numpy as np
 from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import SPECS, loc_name
+from tpudsl.dialects.opdef import SPECS, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
-from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.module import TopModule
 
 # bfloat16's largest finite value, (2 - 2^-7) 2^127, written out: importing ml_dtypes takes 0.5 s

@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import loc_name, result_names
 from tpudsl.interp import evaluate_op
-from tpudsl.interp.module_interpreter import result_names, run_samples
+from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.interp.requant import dequantize, quantize
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.calibration_table import TableEntry
