@@ -75,11 +75,9 @@ def check_float32_exact(name: str, array: np.ndarray) -> None:
     """Integer data (a language model's int64 token ids) goes into float32 model inputs, as
     TPU-MLIR's Top inputs are: a value beyond 2^24 would silently become a neighbour (another token
     id); that is an error naming the input and the value."""
-    import numpy as np
-
     if array.dtype.kind not in "iu" or array.size == 0:
         return
-    largest = int(np.abs(array.astype(np.int64, copy=False)).max()) if array.dtype != np.uint64 else int(array.max())
+    largest = max(-int(array.min()), int(array.max()))  # Python ints: no copy, no wrap at int64's least
     if largest > FLOAT32_EXACT:
         raise TpudslError(f"input '{name}' holds the integer {largest}, which float32 (the model input's type) "
                           f"does not hold exactly (integers up to 2^24 = {FLOAT32_EXACT} only)")
