@@ -26,7 +26,8 @@ from tpudsl.dialects.opdef import result_names
 from tpudsl.interp import ModuleInterpreter
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module
-from tpudsl.lowering.calibration_math import ALL_ZERO_RANGE, AbsHistogram, FineHistogram, fine_bins, threshold
+from tpudsl.lowering.calibration_math import (ALL_ZERO_RANGE, FLOAT32_MAX, AbsHistogram, FineHistogram, fine_bins,
+                                              threshold)
 from tpudsl.lowering.calibration_pool import Pool, dask_pool, local_fold
 from tpudsl.lowering.calibration_table import TableEntry
 
@@ -108,9 +109,6 @@ def sample_stats(interp: ModuleInterpreter, load_sample: LoadSample, samples: It
             if name in keep:
                 s.kept.append(x.copy())
     return stats
-
-
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def saturated(x: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ from tpudsl.lowering.calibration_methods import METHODS
 
 QUANT_BINS = 128  # int8: the histogram is merged into 128 levels per sign
 ALL_ZERO_RANGE = 1e-5  # TPU-MLIR gives an all-zero tensor the range [-1e-5, 1e-5]
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def bin_width(abs_max: float, bins: int) -> np.float32:
@@ -206,7 +207,7 @@ def kld_threshold(hist: np.ndarray, abs_max: float) -> float:
     with np.errstate(over="ignore"):
         th = width * np.float32((best + 1) * QUANT_BINS)
     # near float32's largest (a mask filled with finfo.min) the product overflows: the largest float32
-    return float(th) if np.isfinite(th) else float(np.finfo(np.float32).max)
+    return float(th) if np.isfinite(th) else FLOAT32_MAX
 
 
 def percentile_threshold(h: AbsHistogram, abs_max: float, percent: float = 99.99) -> float:
