@@ -58,12 +58,13 @@ def layer_losses(s: Int8Search, top: TopModule, base: Table, tables: Mapping[str
         tensors = tuple(n for n in result_names(ops[layer]) if n in tables[METHODS[0]])
         alone = {other: fp for other in s.layers if other != layer}
         by_thresholds: dict[tuple[float, ...], float] = {}  # equal thresholds of two methods: one run
+        losses = []
         for m in METHODS:
             key = tuple(tables[m][n].threshold for n in tensors)
             if key not in by_thresholds:
                 by_thresholds[key] = 1.0 - s.cosine(alone, with_thresholds(current, tables[m], tensors))
-        found.append(LayerLoss(layer, ops[layer].name, tensors,
-                               tuple(by_thresholds[tuple(tables[m][n].threshold for n in tensors)] for m in METHODS)))
+            losses.append(by_thresholds[key])
+        found.append(LayerLoss(layer, ops[layer].name, tensors, tuple(losses)))
         current = with_thresholds(current, tables[found[-1].method], tensors)
         progress(found[-1])
     return found, current
