@@ -49,10 +49,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.geometry.window import auto_pads
-from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name
+from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
-from tpudsl.interp.module_interpreter import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.overflow import mask_ops_kept_f32

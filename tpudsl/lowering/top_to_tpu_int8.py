@@ -33,10 +33,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.attrs import from_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.interp.kernel import KernelAttrs, run_kernel
-from tpudsl.interp.module_interpreter import op_attrs, result_names
+from tpudsl.interp.module_interpreter import op_attrs
 from tpudsl.interp.requant import INT8_MAX, dequantize, quantize, round_half_away, scale_and_shift
 from tpudsl.interp.table import KERNELS
 from tpudsl.ir.diagnostics import TpudslError
