@@ -1,9 +1,11 @@
 """Per-layer tensors of a .bmodel run (`model_runner --dump_all_tensors X.bmodel`, `bmodel_checker`):
-on small layer-grouped models in F32 and INT8, every tensor the cmodel's run captures equals the Tpu
-interpreter's `--dump_all_tensors` by name (INT8 exactly, same dtype), including tensors that only
-lived in local memory inside a group, sliced along H; a bmodel broken on purpose (one weight byte,
-one record's operand) makes bmodel_checker name exactly the first op that reads it; bad input is one
-error line and exit status 1."""
+on small layer-grouped models in F32, INT8, F16 and BF16, the cmodel's run captures exactly the
+tensors of the Tpu interpreter's `--dump_all_tensors` (the same set of names, in the same order),
+each equal to it (INT8, F16, BF16 bit for bit, same dtype), including tensors that only lived in
+local memory inside a group sliced along H, a Reshape's between two groups, and every result of the
+multi-result ops (MaxPoolWithMask, TopK; LSTM with a result the model leaves out, which neither dump
+holds); a bmodel broken on purpose (one weight byte, one record's operand) makes bmodel_checker name
+exactly the first op that reads it; bad input is one error line and exit status 1."""
 
 from __future__ import annotations
 
@@ -12,14 +14,17 @@ import re
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
-from tests.backend_support import assert_f32_close, compile_for, compile_int8, int8_module, lowered
+from tests.backend_support import (assert_bit_exact, assert_f32_close, compile_for, compile_int8, int8_module,
+                                   lowered)
 from tests.cli_support import run_main
 from tests.test_layer_group import _chain
-from tpudsl.backend import isa
+from tpudsl.backend import codegen, isa
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.cmodel.engine import op_names
+from tpudsl.backend.tensor_locations import sliced_result
 from tpudsl.cli.model_runner import save_npz
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError
@@ -82,6 +87,85 @@ def test_int8_dump_equals_the_tpu_interpreter_exactly(int8_model):
         assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
     r = run_main("npz_tool", "compare", "all.npz", "ref.npz", cwd=d)
     assert r.returncode == 0 and "not equal" in r.stdout and "0 failed" in r.stdout, r.stdout
+
+
+def _onnx(nodes, shape, outs, inits):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(o, t, None) for o, t in outs],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _views_and_multi_results(rng):
+    """conv, conv, Add x (one group sliced along H) -> Reshape (a global move: between groups) ->
+    conv + relu -> MaxPool with its indices (tpu.MaxPoolWithMask: two results) -> TopK along W (two)."""
+    shape = (1, 4, 192, 16)
+    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["c0"], **conv), helper.make_node("Conv", ["c0", "w1"], ["c1"], **conv),
+             helper.make_node("Add", ["c1", "x"], ["a"]), helper.make_node("Reshape", ["a", "s"], ["r"]),
+             helper.make_node("Conv", ["r", "w2"], ["c2"], **conv), helper.make_node("Relu", ["c2"], ["c2r"]),
+             helper.make_node("MaxPool", ["c2r"], ["p", "pi"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("TopK", ["p", "k"], ["v", "i"], axis=3)]
+    inits = {f"w{i}": rng.standard_normal((4, 4, 3, 3)).astype(np.float32) for i in range(3)}
+    inits.update(k=np.array([3], np.int64), s=np.array([1, 4, 96, 32], np.int64))
+    outs = [("v", TensorProto.FLOAT), ("i", TensorProto.INT64), ("pi", TensorProto.INT64)]
+    return _onnx(nodes, shape, outs, inits), {"x": rng.standard_normal(shape).astype(np.float32)}
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+def test_half_dump_is_the_tpu_interpreters_bit_for_bit_name_for_name(tmp_path, mode):
+    """F16/BF16: the dumped names are the interpreter's, as a set and in order (the Reshape between
+    the groups, both results of MaxPoolWithMask and of TopK included), each tensor bit for bit (both
+    npz widen f16/bf16 to float32, which keeps every value)."""
+    model, feed = _views_and_multi_results(np.random.default_rng(3))
+    top, bm = _deployed(tmp_path, lowered(model, mode), feed, lambda top, path: compile_for(top, "tiny", path))
+    ops = {t["name"]: t["op"] for t in bm.header["tensor_locations"]}
+    assert {ops[n] for n in ("p", "p_1")} == {"tpu.MaxPoolWithMask"} and ops["r"] == "tpu.Reshape", ops
+    assert [ops[n] for n in ("i", f"v_{mode.lower()}")] == ["tpu.TopK"] * 2, ops
+    assert {"c0", "c1"} <= _sliced_local(bm)  # the first group, sliced along H, keeps them local
+    assert {t["dtype"] for t in bm.header["tensor_locations"] if t["name"] in ("c0", "r", "p")} == {mode.lower()}
+    got, want = _dump(tmp_path), read_npz(str(tmp_path / "ref.npz"))
+    assert set(got) == set(want) and list(got) == list(want)
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype, name
+        assert_bit_exact(got[name], w, name)
+
+
+def test_an_lstm_result_the_model_leaves_out_is_in_neither_dump(tmp_path):
+    """LSTM without Y (its first result `none`): its Y_h and Y_c are dumped, the absent Y by neither
+    the interpreter nor the bmodel (no tensor of the module: nothing computes it into memory)."""
+    rng = np.random.default_rng(4)
+    steps, size, hidden = 3, 4, 5
+    nodes = [helper.make_node("LSTM", ["x", "W", "R"], ["", "yh", "yc"], hidden_size=hidden),
+             helper.make_node("Relu", ["yh"], ["r"])]
+    inits = {"W": rng.standard_normal((1, 4 * hidden, size)).astype(np.float32),
+             "R": rng.standard_normal((1, 4 * hidden, hidden)).astype(np.float32)}
+    model = _onnx(nodes, (steps, 1, size), [("r", TensorProto.FLOAT), ("yc", TensorProto.FLOAT)], inits)
+    feed = {"x": rng.standard_normal((steps, 1, size)).astype(np.float32)}
+    top, _ = _deployed(tmp_path, lowered(model), feed, lambda top, path: compile_for(top, "tiny", path))
+    lstm = next(op for op in top.module.walk() if op.name == "tpu.LSTM")
+    assert [str(r.type) for r in lstm.results][0] == "none"
+    got, want = _dump(tmp_path), read_npz(str(tmp_path / "ref.npz"))
+    assert list(got) == list(want) == ["x", "yh", "yc", "r"]
+    for name, w in want.items():
+        assert_f32_close(got[name], w, name)
+
+
+def test_an_op_without_instructions_or_a_group_member_with_two_results_is_refused(tmp_path, monkeypatch):
+    """No silent gap in the tensor locations: an op codegen emits nothing for, or a layer-group member
+    whose further results a group's records cannot write, is an error naming it."""
+    model, _ = _views_and_multi_results(np.random.default_rng(3))
+    top = lowered(model)
+    topk = next(op for op in top.module.walk() if op.name == "tpu.TopK")
+    with pytest.raises(TpudslError, match="codegen: layer-group member 'tpu.TopK' op \"v, i\" has 2 results; a group's "
+                                          "records write only the first"):
+        sliced_result(topk, (1, 4, 48, 3), [])
+    emit = codegen._emit_op
+    monkeypatch.setattr(codegen, "_emit_op", lambda op, *a: None if op.name == "tpu.Reshape" else emit(op, *a))
+    with pytest.raises(TpudslError, match="codegen: 'tpu.Reshape' op \"r\" emitted no instruction: its result would "
+                                          "never be written"):
+        compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    assert not (tmp_path / "m.bmodel").exists()
 
 
 def _checker(d, model: str, *flags: str):

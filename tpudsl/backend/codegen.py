@@ -370,8 +370,10 @@ def _gather(op: Operation, top: TopModule | None, prog: Program) -> None:
 def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = None) -> None:
     first = len(prog.records)
     _emit_op(op, chip, prog, top)
-    if len(prog.records) > first:  # its results are whole in global memory after its last instruction
-        prog.tensors += whole_results(op, len(prog.records) - 1)
+    if len(prog.records) == first:  # no op aliases its input (every result has its own memory): a result
+        # nothing writes would hold stale bytes, and its tensor location would have no instruction to follow
+        raise TpudslError(f"codegen: {describe(op)} emitted no instruction: its result would never be written")
+    prog.tensors += whole_results(op, len(prog.records) - 1)  # whole in global memory after its last instruction
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:

@@ -18,7 +18,8 @@ from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.slicing import Tile, contiguous, dtype_of, shape_of
-from tpudsl.dialects.opdef import result_names
+from tpudsl.dialects.opdef import describe, result_names
+from tpudsl.ir.diagnostics import TpudslError
 
 
 def _entry(op: Operation, value: SSAValue, view: tuple[int, ...], pieces: list[dict]) -> dict:
@@ -48,5 +49,10 @@ def piece(after: int, tile: Tile, space: str, address: int) -> dict:
 
 
 def sliced_result(op: Operation, view: tuple[int, ...], pieces: list[dict]) -> dict:
-    """A group member's result from its slices' pieces (its 4-D view: the tiles' coordinates)."""
+    """A group member's result from its slices' pieces (its 4-D view: the tiles' coordinates). A
+    member has one result: a group's records write only a slice's first output (layer_group/plan.py's
+    GROUPABLE kinds have one), so a further result could be neither computed nor read."""
+    if len(op.results) != 1:
+        raise TpudslError(f"codegen: layer-group member {describe(op)} has {len(op.results)} results; a group's "
+                          f"records write only the first (run --layer-group again)")
     return _entry(op, op.results[0], view, pieces)

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerType,
     ModuleOp,
+    NoneType,
     Signedness,
     TensorType,
 )
@@ -233,6 +234,9 @@ class ModuleInterpreter:
         self._stripped: set[str] = set()  # inputs whose top.Input takes another type than the argument's
         self._outputs: list[tuple[str, int]] = []
         self._names: dict[int, str] = {}  # slot -> tensor (loc) name
+        # an op's absent results (type `none`: LSTM's Y when the model leaves it out): computed by the
+        # kernel, but no tensor of the module, so no dump holds them (TPU-MLIR's neither; nor the bmodel's)
+        self._absent: set[int] = set()
 
     @classmethod
     def from_file(
@@ -248,7 +252,7 @@ class ModuleInterpreter:
     def init(self) -> None:
         func = self._main()
         slot: dict[SSAValue, int] = {}
-        self._constants, self._inputs, self._names, self._stripped = {}, {}, {}, set()
+        self._constants, self._inputs, self._names, self._stripped, self._absent = {}, {}, {}, set(), set()
 
         def number(value: SSAValue) -> int:
             return slot.setdefault(value, len(slot))
@@ -328,8 +332,10 @@ class ModuleInterpreter:
         attrs = op_attrs(op)
         operands = tuple(slot[v] for v in op.operands)
         results = tuple(number(r) for r in op.results)
-        for s, name in zip(results, result_names(op), strict=True):
+        for s, name, value in zip(results, result_names(op), op.results, strict=True):
             self._names[s] = name
+            if isinstance(value.type, NoneType):
+                self._absent.add(s)
         run = kernel.run
         prepare = kernel.view if kernel.view is not None and self._strided_readers(op) else kernel.prepare
         if prepare is not None:
@@ -403,7 +409,7 @@ class ModuleInterpreter:
             else:
                 self._finish(step, outs, values)
             if keep_all:
-                kept.update((self._names[s], values[s]) for s in step.results)
+                kept.update((self._names[s], values[s]) for s in step.results if s not in self._absent)
             else:
                 for s in step.frees:
                     values[s] = None
