@@ -28,6 +28,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
+from tests import test_threshold_tune as tuning
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_deploy, model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
@@ -206,3 +207,35 @@ def test_bad_input_is_one_line_and_nothing_is_written(model, tmp_path, capsys, c
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(message, err), err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_new_table_holds_each_methods_tuned_threshold(tmp_path):
+    """--tune_num: threshold_tune's heavy-tailed model (input -> conv0 + relu0 -> conv1, Student-t
+    samples) searched with tuning on the first 4 of 8 samples. relu0's threshold in the new table is
+    the method the loss table names, tuned: test_threshold_tune's separate search (float64 loops,
+    TPU-MLIR's 22 candidates and loss) from that method's untuned `run_calibration --method`
+    threshold; tuning moved it (it is no method's untuned threshold)."""
+    onnx.save(tuning._model(), tmp_path / "m.onnx")
+    (tmp_path / "data").mkdir()
+    for i in range(8):
+        np.savez(tmp_path / "data" / f"{i:02d}.npz", input=tuning._heavy(i))
+    model_transform.run(["--model_name", "m", "--model_def", str(tmp_path / "m.onnx"), "--mlir",
+                         str(tmp_path / "m.mlir"), "--not_inference"])
+    calibrate = [str(tmp_path / "m.mlir"), "--dataset", str(tmp_path / "data"), "--input_num", "8", "--quiet"]
+    for method in METHODS:
+        assert _exit_code(run_calibration, [*calibrate, "--method", method, "-o", str(tmp_path / method)]) == 0
+    assert _exit_code(run_sensitive_layer, [
+        str(tmp_path / "m.mlir"), "--dataset", str(tmp_path / "data"), "--calibration_table", str(tmp_path / "kld"),
+        "--processor", "bm1684x", "--input_num", "8", "--inference_num", "1", "--tune_num", str(tuning.TUNE),
+        "--expected_cos", "1", "--quiet", "--new_cali_table", str(tmp_path / "new"),
+        "--loss_table", str(tmp_path / "losses"), "-o", str(tmp_path / "qtable")]) == 0
+    rows = {r[1]: r for r in LOSS_LINE.findall((tmp_path / "losses").read_text())}
+    new, untuned = read_table(str(tmp_path / "new")), {m: read_table(str(tmp_path / m)) for m in METHODS}
+    method = rows["relu0"][3]
+    entry = untuned[method]["relu0"]
+    refs, consumer = tuning._consumers(tmp_path)["relu0"]  # relu0 on the tuning samples, and conv1
+    want = tuning._search(refs, consumer, entry.threshold, max(-entry.min, entry.max))
+    assert new["relu0"].threshold == pytest.approx(want, rel=2e-6), (method, entry)
+    assert all(new["relu0"].threshold != pytest.approx(t["relu0"].threshold, rel=1e-3) for t in untuned.values())
+    assert float(rows["relu0"][4]) == pytest.approx(want, rel=1e-6)  # the loss table's Threshold column
+    assert (tmp_path / "new").read_text().splitlines()[3] == f"# tune number: {tuning.TUNE}"
