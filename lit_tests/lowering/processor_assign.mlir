@@ -3,14 +3,21 @@
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=INT4" 2>&1 | filecheck %s --check-prefix=MODE
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 num_core=2" 2>&1 | filecheck %s --check-prefix=CORE
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=basic" | filecheck %s
-// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_alone" 2>&1 | filecheck %s --check-prefix=ADDR
+// RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_alone" | filecheck %s --check-prefix=IOALONE
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag" 2>&1 | filecheck %s --check-prefix=ADDR
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag_fuse" 2>&1 | filecheck %s --check-prefix=FUSE
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_reloc" 2>&1 | filecheck %s --check-prefix=RELOC
 
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
+// io_alone is recorded as TPU-MLIR spells it (auto and basic record nothing: the lines above).
+// IOALONE: module attributes {module.addr_mode = "io_alone", module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // CHIP: error: processor-assign: unknown chip 'bm9999'; known chips: bm1684x, bm1688, tiny
 // MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16
 // CORE: error: processor-assign: num_core=2 is not supported (only num_core=1)
-// ADDR: error: processor-assign: addr_mode=io_alone is not supported (only addr_mode=auto or addr_mode=basic)
+// ADDR: error: processor-assign: addr_mode=io_tag is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
+// FUSE: error: processor-assign: addr_mode=io_tag_fuse is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
+// RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {
     %0 = "top.Input"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("x")

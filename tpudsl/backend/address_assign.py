@@ -12,10 +12,15 @@ that a group of several slices keeps the tensors it loads until its last op has 
 slices load them after its first slices stored results (without this, --layer-group before
 --address-assign, TPU-MLIR's order and --trunc-layer's, could give a stored result an input's memory).
 
+With `module.addr_mode = "io_alone"` (processor-assign's addr_mode, TPU-MLIR's bm1684x layout) the
+model's inputs and outputs get an IO region of their own between the coefficients and the
+activations, each its own aligned block in input then output order, never reused; the activations'
+neuron region starts where it ends, so no activation ever overwrites an input or an output.
+
 Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
 (`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
-`module.coeff_addr`, `module.coeff_size`, `module.neuron_addr`, `module.neuron_size`, and its
-state becomes TPU_ADDRESSED.
+`module.coeff_addr`, `module.coeff_size`, `module.neuron_addr`, `module.neuron_size` (and
+`module.io_addr`, `module.io_size` with io_alone), and its state becomes TPU_ADDRESSED.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from xdsl.rewriter import Rewriter
 
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
+from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
@@ -58,8 +64,9 @@ def _set_address(value: SSAValue, addr: int) -> None:
     Rewriter.replace_value_with_new_type(value, TensorType(t.element_type, t.get_shape(), IntegerAttr(addr, i64)))
 
 
-# What --address-assign adds to the module besides the types' addresses.
+# What --address-assign adds to the module besides the types' addresses (_IO_REGION: with io_alone).
 _REGIONS = ("module.coeff_addr", "module.coeff_size", "module.neuron_addr", "module.neuron_size")
+_IO_REGION = ("module.io_addr", "module.io_size")
 
 
 def clear_addresses(module: ModuleOp) -> None:
@@ -72,7 +79,7 @@ def clear_addresses(module: ModuleOp) -> None:
         if isinstance(t, TensorType) and address_of(value) is not None:
             Rewriter.replace_value_with_new_type(value, TensorType(t.element_type, t.get_shape()))
     main.update_function_type()
-    for key in _REGIONS:
+    for key in (*_REGIONS, *_IO_REGION):
         module.attributes.pop(key, None)
     module.attributes["module.state"] = StringAttr("TPU_LOWERED")
 
@@ -134,7 +141,7 @@ class AddressAssignPass(ModulePass):
                      "sharing coefficient memory with an earlier model through weight_map_file is not modelled")
         for option in ("iomem_set", "same_addr", "save_io_alone_config", "use_io_alone_config"):
             check_option(self.name, option, getattr(self, option), ("",),
-                         "inputs and outputs are placed among the activations, by liveness")
+                         "inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
@@ -146,10 +153,15 @@ class AddressAssignPass(ModulePass):
         for o in ops:
             if o.name == "top.Weight" and o.results[0].uses:
                 addresses[o.results[0]] = coeffs.alloc(nbytes(o.results[0]))
-        neuron_start = align(coeffs.end, chip.dma_align)
+        operands = [[alias.get(v, v) for v in o.operands] for o in ops]
+        io_start = neuron_start = align(coeffs.end, chip.dma_align)
+        if io_alone(op):
+            io = _FreeList(io_start, chip.dma_align)
+            for v in _io_values(ops, operands):
+                addresses[v] = io.alloc(nbytes(v))
+            neuron_start = io.end
         acts = _FreeList(neuron_start, chip.dma_align)
         last_use = {}
-        operands = [[alias.get(v, v) for v in o.operands] for o in ops]
         for i, vs in enumerate(operands):
             for v in vs:
                 last_use[v] = i
@@ -163,7 +175,7 @@ class AddressAssignPass(ModulePass):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
             for r in o.results:
-                if isinstance(r.type, TensorType):  # not an absent result (Arg's values)
+                if isinstance(r.type, TensorType) and r not in addresses:  # not absent (Arg's values) nor IO
                     addresses[r] = acts.alloc(nbytes(r))
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
@@ -176,7 +188,27 @@ class AddressAssignPass(ModulePass):
         main.update_function_type()
         regions = (chip.gmem_start, coeffs.end - chip.gmem_start, neuron_start, acts.end - neuron_start)
         op.attributes.update({k: IntegerAttr(v, i64) for k, v in zip(_REGIONS, regions, strict=True)})
+        if io_alone(op):
+            op.attributes.update({k: IntegerAttr(v, i64) for k, v in zip(
+                _IO_REGION, (io_start, neuron_start - io_start), strict=True)})
         op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
+
+
+def io_alone(module: ModuleOp) -> bool:
+    """processor-assign's addr_mode=io_alone: inputs and outputs in an IO region of their own."""
+    attr = module.attributes.get("module.addr_mode")
+    return isinstance(attr, StringAttr) and attr.data == "io_alone"
+
+
+def _io_values(ops: list[Operation], operands: list[list[SSAValue]]) -> list[SSAValue]:
+    """The inputs (top.Input's results), then the returned values, each once, in order."""
+    inputs = [o.results[0] for o in ops if o.name == "top.Input"]
+    returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
+    for v in returned:
+        if isinstance(v.owner, Operation) and v.owner.name in ("top.Weight", "top.None"):
+            raise TpudslError(f"address-assign: output '{loc_name(v.owner)}' is a {v.owner.name}: a constant "
+                              f"has no place in addr_mode=io_alone's IO region")
+    return list(dict.fromkeys(inputs + returned))
 
 
 def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue], dict[SSAValue, int]]:

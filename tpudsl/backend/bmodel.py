@@ -40,7 +40,8 @@ _TABLE_CRC = struct.Struct("<I")
 TABLE_END = _PREAMBLE.size + len(SECTIONS) * _ENTRY.size + _TABLE_CRC.size
 FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN  # align(TABLE_END)
 
-DTYPES = ("f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32")
+DTYPES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4}  # bytes each
+ADDR_MODES = ("io_alone",)  # the header's addr_mode; absent: basic's one neuron region
 # The header's keys and the Python types of their values ("tensor" and "tensors" are the
 # entries of inputs/outputs). Keys in OPTIONAL may be absent; every other key is required.
 TENSOR_SCHEMA: dict[str, str] = {
@@ -85,8 +86,12 @@ HEADER_SCHEMA: dict[str, str] = {
     "overlapped_cycles": "count",
     "layer_groups": "groups",
     "tensor_locations": "locations",
+    "addr_mode": "addr_mode",
+    "io_addr": "count",
+    "io_size": "count",
 }
-OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations"})
+IO_REGION = ("addr_mode", "io_addr", "io_size")  # io_alone's IO region: all three or none
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", *IO_REGION})
 
 
 @dataclass
@@ -137,6 +142,8 @@ def _check_value(where: str, kind: str, v: object) -> None:
         return
     elif kind == "space":
         ok = v in SPACES
+    elif kind == "addr_mode":
+        ok = v in ADDR_MODES
     elif kind in ("locations", "pieces"):
         what, schema = ("tensors", LOCATION_SCHEMA) if kind == "locations" else ("pieces", PIECE_SCHEMA)
         if not isinstance(v, list):
@@ -151,7 +158,8 @@ def _check_value(where: str, kind: str, v: object) -> None:
                     "mode": f"one of {', '.join(MODES)}", "dims": "a list of non-negative integers",
                     "count": "a non-negative integer", "positive": "a positive integer",
                     "names": "a non-empty list of non-empty strings", "str": "a non-empty string",
-                    "number": "a finite number", "space": f"one of {', '.join(SPACES)}"}
+                    "number": "a finite number", "space": f"one of {', '.join(SPACES)}",
+                    "addr_mode": f"one of {', '.join(ADDR_MODES)}"}
         raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
 
 
@@ -178,6 +186,29 @@ def validate_header(header: object) -> None:
                               f"{g['first'] + g['count'] - 1}, past the {instructions} instructions of the header")
     for i, t in enumerate(header.get("tensor_locations", [])):  # type: ignore[union-attr]
         _check_location(f"tensor_locations[{i}]", t, instructions)
+    _check_io_region(header)  # type: ignore[arg-type]
+
+
+def _check_io_region(h: dict) -> None:
+    """With io_alone, the IO region starts where the coefficients end (the neurons where it ends)
+    and holds every input and output whole."""
+    present = [k for k in IO_REGION if k in h]
+    if not present:
+        return
+    if len(present) != len(IO_REGION):
+        missing = next(k for k in IO_REGION if k not in h)
+        raise TpudslError(f"bmodel header: missing key '{missing}' of the IO region (with '{present[0]}')")
+    start = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"]
+    if h["io_addr"] != start:
+        raise TpudslError(f"bmodel header: 'io_addr' is {h['io_addr']:#x}, the IO region starts where the "
+                          f"coefficients end, at {start:#x}")
+    end = start + h["io_size"]
+    for kind in ("inputs", "outputs"):
+        for i, t in enumerate(h[kind]):
+            size = DTYPES[t["dtype"]] * math.prod(t["shape"])
+            if not start <= t["address"] <= t["address"] + size <= end:
+                raise TpudslError(f"bmodel header: '{kind}[{i}]' ('{t['name']}', {size} bytes at {t['address']:#x}) "
+                                  f"is not inside the IO region [{start:#x}, {end:#x}) ('io_addr', 'io_size')")
 
 
 def _check_location(where: str, t: dict, instructions: int) -> None:

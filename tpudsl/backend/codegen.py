@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 
 from tpudsl.backend import coverage, isa
 from tpudsl.backend.bmodel import write_bmodel
-from tpudsl.backend.address_assign import address_of, align, nbytes
+from tpudsl.backend.address_assign import address_of, align, io_alone, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.schedule import schedule
@@ -473,8 +473,10 @@ def _read_groups(block_ops: list[Operation], chip: Chip) -> dict:
 def generate(top: TopModule) -> tuple[dict, bytes, Program]:
     """The header, coefficient blob and program of an addressed, layer-grouped Tpu module."""
     module, chip = top.module, module_chip(top.module)
-    coeff_addr, neuron_addr = _int_attr(module, "module.coeff_addr"), _int_attr(module, "module.neuron_addr")
-    coeffs = bytearray(neuron_addr - coeff_addr)
+    coeff_addr = _int_attr(module, "module.coeff_addr")
+    io = _io_region(module)
+    # The blob reaches the next region: io_alone's IO region, or the neurons (the padding included).
+    coeffs = bytearray((io["io_addr"] if io else _int_attr(module, "module.neuron_addr")) - coeff_addr)
     prog = Program()
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
@@ -506,11 +508,20 @@ def generate(top: TopModule) -> tuple[dict, bytes, Program]:
         "inputs": inputs, "outputs": outputs, "coeff_mem_bytes": len(coeffs),
         "activation_mem_bytes": _int_attr(module, "module.neuron_size"),
         "gdma_count": gdma, "bdc_count": len(prog.records) - gdma,
-        "estimated_cycles": timing.serial, "overlapped_cycles": timing.makespan,
+        "estimated_cycles": timing.serial, "overlapped_cycles": timing.makespan, **io,
     }
     if prog.groups:  # optional: a bmodel without groups is byte for byte what it was before the key
         header["layer_groups"] = prog.groups
     return header, bytes(coeffs), prog
+
+
+def _io_region(module: ModuleOp) -> dict:
+    """The header's addr_mode, io_addr and io_size with io_alone (docs/bmodel.md); otherwise none
+    (basic's one neuron region: the header without the optional keys, as before them)."""
+    if not io_alone(module):
+        return {}
+    return {"addr_mode": "io_alone", "io_addr": _int_attr(module, "module.io_addr"),
+            "io_size": _int_attr(module, "module.io_size")}
 
 
 def _str_attr(module: ModuleOp, key: str) -> str:

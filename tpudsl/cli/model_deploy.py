@@ -111,7 +111,8 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
     t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
     t.add_argument("--addr_mode", default="auto",
-                   help="auto or basic: inputs and outputs among the activations in one neuron region")
+                   help="auto or basic: inputs and outputs among the activations in one neuron region; "
+                        "io_alone: inputs and outputs in an IO region of their own")
     t.add_argument("--quant_input", action="store_true",
                    help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
     t.add_argument("--quant_output", action="store_true", help="int8/uint8 or f16/bf16 outputs: their casts stripped")

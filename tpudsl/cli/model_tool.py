@@ -43,6 +43,7 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     lines += [
         f"coeff memory: {h['coeff_mem_bytes']} bytes (blob {len(coeffs)} bytes)",
         f"activation memory: {h['activation_mem_bytes']} bytes",
+        *([f"address mode: io_alone, IO memory: {h['io_size']} bytes at {h['io_addr']:#x}"] if "io_addr" in h else []),
         f"instructions: {h['gdma_count']} GDMA, {h['bdc_count']} BDC (command stream {len(commands)} bytes)",
         f"debug info: {len(debug)} entries" if debug else "debug info: none",
     ]

@@ -1,9 +1,11 @@
 """`--processor-assign="chip=bm1684x mode=F16"`: which chip and precision the module is lowered for.
 
 Sets `module.chip` and `module.mode`, as TPU-MLIR's pass does; `--convert-top-to-tpu` reads them.
+`addr_mode=io_alone` is recorded as TPU-MLIR spells it, `module.addr_mode = "io_alone"`:
+`--address-assign` then gives the inputs and outputs an IO region of their own (docs/backend.md).
 The other options of TPU-MLIR's command line are accepted with the values this product supports
-(one device, one core, automatic addresses) and rejected otherwise, so a command line asking for
-something we do not model fails instead of being ignored.
+(one device, one core, the auto/basic or io_alone layouts) and rejected otherwise, so a command
+line asking for something we do not model fails instead of being ignored.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ class ProcessorAssignPass(ModulePass):
         if mode not in chip.modes:
             raise TpudslError(f"processor-assign: mode '{self.mode}' is not one of {', '.join(chip.modes)}")
         # addr_mode basic is TPU-MLIR's one neuron region for activations, inputs and outputs: what
-        # address-assign does here (auto); its io_alone/io_tag regions are not modelled.
+        # address-assign does without module.addr_mode (auto); io_alone is recorded below; the io_tag
+        # modes' fixed tag addresses and io_reloc are not modelled.
         accepted = {
             "num_device": (self.num_device, (1,)),
             "num_core": (self.num_core, (1,)),
-            "addr_mode": (self.addr_mode, ("auto", "basic")),
+            "addr_mode": (self.addr_mode, ("auto", "basic", "io_alone")),
             "high_precision": (self.high_precision, (False,)),
         }
         for key, (value, only) in accepted.items():
@@ -50,3 +53,8 @@ class ProcessorAssignPass(ModulePass):
                 raise TpudslError(f"processor-assign: {key}={value} is not supported (only {shown})")
         op.attributes["module.chip"] = StringAttr(chip.name)
         op.attributes["module.mode"] = StringAttr(mode)
+        # Only io_alone is recorded: auto and basic write the files they wrote before the attribute.
+        if self.addr_mode == "io_alone":
+            op.attributes["module.addr_mode"] = StringAttr(self.addr_mode)
+        else:
+            op.attributes.pop("module.addr_mode", None)

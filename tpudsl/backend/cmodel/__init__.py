@@ -40,7 +40,9 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     if len(records) != h["gdma_count"] + h["bdc_count"]:
         raise TpudslError(f"bmodel: the header counts {h['gdma_count'] + h['bdc_count']} instructions, the command "
                           f"stream holds {len(records)}")
-    memory = Memory(chip, h["coeff_mem_bytes"] + h["activation_mem_bytes"])
+    # Global memory: the coefficients, io_alone's IO region (the header checked that every input and
+    # output lies in it), the neurons.
+    memory = Memory(chip, h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"])
     memory.gmem[: len(bmodel.coeffs)] = np.frombuffer(bmodel.coeffs, np.uint8)
     for t in h["inputs"]:
         if t["name"] not in inputs:
