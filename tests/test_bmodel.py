@@ -35,6 +35,11 @@ def header(**changes):
     return h
 
 
+# io_alone's IO region (bm1684x: global memory from 0x1_0000_0000, then header()'s 4096 bytes of
+# coefficients): the input's 192 bytes at its start, the output's 40 bytes 512 bytes on.
+IO_START = 0x1_0000_1000
+IO = {"addr_mode": "io_alone", "io_addr": IO_START, "io_size": 1024, "inputs": [tensor(address=IO_START)],
+      "outputs": [tensor("y", (1, 10), address=IO_START + 512)]}
 DEBUG = [(0, "x"), (3, "conv1"), (4, "y")]
 GROUP = {"id": 0, "ops": ["conv1", "y"], "nsecs": 1, "hsecs": 2, "first": 2, "count": 3}  # instructions 2..4
 
@@ -237,6 +242,15 @@ def test_header_checked_on_read(body, message):
     assert error_of(assemble([body, *bodies[1:]])).startswith(message)
 
 
+def test_io_region_round_trips_and_is_checked_on_read(tmp_path):
+    write_bmodel(tmp_path / "m.bmodel", header(**IO), b"", b"", [])
+    assert read_bmodel(tmp_path / "m.bmodel").header == header(**IO)
+    _, bodies = sample()
+    bad = assemble([canonical(header(**{**IO, "io_size": 512})), *bodies[1:]])
+    assert error_of(bad) == ("error: bmodel header: 'outputs[0]' ('y', 40 bytes at 0x100001200) is not inside "
+                             "the IO region [0x100001000, 0x100001200) ('io_addr', 'io_size')")
+
+
 def test_layer_groups_round_trip(tmp_path):
     write_bmodel(tmp_path / "m.bmodel", header(layer_groups=[GROUP]), b"", b"", DEBUG)
     assert read_bmodel(tmp_path / "m.bmodel").header == header(layer_groups=[GROUP])
@@ -272,6 +286,15 @@ BAD_HEADERS = [
     ({"layer_groups": [{k: v for k, v in GROUP.items() if k != "first"}]}, "missing key 'first' in 'layer_groups[0]'"),
     ({"layer_groups": [GROUP, {**GROUP, "first": 3}]},
      "'layer_groups[1]' spans instructions 3..5, past the 5 instructions of the header"),
+    ({**IO, "addr_mode": "io_tag"}, "'addr_mode' must be one of io_alone, got 'io_tag'"),
+    ({**IO, "io_size": -1}, "'io_size' must be a non-negative integer, got -1"),
+    ({**IO, "io_addr": "0x100001000"}, "'io_addr' must be a non-negative integer, got '0x100001000'"),
+    ({"addr_mode": "io_alone", "io_addr": IO_START}, "missing key 'io_size' of the IO region (with 'addr_mode')"),
+    ({**IO, "io_addr": IO_START + 512},
+     "'io_addr' is 0x100001200, the IO region starts where the coefficients end, at 0x100001000"),
+    ({**IO, "inputs": [tensor(address=IO_START - 64)]},
+     "'inputs[0]' ('x', 192 bytes at 0x100000fc0) is not inside the IO region [0x100001000, 0x100001400) "
+     "('io_addr', 'io_size')"),
 ]
 
 

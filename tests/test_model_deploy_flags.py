@@ -142,12 +142,15 @@ def test_quantize_modes_tpudsl_lacks_are_refused_by_name(tmp_path, mode, why):
     assert written(tmp_path) == set()
 
 
-def test_addr_mode_io_alone_is_refused_by_processor_assign(top, tmp_path):
-    """--addr_mode is processor-assign's option: a region tpudsl lacks is one line naming it, nothing written."""
+@pytest.mark.parametrize("mode", ["io_tag", "io_tag_fuse", "io_reloc"])
+def test_addr_mode_io_tag_is_refused_by_processor_assign(top, tmp_path, mode):
+    """--addr_mode is processor-assign's option: a layout tpudsl lacks is one line naming it, nothing
+    written (io_alone is tests/test_io_alone.py's)."""
     d, _ = top
-    r = deploy(d, tmp_path, "--addr_mode", "io_alone")
+    r = deploy(d, tmp_path, "--addr_mode", mode)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: processor-assign: addr_mode=io_alone is not supported (only addr_mode=auto or addr_mode=basic)"])
+        f"error: processor-assign: addr_mode={mode} is not supported "
+        "(only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)"])
     assert written(tmp_path) == set()
 
 
