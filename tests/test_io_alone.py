@@ -38,27 +38,33 @@ def deployed(tmp_path_factory):
     r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
                  "--test_input", "in.npz", cwd=d)
     assert r.returncode == 0, r.stderr
-    for mode in ("auto", "io_alone"):
-        (d / mode).mkdir()
-        r = run_main("model_deploy", "--mlir", d / "m.mlir", "--processor", "bm1684x", "--addr_mode", mode,
-                     "--test_input", d / "m_in_f32.npz", "--model", d / mode / "m.bmodel")
+    # opt=1: each op its own group, so `sum` is stored to the IO region and loaded back from it by
+    # the second Conv; the default grouping (one group) keeps it in local memory for the Conv.
+    for out, flags in (("auto", ("--opt", "1")), ("io_alone", ("--opt", "1")), ("io_alone_grouped", ())):
+        (d / out).mkdir()
+        r = run_main("model_deploy", "--mlir", d / "m.mlir", "--processor", "bm1684x", "--addr_mode",
+                     out.removesuffix("_grouped"), *flags, "--test_input", d / "m_in_f32.npz",
+                     "--model", d / out / "m.bmodel")
         assert r.returncode == 0, r.stderr
-        r = run_main("model_runner", "--input", d / "m_in_f32.npz", "--model", d / mode / "m.bmodel",
-                     "--output", d / mode / "out.npz")
+        r = run_main("model_runner", "--input", d / "m_in_f32.npz", "--model", d / out / "m.bmodel",
+                     "--output", d / out / "out.npz")
         assert r.returncode == 0, r.stderr
     return d
 
 
 def test_outputs_bit_identical_to_the_default_mode_and_the_tpu_interpreter(deployed):
-    auto, alone = np.load(deployed / "auto" / "out.npz"), np.load(deployed / "io_alone" / "out.npz")
+    auto = np.load(deployed / "auto" / "out.npz")
     interp = np.load(deployed / "io_alone" / "m_bm1684x_f32_tpu_outputs.npz")
-    assert sorted(alone) == sorted(auto) == ["sum", "y"]
-    for name in ("sum", "y"):
-        assert alone[name].tobytes() == auto[name].tobytes() == interp[name].astype(np.float32).tobytes(), name
+    for out in ("io_alone", "io_alone_grouped"):
+        alone = np.load(deployed / out / "out.npz")
+        assert sorted(alone) == sorted(auto) == ["sum", "y"]
+        for name in ("sum", "y"):
+            assert alone[name].tobytes() == auto[name].tobytes() == interp[name].astype(np.float32).tobytes(), name
 
 
-def test_io_tensors_in_their_own_region_activations_outside_it(deployed):
-    final = load_module(deployed / "io_alone" / "m_bm1684x_f32_final.mlir")
+@pytest.mark.parametrize("out", ["io_alone", "io_alone_grouped"])
+def test_io_tensors_in_their_own_region_activations_outside_it(deployed, out):
+    final = load_module(deployed / out / "m_bm1684x_f32_final.mlir")
     attrs = final.module.attributes
     io_addr, io_size = attrs["module.io_addr"].value.data, attrs["module.io_size"].value.data
     assert attrs["module.addr_mode"].data == "io_alone"
@@ -82,7 +88,7 @@ def test_io_tensors_in_their_own_region_activations_outside_it(deployed):
     assert activations
     for v in activations:
         assert address_of(v) + nbytes(v) <= io_addr or address_of(v) >= io_addr + io_size, value_name(v)
-    header = read_bmodel(deployed / "io_alone" / "m.bmodel").header
+    header = read_bmodel(deployed / out / "m.bmodel").header
     assert (header["addr_mode"], header["io_addr"], header["io_size"]) == ("io_alone", io_addr, io_size)
     assert {t["name"]: t["address"] for t in header["inputs"] + header["outputs"]} == {
         "data": address_of(inputs[0]), "sum": address_of(ret.operands[0]), "y": address_of(ret.operands[1])}
