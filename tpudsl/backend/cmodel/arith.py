@@ -163,14 +163,12 @@ BINARY = [np.add, np.subtract, np.multiply, np.maximum, np.minimum, np.divide]  
 
 
 def binary(a, b, r) -> np.ndarray:
-    with np.errstate(over="ignore"):  # float32 overflow is inf, as IEEE gives it
-        return relu(BINARY[r.op](a.astype(np.float32), b.astype(np.float32)), r.do_relu, r.relu_limit)
+    return relu(BINARY[r.op](a.astype(np.float32), b.astype(np.float32)), r.do_relu, r.relu_limit)
 
 
 def const(x, r) -> np.ndarray:
     x, v = x.astype(np.float32), np.float32(r.value)
-    with np.errstate(over="ignore"):  # float32 overflow is inf, as IEEE gives it
-        y = BINARY[r.op](v, x) if r.reverse else BINARY[r.op](x, v)
+    y = BINARY[r.op](v, x) if r.reverse else BINARY[r.op](x, v)
     return relu(y, r.do_relu, r.relu_limit)
 
 

@@ -386,11 +386,14 @@ def op_names(debug: Sequence[Sequence], count: int) -> list[str]:
 
 def execute(m: Memory, records: Sequence[isa.Record], names: Sequence[str],
             after: Callable[[Memory, int], None] | None = None) -> None:
-    """Run `records`; `after(m, i)` is called as instruction i completes (capture.py reads tensors)."""
-    for i, r in enumerate(records):
-        try:
-            HANDLERS[type(r)](m, r)
-            if after is not None:
-                after(m, i)
-        except (Fault, arith_int8.Int8Error) as e:
-            raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {i} ({names[i]})") from None
+    """Run `records`; `after(m, i)` is called as instruction i completes (capture.py reads tensors).
+    Float overflow is inf, as IEEE (and the chip) give it: beyond float32 in a record's arithmetic,
+    beyond f16 where it rounds its result; numpy's warning is off once here, not per record."""
+    with np.errstate(over="ignore"):
+        for i, r in enumerate(records):
+            try:
+                HANDLERS[type(r)](m, r)
+                if after is not None:
+                    after(m, i)
+            except (Fault, arith_int8.Int8Error) as e:
+                raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {i} ({names[i]})") from None
