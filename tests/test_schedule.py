@@ -19,6 +19,7 @@ from tpudsl.backend.cmodel.engine import HANDLERS
 from tpudsl.backend.cmodel.memory import Memory
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.schedule import FOOTPRINTS, Span, footprint, live_ranges, schedule
+from tpudsl.dialects.geometry.yolo import VERSION_HEADS
 
 CHIP = chip_named("tiny")
 GMEM = 4096  # global bytes of the test memory, from CHIP.gmem_start
@@ -296,7 +297,7 @@ def yolo_detection(draw):
     classes and their rows (all logits 0 in the test memory: no box, the (image, -1, ...) rows)."""
     n, classes, keep = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
     version = draw(st.sampled_from(list(isa.YOLO_VERSIONS)))
-    count = draw(st.sampled_from(isa.YOLO_VERSION_HEADS[version]))
+    count = draw(st.sampled_from(VERSION_HEADS[version]))
     grids = [(draw(dims), draw(dims)) for _ in range(count)]
     heads = [_somewhere(draw, n * 3 * (5 + classes) * h * w * 4) for h, w in grids] + [0] * (3 - count)
     return isa.BdcYoloDetection(*heads, _somewhere(draw, n * keep * 7 * 4), n,

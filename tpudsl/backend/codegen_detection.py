@@ -12,7 +12,7 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.slicing import attrs_of, check_f32, shape_of
-from tpudsl.dialects.geometry.yolo import V8_BOX_FIELDS, head_order
+from tpudsl.dialects.geometry.yolo import V8_BOX_FIELDS, VERSION_HEADS, head_order
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -20,7 +20,7 @@ from tpudsl.ir.diagnostics import TpudslError
 def check_yolo_detection(op: Operation) -> list[int]:
     """The heads' operand indices widest first; what the record does not model is an error naming it."""
     version = attrs_of(op)["version"]
-    counts = (1,) if version == "yolov8" else isa.YOLO_VERSION_HEADS[version]
+    counts = (1,) if version == "yolov8" else VERSION_HEADS[version]
     if len(op.operands) not in counts:
         raise TpudslError(f"backend: {describe(op)}: {len(op.operands)} heads are not modelled "
                           f"({' or '.join(map(str, counts))})")

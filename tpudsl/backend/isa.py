@@ -566,10 +566,9 @@ class GdmaYuv2rgb(Record):
 
 YOLO_VERSIONS = {"yolov3": 0, "yolov5": 1, "yolov3_tiny": 2}
 YOLO_HEADS = 3  # the record's head fields
-# The heads a version reads: yolov3_tiny two; yolov3 and yolov5 1 to 3, their first heads (a head is
-# absent when its grid fh x fw is 0 x 0). An absent head's fields (src, fh, fw) and anchors are 0, so
-# records of 3 heads decode as they did before.
-YOLO_VERSION_HEADS = {"yolov3": (1, 2, 3), "yolov5": (1, 2, 3), "yolov3_tiny": (2,)}
+# The heads a version reads (geometry/yolo.VERSION_HEADS: yolov3_tiny two; yolov3 and yolov5 1 to 3,
+# their first heads): a head is absent when its grid fh x fw is 0 x 0. An absent head's fields (src, fh,
+# fw) and anchors are 0, so records of 3 heads decode as they did before.
 _YOLO_ANCHORS = " ".join(f"anchor{i}:d" for i in range(2 * 3 * YOLO_HEADS))  # (w, h) of 3 boxes a head
 
 

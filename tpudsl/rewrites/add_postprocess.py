@@ -16,8 +16,8 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, V8_ANCHORS, V8_BOX_FIELDS, HeadError, check_heads,
-                                           head_order)
+from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, V8_ANCHORS, V8_BOX_FIELDS, VERSION_HEADS, HeadError,
+                                           check_heads, head_order)
 from tpudsl.dialects.opdef import create, loc_name, probe_shapes, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import unique_name
@@ -33,10 +33,6 @@ ANCHORS = {"yolov3": YOLOV3_ANCHORS, "yolov5": YOLOV3_ANCHORS,  # TPU-MLIR's YOL
 # The op's version per type: ultralytics' YOLOv11 exports YOLOv8's head.
 VERSION = {"yolov3": "yolov3", "yolov5": "yolov5", "yolov3_tiny": "yolov3_tiny", "yolov8": "yolov8",
            "yolov11": "yolov8"}
-# The head counts an anchored type takes: yolov3 and yolov5 1 to 3 (TPU-MLIR's "outputs are not
-# correct" beyond 3); TPU-MLIR gives yolov3_tiny its own anchors for 2 heads only (3 heads get
-# yolov3's, 1 head anchors by stride: neither is modelled).
-HEADS = {"yolov3": (1, 2, 3), "yolov5": (1, 2, 3), "yolov3_tiny": (2,)}
 ANCHORS_A_HEAD = 6  # (w, h) of 3 boxes
 KEEP_TOPK = 200
 THRESHOLD = 0.5  # nms_threshold and obj_threshold
@@ -146,9 +142,9 @@ def anchors_of(version: str, strides: list[int]) -> tuple[float, ...]:
 
 
 def _classes(heads, shapes, net, version: str) -> int:
-    """The class count of the type's YOLO heads (HEADS: 1 to 3; yolov3_tiny 2) of the net input
-    `net`; HeadError naming what is not."""
-    counts = HEADS[version]
+    """The class count of the type's YOLO heads (VERSION_HEADS: 1 to 3; yolov3_tiny 2) of the net
+    input `net`; HeadError naming what is not."""
+    counts = VERSION_HEADS[version]
     if len(heads) not in counts or any(len(s) != 4 for s in shapes):
         allowed = f"{counts[0]} to {counts[-1]}" if len(counts) > 1 else str(counts[0])
         raise HeadError(f"{version} takes {allowed} heads N x C x H x W, the outputs are {_outputs(heads, shapes)}")

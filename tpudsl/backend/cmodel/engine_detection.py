@@ -11,6 +11,7 @@ import numpy as np
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith_detection
 from tpudsl.backend.cmodel.memory import Fault, Memory
+from tpudsl.dialects.geometry.yolo import VERSION_HEADS
 
 _F32 = np.dtype(np.float32)
 
@@ -21,7 +22,7 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
         raise Fault(f"unknown yolo version code {r.version}")
     _check_detection(r)
     fields = [(r.src, r.fh0, r.fw0), (r.src1, r.fh1, r.fw1), (r.src2, r.fh2, r.fw2)]
-    counts = isa.YOLO_VERSION_HEADS[versions[r.version]]  # a fixed count, or the heads before a 0 x 0 grid
+    counts = VERSION_HEADS[versions[r.version]]  # a fixed count, or the heads before a 0 x 0 grid
     count = counts[0] if len(counts) == 1 else next((k for k in (1, 2) if fields[k][1:] == (0, 0)), 3)
     anchors = np.array([getattr(r, f"anchor{i}") for i in range(18)]).reshape(3, 3, 2)
     if any(any(f) for f in fields[count:]) or anchors[count:].any():

@@ -21,6 +21,10 @@ BOX_FIELDS = 5  # tx, ty, tw, th, objectness
 ROW = 7  # image, class, score, x, y, w, h
 V8_BOX_FIELDS = 4  # x, y, w, h of a decoded yolov8 head
 V8_ANCHORS = (0.0,)  # what TPU-MLIR's AddPostprocess writes for yolov8: no anchor is read
+# The head counts an anchored version takes, its first heads: yolov3 and yolov5 1 to 3 (TPU-MLIR's
+# "outputs are not correct" beyond 3); TPU-MLIR gives yolov3_tiny its own anchors for 2 heads only
+# (3 heads get yolov3's, 1 head anchors by stride: neither is modelled).
+VERSION_HEADS = {"yolov3": (1, 2, 3), "yolov5": (1, 2, 3), "yolov3_tiny": (2,)}
 
 
 class HeadError(ValueError):
