@@ -419,3 +419,21 @@ def probe_shapes(name: str, operands: Sequence[SSAValue], result_types: Sequence
         raise ShapeError(f"{describe(probe)} {e}") from None
     finally:
         probe.drop_all_references()
+
+
+def rule_shape(name: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
+               attrs: Mapping[str, Any] | None, loc: str) -> Shape:
+    """The first result's shape op `name` would have on `operands` (probe_shapes); ShapeError naming
+    the op when its rule refuses them or cannot tell that shape."""
+    shapes = probe_shapes(name, operands, result_types, attrs, loc)
+    if not shapes or shapes[0] is None:
+        raise ShapeError(f"'{name}' op \"{loc}\": the shape of its result is unknown")
+    return shapes[0]
+
+
+def create_shaped(name: str, operands: Sequence[SSAValue], element: Attribute,
+                  attrs: Mapping[str, Any] | None, loc: str) -> Operation:
+    """Op `name` (one result of `element`) whose result shape is the one its shape rule gives
+    (rule_shape), for an op a pass or the frontend builds where no shape is known beforehand."""
+    shape = rule_shape(name, operands, [UnrankedTensorType(element)], attrs, loc)
+    return create(name, operands, [TensorType(element, shape)], attrs, loc)

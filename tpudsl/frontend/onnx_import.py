@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import Float32Type, NoneType, TensorType, UnrankedTen
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tpudsl.dialects import top as _top  # noqa: F401  (defines the Top ops `create` builds)
-from tpudsl.dialects.opdef import ShapeError, create, probe_shapes, result_names
+from tpudsl.dialects.opdef import ShapeError, create, result_names, rule_shape
 from tpudsl.frontend.onnx_graph import PreparedGraph, prepare
 from tpudsl.frontend.onnx_node import Node
 from tpudsl.frontend.onnx_ops import CONVERTERS, HINTS
@@ -122,24 +122,15 @@ class Converter:
         shape = self.graph.shapes.get(loc)
         if shape is None:
             unranked = [UnrankedTensorType(element_type)] * (1 + like_first)
-            shape = self._rule_shape(op_name, ops, [*unranked, *extra], attrs or {}, loc)
+            try:  # for ops ONNX does not know
+                shape = rule_shape(op_name, ops, [*unranked, *extra], attrs or {}, loc)
+            except ShapeError as e:
+                raise TpudslError(str(e)) from None
         ranked = [TensorType(element_type, shape)] * (1 + like_first)
         op = create(op_name, ops, [*ranked, *extra], attrs or {}, loc=loc)
         self.block.add_op(op)
         self.values[loc] = op.results[0]
         return op.results[0]
-
-    @staticmethod
-    def _rule_shape(op_name: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
-                    attrs: Mapping[str, Any], loc: str) -> tuple[int, ...]:
-        """The first result shape by the op's shape rule (for ops ONNX does not know)."""
-        try:
-            shapes = probe_shapes(op_name, operands, result_types, attrs, loc)
-        except ShapeError as e:
-            raise TpudslError(str(e)) from None
-        if not shapes or shapes[0] is None:
-            raise TpudslError(f"'{op_name}' op \"{loc}\": the shape of its result is unknown")
-        return shapes[0]
 
     def alias(self, name: str, source: str | SSAValue) -> None:
         """Tensor `name` is `source` (Identity, Dropout, Cast to float): no op is emitted."""

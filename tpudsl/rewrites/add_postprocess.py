@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, V8_ANCHORS, V8_BOX_FIELDS, VERSION_HEADS, HeadError,
                                            check_heads, head_order)
-from tpudsl.dialects.opdef import create, loc_name, probe_shapes, value_name
+from tpudsl.dialects.opdef import create_shaped, loc_name, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import unique_name
 
@@ -93,8 +93,7 @@ def _append(main: FuncOp, version: str) -> None:
     # Operands in TPU-MLIR's order, widest grid first (yolov8: its one head); the heads keep their names.
     operands = heads if v8 else [heads[i] for i in head_order(shapes)]
     # The rows' shape by the op's shape rule, which checked the heads against the attributes again.
-    (rows,) = probe_shapes("top.YoloDetection", operands, [UnrankedTensorType(Float32Type())], attrs, name)
-    post = create("top.YoloDetection", operands, [TensorType(Float32Type(), rows)], attrs, loc=name)
+    post = create_shaped("top.YoloDetection", operands, Float32Type(), attrs, name)
     Rewriter.insert_op(post, InsertPoint.before(ret))
     ret.operands = [post.results[0]]
     main.update_function_type()

@@ -41,15 +41,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import (Float32Type, IntegerType, ModuleOp, NoneType, Signedness, TensorType,
-                                   UnrankedTensorType)
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, NoneType, Signedness, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.geometry.crop import center_crop_start
-from tpudsl.dialects.opdef import AttrView, SPECS, create, loc_name, probe_shapes
+from tpudsl.dialects.opdef import AttrView, SPECS, create, create_shaped, loc_name
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
 from tpudsl.ir.module import TopModule, top_module_of
@@ -231,11 +230,9 @@ class _Fuse:
     def _op(self, name: str, operands: list[SSAValue], attrs: dict, suffix: str,
             element: Attribute | None = None) -> SSAValue:
         """Op `name` named `<input>_preprocess_<suffix>`, of `element` (the first operand's when None), its
-        result shape the one its shape rule gives (opdef.probe_shapes)."""
+        result shape the one its shape rule gives (opdef.create_shaped)."""
         element = element or operands[0].type.element_type  # type: ignore[attr-defined]
-        loc = f"{self.name}_preprocess_{suffix}"
-        (shape,) = probe_shapes(name, operands, [UnrankedTensorType(element)], attrs, loc)
-        op = create(name, operands, [TensorType(element, shape)], attrs, loc=loc)
+        op = create_shaped(name, operands, element, attrs, f"{self.name}_preprocess_{suffix}")
         self._insert(op)
         return op.results[0]
 
