@@ -263,6 +263,8 @@ def test_debug_checked_on_read():
                              "of the header (gdma_count + bdc_count)")
 
 
+LOCATION = {"name": "x", "op": "top.Add", "shape": [2], "dtype": "f32", "view": [1, 2, 1, 1], "pieces": []}
+PIECE = {"after": 0, "space": "local", "address": 0, "start": [0] * 4, "shape": [1, 2, 1, 1]}
 BAD_HEADERS = [
     ({"extra": 1}, "unknown key 'extra' in 'header'"),
     ({"network": ""}, "'network' must be a non-empty string, got ''"),
@@ -295,6 +297,10 @@ BAD_HEADERS = [
     ({**IO, "inputs": [tensor(address=IO_START - 64)]},
      "'inputs[0]' ('x', 192 bytes at 0x100000fc0) is not inside the IO region [0x100001000, 0x100001400) "
      "('io_addr', 'io_size')"),
+    ({"tensor_locations": {}}, "'tensor_locations' must be a list of tensors, got dict"),
+    ({"tensor_locations": [{**LOCATION, "pieces": {}}]}, "'tensor_locations[0].pieces' must be a list of pieces, got dict"),
+    ({"tensor_locations": [{**LOCATION, "pieces": [{**PIECE, "space": "remote"}]}]},  # strides may be absent
+     "'tensor_locations[0].pieces[0].space' must be one of global, local, got 'remote'"),
 ]
 
 

@@ -65,6 +65,13 @@ PIECE_SCHEMA: dict[str, str] = {
     "after": "count", "space": "space", "address": "count", "start": "dims", "shape": "dims", "strides": "dims",
 }
 SPACES = ("global", "local")
+# The kinds that are lists of objects: (what messages call the items, their schema, the keys they may omit).
+LIST_KINDS: dict[str, tuple[str, dict[str, str], frozenset[str]]] = {
+    "tensors": ("tensors", TENSOR_SCHEMA, frozenset()),
+    "groups": ("groups", GROUP_SCHEMA, frozenset({"csecs", "wsecs"})),
+    "locations": ("tensors", LOCATION_SCHEMA, frozenset()),
+    "pieces": ("pieces", PIECE_SCHEMA, frozenset({"strides"})),
+}
 
 
 def group_slices(g: dict) -> str:
@@ -107,6 +114,13 @@ def _is_int(v: object) -> bool:
 
 
 def _check_value(where: str, kind: str, v: object) -> None:
+    if kind in LIST_KINDS:
+        what, schema, optional = LIST_KINDS[kind]
+        if not isinstance(v, list):
+            raise TpudslError(f"bmodel header: '{where}' must be a list of {what}, got {type(v).__name__}")
+        for i, item in enumerate(v):
+            _check_dict(f"{where}[{i}]", item, schema, optional)
+        return
     ok: bool
     if kind == "str":
         ok = isinstance(v, str) and v != ""
@@ -128,29 +142,10 @@ def _check_value(where: str, kind: str, v: object) -> None:
         ok = v in CHIPS
     elif kind == "mode":
         ok = v in MODES
-    elif kind == "tensors":
-        if not isinstance(v, list):
-            raise TpudslError(f"bmodel header: '{where}' must be a list of tensors, got {type(v).__name__}")
-        for i, t in enumerate(v):
-            _check_dict(f"{where}[{i}]", t, TENSOR_SCHEMA, frozenset())
-        return
-    elif kind == "groups":
-        if not isinstance(v, list):
-            raise TpudslError(f"bmodel header: '{where}' must be a list of groups, got {type(v).__name__}")
-        for i, g in enumerate(v):
-            _check_dict(f"{where}[{i}]", g, GROUP_SCHEMA, frozenset({"csecs", "wsecs"}))
-        return
     elif kind == "space":
         ok = v in SPACES
     elif kind == "addr_mode":
         ok = v in ADDR_MODES
-    elif kind in ("locations", "pieces"):
-        what, schema = ("tensors", LOCATION_SCHEMA) if kind == "locations" else ("pieces", PIECE_SCHEMA)
-        if not isinstance(v, list):
-            raise TpudslError(f"bmodel header: '{where}' must be a list of {what}, got {type(v).__name__}")
-        for i, item in enumerate(v):
-            _check_dict(f"{where}[{i}]", item, schema, frozenset({"strides"}))
-        return
     else:  # a schema entry without a check is a bug here, not bad input
         raise AssertionError(f"no check for kind {kind}")
     if not ok:
