@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
-from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_heads, check_v8_head
+from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_anchors, check_heads, check_v8_head
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
 from tpudsl.dialects.shapes import Ins, axis_in, broadcast, int_list, need_rank, numel, operand, per_channel
@@ -329,7 +329,8 @@ def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
         if a["version"] == "yolov8":
             check_v8_head(heads, a["class_num"], a["anchors"])
         else:
-            check_heads(heads, a["class_num"], a["num_boxes"], len(a["anchors"]))
+            check_heads(heads, a["class_num"], a["num_boxes"])
+            check_anchors(len(heads), a["num_boxes"], len(a["anchors"]))
     except HeadError as e:
         raise ShapeError(str(e)) from None
     if not 0.0 < a["obj_threshold"] < 1.0:

@@ -150,7 +150,7 @@ def _classes(heads, shapes, net, version: str) -> int:
     if shapes[0][1] % BOXES or shapes[0][1] // BOXES <= BOX_FIELDS:
         raise HeadError(f"head '{value_name(heads[0])}' has {shapes[0][1]} channels, not 3 x (5 + classes)")
     classes = shapes[0][1] // BOXES - BOX_FIELDS
-    check_heads(shapes, classes, BOXES, ANCHORS_A_HEAD * len(heads))
+    check_heads(shapes, classes, BOXES)  # anchors_of picks the anchors after; the op's shape rule checks them
     _check_net(net, shapes[0][0])
     for h, s in zip(heads, shapes, strict=True):
         if net[3] % s[3]:

@@ -36,9 +36,9 @@ def head_order(shapes: Sequence[Sequence[int]]) -> list[int]:
     return sorted(range(len(shapes)), key=lambda i: -shapes[i][3])
 
 
-def check_heads(shapes: Sequence[Sequence[int]], class_num: int, num_boxes: int, anchors: int) -> None:
+def check_heads(shapes: Sequence[Sequence[int]], class_num: int, num_boxes: int) -> None:
     """Raise HeadError unless `shapes` are YOLO heads of one batch with `num_boxes` boxes of
-    `class_num` classes each, and `anchors` holds a (w, h) pair per head and box."""
+    `class_num` classes each."""
     if not shapes:
         raise HeadError("has no head")
     channels = num_boxes * (BOX_FIELDS + class_num)
@@ -50,9 +50,13 @@ def check_heads(shapes: Sequence[Sequence[int]], class_num: int, num_boxes: int,
                             f"are {channels}")
         if s[0] != shapes[0][0]:
             raise HeadError(f"head #{i} has batch {s[0]}, head #0 has {shapes[0][0]}")
-    if anchors != 2 * num_boxes * len(shapes):
-        raise HeadError(f"has {anchors} anchor values: {len(shapes)} heads x {num_boxes} boxes need "
-                        f"{2 * num_boxes * len(shapes)} (w, h pairs)")
+
+
+def check_anchors(heads: int, num_boxes: int, anchors: int) -> None:
+    """Raise HeadError unless `anchors` values are a (w, h) pair per head and box."""
+    if anchors != 2 * num_boxes * heads:
+        raise HeadError(f"has {anchors} anchor values: {heads} heads x {num_boxes} boxes need "
+                        f"{2 * num_boxes * heads} (w, h pairs)")
 
 
 def check_v8_head(shapes: Sequence[Sequence[int]], class_num: int, anchors: Sequence[float]) -> None:
