@@ -298,7 +298,8 @@ BAD_HEADERS = [
      "'inputs[0]' ('x', 192 bytes at 0x100000fc0) is not inside the IO region [0x100001000, 0x100001400) "
      "('io_addr', 'io_size')"),
     ({"tensor_locations": {}}, "'tensor_locations' must be a list of tensors, got dict"),
-    ({"tensor_locations": [{**LOCATION, "pieces": {}}]}, "'tensor_locations[0].pieces' must be a list of pieces, got dict"),
+    ({"tensor_locations": [{**LOCATION, "pieces": {}}]},
+     "'tensor_locations[0].pieces' must be a list of pieces, got dict"),
     ({"tensor_locations": [{**LOCATION, "pieces": [{**PIECE, "space": "remote"}]}]},  # strides may be absent
      "'tensor_locations[0].pieces[0].space' must be one of global, local, got 'remote'"),
 ]
