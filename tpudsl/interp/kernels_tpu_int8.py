@@ -237,7 +237,7 @@ def clip(ins: Inputs, a: KernelAttrs) -> Array:
     out = _out(a)
     if a.scales[0] != a.scales[1] or a.zero_points[0][0] != out["zero_point"] or x.dtype != out["dtype"]:
         raise ValueError("tpu.Clip on int8 needs one type (scale, zero point, storage) in and out")
-    return np.minimum(np.maximum(x, int(bounds[0])), int(bounds[1])).astype(x.dtype)
+    return np.clip(x, int(bounds[0]), int(bounds[1]))  # x's dtype: numpy saturates bounds beyond it
 
 
 def requant_int(ins: Inputs, a: KernelAttrs) -> Array:
