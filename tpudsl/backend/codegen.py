@@ -291,9 +291,9 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
                                 *_local(ins[0]), out[0], in_zp, out_zp, a["multiplier"], a["rshift"],
                                 _ELEMENTWISE_ROUND, int(a["const_val"]), *_relu(op))
     float_record = replace(_compute(op, ins, whole, out, plan), dtype=dtype)  # an INT8 record's dtype is its input's
-    base = astuple(float_record)
     if name == "Clip":  # integers clamped to integer bounds, one type in and out: the float record is exact
         return float_record
+    base = astuple(float_record)
     if name == "Conv2D":
         return isa.BdcConvQZ(*base, round_mode, out_dtype, in_zp, out_zp) if asym else isa.BdcConvQ(*base, round_mode)
     if name == "Deconv":
