@@ -55,7 +55,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tpudsl.dialects.attrs import from_attr, matches
+from tpudsl.dialects.attrs import from_attr, matches, to_attr
 from tpudsl.dialects.quant import QUANT_TYPES, CalibratedQuantizedType
 
 Shape = tuple[int, ...]
@@ -386,9 +386,6 @@ def create(
     """Build op `name` from Python attribute values (converted by the spec's kinds).
 
     `loc` is the op's user-visible name (a string becomes `loc("name")`)."""
-    from tpudsl.dialects.attrs import to_attr
-    from xdsl.dialects.builtin import FusedLoc, NameLoc, NoneAttr, StringAttr
-
     spec = SPECS[name]
     attributes: dict[str, Attribute] = {}
     for key, value in (attrs or {}).items():
