@@ -68,12 +68,13 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
             ins = [(plan.reads[s][(op, i)], t) for i, t in enumerate(part.inputs)]
             whole = plan.whole_at(op, s)  # a C part's channels of them
             out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))
-            where = (part.output, "local", plan.out_addr[op])
-            if op in plan.stored:  # right away: a later op's tile may reuse these bytes
+            stored = op in plan.stored
+            if stored:  # right away: a later op's tile may reuse these bytes
                 out.append((op, _gdma(gaddr, isa.GdmaStore, part.output, plan.out_addr[op])))
-                where = (part.output, "global", gaddr(part.output))
-            if pieces is not None:
-                pieces.append((out[-1][1], op, *where))
+            if pieces is not None:  # only codegen's debug info: the search costs records alone
+                last = out[-1][1]  # the store (its global address), else the BDC record
+                space, address = ("global", last.gaddr) if stored else ("local", plan.out_addr[op])
+                pieces.append((last, op, part.output, space, address))
     return out
 
 
