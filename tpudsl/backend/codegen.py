@@ -50,7 +50,8 @@ class Program:
     records: list[isa.Record] = field(default_factory=list)
     debug: list[tuple[int, str]] = field(default_factory=list)
     groups: list[dict] = field(default_factory=list)  # the header's layer_groups (bmodel.GROUP_SCHEMA)
-    tensors: list[dict] = field(default_factory=list)  # the header's tensor_locations (tensor_locations.py)
+    # the header's tensor_locations (tensor_locations.py); None: not collected (written only as debug info)
+    tensors: list[dict] | None = None
 
 
 def _gaddr(tile: Tile) -> int:
@@ -373,7 +374,8 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
     if len(prog.records) == first:  # no op aliases its input (every result has its own memory): a result
         # nothing writes would hold stale bytes, and its tensor location would have no instruction to follow
         raise TpudslError(f"codegen: {describe(op)} emitted no instruction: its result would never be written")
-    prog.tensors += whole_results(op, len(prog.records) - 1)  # whole in global memory after its last instruction
+    if prog.tensors is not None:
+        prog.tensors += whole_results(op, len(prog.records) - 1)  # whole in global memory after its last instruction
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
@@ -470,14 +472,15 @@ def _read_groups(block_ops: list[Operation], chip: Chip) -> dict:
     return out
 
 
-def generate(top: TopModule) -> tuple[dict, bytes, Program]:
-    """The header, coefficient blob and program of an addressed, layer-grouped Tpu module."""
+def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, bytes, Program]:
+    """The header, coefficient blob and program of an addressed, layer-grouped Tpu module;
+    `tensor_locations`: collect where each tensor can be read (prog.tensors), else leave it None."""
     module, chip = top.module, module_chip(top.module)
     coeff_addr = _int_attr(module, "module.coeff_addr")
     io = _io_region(module)
     # The blob reaches the next region: io_alone's IO region, or the neurons (the padding included).
     coeffs = bytearray((io["io_addr"] if io else _int_attr(module, "module.neuron_addr")) - coeff_addr)
-    prog = Program()
+    prog = Program(tensors=[] if tensor_locations else None)
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
     groups = _read_groups(block_ops, chip)
@@ -555,8 +558,8 @@ class CodegenPass(ModulePass):
         if not self.model_file:
             raise TpudslError("codegen: model_file=X.bmodel is required")
         top = top_module_of(op) or TopModule(op)
-        header, coeffs, prog = generate(top)
-        if self.embed_debug_info and prog.tensors:  # debug info: where each tensor can be read during a run
+        header, coeffs, prog = generate(top, tensor_locations=self.embed_debug_info)
+        if prog.tensors:  # debug info: where each tensor can be read during a run
             header["tensor_locations"] = prog.tensors
         write_bmodel(self.model_file, header, coeffs, isa.encode(prog.records),
                      prog.debug if self.embed_debug_info else [])

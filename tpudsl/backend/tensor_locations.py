@@ -48,11 +48,16 @@ def piece(after: int, tile: Tile, space: str, address: int) -> dict:
     return {**out, "strides": list(tile.strides)} if space == "global" else out
 
 
-def sliced_result(op: Operation, view: tuple[int, ...], pieces: list[dict]) -> dict:
-    """A group member's result from its slices' pieces (its 4-D view: the tiles' coordinates). A
-    member has one result: a group's records write only a slice's first output (layer_group/plan.py's
-    GROUPABLE kinds have one), so a further result could be neither computed nor read."""
+def member_result(op: Operation) -> SSAValue:
+    """A group member's one result: a group's records write only a slice's first output
+    (layer_group/plan.py's GROUPABLE kinds have one), so a further result could be neither computed
+    nor read (codegen checks it with or without tensor locations)."""
     if len(op.results) != 1:
         raise TpudslError(f"codegen: layer-group member {describe(op)} has {len(op.results)} results; a group's "
                           f"records write only the first (run --layer-group again)")
-    return _entry(op, op.results[0], view, pieces)
+    return op.results[0]
+
+
+def sliced_result(op: Operation, view: tuple[int, ...], pieces: list[dict]) -> dict:
+    """A group member's result from its slices' pieces (its 4-D view: the tiles' coordinates)."""
+    return _entry(op, member_result(op), view, pieces)

@@ -26,7 +26,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.codegen import _gaddr, compute_record
 from tpudsl.backend.layer_group.plan import GroupPlan
 from tpudsl.backend.slicing import Tile, as4d, dtype_of, shape_of, whole_tiles
-from tpudsl.backend.tensor_locations import piece, sliced_result
+from tpudsl.backend.tensor_locations import member_result, piece, sliced_result
 from tpudsl.dialects.opdef import describe, op_label
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -82,7 +82,7 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
     """Append the records of `group` (planned by region.read) to codegen's `prog`; `ahead`: the next
     group's plan when its first weights are prefetched here, issued right after this group's first
     BDC record."""
-    pieces: list[Piece] = []
+    pieces: list[Piece] | None = [] if prog.tensors is not None else None  # only for debug info
     records = group_records(plan, _gaddr, prefetched, pieces)
     if ahead is not None:
         start, end = ahead.ahead  # type: ignore[misc]
@@ -97,11 +97,15 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
             prog.debug.append((len(prog.records), op_label(op) or op.name))
             current = op
         prog.records.append(record)
-    index = {id(record): first + i for i, (_, record) in enumerate(records)}
-    parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
-    for record, op, tile, space, address in pieces:
-        parts[op].append(piece(index[id(record)], tile, space, address))
-    prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
+    if pieces is None:
+        for op in plan.ops:
+            member_result(op)  # refused with or without debug info
+    else:
+        index = {id(record): first + i for i, (_, record) in enumerate(records)}
+        parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
+        for record, op, tile, space, address in pieces:
+            parts[op].append(piece(index[id(record)], tile, space, address))
+        prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
     prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
                         "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first,
                         **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
