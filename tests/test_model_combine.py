@@ -1,7 +1,8 @@
-"""model_tool --combine / --extract and model_runner on a combined .bmodel (docs/tools.md): a small
-conv net compiled for the tiny chip at batch 1 and batch 2, and a second network. The reference is
-the previous level, the separate files: the combined file run with each batch's inputs gives what
-that batch's own file gives, byte for byte; extract gives back the files that went in."""
+"""model_tool --combine / --extract, model_runner and bmodel_checker on a combined .bmodel
+(docs/tools.md): a small conv net compiled for the tiny chip at batch 1 and batch 2, and a second
+network. The reference is the previous level, the separate files: the combined file run with each
+batch's inputs gives what that batch's own file gives, byte for byte; extract gives back the files
+that went in."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from xdsl.dialects.builtin import StringAttr
 from tests.backend_support import compile_for, lowered
 from tests.test_backend_cmodel import Graph
 from tpudsl.backend.bmodel import read_bmodel
-from tpudsl.cli import model_runner, model_tool
+from tpudsl.cli import bmodel_checker, model_runner, model_tool
+from tpudsl.interp.module_interpreter import run_module
 
 
 def conv_net(batch: int, seed: int):
@@ -83,6 +85,34 @@ def test_combined_runs_the_stage_of_the_inputs_shapes(parts, capsys):
         bar, "net 1: [n], 1 stage", rule, "stage 0:", *alone["n"]]
     assert run(model_tool.main, ["--chip", d / "c.bmodel"], capsys)[1:] == ("tiny\n", "")
     assert run(model_tool.main, ["--is_dynamic", d / "c.bmodel"], capsys)[1:] == ("false\n", "")
+
+
+def test_bmodel_checker_checks_the_stage_of_the_references_inputs(parts, capsys, tmp_path):
+    """bmodel_checker on one network's two stages combined checks the stage whose input shapes are
+    the reference's (the Tpu interpreter's dump of that batch): every tensor passes, the same lines as
+    on that stage's own file; no stage of the reference's shapes, or a file of two networks (which
+    one the reference is of is no guess), is one error naming it."""
+    d = parts
+    for names, out in ((("m1", "m2"), "c"), (("m1", "n"), "mn")):
+        combine = ["--combine", *(d / f"{n}.bmodel" for n in names), "-o", tmp_path / f"{out}.bmodel"]
+        assert run(model_tool.main, combine, capsys)[0] == 0
+    for batch, single in ((1, "m1"), (2, "m2")):
+        top = lowered(conv_net(batch, 0))
+        with np.load(d / f"in{batch}.npz") as f:
+            ref = run_module(top.module, top.weights, {"x": f["x"]}, keep_all=True)
+        np.savez(tmp_path / "ref.npz", **ref)
+        status, out, err = run(bmodel_checker.main, [tmp_path / "c.bmodel", tmp_path / "ref.npz"], capsys)
+        assert (status, err) == (0, "") and out.splitlines()[-1] == "bmodel_checker PASSED.", out
+        assert f"{len(ref) - 1} tensors checked (F32: 1e-5 relative): {len(ref) - 1} passed, 0 failed" in out, out
+        assert out == run(bmodel_checker.main, [d / f"{single}.bmodel", tmp_path / "ref.npz"], capsys)[1]
+    np.savez(tmp_path / "ref3.npz", **dict(ref, x=np.load(d / "in3.npz")["x"]))
+    for model, ref_file, message in (
+            ("c", "ref3.npz", "error: no stage of network 'm' takes these inputs (x 3x3x6x6)"),
+            ("mn", "ref.npz", "error: holds 2 networks (m, n); bmodel_checker checks a bmodel of one (model_tool "
+                              "--extract gives each stage's file)")):
+        status, out, err = run(bmodel_checker.main, [tmp_path / f"{model}.bmodel", tmp_path / ref_file], capsys)
+        assert status == 1 and err.startswith(f"{tmp_path / f'{model}.bmodel'}: {message}"), err
+        assert len(err.splitlines()) == 1
 
 
 def test_extract_gives_back_the_files_combined(parts, capsys, tmp_path, monkeypatch):

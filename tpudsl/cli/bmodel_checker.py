@@ -76,12 +76,29 @@ def _line(name: str, op: str, problem: str | None, result) -> str:
     return "  ".join(cells + ([problem] if problem else []))
 
 
-def _check_reference(header: dict, reference, model: Path, path: str) -> dict[str, str]:
-    """The bmodel's tensors (name -> op), once the reference is known to hold its inputs and some of them."""
+def _networks(model: Path) -> list:
+    """The one network of the .bmodel, read once (a combined file of several is refused: which one
+    the reference belongs to is not the checker's guess)."""
+    from tpudsl.backend.bmodel_combined import read_networks
+
+    networks = read_networks(model)
+    if len(networks) > 1:
+        raise TpudslError(f"holds {len(networks)} networks ({', '.join(n.name for n in networks)}); bmodel_checker "
+                          "checks a bmodel of one (model_tool --extract gives each stage's file)", file=str(model))
+    return networks
+
+
+def _inputs(header: dict, reference, model: Path, path: str) -> dict:
+    """The bmodel's inputs from the reference (every stage of a network has the same input names)."""
     missing = [t["name"] for t in header["inputs"] if t["name"] not in reference]
     if missing:
         raise TpudslError(f"holds no tensor '{missing[0]}', an input of {model.name} (the Tpu interpreter's "
                           f"--dump_all_tensors keeps the inputs)", file=path)
+    return {t["name"]: reference[t["name"]] for t in header["inputs"]}
+
+
+def _check_reference(header: dict, reference, model: Path, path: str) -> dict[str, str]:
+    """The bmodel's tensors (name -> op), once the reference is known to hold some of them."""
     ops = {t["name"]: t["op"] for t in header.get("tensor_locations", [])}
     if ops and not any(name in reference for name in ops):
         raise TpudslError(f"holds none of the {len(ops)} tensors of {model.name} (e.g. '{next(iter(ops))}'): "
@@ -120,9 +137,8 @@ def run(argv: Sequence[str]) -> int:
     if args.dump_mode not in DUMP_MODES:
         raise TpudslError(f"bmodel_checker: --dump_mode {args.dump_mode} is not supported: TPU-MLIR's comb and "
                           f"tpulang write its own formats (supported: {', '.join(DUMP_MODES)})")
-    from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.cli.compare import parse_tolerance
-    from tpudsl.cli.model_runner import bmodel_inference, save_npz
+    from tpudsl.cli.model_runner import bmodel_inference, chosen_stage, save_npz
     from tpudsl.cli.npz_tool import load_npz
 
     try:
@@ -133,12 +149,13 @@ def run(argv: Sequence[str]) -> int:
     for given in (model, args.reference_data):
         if os.path.realpath(args.report) == os.path.realpath(given):  # never raises, unlike resolve()
             raise TpudslError(f"--report '{args.report}' would overwrite {given}; choose another name")
-    header = read_bmodel(model).header
+    networks = _networks(model)
     reference = load_npz(args.reference_data)
-    ops = _check_reference(header, reference, model, args.reference_data)
-    tensors = bmodel_inference({t["name"]: reference[t["name"]] for t in header["inputs"]}, model,
-                               dump_all_tensors=True)
-    mode = header["mode"]
+    inputs = _inputs(networks[0].stages[0].header, reference, model, args.reference_data)
+    stage = chosen_stage(networks, None, inputs, model)  # of several stages, the one of the inputs' shapes
+    ops = _check_reference(stage.header, reference, model, args.reference_data)
+    tensors = bmodel_inference(inputs, model, dump_all_tensors=True, stage=stage)
+    mode = stage.header["mode"]
     failed, checked, absent, dumped = _compare(tensors, reference, ops, mode, args, tolerance)
     if absent:
         print(f"not in the reference ({len(absent)}): {', '.join(absent)}")

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait fo
     import numpy as np
     import onnx
 
+    from tpudsl.backend.bmodel import Bmodel
+    from tpudsl.backend.bmodel_combined import Network
     from tpudsl.ir.module import TopModule
 
 
@@ -284,28 +286,37 @@ def _all_tensors_as_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     return inferred
 
 
+def chosen_stage(networks: Sequence[Network], net_name: str | None, inputs: Mapping[str, np.ndarray],
+                 model: str | Path) -> Bmodel:
+    """The stage the runtime runs of the networks read from `model`: of the network `net_name`
+    (default the first, as TPU-MLIR's model_runner), the one whose input shapes are the inputs'."""
+    import numpy as np
+
+    from tpudsl.backend.bmodel_combined import select_network, select_stage
+
+    try:
+        return select_stage(select_network(networks, net_name), {name: np.shape(x) for name, x in inputs.items()})
+    except TpudslError as e:
+        raise TpudslError(e.message, file=str(model)) from None
+
+
 def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profile: bool = False,
                      out_fixed: bool = False, net_name: str | None = None,
-                     dump_all_tensors: bool = False) -> dict[str, np.ndarray]:
+                     dump_all_tensors: bool = False, stage: Bmodel | None = None) -> dict[str, np.ndarray]:
     """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
     their serial total and the total with the engines overlapped, schedule.py). int8 IO as in
     mlir_inference. A combined bmodel runs the network `net_name` (default the first, as TPU-MLIR's
     model_runner), the stage whose input shapes are the inputs' (docs/tools.md). `dump_all_tensors`:
     every tensor its Tpu ops produce (and the inputs), captured during the run from its tensor
-    locations (cmodel/capture.py), as the Tpu interpreter dumps them (int8 as stored)."""
-    import numpy as np
-
+    locations (cmodel/capture.py), as the Tpu interpreter dumps them (int8 as stored). `stage`: the
+    stage of `model` its caller already read and chose (bmodel_checker), not read again."""
     from tpudsl.backend import isa
-    from tpudsl.backend.bmodel_combined import read_networks, select_network, select_stage
+    from tpudsl.backend.bmodel_combined import read_networks
     from tpudsl.backend.chips import chip_named
     from tpudsl.backend.cmodel import run_bmodel, run_bmodel_tensors
     from tpudsl.backend.schedule import schedule
 
-    try:
-        network = select_network(read_networks(model), net_name)
-        bmodel = select_stage(network, {name: np.shape(x) for name, x in inputs.items()})
-    except TpudslError as e:
-        raise TpudslError(e.message, file=str(model)) from None
+    bmodel = stage or chosen_stage(read_networks(model), net_name, inputs, model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
     q_in, q_out = bmodel_quant_io(bmodel.header)
     feed = stored_inputs(inputs, q_in, bmodel_half_inputs(bmodel.header))
