@@ -174,8 +174,8 @@ def finish_output(y: Array, attrs: KernelAttrs, i: int, relu: bool = True) -> Ar
 
 
 def run_kernel(kernel: Kernel, inputs: Inputs, attrs: KernelAttrs) -> list[Array]:
-    """Run `kernel` once, without preparation, and finish every result (float32 overflow is inf,
-    as in ModuleInterpreter.inference: no numpy warning)."""
-    with np.errstate(over="ignore"):
+    """Run `kernel` once, without preparation, and finish every result (IEEE's inf and NaN, as in
+    ModuleInterpreter.inference: no numpy warning)."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         outs = as_outputs(kernel.run(inputs, attrs))
         return [finish_output(y, attrs, i, not kernel.fuses_relu) for i, y in enumerate(outs)]

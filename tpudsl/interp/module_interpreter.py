@@ -384,9 +384,11 @@ class ModuleInterpreter:
         """Outputs by loc name; with keep_all (alias dump_all) every tensor of @main by loc name."""
         if self._steps is None:
             raise TpudslError("ModuleInterpreter.inference called before init()")
-        # float32 overflow is inf, as IEEE (and the chip) give it: finfo.min masks added twice (GPT-2).
-        # Entered once here rather than per kernel call, where it cost ~2 us per Add.
-        with blas_threads(self.threads), np.errstate(over="ignore"):
+        # IEEE results, not warnings: float32 overflow is inf (finfo.min masks added twice: GPT-2), x / 0
+        # is inf, log(0) -inf, 0 / 0 NaN, as onnxruntime and the chip give them (a NaN or inf that
+        # matters shows in the comparisons, never in a warning). Entered once here rather than per
+        # kernel call, where it cost ~2 us per Add.
+        with blas_threads(self.threads), np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             return self._run(inputs, keep_all or dump_all)
 
     def _run(self, inputs: Mapping[str, np.ndarray], keep_all: bool) -> dict[str, np.ndarray]:

@@ -388,8 +388,9 @@ def execute(m: Memory, records: Sequence[isa.Record], names: Sequence[str],
             after: Callable[[Memory, int], None] | None = None) -> None:
     """Run `records`; `after(m, i)` is called as instruction i completes (capture.py reads tensors).
     Float overflow is inf, as IEEE (and the chip) give it: beyond float32 in a record's arithmetic,
-    beyond f16 where it rounds its result; numpy's warning is off once here, not per record."""
-    with np.errstate(over="ignore"):
+    beyond f16 where it rounds its result; x / 0 is inf and 0 / 0 NaN the same way; numpy's warnings
+    are off once here, not per record."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for i, r in enumerate(records):
             try:
                 HANDLERS[type(r)](m, r)
