@@ -36,8 +36,7 @@ Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --laye
 PREFIX_final.mlir (layer groups of several ops unless --disable_layer_group or --opt 1; --debug also writes
 the group decisions to PREFIX_layer_groups.txt), --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
 and is compared with the Tpu interpreter's outputs: INT8 bit-exact, F32 within 1e-5 relative (to
-the tensor's largest magnitude), F16/BF16 within 4 units in the last place of the mode's type at
-the tensor's largest magnitude (--skip_validation: the .bmodel is written, not run). A model with an
+the tensor's largest magnitude), F16/BF16 bit-exact (--skip_validation: the .bmodel is written, not run). A model with an
 op the backend has no instructions for stops after
 the Tpu check and says so (naming the op); --model is then not written.
 """
