@@ -21,7 +21,7 @@ from tpudsl.frontend.onnx_import import convert_onnx
 from tpudsl.frontend.ops_resize import GRID_MODES, GRID_PADDING
 from tpudsl.ir.diagnostics import TpudslError
 
-COMBOS = list(itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"), (0, 1)))
+COMBOS = list(itertools.product(("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection"), (0, 1)))
 
 
 def ort_grid_samples(x: np.ndarray, grid: np.ndarray) -> list[np.ndarray]:
@@ -94,17 +94,18 @@ def test_grid_sampler_matches_onnxruntime():
 
 @pytest.mark.parametrize("align", [0, 1])
 def test_pixel_centres_read_the_pixels(align):
-    """A grid of exactly the pixel centres gives the input back (bilinear and nearest), a formula
-    independent of both implementations."""
+    """A grid of exactly the pixel centres gives the input back (bilinear, nearest and bicubic: the
+    cubic weights at a fraction 0 are 0, 1, 0, 0), a formula independent of both implementations."""
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
     gy, gx = np.meshgrid(centres(4, align), centres(5, align), indexing="ij")
     grid = np.broadcast_to(np.stack([gx, gy], -1), (2, 4, 5, 2)).astype(np.float32)
-    for mode in (0, 1):
+    for mode in (0, 1, 2):
         got = run_top("top.GridSampler", [x, grid], {"mode": mode, "padding_mode": 0, "align_corners": bool(align)})[0]
         np.testing.assert_allclose(got, x, rtol=0, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset,mode", [(16, "bilinear"), (20, "linear"), (20, "nearest")])
+@pytest.mark.parametrize("opset,mode", [(16, "bilinear"), (20, "linear"), (20, "nearest"), (16, "bicubic"),
+                                        (20, "cubic")])
 def test_grid_sample_converts(opset, mode):
     """The ONNX node through convert_onnx and the Top interpreter, against onnxruntime."""
     node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode="reflection", align_corners=1)
@@ -116,9 +117,9 @@ def test_grid_sample_converts(opset, mode):
 
 
 @pytest.mark.parametrize("attrs,shape,message", [
-    ({"mode": "bicubic"}, [1, 1, 3, 3], "GridSample 'y': mode 'bicubic' is not supported"),
-    ({"mode": "cubic"}, [1, 1, 3, 3], "GridSample 'y': mode 'cubic' is not supported"),
+    ({"mode": "area"}, [1, 1, 3, 3], r"GridSample 'y': mode 'area' is not supported \(bilinear/linear, nearest, "),
     ({}, [1, 1, 2, 3, 3], "GridSample 'y': a 5-D input is not supported"),
+    ({"mode": "cubic"}, [1, 1, 2, 3, 3], "GridSample 'y': a 5-D input is not supported"),
 ])
 def test_grid_sample_refusals_name_what(attrs, shape, message):
     node = helper.make_node("GridSample", ["x", "g"], ["y"], **attrs)

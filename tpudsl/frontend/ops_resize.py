@@ -208,15 +208,15 @@ def _interp(n: Node, c: Converter, g: Geometry, attrs: dict[str, object]) -> Non
 
 # ONNX GridSample's modes -> TPU-MLIR's GridSampler enums (opset 20 renamed bilinear/bicubic to
 # linear/cubic).
-GRID_MODES = {"bilinear": 0, "linear": 0, "nearest": 1}
+GRID_MODES = {"bilinear": 0, "linear": 0, "nearest": 1, "bicubic": 2, "cubic": 2}
 GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def grid_sample(n: Node, c: Converter) -> None:
-    """GridSample of a 4-D input -> top.GridSampler; bicubic (cubic) and 3-D grids are errors."""
+    """GridSample of a 4-D input -> top.GridSampler; 3-D grids (a 5-D input) are errors."""
     mode, padding = n.attr("mode", "linear" if n.opset >= 20 else "bilinear"), n.attr("padding_mode", "zeros")
     if mode not in GRID_MODES:
-        raise n.error(f"mode '{mode}' is not supported (bilinear/linear, nearest)")
+        raise n.error(f"mode '{mode}' is not supported (bilinear/linear, nearest, bicubic/cubic)")
     if padding not in GRID_PADDING:
         raise n.error(f"padding_mode '{padding}' is not supported (zeros, border, reflection)")
     if len(c.shape(n.input(0))) != 4:

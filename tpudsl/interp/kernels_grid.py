@@ -7,8 +7,11 @@ their outer edges, ((g + 1) * size - 1) / 2. A point past the bounds (the corner
 edges) is then moved by `padding_mode`: zeros leaves it (its taps outside the input read 0),
 border clamps it to [0, size - 1], reflection mirrors it at the bounds until it is inside.
 Nearest reads the tap at the coordinate rounded half to even (before the move); bilinear weighs
-its 4 neighbours, and a neighbour index outside the input is clamped (border), mirrored
-(reflection) or reads 0 (zeros)."""
+its 4 neighbours, bicubic its 4x4 (cubic convolution, A = -0.75, onnxruntime's CPU kernel and its
+float32 order of operations), and a neighbour index outside the input is clamped (border), mirrored
+(reflection) or reads 0 (zeros). Bicubic moves no point, as onnxruntime: only its 16 taps are
+padded (ONNX's reference clamps the point first, which differs for border padding near the edge:
+docs/frontend.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import numpy as np
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 F32 = np.float32
-BILINEAR, NEAREST = 0, 1
+BILINEAR, NEAREST, BICUBIC = 0, 1, 2
+CUBIC_A = F32(-0.75)  # ONNX's (and torch's) cubic convolution coefficient
 ZEROS, BORDER, REFLECTION = 0, 1, 2
 
 
@@ -69,6 +73,17 @@ def tap_index(i: Array, size: int, padding: int, align_corners: bool) -> tuple[A
     return np.clip(np.nan_to_num(i), 0, size - 1).astype(np.int64), np.ones(i.shape, F32)
 
 
+def cubic_coefficients(t: Array) -> list[Array]:
+    """The 4 weights of the taps at floor - 1 .. floor + 2 for a fraction `t` in [0, 1), in
+    float32 and in onnxruntime's order of operations (GsGetCubicCoeffs)."""
+    a, one, two = CUBIC_A, F32(1), F32(2)
+    near = ((a + two) * t - (a + F32(3))) * t * t + one
+    near_right = ((a + two) * (one - t) - (a + F32(3))) * (one - t) * (one - t) + one
+    far = (((a * (t + one) - F32(5) * a) * (t + one) + F32(8) * a) * (t + one) - F32(4) * a)
+    far_right = (((a * (two - t) - F32(5) * a) * (two - t) + F32(8) * a) * (two - t) - F32(4) * a)
+    return [far, near, near_right, far_right]
+
+
 def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
     x, grid = ins
     n, c, h, w = x.shape
@@ -77,7 +92,8 @@ def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
     gy = pixel_coordinate(grid[..., 1].astype(F32), h, align)
     if mode == NEAREST:
         gx, gy = np.rint(gx), np.rint(gy)
-    gx, gy = moved_inside(gx, w, padding, align), moved_inside(gy, h, padding, align)
+    if mode != BICUBIC:  # onnxruntime moves no bicubic point: each of its 16 taps is padded
+        gx, gy = moved_inside(gx, w, padding, align), moved_inside(gy, h, padding, align)
     planes = x.astype(F32).reshape(n, c, h * w)
 
     def tap(rows: tuple[Array, Array], cols: tuple[Array, Array]) -> Array:
@@ -89,6 +105,17 @@ def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
 
     if mode == NEAREST:
         return tap(tap_index(gy, h, padding, align), tap_index(gx, w, padding, align))
+    if mode == BICUBIC:
+        x0, y0 = np.floor(gx) - F32(1), np.floor(gy) - F32(1)
+        wx = [c[:, None] for c in cubic_coefficients(gx - x0 - F32(1))]
+        wy = [c[:, None] for c in cubic_coefficients(gy - y0 - F32(1))]
+        cols = [tap_index(x0 + F32(k), w, padding, align) for k in range(4)]
+        rows = []
+        for k in range(4):  # each row of 4 taps along x, then the rows along y, summed left to right
+            row = tap_index(y0 + F32(k), h, padding, align)
+            rows.append(wx[0] * tap(row, cols[0]) + wx[1] * tap(row, cols[1]) + wx[2] * tap(row, cols[2])
+                        + wx[3] * tap(row, cols[3]))
+        return (wy[0] * rows[0] + wy[1] * rows[1] + wy[2] * rows[2] + wy[3] * rows[3]).astype(F32)
     x1, y1 = np.floor(gx), np.floor(gy)
     x2, y2 = x1 + F32(1), y1 + F32(1)
     dx1, dx2 = (gx - x1)[:, None], (x2 - gx)[:, None]
