@@ -602,7 +602,7 @@ class BdcYolov8Detection(Record):
 
 # ---- opcode 98: grid sampling in global memory (tpu.GridSampler) ----
 
-GRID_SAMPLE_MODES = {"bilinear": 0, "nearest": 1}  # tpu.GridSampler's mode
+GRID_SAMPLE_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}  # tpu.GridSampler's mode
 GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}  # tpu.GridSampler's padding_mode
 
 
@@ -613,7 +613,8 @@ class BdcGridSample(Record):
     centres, 0: their outer edges); one past those bounds is clamped into the input (`padding`
     border) or mirrored at them (reflection), or left (zeros: taps outside read 0); `mode`
     (GRID_SAMPLE_MODES) nearest reads the tap at the coordinate rounded half to even, bilinear
-    weighs the 4 taps around it (docs/bmodel.md)."""
+    weighs the 4 taps around it, bicubic the 4x4 around it by cubic convolution (A = -0.75); bicubic
+    moves no point, each of its taps is clamped, mirrored or reads 0 instead (docs/bmodel.md)."""
 
 
 # ---- opcode 99: a recurrent layer (tpu.LSTM, tpu.GRU) in f32, global memory to global memory ----

@@ -13,7 +13,8 @@ from tpudsl.backend import isa
 from tpudsl.backend.cmodel.memory import Fault, Memory
 
 F32 = np.float32
-_NEAREST, _BILINEAR = isa.GRID_SAMPLE_MODES["nearest"], isa.GRID_SAMPLE_MODES["bilinear"]
+_NEAREST, _BILINEAR, _BICUBIC = (isa.GRID_SAMPLE_MODES[k] for k in ("nearest", "bilinear", "bicubic"))
+_A = F32(-0.75)  # the cubic convolution kernel's free coefficient (Keys), ONNX's choice
 _ZEROS, _BORDER, _REFLECTION = (isa.GRID_PADDINGS[k] for k in ("zeros", "border", "reflection"))
 
 
@@ -24,6 +25,14 @@ def _mirror(v: np.ndarray, low: F32, high: F32) -> np.ndarray:
         return np.full_like(v, low)
     t = np.mod(v - low, F32(2) * span)
     return low + np.where(t > span, F32(2) * span - t, t)
+
+
+def _keys(d: np.ndarray) -> np.ndarray:
+    """Keys' cubic convolution kernel at the distances d between a point and a tap (0 from 2 on)."""
+    d = np.abs(d)
+    inner = ((_A + F32(2)) * d - (_A + F32(3))) * d * d + F32(1)
+    outer = ((_A * d - F32(5) * _A) * d + F32(8) * _A) * d - F32(4) * _A
+    return np.where(d <= 1, inner, np.where(d < 2, outer, F32(0))).astype(F32)
 
 
 def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -37,12 +46,17 @@ def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarr
     if r.mode == _NEAREST:
         v = np.rint(v)
     beyond = (v < low) | (v > high)
-    if r.padding == _BORDER:
+    if r.mode == _BICUBIC:  # bicubic moves no point: only its taps are padded, below
+        pass
+    elif r.padding == _BORDER:
         v = np.where(beyond, np.clip(v, F32(0), F32(size - 1)), v)
     elif r.padding == _REFLECTION:
         v = np.where(beyond, _mirror(v, low, high), v)
     if r.mode == _NEAREST:
         pairs = [(v, np.ones_like(v))]
+    elif r.mode == _BICUBIC:
+        first = np.floor(v)
+        pairs = [(first + F32(k), _keys(v - (first + F32(k)))) for k in (-1, 0, 1, 2)]
     else:
         first = np.floor(v)
         pairs = [(first, first + F32(1) - v), (first + F32(1), v - first)]
@@ -57,7 +71,7 @@ def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarr
 
 
 def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
-    if r.mode not in (_NEAREST, _BILINEAR) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1:
+    if r.mode not in (_NEAREST, _BILINEAR, _BICUBIC) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1:
         raise Fault(f"BdcGridSample: mode {r.mode}, padding {r.padding}, align {r.align} are not modelled")
     f32 = np.dtype(F32)
     x = m.read_global(r.src, (r.c * r.h * r.w, r.h * r.w, r.w, 1), (r.n, r.c, r.h, r.w), f32)
