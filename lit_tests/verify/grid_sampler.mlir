@@ -1,10 +1,10 @@
 // RUN: not tpuc-opt %s --split-input-file 2>&1 | filecheck %s
-// GridSampler's modes tpudsl does not model (bicubic: TPU-MLIR's mode 2) and grids that are not
-// [N, Ho, Wo, 2] for the input are errors naming them.
+// GridSampler's mode and padding codes outside TPU-MLIR's enums (mode 0 bilinear, 1 nearest,
+// 2 bicubic) and grids that are not [N, Ho, Wo, 2] for the input are errors naming them.
 
-// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "bicubic" attribute 'mode' = 2 is not supported (supported: 0, 1)
+// CHECK: grid_sampler.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.GridSampler' op "mode_3" attribute 'mode' = 3 is not supported (supported: 0, 1, 2)
 func.func @main(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) {
-  %0 = "top.GridSampler"(%x, %g) {mode = 2 : i64, padding_mode = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> loc("bicubic")
+  %0 = "top.GridSampler"(%x, %g) {mode = 3 : i64, padding_mode = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> loc("mode_3")
   func.return
 }
 
