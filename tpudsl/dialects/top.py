@@ -270,7 +270,8 @@ SPECS: list[OpSpec] = [
     # TPU-MLIR's enums (torch's grid_sampler): mode 0 bilinear, 1 nearest, 2 bicubic; padding_mode
     # 0 zeros, 1 border, 2 reflection.
     OpSpec("top.GridSampler", operands=("input", "grid"),
-           attrs={"mode": A("i64", REQUIRED, supported=(0, 1, 2)), "padding_mode": A("i64", REQUIRED, supported=(0, 1, 2)),
+           attrs={"mode": A("i64", REQUIRED, supported=(0, 1, 2)),
+                  "padding_mode": A("i64", REQUIRED, supported=(0, 1, 2)),
                   "align_corners": A("bool", False)},
            shape=NN.grid_sampler,
            summary="input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]"),
