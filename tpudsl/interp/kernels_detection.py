@@ -18,8 +18,7 @@ F32 = np.float32
 
 
 def _sigmoid(x: Array) -> Array:
-    with np.errstate(over="ignore"):  # exp(-x) = inf for a very negative x: sigmoid 0, as in C
-        return F32(1) / (F32(1) + np.exp(-x))
+    return F32(1) / (F32(1) + np.exp(-x))  # exp(-x) = inf for a very negative x: sigmoid 0, as in C
 
 
 def _decode_head(head: Array, anchors: Array, a: KernelAttrs) -> tuple[Array, ...]:
@@ -43,9 +42,8 @@ def _decode_head(head: Array, anchors: Array, a: KernelAttrs) -> tuple[Array, ..
     else:  # yolov3 and yolov3_tiny: centres and sizes relative to the image
         x = (cx + _sigmoid(fields[..., 0])) / F32(w)
         y = (cy + _sigmoid(fields[..., 1])) / F32(h)
-        with np.errstate(over="ignore"):
-            bw = np.exp(fields[..., 2]).astype(np.float64) * anchors[:, 0] / net_w
-            bh = np.exp(fields[..., 3]).astype(np.float64) * anchors[:, 1] / net_h
+        bw = np.exp(fields[..., 2]).astype(np.float64) * anchors[:, 0] / net_w
+        bh = np.exp(fields[..., 3]).astype(np.float64) * anchors[:, 1] / net_h
     flat = (fields[..., 4], score, cls, *(np.asarray(v, F32) for v in (x, y, bw, bh)))
     return tuple(v.reshape(n, -1) for v in flat)
 

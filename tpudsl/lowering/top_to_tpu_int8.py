@@ -416,8 +416,7 @@ def _lut(op: Operation, s: _Int8Lowering) -> bool:
     q_in, q_out = s.qtypes[_name(x)], s.qtypes[_name(op.results[0])]
     stored = np.arange(256, dtype=np.uint8).view(q_in.dtype)
     attrs = KernelAttrs(dict(op_attrs(op)), [(256,)], [np.dtype(np.float32)])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        (y,) = run_kernel(KERNELS[op.name], [dequantize(stored, q_in.scale, q_in.zero_point)], attrs)
+    (y,) = run_kernel(KERNELS[op.name], [dequantize(stored, q_in.scale, q_in.zero_point)], attrs)  # NaN: no warning
     if np.isnan(y).any():
         return False
     lo, hi = q_out.storage_range

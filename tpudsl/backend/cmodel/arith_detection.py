@@ -34,9 +34,8 @@ def _boxes(head: np.ndarray, anchors: np.ndarray, version: str, net_h: int, net_
     else:  # yolov3 and yolov3_tiny
         x = (col + sigmoid(t[:, 0])) / F32(gw)
         y = (row + sigmoid(t[:, 1])) / F32(gh)
-        with np.errstate(over="ignore"):
-            w = np.exp(t[:, 2]).astype(np.float64) * aw / net_w
-            h = np.exp(t[:, 3]).astype(np.float64) * ah / net_h
+        w = np.exp(t[:, 2]).astype(np.float64) * aw / net_w
+        h = np.exp(t[:, 3]).astype(np.float64) * ah / net_h
     return t[:, 4], score, cls, np.stack([np.asarray(v, F32) for v in (x, y, w, h)], axis=-1)
 
 

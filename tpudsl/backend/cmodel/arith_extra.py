@@ -22,14 +22,9 @@ def scale(x: np.ndarray, s: np.ndarray, b: np.ndarray, do_relu: int, limit: floa
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    """float32 1 / (1 + exp(-x)); a very negative x: 1 / (1 + inf) = 0."""
-    with np.errstate(over="ignore"):
-        return F32(1) / (F32(1) + np.exp(-x))
-
-
-def _exp_neg(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return np.exp(-x)
+    """float32 1 / (1 + exp(-x)); a very negative x: 1 / (1 + inf) = 0 (no warning: engine.execute's
+    np.errstate)."""
+    return F32(1) / (F32(1) + np.exp(-x))
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -45,7 +40,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 # By isa.ACTIVE_EXTRA_MODES code: f(x, coeff0, coeff1) on float32 x.
 ACTIVE_EXTRA = {
-    "SILU": lambda x, a, b: x / (F32(1) + _exp_neg(x)),
+    "SILU": lambda x, a, b: x / (F32(1) + np.exp(-x)),
     "HSWISH": lambda x, a, b: np.clip(x * F32(1 / 6) + F32(0.5), 0, 1) * x,
     "HSIGMOID": lambda x, a, b: np.clip(F32(a) * x + F32(b), 0, 1),
     "ELU": lambda x, a, b: np.where(x > 0, x, F32(a) * np.expm1(np.minimum(x, F32(0)))),
@@ -73,9 +68,9 @@ _BY_CODE = list(ACTIVE_EXTRA.values())
 
 def active_extra(x: np.ndarray, mode: int, coeff0: float, coeff1: float) -> np.ndarray:
     """f(x) in float32, each element alone; ERF of a 16-bit type: its float64 value, which the
-    record rounds once to the type (F32: rounded here)."""
-    with np.errstate(invalid="ignore", divide="ignore"):  # LN/RSQRT/ARCCOS/ARCSIN/ARCCOSH outside their domain: nan/inf
-        y = _BY_CODE[mode](x.astype(F32), coeff0, coeff1)
+    record rounds once to the type (F32: rounded here). LN/RSQRT/ARCCOS/ARCSIN/ARCCOSH outside their
+    domain: nan/inf, as IEEE (no warning: engine.execute's np.errstate)."""
+    y = _BY_CODE[mode](x.astype(F32), coeff0, coeff1)
     return y if y.dtype == np.float64 and x.dtype.itemsize == 2 else y.astype(F32)
 
 
@@ -110,8 +105,7 @@ _X_BY_CODE = list(ELEMENTWISE_X.values())
 def elementwise_x(a: np.ndarray, b: np.ndarray, op: int, reverse: int, do_relu: int, limit: float) -> np.ndarray:
     """a (op) b (reverse: b (op) a) in float32, broadcasting size-1 dims; then the fused relu."""
     a, b = a.astype(F32), b.astype(F32)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x / 0, 0 ** -1: inf/nan as IEEE
-        y = _X_BY_CODE[op](b, a) if reverse else _X_BY_CODE[op](a, b)
+    y = _X_BY_CODE[op](b, a) if reverse else _X_BY_CODE[op](a, b)  # x / 0, 0 ** -1: inf/nan as IEEE
     y = np.broadcast_to(y, np.broadcast_shapes(a.shape, b.shape))  # Not reads one operand
     return relu(y.astype(F32), do_relu, limit)
 
