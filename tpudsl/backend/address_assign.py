@@ -154,10 +154,12 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Weight" and o.results[0].uses:
                 addresses[o.results[0]] = coeffs.alloc(nbytes(o.results[0]))
         operands = [[alias.get(v, v) for v in o.operands] for o in ops]
+        returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
         io_start = neuron_start = align(coeffs.end, chip.dma_align)
-        if io_alone(op):
+        alone = io_alone(op)
+        if alone:
             io = _FreeList(io_start, chip.dma_align)
-            for v in _io_values(ops, operands):
+            for v in _io_values(ops, returned):
                 addresses[v] = io.alloc(nbytes(v))
             neuron_start = io.end
         acts = _FreeList(neuron_start, chip.dma_align)
@@ -170,7 +172,7 @@ class AddressAssignPass(ModulePass):
         dying: dict[int, list[SSAValue]] = {}
         for v, i in last_use.items():
             dying.setdefault(i, []).append(v)
-        returned = {v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs}
+        outputs = set(returned)
         for i, o in enumerate(ops):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
@@ -180,7 +182,7 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in dying.get(i, ()):
-                if self.reuse_addr and v not in returned and _reusable(v):
+                if self.reuse_addr and v not in outputs and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():
@@ -188,7 +190,7 @@ class AddressAssignPass(ModulePass):
         main.update_function_type()
         regions = (chip.gmem_start, coeffs.end - chip.gmem_start, neuron_start, acts.end - neuron_start)
         op.attributes.update({k: IntegerAttr(v, i64) for k, v in zip(_REGIONS, regions, strict=True)})
-        if io_alone(op):
+        if alone:
             op.attributes.update({k: IntegerAttr(v, i64) for k, v in zip(
                 _IO_REGION, (io_start, neuron_start - io_start), strict=True)})
         op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
@@ -200,10 +202,9 @@ def io_alone(module: ModuleOp) -> bool:
     return isinstance(attr, StringAttr) and attr.data == "io_alone"
 
 
-def _io_values(ops: list[Operation], operands: list[list[SSAValue]]) -> list[SSAValue]:
-    """The inputs (top.Input's results), then the returned values, each once, in order."""
+def _io_values(ops: list[Operation], returned: list[SSAValue]) -> list[SSAValue]:
+    """The inputs (top.Input's results), then the `returned` values, each once, in order."""
     inputs = [o.results[0] for o in ops if o.name == "top.Input"]
-    returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
     for v in returned:
         if isinstance(v.owner, Operation) and v.owner.name in ("top.Weight", "top.None"):
             raise TpudslError(f"address-assign: output '{loc_name(v.owner)}' is a {v.owner.name}: a constant "
