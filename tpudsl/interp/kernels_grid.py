@@ -77,11 +77,14 @@ def cubic_coefficients(t: Array) -> list[Array]:
     """The 4 weights of the taps at floor - 1 .. floor + 2 for a fraction `t` in [0, 1), in
     float32 and in onnxruntime's order of operations (GsGetCubicCoeffs)."""
     a, one, two = CUBIC_A, F32(1), F32(2)
-    near = ((a + two) * t - (a + F32(3))) * t * t + one
-    near_right = ((a + two) * (one - t) - (a + F32(3))) * (one - t) * (one - t) + one
-    far = (((a * (t + one) - F32(5) * a) * (t + one) + F32(8) * a) * (t + one) - F32(4) * a)
-    far_right = (((a * (two - t) - F32(5) * a) * (two - t) + F32(8) * a) * (two - t) - F32(4) * a)
-    return [far, near, near_right, far_right]
+
+    def inner(d: Array) -> Array:  # Keys' polynomial for a tap at distance d <= 1
+        return ((a + two) * d - (a + F32(3))) * d * d + one
+
+    def outer(d: Array) -> Array:  # and for 1 < d < 2
+        return ((a * d - F32(5) * a) * d + F32(8) * a) * d - F32(4) * a
+
+    return [outer(t + one), inner(t), inner(one - t), outer(two - t)]
 
 
 def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
