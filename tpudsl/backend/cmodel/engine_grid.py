@@ -45,13 +45,12 @@ def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarr
         low, high = F32(-0.5), F32(size - 0.5)
     if r.mode == _NEAREST:
         v = np.rint(v)
-    beyond = (v < low) | (v > high)
-    if r.mode == _BICUBIC:  # bicubic moves no point: only its taps are padded, below
-        pass
-    elif r.padding == _BORDER:
-        v = np.where(beyond, np.clip(v, F32(0), F32(size - 1)), v)
-    elif r.padding == _REFLECTION:
-        v = np.where(beyond, _mirror(v, low, high), v)
+    if r.mode != _BICUBIC:  # bicubic moves no point: only its taps are padded, below
+        beyond = (v < low) | (v > high)
+        if r.padding == _BORDER:
+            v = np.where(beyond, np.clip(v, F32(0), F32(size - 1)), v)
+        elif r.padding == _REFLECTION:
+            v = np.where(beyond, _mirror(v, low, high), v)
     if r.mode == _NEAREST:
         pairs = [(v, np.ones_like(v))]
     elif r.mode == _BICUBIC:
