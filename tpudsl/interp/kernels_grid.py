@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from tpudsl.dialects.geometry.resize_modes import CUBIC_COEFF_A
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 F32 = np.float32
 BILINEAR, NEAREST, BICUBIC = 0, 1, 2
-CUBIC_A = F32(-0.75)  # ONNX's (and torch's) cubic convolution coefficient
+CUBIC_A = F32(CUBIC_COEFF_A)  # ONNX's (and torch's) cubic convolution coefficient
 ZEROS, BORDER, REFLECTION = 0, 1, 2
 
 

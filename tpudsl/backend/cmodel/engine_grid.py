@@ -11,10 +11,11 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel.memory import Fault, Memory
+from tpudsl.dialects.geometry.resize_modes import CUBIC_COEFF_A
 
 F32 = np.float32
 _NEAREST, _BILINEAR, _BICUBIC = (isa.GRID_SAMPLE_MODES[k] for k in ("nearest", "bilinear", "bicubic"))
-_A = F32(-0.75)  # the cubic convolution kernel's free coefficient (Keys), ONNX's choice
+_A = F32(CUBIC_COEFF_A)  # the cubic convolution kernel's free coefficient (Keys), ONNX's choice
 _ZEROS, _BORDER, _REFLECTION = (isa.GRID_PADDINGS[k] for k in ("zeros", "border", "reflection"))
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-# ONNX Resize's default for mode=cubic (-0.5 is the Keys/PyTorch value, -0.75 TensorFlow's).
+# ONNX Resize's default for mode=cubic (-0.75 is PyTorch's value, -0.5 Keys' and TensorFlow's), and
+# GridSample's fixed bicubic coefficient (interp/kernels_grid.py, the cmodel's engine_grid.py).
 CUBIC_COEFF_A = -0.75
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 INTERP_MODES = ("nearest", "linear", "cubic")
