@@ -25,13 +25,14 @@ from typing import ClassVar
 
 import numpy as np
 
+from tpudsl.backend import bmodel
 from tpudsl.dialects.geometry import resize
 from tpudsl.ir.diagnostics import TpudslError
 
 # dtype codes of the records
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "i8": 3, "u8": 4, "i32": 5}
 DTYPE_NAMES = {code: name for name, code in DTYPES.items()}
-DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
+DTYPE_BYTES = {name: bmodel.DTYPES[name] for name in DTYPES}  # the container's sizes: one table
 NO_ADDR = 0xFFFF_FFFF  # an absent local operand (no bias)
 
 BINARY_OPS = {"Add": 0, "Sub": 1, "Mul": 2, "Max": 3, "Min": 4}

@@ -62,7 +62,7 @@ GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum",
                 "tpu.YoloDetection", "tpu.Yuv2rgbFormula", "tpu.GridSampler", "tpu.LSTM", "tpu.GRU")
 GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
-ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i32": 4}
+ESIZE = isa.DTYPE_BYTES  # bytes an element of each type the backend models
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.
 INT8_OPS = ("tpu.Conv2D", "tpu.Deconv", "tpu.Pool2D", "tpu.MatMul", "tpu.Add", "tpu.Sub", "tpu.Mul", "tpu.MulConst",
             "tpu.AddConst", "tpu.SubConst", "tpu.Lut", "tpu.Clip", "tpu.Softmax", "tpu.RequantInt",
