@@ -172,8 +172,8 @@ class AddressAssignPass(ModulePass):
         dying: dict[int, list[SSAValue]] = {}
         for v, i in last_use.items():
             dying.setdefault(i, []).append(v)
-        outputs = set(returned)
         for i, o in enumerate(ops):
+            # the return is skipped: the outputs, whose last use it is, are never released
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
             for r in o.results:
@@ -182,7 +182,7 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in dying.get(i, ()):
-                if self.reuse_addr and v not in outputs and _reusable(v):
+                if self.reuse_addr and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():
