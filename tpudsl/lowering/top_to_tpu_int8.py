@@ -51,6 +51,7 @@ from tpudsl.lowering.top_to_tpu import (
     _lower_op,
     _Lowering,
     _shape,
+    batch_norm_scale_shift,
     cast_outputs_to_f32,
     complete_operands,
     float_suffix,
@@ -173,38 +174,60 @@ def _is_weight(value: SSAValue) -> bool:
     return isinstance(value.owner, Operation) and value.owner.name == "top.Weight"
 
 
-def _bias(s: _Int8Lowering, op: Operation, bias: SSAValue, scales: np.ndarray) -> SSAValue:
+def _is_none(value: SSAValue) -> bool:
+    return isinstance(value.owner, Operation) and value.owner.name == "top.None"
+
+
+@dataclass(frozen=True)
+class _Named:
+    """Float weight data and the name its quantized form is derived from (`<name>_int8`, `<name>_int32`)."""
+
+    data: np.ndarray
+    name: str
+
+
+def _named(s: _Int8Lowering, weight: SSAValue) -> _Named:
+    return _Named(np.asarray(s.top.weight_of(weight.owner), dtype=np.float32), loc_name(weight.owner))  # type: ignore[arg-type]
+
+
+def _bias(s: _Int8Lowering, op: Operation, bias: _Named, scales: np.ndarray) -> SSAValue:
     """An f32 bias as int32 at per-channel `scales` (s_w * s_in): round half away, saturated."""
-    data = np.asarray(s.top.weight_of(bias.owner), dtype=np.float64).ravel()  # type: ignore[arg-type]
+    data = bias.data.astype(np.float64).ravel()
     q = [round_half_away(b / sc) for b, sc in zip(data, np.broadcast_to(scales, data.shape), strict=True)]
-    array = np.clip(q, INT32_MIN, INT32_MAX).astype(np.int32).reshape(_shape(bias))
-    return s.new_weight(f"{loc_name(bias.owner)}_int32", array, op)  # type: ignore[arg-type]
+    array = np.clip(q, INT32_MIN, INT32_MAX).astype(np.int32).reshape(bias.data.shape)
+    return s.new_weight(f"{bias.name}_int32", array, op)
 
 
-def _per_channel_weight(s: _Int8Lowering, op: Operation, w: SSAValue, axis: int) -> tuple[SSAValue, np.ndarray]:
+def _per_channel_weight(s: _Int8Lowering, op: Operation, w: _Named, axis: int) -> tuple[SSAValue, np.ndarray]:
     """A weight quantized per channel along `axis`: s_w[c] = max|w_c| / 127, the filter typed
     `!quant.uniform<i8<-127:127>:f32:axis, {...}>`; returns the int8 weight and s_w."""
-    data = np.asarray(s.top.weight_of(w.owner), dtype=np.float32)  # type: ignore[arg-type]
+    data = w.data
     sw = np.array([_weight_scale(np.take(data, c, axis)) for c in range(data.shape[axis])])
     shape = [1] * data.ndim
     shape[axis] = -1
     qw = quantize(data, sw.reshape(shape), -INT8_MAX)
     wtype = TensorType(UniformQuantizedType.make("i8", Float32Type(), list(sw), [0] * len(sw), axis=axis,
                                                  storage_range=(-INT8_MAX, INT8_MAX)), data.shape)
-    return s.new_weight(f"{loc_name(w.owner)}_int8", qw, op, wtype), sw  # type: ignore[arg-type]
+    return s.new_weight(f"{w.name}_int8", qw, op, wtype), sw
 
 
 def _filter_op(op: Operation, s: _Int8Lowering, tpu: str, axis: int) -> bool:
-    """Conv2D / Deconv: per output channel c (filter axis `axis`) s_w[c], int32 bias
-    b / (s_w[c] s_in), and (multiplier[c], rshift[c]) = scale_and_shift(s_w[c] s_in / s_out)."""
+    """Conv2D / Deconv of the op's own filter (and bias, when a weight)."""
+    has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
+    return _requantized_filter(op, s, tpu, _float_attrs(op), _named(s, op.operands[1]),
+                               _named(s, op.operands[2]) if has_bias else None, axis)
+
+
+def _requantized_filter(op: Operation, s: _Int8Lowering, tpu: str, attrs: dict, weight: _Named,
+                        bias: _Named | None, axis: int) -> bool:
+    """Per output channel c (filter axis `axis`) s_w[c], int32 bias b / (s_w[c] s_in), and
+    (multiplier[c], rshift[c]) = scale_and_shift(s_w[c] s_in / s_out)."""
     x = op.operands[0]
     s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
-    weight, sw = _per_channel_weight(s, op, op.operands[1], axis)
-    operands = [s.int8_in(x), weight]
-    has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
-    operands.append(_bias(s, op, op.operands[2], sw * s_in) if has_bias else s.none_value(op))
+    filter_, sw = _per_channel_weight(s, op, weight, axis)
+    operands = [s.int8_in(x), filter_, _bias(s, op, bias, sw * s_in) if bias is not None else s.none_value(op)]
     pairs = [scale_and_shift(float(c) * s_in / s_out) for c in sw]
-    attrs = {**_float_attrs(op), "multiplier": [m for m, _ in pairs], "rshift": [r for _, r in pairs],
+    attrs = {**attrs, "multiplier": [m for m, _ in pairs], "rshift": [r for _, r in pairs],
              "quant_mode": "MultiplierShift"}
     return _replace(op, s, tpu, operands, attrs)
 
@@ -212,6 +235,32 @@ def _filter_op(op: Operation, s: _Int8Lowering, tpu: str, axis: int) -> bool:
 def _conv(op: Operation, s: _Int8Lowering) -> bool:
     """A static filter [oc, ic/g, kh, kw], per output channel (axis 0)."""
     return _is_weight(op.operands[1]) and _filter_op(op, s, "tpu.Conv2D", 0)
+
+
+def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
+    """Scale, and BatchNorm with constant statistics, on an NCHW input: y = x a[c] + b[c] is a
+    depthwise 1x1 convolution (group C, filter a as [C, 1, 1, 1]: cv18xx's ScaleToDwConv), lowered
+    as Conv's INT8 form: s_w[c] = |a[c]| / 127 (the filter is +-127, or 0 where a[c] = 0), bias
+    int32 round(b[c] / (s_w[c] s_in)), (multiplier[c], rshift[c]) of s_w[c] s_in / s_out, a fused
+    relu as Conv's. So it needs no new arithmetic: the Conv2D kernel, records and layer groups.
+    Weights: Scale's `<a>_int8`, `<b>_int32`; BatchNorm's `<bn>_scale_int8`, `<bn>_bias_int32`
+    (the float lowering's `<bn>_scale`/`<bn>_bias`, quantized). Another rank, or parameters
+    computed by other ops: F32."""
+    shape = _shape(op.operands[0])
+    if len(shape) != 4 or not all(_is_weight(v) or _is_none(v) for v in op.operands[1:]):
+        return False
+    channels = shape[1]
+    if op.name == "top.BatchNorm":
+        folded = batch_norm_scale_shift(op, s.top)
+        weight, bias = (_Named(folded[k], f"{loc_name(op)}_{k}") for k in ("scale", "bias"))
+    else:
+        weight = _named(s, op.operands[1])
+        bias = None if _is_none(op.operands[2]) else _named(s, op.operands[2])
+    attrs = {**_float_attrs(op), "kernel_shape": [1, 1], "strides": [1, 1], "pads": [0, 0, 0, 0],
+             "group": channels, "with_bias": bias is not None}
+    as_filter = _Named(weight.data.reshape(channels, 1, 1, 1), weight.name)
+    return _requantized_filter(op, s, "tpu.Conv2D", attrs, as_filter,
+                               bias and _Named(bias.data.reshape(channels), bias.name), 0)
 
 
 def _deconv(op: Operation, s: _Int8Lowering) -> bool:
@@ -247,7 +296,7 @@ def _grouped_deconv(op: Operation, s: _Int8Lowering) -> bool:
     operands = [s.int8_in(x), s.new_weight(f"{loc_name(op.operands[1].owner)}_int8", qw, op)]  # type: ignore[arg-type]
     sw = sw.ravel()
     has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
-    operands.append(_bias(s, op, op.operands[2], sw * s_in) if has_bias else s.none_value(op))
+    operands.append(_bias(s, op, _named(s, op.operands[2]), sw * s_in) if has_bias else s.none_value(op))
     attrs = {**_float_attrs(op), "multiplier": [1] * len(sw), "rshift": [0] * len(sw),
              "quant_mode": "MultiplierShift"}
     attrs.pop("relu_limit", None)
@@ -276,12 +325,12 @@ def _matmul(op: Operation, s: _Int8Lowering) -> bool:
     s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
     top = _top(op)
     if s.matmul_perchannel and _is_weight(right) and len(_shape(right)) == 2 and not top.get("hdim_is_batch", False):
-        weight, s_right = _per_channel_weight(s, op, right, 0 if top.get("right_transpose", False) else 1)
+        weight, s_right = _per_channel_weight(s, op, _named(s, right), 0 if top.get("right_transpose", False) else 1)
         operands = [s.int8_in(x), weight]
     else:
         operands = [s.int8_in(x), s.int8_in(right)]
         s_right = np.array([scale_of(operands[1])])
-    operands.append(_bias(s, op, op.operands[2], s_right * s_in) if has_bias else s.none_value(op))
+    operands.append(_bias(s, op, _named(s, op.operands[2]), s_right * s_in) if has_bias else s.none_value(op))
     pairs = [scale_and_shift(float(c) * s_in / s_out) for c in s_right]
     attrs = {**_float_attrs(op), "multipliers": [m for m, _ in pairs], "rshifts": [r for _, r in pairs],
              "quant_mode": "MultiplierShift"}
@@ -474,6 +523,8 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Add": _add,
     "top.Sub": _sub,
     "top.Deconv": _deconv,
+    "top.Scale": _channel_affine,
+    "top.BatchNorm": _channel_affine,
     "top.Softmax": _softmax,
     "top.Mul": _mul,
     "top.MulConst": _mul_const,
