@@ -93,12 +93,18 @@ def int8_module(model, shape, d, chip: str = "tiny", samples: int = 2, qtable: s
     (`qtable`: lines `NAME MODE` keeping those ops in a float mode; `asymmetric`: zero points and
     uint8; `matmul_perchannel`: a MatMul's weight per output column)."""
     from tests.test_tpu_float import top_module
+
+    return top_int8_module(top_module(model), model.graph.input[0].name, shape, d, chip, samples, qtable, asymmetric,
+                           matmul_perchannel)
+
+
+def top_int8_module(top, name: str, shape, d, chip: str = "tiny", samples: int = 2, qtable: str = "",
+                    asymmetric: bool = False, matmul_perchannel: bool = False):
+    """int8_module of a Top module whose one input is `name`."""
     from tpudsl.lowering.calibration import calibrate
     from tpudsl.lowering.calibration_table import table_text
 
-    top = top_module(model)
     rng = np.random.default_rng(0)
-    name = model.graph.input[0].name
     feeds = {str(i): {name: rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
     result = calibrate("", list(feeds), feeds.__getitem__, need_histograms=False, mod=top)
     (d / "table").write_text(table_text(result.table("minmax"), 2048, samples))

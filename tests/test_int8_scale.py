@@ -21,16 +21,15 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.backend_support import top_int8_module
 from tests.models import densenet
 from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run
 from tpudsl.cli import model_deploy, model_transform
-from tpudsl.dialects import make_context
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.calibration import calibrate
 from tpudsl.lowering.calibration_table import table_text
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
-from tpudsl.passes import pass_class
 
 C, EPS = 6, 1e-3
 SHAPE = (1, C, 5, 5)
@@ -65,17 +64,7 @@ def lowered_affine(d, asymmetric: bool):
     """The BN -> Scale module calibrated (minmax, 4 samples) and lowered to INT8."""
     (d / "m.mlir").write_text(AFFINE_MLIR)
     np.savez(d / "m_weight.npz", **affine_params())
-    rng = np.random.default_rng(0)
-    feeds = {str(i): {"x": rng.standard_normal(SHAPE).astype(np.float32)} for i in range(4)}
-    result = calibrate(str(d / "m.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
-    (d / "table").write_text(table_text(result.table("minmax"), 2048, 4))
-    top = load_module(d / "m.mlir")
-    ctx = make_context()
-    pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=asymmetric).apply(ctx, top.module)
-    pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, top.module)
-    pass_class("convert-top-to-tpu")(asymmetric=asymmetric).apply(ctx, top.module)
-    top.module.verify()
-    return top
+    return top_int8_module(load_module(d / "m.mlir"), "x", SHAPE, d, chip="bm1684x", samples=4, asymmetric=asymmetric)
 
 
 def ref_affine(x: np.ndarray, a: list[float], b: list[float], q_in, q_out, dtype, relu: bool) -> np.ndarray:

@@ -16,7 +16,8 @@ Tpu interpreter's INT8 kernels.
 * a returned int8 value is cast back to f32 by a `tpu.Cast` carrying the Top output name; the op
   that computed it gets `<name>_int8`;
 * weights (always symmetric): Conv2D and Deconv filters per output channel (scale max|w_c|/127,
-  `!quant.uniform<i8<-127:127>:f32:axis, {...}>`), MatMul weights per tensor or, with
+  `!quant.uniform<i8<-127:127>:f32:axis, {...}>`; a Scale's or BatchNorm's per-channel factor as
+  the filter of a depthwise 1x1 Conv2D), MatMul weights per tensor or, with
   matmul_perchannel, per column; biases int32 at scale s_w * s_in.
 """
 
@@ -187,7 +188,8 @@ class _Named:
 
 
 def _named(s: _Int8Lowering, weight: SSAValue) -> _Named:
-    return _Named(np.asarray(s.top.weight_of(weight.owner), dtype=np.float32), loc_name(weight.owner))  # type: ignore[arg-type]
+    owner: Operation = weight.owner  # type: ignore[assignment]
+    return _Named(np.asarray(s.top.weight_of(owner), dtype=np.float32), loc_name(owner))
 
 
 def _bias(s: _Int8Lowering, op: Operation, bias: _Named, scales: np.ndarray) -> SSAValue:
@@ -259,8 +261,8 @@ def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
     attrs = {**_float_attrs(op), "kernel_shape": [1, 1], "strides": [1, 1], "pads": [0, 0, 0, 0],
              "group": channels, "with_bias": bias is not None}
     as_filter = _Named(weight.data.reshape(channels, 1, 1, 1), weight.name)
-    return _requantized_filter(op, s, "tpu.Conv2D", attrs, as_filter,
-                               bias and _Named(bias.data.reshape(channels), bias.name), 0)
+    per_channel_bias = None if bias is None else _Named(bias.data.reshape(channels), bias.name)
+    return _requantized_filter(op, s, "tpu.Conv2D", attrs, as_filter, per_channel_bias, 0)
 
 
 def _deconv(op: Operation, s: _Int8Lowering) -> bool:
