@@ -252,6 +252,7 @@ def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
     if len(shape) != 4 or not all(_is_weight(v) or _is_none(v) for v in op.operands[1:]):
         return False
     channels = shape[1]
+    bias: _Named | None
     if op.name == "top.BatchNorm":
         folded = batch_norm_scale_shift(op, s.top)
         weight, bias = (_Named(folded[k], f"{loc_name(op)}_{k}") for k in ("scale", "bias"))
