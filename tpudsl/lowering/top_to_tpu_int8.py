@@ -517,6 +517,10 @@ LUT_OPS = ("top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid", "top.SiLU", "
 MOVES = ("top.MaxPool", "top.Reshape", "top.Flatten", "top.Permute", "top.Transpose", "top.Squeeze",
          "top.Unsqueeze", "top.Concat")
 
+# The per-channel affine ops whose INT8 form is a depthwise 1x1 tpu.Conv2D (_channel_affine), not
+# their float rule's tpu.Scale.
+CHANNEL_AFFINE_OPS = ("top.Scale", "top.BatchNorm")
+
 # The Tpu ops only the INT8 lowering creates (no float rule does): tables and scale changes.
 INT8_ONLY_OPS = ("tpu.Lut", "tpu.RequantInt", "tpu.RequantIntAxis")
 
@@ -526,8 +530,7 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     "top.Add": _add,
     "top.Sub": _sub,
     "top.Deconv": _deconv,
-    "top.Scale": _channel_affine,
-    "top.BatchNorm": _channel_affine,
+    **{name: _channel_affine for name in CHANNEL_AFFINE_OPS},
     "top.Softmax": _softmax,
     "top.Mul": _mul,
     "top.MulConst": _mul_const,
