@@ -39,7 +39,7 @@ TIMEOUT_S = 30
 
 # Reasons for whole families of failures, by test name; the first match wins over the derived reason.
 RULES: list[tuple[str, str]] = [
-    (r"empty_set|zero_size|allowzero_reordered", "zero-sized tensor: the frontend treats a 0 dimension as dynamic"),
+    (r"empty_set|zero_size|allowzero_reordered", "zero-sized tensor (docs/frontend.md, \"Zero-sized tensors\")"),
     (r"training_dropout$|training_dropout_default$", "training-mode Dropout draws a random mask: not an inference op, not reproducible"),
     (r"_string", "string tensors are not tensors of numbers"),
     (r"_sequence$|_opt$", "sequence / optional values: Top has tensors only"),

@@ -86,9 +86,13 @@ def unsqueeze(n: Node, c: Converter) -> None:
 
 
 def concat(n: Node, c: Converter) -> None:
+    """An empty input adds nothing to the result, so it is left out (as TPU-MLIR's converter does):
+    the backend has no zero-sized tensors, and the ops that only fed it become dead. When every
+    input is empty the result is too, and all of them stay."""
     ins = [i for i in n.inputs if i]
     axis = norm_axis(n.attr("axis", 1 if n.opset < 4 else 0), len(c.shape(ins[0])), n)
-    c.emit("top.Concat", ins, n.out, {"axis": axis})
+    filled = [i for i in ins if 0 not in c.shape(i)]
+    c.emit("top.Concat", filled or ins, n.out, {"axis": axis})
 
 
 def _slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[int, int]:
