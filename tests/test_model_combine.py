@@ -132,6 +132,28 @@ def test_extract_gives_back_the_files_combined(parts, capsys, tmp_path, monkeypa
     assert same(outputs(tmp_path, "bm_net0_stage1.bmodel", "in2.npz", capsys), outputs(d, "m2.bmodel", "in2.npz", capsys))
 
 
+def test_a_network_has_one_address_mode(parts, capsys, tmp_path):
+    """TPU-MLIR's bmodel holds one addr_mode per network: an io_alone stage of a basic network is one
+    error naming both files and both modes, and writes nothing; another network may be io_alone (each
+    stage runs in its own memory: the combined file gives what its own file gives)."""
+    d = parts
+    for name, network, batch in (("m2_io", "m", 2), ("n_io", "n", 1)):
+        top = lowered(conv_net(batch, 1))
+        top.module.attributes["module.name"] = StringAttr(network)
+        top.module.attributes["module.addr_mode"] = StringAttr("io_alone")
+        assert "io_addr" in compile_for(top, "tiny", str(tmp_path / f"{name}.bmodel")).header
+    status, out, err = run(model_tool.main, ["--combine", d / "m1.bmodel", tmp_path / "m2_io.bmodel",
+                                             "-o", tmp_path / "x.bmodel"], capsys)
+    assert (status, out, err) == (1, "", f"error: network 'm': {d / 'm1.bmodel'} and {tmp_path / 'm2_io.bmodel'} "
+                                         "cannot be stages of one network: addr_mode basic vs io_alone\n")
+    assert not (tmp_path / "x.bmodel").exists()
+    assert run(model_tool.main, ["--combine", d / "m1.bmodel", tmp_path / "n_io.bmodel", "-o", tmp_path / "c.bmodel"],
+               capsys)[0] == 0
+    assert same(outputs(tmp_path, "c.bmodel", d / "in1.npz", capsys, "--net_name", "n"),
+                outputs(tmp_path, "n_io.bmodel", d / "in1.npz", capsys))
+    assert same(outputs(tmp_path, "c.bmodel", d / "in1.npz", capsys), outputs(d, "m1.bmodel", "in1.npz", capsys))
+
+
 def test_clashes_and_damage_are_one_error_and_write_nothing(parts, capsys, tmp_path):
     d = parts
     combined = tmp_path / "c.bmodel"

@@ -13,9 +13,9 @@ Around the images, version 2 adds:
     images     each stage's version-1 image, at a multiple of ALIGN, zero padding between them
 
 Stages of one network follow each other. They are TPU-MLIR's stages (model_tool --combine of
-bmodels of one network compiled for different input shapes): the same chip, mode and IO names,
-dtypes and quantization, and different input shapes; the runtime runs the stage whose input shapes
-are the inputs' (select_stage). A file of one network of one stage is written as version 1, byte
+bmodels of one network compiled for different input shapes): the same chip, mode, address mode
+(basic or io_alone), IO names, dtypes and quantization, and different input shapes; the runtime
+runs the stage whose input shapes are the inputs' (select_stage). A file of one network of one stage is written as version 1, byte
 for byte what write_bmodel writes.
 """
 
@@ -55,10 +55,14 @@ def _shapes(header: Mapping) -> str:
 def stage_clash(old: Mapping, new: Mapping) -> str | None:
     """Why header `new` cannot be another stage of `old`'s network, or None (TPU-MLIR's
     ModelGen::AddNet: the same IO names, input dtypes, scales and zero points, not the same input
-    shapes; tpudsl adds the chip and the mode, which its stages always share)."""
+    shapes; tpudsl adds the chip and the mode, which its stages always share, and the address mode:
+    TPU-MLIR's bmodel holds one `addr_mode` per network, each stage only its IO region)."""
     for key in ("chip", "mode"):
         if old[key] != new[key]:
             return f"{key} {old[key]} vs {new[key]}"
+    modes = [h.get("addr_mode", "basic") for h in (old, new)]
+    if modes[0] != modes[1]:
+        return f"addr_mode {modes[0]} vs {modes[1]}"
     for kind in ("inputs", "outputs"):
         names = [[t["name"] for t in h[kind]] for h in (old, new)]
         if names[0] != names[1]:
