@@ -25,11 +25,15 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.cmodel.engine import op_names
 from tpudsl.backend.tensor_locations import sliced_result
+from tpudsl.cli.compare import bmodel_mismatch
 from tpudsl.cli.model_runner import save_npz
+from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import save_module
 from tpudsl.ir.npz import read_npz
 from tpudsl.interp.module_interpreter import run_module
+from tpudsl.passes import pass_class
 
 
 def _sliced_local(bm) -> set[str]:
@@ -87,6 +91,28 @@ def test_int8_dump_equals_the_tpu_interpreter_exactly(int8_model):
         assert got[name].dtype == w.dtype and np.array_equal(got[name], w), name
     r = run_main("npz_tool", "compare", "all.npz", "ref.npz", cwd=d)
     assert r.returncode == 0 and "not equal" in r.stdout and "0 failed" in r.stdout, r.stdout
+
+
+def test_int8_quant_io_dump_is_the_tpu_interpreters_name_for_name(tmp_path):
+    """model_deploy --quant_input --quant_output (strip-io-quant, then the backend, as model_deploy runs
+    them): the .bmodel's dump holds the stripped Tpu module's dump (model_runner on its .mlir, the float
+    input quantized by both) name for name, in order, each bit for bit with its dtype: the int8 input,
+    not the float one the cast read, and the output under the int8 name the stripped cast leaves."""
+    model, feed = _chain((1, 4, 24, 8))
+    top = int8_module(model, (1, 4, 24, 8), tmp_path)
+    pass_class("strip-io-quant")(quant_input=True, quant_output=True).apply(make_context(), top.module)
+    save_module(top, tmp_path / "m_tpu.mlir", tmp_path / "m_tpu_weights.npz")
+    compile_int8(top, str(tmp_path / "m.bmodel"))
+    np.savez(tmp_path / "in.npz", **feed)
+    r = run_main("model_runner", "--input", "in.npz", "--model", "m_tpu.mlir", "--dump_all_tensors", "--output",
+                 "ref.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    got, want = _dump(tmp_path), read_npz(str(tmp_path / "ref.npz"))
+    assert list(got) == list(want) and want["x"].dtype == np.int8 and "t2_add_int8" in want, list(want)
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype and bmodel_mismatch(got[name], w, "INT8") is None, name
+    r, verdicts = _checker(tmp_path, "m.bmodel")
+    assert r.returncode == 0 and verdicts == dict.fromkeys(list(want)[1:], "PASSED"), r.stdout
 
 
 def _onnx(nodes, shape, outs, inits):

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_deploy, model_runner, model_transform
+from tpudsl.cli.compare import bmodel_mismatch
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module
 
@@ -150,6 +151,24 @@ def test_bmodel_on_raw_image_gives_the_unfused_models_outputs(transformed, mode,
         cos = float(np.dot(bmodel["out"].ravel(), want.ravel())
                     / (np.linalg.norm(bmodel["out"]) * np.linalg.norm(want)))
         assert err < 0.05 and cos > 0.999, (err, cos)
+    if (mode, fmt, resized) == ("INT8", "BGR_PACKED", None):
+        dumped_like_the_tpu_level(d, f"{stem}.bmodel", raw, tensors, mode)
+
+
+def dumped_like_the_tpu_level(d, bmodel: str, raw: str, tensors: dict[str, np.ndarray], mode: str) -> None:
+    """model_runner --dump_all_tensors of the fused .bmodel: the Tpu interpreter's dump's names in its
+    order (the raw input and the preprocessing ops' tensors included), each by model_deploy's rule;
+    bmodel_checker on the Tpu dump passes every one of them."""
+    dumped = run(d, bmodel, raw, "bmodel_all.npz", "--dump_all_tensors")
+    assert list(dumped) == list(tensors)
+    assert {"image_raw", "image"} <= set(tensors) and any(n.startswith("image_preprocess") for n in tensors), list(tensors)
+    for name, want in tensors.items():
+        assert dumped[name].dtype == want.dtype, name
+        assert bmodel_mismatch(dumped[name], want, mode) is None, name
+    np.savez(d / "tpu_all.npz", **tensors)
+    r = run_main("bmodel_checker", d / bmodel, d / "tpu_all.npz", "--dump_mode", "never")
+    assert r.returncode == 0 and f"{len(tensors) - 1} tensors checked ({mode}: bit-exact): {len(tensors) - 1} passed" \
+        in r.stdout, r.stdout
 
 
 def test_image_test_input_is_the_raw_data_of_the_customization_format(transformed):
