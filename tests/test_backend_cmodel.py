@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import currently_in_test_context, event, given, settings
@@ -358,6 +360,30 @@ def test_an_ill_conditioned_f32_output_is_held_to_float32s_bound(tmp_path):
     assert_chain_close(model, feed, {out: exact.astype(np.float32)}, want)
     with pytest.raises(AssertionError, match="times its float32 bound"):
         assert_chain_close(model, feed, {out: no_eps.astype(np.float32)}, want)
+
+
+def test_f32_overflow_inside_the_cmodel_is_inf_without_a_warning(tmp_path):
+    """Exp then Mul(y, y) in F32: exp(89) and exp(50)^2 pass float32's largest value inside the
+    records' arithmetic. The cmodel gives inf where the Tpu interpreter does (and finite values
+    equal within 1e-5 elsewhere), with numpy's warnings turned into errors here: engine.execute's
+    errstate (and inference's, on the interpreter's side) is what keeps the overflow silent."""
+    g = Graph(np.random.default_rng(0))
+    g.shapes["x"] = (1, 2, 4, 4)
+    e = g.node("Exp", ["x"], (1, 2, 4, 4))
+    out = g.node("Mul", [e, e], (1, 2, 4, 4))
+    x = np.linspace(-3, 3, 32, dtype=np.float32).reshape(1, 2, 4, 4)
+    x[0, 0, 0, :3] = [89.0, 50.0, 43.0]  # exp overflows; its square does; neither (e^86 < 3.4e38)
+    feed = {"x": x}
+    top = lowered(g.model({"x": (1, 2, 4, 4)}, out))
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = interpret(top, feed)
+        got, _ = run_bmodel(bm, feed)
+    assert np.isposinf(want[out][0, 0, 0, :2]).all() and np.isfinite(want[out][0, 0, 0, 2])
+    assert np.array_equal(np.isposinf(got[out]), np.isposinf(want[out]))
+    finite = np.isfinite(want[out])
+    assert_f32_close(got[out][finite], want[out][finite], out)
 
 
 def test_dynamic_filter_conv_is_loaded_whole_from_its_activation(tmp_path):
