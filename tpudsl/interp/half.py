@@ -75,8 +75,7 @@ def round_to(x: Array, fmt: Format, sticky: Array | None = None) -> Array:
         tie = np.abs(q - np.trunc(q)) == 0.5
         r = np.where(tie & (sticky > 0), np.ceil(q), np.where(tie & (sticky < 0), np.floor(q), r))
     y = np.ldexp(r, q_exp)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(y) > largest, np.copysign(np.inf, x), y)
+    return np.where(np.abs(y) > largest, np.copysign(np.inf, x), y)
 
 
 def _decide(low: Array, high: Array, fmt: Format) -> tuple[Array, Array]:
@@ -98,8 +97,7 @@ def _exact_sum(terms: Array) -> tuple[float, float]:
 
 def _exact_quotient(terms: Array, divisor: float) -> tuple[float, float]:
     if not np.isfinite(terms).all() or divisor == 0:  # a window without counted elements: NaN
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return float(np.float64(np.sum(terms)) / divisor), 0.0
+        return float(np.float64(np.sum(terms)) / divisor), 0.0
     exact = sum(map(Fraction, terms.tolist())) / Fraction(divisor)
     f = float(exact)
     return f, float((exact > f) - (exact < f))
@@ -108,8 +106,7 @@ def _exact_quotient(terms: Array, divisor: float) -> tuple[float, float]:
 def _rounded(q: Array, err: Array, fmt: Format, exact: Callable[[tuple[int, ...]], tuple[float, float]]) -> Array:
     """q rounded to fmt where all of [q - err, q + err] rounds to one value; elsewhere
     round_to(*exact(index)). A zero result is +0 (the sign of a float64 zero sum depends on the order)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        lo, hi = _decide(q - err, q + err, fmt)
+    lo, hi = _decide(q - err, q + err, fmt)
     undecided = np.argwhere(~(lo == hi))
     if len(undecided):
         f, sticky = np.array([exact(i) for i in map(tuple, undecided)]).reshape(-1, 2).T
@@ -124,9 +121,8 @@ def _certified(s: Array, a: Array, n: int, fmt: Format, divisor: Array | None,
     err = (2 * n + 4) * _U * a  # twice the bound: also covers rounding s +- err
     if divisor is None:
         return _rounded(s, err, fmt, lambda i: _exact_sum(terms(i)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = s / divisor
-        err = (err / divisor + 4 * _U * np.abs(q)) * (1 + 2.0**-40)
+    q = s / divisor
+    err = (err / divisor + 4 * _U * np.abs(q)) * (1 + 2.0**-40)
     return _rounded(q, err, fmt, lambda i: _exact_quotient(terms(i), float(divisor[i])))
 
 
@@ -172,9 +168,8 @@ def fsum_rows(rows: Array) -> Array:
 def quotients(e: Array, fmt: Format) -> Array:
     """round(e / the exact sum of e along the last axis) for e >= 0 (softmax's exponentials): the
     float64 sum of n non-negative terms is within (n - 1) 2^-53 of its own size."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = e / e.sum(axis=-1, keepdims=True)
-        err = q * ((4 * e.shape[-1] + 16) * _U)
+    q = e / e.sum(axis=-1, keepdims=True)
+    err = q * ((4 * e.shape[-1] + 16) * _U)
     totals: dict[tuple[int, ...], Fraction] = {}
 
     def exact(index: tuple[int, ...]) -> tuple[float, float]:
@@ -229,10 +224,8 @@ def products(t: Array, fmt: Format) -> Array:
     of the product of the signs (IEEE's rule for one multiplication); inf and NaN as IEEE's."""
     m, e = np.frexp(t)
     mantissa, exponent = m.prod(axis=-1), e.sum(axis=-1)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        q = np.ldexp(mantissa, np.clip(exponent, -2000, 2000))  # beyond: 0 or inf in both formats
-        lo, hi = _decide(q - np.abs(q) * ((t.shape[-1] + 2) * 2 * _U), q + np.abs(q) * ((t.shape[-1] + 2) * 2 * _U),
-                         fmt)
+    q = np.ldexp(mantissa, np.clip(exponent, -2000, 2000))  # beyond: 0 or inf in both formats
+    lo, hi = _decide(q - np.abs(q) * ((t.shape[-1] + 2) * 2 * _U), q + np.abs(q) * ((t.shape[-1] + 2) * 2 * _U), fmt)
     y = np.where(np.isfinite(q), lo, q)
     for index in map(tuple, np.argwhere(np.isfinite(q) & ~(lo == hi))):
         exact = math.prod(map(Fraction, t[index].tolist()))

@@ -53,10 +53,9 @@ def _sqrt_rounded(total: Fraction, dt: np.dtype) -> float:
 
 def l2(x: np.ndarray) -> np.ndarray:
     sq = np.square(x.astype(np.float64))
-    with np.errstate(invalid="ignore"):
-        q = np.sqrt(sq.sum(axis=1, keepdims=True))
-        bound = q * (x.shape[1] + 4) * 2.0**-52
-        low, high = (q - bound).astype(x.dtype), (q + bound).astype(x.dtype)
+    q = np.sqrt(sq.sum(axis=1, keepdims=True))
+    bound = q * (x.shape[1] + 4) * 2.0**-52
+    low, high = (q - bound).astype(x.dtype), (q + bound).astype(x.dtype)
     y = low.astype(np.float64)
     for index in zip(*np.nonzero(~(low == high)), strict=True):
         terms = sq[index[0], :, index[2], index[3]]
@@ -82,10 +81,9 @@ def prod(x: np.ndarray) -> np.ndarray:
     xf = x.astype(np.float64)
     exponents = np.abs(np.frexp(xf)[1]).sum(axis=1, keepdims=True)
     safe = (exponents < 900) & np.all(np.isfinite(xf), axis=1, keepdims=True)
-    with np.errstate(all="ignore"):
-        p = np.prod(xf, axis=1, keepdims=True)
-        bound = np.abs(p) * (x.shape[1] + 2) * 2.0**-52
-        low, high = (p - bound).astype(x.dtype), (p + bound).astype(x.dtype)
+    p = np.prod(xf, axis=1, keepdims=True)
+    bound = np.abs(p) * (x.shape[1] + 2) * 2.0**-52
+    low, high = (p - bound).astype(x.dtype), (p + bound).astype(x.dtype)
     y = low.astype(np.float64)
     for index in zip(*np.nonzero(~((low == high) & safe)), strict=True):
         y[index] = _exact_product(xf[index[0], :, index[2], index[3]], x.dtype)
