@@ -19,6 +19,7 @@ from tests.backend_support import assert_bit_exact, assert_f32_close, compile_fo
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.printer import print_module
 
@@ -384,6 +385,30 @@ def test_f32_overflow_inside_the_cmodel_is_inf_without_a_warning(tmp_path):
     assert np.array_equal(np.isposinf(got[out]), np.isposinf(want[out]))
     finite = np.isfinite(want[out])
     assert_f32_close(got[out][finite], want[out][finite], out)
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+def test_half_reductions_overflowing_are_inf_without_a_warning(tmp_path, mode):
+    """ReduceSum and ReduceMean over C in F16/BF16 whose exact sums pass the type's largest value
+    (the DragGAN case): inf where the exact sum is beyond it, bit-exact between the Tpu interpreter
+    and the cmodel, no numpy warning (warnings are errors here: the interpreter's reduction helpers,
+    interp/half.py, have no errstate of their own, and inference's without over= turns this red)."""
+    big = {"F16": 40000.0, "BF16": 2.0e38}[mode]
+    g = Graph(np.random.default_rng(0))
+    g.shapes["x"] = (1, 3, 2, 4)
+    total = g.node("ReduceSum", ["x", g.ints([1])], (1, 1, 2, 4), keepdims=1)
+    out = g.node("ReduceMean", [total], (1, 1, 2, 1), axes=[3], keepdims=1)  # axes an attribute before opset 18
+    x = np.full((1, 3, 2, 4), 1.0, np.float32)
+    x[0, :2, 0, :2] = big  # two of three terms: the sum overflows, a third of it would not
+    top = lowered(g.model({"x": (1, 3, 2, 4)}, out), mode)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = run_module(top.module, top.weights, {"x": x}, keep_all=True)
+        got, _ = run_bmodel(bm, {"x": x})
+    assert np.isposinf(np.float64(want[total][0, 0, 0, :2])).all() and np.isfinite(np.float64(want[total][0, 0, 1])).all()
+    assert np.isposinf(np.float64(got[out][0, 0, 0, 0])) and np.isfinite(np.float64(got[out][0, 0, 1, 0]))
+    assert_bit_exact(got[out], want[out], out)
 
 
 def test_dynamic_filter_conv_is_loaded_whole_from_its_activation(tmp_path):
