@@ -375,7 +375,8 @@ def test_zoo_models_that_stopped_before_now_compile_and_match(tmp_path, name):
 
 
 @pytest.mark.parametrize("x_shape, y_shape", [((3, 1, 5), (2, 3, 40, 5)), ((1, 3, 1, 50), (2, 3, 40, 50)),
-                                              ((40, 1), (2, 3, 40, 50)), ((4,), (3, 200, 4))])
+                                              ((40, 1), (2, 3, 40, 50)), ((4,), (3, 200, 4)),
+                                              ((1, 2, 1, 16, 16), (1, 2, 2, 16, 16))])  # repeat_kv: folds to 4-D
 @pytest.mark.parametrize("mode", ["F32", "BF16"])
 def test_expand_is_a_load_with_zero_strides(tmp_path, x_shape, y_shape, mode):
     """tpu.Expand is a move: per slice one GDMA load whose strides are 0 along the broadcast dims,
@@ -445,7 +446,9 @@ def test_depth2space_is_one_strided_move_per_block_position(tmp_path, op, mode, 
 
 
 @pytest.mark.parametrize("x_shape, reps", [((2, 3, 20, 30), (1, 2, 3, 1)), ((3, 40), (2, 1)), ((1, 4, 8), (2, 1, 3)),
-                                           ((2, 3, 40, 50), (2, 1, 2, 2))])
+                                           ((2, 3, 40, 50), (2, 1, 2, 2)),
+                                           ((1, 2, 1, 16, 16), (1, 1, 2, 1, 1)),  # repeat_kv's .repeat
+                                           ((2, 3, 4, 5, 6), (1, 2, 1, 1, 3))])  # 4 and 5 merge: (2, 3, 20, 6)
 def test_tile_moves_each_input_part_to_every_repeat(tmp_path, x_shape, reps):
     """tpu.Tile: per slice of the input's grid, one load and one store per repeat (the product of
     the repeats), no BDC record; the result is the Tpu interpreter's exactly."""
@@ -459,6 +462,16 @@ def test_tile_moves_each_input_part_to_every_repeat(tmp_path, x_shape, reps):
     assert sum(type(r) is isa.GdmaStore for r in records) % int(np.prod(reps)) == 0
     got, _ = run_bmodel(bm, {"x": x})
     np.testing.assert_array_equal(got["y"], want["y"])
+
+
+def test_a_tile_of_rank_5_that_does_not_fold_to_4d_is_refused_naming_it(tmp_path):
+    """Every dim repeated: no neighbours merge into one tiled dim, so no 4-D view holds the tile."""
+    x = np.zeros((2, 3, 4, 5, 6), np.float32)
+    top = lowered(build([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": x}, "y",
+                        {"r": np.array([2, 2, 2, 2, 2], np.int64)}))
+    with pytest.raises(TpudslError, match=r"backend: 'tpu.Tile' op \"y\": input \[2, 3, 4, 5, 6\] tiled by "
+                                          r"\[2, 2, 2, 2, 2\] does not fold to 4-D; not modelled"):
+        compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
 
 
 @pytest.mark.parametrize("mode", sorted(HALF))

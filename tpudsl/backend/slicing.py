@@ -509,8 +509,7 @@ def _expand_input(op: Operation, part: Part) -> SlicePlan:
     dims: one GDMA load repeats them, the store is contiguous."""
     n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
-    ys = as4d(op, shape_of(y))
-    xs = as4d(op, [1] * (len(shape_of(y)) - len(shape_of(x))) + list(shape_of(x)))
+    ys, xs = elementwise_views(op)  # a broadcast: rank > 4 folds as an element-wise op's operands do
     strides = tuple(0 if size == 1 else st for size, st in zip(xs, contiguous(xs), strict=True))
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
     return SlicePlan([Tile(x, start, shape, strides)], Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
@@ -808,7 +807,7 @@ def output_dims(op: Operation) -> tuple[int, int]:
     if KINDS[op.name] in ("scale", "lrn"):
         return scale_view(op)[0], scale_view(op)[2]
     if KINDS[op.name] == "tile":  # the input's grid, each part moved to every repeat
-        return as4d(op, shape_of(op.operands[0]))[0], as4d(op, shape_of(op.operands[0]))[2]
+        return tile_views(op)[0][0], tile_views(op)[0][2]
     if KINDS[op.name] == "depth2space":  # the depth side's grid
         depth = op.results[0] if attrs_of(op)["is_inversed"] else op.operands[0]
         return shape_of(depth)[0], shape_of(depth)[2]
@@ -816,7 +815,7 @@ def output_dims(op: Operation) -> tuple[int, int]:
         xs, order = permute_view(op)
         ys = as4d(op, [xs[d] for d in order])
     else:
-        elementwise = KINDS[op.name] in ("binary", "unary", "select")
+        elementwise = KINDS[op.name] in ("binary", "unary", "select", "expand")
         ys = elementwise_views(op)[0] if elementwise else as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
@@ -919,18 +918,33 @@ def _depth2space_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) ->
     return plans
 
 
-def tile_reps(op: Operation) -> Dims4:
-    """tpu.Tile's repeats per dim of the 4-D view (its input and result have the same rank)."""
-    reps = list(attrs_of(op)["tile"])
-    if len(reps) != len(shape_of(op.operands[0])) or min(reps, default=1) < 1:
+def tile_views(op: Operation) -> tuple[Dims4, Dims4, Dims4]:
+    """tpu.Tile's input view, result view and repeats per dim, 4-D (input and result have the same
+    rank). Higher ranks fold: the dims of size 1 on both sides go, then the innermost neighbours
+    whose inner one is not repeated merge until four are left (x_i * x_j elements repeated r_i
+    times are both dims tiled by (r_i, 1): repeat_kv's (1, 2, 1, 16, 16) by (1, 1, 2, 1, 1) is
+    (2, 1, 16, 16) by (1, 2, 1, 1))."""
+    xs, reps = shape_of(op.operands[0]), list(attrs_of(op)["tile"])
+    if len(reps) != len(xs) or min(reps, default=1) < 1:
         raise TpudslError(f"backend: {describe(op)}: tile {reps} is not modelled (one repeat >= 1 per dim)")
-    return as4d(op, reps)
+    ys = [x * r for x, r in zip(xs, reps, strict=True)]
+    if len(xs) <= 4:
+        return as4d(op, xs), as4d(op, ys), as4d(op, reps)
+    groups = [[d] for d in range(len(xs)) if ys[d] != 1]
+    while len(groups) > 4:
+        i = next((i for i in reversed(range(len(groups) - 1)) if all(reps[d] == 1 for d in groups[i + 1])), None)
+        if i is None:
+            raise TpudslError(f"backend: {describe(op)}: input {list(xs)} tiled by {reps} does not fold to 4-D; "
+                              f"not modelled")
+        groups[i:i + 2] = [groups[i] + groups[i + 1]]
+    return tuple(as4d(op, [int(np.prod([s[d] for d in g], dtype=np.int64)) for g in groups])  # type: ignore[return-value]
+                 for s in (xs, ys, reps))
 
 
 def _tile_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
     """Tile: the input part (N and H of the input's grid) moved to each of its repeats' places."""
     x, y = op.operands[0], op.results[0]
-    xs, ys, reps = as4d(op, shape_of(x)), as4d(op, shape_of(y)), tile_reps(op)
+    xs, ys, reps = tile_views(op)
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], xs[1], h[1] - h[0], xs[3])
     return [SlicePlan([Tile(x, start, shape, contiguous(xs))],
                       Tile(y, (n[0] + rn * xs[0], rc * xs[1], h[0] + rh * xs[2], rw * xs[3]), shape, contiguous(ys)))
