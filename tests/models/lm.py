@@ -279,3 +279,162 @@ def lm_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
         second = rng.integers(1, seq_len, batch)
         feeds["token_type_ids"] = (np.arange(seq_len) >= second[:, None]).astype(np.int64)
     return feeds
+
+
+# --- LLaMA-style decoder blocks as sophgo/LLM-TPU exports them (block_N.onnx, block_cache_N.onnx) ---
+#
+# LLM-TPU's compile/export_onnx.py wraps one decoder layer of a (patched) modeling_llama.py /
+# modeling_qwen2.py and calls torch.onnx.export at opset 15 with static shapes and constant
+# folding: every shape is a constant, the rotary tables are constants sliced to the sequence
+# length at export time, q/k/v stay [batch, seq, heads, head_dim] (the cache's layout) until the
+# attention transposes them. Prefill `Block(hidden_states, position_ids, attention_mask)` returns
+# hidden_states, past_k, past_v (the rotated k and the v of every position); decode
+# `BlockCache(..., past_k, past_v)` concatenates the history along the sequence axis and returns
+# the new token's k/v (Llama3's and Qwen2's export) or, in some exports, the concatenated cache.
+
+LLAMA_MASK_FILL = -10000.0  # LLM-TPU's masks: 0 where a query sees a key, -10000 elsewhere
+
+
+def rms_norm(g: GraphBuilder, x: str, name: str, d: int, rsqrt: str) -> str:
+    """LlamaRMSNorm: weight * (x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)); torch's rsqrt
+    symbolic is Sqrt then Reciprocal (torch >= 2.0) or Div(1, Sqrt) (older exporters)."""
+    square = g.node("Pow", [x, g.const(f"{name}.two", F32(2.0))], f"{name}.pow")
+    var = g.node("ReduceMean", [square], f"{name}.variance", axes=[-1], keepdims=1)
+    std = g.node("Sqrt", [g.node("Add", [var, g.const(f"{name}.eps", F32(1e-6))], f"{name}.add_eps")],
+                 f"{name}.sqrt")
+    if rsqrt == "reciprocal":
+        inv = g.node("Reciprocal", [std], f"{name}.rsqrt")
+    else:
+        inv = g.node("Div", [g.const(f"{name}.one", F32(1.0)), std], f"{name}.rsqrt")
+    y = g.node("Mul", [x, inv], f"{name}.normed")
+    gamma = g.const(f"{name}.weight", g.rng.uniform(0.5, 1.5, d).astype(F32))
+    return g.node("Mul", [gamma, y], name)
+
+
+def _proj(g: GraphBuilder, x: str, name: str, din: int, dout: int, bias: bool) -> str:
+    """nn.Linear on [1, seq, din]: MatMul with the transposed weight (folded), Qwen2's q/k/v a bias Add."""
+    return linear(g, x, name, din, dout) if bias else \
+        g.node("MatMul", [x, g.weight(f"{name}.weight", (din, dout), fan_in=din)], name)
+
+
+def rotary_tables(seq_len: int, head_dim: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """LlamaRotaryEmbedding's cos/sin caches cut to seq_len rows: cat(freqs, freqs) of t * inv_freq."""
+    inv_freq = 1.0 / base ** (np.arange(0, head_dim, 2, dtype=np.float32) / head_dim)
+    freqs = np.outer(np.arange(seq_len, dtype=np.float32), inv_freq.astype(np.float32))
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    return np.cos(emb).astype(F32), np.sin(emb).astype(F32)
+
+
+def _rope(g: GraphBuilder, x: str, cos: str, sin: str, name: str, head_dim: int) -> str:
+    """apply_rotary_pos_emb on [1, seq, heads, head_dim]: x * cos + rotate_half(x) * sin, rotate_half
+    = cat(-x[..., d/2:], x[..., :d/2]) (the open end is torch's INT64_MAX)."""
+    half = head_dim // 2
+    x1 = g.node("Slice", [x, _i64(g, f"{name}.x1_starts", [0]), _i64(g, f"{name}.x1_ends", [half]),
+                          _i64(g, f"{name}.x1_axes", [3]), _i64(g, f"{name}.x1_steps", [1])], f"{name}.x1")
+    x2 = g.node("Slice", [x, _i64(g, f"{name}.x2_starts", [half]),
+                          _i64(g, f"{name}.x2_ends", [np.iinfo(np.int64).max]),
+                          _i64(g, f"{name}.x2_axes", [3]), _i64(g, f"{name}.x2_steps", [1])], f"{name}.x2")
+    rotated = g.node("Concat", [g.node("Neg", [x2], f"{name}.neg"), x1], f"{name}.rotate_half", axis=-1)
+    return g.node("Add", [g.node("Mul", [x, cos], f"{name}.mul_cos"),
+                          g.node("Mul", [rotated, sin], f"{name}.mul_sin")], name)
+
+
+def _rope_table(g: GraphBuilder, table: np.ndarray, positions: str, name: str) -> str:
+    """cos[position_ids].unsqueeze(1).transpose(1, 2): [1, seq, 1, head_dim], broadcast over heads."""
+    rows = g.node("Gather", [g.const(name, table), positions], f"{name}.gathered", axis=0)
+    return g.node("Transpose", [unsqueeze(g, rows, 1, f"{name}.unsqueeze")], f"{name}.per_position",
+                  perm=[0, 2, 1, 3])
+
+
+def _repeat_kv(g: GraphBuilder, x: str, name: str, kv_heads: int, n_rep: int, seq: int, head_dim: int,
+               repeat: str) -> str:
+    """repeat_kv: transpose(1, 2), [:, :, None] then expand (or .repeat: Tile) to n_rep, reshape to
+    the query heads: [1, kv_heads * n_rep, seq, head_dim], each kv head next to its copies."""
+    t = unsqueeze(g, g.node("Transpose", [x], f"{name}.transpose", perm=[0, 2, 1, 3]), 2, f"{name}.unsqueeze")
+    if repeat == "expand":
+        t = g.node("Expand", [t, _i64(g, f"{name}.expand_shape", [1, kv_heads, n_rep, seq, head_dim])],
+                   f"{name}.expand")
+    else:
+        t = g.node("Tile", [t, _i64(g, f"{name}.repeats", [1, 1, n_rep, 1, 1])], f"{name}.tile")
+    return g.node("Reshape", [t, _i64(g, f"{name}.shape", [1, kv_heads * n_rep, seq, head_dim])], name)
+
+
+def llama_block(
+    hidden: int = 64, heads: int = 4, kv_heads: int = 2, seq_len: int = 16, intermediate: int = 128,
+    cache: bool = False, present: str = "new", rsqrt: str = "reciprocal", repeat: str = "expand",
+    opset: int = 15, seed: int = 0,
+) -> onnx.ModelProto:
+    """One Qwen2/LLaMA decoder layer (biased q/k/v, grouped-query attention, SiLU-gated MLP).
+    Prefill (`cache=False`, block_N.onnx): input_states [1, seq, H], position_ids int64 [1, seq],
+    attention_mask [1, 1, seq, seq] -> hidden_states, past_k, past_v [1, seq, kv_heads, head_dim].
+    Decode (`cache=True`, block_cache_N.onnx): input_states [1, 1, H], position_ids [1, 1],
+    attention_mask [1, 1, 1, seq + 1], history_k/history_v [1, seq, kv_heads, head_dim] ->
+    hidden_states and present_k/present_v, the new token's k/v (`present="new"`) or the cache with
+    it ("concat"). The same seed gives the same weights in both."""
+    if hidden % heads or heads % kv_heads or present not in ("new", "concat"):
+        raise ValueError("hidden % heads, heads % kv_heads must be 0; present is 'new' or 'concat'")
+    hd, n_rep, q_len = hidden // heads, heads // kv_heads, 1 if cache else seq_len
+    kv_len = seq_len + 1 if cache else seq_len
+    g = GraphBuilder("block_cache" if cache else "block", seed)
+    x = g.input("input_states", (1, q_len, hidden))
+    positions = g.input("position_ids", (1, q_len), TensorProto.INT64)
+    mask = g.input("attention_mask", (1, 1, q_len, kv_len))
+    if cache:
+        history = [g.input(f"history_{n}", (1, seq_len, kv_heads, hd)) for n in "kv"]
+    a = "self_attn"
+    h = rms_norm(g, x, "input_layernorm", hidden, rsqrt)
+    q, k, v = (_proj(g, h, f"{a}.{n}_proj", hidden, nh * hd, bias=True)
+               for n, nh in (("q", heads), ("k", kv_heads), ("v", kv_heads)))
+    q, k, v = (g.node("Reshape", [t, _i64(g, f"{t}.view_shape", [1, q_len, nh, hd])], f"{t}.view")
+               for t, nh in ((q, heads), (k, kv_heads), (v, kv_heads)))
+    cos_table, sin_table = rotary_tables(seq_len, hd)
+    cos = _rope_table(g, cos_table, positions, f"{a}.rotary_emb.cos")
+    sin = _rope_table(g, sin_table, positions, f"{a}.rotary_emb.sin")
+    q = _rope(g, q, cos, sin, f"{a}.q_embed", hd)
+    k = _rope(g, k, cos, sin, f"{a}.k_embed", hd)
+    new_k, new_v = k, v
+    if cache:
+        k = g.node("Concat", [history[0], k], f"{a}.key_cache", axis=1)
+        v = g.node("Concat", [history[1], v], f"{a}.value_cache", axis=1)
+    k = _repeat_kv(g, k, f"{a}.repeat_k", kv_heads, n_rep, kv_len, hd, repeat)
+    v = _repeat_kv(g, v, f"{a}.repeat_v", kv_heads, n_rep, kv_len, hd, repeat)
+    q = g.node("Transpose", [q], f"{a}.query_t", perm=[0, 2, 1, 3])
+    scores = g.node("MatMul", [q, g.node("Transpose", [k], f"{a}.key_t", perm=[0, 1, 3, 2])], f"{a}.scores")
+    scores = g.node("Div", [scores, g.const(f"{a}.sqrt_d", F32(np.sqrt(hd)))], f"{a}.scaled")
+    scores = g.node("Add", [scores, mask], f"{a}.masked")
+    probs = g.node("Softmax", [scores], f"{a}.softmax", axis=-1)
+    ctx = g.node("Transpose", [g.node("MatMul", [probs, v], f"{a}.context")], f"{a}.context_t", perm=[0, 2, 1, 3])
+    ctx = g.node("Reshape", [ctx, _i64(g, f"{a}.merged_shape", [1, q_len, hidden])], f"{a}.merged")
+    x = g.node("Add", [x, _proj(g, ctx, f"{a}.o_proj", hidden, hidden, bias=False)], "attention_residual")
+    h = rms_norm(g, x, "post_attention_layernorm", hidden, rsqrt)
+    gate = _proj(g, h, "mlp.gate_proj", hidden, intermediate, bias=False)
+    act = g.node("Mul", [gate, g.node("Sigmoid", [gate], "mlp.act_fn.sigmoid")], "mlp.act_fn")
+    up = g.node("Mul", [act, _proj(g, h, "mlp.up_proj", hidden, intermediate, bias=False)], "mlp.gated")
+    x = g.node("Add", [x, _proj(g, up, "mlp.down_proj", intermediate, hidden, bias=False)], "hidden_states")
+    g.output(x)
+    out_k, out_v = (new_k, new_v) if present == "new" or not cache else (f"{a}.key_cache", f"{a}.value_cache")
+    names = ("present_k", "present_v") if cache else ("past_k", "past_v")
+    for t, n in zip((out_k, out_v), names, strict=True):
+        g.output(g.node("Identity", [t], n))
+    return g.model(opset)
+
+
+def llama_inputs(model: onnx.ModelProto, tokens: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """LLM-TPU's pipeline feeds with `tokens` real tokens: prefill positions 0..tokens-1 then 0s and
+    a causal mask of the real tokens (-10000 elsewhere); decode the position tokens - 1, a mask
+    open on the first tokens - 1 history rows and the new token (the last column), and a history
+    whose rows past the tokens are left over (random: the mask must hide them)."""
+    rng = np.random.default_rng(seed)
+    shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    q_len, kv_len = shapes["attention_mask"][2:]
+    feeds = {"input_states": rng.standard_normal(shapes["input_states"]).astype(F32)}
+    if q_len > 1:
+        feeds["position_ids"] = np.where(np.arange(q_len) < tokens, np.arange(q_len), 0)[None].astype(np.int64)
+        seen = (np.arange(kv_len)[None] <= np.arange(q_len)[:, None]) & (np.arange(kv_len) < tokens)
+    else:
+        feeds["position_ids"] = np.array([[tokens - 1]], np.int64)
+        seen = ((np.arange(kv_len) < tokens - 1) | (np.arange(kv_len) == kv_len - 1))[None]
+        for n in ("history_k", "history_v"):
+            feeds[n] = rng.standard_normal(shapes[n]).astype(F32)
+    feeds["attention_mask"] = np.where(seen, F32(0.0), F32(LLAMA_MASK_FILL))[None, None].astype(F32)
+    return feeds
