@@ -393,6 +393,48 @@ def step_layer_norm_affine(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
     layer_norm_affine(draw, g, norm, shape[-1:], draw(st.sampled_from(["gamma", "beta", "both"])))
 
 
+def rms_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> SSAValue:
+    """LLaMA's decomposed RMSNorm over the last axis: Pow(x, 2) or Mul(x, x), the mean (axis
+    written positive or negative), eps of 1e-3 and up, Sqrt, 1 / s as Reciprocal or a reversed
+    DivConst of 1, then Mul(x, r) in either order; rarely the root is also read elsewhere (must stay)."""
+    shape = shape_of(x)
+    reduced = (*shape[:-1], 1)
+    if draw(st.booleans()):
+        square = g.emit("top.Pow", [x], shape, {"exponent": 2.0}, g.name("square"))
+    else:
+        square = g.emit("top.Mul", [x, x], shape, {}, g.name("square"))
+    axis = draw(st.sampled_from([len(shape) - 1, -1]))
+    var = g.emit("top.Reduce", [square], reduced, {"axes": [axis], "keepdims": True, "mode": "ReduceMean"},
+                 g.name("variance"))
+    eps = g.emit("top.AddConst", [var], reduced, {"const_val": draw(st.sampled_from([1e-3, 1e-2, 0.5]))}, g.name("eps"))
+    root = g.emit("top.Sqrt", [eps], reduced, {}, g.name("root"))
+    if draw(st.booleans()):
+        inverse = g.emit("top.Reciprocal", [root], reduced, {}, g.name("rsqrt"))
+    else:
+        inverse = g.emit("top.DivConst", [root], reduced, {"const_val": 1.0, "is_reverse": True}, g.name("rsqrt"))
+    if rarely(draw):
+        g.emit("top.AddConst", [root], reduced, {"const_val": 0.25}, g.name("root_reader"))
+    return g.emit("top.Mul", [x, inverse] if draw(st.booleans()) else [inverse, x], shape, {}, g.name("normed"))
+
+
+def rms_norm_gamma(draw: st.DrawFn, g: Graph, y: SSAValue) -> None:
+    """Mul by a gamma of the last axis' size, either operand order."""
+    loc = g.name("gamma")
+    w = g.weight(loc, "gamma", shape_of(y)[-1:])
+    g.emit("top.Mul", [y, w] if draw(st.booleans()) else [w, y], shape_of(y), {}, loc)
+
+
+def step_rms_norm(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    normed = rms_norm_chain(draw, g, x)
+    if draw(st.booleans()):
+        rms_norm_gamma(draw, g, normed)
+
+
+def step_rms_norm_gamma(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
+    """An RMSNorm without gamma, then its gamma."""
+    rms_norm_gamma(draw, g, g.emit("top.RMSNorm", [x, g.none_value()], shape_of(x), {"eps": 1e-3}, g.name("rms")))
+
+
 # Pattern name -> the step that always builds its match.
 MATCHES: dict[str, Step] = {
     "EraseDeadOp": step_dead_op,
@@ -416,6 +458,8 @@ MATCHES: dict[str, Step] = {
     "FuseScaledGate": step_scaled_gate,
     "FuseLayerNorm": step_layer_norm,
     "FoldLayerNormAffine": step_layer_norm_affine,
+    "FuseRMSNorm": step_rms_norm,
+    "FoldRMSNormGamma": step_rms_norm_gamma,
 }
 # Patterns that change values on purpose, each checked by its own property instead of "keeps values".
 ELSEWHERE = {

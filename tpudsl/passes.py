@@ -53,6 +53,7 @@ PASSES: dict[str, Registered] = {
     "fold-mulconst-one": Registered("tpudsl.rewrites.example_mulconst_one", "FoldMulConstOnePass", canonical=True),
     "fuse-activations": Registered("tpudsl.rewrites.fuse_activations", "FuseActivationsPass", canonical=True),
     "fuse-layer-norm": Registered("tpudsl.rewrites.fuse_layer_norm", "FuseLayerNormPass", canonical=True),
+    "fuse-rms-norm": Registered("tpudsl.rewrites.fuse_rms_norm", "FuseRMSNormPass", canonical=True),
     "processor-assign": Registered("tpudsl.lowering.processor_assign", "ProcessorAssignPass"),
     "convert-top-to-tpu": Registered("tpudsl.lowering.top_to_tpu", "ConvertTopToTpuPass"),
     "weight-fold": Registered("tpudsl.rewrites.weight_fold", "WeightFoldPass"),

@@ -29,7 +29,7 @@ from tpudsl.rewrites.pattern import (
 )
 
 
-def _mean_axes(op: Operation | None, rank: int) -> list[int] | None:
+def mean_axes(op: Operation | None, rank: int) -> list[int] | None:
     """The axes of a keepdims ReduceMean, normalized and sorted; None for any other op."""
     if op is None or op.name != "top.Reduce":
         return None
@@ -39,7 +39,7 @@ def _mean_axes(op: Operation | None, rank: int) -> list[int] | None:
     return sorted(axis % rank for axis in a["axes"])
 
 
-def _squares(op: Operation | None, d: SSAValue) -> bool:
+def squares(op: Operation | None, d: SSAValue) -> bool:
     """`op` is Pow(d, 2) or Mul(d, d) without a fused Relu."""
     if op is None or attrs_of(op).get("do_relu", False):
         return False
@@ -69,13 +69,13 @@ class FuseLayerNorm(TopPattern):
             return
         x = sub.operands[0]
         rank = len(shape_of(x))
-        axes = _mean_axes(mean, rank)
+        axes = mean_axes(mean, rank)
         sa = attrs_of(sub)
         if (
-            axes is None or axes != list(range(rank - len(axes), rank)) or _mean_axes(var, rank) != axes
+            axes is None or axes != list(range(rank - len(axes), rank)) or mean_axes(var, rank) != axes
             or mean.operands[0] != x or x.type != out_type or len(sub.operands) != 2
             or sa["do_relu"] or sa["is_reverse"] or sa.get("coeff") is not None
-            or not _squares(square, d) or attrs_of(eps_op)["do_relu"] or not attrs_of(eps_op)["const_val"] > 0
+            or not squares(square, d) or attrs_of(eps_op)["do_relu"] or not attrs_of(eps_op)["const_val"] > 0
             or not all(op_ is not None and op_.results[0].has_one_use() for op_ in (mean, var, eps_op, std))
             or not square.results[0].has_one_use() or any(u.operation not in (square, op) for u in d.uses)
         ):
