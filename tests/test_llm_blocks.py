@@ -31,7 +31,7 @@ TOKENS = 11  # real tokens of the prompt; the 5 positions after them are padding
 DEPLOYS = {  # case: (block, mode, model_deploy flags after LLM-TPU's, cosine of the outputs vs Top)
     "block_F32": ("block", "F32", ["--disable_layer_group"], 0.99999),
     "block_cache_BF16": ("block_cache", "BF16", ["--addr_mode", "io_alone"], 0.9995),
-    "block_cache_W4BF16": ("block_cache", "W4BF16", ["--addr_mode", "io_alone", "--q_group_size", "64"], 0.97),
+    "block_cache_W4BF16": ("block_cache", "W4BF16", ["--addr_mode", "io_alone", "--q_group_size", "64"], 0.98),
 }
 
 
