@@ -9,6 +9,9 @@ LLM-TPU's own command lines (its compile.sh: `--quant_input --quant_output`, the
   and W4BF16 decode: the rank-5 Tile, bf16 IO, W4BF16's 4-bit A16MatMuls) with its own checks, then
   here: the bmodel equals the Tpu interpreter (F32 within 1e-5 of the largest value, the others bit
   for bit) and follows Top (cosine per mode).
+* INT8 (the prefill, run_calibration on 3 samples, no qtable): the masked scores and Softmax stay
+  F32 by themselves (LLM-TPU's -10000 mask at the Softmax's input), named by run_calibration and
+  model_deploy; bmodel == Tpu bit for bit, cosine vs Top >= 0.995.
 * The cache, checked against the prefill (an independent reference: no tensor of decode's run):
   decode fed the prefill's past_k/past_v as its history and the prefill's input row of the last real
   token gives that row's hidden state, at Top (1e-5) and from bmodel to bmodel (the F32 prefill's
@@ -122,6 +125,29 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(blocks, case):
             np.testing.assert_array_equal(got[key], tpu[key], err_msg=f"{out}: {mode} bmodel vs Tpu")
         c = cosine(got[key].astype(np.float64), top[out].astype(np.float64))
         assert c >= cos_min, f"{case}: {out} vs Top: cosine {c:.6f}"
+
+
+def test_int8_keeps_the_masked_scores_and_softmax_f32_by_itself(blocks):
+    """INT8 with no qtable: the masked scores reach -10000 at the Softmax's input, where one int8
+    step would be 79 (overflow.INT8_SOFTMAX_FILL); run_calibration and model_deploy name the two
+    ops kept F32, the bmodel equals the Tpu interpreter bit for bit and follows Top."""
+    (model, feed), d = blocks[0]["block"], blocks[1]
+    (d / "samples").mkdir()
+    for seed in (2, 3, 4):
+        np.savez(d / "samples" / f"{seed}.npz", **llama_inputs(model, TOKENS - seed, seed))
+    r = run_main("run_calibration", d / "block.mlir", "--dataset", d / "samples", "--quiet", "-o", d / "table")
+    kept = ["self_attn.masked F32", "self_attn.softmax F32"]
+    assert r.returncode == 0 and r.stderr.splitlines()[1:] == kept, r.stderr
+    r = run_main("model_deploy", "--mlir", d / "block.mlir", "--quantize", "INT8", "--calibration_table", d / "table",
+                 "--chip", "bm1684x", "--model", d / "int8.bmodel", "--test_input", d / "block_in.npz",
+                 "--test_reference", d / "block_top.npz")
+    assert r.returncode == 0 and [line for line in r.stderr.splitlines() if line.endswith(" F32")] == kept, r.stderr
+    tpu = _run(d / "block_bm1684x_int8_sym_tpu.mlir", feed, d, "int8_tpu")
+    got = _run(d / "int8.bmodel", feed, d, "int8_bmodel")
+    top = dict(np.load(d / "block_top.npz"))
+    for out in (o.name for o in model.graph.output):
+        np.testing.assert_array_equal(got[out], tpu[out], err_msg=f"{out}: INT8 bmodel vs Tpu")
+        assert cosine(got[out].astype(np.float64), top[out].astype(np.float64)) >= 0.995, out
 
 
 def _decode_feed(blocks, prefill: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

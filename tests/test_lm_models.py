@@ -34,7 +34,7 @@ from tpudsl.cli import model_deploy, model_runner, model_transform
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.overflow import MASK_FILL as MASK
-from tpudsl.lowering.overflow import int8_mask_ops
+from tpudsl.lowering.overflow import INT8_SOFTMAX_FILL, int8_mask_ops
 from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS
 
 MODELS = {
@@ -244,7 +244,9 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd):
         assert r.returncode == 0, r.stderr
         assert _kept(r.stderr) == _mask_chain(name, True), r.stderr
         ops = list(load_module(tmp_path / f"{name}.mlir").main_func().body.block.ops)
-        assert int8_mask_ops(ops, {loc_name(op): (-MASK / 2, 1.0) for op in ops}) == []  # below the fill: none
+        scores = {loc_name(op.operands[0].owner) for op in ops if op.name == "top.Softmax"}
+        below = {loc_name(op): (-(INT8_SOFTMAX_FILL if loc_name(op) in scores else MASK) / 2, 1.0) for op in ops}
+        assert int8_mask_ops(ops, below) == []  # below the fills (a Softmax's input: its own): none
         args += ["--calibration_table", str(tmp_path / "table"), *(["--asymmetric"] if "asym" in case else [])]
     capfd.readouterr()
     model_deploy.run(args)  # raises on a failed Tpu or bmodel check

@@ -172,12 +172,12 @@ def run_calibration(args: argparse.Namespace) -> None:
 
 def _tell_masks(mod: TopModule, ranges: dict[str, tuple[float, float]]) -> None:
     """The ops an INT8 deploy with this table keeps in F32 because tensors hold attention-mask fill values."""
-    from tpudsl.lowering.overflow import MASK_FILL, int8_mask_ops
+    from tpudsl.lowering.overflow import fill_rule, int8_mask_ops
 
     keep = int8_mask_ops(list(mod.main_func().body.block.ops), ranges)
     if keep:
-        print(f"run_calibration: some tensors hold attention-mask fill values (|x| >= {MASK_FILL:g}, such as "
-              "finfo(float32).min): no int8 scale keeps their other values, so model_deploy --quantize INT8 "
+        print(f"run_calibration: some tensors hold attention-mask fill values ({fill_rule('INT8')}): no int8 "
+              "scale keeps their other values, so model_deploy --quantize INT8 "
               "keeps the ops that compute or read them in F32 (a --quantize_table line naming one wins):",
               *(f"{name} F32" for name in keep), sep="\n", file=sys.stderr)
 

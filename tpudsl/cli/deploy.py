@@ -118,7 +118,7 @@ def _lower(top: TopModule, args, weight_file: str, qdq: bool) -> None:
 
 def _tell_mask_ops(top: TopModule, args, mode: str) -> None:
     """Name the ops the lowering keeps in F32 for attention-mask fills (those the user's qtable does not name)."""
-    from tpudsl.lowering.overflow import MASK_FILL, mask_ops_kept_f32
+    from tpudsl.lowering.overflow import fill_rule, mask_ops_kept_f32
     from tpudsl.lowering.qtable import read_qtable
 
     named = read_qtable(args.quantize_table, {loc_name(o) for o in top.main_func().walk()}) if args.quantize_table \
@@ -126,8 +126,8 @@ def _tell_mask_ops(top: TopModule, args, mode: str) -> None:
     kept = [name for name in mask_ops_kept_f32(top, mode) if name not in named]
     if kept:
         why = "no int8 scale keeps them with the other values" if mode == "INT8" else f"they are beyond {mode}'s range"
-        print(f"model_deploy: these ops compute or read attention-mask fill values (|x| >= {MASK_FILL:g}, such as "
-              f"finfo(float32).min; {why}): they stay F32 (a --quantize_table line naming one wins):",
+        print(f"model_deploy: these ops compute or read attention-mask fill values ({fill_rule(mode)}; {why}): "
+              "they stay F32 (a --quantize_table line naming one wins):",
               *(f"{name} F32" for name in kept), sep="\n", file=sys.stderr)
 
 

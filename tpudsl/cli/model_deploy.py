@@ -27,7 +27,8 @@ model_transform gave it the ranges of its Q/DQ nodes) needs none, and --quantize
 run that produced inf/NaN where Top did not names the first op that did and
 prints the qtable lines that keep the overflowing ops in F32. F16, W8F16 and W4F16 lower average pools
 in F32, as TPU-MLIR, unless --ignore_f16_overflow. Every mode but F32 keeps the ops that compute or read
-attention-mask fill values (|x| >= 1e30, finfo(float32).min) in F32, and says which on stderr as qtable
+attention-mask fill values (|x| >= 1e30, finfo(float32).min; INT8 also |x| >= 127 at a Softmax's input,
+LLM-TPU's -10000) in F32, and says which on stderr as qtable
 lines (a --quantize_table line naming one wins; docs/quantization.md, "Attention masks"). --fazzy_match compares each tensor with the
 reference tensor of its shape that is closest (TPU-MLIR's fuzzy match, for references named otherwise).
 --not_gen_bmodel stops once PREFIX_tpu.mlir is written, without any check (TPU-MLIR's).

@@ -81,18 +81,34 @@ def first_non_finite(ops: list[Operation], tensors: Mapping[str, np.ndarray],
 MASK_FILL = 1e30
 
 
+# |x| at least this at a Softmax's input is a moderate mask fill in INT8 (LLM-TPU's -1000 and -10000,
+# TPU-MLIR's own -10000): one int8 step of such a range is >= 1, a factor e or more on a probability,
+# so the scores added to the fill would be lost in the step
+INT8_SOFTMAX_FILL = 127.0
+
+
 def int8_mask_ops(ops: list[Operation], ranges: Mapping[str, tuple[float, float]]) -> list[str]:
     """Names of the Top ops (in order) that INT8 must keep in F32, from the calibration's ranges:
     those computing or reading a tensor that holds mask fill values (no int8 scale keeps its
-    other values), and the chain of one-operand ops from a model input to a mask they compute
-    (the mask's Reshape and 1 - mask: their int8 form reads 1 as the table's threshold, 1.0005,
-    which times finfo.min overflows)."""
+    other values: |x| >= MASK_FILL anywhere, or >= INT8_SOFTMAX_FILL read by a Softmax), and the
+    chain of one-operand ops from a model input to a mask they compute (the mask's Reshape and
+    1 - mask: their int8 form reads 1 as the table's threshold, 1.0005, which times finfo.min
+    overflows)."""
+    softmax_inputs = {op.operands[0] for op in ops if op.name == "top.Softmax"}
+
     def filled(value) -> bool:  # ranges are keyed by tensor name: an op's result, not a block argument
         name = result_names(value.owner)[value.index] if isinstance(value.owner, Operation) else None
         lo, hi = ranges.get(name, (0.0, 0.0))
-        return max(-lo, hi) >= MASK_FILL
+        return max(-lo, hi) >= (INT8_SOFTMAX_FILL if value in softmax_inputs else MASK_FILL)
 
     return _mask_ops(ops, filled, from_input=True)
+
+
+def fill_rule(mode: str) -> str:
+    """What the messages say a fill is in `mode` (model_deploy's and run_calibration's)."""
+    rule = f"|x| >= {MASK_FILL:g}, such as finfo(float32).min"
+    return rule + (f", or |x| >= {INT8_SOFTMAX_FILL:g} at a Softmax's input, such as LLM-TPU's -10000"
+                   if mode == "INT8" else "")
 
 
 def float_mask_ops(ops: list[Operation], weights: Mapping[str, np.ndarray]) -> list[str]:
