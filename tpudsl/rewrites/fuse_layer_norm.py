@@ -17,6 +17,7 @@ last op."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import NoneType
@@ -100,23 +101,28 @@ class FoldLayerNormAffine(TopPattern):
         a = attrs_of(op)
         if len(op.operands) != 2 or a["do_relu"] or a.get("coeff") is not None:
             return
-        slot = 1 if op.name == "top.Mul" else 2
-        for norm_value, param in (op.operands, tuple(reversed(op.operands))):
-            norm = producer(norm_value, "top.LayerNorm")
-            if (norm is not None and inner_link(norm, op.results[0].type)
-                    and isinstance(norm.operands[slot].type, NoneType)
-                    and shape_of(param) == tuple(attrs_of(norm)["normalized_shape"] or ())
-                    and param.type.element_type == op.results[0].type.element_type):
-                break
-        else:
-            return
-        operands = list(norm.operands)
-        old = operands[slot]
-        operands[slot] = param
-        rewriter.replace(op, create("top.LayerNorm", operands, [op.results[0].type], dict(norm.attributes),
-                                    loc=op.location))
-        rewriter.erase(norm)
-        erase_if_dead(rewriter, [old])
+        fold_norm_parameter(op, rewriter, "top.LayerNorm", 1 if op.name == "top.Mul" else 2,
+                            lambda norm: tuple(attrs_of(norm)["normalized_shape"] or ()))
+
+
+def fold_norm_parameter(op: Operation, rewriter: PatternRewriter, norm_name: str, slot: int,
+                        shape: Callable[[Operation], tuple[int, ...] | None]) -> None:
+    """op(norm(..., none at `slot`, ...), param), either operand order -> the norm with param at
+    `slot`, under op's name: the norm read only by op, param of `shape(norm)` and of op's element
+    type (LayerNorm's gamma and beta, RMSNorm's gamma)."""
+    out = op.results[0].type
+    for norm_value, param in (op.operands, tuple(reversed(op.operands))):
+        norm = producer(norm_value, norm_name)
+        if (norm is not None and inner_link(norm, out) and isinstance(norm.operands[slot].type, NoneType)
+                and shape_of(param) == shape(norm) and param.type.element_type == out.element_type):
+            break
+    else:
+        return
+    operands = list(norm.operands)
+    old, operands[slot] = operands[slot], param
+    rewriter.replace(op, create(norm_name, operands, [out], dict(norm.attributes), loc=op.location))
+    rewriter.erase(norm)
+    erase_if_dead(rewriter, [old])
 
 
 PATTERNS = (FuseLayerNorm, FoldLayerNormAffine)

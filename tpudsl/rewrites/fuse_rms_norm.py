@@ -21,9 +21,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.fuse_layer_norm import mean_axes, squares
+from tpudsl.rewrites.fuse_layer_norm import fold_norm_parameter, mean_axes, squares
 from tpudsl.rewrites.pattern import (
-    PatternPass, TopPattern, attrs_of, derived_loc, erase_if_dead, inner_link, is_float_tensor, shape_of,
+    PatternPass, TopPattern, attrs_of, derived_loc, inner_link, is_float_tensor, shape_of,
 )
 
 
@@ -86,23 +86,8 @@ class FoldRMSNormGamma(TopPattern):
     ops = ("top.Mul",)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not _plain_mul(op):
-            return
-        out = op.results[0].type
-        for norm_value, gamma in (op.operands, tuple(reversed(op.operands))):
-            norm = norm_value.owner
-            if (isinstance(norm, Operation) and norm.name == "top.RMSNorm" and inner_link(norm, out)
-                    and isinstance(norm.operands[1].type, NoneType)
-                    and shape_of(gamma) == shape_of(norm_value)[-1:]
-                    and gamma.type.element_type == out.element_type):
-                break
-        else:
-            return
-        old = norm.operands[1]
-        rewriter.replace(op, create("top.RMSNorm", [norm.operands[0], gamma], [out], dict(norm.attributes),
-                                    loc=op.location))
-        rewriter.erase(norm)
-        erase_if_dead(rewriter, [old])
+        if _plain_mul(op):
+            fold_norm_parameter(op, rewriter, "top.RMSNorm", 1, lambda norm: shape_of(norm.results[0])[-1:])
 
 
 PATTERNS = (FuseRMSNorm, FoldRMSNormGamma)
