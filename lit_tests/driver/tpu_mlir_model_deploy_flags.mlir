@@ -35,10 +35,10 @@
 // QLIST:   error: strip-io-quant: quant_input_list=0 is not a list of 1-based indices (e.g. 1,3)
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // DIVIDE:  error: op-divide: not supported:
-// CORES:   error: processor-assign: num_core=2 is not supported (only num_core=1)
+// CORES:   error: processor-assign: num_core=2 is not supported on bm1684x, which has 1 core (num_core=1..1)
 // MERGE:      error: address-assign: merge_weight=true is not supported: sharing coefficient memory with an earlier model through weight_map_file is not modelled (supported: merge_weight=false)
 // COMPRESS:   error: layer-group: compress_mode=weight is not supported: tpudsl compresses no weight or activation (supported: compress_mode=none)
-// GROUPCORES: error: layer-group: group_by_cores=true is not supported: tpudsl compiles for one core (supported: group_by_cores=auto or group_by_cores=false)
+// GROUPCORES: error: layer-group: group_by_cores=true is not supported: tpudsl searches groups without forcing them to the cores (each op's slices are dealt to them) (supported: group_by_cores=auto or group_by_cores=false)
 // VERSION:    error: codegen: model_version=1.0 is not supported: tpudsl writes one .bmodel format (supported: model_version=latest or model_version=lastest or model_version=)
 
 module attributes {module.chip = "ALL", module.name = "m", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {

@@ -44,7 +44,7 @@
 // NOWEIGHTS: error: weight-deduplicate: the weight data is not loaded (the module names no readable weight file)
 // TOP:       error: topo-sort: module.state is TOP_F32; it runs on a lowered Tpu module (TPU_LOWERED), before --address-assign
 //
-// One device, one core, one static subnet; TPU-MLIR's processor-assign writes module.devices/cores.
+// One device, the chip's cores (bm1684x: one), one static subnet; TPU-MLIR's processor-assign writes module.devices/cores.
 // RUN: sed -e 's/module.chip = /module.devices = 2 : i64, module.chip = /' %t/f32.mlir > %t/devices.mlir
 // RUN: not tpuc-opt %t/devices.mlir --dev-parallel 2>&1 | filecheck %s --check-prefix=DEVICES
 // RUN: sed -e 's/module.chip = /module.cores = 2 : i64, module.chip = /' %t/grouped.mlir > %t/cores.mlir
@@ -56,7 +56,7 @@
 // RUN: sed -e 's/^} loc(#loc)$/  func.func @other() { return }\n}/' %t/f32.mlir > %t/twofuncs.mlir
 // RUN: not tpuc-opt %t/twofuncs.mlir --subnet-divide 2>&1 | filecheck %s --check-prefix=FUNCS
 // DEVICES: error: dev-parallel: module.devices is 2, but tpudsl compiles for one (processor-assign num_device=1): nothing here distributes the model
-// CORES:   error: core-parallel: module.cores is 2, but tpudsl compiles for one (processor-assign num_core=1): nothing here distributes the model
+// CORES:   error: core-parallel: module.cores is 2, but chip bm1684x has 1 core (processor-assign num_core=1..1)
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // FUNCS:   error: subnet-divide: the module has functions main, other; tpudsl compiles one function @main as one subnet
 //
@@ -73,7 +73,7 @@
 // RUN: not tpuc-opt %t/f32.mlir --layer-group="config_filename=lg.json" 2>&1 | filecheck %s --check-prefix=LGCONFIG
 // RUN: not tpuc-opt %t/f32.mlir --layer-group="enable_lghash=true" 2>&1 | filecheck %s --check-prefix=LGHASH
 // RUN: not tpuc-opt %t/f32.mlir --layer-group="lghash_dir=cache" 2>&1 | filecheck %s --check-prefix=LGHASHDIR
-// LGCORES:    error: layer-group: group_by_cores=true is not supported: tpudsl compiles for one core (supported: group_by_cores=auto or group_by_cores=false)
+// LGCORES:    error: layer-group: group_by_cores=true is not supported: tpudsl searches groups without forcing them to the cores (each op's slices are dealt to them) (supported: group_by_cores=auto or group_by_cores=false)
 // LGCOMPRESS: error: layer-group: compress_mode=weight is not supported: tpudsl compresses no weight or activation (supported: compress_mode=none)
 // LGDEBUG:    error: layer-group: debugger=1 is not supported: TPU-MLIR's layer-group debugger modes are not modelled (supported: debugger=0)
 // LGCONFIG:   error: layer-group: config_filename=lg.json is not supported: a layer-group configuration file is not read (supported: config_filename=)

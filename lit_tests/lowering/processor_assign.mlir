@@ -2,6 +2,10 @@
 // RUN: not tpuc-opt %s --processor-assign="chip=bm9999 mode=F16" 2>&1 | filecheck %s --check-prefix=CHIP
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=INT4" 2>&1 | filecheck %s --check-prefix=MODE
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 num_core=2" 2>&1 | filecheck %s --check-prefix=CORE
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 num_core=3" 2>&1 | filecheck %s --check-prefix=CORE1688
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 num_core=0" 2>&1 | filecheck %s --check-prefix=CORE0
+// RUN: tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 num_core=2" | filecheck %s --check-prefix=TWO
+// RUN: tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 num_core=1" | filecheck %s --check-prefix=ONE
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=basic" | filecheck %s
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_alone" | filecheck %s --check-prefix=IOALONE
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag" 2>&1 | filecheck %s --check-prefix=ADDR
@@ -14,7 +18,12 @@
 // IOALONE: module attributes {module.addr_mode = "io_alone", module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // CHIP: error: processor-assign: unknown chip 'bm9999'; known chips: bm1684x, bm1688, tiny
 // MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16
-// CORE: error: processor-assign: num_core=2 is not supported (only num_core=1)
+// num_core: 1 up to the chip's cores (chips.py: bm1684x 1, bm1688 2), recorded as module.cores when above 1.
+// CORE: error: processor-assign: num_core=2 is not supported on bm1684x, which has 1 core (num_core=1..1)
+// CORE1688: error: processor-assign: num_core=3 is not supported on bm1688, which has 2 cores (num_core=1..2)
+// CORE0: error: processor-assign: num_core=0 is not supported on bm1688, which has 2 cores (num_core=1..2)
+// TWO: module attributes {module.chip = "bm1688", module.cores = 2 : i64, module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
+// ONE: module attributes {module.chip = "bm1688", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // ADDR: error: processor-assign: addr_mode=io_tag is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
 // FUSE: error: processor-assign: addr_mode=io_tag_fuse is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
 // RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)

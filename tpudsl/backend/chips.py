@@ -2,7 +2,8 @@
 
 bm1684x's memory numbers are TPU-MLIR's (BM1684X.h: NPU_NUM 64, LMEM_BYTES 1<<18 per lane,
 16 banks, EU_BYTES 64, DMA alignment 512, global memory from 0x100000000). bm1688's lane count
-and local memory follow TPU-MLIR's log line `NPU_NUM=32 LocalMem size=4194304` (32 x 128 KiB).
+and local memory follow TPU-MLIR's log line `NPU_NUM=32 LocalMem size=4194304` (32 x 128 KiB), per
+core; it has 2 cores (model_deploy's `--num_core 2`), bm1684x one.
 The throughput numbers feed the cost model only; they are our estimates, not the vendor's, and
 nothing checks a result against them. `tiny` is made up for tests: 4 lanes of 16 KiB, so that
 local-memory slicing happens on tensors small enough to test quickly, and with the bank rule
@@ -31,6 +32,10 @@ class Chip:
     macs_per_cycle_per_lane: int
     dma_bytes_per_cycle: int
     clock_mhz: int
+    # TPU cores, each with its own lanes and local memory, sharing global memory (bm1688: 2). In
+    # CHIPS the cores the chip has; layer_group.module_chip gives the cores a module is compiled for
+    # (module.cores, processor-assign's num_core), which layer-group, codegen and the cost model read
+    cores: int = 1
     modes: tuple[str, ...] = MODES
     # an op's output tile is never in a bank its input tiles touch (weights aside): in a layer group
     # (layer_group/plan.py) and alone (output_start)
@@ -54,7 +59,8 @@ CHIPS: dict[str, Chip] = {
         Chip("bm1684x", lanes=64, lmem_bytes=1 << 18, banks=16, eu_bytes=64, dma_align=512,
              gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=64, dma_bytes_per_cycle=64, clock_mhz=1000),
         Chip("bm1688", lanes=32, lmem_bytes=1 << 17, banks=16, eu_bytes=32, dma_align=512,
-             gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=32, dma_bytes_per_cycle=32, clock_mhz=900),
+             gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=32, dma_bytes_per_cycle=32, clock_mhz=900,
+             cores=2),
         Chip("tiny", lanes=4, lmem_bytes=1 << 14, banks=4, eu_bytes=16, dma_align=64,
              gmem_start=0x1000, macs_per_cycle_per_lane=4, dma_bytes_per_cycle=16, clock_mhz=100,
              bank_conflict_rule=True),

@@ -53,8 +53,8 @@ def before_layer_group(module: ModuleOp, pass_name: str) -> None:
 
 
 def _one(module: ModuleOp, pass_name: str, attr: str, option: str) -> None:
-    """TPU-MLIR's processor-assign records num_device/num_core as module.devices/module.cores;
-    tpudsl's accepts only 1 and records nothing, so absent means 1."""
+    """TPU-MLIR's processor-assign records num_device as module.devices; tpudsl's accepts only 1
+    and records nothing, so absent means 1."""
     value = module.attributes.get(attr)
     count = value.value.data if isinstance(value, IntegerAttr) else 1
     if count != 1:
@@ -271,12 +271,18 @@ class TopoSortPass(ModulePass):
 
 @dataclass(frozen=True)
 class CoreParallelPass(ModulePass):
-    """Split ops to run on several cores (TPU-MLIR); tpudsl: one core, checks module.cores is 1."""
+    """Split ops to run on several cores (TPU-MLIR). tpudsl has nothing to rewrite here: layer-group
+    gives each op at least module.cores slices and codegen deals them to the cores (docs/backend.md,
+    "Several cores"); TPU-MLIR's rewrites of identical branches into tpu.GroupParallel and of
+    A16MatMul into per-core column parts are not modelled. Checks module.cores against the chip
+    and that it runs before --address-assign."""
 
     name = "core-parallel"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        _one(op, self.name, "module.cores", "num_core")
+        from tpudsl.backend.layer_group import module_chip
+
+        module_chip(op, self.name)  # module.cores within the chip's
         before_address_assign(op, self.name)
 
 

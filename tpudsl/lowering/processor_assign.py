@@ -3,9 +3,12 @@
 Sets `module.chip` and `module.mode`, as TPU-MLIR's pass does; `--convert-top-to-tpu` reads them.
 `addr_mode=io_alone` is recorded as TPU-MLIR spells it, `module.addr_mode = "io_alone"`:
 `--address-assign` then gives the inputs and outputs an IO region of their own (docs/backend.md).
-The other options of TPU-MLIR's command line are accepted with the values this product supports
-(one device, one core, the auto/basic or io_alone layouts) and rejected otherwise, so a command
-line asking for something we do not model fails instead of being ignored.
+`num_core=N` (1 up to the chip's cores, `chips.Chip.cores`: bm1688 has 2) is recorded as
+`module.cores = N` when N > 1 (absent means 1, so single-core modules print as before):
+layer-group deals each op's slices to the cores and codegen writes one command stream per core
+(docs/backend.md, "Several cores"). The other options of TPU-MLIR's command line are accepted with
+the values this product supports (one device, the auto/basic or io_alone layouts) and rejected
+otherwise, so a command line asking for something we do not model fails instead of being ignored.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
 from tpudsl.backend.chips import chip_for
@@ -41,9 +44,11 @@ class ProcessorAssignPass(ModulePass):
         # addr_mode basic is TPU-MLIR's one neuron region for activations, inputs and outputs: what
         # address-assign does without module.addr_mode (auto); io_alone is recorded below; the io_tag
         # modes' fixed tag addresses and io_reloc are not modelled.
+        if not 1 <= self.num_core <= chip.cores:
+            raise TpudslError(f"processor-assign: num_core={self.num_core} is not supported on {chip.name}, which has "
+                              f"{chip.cores} core{'s' if chip.cores > 1 else ''} (num_core=1..{chip.cores})")
         accepted = {
             "num_device": (self.num_device, (1,)),
-            "num_core": (self.num_core, (1,)),
             "addr_mode": (self.addr_mode, ("auto", "basic", "io_alone")),
             "high_precision": (self.high_precision, (False,)),
         }
@@ -58,3 +63,7 @@ class ProcessorAssignPass(ModulePass):
             op.attributes["module.addr_mode"] = StringAttr(self.addr_mode)
         else:
             op.attributes.pop("module.addr_mode", None)
+        if self.num_core > 1:
+            op.attributes["module.cores"] = IntegerAttr(self.num_core, i64)
+        else:
+            op.attributes.pop("module.cores", None)

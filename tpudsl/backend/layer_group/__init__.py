@@ -12,7 +12,7 @@ per lane); a group of several ops becomes a `tpu.Group` region with tpu.Load/tpu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
@@ -23,12 +23,19 @@ from tpudsl.backend.chips import Chip, chip_named
 from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
-def module_chip(module: ModuleOp) -> Chip:
+def module_chip(module: ModuleOp, context: str = "backend") -> Chip:
+    """The chip the module is compiled for, its `cores` the module's (module.cores, absent: 1)."""
     attr = module.attributes.get("module.chip")
     try:
-        return chip_named(attr.data if isinstance(attr, StringAttr) else "")
+        chip = chip_named(attr.data if isinstance(attr, StringAttr) else "")
     except KeyError:
-        raise TpudslError(f"backend: module.chip is {attr}; run --processor-assign first") from None
+        raise TpudslError(f"{context}: module.chip is {attr}; run --processor-assign first") from None
+    attr = module.attributes.get("module.cores")
+    cores = attr.value.data if isinstance(attr, IntegerAttr) else attr
+    if attr is not None and not (isinstance(cores, int) and 1 <= cores <= chip.cores):
+        raise TpudslError(f"{context}: module.cores is {cores}, but chip {chip.name} has {chip.cores} "
+                          f"core{'s' if chip.cores > 1 else ''} (processor-assign num_core=1..{chip.cores})")
+    return replace(chip, cores=cores or 1)
 
 
 def ungroup(module: ModuleOp) -> None:
@@ -105,7 +112,8 @@ class LayerGroupPass(ModulePass):
         prefetch=false here; lgcache is a cache of TPU-MLIR's search results, and tpudsl writes none
         either way."""
         for option, accepted, why in (
-            ("group_by_cores", ("auto", "false"), "tpudsl compiles for one core"),
+            ("group_by_cores", ("auto", "false"),
+             "tpudsl searches groups without forcing them to the cores (each op's slices are dealt to them)"),
             ("compress_mode", ("none",), "tpudsl compresses no weight or activation"),
             ("debugger", (0,), "TPU-MLIR's layer-group debugger modes are not modelled"),
             ("config_filename", ("",), "a layer-group configuration file is not read"),
