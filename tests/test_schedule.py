@@ -430,6 +430,7 @@ RECORDS = {
     isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcGridSample: grid_sample(),
     isa.BdcRecurrent: recurrent(),
+    isa.CoreSync: st.builds(isa.CoreSync, st.integers(0, 2 ** 32 - 1)),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),

@@ -96,9 +96,16 @@ HEADER_SCHEMA: dict[str, str] = {
     "addr_mode": "addr_mode",
     "io_addr": "count",
     "io_size": "count",
+    "core_num": "positive",
+    "core_instructions": "dims",
+    "core_cycles": "dims",
 }
 IO_REGION = ("addr_mode", "io_addr", "io_size")  # io_alone's IO region: all three or none
-OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", *IO_REGION})
+# Several cores (docs/bmodel.md): their number, each one's stream (the command section holds them
+# one after another) and busy cycles; all three or none (absent: one core)
+CORES = ("core_num", "core_instructions", "core_cycles")
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", *IO_REGION,
+                      *CORES})
 
 
 @dataclass
@@ -182,6 +189,26 @@ def validate_header(header: object) -> None:
     for i, t in enumerate(header.get("tensor_locations", [])):  # type: ignore[union-attr]
         _check_location(f"tensor_locations[{i}]", t, instructions)
     _check_io_region(header)  # type: ignore[arg-type]
+    _check_cores(header, instructions)  # type: ignore[arg-type]
+
+
+def _check_cores(h: dict, instructions: int) -> None:
+    """Several cores: at least 2, one stream and one cycle count per core, the streams holding
+    every instruction of the header."""
+    present = [k for k in CORES if k in h]
+    if not present:
+        return
+    if len(present) != len(CORES):
+        missing = next(k for k in CORES if k not in h)
+        raise TpudslError(f"bmodel header: missing key '{missing}' of the cores (with '{present[0]}')")
+    if h["core_num"] < 2:
+        raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}; one core is written without the core keys")
+    for key in CORES[1:]:
+        if len(h[key]) != h["core_num"]:
+            raise TpudslError(f"bmodel header: '{key}' has {len(h[key])} entries for {h['core_num']} cores")
+    if sum(h["core_instructions"]) != instructions:
+        raise TpudslError(f"bmodel header: 'core_instructions' {h['core_instructions']} hold "
+                          f"{sum(h['core_instructions'])} instructions, the header counts {instructions}")
 
 
 def _check_io_region(h: dict) -> None:

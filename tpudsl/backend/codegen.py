@@ -29,7 +29,7 @@ from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, io_alone, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.schedule import schedule
+from tpudsl.backend.cores import deal, timing
 from tpudsl.backend.tensor_locations import whole_results
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITTED, Secs, SlicePlan, Tile, as4d,
                                     attrs_of,
@@ -47,11 +47,50 @@ _PASSIVE = ("top.Input", "top.Weight", "top.None", "func.return")
 
 @dataclass
 class Program:
+    """The command streams being emitted: core 0's in `records` and `debug` (the only ones with one
+    core), each further core's in `others`; backend/cores.py says how they are dealt and ordered."""
+
     records: list[isa.Record] = field(default_factory=list)
     debug: list[tuple[int, str]] = field(default_factory=list)
     groups: list[dict] = field(default_factory=list)  # the header's layer_groups (bmodel.GROUP_SCHEMA)
     # the header's tensor_locations (tensor_locations.py); None: not collected (written only as debug info)
     tensors: list[dict] | None = None
+    others: list[tuple[list[isa.Record], list[tuple[int, str]]]] = field(default_factory=list)  # cores 1, 2, ...
+    # tensor pieces whose 'after' counts in core k's stream (k >= 1): moved past the streams before it at the end
+    late: list[tuple[dict, int]] = field(default_factory=list)
+
+    def stream(self, core: int) -> tuple[list[isa.Record], list[tuple[int, str]]]:
+        return (self.records, self.debug) if core == 0 else self.others[core - 1]
+
+    def barrier(self) -> tuple[int, int]:
+        """With several cores, a CoreSync in every stream (an op or group ends); (core, index) of an
+        instruction after which every core has finished it: the last core's barrier (the cmodel
+        runs the cores of a phase in order), or with one core its last instruction."""
+        if not self.others:
+            return 0, len(self.records) - 1
+        streams = [self.records, *(records for records, _ in self.others)]
+        sync = isa.CoreSync(sum(isinstance(r, isa.CoreSync) for r in self.records))
+        for records in streams:
+            records.append(sync)
+        return len(streams) - 1, len(streams[-1]) - 1
+
+    def add_tensors(self, entries: list[dict], core: int) -> None:
+        """Tensor locations whose pieces' 'after' counts in `core`'s stream."""
+        self.tensors += entries  # type: ignore[operator]
+        self.late += [(p, core) for t in entries for p in t["pieces"]] if core else []
+
+    def joined(self) -> tuple[list[isa.Record], list[tuple[int, str]], list[int]]:
+        """The streams one after another (the .bmodel's command section), the debug info of all,
+        each core's instruction count; the late pieces' 'after' moved to the joined indices."""
+        streams = [(self.records, self.debug), *self.others]
+        starts = [0]
+        for records, _ in streams:
+            starts.append(starts[-1] + len(records))
+        for piece, core in self.late:
+            piece["after"] += starts[core]
+        self.late = []
+        debug = [(start + i, name) for (_, marks), start in zip(streams, starts, strict=False) for i, name in marks]
+        return [r for records, _ in streams for r in records], debug, [len(records) for records, _ in streams]
 
 
 def _gaddr(tile: Tile) -> int:
@@ -374,12 +413,15 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
     if len(prog.records) == first:  # no op aliases its input (every result has its own memory): a result
         # nothing writes would hold stale bytes, and its tensor location would have no instruction to follow
         raise TpudslError(f"codegen: {describe(op)} emitted no instruction: its result would never be written")
-    if prog.tensors is not None:
-        prog.tensors += whole_results(op, len(prog.records) - 1)  # whole in global memory after its last instruction
+    core, last = prog.barrier()
+    if prog.tensors is not None:  # whole in global memory once every core has finished the op
+        prog.add_tensors(whole_results(op, last), core)
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
-    prog.debug.append((len(prog.records), op_label(op) or op.name))
+    """The op's records: its slices dealt to the cores (cores.deal); the ops emitted unsliced on core 0."""
+    label = op_label(op) or op.name
+    prog.debug.append((len(prog.records), label))
     if op.name == "tpu.Gather":
         _gather(op, top, prog)
         return
@@ -393,8 +435,19 @@ def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) ->
         prog.records.append(isa.GdmaCopy(address_of(src), address_of(dst), nbytes(src)))  # type: ignore[arg-type]
         return
     check_modelled(op)
-    lmem = _Lmem(chip)
     plans = slices(op, op_secs(op))
+    for core, dealt in enumerate(deal(len(plans), chip.cores)):
+        records, debug = prog.stream(core)
+        if dealt and core:
+            debug.append((len(records), label))
+        if dealt:
+            _emit_slices(op, chip, [plans[s] for s in dealt], records)
+
+
+def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: list[isa.Record]) -> None:
+    """One core's slices of an op alone, its local memory from offset 0: whole tiles, then per
+    slice the input parts, the BDC record, the stores."""
+    lmem = _Lmem(chip)
     # C slices (C outer) load their part of the whole tiles when the part changes, where the first
     # (largest) part lies; otherwise the whole tiles are loaded once
     whole = [lmem.take(tile) for tile in plans[0].weights or whole_tiles(op)]
@@ -403,19 +456,19 @@ def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) ->
     for plan in plans:
         tiles = plan.weights or tuple(whole_tiles(op))
         if tiles != loaded:
-            prog.records += [_gdma(isa.GdmaLoad, t, laddr) for t, laddr in zip(tiles, whole, strict=True)]
+            records += [_gdma(isa.GdmaLoad, t, laddr) for t, laddr in zip(tiles, whole, strict=True)]
             loaded = tiles
         lmem.top = base
         ins = [(lmem.take(t), t) for t in plan.inputs]
-        prog.records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]
+        records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]
         if KINDS[op.name] in MOVES:
-            prog.records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
+            records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
             continue
         lmem.top = chip.output_start(lmem.top)  # the bank rule (slicing.footprint counts the same)
         out = (lmem.take(plan.output), plan.output)
         extra = [(lmem.take(t), t) for t in plan.extra]
-        prog.records.append(compute_record(op, ins, whole, out, plan, tuple(laddr for laddr, _ in extra)))
-        prog.records += [_gdma(isa.GdmaStore, t, laddr) for laddr, t in [out, *extra]]
+        records.append(compute_record(op, ins, whole, out, plan, tuple(laddr for laddr, _ in extra)))
+        records += [_gdma(isa.GdmaStore, t, laddr) for laddr, t in [out, *extra]]
 
 
 def _tensor(name: str, value: SSAValue) -> dict:
@@ -480,7 +533,7 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     io = _io_region(module)
     # The blob reaches the next region: io_alone's IO region, or the neurons (the padding included).
     coeffs = bytearray((io["io_addr"] if io else _int_attr(module, "module.neuron_addr")) - coeff_addr)
-    prog = Program(tensors=[] if tensor_locations else None)
+    prog = Program(tensors=[] if tensor_locations else None, others=[([], []) for _ in range(chip.cores - 1)])
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
     groups = _read_groups(block_ops, chip)
@@ -504,15 +557,20 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
             emit_op(op, chip, prog, top)
-    gdma = sum(1 for r in prog.records if r.ENGINE == "gdma")
-    timing = schedule(prog.records, chip)
+    streams = [prog.records, *(records for records, _ in prog.others)]
+    serial, overlapped, per_core = timing(streams, chip)
+    records, prog.debug, counts = prog.joined()
+    prog.records, prog.others = records, []
+    gdma = sum(1 for r in records if r.ENGINE == "gdma")
     header = {
         "network": _str_attr(module, "module.name"), "chip": chip.name, "mode": _str_attr(module, "module.mode"),
         "inputs": inputs, "outputs": outputs, "coeff_mem_bytes": len(coeffs),
         "activation_mem_bytes": _int_attr(module, "module.neuron_size"),
-        "gdma_count": gdma, "bdc_count": len(prog.records) - gdma,
-        "estimated_cycles": timing.serial, "overlapped_cycles": timing.makespan, **io,
+        "gdma_count": gdma, "bdc_count": len(records) - gdma,
+        "estimated_cycles": serial, "overlapped_cycles": overlapped, **io,
     }
+    if chip.cores > 1:  # optional: a single-core bmodel is byte for byte what it was before the keys
+        header.update(core_num=chip.cores, core_instructions=counts, core_cycles=per_core)
     if prog.groups:  # optional: a bmodel without groups is byte for byte what it was before the key
         header["layer_groups"] = prog.groups
     return header, bytes(coeffs), prog

@@ -638,6 +638,14 @@ class BdcRecurrent(Record):
     gate after the recurrence's linear map (docs/bmodel.md has the equations)."""
 
 
+@record(100, "gdma", "barrier:I")
+class CoreSync(Record):
+    """A barrier of the cores (docs/backend.md, "Several cores"): a core that reaches it waits until
+    every core has reached its barrier of the same number; their records before it have then all
+    completed. TPU-MLIR's msg send/wait on each engine's queue; one record stands for both engines
+    (counted with GDMA's)."""
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -648,7 +656,7 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
-                                BdcGridSample, BdcRecurrent)
+                                BdcGridSample, BdcRecurrent, CoreSync)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

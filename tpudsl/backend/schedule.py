@@ -274,6 +274,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
                                       local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)
                                       + local(chip, r.mask_addr, (r.on, r.oc, r.oh, r.ow), F32)),
+    isa.CoreSync: lambda r, chip: ((), ()),  # orders the cores, touches no memory (backend/cores.py)
 }
 
 

@@ -109,7 +109,7 @@ def _parser() -> CliArgumentParser:
                    help="W8/W4 modes: a scale and zero point per group of this many K (default 0: per output channel)")
     t.add_argument("--q_symmetric", action="store_true", help="with --q_group_size: symmetric groups (zero point 128)")
     t.add_argument("--num_device", type=int, default=1, help="devices (only 1)")
-    t.add_argument("--num_core", type=int, default=1, help="cores (only 1)")
+    t.add_argument("--num_core", type=int, default=1, help="cores: 1 up to the chip's (bm1688: 2; docs/backend.md \"Several cores\")")
     t.add_argument("--addr_mode", default="auto",
                    help="auto or basic: inputs and outputs among the activations in one neuron region; "
                         "io_alone: inputs and outputs in an IO region of their own")

@@ -1,7 +1,8 @@
 """The cmodel: runs a .bmodel's command stream on numpy global and per-lane local memory.
 
 `run_bmodel(bmodel, inputs)` writes the coefficients and the inputs (by name) to global memory,
-executes every instruction (engine.py) and reads the outputs by name; `run_bmodel_tensors` reads
+executes every instruction (engine.py; several cores' streams phase by phase,
+cores.py) and reads the outputs by name; `run_bmodel_tensors` reads
 every tensor during the run instead (capture.py). With `profile`, it also
 returns the cost model's cycles per op location name. It never imports tpudsl.interp: the Tpu
 interpreter is what it is checked against.
@@ -10,13 +11,14 @@ interpreter is what it is checked against.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel.capture import Capture
+from tpudsl.backend.cmodel.cores import run_cores
 from tpudsl.backend.cmodel.engine import execute, op_names
 from tpudsl.backend.cmodel.memory import NUMPY, Memory
 from tpudsl.backend.cost import cycles
@@ -62,11 +64,22 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     return memory, records, op_names(bmodel.debug, len(records))
 
 
+def _run(bmodel, memory: Memory, records: list[isa.Record], names: list[str],
+         after: Callable[[Memory, int], None] | None = None) -> None:
+    """Every instruction, one core's stream or several cores' (cores.py: phase by phase)."""
+    counts = bmodel.header.get("core_instructions")
+    if counts:
+        run_cores(memory, records, names, counts, after)
+    else:
+        execute(memory, records, names, after)
+
+
 def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:
-    """The outputs by name, and the estimated cycles spent in each op (by location name)."""
+    """The outputs by name, and the estimated cycles spent in each op (by location name; the work
+    of all cores)."""
     h = bmodel.header
     memory, records, names = _loaded(bmodel, inputs)
-    execute(memory, records, names)
+    _run(bmodel, memory, records, names)
     outputs = {t["name"]: memory.read_global(t["address"], _contiguous(t["shape"]), tuple(t["shape"]),
                                              NUMPY[t["dtype"]]) for t in h["outputs"]}
     chip = chip_named(h["chip"])
@@ -85,6 +98,6 @@ def run_bmodel_tensors(bmodel, inputs: Mapping[str, np.ndarray]) -> dict[str, np
                           "--codegen=\"... embed_debug_info=true\" (model_deploy does)")
     memory, records, names = _loaded(bmodel, inputs)
     capture = Capture(locations)
-    execute(memory, records, names, capture.after)
+    _run(bmodel, memory, records, names, capture.after)
     stored = {t["name"]: np.asarray(inputs[t["name"]]).astype(NUMPY[t["dtype"]]) for t in bmodel.header["inputs"]}
     return {**stored, **capture.result()}

@@ -363,6 +363,7 @@ HANDLERS: dict[type[isa.Record], Callable] = {
     isa.BdcDeconvQ: _deconv_q, isa.BdcSoftmaxQ: _softmax_q, isa.BdcMatMulQZ: _matmul_q, isa.BdcConvQZ: _conv_q,
     isa.BdcPoolQZ: _pool_q, isa.BdcBinaryQZ: _binary_q, isa.BdcRequantZ: _requant_z,
     isa.BdcConstSumQ: _const_sum_q, isa.BdcMatMulA16: _matmul_a16,
+    isa.CoreSync: lambda m, r: None,  # the runner of several cores stops each core at it (cmodel/cores.py)
     **engine_extra.HANDLERS,
     **engine_index.HANDLERS,
     **engine_gather.HANDLERS,
@@ -385,16 +386,17 @@ def op_names(debug: Sequence[Sequence], count: int) -> list[str]:
 
 
 def execute(m: Memory, records: Sequence[isa.Record], names: Sequence[str],
-            after: Callable[[Memory, int], None] | None = None) -> None:
-    """Run `records`; `after(m, i)` is called as instruction i completes (capture.py reads tensors).
-    Float overflow is inf, as IEEE (and the chip) give it: beyond float32 in a record's arithmetic,
-    beyond f16 where it rounds its result; x / 0 is inf and 0 / 0 NaN the same way; numpy's warnings
-    are off once here, not per record."""
+            after: Callable[[Memory, int], None] | None = None, first: int = 0) -> None:
+    """Run `records`, instructions first, first + 1, ... of the bmodel (one core's phase starts
+    past 0: cmodel/cores.py); `after(m, i)` is called as instruction i completes (capture.py reads
+    tensors). Float overflow is inf, as IEEE (and the chip) give it: beyond float32 in a record's
+    arithmetic, beyond f16 where it rounds its result; x / 0 is inf and 0 / 0 NaN the same way;
+    numpy's warnings are off once here, not per record."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for i, r in enumerate(records):
             try:
                 HANDLERS[type(r)](m, r)
                 if after is not None:
-                    after(m, i)
+                    after(m, first + i)
             except (Fault, arith_int8.Int8Error) as e:
-                raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {i} ({names[i]})") from None
+                raise TpudslError(f"cmodel: {r.ENGINE}: {e} at instruction {first + i} ({names[i]})") from None

@@ -44,6 +44,10 @@ class Memory:
         self.gmem = np.zeros(gmem_bytes, np.uint8)
         self.lmem = np.zeros((chip.lanes, chip.lmem_bytes), np.uint8)
 
+    def touched(self, what: str, start: int, end: int) -> None:
+        """Global bytes [start, end) read ("src") or written ("dst"); a core's memory logs them
+        (cmodel/cores.py)."""
+
     # ---- global ----
     def _global_view(self, what: str, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
         base, size = self.chip.gmem_start, len(self.gmem)
@@ -53,6 +57,7 @@ class Memory:
         if first < base or last + dtype.itemsize > base + size:
             raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside global memory "
                         f"[0x{base:x}, 0x{base + size:x})")
+        self.touched(what, first, last + dtype.itemsize)
         return np.ndarray(shape, dtype, buffer=self.gmem.data, offset=gaddr - base,
                           strides=tuple(s * dtype.itemsize for s in strides))
 

@@ -24,6 +24,7 @@ from xdsl.ir import Operation
 
 from tpudsl.backend import isa
 from tpudsl.backend.codegen import _gaddr, compute_record
+from tpudsl.backend.cores import deal
 from tpudsl.backend.layer_group.plan import GroupPlan
 from tpudsl.backend.slicing import Tile, as4d, dtype_of, shape_of, whole_tiles
 from tpudsl.backend.tensor_locations import member_result, piece, sliced_result
@@ -48,16 +49,19 @@ Piece = tuple[isa.Record, Operation, Tile, str, int]
 
 
 def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False,
-                  pieces: list[Piece] | None = None) -> list[Record]:
+                  pieces: list[Piece] | None = None, dealt: range | None = None) -> list[Record]:
     """The group's records, each with its op; `gaddr` gives a tile's global address. `prefetched`:
     the whole tiles of its ahead_op are loaded by the group before (prefetch.py), not here.
+    `dealt`: only these slices (one core's, cores.deal; None: all), the whole tiles in the first.
     `pieces` collects where each slice of each member's result can be read (tensor_locations.py):
     after its store, in global memory, when it leaves the group; else in its local tile right after
     its BDC record (the next slice's record overwrites it)."""
     out: list[Record] = []
-    for s, parts in enumerate(plan.slices):
+    dealt = dealt or range(len(plan.slices))
+    for s in dealt:
+        parts = plan.slices[s]
         for op in plan.ops:
-            if s == 0 and not (prefetched and op is plan.ahead_op):  # just before its first use: GDMA
+            if s == dealt.start and not (prefetched and op is plan.ahead_op):  # just before its first use: GDMA
                 # loads them while BDC computes the ops before
                 out += whole_loads(plan, op, gaddr)
             part = parts[op]
@@ -78,12 +82,42 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
     return out
 
 
+def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[list[isa.Record]]:
+    """Each core's records of the group (its slices dealt by cores.deal), without a prefetch."""
+    return [[r for _, r in group_records(plan, gaddr, dealt=dealt)]
+            for dealt in deal(len(plan.slices), plan.chip.cores) if dealt]
+
+
 def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog) -> None:
-    """Append the records of `group` (planned by region.read) to codegen's `prog`; `ahead`: the next
-    group's plan when its first weights are prefetched here, issued right after this group's first
-    BDC record."""
+    """Append the records of `group` (planned by region.read) to codegen's `prog`, its slices dealt
+    to the cores (cores.deal), then a barrier; `ahead`: the next group's plan when its first weights
+    are prefetched here, issued right after this group's first BDC record."""
+    cores = plan.chip.cores
+    if cores > 1 and (prefetched or ahead is not None):  # each core would need them in its own local memory
+        raise TpudslError(f"codegen: group {describe(group)}: a prefetch of whole tiles across groups is not "
+                          f"modelled with {cores} cores; run --layer-group again")
+    parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
+    first = len(prog.records)
+    for core, dealt in enumerate(deal(len(plan.slices), cores)):
+        if dealt:
+            _emit_core(group, plan, prefetched, ahead, prog, core, dealt, parts)
+    count = len(prog.records) - first
+    prog.barrier()
+    if prog.tensors is None:
+        for op in plan.ops:
+            member_result(op)  # refused with or without debug info
+    else:
+        prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
+    prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
+                        "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": count,
+                        **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
+
+
+def _emit_core(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog, core: int,
+               dealt: range, parts: dict[Operation, list[dict]]) -> None:
+    """One core's slices of the group into its stream; their tensor pieces into `parts`."""
     pieces: list[Piece] | None = [] if prog.tensors is not None else None  # only for debug info
-    records = group_records(plan, _gaddr, prefetched, pieces)
+    records = group_records(plan, _gaddr, prefetched, pieces, dealt)
     if ahead is not None:
         start, end = ahead.ahead  # type: ignore[misc]
         if any(start < stop and begin < end for begin, stop in plan.used):
@@ -91,21 +125,15 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
                               f"{start} overlap its local memory; run --layer-group again")
         at = next(i + 1 for i, (_, r) in enumerate(records) if r.ENGINE == "bdc")  # prefetch.py: why here
         records[at:at] = whole_loads(ahead, ahead.ahead_op, _gaddr)  # type: ignore[arg-type]
-    current, first = None, len(prog.records)
+    stream, debug = prog.stream(core)
+    current, first = None, len(stream)
     for op, record in records:
         if op is not current:
-            prog.debug.append((len(prog.records), op_label(op) or op.name))
+            debug.append((len(stream), op_label(op) or op.name))
             current = op
-        prog.records.append(record)
-    if pieces is None:
-        for op in plan.ops:
-            member_result(op)  # refused with or without debug info
-    else:
-        index = {id(record): first + i for i, (_, record) in enumerate(records)}
-        parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
-        for record, op, tile, space, address in pieces:
-            parts[op].append(piece(index[id(record)], tile, space, address))
-        prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
-    prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
-                        "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": len(prog.records) - first,
-                        **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
+        stream.append(record)
+    index = {id(record): first + i for i, (_, record) in enumerate(records)}
+    for record, op, tile, space, address in pieces or []:
+        parts[op].append(piece(index[id(record)], tile, space, address))
+        if core:  # its index counts in this core's stream
+            prog.late.append((parts[op][-1], core))

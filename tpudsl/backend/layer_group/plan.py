@@ -552,15 +552,16 @@ def _cut_split(ops: list[Operation], chip: Chip, dim: str, backward: Backward | 
 
 def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int,
                backward: Backward | None) -> GroupPlan | str:
-    """The valid plan with the fewest N x H slices (N before H) for these C and W parts, or why
-    there is none."""
+    """The valid plan with the fewest N x H slices (N before H) for these C and W parts, at least
+    one per core where N x H has that many, or why there is none."""
     n_total, h_total = output_dims(ops[-1])
     reason = "no split"
+    least = min(chip.cores, n_total * h_total)
     for hsecs in range(1, h_total + 1):
         if len(split(h_total, hsecs)) != hsecs:
             continue
         for nsecs in range(1, n_total + 1):
-            if len(split(n_total, nsecs)) != nsecs:
+            if len(split(n_total, nsecs)) != nsecs or nsecs * hsecs * csecs * wsecs < least:
                 continue
             got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs, backward=backward)
             if isinstance(got, GroupPlan):

@@ -34,7 +34,7 @@ from tpudsl.backend.address_assign import address_of, align
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import _gaddr
 from tpudsl.backend.cost import cycles
-from tpudsl.backend.layer_group.emit import group_records, whole_loads
+from tpudsl.backend.layer_group.emit import core_records, group_records, whole_loads
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
                                              reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
@@ -68,9 +68,11 @@ def _gaddr_or_0(t) -> int:
 
 def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
-    buffers let slice i+1's loads run under slice i's compute."""
-    records = [r for _, r in group_records(plan, _gaddr_or_0)]
-    return _Costed(plan, records, schedule(records, chip).makespan, gdma_bytes(records))
+    buffers let slice i+1's loads run under slice i's compute; with several cores, the slowest
+    core's (cores.py). Its records: core 0's (a prefetch's host: one core only)."""
+    streams = core_records(plan, _gaddr_or_0)
+    return _Costed(plan, streams[0], max(schedule(rs, chip).makespan for rs in streams),
+                   sum(gdma_bytes(rs) for rs in streams))
 
 
 def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = None) -> int:
@@ -82,7 +84,7 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     adding some never shortens it, so below `g.full` minus the loads' cycles there is nothing, and
     the two schedules are skipped."""
     op = g.plan.ahead_op
-    tiles = whole_tiles(op) if op is not None and before is not None else []
+    tiles = whole_tiles(op) if op is not None and before is not None and chip.cores == 1 else []
     if not tiles or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles):
         return g.full
     size = sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles)
@@ -113,20 +115,21 @@ def _single_cost(op: Operation, chip: Chip) -> tuple[int, int]:
     secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
     plan = plan_group([op], chip, *secs, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    records = [r for _, r in group_records(plan, _gaddr_or_0)]
-    return schedule(records, chip).makespan, gdma_bytes(records)
+    streams = core_records(plan, _gaddr_or_0)
+    return max(schedule(rs, chip).makespan for rs in streams), sum(gdma_bytes(rs) for rs in streams)
 
 
 def _bdc_floor(op: Operation, chip: Chip) -> int:
     """BDC cycles of the op computed once, unsliced (0 for an op that never joins groups). A group's
     cost is at least the sum over its ops: BDC runs its records one after another, each costs an
     issue cost plus work in proportion to its output rows, so slices add issue costs and halo rows
-    add work, and a prefetch only takes GDMA loads out."""
+    add work, and a prefetch only takes GDMA loads out. With several cores, that sum divided by
+    them (rounded down): the slowest core does at least its share."""
     if not joins_groups(op):
         return 0
     plan = plan_group([op], chip, 1, 1, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    return sum(cycles(r, chip) for _, r in group_records(plan, _gaddr_or_0) if r.ENGINE == "bdc")
+    return sum(cycles(r, chip) for _, r in group_records(plan, _gaddr_or_0) if r.ENGINE == "bdc") // chip.cores
 
 
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:

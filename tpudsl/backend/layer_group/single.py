@@ -27,12 +27,16 @@ def _counts(total: int, step=lambda total, k: -(-total // k)) -> list[int]:
 
 
 def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -> tuple[Secs, int] | None:
-    """The fewest N x H slices (N before H) that fit with c, w parts along C, W; None if none does."""
+    """The fewest N x H slices (N before H) that fit with c, w parts along C, W, at least one per
+    core where N x H has that many (cores.deal gives each core its run of them); None if none does."""
     n_total, h_total = output_dims(op)
     if (c, w) != (1, 1) and _need(op, Secs(n_total, h_total, c, w), chip, slice_weights) > chip.lmem_bytes:
         return None  # the finest N x H split does not fit: no coarser one does
+    least = min(chip.cores, n_total * h_total)
     for hsecs in _counts(h_total):
         for nsecs in _counts(n_total):
+            if nsecs * hsecs * c * w < least:
+                continue
             need = _need(op, Secs(nsecs, hsecs, c, w), chip, slice_weights) if (c, w) != (1, 1) else \
                 footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
             if need <= chip.lmem_bytes:

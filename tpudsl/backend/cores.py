@@ -1,0 +1,68 @@
+"""Several cores (bm1688's `--num_core 2`): how slices are dealt to the cores, the phases between
+barriers, and the time of a stream of several cores (docs/backend.md, "Several cores").
+
+Each core has its own command stream, lanes and local memory; global memory is shared. Codegen
+deals each op's (or layer group's) slices to the cores in contiguous runs and ends every op or
+group with an `isa.CoreSync` barrier in every stream, so a phase (the records of each core between
+two barriers) reads only what earlier phases wrote. A phase takes as long as its slowest core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tpudsl.backend import isa
+from tpudsl.backend.chips import Chip
+from tpudsl.backend.schedule import schedule
+from tpudsl.ir.diagnostics import TpudslError
+
+
+def deal(count: int, cores: int) -> list[range]:
+    """Slices 0..count-1 dealt to the cores in contiguous runs, the earlier cores the larger ones
+    (core 0 always has a slice: the whole tiles and layer-group ranges start there)."""
+    bounds = [-(-k * count // cores) for k in range(cores + 1)]
+    return [range(bounds[k], bounds[k + 1]) for k in range(cores)]
+
+
+def phase_bounds(stream: Sequence[isa.Record]) -> list[tuple[int, int]]:
+    """(start, end) of each phase of one core's stream, its barrier last; a stream ends with one."""
+    bounds, start = [], 0
+    for i, r in enumerate(stream):
+        if isinstance(r, isa.CoreSync):
+            bounds.append((start, i + 1))
+            start = i + 1
+    if start != len(stream):
+        raise TpudslError(f"command stream: {len(stream) - start} instructions after the last barrier of a core")
+    return bounds
+
+
+def check_barriers(streams: Sequence[Sequence[isa.Record]]) -> list[list[tuple[int, int]]]:
+    """Each core's phase bounds; every core must reach the same barriers in the same order, else a
+    core would wait forever: one error naming the first that differ."""
+    bounds = [phase_bounds(s) for s in streams]
+    ids = [[s[end - 1].barrier for _, end in b] for s, b in zip(streams, bounds, strict=True)]  # type: ignore[attr-defined]
+    for k in range(1, len(streams)):
+        if ids[k] != ids[0]:
+            at = next((i for i, (a, b) in enumerate(zip(ids[0], ids[k])) if a != b), min(len(ids[0]), len(ids[k])))
+            got = [f"barrier {v[at]}" if at < len(v) else "its end" for v in (ids[0], ids[k])]
+            raise TpudslError(f"command stream: core 0 reaches {got[0]} where core {k} reaches {got[1]} "
+                              f"(phase {at}): the cores would wait for each other forever")
+    return bounds
+
+
+def timing(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> tuple[int, int, list[int]]:
+    """(serial, overlapped, per core) cycles: each phase takes its slowest core's time, serial (the
+    records one after another) or with GDMA and BDC overlapped (schedule.py); per core, the
+    overlapped cycles it is busy (without waiting at barriers). One core without barriers: the
+    stream's own serial and overlapped cycles."""
+    if len(streams) == 1 and not any(isinstance(r, isa.CoreSync) for r in streams[0]):
+        t = schedule(list(streams[0]), chip)
+        return t.serial, t.makespan, [t.makespan]
+    serial = overlapped = 0
+    busy = [0] * len(streams)
+    for phase in zip(*check_barriers(streams), strict=True):
+        times = [schedule(list(s[start:end]), chip) for s, (start, end) in zip(streams, phase, strict=True)]
+        serial += max(t.serial for t in times)
+        overlapped += max(t.makespan for t in times)
+        busy = [b + t.makespan for b, t in zip(busy, times, strict=True)]
+    return serial, overlapped, busy
