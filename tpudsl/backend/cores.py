@@ -24,6 +24,13 @@ def deal(count: int, cores: int) -> list[range]:
     return [range(bounds[k], bounds[k + 1]) for k in range(cores)]
 
 
+def streams_of(records: Sequence[isa.Record], header: dict) -> list[Sequence[isa.Record]]:
+    """Each core's stream of a .bmodel's records (the header's core_instructions; absent: one core)."""
+    counts = header.get("core_instructions", [len(records)])
+    starts = [sum(counts[:k]) for k in range(len(counts))]
+    return [records[start:start + count] for start, count in zip(starts, counts, strict=True)]
+
+
 def phase_bounds(stream: Sequence[isa.Record]) -> list[tuple[int, int]]:
     """(start, end) of each phase of one core's stream, its barrier last; a stream ends with one."""
     bounds, start = [], 0

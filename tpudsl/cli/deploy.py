@@ -262,6 +262,19 @@ def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
     save_module(top, final_mlir, weights)
     codegen.apply(ctx, top.module)
     print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)
+    _print_cycles(args.model)
+
+
+def _print_cycles(model: str) -> None:
+    """The cost model's estimate from the header; with several cores each one's busy cycles (each
+    phase takes its slowest core's, backend/cores.py)."""
+    from tpudsl.backend.bmodel import read_bmodel
+
+    h = read_bmodel(model).header
+    cores = (f" on {h['core_num']} cores (busy: {', '.join(map(str, h['core_cycles']))})"
+             if "core_num" in h else "")
+    print(f"model_deploy: cost model: {h['overlapped_cycles']} cycles with GDMA and BDC overlapped{cores}",
+          file=sys.stderr)
 
 
 def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:

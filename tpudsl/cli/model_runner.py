@@ -304,7 +304,9 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
                      out_fixed: bool = False, net_name: str | None = None,
                      dump_all_tensors: bool = False, stage: Bmodel | None = None) -> dict[str, np.ndarray]:
     """Run a .bmodel on the cmodel: its outputs by name (`profile`: print the cycles of each op,
-    their serial total and the total with the engines overlapped, schedule.py). int8 IO as in
+    their serial total and the total with the engines overlapped, schedule.py; with several cores
+    the ops' cycles are all cores' work, the overlapped total the slowest core's per phase, and each
+    core's busy cycles follow, backend/cores.py). int8 IO as in
     mlir_inference. A combined bmodel runs the network `net_name` (default the first, as TPU-MLIR's
     model_runner), the stage whose input shapes are the inputs' (docs/tools.md). `dump_all_tensors`:
     every tensor its Tpu ops produce (and the inputs), captured during the run from its tensor
@@ -314,7 +316,7 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
     from tpudsl.backend.bmodel_combined import read_networks
     from tpudsl.backend.chips import chip_named
     from tpudsl.backend.cmodel import run_bmodel, run_bmodel_tensors
-    from tpudsl.backend.schedule import schedule
+    from tpudsl.backend.cores import streams_of, timing
 
     bmodel = stage or chosen_stage(read_networks(model), net_name, inputs, model)
     check_inputs(inputs, {t["name"]: tuple(t["shape"]) for t in bmodel.header["inputs"]})
@@ -333,8 +335,12 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
         for name, n in cycles.most_common():
             print(f"{name:<40} {n:>12} {n / max(total, 1):>7.1%}")
         print(f"{'total':<40} {total:>12}")
-        overlapped = schedule(isa.decode(bmodel.commands), chip_named(bmodel.header["chip"])).makespan
+        streams = streams_of(isa.decode(bmodel.commands), bmodel.header)
+        _, overlapped, busy = timing(streams, chip_named(bmodel.header["chip"]))
         print(f"{'total with GDMA and BDC overlapped':<40} {overlapped:>12} {overlapped / max(total, 1):>7.1%}")
+        if len(streams) > 1:  # each phase as long as its slowest core (backend/cores.py)
+            for k, n in enumerate(busy):
+                print(f"{f'core {k} busy (overlapped)':<40} {n:>12} {n / max(overlapped, 1):>7.1%}")
     return outputs if out_fixed else dequantized(outputs, q_out)
 
 

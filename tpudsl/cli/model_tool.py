@@ -53,6 +53,9 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     if "overlapped_cycles" in h:
         cycles, mhz = h["overlapped_cycles"], chip_named(h["chip"]).clock_mhz
         lines.append(f"with GDMA and BDC overlapped: {cycles} cycles ({cycles / mhz:.3f} us at {mhz} MHz)")
+    if "core_num" in h:  # several cores: the phases' slowest core is the overlapped total above
+        lines.append(f"cores: {h['core_num']}, instructions per core: {', '.join(map(str, h['core_instructions']))}, "
+                     f"busy cycles per core: {', '.join(map(str, h['core_cycles']))}")
     lines += [f"layer group {g['id']}: {', '.join(g['ops'])} ({group_slices(g)} slices), instructions "
               f"{g['first']}..{g['first'] + g['count'] - 1}" for g in h.get("layer_groups", [])]
     return lines

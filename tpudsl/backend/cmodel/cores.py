@@ -18,7 +18,7 @@ import numpy as np
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel.engine import execute
 from tpudsl.backend.cmodel.memory import Fault, Memory
-from tpudsl.backend.cores import check_barriers
+from tpudsl.backend.cores import check_barriers, streams_of
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -63,7 +63,7 @@ def run_cores(shared: Memory, records: Sequence[isa.Record], names: Sequence[str
     """Run the streams of `counts` instructions each (the header's core_instructions, one after
     another in `records`) phase by phase on `shared`'s global memory."""
     starts = [sum(counts[:k]) for k in range(len(counts))]
-    streams = [records[start:start + count] for start, count in zip(starts, counts, strict=True)]
+    streams = streams_of(records, {"core_instructions": counts})
     cores = [CoreMemory(shared, k) for k in range(len(counts))]
 
     def finished(m: Memory, index: int) -> None:
