@@ -1,0 +1,146 @@
+"""bm1688 with two cores (`--num_core 2`, docs/backend.md "Several cores"): a small conv model and
+a residual block compiled for one core and for two, the cmodel's outputs of the two-core .bmodel
+against the Tpu interpreter (F32 within 1e-5 relative, F16 and INT8 bit-exact), its header's
+cores, the work really dealt (core 1 computes) and fewer cycles than one core; and the cmodel's
+checks of several cores on streams broken by hand (a core reading local memory it never wrote, a
+race on global memory, barriers that do not match)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from backend_support import assert_bit_exact, assert_f32_close, int8_module, interpret, lowered
+from cli_support import run_main
+from frontend_support import make_model
+from onnx import helper as h
+from xdsl.dialects.builtin import IntegerAttr, i64
+
+from tpudsl.backend import isa
+from tpudsl.backend.bmodel import read_bmodel
+from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.backend.cores import streams_of
+from tpudsl.dialects import make_context
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.passes import pass_class
+
+SHAPE = (1, 8, 16, 16)
+
+
+def _conv_pool(rng):
+    """Conv 3x3 + Relu, MaxPool 2x2, Conv 1x1."""
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((8, 8, 3, 3), (8, 8, 1, 1)))
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("MaxPool", ["r1"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("Conv", ["p", "w2"], ["y"])]
+    return make_model(nodes, {"x": list(SHAPE)}, ["y"], {"w1": w1, "w2": w2})
+
+
+def _residual(rng):
+    """ResNet's basic block: Conv 3x3 + Relu, Conv 3x3, Add of the input, Relu."""
+    w1, w2 = (rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.2 for _ in range(2))
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]), h.make_node("Add", ["c2", "x"], ["s"]),
+             h.make_node("Relu", ["s"], ["y"])]
+    return make_model(nodes, {"x": list(SHAPE)}, ["y"], {"w1": w1, "w2": w2})
+
+
+def _compiled(top, cores: int, path, opt: int = 2):
+    """The module compiled as model_deploy does, for `cores` cores (layer-group decides again)."""
+    ctx = make_context()
+    top.module.attributes["module.cores"] = IntegerAttr(cores, i64)
+    for name in ("weight-reorder", "address-assign"):
+        pass_class(name)().apply(ctx, top.module)
+    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
+    pass_class("codegen")(model_file=str(path), embed_debug_info=True).apply(ctx, top.module)
+    return read_bmodel(path)
+
+
+def _lowered(build, mode: str, tmp_path):
+    rng = np.random.default_rng(7)
+    model = build(rng)
+    top = int8_module(model, SHAPE, tmp_path, "bm1688") if mode == "INT8" else lowered(model, mode, "bm1688")
+    return top, {"x": rng.standard_normal(SHAPE).astype(np.float32)}
+
+
+@pytest.mark.parametrize("mode", ["F32", "F16", "INT8"])
+@pytest.mark.parametrize("build", [_conv_pool, _residual], ids=["conv_pool", "residual"])
+def test_two_cores_match_the_tpu_interpreter_and_take_fewer_cycles(build, mode, tmp_path):
+    top, feed = _lowered(build, mode, tmp_path)
+    want = interpret(top, feed)["y"]
+    one = _compiled(top, 1, tmp_path / "one.bmodel")
+    two = _compiled(top, 2, tmp_path / "two.bmodel")
+    got = run_bmodel(two, feed)[0]["y"]
+    (assert_f32_close if mode == "F32" else assert_bit_exact)(got, want, "y")
+    h1, h2 = one.header, two.header
+    assert "core_num" not in h1 and h2["core_num"] == 2
+    streams = streams_of(isa.decode(two.commands), h2)
+    assert [len(s) for s in streams] == h2["core_instructions"]
+    assert all(any(r.ENGINE == "bdc" for r in s) for s in streams)  # core 1 computes too
+    assert h2["overlapped_cycles"] < h1["overlapped_cycles"], (h1["overlapped_cycles"], h2["overlapped_cycles"])
+    assert max(h2["core_cycles"]) <= h2["overlapped_cycles"]
+
+
+def test_model_deploy_num_core_2_runs_the_bmodel_check(tmp_path):
+    """model_deploy --processor bm1688 --num_core 2: the third check passes, the header says 2 cores."""
+    onnx_path = tmp_path / "m.onnx"
+    import onnx
+
+    onnx.save(_residual(np.random.default_rng(3)), onnx_path)
+    np.savez(tmp_path / "in.npz", x=np.random.default_rng(4).standard_normal(SHAPE).astype(np.float32))
+    r = run_main("model_transform", "--model_name", "m", "--model_def", onnx_path, "--mlir", tmp_path / "m.mlir",
+                 "--test_input", tmp_path / "in.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_main("model_deploy", "--mlir", tmp_path / "m.mlir", "--processor", "bm1688", "--num_core", "2",
+                 "--test_input", tmp_path / "m_in_f32.npz", "--model", tmp_path / "m.bmodel", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "model_deploy: bmodel check passed" in r.stderr and " on 2 cores (busy: " in r.stderr
+    assert read_bmodel(tmp_path / "m.bmodel").header["core_num"] == 2
+
+
+# ---- the cmodel's checks, on a two-core stream broken by hand ----
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory):
+    """The residual block in F32, every op alone (opt=1), for two cores: (bmodel, input, streams)."""
+    d = tmp_path_factory.mktemp("multicore")
+    top, feed = _lowered(_residual, "F32", d)
+    bm = _compiled(top, 2, d / "m.bmodel", opt=1)
+    return bm, feed, [list(s) for s in streams_of(isa.decode(bm.commands), bm.header)]
+
+
+def _run(bm, feed, streams):
+    """The .bmodel with these streams (debug info and tensor locations dropped: their indices moved)."""
+    records = [r for s in streams for r in s]
+    gdma = sum(r.ENGINE == "gdma" for r in records)
+    header = {k: v for k, v in bm.header.items() if k != "tensor_locations"}
+    header.update(gdma_count=gdma, bdc_count=len(records) - gdma, core_instructions=[len(s) for s in streams])
+    return run_bmodel(replace(bm, header=header, commands=isa.encode(records), debug=[]), feed)[0]
+
+
+def test_a_core_reading_local_memory_it_never_wrote_is_a_fault(alone):
+    bm, feed, streams = alone
+    assert np.array_equal(_run(bm, feed, streams)["y"], run_bmodel(bm, feed)[0]["y"])  # rebuilt as it was
+    at = next(i for i, r in enumerate(streams[1]) if isinstance(r, isa.GdmaLoad))  # core 1's first load
+    with pytest.raises(TpudslError, match=r"core 1 reads local bytes at 0x[0-9a-f]+ .* that it never wrote"):
+        _run(bm, feed, [streams[0], streams[1][:at] + streams[1][at + 1:]])
+
+
+def test_a_core_reading_what_another_writes_between_the_same_barriers_is_a_race(alone):
+    """Without the barrier after the first conv, the second conv's slices read the halo rows the
+    other core writes in the same phase."""
+    bm, feed, streams = alone
+    first = [next(i for i, r in enumerate(s) if isinstance(r, isa.CoreSync)) for s in streams]
+    cut = [s[:i] + s[i + 1:] for s, i in zip(streams, first, strict=True)]
+    with pytest.raises(TpudslError, match=r"core [01] reads global bytes .* that core [01] writes between the same "
+                                          r"barriers .*: a race"):
+        _run(bm, feed, cut)
+
+
+def test_barriers_that_do_not_match_are_refused(alone):
+    bm, feed, streams = alone
+    at = next(i for i, r in enumerate(streams[1]) if isinstance(r, isa.CoreSync))
+    with pytest.raises(TpudslError, match=r"core 0 reaches barrier 0 where core 1 reaches barrier 1 \(phase 0\): "
+                                          r"the cores would wait for each other forever"):
+        _run(bm, feed, [streams[0], streams[1][:at] + streams[1][at + 1:]])
