@@ -70,6 +70,7 @@ def run_cores(shared: Memory, records: Sequence[isa.Record], names: Sequence[str
         m.done(index)  # type: ignore[attr-defined]
         if after is not None:
             after(m, index)
+            m.pending = []  # type: ignore[attr-defined]  # capture.py's reads are no instruction's
 
     for phase in zip(*check_barriers(streams), strict=True):
         for m, start, (begin, end) in zip(cores, starts, phase, strict=True):
