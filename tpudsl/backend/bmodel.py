@@ -192,15 +192,20 @@ def validate_header(header: object) -> None:
     _check_cores(header, instructions)  # type: ignore[arg-type]
 
 
+def _all_or_none(h: dict, keys: tuple[str, ...], what: str) -> bool:
+    """Whether the header has `keys`, which come all together: some without the others is an error."""
+    present = [k for k in keys if k in h]
+    if present and len(present) != len(keys):
+        missing = next(k for k in keys if k not in h)
+        raise TpudslError(f"bmodel header: missing key '{missing}' of {what} (with '{present[0]}')")
+    return bool(present)
+
+
 def _check_cores(h: dict, instructions: int) -> None:
     """Several cores: at least 2, one stream and one cycle count per core, the streams holding
     every instruction of the header."""
-    present = [k for k in CORES if k in h]
-    if not present:
+    if not _all_or_none(h, CORES, "the cores"):
         return
-    if len(present) != len(CORES):
-        missing = next(k for k in CORES if k not in h)
-        raise TpudslError(f"bmodel header: missing key '{missing}' of the cores (with '{present[0]}')")
     if h["core_num"] < 2:
         raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}; one core is written without the core keys")
     for key in CORES[1:]:
@@ -214,12 +219,8 @@ def _check_cores(h: dict, instructions: int) -> None:
 def _check_io_region(h: dict) -> None:
     """With io_alone, the IO region starts where the coefficients end (the neurons where it ends)
     and holds every input and output whole."""
-    present = [k for k in IO_REGION if k in h]
-    if not present:
+    if not _all_or_none(h, IO_REGION, "the IO region"):
         return
-    if len(present) != len(IO_REGION):
-        missing = next(k for k in IO_REGION if k not in h)
-        raise TpudslError(f"bmodel header: missing key '{missing}' of the IO region (with '{present[0]}')")
     start = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"]
     if h["io_addr"] != start:
         raise TpudslError(f"bmodel header: 'io_addr' is {h['io_addr']:#x}, the IO region starts where the "

@@ -552,21 +552,24 @@ def _cut_split(ops: list[Operation], chip: Chip, dim: str, backward: Backward | 
 
 def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int,
                backward: Backward | None) -> GroupPlan | str:
-    """The valid plan with the fewest N x H slices (N before H) for these C and W parts, at least
-    one per core where N x H has that many, or why there is none."""
+    """The valid plan with the fewest N x H slices (N before H) for these C and W parts, or why
+    there is none; with several cores at least one slice per core where N x H has that many, and a
+    count the cores divide evenly first (single._fewest_nh's order)."""
     n_total, h_total = output_dims(ops[-1])
     reason = "no split"
     least = min(chip.cores, n_total * h_total)
-    for hsecs in range(1, h_total + 1):
-        if len(split(h_total, hsecs)) != hsecs:
-            continue
-        for nsecs in range(1, n_total + 1):
-            if len(split(n_total, nsecs)) != nsecs or nsecs * hsecs * csecs * wsecs < least:
+    for even in (True, False) if chip.cores > 1 else (False,):
+        for hsecs in range(1, h_total + 1):
+            if len(split(h_total, hsecs)) != hsecs:
                 continue
-            got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs, backward=backward)
-            if isinstance(got, GroupPlan):
-                return got
-            reason = got
-            if not reason.startswith("its tiles need"):
-                return reason  # more slices cannot fix the others (H growth only grows)
+            for nsecs in range(1, n_total + 1):
+                count = nsecs * hsecs * csecs * wsecs
+                if len(split(n_total, nsecs)) != nsecs or count < least or even and count % chip.cores:
+                    continue
+                got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs, backward=backward)
+                if isinstance(got, GroupPlan):
+                    return got
+                reason = got
+                if not reason.startswith("its tiles need"):
+                    return reason  # more slices cannot fix the others (H growth only grows)
     return reason

@@ -27,20 +27,23 @@ def _counts(total: int, step=lambda total, k: -(-total // k)) -> list[int]:
 
 
 def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -> tuple[Secs, int] | None:
-    """The fewest N x H slices (N before H) that fit with c, w parts along C, W, at least one per
-    core where N x H has that many (cores.deal gives each core its run of them); None if none does."""
+    """The fewest N x H slices (N before H) that fit with c, w parts along C, W; with several cores
+    (cores.deal gives each its run of slices) at least one per core where N x H has that many, and
+    a count the cores divide evenly first. None if none fits."""
     n_total, h_total = output_dims(op)
     if (c, w) != (1, 1) and _need(op, Secs(n_total, h_total, c, w), chip, slice_weights) > chip.lmem_bytes:
         return None  # the finest N x H split does not fit: no coarser one does
     least = min(chip.cores, n_total * h_total)
-    for hsecs in _counts(h_total):
-        for nsecs in _counts(n_total):
-            if nsecs * hsecs * c * w < least:
-                continue
-            need = _need(op, Secs(nsecs, hsecs, c, w), chip, slice_weights) if (c, w) != (1, 1) else \
-                footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
-            if need <= chip.lmem_bytes:
-                return Secs(nsecs, hsecs, c, w), need
+    for even in (True, False) if chip.cores > 1 else (False,):
+        for hsecs in _counts(h_total):
+            for nsecs in _counts(n_total):
+                count = nsecs * hsecs * c * w
+                if count < least or even and count % chip.cores:
+                    continue
+                need = _need(op, Secs(nsecs, hsecs, c, w), chip, slice_weights) if (c, w) != (1, 1) else \
+                    footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
+                if need <= chip.lmem_bytes:
+                    return Secs(nsecs, hsecs, c, w), need
     return None
 
 
@@ -70,6 +73,8 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
         if got is not None:
             return got
     cs, ws = _cw_counts(op, chip)
+    # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)
+    cs = sorted(cs, key=lambda c: (c % chip.cores != 0, c))
     if weights > chip.lmem_bytes and cs == [1]:
         raise TpudslError(f"layer-group: {describe(op)}: its weights (loaded whole, never sliced) need {weights} "
                           f"bytes per lane; chip {chip.name} has {chip.lmem_bytes}")
