@@ -297,6 +297,13 @@ BAD_HEADERS = [
     ({**IO, "inputs": [tensor(address=IO_START - 64)]},
      "'inputs[0]' ('x', 192 bytes at 0x100000fc0) is not inside the IO region [0x100001000, 0x100001400) "
      "('io_addr', 'io_size')"),
+    ({"core_num": 2, "core_instructions": [3, 2]}, "missing key 'core_cycles' of the cores (with 'core_num')"),
+    ({"core_num": 1, "core_instructions": [5], "core_cycles": [9]},
+     "'core_num' is 1; one core is written without the core keys"),
+    ({"core_num": 2, "core_instructions": [3, 1, 1], "core_cycles": [9, 9]},
+     "'core_instructions' has 3 entries for 2 cores"),
+    ({"core_num": 2, "core_instructions": [3, 3], "core_cycles": [9, 9]},
+     "'core_instructions' [3, 3] hold 6 instructions, the header counts 5"),
     ({"tensor_locations": {}}, "'tensor_locations' must be a list of tensors, got dict"),
     ({"tensor_locations": [{**LOCATION, "pieces": {}}]},
      "'tensor_locations[0].pieces' must be a list of pieces, got dict"),
