@@ -11,6 +11,8 @@ every op that fitted before sliced, and so compiled, exactly as before.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.ir import Operation
 
 from tpudsl.backend.chips import Chip
@@ -68,13 +70,18 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
     and then W cut where the op allows (slice_weights: the TEST-ONLY budget of
     slicing.budgeted_whole_tiles)."""
     weights = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
+    cs, ws = _cw_counts(op, chip)
+    # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)
+    cs = sorted(cs, key=lambda c: (c % chip.cores != 0, c))
+    if math.prod(output_dims(op)) < chip.cores:  # fewer N x H rows than cores (a Gemm head): C parts for them
+        for c in (c for c in cs if c > 1 and c % chip.cores == 0):
+            got = _fewest_nh(op, chip, c, 1, slice_weights)
+            if got is not None:
+                return got
     if weights <= chip.lmem_bytes:
         got = _fewest_nh(op, chip, 1, 1, slice_weights)
         if got is not None:
             return got
-    cs, ws = _cw_counts(op, chip)
-    # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)
-    cs = sorted(cs, key=lambda c: (c % chip.cores != 0, c))
     if weights > chip.lmem_bytes and cs == [1]:
         raise TpudslError(f"layer-group: {describe(op)}: its weights (loaded whole, never sliced) need {weights} "
                           f"bytes per lane; chip {chip.name} has {chip.lmem_bytes}")
@@ -83,7 +90,7 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
         if got is not None:
             return got
     n_total, h_total = output_dims(op)
-    least = footprint(op, Secs(n_total, h_total, cs[-1], ws[-1]), chip, slice_weights)
+    least = footprint(op, Secs(n_total, h_total, max(cs), ws[-1]), chip, slice_weights)
     cut = "".join(f", {chip.lanes if d == 'C' else 1} {'channels' if d == 'C' else 'column'}"
                   for d, k in (("C", cs), ("W", ws)) if k != [1])
     raise TpudslError(f"layer-group: {describe(op)} needs {least} bytes of local memory per lane even in slices "
