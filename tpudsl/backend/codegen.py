@@ -100,8 +100,16 @@ def _gaddr(tile: Tile) -> int:
     return addr + tile.offset * ESIZE[dtype_of(tile.value)]
 
 
-def _gdma(cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
-    return cls(isa.DTYPES[dtype_of(tile.value)], _gaddr(tile), *tile.strides, laddr, *tile.shape)
+def gaddr_or_0(tile: Tile) -> int:
+    """A tile's global address for costing: without global addresses (a module not yet addressed)
+    every tensor is at 0, which serializes GDMA a little more: the same for every candidate."""
+    return _gaddr(tile) if address_of(tile.value) is not None else 0
+
+
+def _gdma(cls: type[isa.GdmaLoad], tile: Tile, laddr: int, gaddr: Callable[[Tile], int] = _gaddr) -> isa.GdmaLoad:
+    """A load or store of `tile` at local `laddr`; `gaddr` gives its global address (the layer-group
+    search's gives 0 before --address-assign)."""
+    return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
 
 
 def _local(t: tuple[int, Tile]) -> tuple[int, int, int, int, int]:
@@ -444,9 +452,10 @@ def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) ->
             _emit_slices(op, chip, [plans[s] for s in dealt], records)
 
 
-def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: list[isa.Record]) -> None:
+def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: list[isa.Record],
+                 gaddr: Callable[[Tile], int] = _gaddr) -> None:
     """One core's slices of an op alone, its local memory from offset 0: whole tiles, then per
-    slice the input parts, the BDC record, the stores."""
+    slice the input parts, the BDC record, the stores (`gaddr`: as _gdma's)."""
     lmem = _Lmem(chip)
     # C slices (C outer) load their part of the whole tiles when the part changes, where the first
     # (largest) part lies; otherwise the whole tiles are loaded once
@@ -456,19 +465,30 @@ def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: lis
     for plan in plans:
         tiles = plan.weights or tuple(whole_tiles(op))
         if tiles != loaded:
-            records += [_gdma(isa.GdmaLoad, t, laddr) for t, laddr in zip(tiles, whole, strict=True)]
+            records += [_gdma(isa.GdmaLoad, t, laddr, gaddr) for t, laddr in zip(tiles, whole, strict=True)]
             loaded = tiles
         lmem.top = base
         ins = [(lmem.take(t), t) for t in plan.inputs]
-        records += [_gdma(isa.GdmaLoad, t, laddr) for laddr, t in ins]
+        records += [_gdma(isa.GdmaLoad, t, laddr, gaddr) for laddr, t in ins]
         if KINDS[op.name] in MOVES:
-            records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0]))
+            records.append(_gdma(isa.GdmaStore, plan.output, ins[0][0], gaddr))
             continue
         lmem.top = chip.output_start(lmem.top)  # the bank rule (slicing.footprint counts the same)
         out = (lmem.take(plan.output), plan.output)
         extra = [(lmem.take(t), t) for t in plan.extra]
         records.append(compute_record(op, ins, whole, out, plan, tuple(laddr for laddr, _ in extra)))
-        records += [_gdma(isa.GdmaStore, t, laddr) for laddr, t in [out, *extra]]
+        records += [_gdma(isa.GdmaStore, t, laddr, gaddr) for laddr, t in [out, *extra]]
+
+
+def alone_streams(op: Operation, chip: Chip, secs: Secs, gaddr: Callable[[Tile], int]) -> list[list[isa.Record]]:
+    """The records of an op alone sliced `secs`, per core that has slices (cores.deal)."""
+    plans = slices(op, secs)
+    streams: list[list[isa.Record]] = []
+    for dealt in deal(len(plans), chip.cores):
+        if dealt:
+            streams.append([])
+            _emit_slices(op, chip, [plans[s] for s in dealt], streams[-1], gaddr)
+    return streams
 
 
 def _tensor(name: str, value: SSAValue) -> dict:

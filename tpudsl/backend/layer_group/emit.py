@@ -23,7 +23,7 @@ from collections.abc import Callable
 from xdsl.ir import Operation
 
 from tpudsl.backend import isa
-from tpudsl.backend.codegen import _gaddr, compute_record
+from tpudsl.backend.codegen import _gaddr, _gdma, compute_record
 from tpudsl.backend.cores import deal
 from tpudsl.backend.layer_group.plan import GroupPlan
 from tpudsl.backend.slicing import Tile, as4d, dtype_of, shape_of, whole_tiles
@@ -34,14 +34,10 @@ from tpudsl.ir.diagnostics import TpudslError
 Record = tuple[Operation, isa.Record]
 
 
-def _gdma(gaddr, cls: type[isa.GdmaLoad], tile: Tile, laddr: int) -> isa.GdmaLoad:
-    return cls(isa.DTYPES[dtype_of(tile.value)], gaddr(tile), *tile.strides, laddr, *tile.shape)
-
-
 def whole_loads(plan: GroupPlan, op: Operation, gaddr: Callable[[Tile], int]) -> list[Record]:
     """The loads of `op`'s whole tiles (weights, a dynamic filter), held for the whole group."""
     tiles = zip(whole_tiles(op), plan.whole[op], strict=True)
-    return [(op, _gdma(gaddr, isa.GdmaLoad, t, laddr)) for t, laddr in tiles]
+    return [(op, _gdma(isa.GdmaLoad, t, laddr, gaddr)) for t, laddr in tiles]
 
 
 # A record after which a slice of a member's result can be read: (record, op, tile, space, address)
@@ -67,14 +63,14 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
             part = parts[op]
             for i, t in enumerate(part.inputs):  # not a shared part: an earlier reader loaded it in this slice
                 if not plan.is_member(t.value) and (op, i) not in plan.shared:
-                    out.append((op, _gdma(gaddr, isa.GdmaLoad, plan.loaded(s, (op, i)), plan.loads[(op, i)][s % 2])))
+                    out.append((op, _gdma(isa.GdmaLoad, plan.loaded(s, (op, i)), plan.loads[(op, i)][s % 2], gaddr)))
             # each part in place: inside its producer's tile, or inside the part loaded in its buffer
             ins = [(plan.reads[s][(op, i)], t) for i, t in enumerate(part.inputs)]
             whole = plan.whole_at(op, s)  # a C part's channels of them
             out.append((op, compute_record(op, ins, whole, (plan.out_addr[op], part.output), part)))
             stored = op in plan.stored
             if stored:  # right away: a later op's tile may reuse these bytes
-                out.append((op, _gdma(gaddr, isa.GdmaStore, part.output, plan.out_addr[op])))
+                out.append((op, _gdma(isa.GdmaStore, part.output, plan.out_addr[op], gaddr)))
             if pieces is not None:  # only codegen's debug info: the search costs records alone
                 last = out[-1][1]  # the store (its global address), else the BDC record
                 space, address = ("global", last.gaddr) if stored else ("local", plan.out_addr[op])

@@ -32,7 +32,7 @@ from xdsl.ir import Operation
 
 from tpudsl.backend.address_assign import address_of, align
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.codegen import _gaddr
+from tpudsl.backend.codegen import gaddr_or_0
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.layer_group.emit import core_records, group_records, whole_loads
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
@@ -60,17 +60,11 @@ class _Costed:
     hosting: dict = field(default_factory=dict)
 
 
-def _gaddr_or_0(t) -> int:
-    """Without global addresses (a module not yet addressed) every tensor is at 0, which serializes
-    GDMA a little more: the same for every candidate."""
-    return _gaddr(t) if address_of(t.value) is not None else 0
-
-
 def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
     buffers let slice i+1's loads run under slice i's compute; with several cores, the slowest
     core's (cores.py). Its records: core 0's (a prefetch's host: one core only)."""
-    streams = core_records(plan, _gaddr_or_0)
+    streams = core_records(plan, gaddr_or_0)
     return _Costed(plan, streams[0], max(schedule(rs, chip).makespan for rs in streams),
                    sum(gdma_bytes(rs) for rs in streams))
 
@@ -91,11 +85,11 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     base = free_gap(before.plan.used, size, chip)  # type: ignore[union-attr]
     if base is None:
         return g.full
-    loaded = whole_loads(g.plan, op, _gaddr_or_0)  # type: ignore[arg-type]
+    loaded = whole_loads(g.plan, op, gaddr_or_0)  # type: ignore[arg-type]
     if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
         return g.full
     if g.prefetched is None:
-        g.prefetched = schedule([r for _, r in group_records(g.plan, _gaddr_or_0, prefetched=True)], chip).makespan
+        g.prefetched = schedule([r for _, r in group_records(g.plan, gaddr_or_0, prefetched=True)], chip).makespan
     if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
         for t, (_, r) in zip(tiles, loaded, strict=True):
@@ -115,7 +109,7 @@ def _single_cost(op: Operation, chip: Chip) -> tuple[int, int]:
     secs = [op.attributes[k].value.data for k in ("nsecs", "hsecs")]  # type: ignore[attr-defined]
     plan = plan_group([op], chip, *secs, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    streams = core_records(plan, _gaddr_or_0)
+    streams = core_records(plan, gaddr_or_0)
     return max(schedule(rs, chip).makespan for rs in streams), sum(gdma_bytes(rs) for rs in streams)
 
 
@@ -129,7 +123,7 @@ def _bdc_floor(op: Operation, chip: Chip) -> int:
         return 0
     plan = plan_group([op], chip, 1, 1, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
-    return sum(cycles(r, chip) for _, r in group_records(plan, _gaddr_or_0) if r.ENGINE == "bdc") // chip.cores
+    return sum(cycles(r, chip) for _, r in group_records(plan, gaddr_or_0) if r.ENGINE == "bdc") // chip.cores
 
 
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:

@@ -49,6 +49,14 @@ def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -
     return None
 
 
+def _slowest(op: Operation, chip: Chip, secs: Secs) -> int:
+    """The slowest core's cycles (GDMA and BDC overlapped) of the op alone sliced `secs`: codegen's records."""
+    from tpudsl.backend.codegen import alone_streams, gaddr_or_0
+    from tpudsl.backend.schedule import schedule
+
+    return max(schedule(records, chip).makespan for records in alone_streams(op, chip, secs, gaddr_or_0))
+
+
 def _need(op: Operation, secs: Secs, chip: Chip, slice_weights: bool) -> float:
     """footprint, or infinity for a C/W split the op cannot take (a Deconv's W part of only inserted
     zeros): another split is tried."""
@@ -73,11 +81,13 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
     cs, ws = _cw_counts(op, chip)
     # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)
     cs = sorted(cs, key=lambda c: (c % chip.cores != 0, c))
-    if math.prod(output_dims(op)) < chip.cores:  # fewer N x H rows than cores (a Gemm head): C parts for them
-        for c in (c for c in cs if c > 1 and c % chip.cores == 0):
-            got = _fewest_nh(op, chip, c, 1, slice_weights)
-            if got is not None:
-                return got
+    if math.prod(output_dims(op)) < chip.cores:  # fewer N x H rows than cores (a Gemm head): C parts for
+        # them when that is faster (a small op gains less than each core's issue costs)
+        split = next((got for c in cs if c > 1 and c % chip.cores == 0
+                      and (got := _fewest_nh(op, chip, c, 1, slice_weights)) is not None), None)
+        alone = _fewest_nh(op, chip, 1, 1, slice_weights) if weights <= chip.lmem_bytes else None
+        if split is not None and (alone is None or _slowest(op, chip, split[0]) < _slowest(op, chip, alone[0])):
+            return split
     if weights <= chip.lmem_bytes:
         got = _fewest_nh(op, chip, 1, 1, slice_weights)
         if got is not None:
