@@ -1,7 +1,8 @@
-"""bm1688 with two cores (`--num_core 2`, docs/backend.md "Several cores"): a small conv model and
-a residual block (and a classifier head: one row, cut along C) compiled for one core and for two, the cmodel's outputs of the two-core .bmodel
-against the Tpu interpreter (F32 within 1e-5 relative, F16 and INT8 bit-exact), its header's
-cores, the work really dealt (core 1 computes) and fewer cycles than one core; and the cmodel's
+"""bm1688 with two cores (`--num_core 2`, docs/backend.md "Several cores"): a small conv model, a
+residual block and a classifier head (one row: its Gemm cut along C) compiled for one core and for
+two, the cmodel's outputs of the two-core .bmodel against the Tpu interpreter (F32 within 1e-5
+relative, F16 and INT8 bit-exact), its header's cores, the work really dealt (core 1 computes) and
+fewer cycles than one core; and the cmodel's
 checks of several cores on streams broken by hand (a core reading local memory it never wrote, a
 race on global memory, barriers that do not match)."""
 

@@ -26,7 +26,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.codegen import _gaddr, _gdma, compute_record
 from tpudsl.backend.cores import deal
 from tpudsl.backend.layer_group.plan import GroupPlan
-from tpudsl.backend.slicing import Tile, as4d, dtype_of, shape_of, whole_tiles
+from tpudsl.backend.slicing import Tile, as4d, shape_of, whole_tiles
 from tpudsl.backend.tensor_locations import member_result, piece, sliced_result
 from tpudsl.dialects.opdef import describe, op_label
 from tpudsl.ir.diagnostics import TpudslError

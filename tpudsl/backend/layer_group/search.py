@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.ir import Operation
 
-from tpudsl.backend.address_assign import address_of, align
+from tpudsl.backend.address_assign import align
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import gaddr_or_0
 from tpudsl.backend.cost import cycles
