@@ -1,6 +1,6 @@
 """bm1688 with two cores (`--num_core 2`, docs/backend.md "Several cores"): a small conv model, a
-residual block and a classifier head (one row: its Gemm cut along C) compiled for one core and for
-two, the cmodel's outputs of the two-core .bmodel against the Tpu interpreter (F32 within 1e-5
+residual block, a chain of convs (two groups, the second's weights prefetched) and a classifier
+head (one row: its Gemm cut along C) compiled for one core and for two, the cmodel's outputs of the two-core .bmodel against the Tpu interpreter (F32 within 1e-5
 relative, F16 and INT8 bit-exact), its header's cores, the work really dealt (core 1 computes) and
 fewer cycles than one core; and the cmodel's
 checks of several cores on streams broken by hand (a core reading local memory it never wrote, a
@@ -47,6 +47,19 @@ def _residual(rng):
     return make_model(nodes, {"x": list(SHAPE)}, ["y"], {"w1": w1, "w2": w2})
 
 
+def _chain(rng):
+    """Six Conv 3x3 + Relu of 32 channels, two of stride 2: with two cores two groups, the second's
+    first weights prefetched by both cores during the first."""
+    nodes, weights, x = [], {}, "x"
+    for i in range(6):
+        weights[f"w{i}"] = rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1
+        stride = 2 if i in (2, 4) else 1
+        nodes += [h.make_node("Conv", [x, f"w{i}"], [f"c{i}"], pads=[1, 1, 1, 1], strides=[stride, stride]),
+                  h.make_node("Relu", [f"c{i}"], ["y" if i == 5 else f"r{i}"])]
+        x = f"r{i}"
+    return make_model(nodes, {"x": [1, 32, 32, 32]}, ["y"], weights)
+
+
 def _head(rng):
     """A classifier head: GlobalAveragePool, Flatten, Gemm; one row each, so cut along C for the cores."""
     w, b = rng.standard_normal((128, 64)).astype(np.float32) * 0.2, rng.standard_normal(128).astype(np.float32)
@@ -75,7 +88,7 @@ def _lowered(build, mode: str, tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["F32", "F16", "INT8"])
-@pytest.mark.parametrize("build", [_conv_pool, _residual, _head], ids=["conv_pool", "residual", "head"])
+@pytest.mark.parametrize("build", [_conv_pool, _residual, _chain, _head], ids=["conv_pool", "residual", "chain", "head"])
 def test_two_cores_match_the_tpu_interpreter_and_take_fewer_cycles(build, mode, tmp_path):
     top, feed = _lowered(build, mode, tmp_path)
     want = interpret(top, feed)["y"]
@@ -88,6 +101,9 @@ def test_two_cores_match_the_tpu_interpreter_and_take_fewer_cycles(build, mode, 
     streams = streams_of(isa.decode(two.commands), h2)
     assert [len(s) for s in streams] == h2["core_instructions"]
     assert max(h2["core_cycles"]) <= h2["overlapped_cycles"]
+    if build is _chain:  # each core loads the second group's weights during the first
+        groups = [op for op in top.module.walk() if op.name == "tpu.Group"]
+        assert any("other_up_overlap_op" in g.attributes for g in groups), len(groups)
     if build is _head:  # the Gemm (one row) cut along C, a part on each core; too small to gain from it:
         # its barriers cost more than the split saves in INT8
         assert all(any(isinstance(r, isa.BdcMatMul) for r in s) for s in streams)

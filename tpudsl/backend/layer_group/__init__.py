@@ -150,9 +150,7 @@ class LayerGroupPass(ModulePass):
         plans = search(in_order, chip)
         # last group first: a group's plan names the tensors it reads as their producers' results,
         # which building the producer's group (after) redirects to that group's result
-        # with several cores each core would have to load the next group's weights into its own local
-        # memory during its part of the group before: not modelled, so no prefetch (docs/backend.md)
-        overlap = self.prefetch and not self.disable_group_overlap and chip.cores == 1
+        overlap = self.prefetch and not self.disable_group_overlap
         ahead = prefetches(plans, in_order, chip) if overlap else [None] * len(plans)
         for plan, ahead in reversed(list(zip(plans, ahead, strict=True))):
             build(ahead or plan, chip, prefetched=ahead is not None)

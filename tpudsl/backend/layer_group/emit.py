@@ -53,7 +53,7 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
     after its store, in global memory, when it leaves the group; else in its local tile right after
     its BDC record (the next slice's record overwrites it)."""
     out: list[Record] = []
-    dealt = dealt or range(len(plan.slices))
+    dealt = range(len(plan.slices)) if dealt is None else dealt
     for s in dealt:
         parts = plan.slices[s]
         for op in plan.ops:
@@ -78,6 +78,18 @@ def group_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: boo
     return out
 
 
+def _host_at(records: list[isa.Record]) -> int:
+    """Where a group's records take the next group's prefetched loads: right after the first BDC
+    record (prefetch.py: why there); at the start when the core has none (no slice of this group)."""
+    return next((i + 1 for i, r in enumerate(records) if r.ENGINE == "bdc"), 0)
+
+
+def hosted(records: list[isa.Record], loads: list[isa.Record]) -> list[isa.Record]:
+    """A core's records of a group with the next group's prefetched loads where emit_group issues them."""
+    at = _host_at(records)
+    return [*records[:at], *loads, *records[at:]]
+
+
 def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[list[isa.Record]]:
     """Each core's records of the group (its slices dealt by cores.deal), without a prefetch."""
     return [[r for _, r in group_records(plan, gaddr, dealt=dealt)]
@@ -87,15 +99,12 @@ def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[list[isa
 def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog) -> None:
     """Append the records of `group` (planned by region.read) to codegen's `prog`, its slices dealt
     to the cores (cores.deal), then a barrier; `ahead`: the next group's plan when its first weights
-    are prefetched here, issued right after this group's first BDC record."""
-    cores = plan.chip.cores
-    if cores > 1 and (prefetched or ahead is not None):  # each core would need them in its own local memory
-        raise TpudslError(f"codegen: group {describe(group)}: a prefetch of whole tiles across groups is not "
-                          f"modelled with {cores} cores; run --layer-group again")
+    are prefetched here, issued by every core into its own local memory right after its first BDC
+    record of this group (at its start on a core without a slice of it)."""
     parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
     first = len(prog.records)
-    for core, dealt in enumerate(deal(len(plan.slices), cores)):
-        if dealt:
+    for core, dealt in enumerate(deal(len(plan.slices), plan.chip.cores)):
+        if dealt or ahead is not None:  # each core loads the next group's weights into its own local memory
             _emit_core(group, plan, prefetched, ahead, prog, core, dealt, parts)
     count = len(prog.records) - first
     prog.barrier()
@@ -119,7 +128,7 @@ def _emit_core(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
         if any(start < stop and begin < end for begin, stop in plan.used):
             raise TpudslError(f"codegen: group {describe(group)}: the next group's prefetched whole tiles at "
                               f"{start} overlap its local memory; run --layer-group again")
-        at = next(i + 1 for i, (_, r) in enumerate(records) if r.ENGINE == "bdc")  # prefetch.py: why here
+        at = _host_at([r for _, r in records])
         records[at:at] = whole_loads(ahead, ahead.ahead_op, _gaddr)  # type: ignore[arg-type]
     stream, debug = prog.stream(core)
     current, first = None, len(stream)

@@ -34,7 +34,8 @@ from tpudsl.backend.address_assign import align
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import gaddr_or_0
 from tpudsl.backend.cost import cycles
-from tpudsl.backend.layer_group.emit import core_records, group_records, whole_loads
+from tpudsl.backend.cores import deal
+from tpudsl.backend.layer_group.emit import core_records, group_records, hosted, whole_loads
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
                                              reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
@@ -47,13 +48,14 @@ MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in
 
 @dataclass
 class _Costed:
-    """A candidate group: `full` the makespan of its `records` alone; `moved` their GDMA bytes
-    (a prefetch moves some into the group before, the total stays); `prefetched` its makespan
-    without its first weights' loads (computed when first needed); `hosting`: its makespan with
-    the next group's first weights loaded during it, by that group's op."""
+    """A candidate group: `full` the makespan of its records alone (each core's `streams`, the
+    slowest's); `moved` their GDMA bytes (a prefetch moves some into the group before, the total
+    stays); `prefetched` its makespan without its first weights' loads (computed when first
+    needed); `hosting`: its makespan with the next group's first weights loaded during it (by every
+    core, into its own local memory), by that group's op."""
 
     plan: GroupPlan
-    records: list
+    streams: list[list]
     full: int
     moved: int
     prefetched: int | None = None
@@ -63,9 +65,9 @@ class _Costed:
 def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
     buffers let slice i+1's loads run under slice i's compute; with several cores, the slowest
-    core's (cores.py). Its records: core 0's (a prefetch's host: one core only)."""
+    core's (cores.py)."""
     streams = core_records(plan, gaddr_or_0)
-    return _Costed(plan, streams[0], max(schedule(rs, chip).makespan for rs in streams),
+    return _Costed(plan, streams, max(schedule(rs, chip).makespan for rs in streams),
                    sum(gdma_bytes(rs) for rs in streams))
 
 
@@ -78,7 +80,7 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     adding some never shortens it, so below `g.full` minus the loads' cycles there is nothing, and
     the two schedules are skipped."""
     op = g.plan.ahead_op
-    tiles = whole_tiles(op) if op is not None and before is not None and chip.cores == 1 else []
+    tiles = whole_tiles(op) if op is not None and before is not None else []
     if not tiles or any(getattr(t.value.owner, "name", None) != "top.Weight" for t in tiles):
         return g.full
     size = sum(align(tile_bytes(t, chip), chip.eu_bytes) for t in tiles)
@@ -89,15 +91,16 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
         return g.full
     if g.prefetched is None:
-        g.prefetched = schedule([r for _, r in group_records(g.plan, gaddr_or_0, prefetched=True)], chip).makespan
+        g.prefetched = max(schedule([r for _, r in group_records(g.plan, gaddr_or_0, prefetched=True, dealt=dealt)],
+                                    chip).makespan for dealt in deal(len(g.plan.slices), chip.cores) if dealt)
     if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
         for t, (_, r) in zip(tiles, loaded, strict=True):
             loads.append(replace(r, laddr=base))
             base = align(base + tile_bytes(t, chip), chip.eu_bytes)
-        rs = before.records  # type: ignore[union-attr]
-        at = next(i + 1 for i, r in enumerate(rs) if r.ENGINE == "bdc")  # where emit.py issues them
-        before.hosting[op] = schedule([*rs[:at], *loads, *rs[at:]], chip).makespan  # type: ignore[union-attr]
+        streams = before.streams + [[]] * (chip.cores - len(before.streams))  # type: ignore[union-attr]
+        before.hosting[op] = max(schedule(hosted(rs, loads), chip).makespan  # type: ignore[union-attr]
+                                 for rs in streams)
     return before.hosting[op] - before.full + g.prefetched  # type: ignore[union-attr]  # prefetch.py: whenever it fits
 
 
