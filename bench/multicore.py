@@ -79,7 +79,8 @@ def main() -> None:
         "--layer-group opt=2. Cycles: the cost model's, each phase (an op or a layer group, between barriers) "
         "as long as its slowest core, serial and with GDMA and BDC overlapped (backend/cores.py); busy: each "
         "core's overlapped cycles without its waits. Two cores give each op and group at least two slices "
-        "and no weight prefetch across groups. INT8: calibrated (minmax) on two random samples.",
+        "where it has two rows, each core loading the weights it needs (the next group's first ones "
+        "during the group before). INT8: calibrated (minmax) on two random samples.",
         "",
         "| model | serial cycles 1 / 2 cores | overlapped cycles 1 / 2 cores | speed-up | busy per core (2 cores) "
         "| groups of several ops 1 / 2 cores | max rel. diff of the outputs |",
