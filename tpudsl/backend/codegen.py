@@ -443,13 +443,11 @@ def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) ->
         prog.records.append(isa.GdmaCopy(address_of(src), address_of(dst), nbytes(src)))  # type: ignore[arg-type]
         return
     check_modelled(op)
-    plans = slices(op, op_secs(op))
-    for core, dealt in enumerate(deal(len(plans), chip.cores)):
-        records, debug = prog.stream(core)
-        if dealt and core:
-            debug.append((len(records), label))
-        if dealt:
-            _emit_slices(op, chip, [plans[s] for s in dealt], records)
+    for core, records in enumerate(alone_streams(op, chip, op_secs(op), _gaddr)):
+        stream, debug = prog.stream(core)
+        if core:
+            debug.append((len(stream), label))
+        stream += records
 
 
 def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: list[isa.Record],
@@ -481,7 +479,8 @@ def _emit_slices(op: Operation, chip: Chip, plans: list[SlicePlan], records: lis
 
 
 def alone_streams(op: Operation, chip: Chip, secs: Secs, gaddr: Callable[[Tile], int]) -> list[list[isa.Record]]:
-    """The records of an op alone sliced `secs`, per core that has slices (cores.deal)."""
+    """The records of an op alone sliced `secs`, per core that has slices (cores.deal: cores 0, 1,
+    ..., the ones without a slice last)."""
     plans = slices(op, secs)
     streams: list[list[isa.Record]] = []
     for dealt in deal(len(plans), chip.cores):
