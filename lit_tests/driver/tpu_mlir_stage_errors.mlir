@@ -49,6 +49,9 @@
 // RUN: not tpuc-opt %t/devices.mlir --dev-parallel 2>&1 | filecheck %s --check-prefix=DEVICES
 // RUN: sed -e 's/module.chip = /module.cores = 2 : i64, module.chip = /' %t/grouped.mlir > %t/cores.mlir
 // RUN: not tpuc-opt %t/cores.mlir --core-parallel 2>&1 | filecheck %s --check-prefix=CORES
+// On bm1688 (2 cores) the same module passes --core-parallel unchanged: layer-group and codegen deal the slices.
+// RUN: sed -e 's/module.chip = "bm1684x"/module.chip = "bm1688"/' %t/cores.mlir > %t/cores1688.mlir
+// RUN: tpuc-opt %t/cores1688.mlir --core-parallel | filecheck %s --check-prefix=CORES1688
 // RUN: sed -e 's/module.chip = /module.devices = 1 : i64, module.cores = 1 : i64, module.chip = /' %t/f32.mlir > %t/one.mlir
 // RUN: tpuc-opt %t/one.mlir --dev-parallel -o %t/one_dev.mlir
 // RUN: tpuc-opt %t/one.mlir --weight-reorder --layer-group --core-parallel -o %t/one_core.mlir
@@ -57,6 +60,8 @@
 // RUN: not tpuc-opt %t/twofuncs.mlir --subnet-divide 2>&1 | filecheck %s --check-prefix=FUNCS
 // DEVICES: error: dev-parallel: module.devices is 2, but tpudsl compiles for one (processor-assign num_device=1): nothing here distributes the model
 // CORES:   error: core-parallel: module.cores is 2, but chip bm1684x has 1 core (processor-assign num_core=1..1)
+// CORES1688: module attributes {module.chip = "bm1688", module.cores = 2 : i64,
+// CORES1688: "tpu.Group"
 // DYNAMIC: error: subnet-divide: dynamic=true is not supported: tpudsl compiles static shapes only (supported: dynamic=false)
 // FUNCS:   error: subnet-divide: the module has functions main, other; tpudsl compiles one function @main as one subnet
 //
