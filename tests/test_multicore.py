@@ -126,7 +126,15 @@ def test_model_deploy_num_core_2_runs_the_bmodel_check(tmp_path):
                  "--test_input", tmp_path / "m_in_f32.npz", "--model", tmp_path / "m.bmodel", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "model_deploy: bmodel check passed" in r.stderr and " on 2 cores (busy: " in r.stderr
-    assert read_bmodel(tmp_path / "m.bmodel").header["core_num"] == 2
+    h = read_bmodel(tmp_path / "m.bmodel").header
+    assert h["core_num"] == 2
+    r = run_main("model_tool", "--info", tmp_path / "m.bmodel")
+    assert (f"cores: 2, instructions per core: {', '.join(map(str, h['core_instructions']))}, busy cycles per "
+            f"core: {', '.join(map(str, h['core_cycles']))}") in r.stdout.splitlines()
+    r = run_main("model_tool", "--timeline", tmp_path / "m.bmodel", "-o", tmp_path / "m.svg")
+    assert r.returncode == 1 and r.stderr.strip().endswith(
+        "error: bmodel: a timeline of 2 cores is not modelled (one core's stream is drawn)")
+    assert not (tmp_path / "m.svg").exists()
 
 
 # ---- the cmodel's checks, on a two-core stream broken by hand ----
