@@ -182,3 +182,51 @@ def test_barriers_that_do_not_match_are_refused(alone):
     with pytest.raises(TpudslError, match=r"core 0 reaches barrier 0 where core 1 reaches barrier 1 \(phase 0\): "
                                           r"the cores would wait for each other forever"):
         _run(bm, feed, [streams[0], streams[1][:at] + streams[1][at + 1:]])
+
+
+# ---- the dealing and the barriers' phases, against their definitions ----
+
+def test_deal_gives_each_core_a_contiguous_run_the_earlier_ones_larger():
+    """cores.deal against its definition: every slice once, in order, contiguous runs whose sizes
+    differ by at most one, larger first; core 0 has a slice whenever there is one (the case of
+    fewer slices than cores counted: some cores then have none)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tests.feature_tally import FeatureTally
+    from tpudsl.backend.cores import deal
+
+    tally = FeatureTally(("fewer slices than cores", "uneven"))
+
+    @settings(deadline=None)
+    @given(st.integers(0, 40), st.integers(1, 8))
+    def check(count, cores):
+        runs = deal(count, cores)
+        assert len(runs) == cores and [s for run in runs for s in run] == list(range(count))
+        sizes = [len(run) for run in runs]
+        assert sizes == sorted(sizes, reverse=True) and max(sizes) - min(sizes) <= 1
+        assert count == 0 or sizes[0] >= 1
+        tally.record([name for name, shown in (("fewer slices than cores", 0 < count < cores),
+                                               ("uneven", max(sizes) != min(sizes))) if shown])
+
+    check()
+    tally.assert_each_in(0.05)
+
+
+def test_timing_takes_each_phase_as_its_slowest_core():
+    """cores.timing against a sum written here: per phase, the largest of the cores' serial cycles
+    (cost.cycles added up); one core without barriers is the stream's own schedule."""
+    from tpudsl.backend.chips import chip_named
+    from tpudsl.backend.cores import timing
+    from tpudsl.backend.cost import cycles
+
+    chip = chip_named("bm1688")
+    load = isa.GdmaLoad(0, chip.gmem_start, 64, 64, 8, 1, 0, 1, 1, 8, 8)
+    copy = isa.GdmaCopy(chip.gmem_start, chip.gmem_start + 4096, 4096)
+    sync = [isa.CoreSync(0), isa.CoreSync(1)]
+    streams = [[load, sync[0], copy, copy, sync[1]], [load, load, load, sync[0], sync[1]]]
+    c_load, c_copy, c_sync = (cycles(r, chip) for r in (load, copy, sync[0]))
+    serial, overlapped, busy = timing(streams, chip)
+    # phase 0: core 0 a load, core 1 three; phase 1: core 0 two copies, core 1 nothing; a barrier each
+    assert serial == (3 * c_load + c_sync) + (2 * c_copy + c_sync)
+    assert overlapped <= serial and len(busy) == 2 and max(busy) <= overlapped

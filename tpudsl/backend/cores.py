@@ -18,9 +18,11 @@ from tpudsl.ir.diagnostics import TpudslError
 
 
 def deal(count: int, cores: int) -> list[range]:
-    """Slices 0..count-1 dealt to the cores in contiguous runs, the earlier cores the larger ones
-    (core 0 always has a slice: the whole tiles and layer-group ranges start there)."""
-    bounds = [-(-k * count // cores) for k in range(cores + 1)]
+    """Slices 0..count-1 dealt to the cores in contiguous runs whose sizes differ by at most one,
+    the earlier cores the larger (core 0 always has a slice: the layer-group ranges start there;
+    the cores without one are the last)."""
+    size, extra = divmod(count, cores)
+    bounds = [k * size + min(k, extra) for k in range(cores + 1)]
     return [range(bounds[k], bounds[k + 1]) for k in range(cores)]
 
 
