@@ -68,11 +68,8 @@ def _round_fraction(v: Fraction, dt: np.dtype) -> float:
 
 def _decide(sums: np.ndarray, bound: np.ndarray, dt: np.dtype, exact: Callable[[tuple[int, ...]], Fraction | float]):
     """The type's value of every element whose interval sums +- bound rounds to one value; the
-    rest from `exact(index)` (a Fraction, or a float for inf / nan sums). Its own errstate, unlike
-    the other helpers here (engine.execute's covers them): tests/test_half_exact.py calls the
-    records' arithmetic (arith.matmul, ...) outside any run, with sums beyond the type."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        low, high = (sums - bound).astype(dt), (sums + bound).astype(dt)
+    rest from `exact(index)` (a Fraction, or a float for inf / nan sums)."""
+    low, high = (sums - bound).astype(dt), (sums + bound).astype(dt)
     y = low.astype(np.float64)
     for index in zip(*np.nonzero(~(low == high)), strict=True):
         v = exact(index)
