@@ -213,6 +213,11 @@ def producer(value: SSAValue, name: str) -> Operation | None:
     return owner if isinstance(owner, Operation) and owner.name == name else None
 
 
+def is_none(value: SSAValue) -> bool:
+    """Whether `value` is `top.None`: an absent optional operand."""
+    return producer(value, "top.None") is not None
+
+
 def describe(op: Operation) -> str:
     """How messages name an op: `'top.Conv' op "conv1"` (`op_label`, when it has one)."""
     name = op_label(op)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import SPECS, AttrView, loc_name, operand_shape
+from tpudsl.dialects.opdef import SPECS, AttrView, is_none, loc_name, operand_shape
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
-from tpudsl.lowering.weight_rewrite import Skipped, is_none, rename, replace_weight, users, weight_array
+from tpudsl.lowering.weight_rewrite import Skipped, rename, replace_weight, users, weight_array
 
 SUFFIX = "corrected"
 # The op -> the axis of its output its bias adds along (TPU-MLIR corrects top.Conv only; a MatMul

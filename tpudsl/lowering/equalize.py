@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, is_none, loc_name
 from tpudsl.ir.module import WEIGHT_OP, TopModule
-from tpudsl.lowering.weight_rewrite import Skipped, is_none, rename, replace_weight, users, weight_array
+from tpudsl.lowering.weight_rewrite import Skipped, rename, replace_weight, users, weight_array
 
 SUFFIX = "equalized"
 TINY_RANGE = 1e-6  # TPU-MLIR's: a channel range below it counts as zero

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation
 
-from tpudsl.dialects.opdef import SPECS, AttrView, loc_name, operand_shape
+from tpudsl.dialects.opdef import SPECS, AttrView, is_none, loc_name, operand_shape
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.smooth_quant_search import SearchResult, search, smoothing_scales
-from tpudsl.lowering.weight_rewrite import Skipped, is_none, rename, replace_weight, users, weight_array
+from tpudsl.lowering.weight_rewrite import Skipped, rename, replace_weight, users, weight_array
 
 SUFFIX = "smoothed"
 

@@ -34,7 +34,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.attrs import from_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, result_names
+from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.interp.kernel import KernelAttrs, run_kernel
 from tpudsl.interp.module_interpreter import op_attrs
@@ -175,10 +175,6 @@ def _is_weight(value: SSAValue) -> bool:
     return isinstance(value.owner, Operation) and value.owner.name == "top.Weight"
 
 
-def _is_none(value: SSAValue) -> bool:
-    return isinstance(value.owner, Operation) and value.owner.name == "top.None"
-
-
 @dataclass(frozen=True)
 class _Named:
     """Float weight data and the name its quantized form is derived from (`<name>_int8`, `<name>_int32`)."""
@@ -249,7 +245,7 @@ def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
     (the float lowering's `<bn>_scale`/`<bn>_bias`, quantized). Another rank, or parameters
     computed by other ops: F32."""
     shape = _shape(op.operands[0])
-    if len(shape) != 4 or not all(_is_weight(v) or _is_none(v) for v in op.operands[1:]):
+    if len(shape) != 4 or not all(_is_weight(v) or is_none(v) for v in op.operands[1:]):
         return False
     channels = shape[1]
     bias: _Named | None
@@ -258,7 +254,7 @@ def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
         weight, bias = (_Named(folded[k], f"{loc_name(op)}_{k}") for k in ("scale", "bias"))
     else:
         weight = _named(s, op.operands[1])
-        bias = None if _is_none(op.operands[2]) else _named(s, op.operands[2])
+        bias = None if is_none(op.operands[2]) else _named(s, op.operands[2])
     attrs = {**_float_attrs(op), "kernel_shape": [1, 1], "strides": [1, 1], "pads": [0, 0, 0, 0],
              "group": channels, "with_bias": bias is not None}
     as_filter = _Named(weight.data.reshape(channels, 1, 1, 1), weight.name)
@@ -322,7 +318,7 @@ def _matmul(op: Operation, s: _Int8Lowering) -> bool:
     weight is quantized per output column (as Conv's filter per output channel): s_r, the bias
     scale and (multiplier, rshift) per column."""
     x, right = op.operands[0], op.operands[1]
-    has_bias = len(op.operands) > 2 and op.operands[2].owner.name != "top.None"  # type: ignore[union-attr]
+    has_bias = len(op.operands) > 2 and not is_none(op.operands[2])
     if (has_bias and not _is_weight(op.operands[2])):
         return False
     s_in, s_out = s.scales[_name(x)], s.scales[_name(op.results[0])]
@@ -423,7 +419,7 @@ def _same_scale(op: Operation, s: _Int8Lowering) -> bool:
     an input whose QType (scale, zero point, storage) differs from the output's is requantized to
     it first (RequantInt)."""
     q_out = s.qtypes[_name(op.results[0])]
-    operands = [v if v.owner.name == "top.None" else s.int8_in(v, q_out) for v in op.operands]  # type: ignore[union-attr]
+    operands = [v if is_none(v) else s.int8_in(v, q_out) for v in op.operands]
     return _replace(op, s, LOWERINGS[op.name].tpu, operands, _float_attrs(op))
 
 
@@ -553,7 +549,7 @@ def _all_float(op: Operation) -> bool:
     operands aside: an op on integer tensors (indices, shapes) has no INT8 form."""
     skip = INDEX_OPERANDS.get(op.name, ())
     return all(_is_float(r) for r in op.results) and all(
-        _is_float(v) or scale_of(v) is not None or v.owner.name == "top.None"  # type: ignore[union-attr]
+        _is_float(v) or scale_of(v) is not None or is_none(v)
         for i, v in enumerate(op.operands) if i not in skip)
 
 

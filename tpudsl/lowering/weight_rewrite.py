@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.dialects.opdef import derived_loc, loc_name, producer
+from tpudsl.dialects.opdef import derived_loc, loc_name
 from tpudsl.ir.module import WEIGHT_OP, TopModule
 
 
@@ -37,10 +37,6 @@ def weight_array(mod: TopModule, value: SSAValue) -> np.ndarray | None:
     if isinstance(owner, Operation) and owner.name == WEIGHT_OP:
         return mod.weight_of(owner)
     return None
-
-
-def is_none(value: SSAValue) -> bool:
-    return producer(value, "top.None") is not None
 
 
 def users(value: SSAValue) -> list[tuple[Operation, int]]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.dialects.opdef import create, is_none, loc_name
 from tpudsl.rewrites.pattern import PatternPass, TopPattern, attrs_of, erase_if_dead, producer
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class _FoldIntoConv(TopPattern):
         bias_value = conv.operands[2]
         bias = self.env.array(bias_value)
         affine = self.channel_affine(op)
-        if filt is None or affine is None or (bias is None and not _is_none(bias_value)):
+        if filt is None or affine is None or (bias is None and not is_none(bias_value)):
             return
         import numpy as np
 
@@ -68,10 +68,6 @@ class _FoldIntoConv(TopPattern):
         erase_if_dead(rewriter, orphans)
 
 
-def _is_none(value: SSAValue) -> bool:
-    return producer(value, "top.None") is not None
-
-
 class FuseConvBatchNorm(_FoldIntoConv):
     ops = ("top.BatchNorm",)
 
@@ -79,7 +75,7 @@ class FuseConvBatchNorm(_FoldIntoConv):
         mean, var, gamma, beta = (self.env.array(v) for v in op.operands[1:5])
         if mean is None or var is None:
             return None
-        if (gamma is None and not _is_none(op.operands[3])) or (beta is None and not _is_none(op.operands[4])):
+        if (gamma is None and not is_none(op.operands[3])) or (beta is None and not is_none(op.operands[4])):
             return None
         from tpudsl.dialects.geometry.batch_norm import batch_norm_affine  # numpy: with weight data only
 
