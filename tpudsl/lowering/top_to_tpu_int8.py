@@ -286,13 +286,13 @@ def _grouped_deconv(op: Operation, s: _Int8Lowering) -> bool:
         return False
     x, name = op.operands[0], _name(op.results[0])
     s_in, q_out = s.scales[_name(x)], s.qtypes[name]
-    data = np.asarray(s.top.weight_of(op.operands[1].owner), dtype=np.float32)  # type: ignore[arg-type]
-    group = top["group"]
+    weight = _named(s, op.operands[1])
+    data, group = weight.data, top["group"]
     ic, ocg = data.shape[:2]
     per_group = data.reshape(group, ic // group, ocg, -1)
     sw = np.array([[_weight_scale(per_group[g, :, j]) for j in range(ocg)] for g in range(group)])
     qw = quantize(per_group, sw.reshape(group, 1, ocg, 1), -INT8_MAX).reshape(data.shape)
-    operands = [s.int8_in(x), s.new_weight(f"{loc_name(op.operands[1].owner)}_int8", qw, op)]  # type: ignore[arg-type]
+    operands = [s.int8_in(x), s.new_weight(f"{weight.name}_int8", qw, op)]
     sw = sw.ravel()
     has_bias = len(op.operands) > 2 and _is_weight(op.operands[2])
     operands.append(_bias(s, op, _named(s, op.operands[2]), sw * s_in) if has_bias else s.none_value(op))
