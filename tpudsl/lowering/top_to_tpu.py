@@ -171,9 +171,9 @@ def _active_coeffs(mode: str, names: tuple[str, ...]) -> Rule:
 
 def batch_norm_scale_shift(op: Operation, top: TopModule) -> dict[str, np.ndarray]:
     """A BatchNorm's constant statistics folded to its per-channel scale and shift
-    (geometry/batch_norm.py), float32, keyed by the suffix of the weights that hold them
-    (`<bn>_scale`, `<bn>_bias`: the float lowering's tpu.Scale operands, and the INT8 lowering's
-    depthwise filter and bias before they are quantized)."""
+    (geometry/batch_norm.py), float32, keyed by the names of the weights that hold them, in that
+    order (`<bn>_scale`, `<bn>_bias`: the float lowering's tpu.Scale operands, and the INT8
+    lowering's depthwise filter and bias before they are quantized)."""
     params = []
     for value in op.operands[1:]:
         kind = value.owner.name  # type: ignore[union-attr]
@@ -182,15 +182,14 @@ def batch_norm_scale_shift(op: Operation, top: TopModule) -> dict[str, np.ndarra
         params.append(top.weight_of(value.owner) if kind == "top.Weight" else None)  # type: ignore[arg-type]
     mean, var, gamma, beta = (params + [None, None])[:4]
     scale, shift = batch_norm_affine(mean, var, gamma, beta, AttrView(op.attributes, SPECS[op.name])["epsilon"])
-    return {"scale": scale.astype(np.float32), "bias": shift.astype(np.float32)}
+    name = loc_name(op)
+    return {f"{name}_scale": scale.astype(np.float32), f"{name}_bias": shift.astype(np.float32)}
 
 
 def _batch_norm_operands(op: Operation, top: TopModule) -> list[SSAValue]:
     """tpu.Scale's operands for a BatchNorm with constant statistics: the input and the folded
     per-channel scale and shift, new weights `<bn>_scale` and `<bn>_bias`."""
-    name = loc_name(op)
-    weights = [top.add_weight(f"{name}_{kind}", data, before=op)
-               for kind, data in batch_norm_scale_shift(op, top).items()]
+    weights = [top.add_weight(name, data, before=op) for name, data in batch_norm_scale_shift(op, top).items()]
     return [op.operands[0], *(w.results[0] for w in weights)]
 
 

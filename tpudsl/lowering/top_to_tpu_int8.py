@@ -248,18 +248,17 @@ def _channel_affine(op: Operation, s: _Int8Lowering) -> bool:
     if len(shape) != 4 or not all(_is_weight(v) or is_none(v) for v in op.operands[1:]):
         return False
     channels = shape[1]
-    bias: _Named | None
     if op.name == "top.BatchNorm":
-        folded = batch_norm_scale_shift(op, s.top)
-        weight, bias = (_Named(folded[k], f"{loc_name(op)}_{k}") for k in ("scale", "bias"))
-    else:
-        weight = _named(s, op.operands[1])
-        bias = None if is_none(op.operands[2]) else _named(s, op.operands[2])
+        params = list(batch_norm_scale_shift(op, s.top).items())
+    else:  # Scale's own weights (its bias may be `none`)
+        values = op.operands[1:2] if is_none(op.operands[2]) else op.operands[1:3]
+        params = [(loc_name(v.owner), s.top.weight_of(v.owner)) for v in values]  # type: ignore[arg-type]
+    # the factor as the depthwise filter [C, 1, 1, 1], the shift as the bias [C]
+    weight, *bias = (_Named(np.asarray(data, np.float32).reshape(dims), name)
+                     for (name, data), dims in zip(params, [(channels, 1, 1, 1), (channels,)], strict=False))
     attrs = {**_float_attrs(op), "kernel_shape": [1, 1], "strides": [1, 1], "pads": [0, 0, 0, 0],
-             "group": channels, "with_bias": bias is not None}
-    as_filter = _Named(weight.data.reshape(channels, 1, 1, 1), weight.name)
-    per_channel_bias = None if bias is None else _Named(bias.data.reshape(channels), bias.name)
-    return _requantized_filter(op, s, "tpu.Conv2D", attrs, as_filter, per_channel_bias, 0)
+             "group": channels, "with_bias": bool(bias)}
+    return _requantized_filter(op, s, "tpu.Conv2D", attrs, weight, bias[0] if bias else None, 0)
 
 
 def _deconv(op: Operation, s: _Int8Lowering) -> bool:
