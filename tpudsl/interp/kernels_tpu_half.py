@@ -299,12 +299,8 @@ def _exact_table(mode: str, fmt: Format) -> Array:
 F32 = np.float32
 
 
-def _exp_neg32(x: Array) -> Array:
-    return np.exp(-x)
-
-
 def _sigmoid32(x: Array) -> Array:
-    return F32(1) / (F32(1) + _exp_neg32(x))
+    return F32(1) / (F32(1) + np.exp(-x))
 
 
 # Active modes whose 16-bit results are the cmodel's float32 formula (exp, not Top's faster exp2)
@@ -312,7 +308,7 @@ def _sigmoid32(x: Array) -> Array:
 # these apart from it, so they are written here, as the cmodel writes them (arith_extra).
 FLOAT32_ACTIVE: dict[str, Callable[[Array, list[float]], Array]] = {
     "SIGMOID": lambda x, c: _sigmoid32(x),
-    "SILU": lambda x, c: x / (F32(1) + _exp_neg32(x)),
+    "SILU": lambda x, c: x / (F32(1) + np.exp(-x)),
     "SWISH": lambda x, c: x * _sigmoid32(F32(c[0]) * x),
     "QGELU": lambda x, c: x * _sigmoid32(F32(1.702) * x),
     # Top's HardSwish computes x * ((clip(x, -3, 3) + 3) / 6) (faster, no cancellation near -3)
