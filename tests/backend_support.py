@@ -101,13 +101,8 @@ def int8_module(model, shape, d, chip: str = "tiny", samples: int = 2, qtable: s
 def top_int8_module(top, name: str, shape, d, chip: str = "tiny", samples: int = 2, qtable: str = "",
                     asymmetric: bool = False, matmul_perchannel: bool = False):
     """int8_module of a Top module whose one input is `name`."""
-    from tpudsl.lowering.calibration import calibrate
-    from tpudsl.lowering.calibration_table import table_text
-
     rng = np.random.default_rng(0)
-    feeds = {str(i): {name: rng.standard_normal(shape).astype(np.float32)} for i in range(samples)}
-    result = calibrate("", list(feeds), feeds.__getitem__, need_histograms=False, mod=top)
-    (d / "table").write_text(table_text(result.table("minmax"), 2048, samples))
+    write_minmax_table(d, [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)], top=top)
     ctx = make_context()
     pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=asymmetric).apply(ctx, top.module)
     pass_class("processor-assign")(chip=chip, mode="INT8").apply(ctx, top.module)
@@ -117,6 +112,35 @@ def top_int8_module(top, name: str, shape, d, chip: str = "tiny", samples: int =
                                      matmul_perchannel=matmul_perchannel).apply(ctx, top.module)
     top.module.verify()
     return top
+
+
+def write_minmax_table(d, samples: list[dict[str, np.ndarray]], mlir: str = "", top=None) -> None:
+    """The minmax calibration table of the module (file `mlir`, or `top` in memory) on `samples`, as `d/table`."""
+    from tpudsl.lowering.calibration import calibrate
+    from tpudsl.lowering.calibration_table import table_text
+
+    feeds = {str(i): feed for i, feed in enumerate(samples)}
+    result = calibrate(mlir, list(feeds), feeds.__getitem__, need_histograms=False, mod=top)
+    (d / "table").write_text(table_text(result.table("minmax"), 2048, len(samples)))
+
+
+def deploy_int8(d, name: str, model, draw, tolerance: str, *flags: str) -> int:
+    """The ONNX `model` as a user deploys it in INT8, in directory `d`: model_transform (`NAME.mlir`,
+    `NAME_in_f32.npz`: the test input `draw(rng)`, seed 7), a minmax table of four samples `draw(rng)`
+    (seed 0), model_deploy INT8 on bm1684x with `flags` (`NAME.bmodel`). Returns its exit status."""
+    import onnx
+
+    from tpudsl.cli import model_deploy, model_transform
+
+    onnx.save(model, d / f"{name}.onnx")
+    np.savez(d / "in.npz", **draw(np.random.default_rng(7)))
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
+                         "--test_input", str(d / "in.npz")])
+    rng = np.random.default_rng(0)
+    write_minmax_table(d, [draw(rng) for _ in range(4)], mlir=str(d / f"{name}.mlir"))
+    return model_deploy.run(["--mlir", str(d / f"{name}.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
+                             "--calibration_table", str(d / "table"), "--model", str(d / f"{name}.bmodel"),
+                             "--test_input", str(d / f"{name}_in_f32.npz"), "--tolerance", tolerance, *flags])
 
 
 def compile_int8(top, path: str, opt: int = 2):

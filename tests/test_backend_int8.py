@@ -14,13 +14,12 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
-import onnx
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import StringAttr
 
-from tests.backend_support import int8_bit_exact, int8_module
+from tests.backend_support import deploy_int8, int8_bit_exact, int8_module
 from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph, _secs, _window
 from tests.test_requant import ref_round
@@ -30,8 +29,6 @@ from tpudsl.backend.cmodel import arith_int8, run_bmodel
 from tpudsl.dialects import make_context
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.printer import print_module
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import table_text
 from tpudsl.passes import pass_class
 
 ACTIVATIONS = ("Relu", "Sigmoid", "Tanh")
@@ -156,20 +153,10 @@ def test_model_deploy_int8_writes_a_bit_exact_bmodel(tmp_path, capsys):
     """ResNet-18-shaped (width 8, 32x32) through model_deploy INT8 on bm1684x: the .bmodel is
     written and its outputs equal the Tpu interpreter's (checked here again, not only by the tool)."""
     from tests.models import resnet18
-    from tpudsl.cli import model_deploy, model_transform
     from tpudsl.ir.module import read_npz
 
-    onnx.save(resnet18(input_size=32, num_classes=10, width=8), tmp_path / "r.onnx")
-    np.savez(tmp_path / "in.npz", input=np.random.default_rng(7).random((1, 3, 32, 32), dtype=np.float32))
-    model_transform.run(["--model_name", "r", "--model_def", str(tmp_path / "r.onnx"), "--mlir",
-                         str(tmp_path / "r.mlir"), "--test_input", str(tmp_path / "in.npz")])
-    rng = np.random.default_rng(0)
-    feeds = {str(i): {"input": rng.random((1, 3, 32, 32), dtype=np.float32)} for i in range(4)}
-    result = calibrate(str(tmp_path / "r.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
-    (tmp_path / "table").write_text(table_text(result.table("minmax"), 2048, 4))
-    model_deploy.run(["--mlir", str(tmp_path / "r.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
-                      "--calibration_table", str(tmp_path / "table"), "--model", str(tmp_path / "r.bmodel"),
-                      "--test_input", str(tmp_path / "r_in_f32.npz"), "--tolerance", "0.9,0.6"])
+    deploy_int8(tmp_path, "r", resnet18(input_size=32, num_classes=10, width=8),
+                lambda rng: {"input": rng.random((1, 3, 32, 32), dtype=np.float32)}, "0.9,0.6")
     err = capsys.readouterr().err
     assert "bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in err, err
     bm = read_bmodel(str(tmp_path / "r.bmodel"))

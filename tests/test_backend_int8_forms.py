@@ -14,7 +14,7 @@ import onnx
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from tests.backend_support import int8_bit_exact, int8_module
+from tests.backend_support import deploy_int8, int8_bit_exact, int8_module
 from tests.feature_tally import FeatureTally
 from tests.test_backend_cmodel import Graph, _secs
 from tests.test_backend_int8 import graph_with_input
@@ -22,11 +22,8 @@ from tpudsl.backend import isa
 from tpudsl.backend.chips import CHIPS
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import run_bmodel
-from tpudsl.cli import model_deploy, model_transform
 from tpudsl.ir.module import read_npz
 from tpudsl.ir.printer import print_module
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import table_text
 
 
 KINDS = ("sub", "mulconst", "neg", "add", "conv", "avgpool")  # the first op of `networks(first=KIND)`
@@ -180,17 +177,8 @@ def test_model_deploy_int8_writes_the_new_forms_bit_exact(tmp_path, capsys):
     s = g.node("Sub", [a, m], (1, 4, 8, 8))
     g.inits.append(onnx.numpy_helper.from_array(np.array(-0.75, np.float32), "k"))
     out = g.node("Mul", [s, "k"], (1, 4, 8, 8))
-    onnx.save(g.model({"x": (1, 3, 15, 15)}, out), tmp_path / "f.onnx")
-    np.savez(tmp_path / "in.npz", x=np.random.default_rng(7).standard_normal((1, 3, 15, 15)).astype(np.float32))
-    model_transform.run(["--model_name", "f", "--model_def", str(tmp_path / "f.onnx"), "--mlir",
-                         str(tmp_path / "f.mlir"), "--test_input", str(tmp_path / "in.npz")])
-    rng = np.random.default_rng(0)
-    feeds = {str(i): {"x": rng.standard_normal((1, 3, 15, 15)).astype(np.float32)} for i in range(4)}
-    result = calibrate(str(tmp_path / "f.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
-    (tmp_path / "table").write_text(table_text(result.table("minmax"), 2048, 4))
-    assert model_deploy.run(["--mlir", str(tmp_path / "f.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
-                             "--calibration_table", str(tmp_path / "table"), "--model", str(tmp_path / "f.bmodel"),
-                             "--test_input", str(tmp_path / "f_in_f32.npz"), "--tolerance", "0.9,0.6"]) == 0
+    assert deploy_int8(tmp_path, "f", g.model({"x": (1, 3, 15, 15)}, out),
+                       lambda rng: {"x": rng.standard_normal((1, 3, 15, 15)).astype(np.float32)}, "0.9,0.6") == 0
     err = capsys.readouterr().err
     assert "bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in err, err
     bm = read_bmodel(str(tmp_path / "f.bmodel"))

@@ -18,17 +18,13 @@ import re
 from fractions import Fraction
 
 import numpy as np
-import onnx
 import pytest
 
-from tests.backend_support import top_int8_module
+from tests.backend_support import deploy_int8, top_int8_module
 from tests.models import densenet
 from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run
-from tpudsl.cli import model_deploy, model_transform
 from tpudsl.ir.module import load_module
-from tpudsl.lowering.calibration import calibrate
-from tpudsl.lowering.calibration_table import table_text
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
 C, EPS = 6, 1e-3
@@ -111,19 +107,10 @@ def test_batchnorm_and_scale_int8_are_the_formula(tmp_path, asymmetric):
 def test_densenet_block_deploys_int8_without_f32_scales(tmp_path, capsys, asymmetric):
     """BN -> ReLU -> Conv in every dense layer and the transition (nothing to fold them into) were
     tpu.Scale in F32 with Casts around each; now every op is int8 and the .bmodel is bit-exact."""
-    onnx.save(densenet(input_size=16, num_classes=4, growth=4, blocks=(2, 1), init_channels=8), tmp_path / "n.onnx")
-    np.savez(tmp_path / "in.npz", input=np.random.default_rng(7).random((1, 3, 16, 16), dtype=np.float32))
-    model_transform.run(["--model_name", "n", "--model_def", str(tmp_path / "n.onnx"), "--mlir",
-                         str(tmp_path / "n.mlir"), "--test_input", str(tmp_path / "in.npz")])
-    assert len(re.findall(r'"top.BatchNorm"', (tmp_path / "n.mlir").read_text())) == 5
-    rng = np.random.default_rng(0)
-    feeds = {str(i): {"input": rng.random((1, 3, 16, 16), dtype=np.float32)} for i in range(4)}
-    result = calibrate(str(tmp_path / "n.mlir"), list(feeds), feeds.__getitem__, need_histograms=False)
-    (tmp_path / "table").write_text(table_text(result.table("minmax"), 2048, 4))
-    assert model_deploy.run(["--mlir", str(tmp_path / "n.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
-                             "--calibration_table", str(tmp_path / "table"), "--model", str(tmp_path / "n.bmodel"),
-                             "--test_input", str(tmp_path / "n_in_f32.npz"), "--tolerance", "0.99,0.9",
-                             *(["--asymmetric"] if asymmetric else [])]) == 0
+    model = densenet(input_size=16, num_classes=4, growth=4, blocks=(2, 1), init_channels=8)
+    assert deploy_int8(tmp_path, "n", model, lambda rng: {"input": rng.random((1, 3, 16, 16), dtype=np.float32)},
+                       "0.99,0.9", *(["--asymmetric"] if asymmetric else [])) == 0
+    assert len(re.findall(r'"top.BatchNorm"', (tmp_path / "n.mlir").read_text())) == 5  # model_transform's module
     err = capsys.readouterr().err
     assert "1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in err, err
     mode = "asym" if asymmetric else "sym"
