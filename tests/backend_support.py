@@ -114,6 +114,17 @@ def top_int8_module(top, name: str, shape, d, chip: str = "tiny", samples: int =
     return top
 
 
+def assert_dump_equal(got: dict[str, np.ndarray], want: dict[str, np.ndarray], mode: str) -> None:
+    """A .bmodel's --dump_all_tensors against the Tpu interpreter's: the same names in the same order,
+    each tensor of the same dtype and within model_deploy's rule for `mode` (bmodel_mismatch)."""
+    from tpudsl.cli.compare import bmodel_mismatch
+
+    assert list(got) == list(want), (list(got), list(want))
+    for name, w in want.items():
+        assert got[name].dtype == w.dtype, name
+        assert bmodel_mismatch(got[name], w, mode) is None, name
+
+
 def write_minmax_table(d, samples: list[dict[str, np.ndarray]], mlir: str = "", top=None) -> None:
     """The minmax calibration table of the module (file `mlir`, or `top` in memory) on `samples`, as `d/table`."""
     from tpudsl.lowering.calibration import calibrate
