@@ -145,8 +145,8 @@ def deploy_int8(d, name: str, model, draw, tolerance: str, *flags: str) -> int:
 
     onnx.save(model, d / f"{name}.onnx")
     np.savez(d / "in.npz", **draw(np.random.default_rng(7)))
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
-                         "--test_input", str(d / "in.npz")])
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
+                         "--mlir", str(d / f"{name}.mlir"), "--test_input", str(d / "in.npz")])
     rng = np.random.default_rng(0)
     write_minmax_table(d, [draw(rng) for _ in range(4)], mlir=str(d / f"{name}.mlir"))
     return model_deploy.run(["--mlir", str(d / f"{name}.mlir"), "--quantize", "INT8", "--processor", "bm1684x",

@@ -20,7 +20,7 @@ from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects.opdef import SPECS
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, GELU_MODES
 from tpudsl.lowering.top_to_tpu import LOWERINGS
-from tpudsl.lowering.top_to_tpu_int8 import CHANNEL_AFFINE_OPS, INT8_LOWERINGS, INT8_ONLY_OPS, LUT_OPS
+from tpudsl.lowering.top_to_tpu_int8 import INT8_ONLY_OPS, INT8_TPU_OP
 from tpudsl.lowering.weight_only import A16_LOWERINGS
 
 DOC = Path(__file__).resolve().parent.parent / "docs/backend.md"
@@ -49,8 +49,7 @@ def lowered_forms() -> set[tuple[str, str | None, str]]:
     found = {(rule.tpu, form, mode) for top_op, rule in LOWERINGS.items() for form in _forms(top_op, rule.tpu)
              for mode in FLOAT}
     int8 = {*INT8_ONLY_OPS, "tpu.Cast"}  # Lut, RequantInt; the quantizing casts around int8 regions
-    int8 |= {"tpu.Lut" if top_op in LUT_OPS else "tpu.Conv2D" if top_op in CHANNEL_AFFINE_OPS else LOWERINGS[top_op].tpu
-             for top_op in INT8_LOWERINGS}
+    int8 |= set(INT8_TPU_OP.values())
     weight_only = {(tpu, None, mode) for tpu in A16_LOWERINGS.values() for mode in ("F16", "BF16")}
     return found | {(op, None, "INT8") for op in int8} | weight_only
 

@@ -538,6 +538,11 @@ INT8_LOWERINGS: dict[str, Callable[[Operation, _Int8Lowering], bool]] = {
     **{name: _clamp for name in CLAMP_BOUNDS},
 }
 
+# The Tpu op each INT8 rule makes (the backend's coverage of INT8 is checked on it): its float
+# rule's, but a 256-entry table for LUT_OPS and a depthwise Conv2D for CHANNEL_AFFINE_OPS.
+INT8_TPU_OP = {name: "tpu.Lut" if name in LUT_OPS else "tpu.Conv2D" if name in CHANNEL_AFFINE_OPS
+               else LOWERINGS[name].tpu for name in INT8_LOWERINGS}
+
 
 # Operands that hold indices, not real numbers, by op: they may be integer tensors.
 INDEX_OPERANDS = {"top.Gather": (1,)}
