@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tpudsl.dialects.opdef import SPECS, AttrView, create, loc_name, operand_shape
+from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name, operand_shape
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.interp.requant import round_half_away_array
 
@@ -123,7 +123,7 @@ class A16Lowering:
         mode = state.mode_of(op)
         weight, scale, zp, sign = self._weight(op, state, mode)
         bias = op.operands[2] if len(op.operands) > 2 else None
-        if bias is None or bias.owner.name == "top.None":  # type: ignore[union-attr]
+        if bias is None or is_none(bias):
             bias = state.none_value(op)
         elif bias.owner.name == "top.Weight":  # type: ignore[union-attr]
             bias = state.weight_in(bias, "F32", op)  # f32, as MatMul's: the chip accumulates in f32
