@@ -287,16 +287,25 @@ def elementwise_views(op: Operation) -> list[Dims4]:
     if len(ys) <= 4:
         return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
     shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
-    groups = [[d] for d in range(len(ys)) if ys[d] != 1]
-    while len(groups) > 4:  # merge the innermost neighbours that fold, keeping the outer dims to slice
-        i = next((i for i in reversed(range(len(groups) - 1))
-                  if all((s[groups[i][0]] == 1) == (s[groups[i + 1][0]] == 1) for s in shapes)), None)
+    folded = fold4d(op, shapes, [d for d in range(len(ys)) if ys[d] != 1],
+                    lambda outer, inner: all((s[outer[0]] == 1) == (s[inner[0]] == 1) for s in shapes),
+                    f"shapes {[shape_of(v) for v in values]} do not fold to 4-D")
+    return [folded[-1], *folded[:-1]]
+
+
+def fold4d(op: Operation, shapes: Sequence[Sequence[int]], kept: Sequence[int],
+           mergeable: Callable[[list[int], list[int]], bool], refusal: str) -> list[Dims4]:
+    """`shapes` (one rank, > 4) folded to 4-D views alike: the dims `kept` (the others are 1 in
+    every shape), then the innermost neighbour groups (outer, inner) that are `mergeable` merge,
+    each into the product of its sizes, until four are left; none mergeable is an error saying
+    `refusal`. Merging the innermost first keeps the outer dims, the ones N and H slice, apart."""
+    groups = [[d] for d in kept]
+    while len(groups) > 4:
+        i = next((i for i in reversed(range(len(groups) - 1)) if mergeable(groups[i], groups[i + 1])), None)
         if i is None:
-            raise TpudslError(f"backend: {describe(op)}: shapes {[shape_of(v) for v in values]} do not fold to "
-                              f"4-D; not modelled")
+            raise TpudslError(f"backend: {describe(op)}: {refusal}; not modelled")
         groups[i:i + 2] = [groups[i] + groups[i + 1]]
-    folded = [[int(np.prod([s[d] for d in g], dtype=np.int64)) for g in groups] for s in shapes]
-    return [as4d(op, f) for f in (folded[-1], *folded[:-1])]
+    return [as4d(op, [int(np.prod([s[d] for d in g], dtype=np.int64)) for g in groups]) for s in shapes]
 
 
 def pad_widths(op: Operation) -> list[tuple[int, int]]:
@@ -930,15 +939,9 @@ def tile_views(op: Operation) -> tuple[Dims4, Dims4, Dims4]:
     ys = [x * r for x, r in zip(xs, reps, strict=True)]
     if len(xs) <= 4:
         return as4d(op, xs), as4d(op, ys), as4d(op, reps)
-    groups = [[d] for d in range(len(xs)) if ys[d] != 1]
-    while len(groups) > 4:
-        i = next((i for i in reversed(range(len(groups) - 1)) if all(reps[d] == 1 for d in groups[i + 1])), None)
-        if i is None:
-            raise TpudslError(f"backend: {describe(op)}: input {list(xs)} tiled by {reps} does not fold to 4-D; "
-                              f"not modelled")
-        groups[i:i + 2] = [groups[i] + groups[i + 1]]
-    return tuple(as4d(op, [int(np.prod([s[d] for d in g], dtype=np.int64)) for g in groups])  # type: ignore[return-value]
-                 for s in (xs, ys, reps))
+    return tuple(fold4d(op, (xs, ys, reps), [d for d in range(len(xs)) if ys[d] != 1],  # type: ignore[return-value]
+                        lambda outer, inner: all(reps[d] == 1 for d in inner),
+                        f"input {list(xs)} tiled by {reps} does not fold to 4-D"))
 
 
 def _tile_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
