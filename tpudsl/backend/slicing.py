@@ -816,7 +816,8 @@ def output_dims(op: Operation) -> tuple[int, int]:
     if KINDS[op.name] in ("scale", "lrn"):
         return scale_view(op)[0], scale_view(op)[2]
     if KINDS[op.name] == "tile":  # the input's grid, each part moved to every repeat
-        return tile_views(op)[0][0], tile_views(op)[0][2]
+        xs = tile_views(op)[0]
+        return xs[0], xs[2]
     if KINDS[op.name] == "depth2space":  # the depth side's grid
         depth = op.results[0] if attrs_of(op)["is_inversed"] else op.operands[0]
         return shape_of(depth)[0], shape_of(depth)[2]
@@ -895,9 +896,11 @@ def slices(op: Operation, secs: Secs, first_n: Range | None = None) -> list[Slic
     output tile is where that part goes in the result."""
     if KINDS[op.name] == "concat":
         return _concat_slices(op, secs.n, secs.h)
-    if KINDS[op.name] in ("depth2space", "tile"):
-        moves = _depth2space_parts if KINDS[op.name] == "depth2space" else _tile_parts
-        return [plan for p in parts(op, secs, first_n) for plan in moves(op, p.n, p.h)]
+    if KINDS[op.name] == "depth2space":
+        return [plan for p in parts(op, secs, first_n) for plan in _depth2space_parts(op, p.n, p.h)]
+    if KINDS[op.name] == "tile":
+        views = tile_views(op)
+        return [plan for p in parts(op, secs, first_n) for plan in _tile_parts(op, views, p.n, p.h)]
     backward = BACKWARD_UPDATE_SLICE[KINDS[op.name]]
     return [backward(op, p) for p in parts(op, secs, first_n)]
 
@@ -944,10 +947,12 @@ def tile_views(op: Operation) -> tuple[Dims4, Dims4, Dims4]:
                         f"input {list(xs)} tiled by {reps} does not fold to 4-D"))
 
 
-def _tile_parts(op: Operation, n: tuple[int, int], h: tuple[int, int]) -> list[SlicePlan]:
-    """Tile: the input part (N and H of the input's grid) moved to each of its repeats' places."""
+def _tile_parts(op: Operation, views: tuple[Dims4, Dims4, Dims4], n: tuple[int, int],
+                h: tuple[int, int]) -> list[SlicePlan]:
+    """Tile: the input part (N and H of the input's grid) moved to each of its repeats' places
+    (`views`: tile_views(op), folded once for all parts)."""
     x, y = op.operands[0], op.results[0]
-    xs, ys, reps = tile_views(op)
+    xs, ys, reps = views
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], xs[1], h[1] - h[0], xs[3])
     return [SlicePlan([Tile(x, start, shape, contiguous(xs))],
                       Tile(y, (n[0] + rn * xs[0], rc * xs[1], h[0] + rh * xs[2], rw * xs[3]), shape, contiguous(ys)))
