@@ -798,6 +798,12 @@ def deconv_filter(op: Operation) -> Tile:
     return Tile(op.operands[1], (0, 0, 0, 0), (group, ocg, icg, taps), (icg * ocg * taps, taps, ocg * taps, 1))
 
 
+# The kinds whose output view is `elementwise_views`' (rank > 4 folded). A Lut of rank > 4 still
+# stops at `whole_tiles` (its table's tile is laid out on the unfolded result's channels), a
+# RequantIntAxis at `check_int8` (4-D only).
+ELEMENTWISE_VIEWED = ("binary", "unary", "select", "lut", "expand")
+
+
 def output_dims(op: Operation) -> tuple[int, int]:
     """The (N, H) an op's slices split: of its output view (MatMul: its rows)."""
     if KINDS[op.name] == "matmul":
@@ -825,8 +831,7 @@ def output_dims(op: Operation) -> tuple[int, int]:
         xs, order = permute_view(op)
         ys = as4d(op, [xs[d] for d in order])
     else:
-        elementwise = KINDS[op.name] in ("binary", "unary", "select", "expand")
-        ys = elementwise_views(op)[0] if elementwise else as4d(op, shape_of(op.results[0]))
+        ys = elementwise_views(op)[0] if KINDS[op.name] in ELEMENTWISE_VIEWED else as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
 
 
@@ -887,7 +892,7 @@ def cw_dims(op: Operation) -> tuple[int, int]:
         return matmul_dims(op)[3], 1
     if kind == "upsample":  # W on the input's grid: a part is whole input columns
         return as4d(op, shape_of(op.results[0]))[1], as4d(op, shape_of(op.operands[0]))[3]
-    view = elementwise_views(op)[0] if kind in ("binary", "unary", "select", "lut") else as4d(op, shape_of(op.results[0]))
+    view = elementwise_views(op)[0] if kind in ELEMENTWISE_VIEWED else as4d(op, shape_of(op.results[0]))
     return view[1], view[3]
 
 
