@@ -115,3 +115,19 @@ func.func @no_fire(%arg0: tensor<2x3x8xf32>, %arg1: tensor<2x3x8xf32>) -> (tenso
   %k6 = "top.Mul"(%g, %k5) : (tensor<3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32> loc("gamma_other_shape")
   return %a5, %b5, %c5, %d5, %e5, %e3, %f5, %h5, %k6 : tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }
+
+// -----
+// Must not fire: eps added with a fused Relu (the chain's inner_link refuses it).
+// CHECK-LABEL: func.func @relu_eps
+// CHECK:       "top.AddConst"{{.*}}do_relu = true
+// CHECK-NOT:   top.RMSNorm
+func.func @relu_eps(%arg0: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32> loc("x")
+  %0 = "top.Mul"(%x, %x) : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32> loc("square")
+  %1 = "top.Reduce"(%0) {axes = [2], keepdims = true, mode = "ReduceMean"} : (tensor<2x3x8xf32>) -> tensor<2x3x1xf32> loc("variance")
+  %2 = "top.AddConst"(%1) {const_val = 1.0e-05 : f64, do_relu = true} : (tensor<2x3x1xf32>) -> tensor<2x3x1xf32> loc("relu_eps")
+  %3 = "top.Sqrt"(%2) : (tensor<2x3x1xf32>) -> tensor<2x3x1xf32> loc("sqrt")
+  %4 = "top.Reciprocal"(%3) : (tensor<2x3x1xf32>) -> tensor<2x3x1xf32> loc("rsqrt")
+  %5 = "top.Mul"(%x, %4) : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32> loc("normed")
+  return %5 : tensor<2x3x8xf32>
+}

@@ -30,7 +30,7 @@ from tpudsl.rewrites.pattern import (
 def _plain_mul(op: Operation) -> bool:
     """A two-operand Mul without a fused Relu or a scalar form."""
     a = attrs_of(op)
-    return len(op.operands) == 2 and not a["do_relu"] and not a.get("is_scalar", False)
+    return len(op.operands) == 2 and not a["do_relu"] and not a["is_scalar"]
 
 
 def _inverse_root(value: SSAValue) -> tuple[list[Operation], Operation] | None:
@@ -47,7 +47,7 @@ def _inverse_root(value: SSAValue) -> tuple[list[Operation], Operation] | None:
     a = attrs_of(inverse)
     if a["const_val"] != 1.0 or (inverse.name == "top.DivConst" and not a["is_reverse"]):
         return None
-    return (chain, mean) if not attrs_of(eps)["do_relu"] and attrs_of(eps)["const_val"] > 0 else None
+    return (chain, mean) if attrs_of(eps)["const_val"] > 0 else None  # inner_link refused a fused Relu
 
 
 class FuseRMSNorm(TopPattern):
