@@ -17,36 +17,17 @@ last op."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import NoneType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
 from tpudsl.rewrites.pattern import (
-    PatternPass, TopPattern, attrs_of, derived_loc, erase_if_dead, inner_link, is_float_tensor, producer, shape_of,
+    PatternPass, TopPattern, attrs_of, derived_loc, fold_norm_parameter, is_float_tensor, mean_axes, producer, shape_of,
+    squares,
 )
-
-
-def mean_axes(op: Operation | None, rank: int) -> list[int] | None:
-    """The axes of a keepdims ReduceMean, normalized and sorted; None for any other op."""
-    if op is None or op.name != "top.Reduce":
-        return None
-    a = attrs_of(op)
-    if a["mode"] != "ReduceMean" or not a["keepdims"]:
-        return None
-    return sorted(axis % rank for axis in a["axes"])
-
-
-def squares(op: Operation | None, d: SSAValue) -> bool:
-    """`op` is Pow(d, 2) or Mul(d, d) without a fused Relu."""
-    if op is None or attrs_of(op).get("do_relu", False):
-        return False
-    if op.name == "top.Pow":
-        return op.operands[0] == d and attrs_of(op)["exponent"] == 2.0
-    return op.name == "top.Mul" and len(op.operands) == 2 and op.operands[0] == d and op.operands[1] == d
 
 
 class FuseLayerNorm(TopPattern):
@@ -103,26 +84,6 @@ class FoldLayerNormAffine(TopPattern):
             return
         fold_norm_parameter(op, rewriter, "top.LayerNorm", 1 if op.name == "top.Mul" else 2,
                             lambda norm: tuple(attrs_of(norm)["normalized_shape"] or ()))
-
-
-def fold_norm_parameter(op: Operation, rewriter: PatternRewriter, norm_name: str, slot: int,
-                        shape: Callable[[Operation], tuple[int, ...] | None]) -> None:
-    """op(norm(..., none at `slot`, ...), param), either operand order -> the norm with param at
-    `slot`, under op's name: the norm read only by op, param of `shape(norm)` and of op's element
-    type (LayerNorm's gamma and beta, RMSNorm's gamma)."""
-    out = op.results[0].type
-    for norm_value, param in (op.operands, tuple(reversed(op.operands))):
-        norm = producer(norm_value, norm_name)
-        if (norm is not None and inner_link(norm, out) and isinstance(norm.operands[slot].type, NoneType)
-                and shape_of(param) == shape(norm) and param.type.element_type == out.element_type):
-            break
-    else:
-        return
-    operands = list(norm.operands)
-    old, operands[slot] = operands[slot], param
-    rewriter.replace(op, create(norm_name, operands, [out], dict(norm.attributes), loc=op.location))
-    rewriter.erase(norm)
-    erase_if_dead(rewriter, [old])
 
 
 PATTERNS = (FuseLayerNorm, FoldLayerNormAffine)

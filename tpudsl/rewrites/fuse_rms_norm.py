@@ -21,9 +21,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
-from tpudsl.rewrites.fuse_layer_norm import fold_norm_parameter, mean_axes, squares
 from tpudsl.rewrites.pattern import (
-    PatternPass, TopPattern, attrs_of, derived_loc, inner_link, is_float_tensor, shape_of,
+    PatternPass, TopPattern, attrs_of, derived_loc, fold_norm_parameter, inner_link, is_float_tensor, mean_axes, shape_of,
+    squares,
 )
 
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, NoneType, TensorType
 from xdsl.ir import Attribute, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -208,3 +208,43 @@ def inner_link(op: Operation | None, result_type: Attribute) -> bool:
     and is read only once (by the chain)."""
     return (op is not None and not attrs_of(op).get("do_relu", False) and op.results[0].type == result_type
             and op.results[0].has_one_use())
+
+
+def mean_axes(op: Operation | None, rank: int) -> list[int] | None:
+    """The axes of a keepdims ReduceMean, normalized and sorted; None for any other op (this and the
+    next two: the norm families, fuse_layer_norm and fuse_rms_norm)."""
+    if op is None or op.name != "top.Reduce":
+        return None
+    a = attrs_of(op)
+    if a["mode"] != "ReduceMean" or not a["keepdims"]:
+        return None
+    return sorted(axis % rank for axis in a["axes"])
+
+
+def squares(op: Operation | None, d: SSAValue) -> bool:
+    """`op` is Pow(d, 2) or Mul(d, d) without a fused Relu."""
+    if op is None or attrs_of(op).get("do_relu", False):
+        return False
+    if op.name == "top.Pow":
+        return op.operands[0] == d and attrs_of(op)["exponent"] == 2.0
+    return op.name == "top.Mul" and len(op.operands) == 2 and op.operands[0] == d and op.operands[1] == d
+
+
+def fold_norm_parameter(op: Operation, rewriter: PatternRewriter, norm_name: str, slot: int,
+                        shape: Callable[[Operation], tuple[int, ...] | None]) -> None:
+    """op(norm(..., none at `slot`, ...), param), either operand order -> the norm with param at
+    `slot`, under op's name: the norm read only by op, param of `shape(norm)` and of op's element
+    type (LayerNorm's gamma and beta, RMSNorm's gamma)."""
+    out = op.results[0].type
+    for norm_value, param in (op.operands, tuple(reversed(op.operands))):
+        norm = producer(norm_value, norm_name)
+        if (norm is not None and inner_link(norm, out) and isinstance(norm.operands[slot].type, NoneType)
+                and shape_of(param) == shape(norm) and param.type.element_type == out.element_type):
+            break
+    else:
+        return
+    operands = list(norm.operands)
+    old, operands[slot] = operands[slot], param
+    rewriter.replace(op, create(norm_name, operands, [out], dict(norm.attributes), loc=op.location))
+    rewriter.erase(norm)
+    erase_if_dead(rewriter, [old])
