@@ -22,8 +22,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from tpudsl.dialects.opdef import create
 from tpudsl.rewrites.pattern import (
-    PatternPass, TopPattern, attrs_of, derived_loc, fold_norm_parameter, inner_link, is_float_tensor, mean_axes, shape_of,
-    squares,
+    PatternPass, TopPattern, attrs_of, derived_loc, fold_norm_parameter, inner_link, is_float_tensor, mean_axes,
+    shape_of, squares,
 )
 
 
