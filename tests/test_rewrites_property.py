@@ -343,6 +343,13 @@ def step_scaled_gate(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
         g.emit("top.AddConst", [inner], shape, {"const_val": 0.25}, g.name("inner_reader"))
 
 
+def square_of(draw: st.DrawFn, g: Graph, v: SSAValue) -> SSAValue:
+    """Pow(v, 2) or Mul(v, v), the two ways exporters square."""
+    if draw(st.booleans()):
+        return g.emit("top.Pow", [v], shape_of(v), {"exponent": 2.0}, g.name("square"))
+    return g.emit("top.Mul", [v, v], shape_of(v), {}, g.name("square"))
+
+
 def layer_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
     """The decomposed LayerNorm over the last one or two axes (returned: its value and the
     normalized shape); Pow(d, 2) or Mul(d, d); eps of
@@ -356,11 +363,8 @@ def layer_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> tuple[SSAValue, 
         axes = [a - len(shape) for a in axes]  # negative axes, as torch exports them
     mean = g.emit("top.Reduce", [x], reduced, {"axes": axes, "keepdims": True, "mode": "ReduceMean"}, g.name("mean"))
     d = g.emit("top.Sub", [x, mean], shape, {}, g.name("centered"))
-    if draw(st.booleans()):
-        square = g.emit("top.Pow", [d], shape, {"exponent": 2.0}, g.name("square"))
-    else:
-        square = g.emit("top.Mul", [d, d], shape, {}, g.name("square"))
-    var = g.emit("top.Reduce", [square], reduced, {"axes": axes, "keepdims": True, "mode": "ReduceMean"}, g.name("var"))
+    var = g.emit("top.Reduce", [square_of(draw, g, d)], reduced, {"axes": axes, "keepdims": True, "mode": "ReduceMean"},
+                 g.name("var"))
     eps = g.emit("top.AddConst", [var], reduced, {"const_val": draw(st.sampled_from([1e-3, 1e-2, 0.5]))}, g.name("eps"))
     std = g.emit("top.Sqrt", [eps], reduced, {}, g.name("std"))
     if rarely(draw):
@@ -370,7 +374,7 @@ def layer_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> tuple[SSAValue, 
 
 def layer_norm_affine(draw: st.DrawFn, g: Graph, y: SSAValue, normalized: tuple[int, ...], which: str) -> None:
     """Mul by gamma ("gamma", "both") and Add of beta ("beta", "both"), of the normalized shape,
-    either operand order."""
+    either operand order (RMSNorm's gamma too: "gamma" of the last axis)."""
     shape = shape_of(y)
     for name, role in (("top.Mul", "gamma"), ("top.Add", "beta")):
         if which in (role, "both"):
@@ -399,10 +403,7 @@ def rms_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> SSAValue:
     DivConst of 1, then Mul(x, r) in either order; rarely the root is also read elsewhere (must stay)."""
     shape = shape_of(x)
     reduced = (*shape[:-1], 1)
-    if draw(st.booleans()):
-        square = g.emit("top.Pow", [x], shape, {"exponent": 2.0}, g.name("square"))
-    else:
-        square = g.emit("top.Mul", [x, x], shape, {}, g.name("square"))
+    square = square_of(draw, g, x)
     axis = draw(st.sampled_from([len(shape) - 1, -1]))
     var = g.emit("top.Reduce", [square], reduced, {"axes": [axis], "keepdims": True, "mode": "ReduceMean"},
                  g.name("variance"))
@@ -417,22 +418,16 @@ def rms_norm_chain(draw: st.DrawFn, g: Graph, x: SSAValue) -> SSAValue:
     return g.emit("top.Mul", [x, inverse] if draw(st.booleans()) else [inverse, x], shape, {}, g.name("normed"))
 
 
-def rms_norm_gamma(draw: st.DrawFn, g: Graph, y: SSAValue) -> None:
-    """Mul by a gamma of the last axis' size, either operand order."""
-    loc = g.name("gamma")
-    w = g.weight(loc, "gamma", shape_of(y)[-1:])
-    g.emit("top.Mul", [y, w] if draw(st.booleans()) else [w, y], shape_of(y), {}, loc)
-
-
 def step_rms_norm(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
     normed = rms_norm_chain(draw, g, x)
     if draw(st.booleans()):
-        rms_norm_gamma(draw, g, normed)
+        layer_norm_affine(draw, g, normed, shape_of(normed)[-1:], "gamma")
 
 
 def step_rms_norm_gamma(draw: st.DrawFn, g: Graph, x: SSAValue) -> None:
     """An RMSNorm without gamma, then its gamma."""
-    rms_norm_gamma(draw, g, g.emit("top.RMSNorm", [x, g.none_value()], shape_of(x), {"eps": 1e-3}, g.name("rms")))
+    norm = g.emit("top.RMSNorm", [x, g.none_value()], shape_of(x), {"eps": 1e-3}, g.name("rms"))
+    layer_norm_affine(draw, g, norm, shape_of(x)[-1:], "gamma")
 
 
 # Pattern name -> the step that always builds its match.
