@@ -10,6 +10,8 @@ import io
 import subprocess
 from pathlib import Path
 
+import numpy as np
+
 
 def run_main(command: str, *args, cwd: Path | str | None = None) -> subprocess.CompletedProcess:
     """`command` is a module of tpudsl.cli (model_transform, model_runner, npz_tool, ...)."""
@@ -27,3 +29,11 @@ def run_main(command: str, *args, cwd: Path | str | None = None) -> subprocess.C
         except SystemExit as e:
             status = e.code
     return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
+
+
+def run_model(model: Path | str, inputs: Path, output: Path, all_tensors: bool = False) -> dict:
+    """model_runner on the npz `inputs` into `output` (exit status 0, else its stderr), and what it wrote."""
+    r = run_main("model_runner", "--input", inputs, "--model", model, "--output", output,
+                 *(["--dump_all_tensors"] if all_tensors else []))
+    assert r.returncode == 0, r.stderr
+    return dict(np.load(output))

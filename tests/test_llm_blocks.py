@@ -24,7 +24,7 @@ import onnx
 import pytest
 
 from onnx_node.harness import cosine, max_rel_err
-from tests.cli_support import run_main
+from tests.cli_support import run_main, run_model
 from tests.models import onnx_inference
 from tests.models.lm import llama_block, llama_inputs
 from tpudsl.dialects.opdef import loc_name
@@ -39,11 +39,9 @@ DEPLOYS = {  # case: (block, mode, model_deploy flags after LLM-TPU's, cosine of
 
 
 def _run(model, feed, d, out: str, all_tensors: bool = False) -> dict[str, np.ndarray]:
+    """model_runner on `feed` (saved as OUT_in.npz) into OUT.npz."""
     np.savez(d / f"{out}_in.npz", **feed)
-    r = run_main("model_runner", "--input", d / f"{out}_in.npz", "--model", model, "--output", d / f"{out}.npz",
-                 *(["--dump_all_tensors"] if all_tensors else []))
-    assert r.returncode == 0, r.stderr
-    return dict(np.load(d / f"{out}.npz"))
+    return run_model(model, d / f"{out}_in.npz", d / f"{out}.npz", all_tensors)
 
 
 @pytest.fixture(scope="module")

@@ -27,10 +27,10 @@ import pytest
 from xdsl.ir import Operation
 
 from onnx_node.harness import cosine, max_rel_err
-from tests.cli_support import run_main
+from tests.cli_support import run_main, run_model
 from tests.models import onnx_inference
 from tests.models.lm import bert, gpt2, lm_inputs, vocab_size
-from tpudsl.cli import model_deploy, model_runner, model_transform
+from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.overflow import MASK_FILL as MASK
@@ -64,12 +64,6 @@ def _transform(model: onnx.ModelProto, name: str, d) -> dict[str, np.ndarray]:
     return feed
 
 
-def _run(model, d, out: str, all_tensors: bool = False) -> dict[str, np.ndarray]:
-    model_runner.run(["--input", str(d / "in.npz"), "--model", str(model), "--output", str(d / out),
-                      *(["--dump_all_tensors"] if all_tensors else [])])
-    return dict(np.load(d / out))
-
-
 def assert_close(got: np.ndarray, want: np.ndarray, name: str, cos_min: float = 0.99999, rel_max: float = 1e-4) -> None:
     assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
     masked = ~np.isfinite(want) | (np.abs(want) >= MASK)
@@ -87,7 +81,7 @@ def test_top_matches_onnxruntime_tensor_by_tensor(name, tmp_path):
     assert feed["input_ids"].dtype == np.int64 and feed["attention_mask"].min() == 0  # padded: the mask acts
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # IEEE overflow to -inf is no warning
-        ours = _run(tmp_path / f"{name}.mlir", tmp_path, "top.npz", all_tensors=True)
+        ours = run_model(tmp_path / f"{name}.mlir", tmp_path / "in.npz", tmp_path / "top.npz", all_tensors=True)
     want = onnx_inference(model, feed, all_tensors=True)
     common = sorted((set(ours) & set(want)) - set(feed))
     outputs = [o.name for o in model.graph.output]
@@ -254,8 +248,8 @@ def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd):
     tpu_mlir = tmp_path / f"{name}_bm1684x_{mode.lower()}{suffix}_tpu.mlir"
     if mode == "INT8":
         _check_int8_kept(name, tmp_path / f"{name}.mlir", tpu_mlir, capfd.readouterr().err)
-    tpu = _run(tpu_mlir, tmp_path, "tpu.npz")
-    got = _run(tmp_path / "m.bmodel", tmp_path, "bmodel.npz")
+    tpu = run_model(tpu_mlir, tmp_path / "in.npz", tmp_path / "tpu.npz")
+    got = run_model(tmp_path / "m.bmodel", tmp_path / "in.npz", tmp_path / "bmodel.npz")
     top = dict(np.load(tmp_path / "top_outputs.npz"))
     if mode == "F32":
         _refused(run_main("model_runner", "--input", _bad_ids(tmp_path, feed), "--model", tmp_path / "m.bmodel",
