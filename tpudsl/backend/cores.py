@@ -59,6 +59,12 @@ def check_barriers(streams: Sequence[Sequence[isa.Record]]) -> list[list[tuple[i
     return bounds
 
 
+def slowest(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> int:
+    """The slowest core's cycles (GDMA and BDC overlapped, schedule.py) of each core's `streams`
+    run alone: one phase."""
+    return max(schedule(s, chip).makespan for s in streams)
+
+
 def timing(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> tuple[int, int, list[int]]:
     """(serial, overlapped, per core) cycles: each phase takes its slowest core's time, serial (the
     records one after another) or with GDMA and BDC overlapped (schedule.py); per core, the

@@ -90,9 +90,9 @@ def hosted(records: list[isa.Record], loads: list[isa.Record]) -> list[isa.Recor
     return [*records[:at], *loads, *records[at:]]
 
 
-def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int]) -> list[list[isa.Record]]:
-    """Each core's records of the group (its slices dealt by cores.deal), without a prefetch."""
-    return [[r for _, r in group_records(plan, gaddr, dealt=dealt)]
+def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[list[isa.Record]]:
+    """Each core's records of the group (its slices dealt by cores.deal); `prefetched` as in group_records."""
+    return [[r for _, r in group_records(plan, gaddr, prefetched, dealt=dealt)]
             for dealt in deal(len(plan.slices), plan.chip.cores) if dealt]
 
 

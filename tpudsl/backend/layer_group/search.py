@@ -34,13 +34,12 @@ from tpudsl.backend.address_assign import align
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import gaddr_or_0
 from tpudsl.backend.cost import cycles
-from tpudsl.backend.cores import deal
+from tpudsl.backend.cores import slowest
 from tpudsl.backend.layer_group.emit import core_records, group_records, hosted, whole_loads
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
                                              reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.layer_group.traffic import gdma_bytes
-from tpudsl.backend.schedule import schedule
 from tpudsl.backend.slicing import remembered_whole_tiles, tile_bytes, whole_tiles
 
 MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in one group (docs/backend.md)
@@ -67,8 +66,7 @@ def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
     buffers let slice i+1's loads run under slice i's compute; with several cores, the slowest
     core's (cores.py)."""
     streams = core_records(plan, gaddr_or_0)
-    return _Costed(plan, streams, max(schedule(rs, chip).makespan for rs in streams),
-                   sum(gdma_bytes(rs) for rs in streams))
+    return _Costed(plan, streams, slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams))
 
 
 def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = None) -> int:
@@ -91,16 +89,14 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
         return g.full
     if g.prefetched is None:
-        g.prefetched = max(schedule([r for _, r in group_records(g.plan, gaddr_or_0, prefetched=True, dealt=dealt)],
-                                    chip).makespan for dealt in deal(len(g.plan.slices), chip.cores) if dealt)
+        g.prefetched = slowest(core_records(g.plan, gaddr_or_0, prefetched=True), chip)
     if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
         for t, (_, r) in zip(tiles, loaded, strict=True):
             loads.append(replace(r, laddr=base))
             base = align(base + tile_bytes(t, chip), chip.eu_bytes)
         streams = before.streams + [[]] * (chip.cores - len(before.streams))  # type: ignore[union-attr]
-        before.hosting[op] = max(schedule(hosted(rs, loads), chip).makespan  # type: ignore[union-attr]
-                                 for rs in streams)
+        before.hosting[op] = slowest([hosted(rs, loads) for rs in streams], chip)  # type: ignore[union-attr]
     return before.hosting[op] - before.full + g.prefetched  # type: ignore[union-attr]  # prefetch.py: whenever it fits
 
 
@@ -113,7 +109,7 @@ def _single_cost(op: Operation, chip: Chip) -> tuple[int, int]:
     plan = plan_group([op], chip, *secs, check_memory=False)
     assert isinstance(plan, GroupPlan), plan
     streams = core_records(plan, gaddr_or_0)
-    return max(schedule(rs, chip).makespan for rs in streams), sum(gdma_bytes(rs) for rs in streams)
+    return slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams)
 
 
 def _bdc_floor(op: Operation, chip: Chip) -> int:

@@ -52,9 +52,9 @@ def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -
 def _slowest(op: Operation, chip: Chip, secs: Secs) -> int:
     """The slowest core's cycles (GDMA and BDC overlapped) of the op alone sliced `secs`: codegen's records."""
     from tpudsl.backend.codegen import alone_streams, gaddr_or_0
-    from tpudsl.backend.schedule import schedule
+    from tpudsl.backend.cores import slowest
 
-    return max(schedule(records, chip).makespan for records in alone_streams(op, chip, secs, gaddr_or_0))
+    return slowest(alone_streams(op, chip, secs, gaddr_or_0), chip)
 
 
 def _need(op: Operation, secs: Secs, chip: Chip, slice_weights: bool) -> float:
