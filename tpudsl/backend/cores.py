@@ -9,7 +9,7 @@ two barriers) reads only what earlier phases wrote. A phase takes as long as its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
@@ -24,6 +24,15 @@ def deal(count: int, cores: int) -> list[range]:
     size, extra = divmod(count, cores)
     bounds = [k * size + min(k, extra) for k in range(cores + 1)]
     return [range(bounds[k], bounds[k + 1]) for k in range(cores)]
+
+
+def count_passes(cores: int, rows: int) -> list[Callable[[int], bool]]:
+    """The slice counts the slicing searches accept, pass by pass (each takes the first that fits):
+    with several cores, at least one slice per core where the output's N x H `rows` are that many,
+    a count the cores divide evenly in the first pass; with one core, every count in one."""
+    least = min(cores, rows)
+    evens = (True, False) if cores > 1 else (False,)
+    return [lambda count, even=even: count >= least and not (even and count % cores) for even in evens]
 
 
 def streams_of(records: Sequence[isa.Record], header: dict) -> list[Sequence[isa.Record]]:

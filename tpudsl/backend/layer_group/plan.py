@@ -50,6 +50,7 @@ from xdsl.ir import Operation, SSAValue
 from tpudsl.backend import slicing
 from tpudsl.backend.address_assign import address_of, align, nbytes
 from tpudsl.backend.chips import Chip
+from tpudsl.backend.cores import count_passes
 from tpudsl.backend.isa import cgroups, row_bytes
 from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d,
                                     attrs_of, channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split,
@@ -554,17 +555,15 @@ def _fewest_nh(ops: list[Operation], chip: Chip, csecs: int, wsecs: int,
                backward: Backward | None) -> GroupPlan | str:
     """The valid plan with the fewest N x H slices (N before H) for these C and W parts, or why
     there is none; with several cores at least one slice per core where N x H has that many, and a
-    count the cores divide evenly first (single._fewest_nh's order)."""
+    count the cores divide evenly first (cores.count_passes, as single._fewest_nh)."""
     n_total, h_total = output_dims(ops[-1])
     reason = "no split"
-    least = min(chip.cores, n_total * h_total)
-    for even in (True, False) if chip.cores > 1 else (False,):
+    for allowed in count_passes(chip.cores, n_total * h_total):
         for hsecs in range(1, h_total + 1):
             if len(split(h_total, hsecs)) != hsecs:
                 continue
             for nsecs in range(1, n_total + 1):
-                count = nsecs * hsecs * csecs * wsecs
-                if len(split(n_total, nsecs)) != nsecs or count < least or even and count % chip.cores:
+                if len(split(n_total, nsecs)) != nsecs or not allowed(nsecs * hsecs * csecs * wsecs):
                     continue
                 got = plan_group(ops, chip, nsecs, hsecs, csecs=csecs, wsecs=wsecs, backward=backward)
                 if isinstance(got, GroupPlan):

@@ -16,6 +16,7 @@ import math
 from xdsl.ir import Operation
 
 from tpudsl.backend.chips import Chip
+from tpudsl.backend.cores import count_passes, slowest
 from tpudsl.backend.slicing import (Secs, budgeted_whole_tiles, channel_step, cw_dims, footprint, output_dims,
                                     sliceable, tile_bytes)
 from tpudsl.dialects.opdef import describe
@@ -35,12 +36,10 @@ def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -
     n_total, h_total = output_dims(op)
     if (c, w) != (1, 1) and _need(op, Secs(n_total, h_total, c, w), chip, slice_weights) > chip.lmem_bytes:
         return None  # the finest N x H split does not fit: no coarser one does
-    least = min(chip.cores, n_total * h_total)
-    for even in (True, False) if chip.cores > 1 else (False,):
+    for allowed in count_passes(chip.cores, n_total * h_total):
         for hsecs in _counts(h_total):
             for nsecs in _counts(n_total):
-                count = nsecs * hsecs * c * w
-                if count < least or even and count % chip.cores:
+                if not allowed(nsecs * hsecs * c * w):
                     continue
                 need = _need(op, Secs(nsecs, hsecs, c, w), chip, slice_weights) if (c, w) != (1, 1) else \
                     footprint(op, Secs(nsecs, hsecs), chip, slice_weights)
@@ -52,7 +51,6 @@ def _fewest_nh(op: Operation, chip: Chip, c: int, w: int, slice_weights: bool) -
 def _slowest(op: Operation, chip: Chip, secs: Secs) -> int:
     """The slowest core's cycles (GDMA and BDC overlapped) of the op alone sliced `secs`: codegen's records."""
     from tpudsl.backend.codegen import alone_streams, gaddr_or_0
-    from tpudsl.backend.cores import slowest
 
     return slowest(alone_streams(op, chip, secs, gaddr_or_0), chip)
 
