@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from backend_support import assert_bit_exact, assert_f32_close, int8_module, interpret, lowered
+from backend_support import assert_bit_exact, assert_f32_close, compile_int8, int8_module, interpret, lowered
 from cli_support import run_main
 from frontend_support import make_model
 from onnx import helper as h
@@ -22,9 +22,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.cores import streams_of
-from tpudsl.dialects import make_context
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.passes import pass_class
 
 SHAPE = (1, 8, 16, 16)
 
@@ -70,13 +68,8 @@ def _head(rng):
 
 def _compiled(top, cores: int, path, opt: int = 2):
     """The module compiled as model_deploy does, for `cores` cores (layer-group decides again)."""
-    ctx = make_context()
     top.module.attributes["module.cores"] = IntegerAttr(cores, i64)
-    for name in ("weight-reorder", "address-assign"):
-        pass_class(name)().apply(ctx, top.module)
-    pass_class("layer-group")(opt=opt).apply(ctx, top.module)
-    pass_class("codegen")(model_file=str(path), embed_debug_info=True).apply(ctx, top.module)
-    return read_bmodel(path)
+    return compile_int8(top, str(path), opt)
 
 
 def _lowered(build, mode: str, tmp_path):
