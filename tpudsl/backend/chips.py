@@ -68,6 +68,14 @@ CHIPS: dict[str, Chip] = {
 }
 
 
+def check_cores(chip: Chip, cores: object, given: str, option: str) -> None:
+    """`cores` (processor-assign's num_core, a module's module.cores) is 1 up to the chip's cores,
+    else one error: `given` says what was given, then the chip's cores and `option`'s range."""
+    if not (isinstance(cores, int) and 1 <= cores <= chip.cores):
+        raise TpudslError(f"{given} has {chip.cores} core{'s' if chip.cores > 1 else ''} "
+                          f"({option}=1..{chip.cores})")
+
+
 def chip_named(name: str) -> Chip:
     """The chip `name` (case-insensitive, as TPU-MLIR's --chip/--processor); KeyError naming the known ones."""
     chip = CHIPS.get(name.lower())

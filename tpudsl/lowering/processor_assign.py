@@ -19,7 +19,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
-from tpudsl.backend.chips import chip_for
+from tpudsl.backend.chips import check_cores, chip_for
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -44,9 +44,8 @@ class ProcessorAssignPass(ModulePass):
         # addr_mode basic is TPU-MLIR's one neuron region for activations, inputs and outputs: what
         # address-assign does without module.addr_mode (auto); io_alone is recorded below; the io_tag
         # modes' fixed tag addresses and io_reloc are not modelled.
-        if not 1 <= self.num_core <= chip.cores:
-            raise TpudslError(f"processor-assign: num_core={self.num_core} is not supported on {chip.name}, which has "
-                              f"{chip.cores} core{'s' if chip.cores > 1 else ''} (num_core=1..{chip.cores})")
+        check_cores(chip, self.num_core, f"processor-assign: num_core={self.num_core} is not supported on "
+                    f"{chip.name}, which", "num_core")
         accepted = {
             "num_device": (self.num_device, (1,)),
             "addr_mode": (self.addr_mode, ("auto", "basic", "io_alone")),

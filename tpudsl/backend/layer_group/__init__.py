@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tpudsl.backend.chips import Chip, chip_named
+from tpudsl.backend.chips import Chip, check_cores, chip_named
 from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
@@ -32,9 +32,9 @@ def module_chip(module: ModuleOp, context: str = "backend") -> Chip:
         raise TpudslError(f"{context}: module.chip is {attr}; run --processor-assign first") from None
     attr = module.attributes.get("module.cores")
     cores = attr.value.data if isinstance(attr, IntegerAttr) else attr
-    if attr is not None and not (isinstance(cores, int) and 1 <= cores <= chip.cores):
-        raise TpudslError(f"{context}: module.cores is {cores}, but chip {chip.name} has {chip.cores} "
-                          f"core{'s' if chip.cores > 1 else ''} (processor-assign num_core=1..{chip.cores})")
+    if attr is not None:
+        check_cores(chip, cores, f"{context}: module.cores is {cores}, but chip {chip.name}",
+                    "processor-assign num_core")
     return replace(chip, cores=cores or 1)
 
 
