@@ -58,6 +58,7 @@ class Program:
     others: list[tuple[list[isa.Record], list[tuple[int, str]]]] = field(default_factory=list)  # cores 1, 2, ...
     # tensor pieces whose 'after' counts in core k's stream (k >= 1): moved past the streams before it at the end
     late: list[tuple[dict, int]] = field(default_factory=list)
+    barriers: int = 0  # the CoreSyncs emitted so far: the next one's id
 
     def stream(self, core: int) -> tuple[list[isa.Record], list[tuple[int, str]]]:
         return (self.records, self.debug) if core == 0 else self.others[core - 1]
@@ -69,7 +70,8 @@ class Program:
         if not self.others:
             return 0, len(self.records) - 1
         streams = [self.records, *(records for records, _ in self.others)]
-        sync = isa.CoreSync(sum(isinstance(r, isa.CoreSync) for r in self.records))
+        sync = isa.CoreSync(self.barriers)
+        self.barriers += 1
         for records in streams:
             records.append(sync)
         return len(streams) - 1, len(streams[-1]) - 1
