@@ -91,7 +91,7 @@ def test_two_cores_match_the_tpu_interpreter_and_take_fewer_cycles(build, mode, 
     (assert_f32_close if mode == "F32" else assert_bit_exact)(got, want, "y")
     h1, h2 = one.header, two.header
     assert "core_num" not in h1 and h2["core_num"] == 2
-    streams = streams_of(isa.decode(two.commands), h2)
+    streams = streams_of(isa.decode(two.commands), h2["core_instructions"])
     assert [len(s) for s in streams] == h2["core_instructions"]
     assert max(h2["core_cycles"]) <= h2["overlapped_cycles"]
     if build is _chain:  # each core loads the second group's weights during the first
@@ -138,7 +138,7 @@ def alone(tmp_path_factory):
     d = tmp_path_factory.mktemp("multicore")
     top, feed = _lowered(_residual, "F32", d)
     bm = _compiled(top, 2, d / "m.bmodel", opt=1)
-    return bm, feed, [list(s) for s in streams_of(isa.decode(bm.commands), bm.header)]
+    return bm, feed, [list(s) for s in streams_of(isa.decode(bm.commands), bm.header["core_instructions"])]
 
 
 def _run(bm, feed, streams):

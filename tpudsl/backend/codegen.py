@@ -29,7 +29,7 @@ from tpudsl.backend.bmodel import write_bmodel
 from tpudsl.backend.address_assign import address_of, align, io_alone, nbytes
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.cores import deal, timing
+from tpudsl.backend.cores import deal, starts, timing
 from tpudsl.backend.tensor_locations import whole_results
 from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITTED, Secs, SlicePlan, Tile, as4d,
                                     attrs_of,
@@ -85,14 +85,13 @@ class Program:
         """The streams one after another (the .bmodel's command section), the debug info of all,
         each core's instruction count; the late pieces' 'after' moved to the joined indices."""
         streams = [(self.records, self.debug), *self.others]
-        starts = [0]
-        for records, _ in streams:
-            starts.append(starts[-1] + len(records))
+        counts = [len(records) for records, _ in streams]
+        first = starts(counts)
         for piece, core in self.late:
-            piece["after"] += starts[core]
+            piece["after"] += first[core]
         self.late = []
-        debug = [(start + i, name) for (_, marks), start in zip(streams, starts, strict=False) for i, name in marks]
-        return [r for records, _ in streams for r in records], debug, [len(records) for records, _ in streams]
+        debug = [(start + i, name) for (_, marks), start in zip(streams, first, strict=True) for i, name in marks]
+        return [r for records, _ in streams for r in records], debug, counts
 
 
 def _gaddr(tile: Tile) -> int:

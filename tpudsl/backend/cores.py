@@ -10,6 +10,7 @@ two barriers) reads only what earlier phases wrote. A phase takes as long as its
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
@@ -35,11 +36,16 @@ def count_passes(cores: int, rows: int) -> list[Callable[[int], bool]]:
     return [lambda count, even=even: count >= least and not (even and count % cores) for even in evens]
 
 
-def streams_of(records: Sequence[isa.Record], header: dict) -> list[Sequence[isa.Record]]:
-    """Each core's stream of a .bmodel's records (the header's core_instructions; absent: one core)."""
-    counts = header.get("core_instructions", [len(records)])
-    starts = [sum(counts[:k]) for k in range(len(counts))]
-    return [records[start:start + count] for start, count in zip(starts, counts, strict=True)]
+def starts(counts: Sequence[int]) -> list[int]:
+    """Where each core's stream starts in the streams one after another of `counts` records each."""
+    return list(accumulate(counts, initial=0))[:-1]
+
+
+def streams_of(records: Sequence[isa.Record], counts: Sequence[int] | None) -> list[Sequence[isa.Record]]:
+    """Each core's stream of a .bmodel's records, `counts` records each (the header's
+    core_instructions; None: one core)."""
+    counts = [len(records)] if counts is None else counts
+    return [records[start:start + count] for start, count in zip(starts(counts), counts, strict=True)]
 
 
 def phase_bounds(stream: Sequence[isa.Record]) -> list[tuple[int, int]]:

@@ -335,7 +335,7 @@ def bmodel_inference(inputs: Mapping[str, np.ndarray], model: str | Path, profil
         for name, n in cycles.most_common():
             print(f"{name:<40} {n:>12} {n / max(total, 1):>7.1%}")
         print(f"{'total':<40} {total:>12}")
-        streams = streams_of(isa.decode(bmodel.commands), bmodel.header)
+        streams = streams_of(isa.decode(bmodel.commands), bmodel.header.get("core_instructions"))
         _, overlapped, busy = timing(streams, chip_named(bmodel.header["chip"]))
         print(f"{'total with GDMA and BDC overlapped':<40} {overlapped:>12} {overlapped / max(total, 1):>7.1%}")
         if len(streams) > 1:  # each phase as long as its slowest core (backend/cores.py)

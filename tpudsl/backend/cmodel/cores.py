@@ -18,7 +18,7 @@ import numpy as np
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel.engine import execute
 from tpudsl.backend.cmodel.memory import Fault, Memory
-from tpudsl.backend.cores import check_barriers, streams_of
+from tpudsl.backend.cores import check_barriers, starts, streams_of
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -62,8 +62,7 @@ def run_cores(shared: Memory, records: Sequence[isa.Record], names: Sequence[str
               after: Callable[[Memory, int], None] | None = None) -> None:
     """Run the streams of `counts` instructions each (the header's core_instructions, one after
     another in `records`) phase by phase on `shared`'s global memory."""
-    starts = [sum(counts[:k]) for k in range(len(counts))]
-    streams = streams_of(records, {"core_instructions": counts})
+    streams, first = streams_of(records, counts), starts(counts)
     cores = [CoreMemory(shared, k) for k in range(len(counts))]
 
     def finished(m: Memory, index: int) -> None:
@@ -73,7 +72,7 @@ def run_cores(shared: Memory, records: Sequence[isa.Record], names: Sequence[str
             m.pending = []  # type: ignore[attr-defined]  # capture.py's reads are no instruction's
 
     for phase in zip(*check_barriers(streams), strict=True):
-        for m, start, (begin, end) in zip(cores, starts, phase, strict=True):
+        for m, start, (begin, end) in zip(cores, first, phase, strict=True):
             execute(m, streams[m.core][begin:end], names[start + begin:start + end], finished, first=start + begin)
         _check_races(cores, names)
 
