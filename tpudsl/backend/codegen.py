@@ -76,10 +76,10 @@ class Program:
             records.append(sync)
         return len(streams) - 1, len(streams[-1]) - 1
 
-    def add_tensors(self, entries: list[dict], core: int) -> None:
-        """Tensor locations whose pieces' 'after' counts in `core`'s stream."""
+    def add_tensors(self, entries: list[dict], core_of: Callable[[dict], int]) -> None:
+        """Tensor locations; `core_of(piece)`: the core in whose stream the piece's 'after' counts."""
         self.tensors += entries  # type: ignore[operator]
-        self.late += [(p, core) for t in entries for p in t["pieces"]] if core else []
+        self.late += [(p, core) for t in entries for p in t["pieces"] if (core := core_of(p))]
 
     def joined(self) -> tuple[list[isa.Record], list[tuple[int, str]], list[int]]:
         """The streams one after another (the .bmodel's command section), the debug info of all,
@@ -424,7 +424,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
         raise TpudslError(f"codegen: {describe(op)} emitted no instruction: its result would never be written")
     core, last = prog.barrier()
     if prog.tensors is not None:  # whole in global memory once every core has finished the op
-        prog.add_tensors(whole_results(op, last), core)
+        prog.add_tensors(whole_results(op, last), lambda _: core)
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:

@@ -101,7 +101,7 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
     to the cores (cores.deal), then a barrier; `ahead`: the next group's plan when its first weights
     are prefetched here, issued by every core into its own local memory right after its first BDC
     record of this group (at its start on a core without a slice of it)."""
-    parts: dict[Operation, list[dict]] = {op: [] for op in plan.ops}
+    parts: dict[Operation, list[tuple[dict, int]]] = {op: [] for op in plan.ops}  # (piece, its core)
     first = len(prog.records)
     for core, dealt in enumerate(deal(len(plan.slices), plan.chip.cores)):
         if dealt or ahead is not None:  # each core loads the next group's weights into its own local memory
@@ -112,15 +112,17 @@ def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
         for op in plan.ops:
             member_result(op)  # refused with or without debug info
     else:
-        prog.tensors += [sliced_result(op, as4d(op, shape_of(op.results[0])), parts[op]) for op in plan.ops]
+        core_of = {id(p): core for op in plan.ops for p, core in parts[op]}
+        prog.add_tensors([sliced_result(op, as4d(op, shape_of(op.results[0])), [p for p, _ in parts[op]])
+                          for op in plan.ops], lambda p: core_of[id(p)])
     prog.groups.append({"id": len(prog.groups), "ops": [op_label(op) or op.name for op in plan.ops],
                         "nsecs": plan.nsecs, "hsecs": plan.hsecs, "first": first, "count": count,
                         **{k: v for k, v in (("csecs", plan.csecs), ("wsecs", plan.wsecs)) if v != 1}})
 
 
 def _emit_core(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog, core: int,
-               dealt: range, parts: dict[Operation, list[dict]]) -> None:
-    """One core's slices of the group into its stream; their tensor pieces into `parts`."""
+               dealt: range, parts: dict[Operation, list[tuple[dict, int]]]) -> None:
+    """One core's slices of the group into its stream; their tensor pieces, with the core, into `parts`."""
     pieces: list[Piece] | None = [] if prog.tensors is not None else None  # only for debug info
     records = group_records(plan, _gaddr, prefetched, pieces, dealt)
     if ahead is not None:
@@ -139,6 +141,4 @@ def _emit_core(group: Operation, plan: GroupPlan, prefetched: bool, ahead: Group
         stream.append(record)
     index = {id(record): first + i for i, (_, record) in enumerate(records)}
     for record, op, tile, space, address in pieces or []:
-        parts[op].append(piece(index[id(record)], tile, space, address))
-        if core:  # its index counts in this core's stream
-            prog.late.append((parts[op][-1], core))
+        parts[op].append((piece(index[id(record)], tile, space, address), core))  # its index: in this core's stream
