@@ -79,17 +79,15 @@ def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple
     cs, ws = _cw_counts(op, chip)
     # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)
     cs = sorted(cs, key=lambda c: (c % chip.cores != 0, c))
+    alone = _fewest_nh(op, chip, 1, 1, slice_weights) if weights <= chip.lmem_bytes else None  # N x H only
     if math.prod(output_dims(op)) < chip.cores:  # fewer N x H rows than cores (a Gemm head): C parts for
         # them when that is faster (a small op gains less than each core's issue costs)
         split = next((got for c in cs if c > 1 and c % chip.cores == 0
                       and (got := _fewest_nh(op, chip, c, 1, slice_weights)) is not None), None)
-        alone = _fewest_nh(op, chip, 1, 1, slice_weights) if weights <= chip.lmem_bytes else None
         if split is not None and (alone is None or _slowest(op, chip, split[0]) < _slowest(op, chip, alone[0])):
             return split
-    if weights <= chip.lmem_bytes:
-        got = _fewest_nh(op, chip, 1, 1, slice_weights)
-        if got is not None:
-            return got
+    if alone is not None:
+        return alone
     if weights > chip.lmem_bytes and cs == [1]:
         raise TpudslError(f"layer-group: {describe(op)}: its weights (loaded whole, never sliced) need {weights} "
                           f"bytes per lane; chip {chip.name} has {chip.lmem_bytes}")
