@@ -52,16 +52,6 @@ def before_layer_group(module: ModuleOp, pass_name: str) -> None:
         raise TpudslError(f"{pass_name}: the module is already layer-grouped; it runs before --layer-group")
 
 
-def _one(module: ModuleOp, pass_name: str, attr: str, option: str) -> None:
-    """TPU-MLIR's processor-assign records num_device as module.devices; tpudsl's accepts only 1
-    and records nothing, so absent means 1."""
-    value = module.attributes.get(attr)
-    count = value.value.data if isinstance(value, IntegerAttr) else 1
-    if count != 1:
-        raise TpudslError(f"{pass_name}: {attr} is {count}, but tpudsl compiles for one "
-                          f"(processor-assign {option}=1): nothing here distributes the model")
-
-
 @dataclass(frozen=True)
 class StripIOQuantPass(ModulePass):
     """Strip the quantizing cast after an input / the dequantizing cast before an output (TPU-MLIR's
@@ -219,7 +209,13 @@ class DevParallelPass(ModulePass):
     name = "dev-parallel"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        _one(op, self.name, "module.devices", "num_device")
+        # TPU-MLIR's processor-assign records num_device as module.devices; tpudsl's accepts only 1
+        # and records nothing, so absent means 1
+        value = op.attributes.get("module.devices")
+        count = value.value.data if isinstance(value, IntegerAttr) else 1
+        if count != 1:
+            raise TpudslError(f"{self.name}: module.devices is {count}, but tpudsl compiles for one "
+                              "(processor-assign num_device=1): nothing here distributes the model")
         before_layer_group(op, self.name)
 
 
