@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from tpudsl.lowering.overflow import LARGEST, first_non_finite, ops_needing_f32
 from tpudsl.lowering.top_to_tpu_int8 import int8_params
 from tpudsl.lowering.weight_only import WEIGHT_ONLY_MODES
 from tpudsl.passes import pass_class
+
+if TYPE_CHECKING:
+    from tpudsl.backend.bmodel import Bmodel
 
 
 def _module_name(top: TopModule) -> str:
@@ -218,13 +222,13 @@ def deploy(args: argparse.Namespace) -> int:
               f"so {args.model} is not written", file=sys.stderr)
         return 0
     # Its own weight file: --weight-reorder replaces filters, and PREFIX_tpu.mlir must still load.
-    _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")
+    bmodel = _backend(top, args, out_dir / f"{prefix}_final.mlir", out_dir / f"{prefix}_final_weights.npz")
     if inputs is not None and ours is not None:
         if args.skip_validation:
             print(f"model_deploy: --skip_validation: {args.model} is not run on the cmodel nor compared with the Tpu "
                   "interpreter", file=sys.stderr)
         else:
-            _check_bmodel(args.model, inputs, ours, args.quantize)
+            _check_bmodel(bmodel, inputs, ours, args.quantize)
     return 0
 
 
@@ -246,7 +250,10 @@ def _backend_passes(args) -> dict:
     return passes
 
 
-def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
+def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> Bmodel:
+    """The backend passes and codegen; the .bmodel written, read back once (its cycles printed)."""
+    from tpudsl.backend.bmodel import read_bmodel
+
     ctx = make_context()
     passes = _backend_passes(args)
     codegen = passes.pop("codegen")
@@ -262,30 +269,28 @@ def _backend(top: TopModule, args, final_mlir: Path, weights: Path) -> None:
     save_module(top, final_mlir, weights)
     codegen.apply(ctx, top.module)
     print(f"model_deploy: wrote {final_mlir} and {args.model}", file=sys.stderr)
-    _print_cycles(args.model)
+    bmodel = read_bmodel(args.model)
+    _print_cycles(bmodel.header)
+    return bmodel
 
 
-def _print_cycles(model: str) -> None:
+def _print_cycles(h: dict) -> None:
     """The cost model's estimate from the header; with several cores each one's busy cycles (each
     phase takes its slowest core's, backend/cores.py)."""
-    from tpudsl.backend.bmodel import read_bmodel
-
-    h = read_bmodel(model).header
     cores = (f" on {h['core_num']} cores (busy: {', '.join(map(str, h['core_cycles']))})"
              if "core_num" in h else "")
     print(f"model_deploy: cost model: {h['overlapped_cycles']} cycles with GDMA and BDC overlapped{cores}",
           file=sys.stderr)
 
 
-def _check_bmodel(model: str, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
+def _check_bmodel(bmodel: Bmodel, inputs: dict[str, np.ndarray], tpu: dict[str, np.ndarray], mode: str) -> None:
     """The third comparison: the cmodel's outputs against the Tpu interpreter's, by compare.bmodel_mismatch
     (bmodel_checker holds every tensor to the same rule)."""
-    from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.cmodel import run_bmodel
 
     # f16/bf16 outputs (--quant_output) compared as float32, exactly: the cmodel reads bf16 as
     # ml_dtypes.bfloat16, the interpreter holds it in float32 or bfloat16
-    outputs = widened(run_bmodel(read_bmodel(model), inputs)[0])
+    outputs = widened(run_bmodel(bmodel, inputs)[0])
     tpu = widened({k: tpu[k] for k in outputs})
     for name, got in outputs.items():
         problem = bmodel_mismatch(got, tpu[name], mode)
