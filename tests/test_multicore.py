@@ -4,7 +4,8 @@ head (one row: its Gemm cut along C) compiled for one core and for two, the cmod
 relative, F16 and INT8 bit-exact), its header's cores, the work really dealt (core 1 computes) and
 fewer cycles than one core; and the cmodel's
 checks of several cores on streams broken by hand (a core reading local memory it never wrote, a
-race on global memory, barriers that do not match)."""
+race on global memory, barriers that do not match); the slice counts an op alone takes for several
+cores against the one-core choice."""
 
 from __future__ import annotations
 
@@ -223,3 +224,25 @@ def test_timing_takes_each_phase_as_its_slowest_core():
     # phase 0: core 0 a load, core 1 three; phase 1: core 0 two copies, core 1 nothing; a barrier each
     assert serial == (3 * c_load + c_sync) + (2 * c_copy + c_sync)
     assert overlapped <= serial and len(busy) == 2 and max(busy) <= overlapped
+
+
+@pytest.mark.parametrize("rows, cores", [(71, 2), (134, 2), (2, 4)], ids=["3_to_4", "5_to_6", "2_rows_4_cores"])
+def test_an_op_alone_takes_a_slice_count_the_cores_divide_first_and_at_least_one_per_core(rows, cores):
+    """single.choose_secs (cores.count_passes) against the one-core choice, the level before: a Relu
+    of `rows` rows on tiny (one image: H slices only) takes the fewest distinct H splits that fit and
+    number at least min(cores, rows), a count the cores divide evenly first. 71 and 134 rows need 3 and
+    5 slices on one core (odd: 4 and 6 on two cores); 2 rows on 4 cores fit in 1 slice, no count of
+    them is a multiple of 4, so the second pass takes 2 (one per row)."""
+    from tpudsl.backend.chips import chip_named
+    from tpudsl.backend.layer_group.single import choose_secs
+    from tpudsl.backend.slicing import KINDS, Secs
+
+    top = lowered(make_model([h.make_node("Relu", ["x"], ["y"])], {"x": [1, 4, rows, 64]}, ["y"], {}))
+    op = next(o for o in top.main_func().body.block.ops if o.name in KINDS)
+    tiny = chip_named("tiny")
+    fewest = choose_secs(op, tiny)[0].h
+    distinct = [k for k in range(1, rows + 1) if -(-rows // -(-rows // k)) == k]  # H splits of k parts
+    fitting = [k for k in distinct if k >= max(fewest, min(cores, rows))]
+    want = next((k for k in fitting if k % cores == 0), fitting[0])
+    assert (fewest, want) in ((3, 4), (5, 6), (1, 2))  # the cases named above
+    assert choose_secs(op, replace(tiny, cores=cores))[0] == Secs(1, want)
