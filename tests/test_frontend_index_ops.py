@@ -44,10 +44,24 @@ def test_scatter_elements_and_scatter_nd():
     check(model, {"x": rand(2, 3), "u": rand(2, 3), "w": rand(2, 3)}, op_names=["top.ScatterElements", "top.ScatterND"])
 
 
-def test_scatter_with_a_reduction_is_an_error():
-    model = make_model([helper.make_node("ScatterND", ["x", "j", "w"], ["z"], reduction="add")], {"x": [2, 3], "w": [2, 3]},
-                       ["z"], initializers={"j": np.array([[1], [0]], I64)}, opset=16)
-    with pytest.raises(TpudslError, match="ScatterND 'z': reduction 'add' is not supported"):
+@pytest.mark.parametrize(("op", "reduction", "code"), [("ScatterND", "add", 1), ("ScatterElements", "mul", 5),
+                                                   ("ScatterND", "max", 3), ("ScatterElements", "min", 4)])
+def test_scatter_reductions_combine_duplicates_in_order(op, reduction, code):
+    """Row 1 (column 1) named twice: both updates combine into it, as onnxruntime computes."""
+    attrs = {"axis": 1} if op == "ScatterElements" else {}
+    idx = np.array([[1, 0, 1], [2, 1, 1]], I64) if attrs else np.array([[1], [0], [-2]], I64)
+    upd = [2, 3] if attrs else [3, 3]
+    model = make_model([helper.make_node(op, ["x", "i", "u"], ["y"], reduction=reduction, **attrs)],
+                       {"x": [3, 3], "u": upd}, ["y"], initializers={"i": idx}, opset=18)
+    top = check(model, {"x": rand(3, 3), "u": rand(*upd)}, op_names=[f"top.{op}"])
+    (scatter,) = [o for o in top.module.walk() if o.name == f"top.{op}"]
+    assert scatter.attributes["reduction"].value.data == code
+
+
+def test_an_unknown_scatter_reduction_is_an_error_naming_it():
+    model = make_model([helper.make_node("ScatterND", ["x", "j", "w"], ["z"], reduction="sub")], {"x": [2, 3], "w": [2, 3]},
+                       ["z"], initializers={"j": np.array([[1], [0]], I64)}, opset=18)
+    with pytest.raises(TpudslError, match="ScatterND 'z': reduction 'sub' is not supported \\(none, add, max, min, mul are\\)"):
         convert_onnx(model, "m")
 
 

@@ -29,6 +29,9 @@ WINDOW = {  # kernel geometry shared by Conv, Deconv and the pools; see shapes_n
     "pads": A("i64[]"),  # all begins then all ends; absent: all 0
 }
 SCALAR = {"is_scalar": A("bool", False)}
+# Scatter reductions by ONNX name: TPU-MLIR's CPU_SCATTER_OP_T codes (its 2, subtract, ONNX has not).
+SCATTER_REDUCTIONS = {"none": 0, "add": 1, "max": 3, "min": 4, "mul": 5}
+SCATTER_REDUCTION = A("i64", 0, supported=tuple(SCATTER_REDUCTIONS.values()))
 YOLO_VERSIONS = ("yolov3", "yolov3_tiny", "yolov3_spp", "yolov4", "yolov5", "yolov8")  # TopOps.td's YoloVersionAttr
 
 
@@ -230,12 +233,14 @@ SPECS: list[OpSpec] = [
     OpSpec("top.GatherND", operands=("input", "indices"), attrs={"indice_dims": A("i64"), "batch_dims": A("i64", 0)},
            shape=S.gather_nd, moves=MOVES,
            summary="ONNX GatherND: slices picked by index tuples, after batch_dims shared dims"),
-    OpSpec("top.ScatterElements", operands=("input", "indices", "updates"), attrs={"axis": A("i64", REQUIRED)},
-           shape=S.scatter_elements, moves=Moves(operands=("input", "updates")),
-           summary="input with updates written at indices along axis"),
-    OpSpec("top.ScatterND", operands=("input_data", "indices", "updates"), attrs={"reduction": A("i64", 0)},
-           shape=S.scatter_nd, moves=Moves(operands=("input_data", "updates")),
-           summary="input with updates written at index tuples (reduction 0: replace)"),
+    # `reduction` (SCATTER_REDUCTIONS): duplicate indices combine in index order; only replacing moves elements.
+    OpSpec("top.ScatterElements", operands=("input", "indices", "updates"),
+           attrs={"axis": A("i64", REQUIRED), "reduction": SCATTER_REDUCTION},
+           shape=S.scatter_elements, moves=Moves(operands=("input", "updates"), when=("reduction", 0)),
+           summary="input with updates written (or combined, by reduction) at indices along axis"),
+    OpSpec("top.ScatterND", operands=("input_data", "indices", "updates"), attrs={"reduction": SCATTER_REDUCTION},
+           shape=S.scatter_nd, moves=Moves(operands=("input_data", "updates"), when=("reduction", 0)),
+           summary="input with updates written (or combined, by reduction) at index tuples"),
     # TPU-MLIR's EinsumModeAttr lists ~26 equations; here any numpy/ONNX equation.
     OpSpec("top.Einsum", operands=("inputs*",), attrs={"mode": A("str", REQUIRED)}, shape=S.einsum,
            summary="Einsum over the equation in `mode` (\"bij,bjk->bik\")"),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import ArrayAttr, FusedLoc, NameLoc, NoneAttr, StringAttr, TensorType, f32
 
 from tpudsl.dialects.opdef import create
+from tpudsl.dialects.top import SCATTER_REDUCTIONS
 from tpudsl.frontend.onnx_node import Node, norm_axis
 from tpudsl.frontend.ops_shape import const_ints
 
@@ -38,18 +39,19 @@ def gather_nd(n: Node, c: Converter) -> None:
 
 
 def scatter_elements(n: Node, c: Converter) -> None:
-    """ScatterElements (and Scatter, its name before opset 11), replacing only."""
-    _replacing(n)
+    """ScatterElements (and Scatter, its name before opset 11)."""
     axis = norm_axis(n.attr("axis", 0), len(c.shape(n.input(0))), n)
-    c.emit("top.ScatterElements", [n.input(0), n.input(1), n.input(2)], n.out, {"axis": axis})
+    c.emit("top.ScatterElements", [n.input(0), n.input(1), n.input(2)], n.out,
+           {"axis": axis, "reduction": _reduction(n)})
 
 
 def scatter_nd(n: Node, c: Converter) -> None:
-    _replacing(n)
-    c.emit("top.ScatterND", [n.input(0), n.input(1), n.input(2)], n.out)
+    c.emit("top.ScatterND", [n.input(0), n.input(1), n.input(2)], n.out, {"reduction": _reduction(n)})
 
 
-def _replacing(n: Node) -> None:
+def _reduction(n: Node) -> int:
+    """ONNX's `reduction` as TPU-MLIR's code (SCATTER_REDUCTIONS)."""
     reduction = n.attr("reduction", "none")
-    if reduction != "none":
-        raise n.error(f"reduction '{reduction}' is not supported (only 'none': updates replace)")
+    if reduction not in SCATTER_REDUCTIONS:
+        raise n.error(f"reduction '{reduction}' is not supported ({', '.join(SCATTER_REDUCTIONS)} are)")
+    return SCATTER_REDUCTIONS[reduction]

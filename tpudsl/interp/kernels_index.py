@@ -1,5 +1,5 @@
-"""Index kernels: TopK, ScatterElements, ScatterND, GatherND (ONNX semantics; negative indices
-count from the end)."""
+"""Index kernels: TopK, ScatterElements, ScatterND (replacing, or reducing: add, max, min, mul),
+GatherND (ONNX semantics; negative indices count from the end)."""
 
 from __future__ import annotations
 
@@ -32,23 +32,50 @@ def _topk(ins: Inputs, a: KernelAttrs) -> list[Array]:
     return [np.take_along_axis(x, indices, axis=axis), indices]
 
 
-def _scatter_elements(ins: Inputs, a: KernelAttrs) -> Array:
-    x, indices, updates = ins
-    axis = a.get("axis", 0) % x.ndim
-    out = x.copy()
-    np.put_along_axis(out, _index(indices, x.shape[axis]), updates, axis=axis)
-    return out
+# How a scatter combines an update with the element it lands on, by `reduction` code
+# (dialects.top.SCATTER_REDUCTIONS): 0 replaces.
+COMBINE = {0: lambda old, new: new, 1: np.add, 3: np.maximum, 4: np.minimum, 5: np.multiply}
 
 
-def _scatter_nd(ins: Inputs, a: KernelAttrs) -> Array:
+def combine_in_order(rows: Array, at: Array, values: Array, reduction: int, rounded=lambda v: v) -> None:
+    """rows[at[p]] = rounded(combine(rows[at[p]], values[p])) for p in index order (ONNX's order for
+    duplicate indices; replacing: the last update stays). Positions met for the k-th time are
+    combined together in round k, each position at most once a round."""
+    combine = COMBINE[reduction]
+    order = np.argsort(at, kind="stable")
+    first = np.r_[True, at[order][1:] != at[order][:-1]]
+    run_start = np.maximum.accumulate(np.where(first, np.arange(len(at)), 0))
+    rank = np.empty(len(at), np.int64)
+    rank[order] = np.arange(len(at)) - run_start
+    for k in range(int(rank.max(initial=-1)) + 1):
+        pick = rank == k
+        rows[at[pick]] = rounded(combine(rows[at[pick]], values[pick]))
+
+
+def scatter_targets(ins: Inputs, a: KernelAttrs, op: str) -> tuple[Array, Array, int]:
+    """(flat positions in the input, the updates as rows of a slab each, slab): ScatterElements
+    writes single elements, ScatterND slabs of the dims after the index tuple's."""
     x, indices, updates = ins
-    if a.get("reduction", 0) != 0:
-        raise NotImplementedError("top.ScatterND with a reduction")
     idx = np.asarray(indices).astype(np.int64)
+    if op.endswith("ScatterElements"):
+        axis = a.get("axis", 0) % x.ndim
+        coords = list(np.indices(idx.shape, sparse=True))
+        coords[axis] = _index(idx, x.shape[axis])
+        return np.ravel_multi_index(tuple(np.broadcast_to(c, idx.shape) for c in coords), x.shape).reshape(-1), \
+            np.asarray(updates).reshape(-1, 1), 1
     k = idx.shape[-1]
-    out = x.copy()
-    out[tuple(_index(idx[..., i], x.shape[i]) for i in range(k))] = updates
-    return out
+    slab = int(np.prod(x.shape[k:], dtype=np.int64))
+    tuples = [_index(idx[..., i], x.shape[i]).reshape(-1) for i in range(k)]
+    return np.ravel_multi_index(tuples, x.shape[:k]), np.asarray(updates).reshape(-1, slab), slab
+
+
+def _scatter(op: str):
+    def kernel(ins: Inputs, a: KernelAttrs) -> Array:
+        at, values, slab = scatter_targets(ins, a, op)
+        out = ins[0].copy()
+        combine_in_order(out.reshape(-1, slab), at, values, int(a.get("reduction", 0)))
+        return out
+    return kernel
 
 
 def _gather_nd(ins: Inputs, a: KernelAttrs) -> Array:
@@ -66,7 +93,7 @@ def _gather_nd(ins: Inputs, a: KernelAttrs) -> Array:
 
 KERNELS: dict[str, Kernel] = {
     "top.TopK": Kernel(_topk),
-    "top.ScatterElements": Kernel(_scatter_elements),
-    "top.ScatterND": Kernel(_scatter_nd),
+    "top.ScatterElements": Kernel(_scatter("top.ScatterElements")),
+    "top.ScatterND": Kernel(_scatter("top.ScatterND")),
     "top.GatherND": Kernel(_gather_nd),
 }
