@@ -46,7 +46,21 @@ def _axis_views(op: Operation) -> tuple[tuple[int, ...], tuple[int, ...], int]:
         raise TpudslError(f"backend: {describe(op)}: indices {list(shape_of(idx))} larger than the input "
                           f"{list(shape_of(x))} off the axis are not modelled")
     _check_dtypes(op, [0, 2] if op.name == "tpu.ScatterElements" else [0])
+    if op.name == "tpu.ScatterElements":
+        _combining(op)
     return xs, is_, axis
+
+
+FLOAT_DTYPES = ("f32", "f16", "bf16")
+
+
+def _combining(op: Operation) -> tuple[int, int]:
+    """A scatter's (reduction, data dtype code): a reduction computes in the data's float type."""
+    reduction, dtype = attrs_of(op)["reduction"], dtype_of(op.results[0])
+    if reduction and dtype not in FLOAT_DTYPES:
+        raise TpudslError(f"backend: {describe(op)}: reduction={reduction} on {dtype} data is not modelled "
+                          f"(only {', '.join(FLOAT_DTYPES)})")
+    return reduction, isa.DTYPES[dtype]
 
 
 def _along_axis(op: Operation, scatter: bool) -> isa.Record:
@@ -55,7 +69,7 @@ def _along_axis(op: Operation, scatter: bool) -> isa.Record:
     src, at, dst = address_of(op.operands[0]), address_of(op.operands[1]), address_of(op.results[0])
     if scatter:
         upd = address_of(op.operands[2])
-        return isa.GdmaScatterElements(src, at, upd, dst, index_dtype, esize, axis, *xs, *is_)  # type: ignore[arg-type]
+        return isa.GdmaScatterElements(src, at, upd, dst, index_dtype, esize, *_combining(op), axis, *xs, *is_)  # type: ignore[arg-type]
     return isa.GdmaGatherElements(src, at, dst, index_dtype, esize, axis, *xs, *is_)  # type: ignore[arg-type]
 
 
@@ -67,6 +81,8 @@ def _nd_dims(op: Operation) -> tuple[int, int, list[int]]:
     if not 1 <= k <= 4:
         raise TpudslError(f"backend: {describe(op)}: index tuples of length {k} are not modelled (1..4)")
     _check_dtypes(op, [0, 2] if op.name == "tpu.ScatterND" else [0])
+    if op.name == "tpu.ScatterND":
+        _combining(op)
     return b, k, [*xs[b:b + k], *[1] * (4 - k)]
 
 
@@ -78,7 +94,8 @@ def _nd(op: Operation, scatter: bool) -> isa.Record:
     count, slab = _prod(is_[b:-1]), _prod(xs[b + k:])
     if scatter:
         upd = address_of(op.operands[2])
-        return isa.GdmaScatterND(src, at, upd, dst, index_dtype, esize, count, k, slab, *dims)  # type: ignore[arg-type]
+        return isa.GdmaScatterND(src, at, upd, dst, index_dtype, esize, *_combining(op), count, k, slab,  # type: ignore[arg-type]
+                                 *dims)
     batch = _prod(xs[:b])
     return isa.GdmaGatherND(src, at, dst, index_dtype, esize, batch, count, k, slab, *dims)  # type: ignore[arg-type]
 
@@ -251,8 +268,8 @@ _CHECKS: dict[str, Callable[[Operation], object]] = {
 
 
 def check_self_emitted(op: Operation) -> None:
-    """What the records of a SELF_EMITTED op do not model (a ScatterND reduction, an Einsum
-    equation, ...) is an error naming it; --layer-group asks before anything is written."""
+    """What the records of a SELF_EMITTED op do not model (a scatter's reduction on integers, an
+    Einsum equation, ...) is an error naming it; --layer-group asks before anything is written."""
     check_modelled(op)
     _CHECKS[op.name](op)
 

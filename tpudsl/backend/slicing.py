@@ -1049,7 +1049,6 @@ _NOT_MODELLED: dict[str, dict[str, object]] = {
     "tpu.Where": {"x_is_const": False, "y_is_const": False},  # the branch as an attribute: BdcSelect reads tensors
     "tpu.TopK": {"replace_topk_indices": False},
     "tpu.MaxPoolWithMask": {"ceil_mode": None, "is_adaptive": False, "pad_value": 0, "do_relu": False},
-    "tpu.ScatterND": {"reduction": 0},
 }
 # tpu.Active modes whose function takes coeffs (isa.ACTIVE_EXTRA_MODES), and how many.
 _ACTIVE_COEFFS = {"ELU": 1, "HSIGMOID": 2, "SWISH": 1}

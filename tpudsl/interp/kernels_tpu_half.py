@@ -25,6 +25,7 @@ from tpudsl.interp.kernels_pool import _geometry as pool_geometry
 from tpudsl.interp.kernels_pool import _keepdims as pool_keepdims
 from tpudsl.interp.kernels_interp import _out_sizes as interp_out_sizes
 from tpudsl.interp.kernels_interp import _spatial_scales as interp_scales
+from tpudsl.interp.kernels_index import combine_in_order, scatter_targets
 from tpudsl.interp.kernels_reduce import _axes as reduce_axes
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -192,6 +193,21 @@ def cumsum(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return np.moveaxis(y, 0, int(a["axis"]) % ins[0].ndim)
 
 
+def _scatter(op: str) -> HalfRun:
+    def run(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
+        """A reduction that adds or multiplies rounds each partial result to the format, as CumSum
+        (duplicate targets combined one at a time in index order; Top's float32 combination rounded
+        once at the end would round twice). Replacing, max and min pick values: the Top kernel."""
+        if a.get("reduction", 0) not in (1, 5):
+            return None
+        at, values, slab = scatter_targets(ins, a, op)
+        out = _f64(ins[0]).copy()
+        combine_in_order(out.reshape(-1, slab), at, values.astype(np.float64), a["reduction"],
+                         lambda v: half.round_to(v, fmt))
+        return out
+    return run
+
+
 def softmax(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     """e = exp(z), z = beta * x - max (float64, beta a float32 as the record holds it);
     softmax = round(e / the exact sum of e); log: round(z - log(fsum(e)))."""
@@ -354,6 +370,7 @@ HALF_KERNELS: dict[str, HalfRun] = {
     "tpu.Conv2D": conv, "tpu.Deconv": deconv, "tpu.MatMul": matmul, "tpu.Pool2D": pool, "tpu.Reduce": reduce,
     "tpu.Softmax": softmax, "tpu.LayerNorm": layer_norm, "tpu.GroupNorm": group_norm,
     "tpu.InstanceNorm": instance_norm, "tpu.Interp": interp, "tpu.Active": active, "tpu.RMSNorm": rms_norm,
-    "tpu.CumSum": cumsum,
+    "tpu.CumSum": cumsum, "tpu.ScatterElements": _scatter("tpu.ScatterElements"),
+    "tpu.ScatterND": _scatter("tpu.ScatterND"),
     "tpu.Einsum": einsum,
 }

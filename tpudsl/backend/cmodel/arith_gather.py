@@ -40,6 +40,23 @@ def scatter_in_order(dst: np.ndarray, flat_at: np.ndarray, values: np.ndarray) -
     rows[flat_at[keep]] = values[keep]
 
 
+# The scatter records' reductions by code (isa.py, records 78/79; 0, replacing, moves bytes).
+_COMBINE = {1: np.add, 3: np.maximum, 4: np.minimum, 5: np.multiply}
+
+
+def combine_in_order(dst: np.ndarray, flat_at: np.ndarray, values: np.ndarray, reduction: int) -> None:
+    """dst.reshape(-1, slab)[flat_at[p]] = combine(it, values[p]) for p in order, each result
+    computed in float64 and converted once to dst's float dtype before the next update: the
+    operation correctly rounded (a float64 sum or product of two values of p <= 24 bits rounded
+    again to p bits is rounded once: 53 >= 2 p + 2)."""
+    if reduction not in _COMBINE:
+        raise Fault(f"scatter reduction {reduction} is not one of 0, {', '.join(map(str, _COMBINE))}")
+    combine = _COMBINE[reduction]
+    rows = dst.reshape(-1, values.shape[-1])
+    for at, value in zip(flat_at.tolist(), values.astype(np.float64), strict=True):
+        rows[at] = combine(rows[at].astype(np.float64), value).astype(dst.dtype)
+
+
 def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
     """BdcLRN in float32: window sums of squares position by position, then the power."""
     x = x.astype(np.float32)

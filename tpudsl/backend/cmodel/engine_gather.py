@@ -48,13 +48,25 @@ def _gather_elements(m: Memory, r: isa.GdmaGatherElements) -> None:
     _store(m, r.dst, x[arith_gather.along_axis(idx, r.axis)])
 
 
+def _scatter(r, y: np.ndarray, at: np.ndarray, upd: np.ndarray) -> None:
+    """Records 78/79: the updates (rows of bytes) written or combined into y's rows in index order."""
+    if r.reduction == 0:
+        arith_gather.scatter_in_order(y, at, upd)
+        return
+    dt = numpy_dtype(r.dtype)
+    if dt.itemsize != r.esize or (dt.kind != "f" and dt.name != "bfloat16"):
+        raise Fault(f"scatter reduction {r.reduction} on dtype {isa.DTYPE_NAMES[r.dtype]} with esize {r.esize} "
+                    "(a float type of that size is modelled)")
+    arith_gather.combine_in_order(y.view(dt), at, upd.view(dt), r.reduction)
+
+
 def _scatter_elements(m: Memory, r: isa.GdmaScatterElements) -> None:
     _check_axis(r)
     xs, shape = (r.xn, r.xc, r.xh, r.xw), (r.in_, r.ic, r.ih, r.iw)
     idx = arith_gather.indices(_read_indices(m, r, shape), xs[r.axis], "scatter elements")
     y, upd = _elements(m, r.src, xs, r.esize), _elements(m, r.upd, shape, r.esize)
     at = np.ravel_multi_index(arith_gather.along_axis(idx, r.axis), xs).reshape(-1)
-    arith_gather.scatter_in_order(y, at, upd.reshape(-1, r.esize))
+    _scatter(r, y, at, upd.reshape(-1, r.esize))
     _store(m, r.dst, y)
 
 
@@ -77,7 +89,7 @@ def _scatter_nd(m: Memory, r: isa.GdmaScatterND) -> None:
     idx = arith_gather.indices(_read_indices(m, r, (r.count, r.k)), np.array(dims), "scatter nd")
     y = _elements(m, r.src, (int(np.prod(dims)), r.slab * r.esize), 1)[..., 0]
     upd = _elements(m, r.upd, (r.count, r.slab * r.esize), 1)[..., 0]
-    arith_gather.scatter_in_order(y, np.ravel_multi_index(tuple(idx.T), dims), upd)
+    _scatter(r, y, np.ravel_multi_index(tuple(idx.T), dims), upd)
     _store(m, r.dst, y)
 
 
