@@ -238,17 +238,34 @@ def _somewhere(draw, nbytes: int) -> int:
     return CHIP.gmem_start + draw(st.integers(0, max(0, GMEM - nbytes)))
 
 
+_REDUCING = (isa.GdmaScatterElementsReduce, isa.GdmaScatterNDReduce)
+
+
+def _esizes(cls) -> list[int]:
+    return [2, 4] if cls in _REDUCING else [1, 2, 4]  # a reduction's data is a float
+
+
+def _combining(draw, cls, esize: int) -> tuple[int, ...]:
+    """Records 83/84's (reduction, float dtype of esize bytes: f32 when esize is 4, else f16 or
+    bf16; zeros in the test memory are valid values of each); none for the others."""
+    if cls not in _REDUCING:
+        return ()
+    dtype = isa.DTYPES["f32"] if esize == 4 else isa.DTYPES[draw(st.sampled_from(["f16", "bf16"]))]
+    return draw(st.sampled_from([1, 3, 4, 5])), dtype
+
+
 @st.composite
 def along_axis(draw, cls):
     """GdmaGatherElements / GdmaScatterElements: index dims up to the source's off the axis;
     indices (zeros in the test memory: valid) of any float dtype."""
     xs, axis = [draw(dims) for _ in range(4)], draw(st.integers(0, 3))
     shape = [draw(dims) if k == axis else draw(st.integers(1, d)) for k, d in enumerate(xs)]
-    esize, index_dtype = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(list(DT.values())))
+    esize, index_dtype = draw(st.sampled_from(_esizes(cls))), draw(st.sampled_from(list(DT.values())))
     x, p = int(np.prod(xs)) * esize, int(np.prod(shape))
     src, idx = _somewhere(draw, x), _somewhere(draw, p * isa.DTYPE_BYTES[isa.DTYPE_NAMES[index_dtype]])
-    if cls is isa.GdmaScatterElements:
-        return cls(src, idx, _somewhere(draw, p * esize), _somewhere(draw, x), index_dtype, esize, axis, *xs, *shape)
+    if issubclass(cls, isa.GdmaScatterElements):
+        return cls(src, idx, _somewhere(draw, p * esize), _somewhere(draw, x), index_dtype, esize, axis, *xs, *shape,
+                   *_combining(draw, cls, esize))
     return cls(src, idx, _somewhere(draw, p * esize), index_dtype, esize, axis, *xs, *shape)
 
 
@@ -258,12 +275,12 @@ def nd(draw, cls):
     k = draw(st.integers(1, 4))
     ds = [draw(dims) for _ in range(k)] + [1] * (4 - k)
     count, slab = draw(dims), draw(dims)
-    esize, index_dtype = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from(list(DT.values())))
+    esize, index_dtype = draw(st.sampled_from(_esizes(cls))), draw(st.sampled_from(list(DT.values())))
     isize = isa.DTYPE_BYTES[isa.DTYPE_NAMES[index_dtype]]
-    if cls is isa.GdmaScatterND:
+    if issubclass(cls, isa.GdmaScatterND):
         x = int(np.prod(ds)) * slab * esize
         return cls(_somewhere(draw, x), _somewhere(draw, count * k * isize), _somewhere(draw, count * slab * esize),
-                   _somewhere(draw, x), index_dtype, esize, count, k, slab, *ds)
+                   _somewhere(draw, x), index_dtype, esize, count, k, slab, *ds, *_combining(draw, cls, esize))
     batch = draw(dims)
     return cls(_somewhere(draw, batch * int(np.prod(ds)) * slab * esize),
                _somewhere(draw, batch * count * k * isize), _somewhere(draw, batch * count * slab * esize),
@@ -422,6 +439,8 @@ RECORDS = {
     isa.GdmaScatterElements: along_axis(isa.GdmaScatterElements),
     isa.GdmaGatherND: nd(isa.GdmaGatherND),
     isa.GdmaScatterND: nd(isa.GdmaScatterND),
+    isa.GdmaScatterElementsReduce: along_axis(isa.GdmaScatterElementsReduce),
+    isa.GdmaScatterNDReduce: nd(isa.GdmaScatterNDReduce),
     isa.BdcLRN: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcLRN(dt, i, n, c, h, w, o, d(st.integers(1, 5)), 1e-3,
                                                                  0.75, 1.0)),
     isa.BdcPoolMask: pool_mask(),

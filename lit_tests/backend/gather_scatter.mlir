@@ -12,9 +12,20 @@
 // RUN: model_runner --input %t/in.npz --model %t/m.bmodel --output %t/bmodel_out.npz
 // RUN: npz_tool compare %t/bmodel_out.npz %t/tpu_out.npz --tolerance 0.999999,0.999999 -v | filecheck %s --check-prefix=SAME
 // RUN: model_tool --timeline %t/m.bmodel -o %t/m.svg && filecheck %s --check-prefix=SVG < %t/m.svg
-// Where they must not run: a ScatterND with a reduction and an Einsum that sums over one operand
-// are errors naming the attribute and the equation.
-// RUN: sed -e 's/reduction = 0/reduction = 1/' %t/tpu.mlir > %t/reduce.mlir
+// The ScatterND adding (reduction 1) and multiplying (5): the bmodel's record 79 combines as the Tpu interpreter.
+// RUN: sed -e 's/reduction = 0/reduction = 1/' %t/tpu.mlir > %t/add.mlir
+// RUN: tpuc-opt %t/add.mlir --address-assign --layer-group --codegen="model_file=%t/add.bmodel" -o %t/add_final.mlir
+// RUN: model_runner --input %t/in.npz --model %t/add.mlir --output %t/add_tpu.npz
+// RUN: model_runner --input %t/in.npz --model %t/add.bmodel --output %t/add_bmodel.npz
+// RUN: npz_tool compare %t/add_bmodel.npz %t/add_tpu.npz --tolerance 0.999999,0.999999 -v | filecheck %s --check-prefix=SAME
+// RUN: sed -e 's/reduction = 0/reduction = 5/' %t/tpu.mlir > %t/mul.mlir
+// RUN: tpuc-opt %t/mul.mlir --address-assign --layer-group --codegen="model_file=%t/mul.bmodel" -o %t/mul_final.mlir
+// RUN: model_runner --input %t/in.npz --model %t/mul.mlir --output %t/mul_tpu.npz
+// RUN: model_runner --input %t/in.npz --model %t/mul.bmodel --output %t/mul_bmodel.npz
+// RUN: npz_tool compare %t/mul_bmodel.npz %t/mul_tpu.npz --tolerance 0.999999,0.999999 -v | filecheck %s --check-prefix=SAME
+// Where they must not run: a reduction code ONNX has not (TPU-MLIR's 2, subtract) and an Einsum
+// that sums over one operand are errors naming the attribute and the equation.
+// RUN: sed -e 's/reduction = 0/reduction = 2/' %t/tpu.mlir > %t/reduce.mlir
 // RUN: not tpuc-opt %t/reduce.mlir --address-assign --layer-group --codegen="model_file=%t/r.bmodel" 2>&1 | filecheck %s --check-prefix=REDUCTION
 // RUN: sed -e 's/bchw,bcw->bch/bchw,bcv->bch/' %t/tpu.mlir > %t/einsum.mlir
 // RUN: not tpuc-opt %t/einsum.mlir --address-assign --layer-group --codegen="model_file=%t/e.bmodel" 2>&1 | filecheck %s --check-prefix=EINSUM
@@ -31,7 +42,7 @@
 // SVG-DAG: snd: instruction {{[0-9]+}} GdmaScatterND
 // SVG-DAG: gnd: instruction {{[0-9]+}} GdmaGatherND
 // SVG-DAG: y: instruction {{[0-9]+}} BdcMatMul
-// REDUCTION: error: backend: 'tpu.ScatterND' op "snd": reduction=1 is not modelled
+// REDUCTION: reduce.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'tpu.ScatterND' op "snd" attribute 'reduction' = 2 is not supported (supported: 0, 1, 3, 4, 5)
 // EINSUM: error: backend: 'tpu.Einsum' op "y": equation 'bchw,bcv->bch' is not modelled (a letter summed over one operand only)
 module attributes {module.chip = "ALL", module.name = "gs", module.platform = "ONNX", module.state = "TOP_F32", module.weight_file = "w.npz"} {
   func.func @main(%arg0: tensor<2x4x120x16xf32>, %arg1: tensor<2x4x60x3xf32>, %arg2: tensor<3x2xf32>, %arg3: tensor<3x60x3xf32>, %arg4: tensor<2x4x1xf32>) -> (tensor<2x4x60xf32>, tensor<2x4x60x8xf32>) {

@@ -69,7 +69,11 @@ def _along_axis(op: Operation, scatter: bool) -> isa.Record:
     src, at, dst = address_of(op.operands[0]), address_of(op.operands[1]), address_of(op.results[0])
     if scatter:
         upd = address_of(op.operands[2])
-        return isa.GdmaScatterElements(src, at, upd, dst, index_dtype, esize, *_combining(op), axis, *xs, *is_)  # type: ignore[arg-type]
+        fields = (src, at, upd, dst, index_dtype, esize, axis, *xs, *is_)
+        reduction, dtype = _combining(op)
+        if reduction:
+            return isa.GdmaScatterElementsReduce(*fields, reduction, dtype)  # type: ignore[arg-type]
+        return isa.GdmaScatterElements(*fields)  # type: ignore[arg-type]
     return isa.GdmaGatherElements(src, at, dst, index_dtype, esize, axis, *xs, *is_)  # type: ignore[arg-type]
 
 
@@ -94,8 +98,11 @@ def _nd(op: Operation, scatter: bool) -> isa.Record:
     count, slab = _prod(is_[b:-1]), _prod(xs[b + k:])
     if scatter:
         upd = address_of(op.operands[2])
-        return isa.GdmaScatterND(src, at, upd, dst, index_dtype, esize, *_combining(op), count, k, slab,  # type: ignore[arg-type]
-                                 *dims)
+        fields = (src, at, upd, dst, index_dtype, esize, count, k, slab, *dims)
+        reduction, dtype = _combining(op)
+        if reduction:
+            return isa.GdmaScatterNDReduce(*fields, reduction, dtype)  # type: ignore[arg-type]
+        return isa.GdmaScatterND(*fields)  # type: ignore[arg-type]
     batch = _prod(xs[:b])
     return isa.GdmaGatherND(src, at, dst, index_dtype, esize, batch, count, k, slab, *dims)  # type: ignore[arg-type]
 

@@ -479,11 +479,9 @@ def interp_sources(in_len: int, out_len: int, scale: float, mode: int, coord: in
 # ---- issue 11, third round (opcodes 76-81): gathers and scatters in global memory, LRN, max pool with its mask ----
 # The four index records read their indices (integer values in any record dtype) from global memory,
 # bounds-check them all before writing (negative ones count from the end, as ONNX says), and write
-# their whole result: the scatters copy `src` to `dst` and then, for each update in index order,
-# combine it with the element it lands on by `reduction` (dialects.top.SCATTER_REDUCTIONS, TPU-MLIR's codes):
-# 0 replaces (bytes moved: of duplicate indices the last update stays), 1 adds, 3 keeps the larger,
-# 4 the smaller, 5 multiplies, in the float `dtype` (its size esize), each result rounded to it
-# before the next update (duplicates combine one at a time, as ONNX orders them).
+# their whole result: the scatters copy `src` to `dst` and then write the updates in index order,
+# so of duplicate indices the last update stays (the interpreter's numpy assignment). Records 83/84
+# are the scatters that combine instead (a reduction).
 
 
 @record(76, "gdma", f"src idx dst index_dtype esize {_ELEMENTS}")
@@ -498,17 +496,32 @@ class GdmaGatherND(Record):
     dst (batch, count, slab): dst[b, p] = src[b, idx[b, p, 0], .., idx[b, p, k-1]]."""
 
 
-@record(78, "gdma", f"src idx upd dst index_dtype esize reduction:B dtype {_ELEMENTS}")
+@record(78, "gdma", f"src idx upd dst index_dtype esize {_ELEMENTS}")
 class GdmaScatterElements(Record):
     """dst = src (the contiguous (xn, xc, xh, xw)), then for each index position p in order
-    t = dst[p with dim `axis` replaced by idx[p]]: t = combine(t, upd[p]); idx and upd are
-    (in, ic, ih, iw)."""
+    dst[p with dim `axis` replaced by idx[p]] = upd[p]; idx and upd are (in, ic, ih, iw)."""
 
 
-@record(79, "gdma", f"src idx upd dst index_dtype esize reduction:B dtype {_ND}")
+@record(79, "gdma", f"src idx upd dst index_dtype esize {_ND}")
 class GdmaScatterND(Record):
     """dst = src as (d0, .., d{k-1}, slab) (unused d's 1), then for p in order
-    t = dst[idx[p, 0], .., idx[p, k-1]]: t = combine(t, upd[p]) (a slab); idx (count, k), upd (count, slab)."""
+    dst[idx[p, 0], .., idx[p, k-1]] = upd[p]; idx (count, k), upd (count, slab)."""
+
+
+# Records 83/84: record 78's (79's) fields plus `reduction` (dialects.top.SCATTER_REDUCTIONS, TPU-MLIR's
+# codes: 1 add, 3 max, 4 min, 5 mul) and the float `dtype` of the data (esize bytes): each update in
+# index order is combined with the element (slab) it lands on, the result rounded to dtype before
+# the next (duplicates combine one at a time, as ONNX orders them).
+
+
+@record(83, "gdma", "reduction:B dtype")
+class GdmaScatterElementsReduce(GdmaScatterElements):
+    """Record 78 where t = dst[...] becomes combine(t, upd[p]) instead of upd[p]."""
+
+
+@record(84, "gdma", "reduction:B dtype")
+class GdmaScatterNDReduce(GdmaScatterND):
+    """Record 79 where each slab t = dst[idx[p, ..]] becomes combine(t, upd[p]) instead of upd[p]."""
 
 
 @record(80, "bdc", f"dtype {_IN} out_addr size alpha beta:d bias")
@@ -658,7 +671,8 @@ RECORDS: dict[int, type[Record]] = {
                                 BdcDeconvQ, BdcSoftmaxQ, BdcMatMulQZ, BdcConvQZ, BdcPoolQZ, BdcBinaryQZ, BdcRequantZ,
                                 BdcScale, BdcActiveX, BdcRMSNorm, BdcPadReflect, GdmaGather, BdcBinaryX, BdcConstX,
                                 BdcConstSumQ, BdcSelect, BdcArg, BdcTopK, BdcCumSum, BdcTrilu, GdmaGatherElements,
-                                GdmaGatherND, GdmaScatterElements, GdmaScatterND, BdcLRN, BdcPoolMask,
+                                GdmaGatherND, GdmaScatterElements, GdmaScatterND, GdmaScatterElementsReduce,
+                                GdmaScatterNDReduce, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
                                 BdcGridSample, BdcRecurrent, CoreSync)
 }

@@ -262,6 +262,8 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaGatherND: _index_record,
     isa.GdmaScatterElements: _index_record,
     isa.GdmaScatterND: _index_record,
+    isa.GdmaScatterElementsReduce: _index_record,
+    isa.GdmaScatterNDReduce: _index_record,
     isa.BdcYoloDetection: _yolo_detection,
     isa.BdcYolov8Detection: _yolov8_detection,
     isa.BdcRecurrent: _recurrent,

@@ -49,8 +49,8 @@ def _gather_elements(m: Memory, r: isa.GdmaGatherElements) -> None:
 
 
 def _scatter(r, y: np.ndarray, at: np.ndarray, upd: np.ndarray) -> None:
-    """Records 78/79: the updates (rows of bytes) written or combined into y's rows in index order."""
-    if r.reduction == 0:
+    """Records 78/79 (83/84): the updates (rows of bytes) written (combined) into y's rows in index order."""
+    if not isinstance(r, isa.GdmaScatterElementsReduce | isa.GdmaScatterNDReduce):
         arith_gather.scatter_in_order(y, at, upd)
         return
     dt = numpy_dtype(r.dtype)
@@ -115,5 +115,6 @@ def _pool_mask(m: Memory, r: isa.BdcPoolMask) -> None:
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaGatherElements: _gather_elements, isa.GdmaGatherND: _gather_nd,
     isa.GdmaScatterElements: _scatter_elements, isa.GdmaScatterND: _scatter_nd,
+    isa.GdmaScatterElementsReduce: _scatter_elements, isa.GdmaScatterNDReduce: _scatter_nd,
     isa.BdcLRN: _lrn, isa.BdcPoolMask: _pool_mask,
 }
