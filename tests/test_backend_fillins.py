@@ -77,10 +77,12 @@ def cases(draw, kind: str):
         node = helper.make_node("RMSNormalization", ["x", "g"], ["y"], epsilon=draw(st.sampled_from([1e-5, 1e-2])))
         return kind, build([node], {"x": x}, "y", {"g": rng.standard_normal(x.shape[-1]).astype(np.float32)}, 23), \
             {"x": x}
-    if kind == "pad":  # ONNX reflect needs pads below the dim's size
+    if kind == "pad":  # ONNX reflect needs pads below the dim's size; wrap (opset 19) too here
         pads = [draw(st.integers(0, min(3, d - 1))) for d in shape * 2]
-        node = helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect")
-        return kind, build([node], {"x": x}, "y", {"p": np.array(pads, np.int64)}), {"x": x}
+        mode = draw(st.sampled_from(["reflect", "wrap"]))
+        node = helper.make_node("Pad", ["x", "p"], ["y"], mode=mode)
+        return kind, build([node], {"x": x}, "y", {"p": np.array(pads, np.int64)}, 19 if mode == "wrap" else 17), \
+            {"x": x}
     if kind in ("binary_x", "const_x"):
         return (kind, *_elementwise_x_case(draw, kind, rng, x))
     if kind == "select":  # Where(x > b, x, y) with b and y broadcast along some dims or constant
@@ -251,19 +253,21 @@ def test_every_elementwise_x_function(tmp_path, record, key):
     assert_f32_close(got["y"], want["y"], key)
 
 
+@pytest.mark.parametrize("pad_mode", ["symmetric", "wrap"])
 @pytest.mark.parametrize("mode", ["F32", "BF16"])
-def test_symmetric_pad_wider_than_the_tensor(tmp_path, mode):
-    """tpu.Pad symmetric (TPU-MLIR's mode; no ONNX form) with pads past the input's size along N,
-    C, H and W (the edge elements repeat, period 2 x size), sliced."""
+def test_symmetric_and_wrap_pads_wider_than_the_tensor(tmp_path, mode, pad_mode):
+    """tpu.Pad symmetric (TPU-MLIR's mode; no ONNX form) and wrap (ONNX's, opset 19) with pads past
+    the input's size along N, C, H and W (the edge elements repeat, period 2 x size; circular,
+    period size), sliced."""
     shape = (2, 3, 30, 7)
-    text = top_text("top.Pad", '{mode = "symmetric", paddings = [1, 2, 20, 5, 2, 1, 17, 6]}', shape, (5, 6, 67, 18))
+    text = top_text("top.Pad", f'{{mode = "{pad_mode}", paddings = [1, 2, 20, 5, 2, 1, 17, 6]}}', shape, (5, 6, 67, 18))
     top = lowered_text(tmp_path / "m.mlir", text, mode)
     x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     want = interpret(top, {"x": x})
-    np.testing.assert_array_equal(want["y"], np.pad(x, [(1, 2), (2, 1), (20, 17), (5, 6)], mode="symmetric")
+    np.testing.assert_array_equal(want["y"], np.pad(x, [(1, 2), (2, 1), (20, 17), (5, 6)], mode=pad_mode)
                                   .astype(HALF.get(mode, np.float32)).astype(np.float32))
     bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
-    assert any(isinstance(r, isa.BdcPadReflect) and r.mode == isa.REFLECT_MODES["symmetric"]
+    assert any(isinstance(r, isa.BdcPadReflect) and r.mode == isa.REFLECT_MODES[pad_mode]
                for r in isa.decode(bm.commands))
     assert re.search(r"\b[nh]secs = [2-9]", print_module(top.module))
     got, _ = run_bmodel(bm, {"x": x})
@@ -283,9 +287,9 @@ def test_gather_index_out_of_range_is_a_cmodel_error_naming_it(tmp_path, bad):
 
 def test_reflect_index_against_numpy():
     """isa.reflect_index (the record's definition, used by slicing and the cmodel) against np.pad's
-    reflect and symmetric modes, pads up to three times the size."""
+    reflect, symmetric and wrap modes, pads up to three times the size."""
     for size in range(1, 6):
-        for mode in ("reflect", "symmetric"):
+        for mode in ("reflect", "symmetric", "wrap"):
             pad = 3 * size
             want = np.pad(np.arange(size), pad, mode=mode)
             got = isa.reflect_index(np.arange(-pad, size + pad), size, isa.REFLECT_MODES[mode])

@@ -262,6 +262,7 @@ CASES = [
     Case("pad_constant", [node("Pad", "xpv")], X4, {"p": i64(0, 0, 1, 2, 0, 0, 3, 0), "v": np.array(1.5, np.float32)},
          ops=("top.Pad",)),
     Case("pad_reflect", [node("Pad", "xp", mode="reflect")], X4, {"p": i64(0, 0, 2, 1, 0, 0, 1, 2)}, ops=("top.Pad",)),
+    Case("pad_wrap", [node("Pad", "xp", mode="wrap")], X4, {"p": i64(0, 1, 2, 1, 0, 2, 1, 3)}, opset=19, ops=("top.Pad",)),
     Case("pad_edge_opset2", [node("Pad", "x", mode="edge", pads=[0, 0, 1, 1, 0, 0, 1, 1])], X4, opset=2),
     Case("pad_negative_crops", [node("Pad", "xp")], X4, {"p": i64(0, 0, -1, 2, 0, 0, 1, -3)}, ops=("top.Slice", "top.Pad")),
     Case("pad_only_negative", [node("Pad", "xp")], X4, {"p": i64(0, 0, -1, 0, 0, 0, 0, -2)}, ops=("top.Slice",)),

@@ -28,5 +28,4 @@ SKIPS: dict[str, str] = {
     'test_training_dropout_default': 'training-mode Dropout draws a random mask: not an inference op, not reproducible',
     'test_training_dropout_default_mask': "TpudslError: error: Dropout 'y': the mask output is not supported (in frontend/ops_shape.py)",
     'test_training_dropout_mask': "TpudslError: error: Dropout 'y': the mask output is not supported (in frontend/ops_shape.py)",
-    'test_wrap_pad': "TpudslError: error: Pad 'y': mode 'wrap' is not supported (constant, reflect, edge are) (in frontend/ops_shape.py)",
 }

@@ -337,7 +337,7 @@ ACTIVE_EXTRA_MODES = {"SILU": 0, "HSWISH": 1, "HSIGMOID": 2, "ELU": 3, "SWISH": 
                       "SOFT_SIGN": 7, "LN": 8, "RSQRT": 9, "ERF": 10, "TGELU": 11, "QGELU": 12, "SIN": 13, "COS": 14,
                       "TAN": 15, "SINH": 16, "COSH": 17, "ARCCOS": 18, "ARCTANH": 19, "SIGN": 20, "CEIL": 21,
                       "FLOOR": 22, "ROUND": 23, "ARCSIN": 24, "ARCSINH": 25, "ARCCOSH": 26}
-REFLECT_MODES = {"reflect": 0, "symmetric": 1}
+REFLECT_MODES = {"reflect": 0, "symmetric": 1, "wrap": 2}  # BdcPadReflect's: pads read from the input (reflect_index)
 
 
 @record(60, "bdc", f"dtype {_IN} scale_addr bias_addr out_addr {_RELU}")
@@ -359,7 +359,7 @@ class BdcRMSNorm(Record):
 
 @record(63, "bdc", f"dtype mode {_IN} n0 h0 full_n full_h out_addr on oh on0 oh0 pn0 pc0 pc1 ph0 pw0 pw1")
 class BdcPadReflect(Record):
-    """Reflect/symmetric padding of a slice: out (on, c + pc0 + pc1, oh, w + pw0 + pw1) holds output
+    """Reflect/symmetric/wrap padding of a slice: out (on, c + pc0 + pc1, oh, w + pw0 + pw1) holds output
     elements on0.. and rows oh0.. of the whole padded tensor (pn0, ph0 pads before along N and H);
     in holds input elements n0.. and rows h0.. of the (full_n, c, full_h, w) input. Each output index o of a dim reads input index
     reflect_index(o - before, size) (`reflect_index`), which must lie in the slice."""
@@ -448,8 +448,11 @@ class BdcTrilu(Record):
 def reflect_index(i: np.ndarray, size: int, mode: int) -> np.ndarray:
     """The input index an out-of-range index i of a padded dim of `size` reads (i in range: itself).
     reflect (mode 0): mirrored about the edge elements, period 2 (size - 1); symmetric (1): the
-    edge elements repeated, period 2 size (numpy's and ONNX's definitions, any pad width)."""
+    edge elements repeated, period 2 size; wrap (2): circular, period size (numpy's and ONNX's
+    definitions, any pad width)."""
     i = np.asarray(i, np.int64)
+    if mode == REFLECT_MODES["wrap"]:
+        return np.mod(i, size)
     if mode == REFLECT_MODES["reflect"]:
         if size == 1:
             return np.zeros_like(i)

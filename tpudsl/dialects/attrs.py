@@ -50,7 +50,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "tpu.dq_mode": ("Normal", "TFLite"),
     "tpu.round_mode": ROUND_MODES,
     "tpu.pool_mode": ("Avg", "Max"),
-    "tpu.Pad_Mode": ("constant", "reflect", "symmetric", "edge"),
+    "tpu.Pad_Mode": ("constant", "reflect", "symmetric", "edge", "wrap"),  # wrap: ours (ONNX opset 19), not TpuOps.td's
     "tpu.run_mode": ("TPU_STATIC", "TPU_DYNAMIC", "CPU", "SWITCH", "MERGE", "LOOP", "UNKNOW"),
     "tpu.active_mode": (
         "TANH", "SIGMOID", "RELU", "EXP", "ELU", "SQRT", "SQUARE", "RSQRT", "ABSVAL", "LN", "ROUND", "CEIL",

@@ -170,7 +170,8 @@ SPECS: list[OpSpec] = [
            moves=Moves(results=("outputs",))),
     OpSpec("top.Pad", operands=("input", "[paddingsT]"),
            attrs={"paddings": A("i64[]"), "val": A("f64", 0.0),
-                  "mode": A("str", "constant", ("constant", "reflect", "symmetric", "edge"))},
+                  # TPU-MLIR's PaddingModeAttr, and ONNX's wrap (opset 19: circular; numpy's name)
+                  "mode": A("str", "constant", ("constant", "reflect", "symmetric", "edge", "wrap"))},
            shape=S.pad, moves=MOVES),
     OpSpec("top.Tile", operands=("input", "[tileT]"), attrs={"tile": A("i64[]")}, shape=S.tile, moves=MOVES),
     OpSpec("top.Expand", operands=("input", "[shapeT]"), attrs={"shape": A("i64[]")}, shape=S.expand, moves=MOVES),

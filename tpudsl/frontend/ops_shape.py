@@ -152,8 +152,8 @@ def pad(n: Node, c: Converter) -> None:
     """Pad: pads/value are attributes before opset 11, inputs from 11 on (axes input from 18)."""
     rank = len(c.shape(n.input(0)))
     mode = n.attr("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        raise n.error(f"mode {mode!r} is not supported (constant, reflect, edge are)")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise n.error(f"mode {mode!r} is not supported (constant, reflect, edge, wrap are)")
     if n.opset < 11:
         pads, value = list(n.attr("pads" if n.opset >= 2 else "paddings")), float(n.attr("value", 0.0))
     else:

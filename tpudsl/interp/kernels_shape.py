@@ -207,7 +207,7 @@ def _pad(ins: Inputs, a: KernelAttrs) -> Array:
     x = ins[0]
     pads = _operand(ins, 1) or list(a["paddings"])
     begins, ends = pads[: x.ndim], pads[x.ndim :]
-    mode = a.get("mode", "constant")  # TPU-MLIR's mode names are numpy's: constant/reflect/symmetric/edge
+    mode = a.get("mode", "constant")  # TPU-MLIR's mode names (and ONNX's wrap) are numpy's: constant/reflect/symmetric/edge/wrap
     widths = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)]
     extra = {"constant_values": np.float32(a.get("val", 0.0))} if mode == "constant" else {}
     y = np.pad(x, widths, mode=mode, **extra)
