@@ -26,10 +26,10 @@ OUTPUTS = {"LSTM": ("Y", "Y_h", "Y_c"), "GRU": ("Y", "Y_h")}
 
 def rnn_model(op: str, seq: int, batch: int, size: int, hidden: int, direction: str = "forward", layout: int = 0,
               bias: bool = True, states: bool = True, outputs: tuple[bool, ...] = (True, True, True),
-              seed: int = 0, **attrs):
+              seed: int = 0, peepholes: bool = False, **attrs):
     """A single LSTM/GRU node with constant weights (scaled so that the gates do not all saturate)
-    and its feed; `outputs` says which results the node names (the others are ""). The weights
-    and the feed (transposed for layout 1) depend on the seed, not on the layout."""
+    and its feed; `outputs` says which results the node names (the others are ""); `peepholes`:
+    an LSTM's P. The weights and the feed (transposed for layout 1) depend on the seed, not on the layout."""
     rng = np.random.default_rng(seed)
     dirs, gates = (2 if direction == "bidirectional" else 1), GATES[op]
     scale = 1 / np.sqrt(hidden)
@@ -46,6 +46,9 @@ def rnn_model(op: str, seq: int, batch: int, size: int, hidden: int, direction: 
         for s in STATES[op]:
             names.append(s)
             feed[s] = rng.standard_normal((dirs, batch, hidden)).astype(np.float32)
+    if peepholes:
+        names += [""] * (7 - len(names)) + ["P"]
+        inits["P"] = rng.uniform(-1, 1, (dirs, 3 * hidden))
     if layout:
         feed = {k: v.transpose(1, 0, 2) for k, v in feed.items()}
     outs = [name if used else "" for name, used in zip(OUTPUTS[op], outputs, strict=False)]
@@ -148,7 +151,6 @@ def test_random_sizes_against_onnxruntime():
     ({"activations": ["Relu", "Tanh", "Tanh"]}, {}, "activations ['Relu', 'Tanh', 'Tanh'] are not supported"),
     ({"clip": 1.0}, {}, "attribute 'clip' is not supported"),
     ({"input_forget": 1}, {}, "input_forget 1"),
-    ({}, {"P": (1, 12)}, "peephole weights (input P) are not supported"),
     ({}, {"sequence_lens": 2}, "sequence_lens is not supported unless a constant of full lengths (3)"),
     ({}, {"hidden_size": 5}, "hidden_size 5 differs from the recurrence's 4"),
 ])
@@ -156,9 +158,6 @@ def test_refusals_name_what_is_not_modelled(attrs, inputs, message):
     model, _ = rnn_model("LSTM", seq=3, batch=2, size=3, hidden=4, **attrs)
     node = model.graph.node[0]
     extra = {}
-    if "P" in inputs:
-        extra["P"] = np.zeros(inputs["P"], np.float32)
-        node.input.extend(["P"])
     if "hidden_size" in inputs:
         next(a for a in node.attribute if a.name == "hidden_size").i = inputs["hidden_size"]
     if "sequence_lens" in inputs:
@@ -168,6 +167,16 @@ def test_refusals_name_what_is_not_modelled(attrs, inputs, message):
     with pytest.raises(TpudslError) as e:
         convert_onnx(model, "test")
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("states", [True, False])
+def test_lstm_peepholes_against_onnxruntime(direction, layout, states):
+    """ONNX's P (i and f see the previous cell state, o the new one): top.LSTM's peephole operand."""
+    mod = check_rnn("LSTM", 3, 2, 3, 4, direction=direction, layout=layout, states=states, peepholes=True)
+    (lstm,) = [o for o in mod.module.walk() if o.name == "top.LSTM"]
+    assert len(lstm.operands) == 8
 
 
 def test_full_sequence_lens_is_accepted():

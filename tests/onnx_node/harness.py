@@ -59,6 +59,9 @@ PARAM_INPUTS: dict[str, tuple[int, ...]] = {
     "InstanceNormalization": (1, 2),
     "LayerNormalization": (1, 2),
     "GroupNormalization": (1, 2),
+    # sequence_lens: a constant of real models (the frontend reads it: every sequence full length)
+    "LSTM": (4,),
+    "GRU": (4,),
 }
 
 

@@ -20,7 +20,6 @@ SKIPS: dict[str, str] = {
     'test_gridsample_volumetric_nearest_align_corners_1': "TpudslError: error: GridSample 'Y': a 5-D input is not supported (only 4-D: N, C, H, W) (in frontend/ops_resize.py)",
     'test_identity_opt': 'sequence / optional values: Top has tensors only',
     'test_identity_sequence': 'sequence / optional values: Top has tensors only',
-    'test_lstm_with_peepholes': "TpudslError: error: LSTM 'Y_h': peephole weights (input P) are not supported (in frontend/ops_rnn.py)",
     'test_reduce_max_empty_set_bool': 'the max of an empty bool set is False; Top computes bools as f32 0/1, where the empty max is -inf (true)',
     'test_resize_downsample_scales_cubic_align_corners': 'onnx reference divides by the unfloored output length in*scale for align_corners; onnxruntime and Top use the integer length',
     'test_resize_downsample_scales_linear_align_corners': 'onnx reference divides by the unfloored output length in*scale (2.4) for align_corners; onnxruntime and Top use the integer length (2)',

@@ -349,8 +349,8 @@ def recurrent(gates: int, states: int):
     (LSTM 4 and 2: h and c; GRU 3 and 1):
     input [seq, batch, in] ([batch, seq, in] when batch_first), filter [dirs, gates*H, in],
     recurrence [dirs, gates*H, H], bias [dirs, 2*gates*H], initial states [dirs, batch, H]
-    ([batch, dirs, H] when batch_first). Results: Y [seq, dirs, batch, H] ([batch, seq, dirs, H])
-    and one final state per state operand, shaped like it."""
+    ([batch, dirs, H] when batch_first), LSTM's peephole (operand 7) [dirs, 3*H]. Results: Y
+    [seq, dirs, batch, H] ([batch, seq, dirs, H]) and one final state per state operand, shaped like it."""
 
     def rule(ins: Ins, a: AttrView) -> list[Shape]:
         x = operand(ins, 0, "input")
@@ -361,8 +361,10 @@ def recurrent(gates: int, states: int):
         want = {1: (dirs, gates * hidden, x[2]), 2: (dirs, gates * hidden, hidden), 3: (dirs, 2 * gates * hidden)}
         state = (batch, dirs, hidden) if a["batch_first"] else (dirs, batch, hidden)
         want.update({i: state for i in range(4, 4 + states)})
+        if gates == 4:
+            want[7] = (dirs, 3 * hidden)
         for i, shape in want.items():
-            if ins[i] is not None and tuple(ins[i]) != shape:
+            if i < len(ins) and ins[i] is not None and tuple(ins[i]) != shape:
                 raise ShapeError(f"operand #{i} has shape {fmt(ins[i])}, expected {fmt(shape)}")
         y = (batch, seq, dirs, hidden) if a["batch_first"] else (seq, dirs, batch, hidden)
         return [y, *[state] * states]

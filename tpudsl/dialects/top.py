@@ -260,9 +260,10 @@ SPECS: list[OpSpec] = [
            shape=NN.yolo_detection, verify=_f32_only,
            summary="YOLO heads decoded, thresholded and suppressed (NMS per class): rows (image, class, score, x, y, w, h)"),
     # Recurrent layers, ONNX's layouts and gate orders (LSTM i,o,f,c; GRU z,r,h); TopOps.td's
-    # operands and attributes. A reverse ONNX layer is a forward one between two top.Reverse.
+    # operands and attributes, and LSTM's `peephole` (ONNX's P [dirs, 3*H], order i,o,f; ours:
+    # TopOps.td has none). A reverse ONNX layer is a forward one between two top.Reverse.
     OpSpec("top.LSTM",
-           operands=("input", "filter", "recurrence", "bias?", "initial_h?", "initial_c?", "cont?"),
+           operands=("input", "filter", "recurrence", "bias?", "initial_h?", "initial_c?", "cont?", "[peephole]"),
            results=("Y?", "Y_h?", "Y_c?"),
            attrs={"hidden_size": A("i64", REQUIRED), "bidirectional": A("bool", REQUIRED),
                   "batch_first": A("bool", False)},

@@ -4,8 +4,8 @@ The Top ops take ONNX's weights as they are (layouts and gate orders, as TPU-MLI
 passes them). `direction` reverse, which Top has no attribute for, is a forward layer between
 two top.Reverse along the time axis (the final states need no reversal). `layout` 1 is
 `batch_first`. What the kernels do not model is refused by name: non-default activations,
-`clip`, LSTM's `input_forget` and peepholes `P`, and `sequence_lens` other than every
-sequence at full length."""
+`clip`, LSTM's `input_forget`, and `sequence_lens` other than every sequence at full length.
+LSTM's peepholes `P` are top.LSTM's `peephole` operand."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def recurrent(n: Node, c: Converter) -> None:
     operands = [x, *(c.value(n.input(i)) for i in range(1, 4)), *(c.value(s) for s in states)]
     if lstm:
         operands.append(c.none())  # cont
+        if n.input(_PEEPHOLES):
+            operands.append(c.value(n.input(_PEEPHOLES)))
     attrs = {"hidden_size": hidden, "bidirectional": direction == "bidirectional", "batch_first": batch_first}
     if not lstm:
         attrs["linear_before_reset"] = bool(n.attr("linear_before_reset", 0))
@@ -75,8 +77,6 @@ def _refuse_unmodelled(n: Node, c: Converter, direction: str, time_axis: int) ->
             raise n.error(f"attribute '{key}' is not supported")
     if n.attr("input_forget", 0):
         raise n.error("input_forget 1 (coupled input and forget gates) is not supported")
-    if n.op_type == "LSTM" and n.input(_PEEPHOLES):
-        raise n.error("peephole weights (input P) are not supported")
     lens_name = n.input(_SEQUENCE_LENS)
     if lens_name:
         lens = c.const(lens_name)

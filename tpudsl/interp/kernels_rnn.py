@@ -52,6 +52,7 @@ def _outputs(ys: list[Array], finals: list[list[Array]], a: KernelAttrs) -> list
 
 def _lstm(ins: Inputs, a: KernelAttrs) -> list[Array]:
     x, w, r, b, h0, c0 = ins[:6]
+    peephole = ins[7] if len(ins) > 7 else None
     x = _time_major(x, a)
     seq, batch, _ = x.shape
     hidden = a["hidden_size"]
@@ -59,13 +60,19 @@ def _lstm(ins: Inputs, a: KernelAttrs) -> list[Array]:
     for d in range(w.shape[0]):
         xw, rb = _projections(x, w, b, d)
         h, c = _initial(h0, d, batch, a), _initial(c0, d, batch, a)
+        # ONNX's peepholes P = [Pi, Po, Pf]: i and f see the previous cell state, o the new one
+        p_i, p_o, p_f = (None,) * 3 if peephole is None else np.split(peephole[d], 3)
         y = np.empty((seq, batch, hidden), np.float32)
         for t in _steps(seq, d):
             g = xw[t] + h @ r[d].T
             if rb is not None:
                 g += rb
-            i, o, f = (sigmoid(g[:, k * hidden : (k + 1) * hidden]) for k in range(3))
+            pre_i, pre_o, pre_f = (g[:, k * hidden : (k + 1) * hidden] for k in range(3))
+            if peephole is not None:
+                pre_i, pre_f = pre_i + p_i * c, pre_f + p_f * c
+            i, f = sigmoid(pre_i), sigmoid(pre_f)
             c = f * c + i * np.tanh(g[:, 3 * hidden :])
+            o = sigmoid(pre_o if peephole is None else pre_o + p_o * c)
             h = o * np.tanh(c)
             y[t] = h
         ys.append(y)
