@@ -16,9 +16,11 @@ from tpudsl.ir.module import load_module
 
 # (op, rnn_model's arguments): a reverse batch-first LSTM with every optional operand (the frontend's
 # Reverse ops around a forward layer), a bidirectional GRU with linear_before_reset 0: both cells, both
-# layouts, both directions of the record.
+# layouts, both directions of the record; a bidirectional LSTM with peepholes (record 102).
 CASES = {
     "lstm": ("LSTM", dict(seq=4, batch=2, size=3, hidden=5, direction="reverse", layout=1)),
+    "lstm_peepholes": ("LSTM", dict(seq=3, batch=2, size=3, hidden=4, direction="bidirectional", layout=0,
+                                    peepholes=True)),
     "gru": ("GRU", dict(seq=3, batch=2, size=4, hidden=3, direction="bidirectional", layout=0,
                         linear_before_reset=0)),
 }

@@ -345,10 +345,11 @@ def grid_sample(draw):
 
 
 @st.composite
-def recurrent(draw):
+def recurrent(draw, peepholes: bool = False):
     """BdcRecurrent: an LSTM or GRU layer of 1-2 directions, either layout; bias, initial states and
-    the final-state results each present or absent (NO_ADDR); only Y is always written."""
-    cell = draw(st.sampled_from(list(isa.RECURRENT_CELLS.values())))
+    the final-state results each present or absent (NO_ADDR); only Y is always written.
+    `peepholes`: BdcRecurrentPeephole, an LSTM and its P [dirs, 3 hidden]."""
+    cell = 0 if peepholes else draw(st.sampled_from(list(isa.RECURRENT_CELLS.values())))
     gates, lstm = (4, True) if cell == 0 else (3, False)
     seq, batch, n_in, hidden, dirs = (draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3)),
                                       draw(st.integers(1, 3)), draw(st.integers(1, 2)))
@@ -357,11 +358,13 @@ def recurrent(draw):
     def maybe(nbytes: int, present: bool = True) -> int:
         return _somewhere(draw, nbytes) if present and draw(st.booleans()) else isa.NO_ADDR
 
-    return isa.BdcRecurrent(
-        cell, _somewhere(draw, seq * batch * n_in * 4), _somewhere(draw, dirs * gates * hidden * n_in * 4),
-        _somewhere(draw, dirs * gates * hidden * hidden * 4), maybe(dirs * 2 * gates * hidden * 4), maybe(state),
-        maybe(state, lstm), _somewhere(draw, seq * state), maybe(state), maybe(state, lstm), seq, batch, n_in, hidden,
-        dirs, draw(st.integers(0, 1)), 0 if lstm else draw(st.integers(0, 1)))
+    fields = (cell, _somewhere(draw, seq * batch * n_in * 4), _somewhere(draw, dirs * gates * hidden * n_in * 4),
+              _somewhere(draw, dirs * gates * hidden * hidden * 4), maybe(dirs * 2 * gates * hidden * 4), maybe(state),
+              maybe(state, lstm), _somewhere(draw, seq * state), maybe(state), maybe(state, lstm), seq, batch, n_in,
+              hidden, dirs, draw(st.integers(0, 1)), 0 if lstm else draw(st.integers(0, 1)))
+    if peepholes:
+        return isa.BdcRecurrentPeephole(*fields, _somewhere(draw, dirs * 3 * hidden * 4))
+    return isa.BdcRecurrent(*fields)
 
 
 RECORDS = {
@@ -450,6 +453,7 @@ RECORDS = {
     isa.BdcGridSample: grid_sample(),
     isa.BdcRecurrent: recurrent(),
     isa.CoreSync: st.builds(isa.CoreSync, st.integers(0, 2 ** 32 - 1)),
+    isa.BdcRecurrentPeephole: recurrent(peepholes=True),
     isa.BdcRequantAxis: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcRequantAxis(
         d(st.sampled_from([isa.DTYPES["i32"], I8, U8])), d(st.sampled_from([I8, U8])), i, n, c, h, w, o, d(laddr()),
         d(st.integers(-128, 127)), d(requant)[2])),

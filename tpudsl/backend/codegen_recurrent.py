@@ -1,5 +1,6 @@
 """Codegen of tpu.LSTM and tpu.GRU (slicing.SELF_EMITTED: layer-group does not slice them): one
-BdcRecurrent record (opcode 99) over the layer's f32 tensors in global memory. Each step reads the
+BdcRecurrent record (opcode 99; an LSTM with peepholes: BdcRecurrentPeephole, 102) over the layer's
+f32 tensors in global memory. Each step reads the
 state the previous step wrote, so the layer is one record, as YoloDetection's detection is."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.slicing import attrs_of, check_f32, shape_of
+
+_PEEPHOLE = 7  # tpu.LSTM's operand
 
 
 def check_recurrent(op: Operation) -> None:
@@ -33,9 +36,12 @@ def emit_recurrent(op: Operation, chip: Chip, prog: Program) -> None:
     x = shape_of(op.operands[0])
     seq, batch = (x[1], x[0]) if a["batch_first"] else (x[0], x[1])
     lstm = op.name == "tpu.LSTM"
-    prog.records.append(isa.BdcRecurrent(
-        isa.RECURRENT_CELLS[op.name], *(_at(op.operands, i) for i in range(5)),
-        _at(op.operands, 5) if lstm else isa.NO_ADDR,
-        *(_at(op.results, i) for i in range(2)), _at(op.results, 2) if lstm else isa.NO_ADDR,
-        seq, batch, x[2], a["hidden_size"], 2 if a["bidirectional"] else 1, int(a["batch_first"]),
-        int(not lstm and a["linear_before_reset"])))
+    fields = (isa.RECURRENT_CELLS[op.name], *(_at(op.operands, i) for i in range(5)),
+              _at(op.operands, 5) if lstm else isa.NO_ADDR,
+              *(_at(op.results, i) for i in range(2)), _at(op.results, 2) if lstm else isa.NO_ADDR,
+              seq, batch, x[2], a["hidden_size"], 2 if a["bidirectional"] else 1, int(a["batch_first"]),
+              int(not lstm and a["linear_before_reset"]))
+    if lstm and len(op.operands) > _PEEPHOLE:  # ONNX's P: record 102, record 99's fields and its address
+        prog.records.append(isa.BdcRecurrentPeephole(*fields, _at(op.operands, _PEEPHOLE)))
+    else:
+        prog.records.append(isa.BdcRecurrent(*fields))

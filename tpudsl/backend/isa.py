@@ -666,6 +666,12 @@ class CoreSync(Record):
     (counted with GDMA's)."""
 
 
+@record(102, "bdc", "p_at:Q")
+class BdcRecurrentPeephole(BdcRecurrent):
+    """Record 99's LSTM (cell 0) with ONNX's peepholes at p_at [dirs, 3 hidden] f32, order i, o, f:
+    pre_i and pre_f add P_i * c and P_f * c (the previous cell state), pre_o adds P_o * c' (the new one)."""
+
+
 RECORDS: dict[int, type[Record]] = {
     cls.OPCODE: cls for cls in (GdmaLoad, GdmaStore, GdmaCopy, BdcConv, BdcPool, BdcMatMul, BdcBinary, BdcConst,
                                 BdcActive, BdcCast, BdcSoftmax, BdcLayerNorm, BdcUpsample,
@@ -677,7 +683,7 @@ RECORDS: dict[int, type[Record]] = {
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, GdmaScatterElementsReduce,
                                 GdmaScatterNDReduce, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
-                                BdcGridSample, BdcRecurrent, CoreSync)
+                                BdcGridSample, BdcRecurrent, CoreSync, BdcRecurrentPeephole)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -175,7 +175,8 @@ def _recurrent(r: isa.BdcRecurrent, chip: Chip):
     weights = r.dirs * isa.RECURRENT_GATES[r.cell] * r.hidden
     state = r.dirs * r.batch * r.hidden * 4
     reads = ((r.src, r.seq * r.batch * r.n_in * 4), (r.w_at, weights * r.n_in * 4), (r.r_at, weights * r.hidden * 4),
-             (r.b_at, 2 * weights * 4), (r.h0_at, state), (r.c0_at, state))
+             (r.b_at, 2 * weights * 4), (r.h0_at, state), (r.c0_at, state),
+             (getattr(r, "p_at", isa.NO_ADDR), r.dirs * 3 * r.hidden * 4))  # record 102's peepholes
     writes = ((r.dst, r.seq * state), (r.yh_at, state), (r.yc_at, state))
     return tuple(tuple(span for at, n in spans if at != isa.NO_ADDR for span in _bytes_at(at, n))
                  for spans in (reads, writes))
@@ -267,6 +268,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcYoloDetection: _yolo_detection,
     isa.BdcYolov8Detection: _yolov8_detection,
     isa.BdcRecurrent: _recurrent,
+    isa.BdcRecurrentPeephole: _recurrent,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
                                       _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
     isa.BdcGridSample: lambda r, chip: (_bytes_at(r.src, r.n * r.c * r.h * r.w * 4)

@@ -69,7 +69,7 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 # so are LSTM and GRU (their record computes in f32: docs/lowering.md), every operand and result.
 # GridSampler is F32 in every mode: its record (BdcGridSample) models f32 only (TPU-MLIR also has
 # an F16 form; its grid coordinates in f16 would move points by up to 1/2048 of the input).
-RECURRENT = {"tpu.LSTM": (7, 3), "tpu.GRU": (5, 2)}  # operand and result counts
+RECURRENT = {"tpu.LSTM": (8, 3), "tpu.GRU": (5, 2)}  # operand (LSTM: with its peephole) and result counts
 F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.Gather", 1), ("tpu.GatherElements", 1),
                 ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
                 ("tpu.ScatterND", 1), *(("tpu.YoloDetection", i) for i in range(3)),

@@ -1,7 +1,8 @@
 """The cmodel's handler of BdcRecurrent (opcode 99), merged into engine.HANDLERS: an LSTM or GRU
 layer in float32, written again from ONNX's equations (default activations) one gate at a time:
 
-    LSTM  i, o, f = sigmoid(pre_i, pre_o, pre_f)   c' = f c + i tanh(pre_c)   h' = o tanh(c')
+    LSTM  i, f = sigmoid(pre_i + P_i c, pre_f + P_f c)   c' = f c + i tanh(pre_c)
+          o = sigmoid(pre_o + P_o c')   h' = o tanh(c')   (P: record 102's peepholes, else 0)
     GRU   z, r = sigmoid(pre_z, pre_r)   h' = (1 - z) tanh(n) + z h
           n = x W_h + Wb_h + r (h R_h + Rb_h)       (linear_before_reset)
           n = x W_h + Wb_h + (r h) R_h + Rb_h       (otherwise)
@@ -36,6 +37,7 @@ class _Layer:
         bias = self._read(r.b_at, (dirs, 2, g, hid))
         self.wb, self.rb = bias[:, 0], bias[:, 1]
         self.h0, self.c0 = self._state(r.h0_at), self._state(r.c0_at)
+        self.p = self._read(getattr(r, "p_at", isa.NO_ADDR), (dirs, 3, hid))  # i, o, f
 
     def _read(self, at: int, shape: tuple[int, ...]) -> np.ndarray:
         if at == isa.NO_ADDR:
@@ -63,9 +65,10 @@ class _Layer:
 
 
 def _lstm_step(layer: _Layer, d: int, t: int, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    i, o, f = (sigmoid(layer.pre(d, k, t, h)) for k in range(3))
+    p_i, p_o, p_f = layer.p[d]
+    i, f = sigmoid(layer.pre(d, 0, t, h) + p_i * c), sigmoid(layer.pre(d, 2, t, h) + p_f * c)
     c = f * c + i * np.tanh(layer.pre(d, 3, t, h))
-    return o * np.tanh(c), c
+    return sigmoid(layer.pre(d, 1, t, h) + p_o * c) * np.tanh(c), c
 
 
 def _gru_step(layer: _Layer, d: int, t: int, h: np.ndarray) -> np.ndarray:
@@ -83,8 +86,8 @@ def _recurrent(m: Memory, r: isa.BdcRecurrent) -> None:
             or r.batch_first > 1 or r.linear_before_reset > 1 or (r.cell == 0 and r.linear_before_reset):
         raise Fault(f"BdcRecurrent: cell {r.cell}, dirs {r.dirs}, sizes {r.seq}x{r.batch}x{r.n_in}x{r.hidden}, "
                     f"batch_first {r.batch_first}, linear_before_reset {r.linear_before_reset} are not modelled")
-    if r.cell == 1 and (r.c0_at != isa.NO_ADDR or r.yc_at != isa.NO_ADDR):
-        raise Fault("BdcRecurrent: a GRU has no cell state")
+    if r.cell == 1 and (r.c0_at != isa.NO_ADDR or r.yc_at != isa.NO_ADDR or isinstance(r, isa.BdcRecurrentPeephole)):
+        raise Fault("BdcRecurrent: a GRU has no cell state (nor peepholes)")
     layer = _Layer(m, r)
     y = np.empty((r.seq, r.dirs, r.batch, r.hidden), _F32)
     hs, cs = [], []
@@ -101,4 +104,4 @@ def _recurrent(m: Memory, r: isa.BdcRecurrent) -> None:
     layer.write(y, [np.stack(hs), np.stack(cs)])
 
 
-HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcRecurrent: _recurrent}
+HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcRecurrent: _recurrent, isa.BdcRecurrentPeephole: _recurrent}
