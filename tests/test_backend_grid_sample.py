@@ -1,5 +1,5 @@
-"""tpu.GridSampler through the backend: one BdcGridSample record (98), the cmodel against the Tpu
-interpreter (F32 within 1e-5 relative) in every mode x padding x align_corners, on grids with
+"""tpu.GridSampler through the backend: one BdcGridSample record (98; 101 for a volumetric one), the
+cmodel against the Tpu interpreter (F32 within 1e-5 relative) in every mode x padding x align_corners, on grids with
 points far outside, past the border and inside; in F16/BF16 modules the op stays F32 (casts around
 it) and the record is the same."""
 
@@ -19,11 +19,12 @@ from tpudsl.ir.module import load_module
 from tpudsl.ir.printer import print_module
 
 X, GRID = (2, 3, 5, 6), (2, 4, 7, 2)
+X3, GRID3 = (2, 3, 4, 5, 6), (2, 3, 4, 5, 3)  # volumetric
 
 
-def grid_sampler_text(mode: int, padding: int, align: bool) -> str:
-    t, u = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (X, GRID))
-    o = f"tensor<{X[0]}x{X[1]}x{GRID[1]}x{GRID[2]}xf32>"
+def grid_sampler_text(mode: int, padding: int, align: bool, x=X, grid=GRID) -> str:
+    t, u = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (x, grid))
+    o = f"tensor<{'x'.join(map(str, (*x[:2], *grid[1:-1])))}xf32>"
     attrs = f"{{mode = {mode} : i64, padding_mode = {padding} : i64, align_corners = {str(align).lower()}}}"
     return (f'module attributes {{module.chip = "ALL", module.mode = "F32", module.name = "m", module.platform = '
             f'"ONNX", module.state = "TOP_F32", module.weight_file = "m_w.npz"}} {{\n'
@@ -34,11 +35,12 @@ def grid_sampler_text(mode: int, padding: int, align: bool) -> str:
             f"    return %2 : {o}\n  }}\n}}\n")
 
 
-def feed(seed: int) -> dict[str, np.ndarray]:
+def feed(seed: int, x=X, grid=GRID) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    grid = rng.uniform(-1.3, 1.3, GRID)
-    grid[:, 0, :3] = rng.uniform(3, 6, (X[0], 3, 2)) * np.sign(rng.uniform(-1, 1, (X[0], 3, 2)))  # far outside
-    return {"x": rng.uniform(-2, 2, X).astype(np.float32), "g": grid.astype(np.float32)}
+    points = rng.uniform(-1.3, 1.3, grid)
+    far = points[:, 0, :3].shape
+    points[:, 0, :3] = rng.uniform(3, 6, far) * np.sign(rng.uniform(-1, 1, far))  # far outside
+    return {"x": rng.uniform(-2, 2, x).astype(np.float32), "g": points.astype(np.float32)}
 
 
 @pytest.mark.parametrize("mode,padding,align", list(itertools.product((0, 1, 2), (0, 1, 2), (False, True))))
@@ -49,6 +51,20 @@ def test_cmodel_matches_the_interpreter(tmp_path, mode, padding, align):
     bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
     (record,) = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcGridSample)]
     assert (record.mode, record.padding, record.align) == (mode, padding, int(align))
+    got, _ = run_bmodel(bm, inputs)
+    assert_f32_close(got["y"], want["y"], f"mode {mode} padding {padding} align {align}")
+
+
+@pytest.mark.parametrize("mode,padding", list(itertools.product((0, 1), (0, 1, 2))))
+def test_volumetric_cmodel_matches_the_interpreter(tmp_path, mode, padding):
+    """A 5-D input at a 3-D grid: record 101 (trilinear or nearest), align_corners both ways over the cases."""
+    align = bool((mode + padding) % 2)
+    top = lowered_text(tmp_path / "m.mlir", grid_sampler_text(mode, padding, align, X3, GRID3), "F32")
+    inputs = feed(3 * mode + padding, X3, GRID3)
+    want = interpret(top, inputs)
+    bm = compile_for(top, "tiny", str(tmp_path / "m.bmodel"))
+    (record,) = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcGridSample)]
+    assert isinstance(record, isa.BdcGridSample3D) and (record.d, record.od) == (X3[2], GRID3[1])
     got, _ = run_bmodel(bm, inputs)
     assert_f32_close(got["y"], want["y"], f"mode {mode} padding {padding} align {align}")
 

@@ -116,14 +116,38 @@ def test_grid_sample_converts(opset, mode):
     assert loc_name(op) == "y"
 
 
+VOLUMETRIC = list(itertools.product(("linear", "nearest"), ("zeros", "border", "reflection"), (0, 1)))
+
+
+def test_volumetric_grid_sampler_matches_onnxruntime():
+    """5-D input, 3-D grid (x, y, z): trilinear and nearest, every padding and align_corners, on
+    points past the border and far outside (reflected several times), against onnxruntime (opset 20)."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, (2, 3, 3, 4, 5)).astype(np.float32)
+    coords = rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3))
+    coords[:, 0, 0, 0] = [4.3, -5.1, 3.7]  # far outside along every axis
+    coords[:, 1, 2, 3] = [1.02, -1.01, 1.0001]  # just past the border
+    grid = coords.astype(np.float32)
+    nodes = [helper.make_node("GridSample", ["x", "grid"], [f"y{i}"], mode=mode, padding_mode=padding,
+                              align_corners=align) for i, (mode, padding, align) in enumerate(VOLUMETRIC)]
+    model = make_model(nodes, {"x": list(x.shape), "grid": list(grid.shape)}, [f"y{i}" for i in range(len(VOLUMETRIC))],
+                       opset=20)
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "grid": grid})
+    for (mode, padding, align), want in zip(VOLUMETRIC, expected, strict=True):
+        attrs = {"mode": GRID_MODES[mode], "padding_mode": GRID_PADDING[padding], "align_corners": bool(align)}
+        assert_close(run_top("top.GridSampler", [x, grid], attrs)[0], want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("attrs,shape,message", [
     ({"mode": "area"}, [1, 1, 3, 3], r"GridSample 'y': mode 'area' is not supported \(bilinear/linear, nearest, "),
-    ({}, [1, 1, 2, 3, 3], "GridSample 'y': a 5-D input is not supported"),
-    ({"mode": "cubic"}, [1, 1, 2, 3, 3], "GridSample 'y': a 5-D input is not supported"),
+    ({"mode": "cubic"}, [1, 1, 2, 3, 3],
+     r"mode 2 \(bicubic\) of a 5-D \(volumetric\) input is not modelled \(bilinear and nearest are\)"),
+    ({}, [1, 1, 3, 3, 3, 3], "input must have rank 4 or 5, got 1x1x3x3x3x3"),
 ])
 def test_grid_sample_refusals_name_what(attrs, shape, message):
     node = helper.make_node("GridSample", ["x", "g"], ["y"], **attrs)
-    grid = [1, 2, 2, 3] if len(shape) == 5 else [1, 2, 2, 2]
+    grid = [1, *[2] * (len(shape) - 2), len(shape) - 2]
     model = make_model([node], {"x": shape, "g": grid}, ["y"], opset=16 if attrs.get("mode") == "bicubic" else 20)
     with pytest.raises(TpudslError, match=message):
         convert_onnx(model, "m")

@@ -334,14 +334,16 @@ def yolov8_detection(draw):
 
 
 @st.composite
-def grid_sample(draw):
+def grid_sample(draw, volumetric: bool = False):
     """BdcGridSample: an f32 input and grid (zeros in the test memory: every point at the centre),
-    every mode, padding and align."""
+    every mode, padding and align; `volumetric`: BdcGridSample3D (depths d, od; no bicubic)."""
     n, c, h, w, oh, ow = (draw(dims) for _ in range(6))
-    return isa.BdcGridSample(_somewhere(draw, n * c * h * w * 4), _somewhere(draw, n * oh * ow * 2 * 4),
-                             _somewhere(draw, n * c * oh * ow * 4), n, c, h, w, oh, ow,
-                             draw(st.sampled_from(list(isa.GRID_SAMPLE_MODES.values()))),
-                             draw(st.sampled_from(list(isa.GRID_PADDINGS.values()))), draw(st.integers(0, 1)))
+    d, od = (draw(dims), draw(dims)) if volumetric else (1, 1)
+    modes = [code for name, code in isa.GRID_SAMPLE_MODES.items() if not (volumetric and name == "bicubic")]
+    fields = (_somewhere(draw, n * c * d * h * w * 4), _somewhere(draw, n * od * oh * ow * (3 if volumetric else 2) * 4),
+              _somewhere(draw, n * c * od * oh * ow * 4), n, c, h, w, oh, ow, draw(st.sampled_from(modes)),
+              draw(st.sampled_from(list(isa.GRID_PADDINGS.values()))), draw(st.integers(0, 1)))
+    return isa.BdcGridSample3D(*fields, d, od) if volumetric else isa.BdcGridSample(*fields)
 
 
 @st.composite
@@ -451,6 +453,7 @@ RECORDS = {
     isa.BdcYolov8Detection: yolov8_detection(),
     isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcGridSample: grid_sample(),
+    isa.BdcGridSample3D: grid_sample(volumetric=True),
     isa.BdcRecurrent: recurrent(),
     isa.CoreSync: st.builds(isa.CoreSync, st.integers(0, 2 ** 32 - 1)),
     isa.BdcRecurrentPeephole: recurrent(peepholes=True),

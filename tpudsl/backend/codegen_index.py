@@ -1,7 +1,8 @@
 """Codegen of the ops slicing.SELF_EMITTED names, which layer-group does not slice: the gathers and
 scatters by computed indices (one global record each, records 76-79: their data is read whole at
 positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
-of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86), GridSampler (one BdcGridSample,
+of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86), GridSampler (one BdcGridSample, or
+BdcGridSample3D (101) for a volumetric one,
 record 98) and LSTM/GRU (one BdcRecurrent, record 99: codegen_recurrent.py)."""
 
 from __future__ import annotations
@@ -239,17 +240,22 @@ def _yuv2rgb(op: Operation) -> isa.Record:
 
 
 def _grid_shapes(op: Operation) -> tuple[int, ...]:
-    """GridSampler: (n, c, h, w, oh, ow) of its f32 input and grid (lowered F32 in every mode)."""
+    """GridSampler: (n, c, h, w, oh, ow) of its f32 input and grid (lowered F32 in every mode), then
+    (d, od) of a volumetric one (the shape rule refuses its bicubic mode)."""
     check_f32(op, "BdcGridSample")
-    n, c, h, w = shape_of(op.operands[0])
-    _, oh, ow, _ = shape_of(op.operands[1])
-    return n, c, h, w, oh, ow
+    n, c, *spatial = shape_of(op.operands[0])
+    _, *out, _ = shape_of(op.operands[1])
+    return n, c, *spatial[-2:], *out[-2:], *spatial[:-2], *out[:-2]
 
 
 def _grid_sample(op: Operation) -> isa.Record:
     a = attrs_of(op)
-    return isa.BdcGridSample(address_of(op.operands[0]), address_of(op.operands[1]), address_of(op.results[0]),
-                             *_grid_shapes(op), a["mode"], a["padding_mode"], int(a["align_corners"]))  # type: ignore[arg-type]
+    n, c, h, w, oh, ow, *volumetric = _grid_shapes(op)
+    fields = (address_of(op.operands[0]), address_of(op.operands[1]), address_of(op.results[0]),
+              n, c, h, w, oh, ow, a["mode"], a["padding_mode"], int(a["align_corners"]))
+    if volumetric:
+        return isa.BdcGridSample3D(*fields, *volumetric)  # type: ignore[arg-type]
+    return isa.BdcGridSample(*fields)  # type: ignore[arg-type]
 
 
 _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {

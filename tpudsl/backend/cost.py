@@ -73,6 +73,9 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = (rows * (r.k * _bytes(r.index_dtype) + r.slab * r.esize) + 2 * copied) / chip.dma_bytes_per_cycle
     elif isinstance(r, isa.GdmaYuv2rgb):  # the frames read, 3 planes written
         work = r.batch * r.h * r.w * 4.5 / chip.dma_bytes_per_cycle  # 1.5 bytes a pixel in, 3 out
+    elif isinstance(r, isa.BdcGridSample3D):  # per point and channel: 8 taps (1 nearest) weighed and added
+        work = 2 * (1 if r.mode == isa.GRID_SAMPLE_MODES["nearest"] else 8) * rounds(r.c) * r.n * r.od * r.oh * r.ow \
+            / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcGridSample):  # per point and channel: 4 taps (1 nearest, 16 bicubic) weighed and added
         work = 2 * _GRID_TAPS.get(r.mode, 4) * rounds(r.c) * r.n * r.oh * r.ow / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcLRN):  # square, `size` window adds, scale-add, power, divide

@@ -638,6 +638,13 @@ class BdcGridSample(Record):
     moves no point, each of its taps is clamped, mirrored or reads 0 instead (docs/bmodel.md)."""
 
 
+@record(101, "bdc", "d:I od:I")
+class BdcGridSample3D(BdcGridSample):
+    """Record 98 on a volumetric input (n, c, d, h, w) read at the grid (n, od, oh, ow, 3) of
+    (x, y, z) points: f32 (n, c, od, oh, ow) at dst. Each axis as record 98's; bilinear weighs the
+    8 taps around a point (trilinear), nearest reads one; bicubic is not defined (a fault)."""
+
+
 # ---- opcode 99: a recurrent layer (tpu.LSTM, tpu.GRU) in f32, global memory to global memory ----
 
 RECURRENT_CELLS = {"tpu.LSTM": 0, "tpu.GRU": 1}  # `cell`
@@ -683,7 +690,7 @@ RECORDS: dict[int, type[Record]] = {
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, GdmaScatterElementsReduce,
                                 GdmaScatterNDReduce, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
-                                BdcGridSample, BdcRecurrent, CoreSync, BdcRecurrentPeephole)
+                                BdcGridSample, BdcGridSample3D, BdcRecurrent, CoreSync, BdcRecurrentPeephole)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

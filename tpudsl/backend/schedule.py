@@ -170,6 +170,13 @@ def _yolov8_detection(r: isa.BdcYolov8Detection, chip: Chip):
     return _bytes_at(r.src, r.n * (4 + r.classes) * r.boxes * 4), _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4)
 
 
+def _grid_sample(r: isa.BdcGridSample, chip: Chip):
+    """Records 98/101: the input and the grid whole, the result whole (f32); record 101's depths."""
+    d, od, axes = (r.d, r.od, 3) if isinstance(r, isa.BdcGridSample3D) else (1, 1, 2)
+    return (_bytes_at(r.src, r.n * r.c * d * r.h * r.w * 4) + _bytes_at(r.grid, r.n * od * r.oh * r.ow * axes * 4),
+            _bytes_at(r.dst, r.n * r.c * od * r.oh * r.ow * 4))
+
+
 def _recurrent(r: isa.BdcRecurrent, chip: Chip):
     """The input, weights and initial states present (whole, f32); the results present, whole."""
     weights = r.dirs * isa.RECURRENT_GATES[r.cell] * r.hidden
@@ -271,9 +278,8 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.BdcRecurrentPeephole: _recurrent,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),
                                       _bytes_at(r.dst, r.batch * 3 * r.h * r.w)),
-    isa.BdcGridSample: lambda r, chip: (_bytes_at(r.src, r.n * r.c * r.h * r.w * 4)
-                                        + _bytes_at(r.grid, r.n * r.oh * r.ow * 2 * 4),
-                                        _bytes_at(r.dst, r.n * r.c * r.oh * r.ow * 4)),
+    isa.BdcGridSample: _grid_sample,
+    isa.BdcGridSample3D: _grid_sample,
     isa.BdcLRN: _elementwise,
     isa.BdcPoolMask: lambda r, chip: (local(chip, r.in_addr, (r.n, r.c, r.ih, r.iw), r.dtype),
                                       local(chip, r.out_addr, (r.on, r.oc, r.oh, r.ow), r.dtype)

@@ -313,13 +313,16 @@ def tpu_conv2d(ins: Ins, a: AttrView) -> list[Shape]:
 
 
 def grid_sampler(ins: Ins, a: AttrView) -> list[Shape]:
-    """input [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo]."""
+    """input [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo]; volumetric: input [N, C, D, H, W],
+    grid [N, Do, Ho, Wo, 3] -> [N, C, Do, Ho, Wo] (mode 0 or 1: bicubic is 2-D only)."""
     x, grid = operand(ins, 0, "input"), operand(ins, 1, "grid")
-    need_rank(x, (4,), "input")
-    need_rank(grid, (4,), "grid")
-    if grid[0] != x[0] or grid[3] != 2:
-        raise ShapeError(f"grid {fmt(grid)} is not [N, Ho, Wo, 2] for input {fmt(x)}")
-    return [(x[0], x[1], grid[1], grid[2])]
+    need_rank(x, (4, 5), "input")
+    need_rank(grid, (len(x),), "grid")
+    if grid[0] != x[0] or grid[-1] != len(x) - 2:
+        raise ShapeError(f"grid {fmt(grid)} is not [N, *out, {len(x) - 2}] for input {fmt(x)}")
+    if len(x) == 5 and a["mode"] == 2:
+        raise ShapeError("mode 2 (bicubic) of a 5-D (volumetric) input is not modelled (bilinear and nearest are)")
+    return [(x[0], x[1], *grid[1:-1])]
 
 
 def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:

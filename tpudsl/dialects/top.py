@@ -281,7 +281,8 @@ SPECS: list[OpSpec] = [
                   "padding_mode": A("i64", REQUIRED, supported=(0, 1, 2)),
                   "align_corners": A("bool", False)},
            shape=NN.grid_sampler,
-           summary="input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]"),
+           summary="input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]; "
+                   "or [N, C, D, H, W] at [N, Do, Ho, Wo, 3]"),
     OpSpec("top.Depth2Space",
            attrs={"block_h": A("i64", REQUIRED), "block_w": A("i64", REQUIRED), "is_CRD": A("bool", REQUIRED),
                   "is_inversed": A("bool", REQUIRED), "in_is_NCHW": A("bool", True), "out_is_NCHW": A("bool", True),

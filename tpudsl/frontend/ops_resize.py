@@ -213,14 +213,13 @@ GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def grid_sample(n: Node, c: Converter) -> None:
-    """GridSample of a 4-D input -> top.GridSampler; 3-D grids (a 5-D input) are errors."""
+    """GridSample of a 4-D or 5-D (volumetric) input -> top.GridSampler (a volumetric bicubic is the
+    shape rule's error)."""
     mode, padding = n.attr("mode", "linear" if n.opset >= 20 else "bilinear"), n.attr("padding_mode", "zeros")
     if mode not in GRID_MODES:
         raise n.error(f"mode '{mode}' is not supported (bilinear/linear, nearest, bicubic/cubic)")
     if padding not in GRID_PADDING:
         raise n.error(f"padding_mode '{padding}' is not supported (zeros, border, reflection)")
-    if len(c.shape(n.input(0))) != 4:
-        raise n.error(f"a {len(c.shape(n.input(0)))}-D input is not supported (only 4-D: N, C, H, W)")
     c.emit("top.GridSampler", [n.input(0), n.input(1)], n.out,
            {"mode": GRID_MODES[mode], "padding_mode": GRID_PADDING[padding],
             "align_corners": bool(n.attr("align_corners", 0))})

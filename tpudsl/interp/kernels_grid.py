@@ -1,5 +1,7 @@
-"""GridSampler: input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2], as ONNX GridSample
-(opset 16/20, 2-D) defines it, written from its spec in float32.
+"""GridSampler: input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2] (volumetric: input
+[N, C, D, H, W], grid [N, Do, Ho, Wo, 3], points (x, y, z); bilinear becomes trilinear, nearest
+reads one tap, bicubic is 2-D only), as ONNX GridSample (opset 16/20) defines it, written from its
+spec in float32.
 
 A grid point (x, y) in [-1, 1] (x along W, y along H) maps to pixel coordinates by
 `align_corners`: -1 and 1 are the centres of the corner pixels, ((g + 1) / 2) * (size - 1), or
@@ -90,26 +92,28 @@ def cubic_coefficients(t: Array) -> list[Array]:
 
 def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
     x, grid = ins
-    n, c, h, w = x.shape
+    n, c, *sizes = x.shape  # the spatial sizes outermost first: (H, W), or (D, H, W) (volumetric)
     mode, padding, align = a["mode"], a["padding_mode"], bool(a.get("align_corners", False))
-    gx = pixel_coordinate(grid[..., 0].astype(F32), w, align)
-    gy = pixel_coordinate(grid[..., 1].astype(F32), h, align)
+    # the grid's last axis lists a point's coordinates innermost first: x (along W), y, z
+    coords = [pixel_coordinate(grid[..., len(sizes) - 1 - k].astype(F32), size, align) for k, size in enumerate(sizes)]
     if mode == NEAREST:
-        gx, gy = np.rint(gx), np.rint(gy)
+        coords = [np.rint(g) for g in coords]
     if mode != BICUBIC:  # onnxruntime moves no bicubic point: each of its 16 taps is padded
-        gx, gy = moved_inside(gx, w, padding, align), moved_inside(gy, h, padding, align)
-    planes = x.astype(F32).reshape(n, c, h * w)
+        coords = [moved_inside(g, size, padding, align) for g, size in zip(coords, sizes, strict=True)]
+    planes = x.astype(F32).reshape(n, c, -1)
+    strides = [int(np.prod(sizes[k + 1:], dtype=np.int64)) for k in range(len(sizes))]
 
-    def tap(rows: tuple[Array, Array], cols: tuple[Array, Array]) -> Array:
-        """input at the (row, col) tap_index gave of every grid point: [N, C, Ho, Wo]."""
-        (row, row_in), (col, col_in) = rows, cols
-        flat = (row * w + col).reshape(n, 1, -1)
+    def tap(axes: list[tuple[Array, Array]]) -> Array:
+        """input at the tap_index of every axis (outermost first) of every grid point: [N, C, *out]."""
+        flat = sum(index * stride for (index, _), stride in zip(axes, strides, strict=True)).reshape(n, 1, -1)
+        inside = np.prod([reads for _, reads in axes], axis=0)
         values = np.take_along_axis(planes, np.broadcast_to(flat, (n, c, flat.shape[-1])), axis=2)
-        return values.reshape(n, c, *row.shape[1:]) * (row_in * col_in)[:, None]
+        return values.reshape(n, c, *axes[0][0].shape[1:]) * inside[:, None]
 
     if mode == NEAREST:
-        return tap(tap_index(gy, h, padding, align), tap_index(gx, w, padding, align))
-    if mode == BICUBIC:
+        return tap([tap_index(g, size, padding, align) for g, size in zip(coords, sizes, strict=True)])
+    if mode == BICUBIC:  # 2-D only (the shape rule refuses a volumetric one)
+        (gy, gx), (h, w) = coords, sizes
         x0, y0 = np.floor(gx) - F32(1), np.floor(gy) - F32(1)
         wx = [c[:, None] for c in cubic_coefficients(gx - x0 - F32(1))]
         wy = [c[:, None] for c in cubic_coefficients(gy - y0 - F32(1))]
@@ -117,18 +121,22 @@ def _grid_sampler(ins: Inputs, a: KernelAttrs) -> Array:
         rows = []
         for k in range(4):  # each row of 4 taps along x, then the rows along y, summed left to right
             row = tap_index(y0 + F32(k), h, padding, align)
-            rows.append(wx[0] * tap(row, cols[0]) + wx[1] * tap(row, cols[1]) + wx[2] * tap(row, cols[2])
-                        + wx[3] * tap(row, cols[3]))
+            rows.append(wx[0] * tap([row, cols[0]]) + wx[1] * tap([row, cols[1]]) + wx[2] * tap([row, cols[2]])
+                        + wx[3] * tap([row, cols[3]]))
         return (wy[0] * rows[0] + wy[1] * rows[1] + wy[2] * rows[2] + wy[3] * rows[3]).astype(F32)
-    x1, y1 = np.floor(gx), np.floor(gy)
-    x2, y2 = x1 + F32(1), y1 + F32(1)
-    dx1, dx2 = (gx - x1)[:, None], (x2 - gx)[:, None]
-    dy1, dy2 = (gy - y1)[:, None], (y2 - gy)[:, None]
-    row1, row2 = tap_index(y1, h, padding, align), tap_index(y2, h, padding, align)
-    col1, col2 = tap_index(x1, w, padding, align), tap_index(x2, w, padding, align)
-    top = dx2 * tap(row1, col1) + dx1 * tap(row1, col2)
-    bottom = dx2 * tap(row2, col1) + dx1 * tap(row2, col2)
-    return (dy2 * top + dy1 * bottom).astype(F32)
+
+    def linear(k: int, outer: list[tuple[Array, Array]]) -> Array:
+        """(Bi/tri)linear along axes k.. at the taps `outer` of the axes before: the low tap's value
+        times (high - g) plus the high tap's times (g - low), the innermost axis (x) first."""
+        if k == len(sizes):
+            return tap(outer)
+        low = np.floor(coords[k])
+        high = low + F32(1)
+        to_low, to_high = (high - coords[k])[:, None], (coords[k] - low)[:, None]
+        return (to_low * linear(k + 1, [*outer, tap_index(low, sizes[k], padding, align)])
+                + to_high * linear(k + 1, [*outer, tap_index(high, sizes[k], padding, align)]))
+
+    return linear(0, []).astype(F32)
 
 
 KERNELS = {"top.GridSampler": Kernel(_grid_sampler)}

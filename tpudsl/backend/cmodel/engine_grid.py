@@ -1,10 +1,13 @@
 """The cmodel's handler of record 98 (BdcGridSample), merged into engine.HANDLERS, written again from
 the record's description (docs/bmodel.md), not from the interpreter's kernel: each axis gives every
 grid point its taps as (index, weight) pairs, the padding applied to the pairs, and the result is
-the sum over the tap pairs of weight_y * weight_x * pixel, in float32."""
+the sum over the tap pairs of weight_y * weight_x * pixel (record 101: weight_z * weight_y *
+weight_x over the tap triples), in float32."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -70,20 +73,29 @@ def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarr
     return placed
 
 
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+
+
 def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
-    if r.mode not in (_NEAREST, _BILINEAR, _BICUBIC) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1:
-        raise Fault(f"BdcGridSample: mode {r.mode}, padding {r.padding}, align {r.align} are not modelled")
+    volumetric = isinstance(r, isa.BdcGridSample3D)
+    if r.mode not in (_NEAREST, _BILINEAR, _BICUBIC) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1 \
+            or (volumetric and r.mode == _BICUBIC):
+        raise Fault(f"{type(r).__name__}: mode {r.mode}, padding {r.padding}, align {r.align} are not modelled")
+    sizes, out_sizes = ((r.d, r.h, r.w), (r.od, r.oh, r.ow)) if volumetric else ((r.h, r.w), (r.oh, r.ow))
     f32 = np.dtype(F32)
-    x = m.read_global(r.src, (r.c * r.h * r.w, r.h * r.w, r.w, 1), (r.n, r.c, r.h, r.w), f32)
-    grid = m.read_global(r.grid, (r.oh * r.ow * 2, r.ow * 2, 2, 1), (r.n, r.oh, r.ow, 2), f32)
-    batch = np.arange(r.n)[:, None, None]
-    out = np.zeros((r.n, r.oh, r.ow, r.c), F32)
-    channels_last = x.transpose(0, 2, 3, 1)
-    columns = _taps(grid[..., 0], r.w, r)
-    for iy, wy in _taps(grid[..., 1], r.h, r):
-        for ix, wx in columns:
-            out += (wy * wx)[..., None] * channels_last[batch, iy, ix]  # (n, oh, ow, c)
-    m.write_global(r.dst, (r.c * r.oh * r.ow, r.oh * r.ow, r.ow, 1), out.transpose(0, 3, 1, 2))
+    x_shape, grid_shape = (r.n, r.c, *sizes), (r.n, *out_sizes, len(sizes))
+    x = m.read_global(r.src, _contiguous(x_shape), x_shape, f32)
+    grid = m.read_global(r.grid, _contiguous(grid_shape), grid_shape, f32)
+    batch = np.arange(r.n).reshape(-1, *[1] * len(out_sizes))
+    out = np.zeros((r.n, *out_sizes, r.c), F32)
+    channels_last = np.moveaxis(x, 1, -1)
+    # each axis's taps, outermost (z, or y) first; a point's coordinates are listed x first
+    axes = [_taps(grid[..., len(sizes) - 1 - k], size, r) for k, size in enumerate(sizes)]
+    for taps in itertools.product(*axes):
+        weight = functools.reduce(np.multiply, [w for _, w in taps])  # wy * wx, or wz * wy * wx
+        out += weight[..., None] * channels_last[(batch, *(i for i, _ in taps))]  # (n, *out, c)
+    m.write_global(r.dst, _contiguous((r.n, r.c, *out_sizes)), np.moveaxis(out, -1, 1))
 
 
-HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcGridSample: _grid_sample}
+HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcGridSample: _grid_sample, isa.BdcGridSample3D: _grid_sample}
