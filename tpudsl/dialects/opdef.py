@@ -88,7 +88,8 @@ class Moves:
     type counts as its expressed type (a range is a statistic of one tensor, not a conversion);
     a `!quant.uniform` type is compared whole (another scale or zero point would need a
     requantization, which such an op does not do). docs/dialect.md "Element types". `when`
-    (attribute, value): the op moves only with that value (tpu.Pool2D's Max, not its Avg)."""
+    (attribute, value): the op moves only with that value, an absent attribute its default
+    (tpu.Pool2D's Max, not its Avg; a scatter replacing, not reducing)."""
 
     operands: tuple[str, ...] = ("input",)
     results: tuple[str, ...] = ("output",)
@@ -253,7 +254,7 @@ def check_moves(op: Operation, moves: Moves) -> None:
     if moves.when is not None:
         key, value = moves.when
         attr = op.attributes.get(key)
-        if attr is None or from_attr(attr) != value:
+        if (SPECS[op.name].attrs[key].default if attr is None else from_attr(attr)) != value:  # absent: its default
             return
     named = [(name, getattr(op, name)) for name in moves.operands]
     one_result = len(op.results) == 1 and moves.results == ("output",)
