@@ -189,9 +189,10 @@ def test_unsupported_op_outside_the_cut_is_ignored():
 
 
 def test_converter_error_names_the_node():
-    node = h.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="/pad/Pad")
+    """A mode no ONNX opset defines (the converter's refusal, not the checker's)."""
+    node = h.make_node("Pad", ["x", "p"], ["y"], mode="mirror", name="/pad/Pad")
     model = make_model([node], {"x": [2, 3]}, ["y"], {"p": i64(1, 1, 1, 1)}, opset=19)
-    with pytest.raises(TpudslError, match=re.escape("error: Pad '/pad/Pad': mode 'wrap' is not supported")):
+    with pytest.raises(TpudslError, match=re.escape("error: Pad '/pad/Pad': mode 'mirror' is not supported")):
         convert_onnx(model, "m")
 
 

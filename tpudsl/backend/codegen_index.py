@@ -1,9 +1,9 @@
 """Codegen of the ops slicing.SELF_EMITTED names, which layer-group does not slice: the gathers and
-scatters by computed indices (one global record each, records 76-79: their data is read whole at
-positions known only at run time), Einsum (strided GDMA loads around one BdcMatMul per part
-of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86), GridSampler (one BdcGridSample, or
-BdcGridSample3D (101) for a volumetric one,
-record 98) and LSTM/GRU (one BdcRecurrent, record 99: codegen_recurrent.py)."""
+scatters by computed indices (one global record each, records 76-79, 83/84 for a scatter with a
+reduction: their data is read whole at positions known only at run time), Einsum (strided GDMA
+loads around one BdcMatMul per part of its batch), Yuv2rgbFormula (one GdmaYuv2rgb, record 86),
+GridSampler (one BdcGridSample, record 98; 101 when volumetric) and LSTM/GRU (one BdcRecurrent,
+record 99; 102 with peepholes: codegen_recurrent.py)."""
 
 from __future__ import annotations
 
