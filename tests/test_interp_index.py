@@ -51,13 +51,13 @@ def test_scatter_nd_matches_onnxruntime():
 
 @st.composite
 def reducing_scatter(draw):
-    """A ScatterElements or ScatterND of rank 1-3 with a reduction; in about half the draws the
+    """A ScatterElements or ScatterND of rank 1-3 with a reduction; in about 3 of 4 draws the
     second index entry (of each line, for ScatterElements) names the first's target again, as its
     negative alias: duplicates, combined in index order. (op, attrs, inputs, has duplicates)."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     op, reduction = draw(st.sampled_from(["ScatterElements", "ScatterND"])), draw(st.sampled_from(["add", "mul", "max", "min"]))
     xs = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(1, 3)))]
-    x, repeat = rand(rng, *xs), draw(st.booleans())
+    x, repeat = rand(rng, *xs), draw(st.integers(0, 3)) > 0
     if op == "ScatterElements":
         axis = draw(st.integers(0, len(xs) - 1))
         shape = [draw(st.integers(1, d)) for d in xs]
@@ -97,7 +97,7 @@ def test_reducing_scatters_match_onnxruntime_with_duplicate_indices():
         tally.record({"duplicate index"} if duplicates else set())
 
     prop()
-    tally.assert_each_in(1 / 2)
+    tally.assert_each_in(1 / 3)
 
 
 @pytest.mark.parametrize("batch_dims,indices", [
