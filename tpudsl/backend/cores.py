@@ -10,11 +10,12 @@ two barriers) reads only what earlier phases wrote. A phase takes as long as its
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import accumulate
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.schedule import schedule
+from tpudsl.backend.schedule import Schedule, schedule
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -80,6 +81,37 @@ def slowest(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> int:
     return max(schedule(s, chip).makespan for s in streams)
 
 
+@dataclass(frozen=True)
+class Phase:
+    """One phase (the records of each core between two barriers) on the stream's time axis: it
+    starts when the slowest core of the phase before ended; each core's records are scheduled alone
+    (schedule.py, from cycle 0 of the phase)."""
+
+    start: int
+    schedules: tuple[Schedule, ...]  # one per core
+
+    @property
+    def cycles(self) -> int:
+        """The phase's time with GDMA and BDC overlapped: its slowest core's."""
+        return max(s.makespan for s in self.schedules)
+
+    @property
+    def serial(self) -> int:
+        """The phase's time with each core's records one after another: its slowest core's."""
+        return max(s.serial for s in self.schedules)
+
+
+def phases(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> list[Phase]:
+    """Each phase of the cores' streams, placed one after another (the cost model's time and
+    model_tool --timeline's axis)."""
+    out, start = [], 0
+    for phase in zip(*check_barriers(streams), strict=True):
+        out.append(Phase(start, tuple(schedule(list(s[begin:end]), chip)
+                                      for s, (begin, end) in zip(streams, phase, strict=True))))
+        start += out[-1].cycles
+    return out
+
+
 def timing(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> tuple[int, int, list[int]]:
     """(serial, overlapped, per core) cycles: each phase takes its slowest core's time, serial (the
     records one after another) or with GDMA and BDC overlapped (schedule.py); per core, the
@@ -88,11 +120,6 @@ def timing(streams: Sequence[Sequence[isa.Record]], chip: Chip) -> tuple[int, in
     if len(streams) == 1 and not any(isinstance(r, isa.CoreSync) for r in streams[0]):
         t = schedule(list(streams[0]), chip)
         return t.serial, t.makespan, [t.makespan]
-    serial = overlapped = 0
-    busy = [0] * len(streams)
-    for phase in zip(*check_barriers(streams), strict=True):
-        times = [schedule(list(s[start:end]), chip) for s, (start, end) in zip(streams, phase, strict=True)]
-        serial += max(t.serial for t in times)
-        overlapped += max(t.makespan for t in times)
-        busy = [b + t.makespan for b, t in zip(busy, times, strict=True)]
-    return serial, overlapped, busy
+    placed = phases(streams, chip)
+    busy = [sum(p.schedules[k].makespan for p in placed) for k in range(len(streams))]
+    return sum(p.serial for p in placed), sum(p.cycles for p in placed), busy
