@@ -42,9 +42,9 @@ def ops_of(svg_path):
     return root, groups, legend
 
 
-def overlapping(tmp_path):
+def overlapping(tmp_path, **extra):
     """A hand-written stream on the tiny chip whose second load runs beside the first compute:
-    load a -> relu a -> store a, load b (other local bytes) -> relu b -> store b."""
+    load a -> relu a -> store a, load b (other local bytes) -> relu b -> store b; `extra` header keys."""
     f32, g = isa.DTYPES["f32"], chip_named("tiny").gmem_start
     stream = [isa.GdmaLoad(f32, g, 64, 16, 4, 1, 0, 1, 4, 4, 4),
               isa.BdcActive(f32, 0, 0, 1, 4, 4, 4, 2048, -1.0),
@@ -56,7 +56,7 @@ def overlapping(tmp_path):
     header = {"network": "pair", "chip": "tiny", "mode": "F32", "coeff_mem_bytes": 0, "activation_mem_bytes": 1024,
               "inputs": [{**tensor, "name": "x", "address": g}],
               "outputs": [{**tensor, "name": "y", "address": g + 512}],
-              "gdma_count": 4, "bdc_count": 2}
+              "gdma_count": 4, "bdc_count": 2, **extra}
     write_bmodel(tmp_path / "pair.bmodel", header, b"", isa.encode(stream), [(0, "a"), (2, "b")])
     return tmp_path / "pair.bmodel"
 
