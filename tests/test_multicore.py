@@ -125,10 +125,6 @@ def test_model_deploy_num_core_2_runs_the_bmodel_check(tmp_path):
     r = run_main("model_tool", "--info", tmp_path / "m.bmodel")
     assert (f"cores: 2, instructions per core: {', '.join(map(str, h['core_instructions']))}, busy cycles per "
             f"core: {', '.join(map(str, h['core_cycles']))}") in r.stdout.splitlines()
-    r = run_main("model_tool", "--timeline", tmp_path / "m.bmodel", "-o", tmp_path / "m.svg")
-    assert r.returncode == 1 and r.stderr.strip().endswith(
-        "error: bmodel: a timeline of 2 cores is not modelled (one core's stream is drawn)")
-    assert not (tmp_path / "m.svg").exists()
 
 
 # ---- the cmodel's checks, on a two-core stream broken by hand ----
