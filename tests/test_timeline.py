@@ -356,3 +356,28 @@ def test_two_cores_whose_barriers_differ_are_one_error(one_and_two_cores, tmp_pa
     assert status == 1 and out == "" and len(err.strip().splitlines()) == 1, err
     assert "core 0 reaches barrier 3 where core 1 reaches its end" in err
     assert not (tmp_path / "b.svg").exists()
+
+
+def test_a_group_band_spans_its_slowest_core(one_and_two_cores, tmp_path, capsys):
+    """The header's group range is core 0's records; core 1 given one more store in the group's phase
+    (a copy of its last) ends later, and the band ends with it."""
+    m = read_bmodel(one_and_two_cores / "m2.bmodel")
+    records, h = isa.decode(m.commands), m.header
+    group, = h["layer_groups"]
+    first = h["core_instructions"][0]
+    at = next(i for i in range(first, len(records)) if isinstance(records[i], isa.CoreSync))  # core 1's 1st barrier
+    assert isinstance(records[at - 1], isa.GdmaStore)
+    records.insert(at, records[at - 1])
+    header = {k: v for k, v in h.items() if k != "tensor_locations"}  # their indices moved
+    header.update(gdma_count=h["gdma_count"] + 1, core_instructions=[first, h["core_instructions"][1] + 1])
+    debug = [(i + (i >= at), name) for i, name in m.debug]
+    write_bmodel(tmp_path / "s.bmodel", header, m.coeffs, isa.encode(records), debug)
+    status, _, err = run(["--timeline", tmp_path / "s.bmodel", "-o", tmp_path / "s.svg"], capsys)
+    assert (status, err) == (0, "")
+    root, groups, _ = ops_of(tmp_path / "s.svg")
+    rects = {int(r.get("data-index")): r for rs in groups.values() for r in rs}
+    end = {i: int(r.get("data-start")) + int(r.get("data-cycles")) for i, r in rects.items()}
+    core0 = max(end[i] for i in range(group["first"], group["first"] + group["count"]))
+    assert end[at] > core0
+    band, = (b for b in root.iter(f"{SVG}g") if b.get("class") == "group")
+    assert int(band.get("data-t1")) == end[at]
