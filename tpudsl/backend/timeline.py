@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import colorsys
 
+from dataclasses import dataclass, replace
 from xml.sax.saxutils import escape, quoteattr
 
 from tpudsl.backend import isa
-from dataclasses import dataclass, replace
-
 from tpudsl.backend.bmodel import Bmodel, group_slices
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cores import phases, streams_of
@@ -69,10 +68,12 @@ def _checked_records(model: Bmodel) -> list[isa.Record]:
 @dataclass(frozen=True)
 class Core:
     """One core's stream on the common time axis: its first record's index in the joined stream,
-    its records' schedule (cycles of the axis) and where it waits at a barrier (t0, t1, barrier)."""
+    its records' schedule (cycles of the axis), each record's phase and where the core waits at a
+    barrier (t0, t1, barrier)."""
 
     first: int
     sched: Schedule
+    phases: tuple[int, ...] = ()
     waits: tuple[tuple[int, int, int], ...] = ()
 
 
@@ -86,19 +87,21 @@ def _placed(records: list[isa.Record], header: dict, chip) -> tuple[list[Core], 
     placed = phases(streams, chip)  # the cost model's placement: a phase starts when the slowest core ended
     cores, barriers, first = [], [], 0
     for k, stream in enumerate(streams):
-        starts, ends, footprints, waits, at = [], [], [], [], 0
-        for p in placed:
+        starts, ends, footprints, phase_of, waits, at = [], [], [], [], [], 0
+        for n, p in enumerate(placed):
             s = p.schedules[k]
             starts += [p.start + t for t in s.starts]
             ends += [p.start + t for t in s.ends]
             footprints += s.footprints
+            phase_of += [n] * len(s.starts)
             at += len(s.starts)
             barrier = stream[at - 1].barrier  # type: ignore[attr-defined]  # a phase ends with its CoreSync
             if s.makespan < p.cycles:
                 waits.append((p.start + s.makespan, p.start + p.cycles, barrier))
             if k == 0:
                 barriers.append((p.start + p.cycles, barrier))
-        cores.append(Core(first, Schedule(tuple(starts), tuple(ends), tuple(footprints)), tuple(waits)))
+        cores.append(Core(first, Schedule(tuple(starts), tuple(ends), tuple(footprints)), tuple(phase_of),
+                          tuple(waits)))
         first += len(stream)
     return cores, barriers, sum(p.serial for p in placed)
 
@@ -160,7 +163,7 @@ def render(model: Bmodel) -> str:
            f'BDC overlapped{per_phase} ({serial} cycles one after another)</text>']
     out += [f'<text x="4" y="{y + LANE_H * 0.65:.0f}">{e.upper()}{f" {k}" if multi else ""}</text>'
             for (k, e), y in lane_y.items()]
-    phase_of = _phase_numbers(records, cores) if multi else None
+    phase_of = [n for core in cores for n in core.phases] if multi else None
     out += _group_bands(h.get("layer_groups", []), records, phase_of, starts, ends, scale, bottom)
     out += _waits(cores, lane_y, scale)
     for op in ops:
@@ -194,17 +197,6 @@ def render(model: Bmodel) -> str:
                    f'<text x="{LEFT + 18}" y="{y + 11}">{escape(op)}</text></g>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
-
-
-def _phase_numbers(records: list[isa.Record], cores: list[Core]) -> list[int]:
-    """Each record's phase in its core's stream: the barriers before it."""
-    out = []
-    for core in cores:
-        phase = 0
-        for r in records[core.first:core.first + len(core.sched.starts)]:
-            out.append(phase)
-            phase += isinstance(r, isa.CoreSync)
-    return out
 
 
 def _waits(cores: list[Core], lane_y: dict, scale: float) -> list[str]:
