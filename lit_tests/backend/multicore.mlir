@@ -4,6 +4,8 @@
 // each with a barrier after every op and group; the Reshape, emitted unsliced, runs on core 0.
 // The cmodel runs both cores, each with its own local memory; every tensor, read from the header's
 // tensor locations (core 1's slices from its own local memory), equals the Tpu interpreter's.
+// The timeline has a GDMA and a BDC lane per core, a line per barrier, and core 1 waiting at the
+// second barrier (the Reshape's) until the end, where core 0 ends it.
 // More cores than the chip has: one error naming the chip and its count.
 // RUN: tpuc-opt %s --address-assign --layer-group | filecheck %s --check-prefix=GROUP
 // RUN: tpuc-opt %s --address-assign --layer-group="opt=1" | filecheck %s --check-prefix=ALONE
@@ -11,6 +13,7 @@
 // RUN: tpuc-opt %t.one.mlir --address-assign --layer-group | filecheck %s --check-prefix=ONE
 // RUN: rm -f %t.bmodel && tpuc-opt %s --address-assign --layer-group --codegen="model_file=%t.bmodel embed_debug_info=true" -o %t.mlir
 // RUN: model_tool --info %t.bmodel | filecheck %s --check-prefix=INFO
+// RUN: model_tool --timeline %t.bmodel -o %t.svg && filecheck %s --check-prefix=SVG < %t.svg
 // RUN: python -c "import numpy as np; np.savez('%t.in.npz', x=np.random.default_rng(0).standard_normal((1, 4, 96, 16)).astype(np.float32))"
 // RUN: model_runner --input %t.in.npz --model %s --dump_all_tensors --output %t.tpu.npz
 // RUN: model_runner --input %t.in.npz --model %t.bmodel --dump_all_tensors --output %t.all.npz
@@ -28,6 +31,18 @@
 // INFO: with GDMA and BDC overlapped: [[BUSY:[0-9]+]] cycles
 // INFO: cores: 2, instructions per core: 8, 7, busy cycles per core: [[BUSY]], {{[0-9]+}}
 // INFO: layer group 0: a, b, s (1x2 slices), instructions 0..4
+// SVG: (F32, 2 cores): [[TOTAL:[0-9]+]] cycles
+// SVG: >GDMA 0<
+// SVG-NEXT: >BDC 0<
+// SVG-NEXT: >GDMA 1<
+// SVG-NEXT: >BDC 1<
+// SVG: <rect class="wait" {{.*}} data-core="1" data-t0="{{[0-9]+}}" data-t1="[[TOTAL]]" data-barrier="1">
+// SVG-NOT: class="wait"
+// SVG: core 0: local memory per lane
+// SVG: core 1: local memory per lane
+// SVG: <line class="barrier" {{.*}} data-barrier="0" data-cycle="{{[0-9]+}}">
+// SVG-NEXT: <line class="barrier" {{.*}} data-barrier="1" data-cycle="[[TOTAL]]">
+// SVG-NOT: class="barrier"
 // SAME: 5 compared
 // SAME: 0 failed
 // CHECKER: a {{ *}}tpu.Pool2D {{ *}}PASSED  EQUAL
