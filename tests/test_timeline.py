@@ -275,6 +275,8 @@ def _core_streams(records, header):
 
 
 def test_two_cores_have_their_lanes_barriers_waits_and_busy_cycles(one_and_two_cores, tmp_path, capsys):
+    """Against the streams split here, a schedule of each phase, the header's core_cycles and
+    overlapped_cycles and model_runner --profile's total."""
     d = one_and_two_cores
     roots = {}
     for cores in (1, 2):
@@ -289,6 +291,8 @@ def test_two_cores_have_their_lanes_barriers_waits_and_busy_cycles(one_and_two_c
     root, groups, _ = roots[2]
     rects = {int(r.get("data-index")): r for rs in groups.values() for r in rs}
     assert sorted(rects) == list(range(len(records)))
+    start_of = {i: int(r.get("data-start")) for i, r in rects.items()}
+    end_of = {i: start_of[i] + int(r.get("data-cycles")) for i, r in rects.items()}
     streams, phases = _core_streams(records, h)
     for k, stream in enumerate(streams):
         assert {int(rects[i].get("data-core")) for i, _ in stream} == {k}
@@ -305,7 +309,7 @@ def test_two_cores_have_their_lanes_barriers_waits_and_busy_cycles(one_and_two_c
             for (i, _), t0, t1 in zip(core[n], t.starts, t.ends, strict=True):
                 assert (int(rects[i].get("data-start")), int(rects[i].get("data-cycles"))) == (start + t0, t1 - t0)
         start = end
-    total = max(int(r.get("data-start")) + int(r.get("data-cycles")) for r in rects.values())
+    total = max(end_of.values())
     assert total == cycle[-1] == h["overlapped_cycles"]
     waits = [w for w in root.iter(f"{SVG}rect") if w.get("class") == "wait"]
     assert waits  # the head's ops leave core 1 idle
@@ -313,12 +317,12 @@ def test_two_cores_have_their_lanes_barriers_waits_and_busy_cycles(one_and_two_c
         mine = [w for w in waits if int(w.get("data-core")) == k]
         for w in mine:  # from its last record of the phase to the barrier
             n = [b.get("data-barrier") for b in barriers].index(w.get("data-barrier"))
-            last = max(int(rects[i].get("data-start")) + int(rects[i].get("data-cycles")) for i, _ in phases[k][n])
+            last = max(end_of[i] for i, _ in phases[k][n])
             assert (int(w.get("data-t0")), int(w.get("data-t1"))) == (last, cycle[n])
         assert total - sum(int(w.get("data-t1")) - int(w.get("data-t0")) for w in mine) == h["core_cycles"][k]
     scale = timeline.WIDTH / total
     for i, r in rects.items():
-        assert float(r.get("x")) == pytest.approx(timeline.LEFT + int(r.get("data-start")) * scale, abs=2e-3)
+        assert float(r.get("x")) == pytest.approx(timeline.LEFT + start_of[i] * scale, abs=2e-3)
     from tpudsl.cli import model_runner
 
     with pytest.raises(SystemExit) as info:
@@ -333,9 +337,8 @@ def test_two_cores_have_their_lanes_barriers_waits_and_busy_cycles(one_and_two_c
     members = [i for i, r in enumerate(records) if not isinstance(r, isa.CoreSync)
                and any(i in {int(x.get("data-index")) for x in groups[op]} for op in ops)]
     assert {int(rects[i].get("data-core")) for i in members} == {0, 1}
-    assert (int(band.get("data-t0")), int(band.get("data-t1"))) == (
-        min(int(rects[i].get("data-start")) for i in members),
-        max(int(rects[i].get("data-start")) + int(rects[i].get("data-cycles")) for i in members))
+    assert (int(band.get("data-t0")), int(band.get("data-t1"))) == (min(start_of[i] for i in members),
+                                                                     max(end_of[i] for i in members))
     panels = [g for g in root.iter(f"{SVG}g") if g.get("class") == "occupancy"]
     assert [int(p.get("data-core")) for p in panels] == [0, 1]
     for panel, stream in zip(panels, streams, strict=True):
