@@ -29,6 +29,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.bmodel import Bmodel, group_slices
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cores import phases, streams_of
+from tpudsl.backend.cores import starts as core_starts  # render names its records' start cycles `starts`
 from tpudsl.backend.schedule import ENGINES, Schedule, live_ranges, schedule
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -83,14 +84,15 @@ def _placed(records: list[isa.Record], header: dict, chip) -> tuple[list[Core], 
     if "core_num" not in header:
         sched = schedule(records, chip)
         return [Core(0, sched)], [], sched.serial
-    streams = streams_of(records, header)
+    counts = header["core_instructions"]
+    streams = streams_of(records, counts)
     placed = phases(streams, chip)  # the cost model's placement: a phase starts when the slowest core ended
-    cores, barriers, first = [], [], 0
-    for k, stream in enumerate(streams):
-        starts, ends, footprints, phase_of, waits, at = [], [], [], [], [], 0
+    cores, barriers = [], []
+    for k, (stream, first) in enumerate(zip(streams, core_starts(counts), strict=True)):
+        begins, ends, footprints, phase_of, waits, at = [], [], [], [], [], 0
         for n, p in enumerate(placed):
             s = p.schedules[k]
-            starts += [p.start + t for t in s.starts]
+            begins += [p.start + t for t in s.starts]
             ends += [p.start + t for t in s.ends]
             footprints += s.footprints
             phase_of += [n] * len(s.starts)
@@ -100,9 +102,8 @@ def _placed(records: list[isa.Record], header: dict, chip) -> tuple[list[Core], 
                 waits.append((p.start + s.makespan, p.start + p.cycles, barrier))
             if k == 0:
                 barriers.append((p.start + p.cycles, barrier))
-        cores.append(Core(first, Schedule(tuple(starts), tuple(ends), tuple(footprints)), tuple(phase_of),
+        cores.append(Core(first, Schedule(tuple(begins), tuple(ends), tuple(footprints)), tuple(phase_of),
                           tuple(waits)))
-        first += len(stream)
     return cores, barriers, sum(p.serial for p in placed)
 
 
