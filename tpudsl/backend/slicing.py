@@ -278,12 +278,17 @@ def tensor_operands(op: Operation) -> list[SSAValue]:
     return [v for v in op.operands if isinstance(v.type, TensorType)]
 
 
+def elementwise_operands(op: Operation) -> list[SSAValue]:
+    """The operands whose elements follow the output's: a Lut's table (operand 1) is not one."""
+    return [op.operands[0]] if KINDS[op.name] == "lut" else tensor_operands(op)
+
+
 def elementwise_views(op: Operation) -> list[Dims4]:
     """The 4-D views of an element-wise op's result and operands (in that order). Rank <= 4: each
     shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
     neighbours where every operand broadcasts both or has both whole merge until four are left
     ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
-    ys, values = shape_of(op.results[0]), [*tensor_operands(op), op.results[0]]
+    ys, values = shape_of(op.results[0]), [*elementwise_operands(op), op.results[0]]
     if len(ys) <= 4:
         return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
     shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
@@ -399,14 +404,8 @@ def _elementwise_input(op: Operation, part: Part) -> SlicePlan:
     ys, *views = elementwise_views(op)
     ranges = (part.n, part.c or (0, ys[1]), part.h, part.w or (0, ys[3]))
     tiles = [box(x, xs, *((0, 1) if size == 1 else r for size, r in zip(xs, ranges, strict=True)))  # a broadcast
-             for x, xs in zip(tensor_operands(op), views, strict=True)]                               # dim: one element
+             for x, xs in zip(elementwise_operands(op), views, strict=True)]                          # dim: one element
     return SlicePlan(tiles, box(op.results[0], ys, *ranges))
-
-
-def _lut_input(op: Operation, part: Part) -> SlicePlan:
-    """The input follows the output; the table (operand 1) is a whole tile."""
-    plan = _elementwise_input(op, part)
-    return SlicePlan(plan.inputs[:1], plan.output)
 
 
 def _matmul_input(op: Operation, part: Part) -> SlicePlan:
@@ -485,14 +484,33 @@ def _slice_input(op: Operation, part: Part) -> SlicePlan:
     first element (ONNX's clamped starts; the result type gives the sizes)."""
     n, h = part.n, part.h
     x, y = op.operands[0], op.results[0]
-    xs, ys = shape_of(x), as4d(op, shape_of(y))
-    starts, steps = slice_starts_steps(op)
+    xs, folded_ys, starts, steps = slice_view(op)
+    ys = as4d(op, folded_ys)
     xstrides = contiguous(as4d(op, xs))[4 - len(xs):]
     strides = (0,) * (4 - len(xs)) + tuple(s * st for s, st in zip(xstrides, steps, strict=True))
     base = sum(b * s for b, s in zip(starts, xstrides, strict=True))
     start, shape = (n[0], 0, h[0], 0), (n[1] - n[0], ys[1], h[1] - h[0], ys[3])
     return SlicePlan([Tile(x, start, shape, strides, base)],  # type: ignore[arg-type]
                      Tile(y, start, shape, contiguous(ys)))  # type: ignore[arg-type]
+
+
+def slice_view(op: Operation) -> tuple[list[int], list[int], list[int], list[int]]:
+    """A Slice's input and output shapes, starts and steps per dim; above rank 4, outermost first,
+    a dim taken whole (start 0, step 1) merges into its outer neighbour when that one has step 1
+    (the merged dim is still a window: YOLOv5's split of (1, 3, 16, 16, 85) along the last dim is
+    (3, 16, 16, 85)). More than four dims left is an error."""
+    xs, ys = list(shape_of(op.operands[0])), list(shape_of(op.results[0]))
+    starts, steps = slice_starts_steps(op)
+    while len(xs) > 4:
+        i = next((i for i in range(len(xs) - 1) if steps[i] == 1 and starts[i + 1] == 0 and steps[i + 1] == 1
+                  and ys[i + 1] == xs[i + 1]), None)
+        if i is None:
+            raise TpudslError(f"backend: {describe(op)}: a slice of shape {list(shape_of(op.operands[0]))} that "
+                              f"does not fold to 4-D; not modelled")
+        inner = xs[i + 1]
+        xs[i:i + 2], ys[i:i + 2] = [xs[i] * inner], [ys[i] * inner]
+        starts[i:i + 2], steps[i:i + 2] = [starts[i] * inner], [1]
+    return xs, ys, starts, steps
 
 
 def slice_starts_steps(op: Operation) -> tuple[list[int], list[int]]:
@@ -643,7 +661,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "binary": _elementwise_input,
     "unary": _elementwise_input,
     "select": _elementwise_input,
-    "lut": _lut_input,
+    "lut": _elementwise_input,  # the input follows the output; the table (operand 1) is a whole tile
     "matmul": _matmul_input,
     "permute": _permute_input,
     "slice": _slice_input,
@@ -734,7 +752,7 @@ def _whole_tiles(op: Operation) -> list[Tile]:
     if op.name == "tpu.RequantIntAxis":  # (multiplier, -rshift, zero point) per channel
         return [whole(op.operands[1], (1, shape_of(op.results[0])[1], 1, 3))]
     if kind == "lut":  # the 256 entries once per channel: channel stride 0
-        return [Tile(op.operands[1], (0, 0, 0, 0), (1, as4d(op, shape_of(op.results[0]))[1], 1, 256), (0, 0, 0, 1))]
+        return [Tile(op.operands[1], (0, 0, 0, 0), (1, elementwise_views(op)[0][1], 1, 256), (0, 0, 0, 1))]
     if op.name == "tpu.Softmax" and is_int8(op):  # the int32 exp table once per lane: channel stride 0
         lanes = min(reduce_view(op)[1], _lanes(op))
         return [Tile(op.operands[1], (0, 0, 0, 0), (1, lanes, 1, 256), (0, 0, 0, 1))]
@@ -798,9 +816,9 @@ def deconv_filter(op: Operation) -> Tile:
     return Tile(op.operands[1], (0, 0, 0, 0), (group, ocg, icg, taps), (icg * ocg * taps, taps, ocg * taps, 1))
 
 
-# The kinds whose output view is `elementwise_views`' (rank > 4 folded). A Lut of rank > 4 still
-# stops at `whole_tiles` (its table's tile is laid out on the unfolded result's channels), a
-# RequantIntAxis at `check_int8` (4-D only).
+# The kinds whose output view is `elementwise_views`' (rank > 4 folded; a Lut's table tile is laid
+# out on the folded view's channels, `whole_tiles`). A RequantIntAxis of rank > 4 stops at
+# `check_int8` (4-D only).
 ELEMENTWISE_VIEWED = ("binary", "unary", "select", "lut", "expand")
 
 
@@ -830,6 +848,10 @@ def output_dims(op: Operation) -> tuple[int, int]:
     if KINDS[op.name] == "permute":
         xs, order = permute_view(op)
         ys = as4d(op, [xs[d] for d in order])
+    elif KINDS[op.name] == "slice":
+        ys = as4d(op, slice_view(op)[1])
+    elif KINDS[op.name] == "concat":
+        ys = concat_view(op, op.results[0])[0]
     else:
         ys = elementwise_views(op)[0] if KINDS[op.name] in ELEMENTWISE_VIEWED else as4d(op, shape_of(op.results[0]))
     return ys[0], ys[2]
@@ -964,13 +986,24 @@ def _tile_parts(op: Operation, views: tuple[Dims4, Dims4, Dims4], n: tuple[int, 
             for rn in range(reps[0]) for rc in range(reps[1]) for rh in range(reps[2]) for rw in range(reps[3])]
 
 
+def concat_view(op: Operation, value: SSAValue) -> tuple[Dims4, int]:
+    """A Concat operand's or result's 4-D view and the concatenated dim in it: rank <= 4 right-aligned;
+    above, (1, the dims before the axis, the axis, the dims after it): YOLOv5's decode Concat of
+    (1, 3, 16, 16, 2 | 2 | 81) along the last dim is (1, 768, 85, 1)."""
+    shape = shape_of(value)
+    axis = attrs_of(op)["axis"] % len(shape)
+    if len(shape) <= 4:
+        return as4d(op, shape), axis + 4 - len(shape)
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return (1, prod(shape[:axis]), shape[axis], prod(shape[axis + 1:])), 2
+
+
 def _concat_slices(op: Operation, nsecs: int, hsecs: int) -> list[SlicePlan]:
     y = op.results[0]
-    ys = as4d(op, shape_of(y))
-    axis = attrs_of(op)["axis"] % len(shape_of(y)) + 4 - len(shape_of(y))
+    ys, axis = concat_view(op, y)
     plans, at = [], 0
     for x in op.operands:
-        xs = as4d(op, shape_of(x))
+        xs, _ = concat_view(op, x)
         for n in split(xs[0], min(nsecs, xs[0])):
             for h in split(xs[2], min(hsecs, xs[2])):
                 start = (n[0], 0, h[0], 0)
