@@ -253,3 +253,12 @@ def yolov8n(input_size: int = 128, width: float = 0.0625, nc: int = 80, opset: i
     y = g.node("Concat", [dbox, g.node("Sigmoid", [cls], "model.22.cls_sigmoid")], "output0", axis=1)
     g.output(y)
     return g.model(opset)
+
+
+def yolov5_decode(hw: int = 4, nc: int = 80, head: int = 2, opset: int = 12) -> onnx.ModelProto:
+    """YOLOv5's Detect decode of one head alone: input `head` [1, 3 * (nc + 5), hw, hw] (the head conv's
+    output), output `output0` [1, 3 * hw * hw, nc + 5]; the rank-5 ops of the whole model, cheaply."""
+    g = _Yolo("yolov5_decode", 0, opset, "scales")
+    x = g.input("head", (1, 3 * (nc + 5), hw, hw))
+    g.output(g.node("Identity", [_v5_decode(g, x, head, hw, nc + 5, STRIDES[head])], "output0"))
+    return g.model(opset)
