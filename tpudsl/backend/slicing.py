@@ -278,17 +278,12 @@ def tensor_operands(op: Operation) -> list[SSAValue]:
     return [v for v in op.operands if isinstance(v.type, TensorType)]
 
 
-def elementwise_operands(op: Operation) -> list[SSAValue]:
-    """The operands whose elements follow the output's: a Lut's table (operand 1) is not one."""
-    return [op.operands[0]] if KINDS[op.name] == "lut" else tensor_operands(op)
-
-
 def elementwise_views(op: Operation) -> list[Dims4]:
     """The 4-D views of an element-wise op's result and operands (in that order). Rank <= 4: each
     shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
     neighbours where every operand broadcasts both or has both whole merge until four are left
     ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
-    ys, values = shape_of(op.results[0]), [*elementwise_operands(op), op.results[0]]
+    ys, values = shape_of(op.results[0]), [*tensor_operands(op), op.results[0]]
     if len(ys) <= 4:
         return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
     shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
@@ -404,8 +399,14 @@ def _elementwise_input(op: Operation, part: Part) -> SlicePlan:
     ys, *views = elementwise_views(op)
     ranges = (part.n, part.c or (0, ys[1]), part.h, part.w or (0, ys[3]))
     tiles = [box(x, xs, *((0, 1) if size == 1 else r for size, r in zip(xs, ranges, strict=True)))  # a broadcast
-             for x, xs in zip(elementwise_operands(op), views, strict=True)]                          # dim: one element
+             for x, xs in zip(tensor_operands(op), views, strict=True)]                               # dim: one element
     return SlicePlan(tiles, box(op.results[0], ys, *ranges))
+
+
+def _lut_input(op: Operation, part: Part) -> SlicePlan:
+    """The input follows the output; the table (operand 1) is a whole tile."""
+    plan = _elementwise_input(op, part)
+    return SlicePlan(plan.inputs[:1], plan.output)
 
 
 def _matmul_input(op: Operation, part: Part) -> SlicePlan:
@@ -661,7 +662,7 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
     "binary": _elementwise_input,
     "unary": _elementwise_input,
     "select": _elementwise_input,
-    "lut": _elementwise_input,  # the input follows the output; the table (operand 1) is a whole tile
+    "lut": _lut_input,
     "matmul": _matmul_input,
     "permute": _permute_input,
     "slice": _slice_input,
