@@ -33,6 +33,7 @@ import onnx  # noqa: E402
 
 def zoo() -> dict:
     from tests import models as m
+    from tests.models import yolo
 
     return {
         "resnet18": lambda: m.resnet18(input_size=32, width=8, num_classes=10),
@@ -48,6 +49,8 @@ def zoo() -> dict:
         "transformer": lambda: m.transformer_block(seq_len=8, d_model=16, num_heads=2, d_ff=32),
         "east_decoder": lambda: m.east_decoder(channels=(32, 32, 16, 8), merge_channels=(8, 8, 8), base_size=4),
         "stylegan2_block": lambda: m.stylegan2_block(),
+        "yolov5s": lambda: yolo.yolov5s(input_size=64),
+        "yolov8n": lambda: yolo.yolov8n(input_size=64),
     }
 
 
