@@ -13,6 +13,11 @@ from hypothesis import strategies as st
 from onnx import helper as onnx_helper
 
 from tests.cli_support import run_main
+from tests.models import onnx_inference
+from tpudsl.cli.qtable_search import Int8Search, lowered_int8, output_cosine
+from tpudsl.interp.module_interpreter import run_samples
+from tpudsl.ir.module import load_module
+from tpudsl.lowering.calibration_table import read_table
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.frontend_support import error_lines, make_model
 from tests.yolo_reference import YOLOV3_TINY_ANCHORS, YOLOV5_ANCHORS, expected_output, yolo_post
@@ -362,3 +367,35 @@ def test_a_record_with_a_head_after_an_absent_one_is_a_fault():
                              *[10.0] * 6, *[0.0] * 12)
     with pytest.raises(Fault, match="yolov3 reads 1 heads: the fields and anchors of the heads after them must be 0"):
         HANDLERS[isa.BdcYoloDetection](Memory(chip, 4096), r)
+
+
+def test_run_qtable_scores_the_heads_not_the_detection_rows(tmp_path):
+    """run_qtable's search (Int8Search) scores --add_postprocess's heads: the rows yolo_post keeps jump where an
+    int8 score crosses the threshold (a box kept or not), so their cosine says nothing of the heads, which INT8
+    keeps close. The heads it scores are onnxruntime's on each sample."""
+    yolo_onnx(tmp_path, seed=6)
+    model = onnx.load(tmp_path / "yolo.onnx")
+    r = run_main("model_transform", "--model_name", "yolo", "--model_def", "yolo.onnx", "--mlir", "yolo.mlir",
+                 "--add_postprocess", "yolov5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rng = np.random.default_rng(8)
+    samples = [{"images": rng.uniform(0, 1, (1, 3, 64, 64)).astype(np.float32)} for _ in range(4)]
+    (tmp_path / "cali").mkdir()
+    for i, sample in enumerate(samples):
+        np.savez(tmp_path / "cali" / f"{i}.npz", **sample)
+    r = run_main("run_calibration", "yolo.mlir", "--dataset", "cali", "--input_num", "4", "--quiet", "-o", "cali_table",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = read_table(str(tmp_path / "cali_table"))
+    search = Int8Search(str(tmp_path / "yolo.mlir"), table, "BM1684X", samples, asymmetric=False)
+    for sample, scored in zip(samples, search.reference, strict=True):
+        want = onnx_inference(model, sample)
+        assert set(scored) == set(want) == {"p3", "p4", "p5"}
+        for name, value in want.items():
+            np.testing.assert_allclose(scored[name], value, rtol=1e-4, atol=1e-4 * np.abs(value).max())
+    assert search.cosine({}) > 0.99
+    int8 = lowered_int8(load_module(tmp_path / "yolo.mlir"), table, "BM1684X", False)  # the whole module
+    top = load_module(tmp_path / "yolo.mlir")
+    rows = output_cosine(run_samples(int8.module, int8.weights, samples)[0],
+                         run_samples(top.module, top.weights, samples)[0], ["yolo_post"])
+    assert rows < 0.99  # what the search scored before: 0.94 on these samples

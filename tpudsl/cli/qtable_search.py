@@ -15,6 +15,7 @@ from tpudsl.cli.compare import cosine_similarity
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
+from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.calibration import tensor_names
@@ -49,7 +50,7 @@ class Int8Search:
                  asymmetric: bool, where: str | None = None):
         self.mlir, self.table, self.where, self.chip = mlir, table, where, chip
         self.samples, self.asymmetric = samples, asymmetric
-        top = load_module(mlir)
+        top = scored_part(load_module(mlir))
         self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
         self.reference = run_samples(top.module, top.weights, samples)[0]
         self.lowered(top, {})  # a bad table or chip fails here, before any search
@@ -62,9 +63,26 @@ class Int8Search:
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
         """The model's cosine with Top (the least over outputs of the mean over samples), lowered
         with `qtable` and the calibration `table` (default: the one given at init)."""
-        top = self.lowered(load_module(self.mlir), qtable, table)
+        top = self.lowered(scored_part(load_module(self.mlir)), qtable, table)
         runs = run_samples(top.module, top.weights, self.samples)[0]
         return output_cosine(runs, self.reference, list(self.reference[0]))
+
+
+def scored_part(top: TopModule) -> TopModule:
+    """`top` without --add_postprocess's detection op: its heads are returned in its place and
+    scored. The rows it keeps, compared by cosine, jump where a score crosses the threshold (a box
+    kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how close the heads are; the op
+    itself stays F32 in every mode (docs/quantization.md, "Mixed precision")."""
+    block = top.main_func().body.block
+    ret = block.last_op
+    assert ret is not None
+    if not any(v.owner.name == "top.YoloDetection" for v in ret.operands):  # type: ignore[union-attr]
+        return top
+    ret.operands = [head for v in ret.operands  # type: ignore[union-attr]
+                    for head in (v.owner.operands if v.owner.name == "top.YoloDetection" else [v])]
+    erase_dead_ops(block)
+    top.main_func().update_function_type()
+    return top
 
 
 def output_cosine(runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]],
