@@ -42,7 +42,8 @@ def preprocessed(rgb: np.ndarray) -> np.ndarray:
 def transform(d, name: str, model: onnx.ModelProto, *flags: str) -> dict[str, np.ndarray]:
     onnx.save(model, d / f"{name}.onnx")
     np.savez(d / f"{name}_in.npz", images=preprocessed(image(0)))
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", str(d / f"{name}.mlir"),
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
+                         "--mlir", str(d / f"{name}.mlir"),
                          "--mean", "0,0,0", "--scale", ",".join([str(SCALE)] * 3), "--pixel_format", "rgb",
                          "--test_input", str(d / f"{name}_in.npz"), "--test_result", str(d / f"{name}_top.npz"),
                          *flags])

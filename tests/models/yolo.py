@@ -119,11 +119,11 @@ def _c3(g: _Yolo, x: str, name: str, cin: int, cout: int, n: int, shortcut: bool
                  f"{name}.cv3", 2 * c_, cout)
 
 
-def yolov5s(input_size: int = 128, width: float = 0.125, nc: int = 80, decode: bool = True,
-            opset: int = 12, resize_form: str = "scales", seed: int = 0) -> onnx.ModelProto:
+def yolov5s(input_size: int = 128, width: float = 0.125, nc: int = 80, opset: int = 12,
+            resize_form: str = "scales", seed: int = 0) -> onnx.ModelProto:
     """YOLOv5s (v6/v7 layout: 6x6 stem conv, C3, SPPF) with depth 1 per C3; `width` scales the
-    channels of the 1.0-width model (64..1024). `decode=False` stops at the three head convs (what
-    --output_names head.m0,head.m1,head.m2 keeps)."""
+    channels of the 1.0-width model (64..1024). Output `output0` [1, N, nc + 5], decoded; the head
+    convs head.m0..2 are what --output_names cuts to for --add_postprocess."""
     g = _Yolo("yolov5s", seed, opset, resize_form)
     ch = [max(4, int(c * width)) for c in (64, 128, 256, 512, 1024)]
     s = input_size
@@ -154,14 +154,8 @@ def yolov5s(input_size: int = 128, width: float = 0.125, nc: int = 80, decode: b
         prior[:, 5:] = math.log(0.6 / (nc - 0.99))
         prior = prior + g.rng.normal(0, 0.5, prior.shape)  # as training moves them
         head = g.folded_conv(feat, f"head.m{i}", c, 3 * no, 1, bias=prior.reshape(-1))
-        if not decode:
-            boxes.append(head)
-            continue
         boxes.append(_v5_decode(g, head, i, s // stride, no, stride))
-    if decode:
-        boxes = [g.node("Concat", boxes, "output0", axis=1)]
-    for b in boxes:
-        g.output(b)
+    g.output(g.node("Concat", boxes, "output0", axis=1))
     return g.model(opset)
 
 
@@ -244,8 +238,8 @@ def yolov8n(input_size: int = 128, width: float = 0.0625, nc: int = 80, opset: i
     anchor = g.const("model.22.anchors", np.concatenate(anchors, 1)[None].astype(np.float32))
     x1y1 = g.node("Sub", [anchor, lt], "model.22.x1y1")
     x2y2 = g.node("Add", [anchor, rb], "model.22.x2y2")
-    cxy = g.node("Div", [g.node("Add", [x1y1, x2y2], "model.22.c_sum"), g.const("model.22.two", np.array(2.0, np.float32))],
-                 "model.22.c_xy")
+    two = g.const("model.22.two", np.array(2.0, np.float32))
+    cxy = g.node("Div", [g.node("Add", [x1y1, x2y2], "model.22.c_sum"), two], "model.22.c_xy")
     wh = g.node("Sub", [x2y2, x1y1], "model.22.wh")
     dbox = g.node("Mul", [g.node("Concat", [cxy, wh], "model.22.xywh", axis=1),
                           g.const("model.22.strides", np.concatenate(strides, 1)[None].astype(np.float32))],
