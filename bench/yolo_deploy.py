@@ -4,11 +4,15 @@
 
 Each model goes through model_transform (--mean 0,0,0 --scale 1/255 --pixel_format rgb, checked
 against onnxruntime), run_calibration on 8 random images, run_qtable (INT8 with its F16/BF16 layers),
-and model_deploy INT8 (sym, asym, sym with the qtable), F16 and BF16 with --fuse_preprocess
+and model_deploy INT8 (sym, asym, sym with the qtable, and for YOLOv8 sym with a hand qtable of its
+class Sigmoid and output Concat in F16, as sophon-demo ships), F16 and BF16 with --fuse_preprocess
 --customization_format BGR_PACKED --quant_input, as sophon-demo's scripts deploy them. The raw
 image is fed to the .bmodel (model_runner) and each output is compared with model_transform's Top
 output of the preprocessed image: the cosine, and whether model_deploy's own checks passed (the Tpu
-check of every tensor with --compare_all, then the cmodel's third check). The images are random
+check of every tensor with --compare_all, then the cmodel's third check). With --add_postprocess
+the check leaves yolo_post out (--excepts: its rows jump where a score crosses the threshold,
+docs/frontend.md "YOLO exports"); the heads' cosines (the .bmodel's dump) and the kept boxes are
+reported. The images are random
 bytes, not photographs: calibration on them is what a user with unrepresentative samples gets.
 Writes the table to bench/RESULTS.md ("yolo deploy").
 """
@@ -24,11 +28,13 @@ _common.pin_one_thread()
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import dataclasses  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -39,20 +45,32 @@ MODES = {
     "INT8 sym": ["--quantize", "INT8"],
     "INT8 asym": ["--quantize", "INT8", "--asymmetric"],
     "INT8 qtable": ["--quantize", "INT8", "qtable"],
+    "INT8 hand qtable": ["--quantize", "INT8", "hand"],
     "F16": ["--quantize", "F16"],
     "BF16": ["--quantize", "BF16"],
 }
 
 
-def variants() -> dict:
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    build: Callable[[], onnx.ModelProto]
+    flags: list[str]
+    heads: tuple[str, ...] = ()  # --add_postprocess's inputs: their cosines are reported, yolo_post's rows counted
+    hand_qtable: tuple[str, ...] = ()  # the layers sophon-demo's hand-written qtable keeps F16
+
+
+def variants() -> dict[str, Variant]:
     from tests.models.yolo import yolov5s, yolov8n
 
+    heads = ("head.m0", "head.m1", "head.m2")
+    v8_tail = ("model.22.cls_sigmoid", "output0")  # the class scores and the output Concat
     return {
-        "v5": (lambda: yolov5s(input_size=SIZE, opset=12), []),
-        "v5_raw": (lambda: yolov5s(input_size=SIZE, opset=17),
-                   ["--output_names", "head.m0,head.m1,head.m2", "--add_postprocess", "yolov5"]),
-        "v8": (lambda: yolov8n(input_size=SIZE, opset=17), []),
-        "v8_post": (lambda: yolov8n(input_size=SIZE, opset=17), ["--add_postprocess", "yolov8"]),
+        "v5": Variant(lambda: yolov5s(input_size=SIZE, opset=12), []),
+        "v5_raw": Variant(lambda: yolov5s(input_size=SIZE, opset=17),
+                          ["--output_names", ",".join(heads), "--add_postprocess", "yolov5"], heads),
+        "v8": Variant(lambda: yolov8n(input_size=SIZE, opset=17), [], hand_qtable=v8_tail),
+        "v8_post": Variant(lambda: yolov8n(input_size=SIZE, opset=17), ["--add_postprocess", "yolov8"], ("output0",),
+                           v8_tail),
     }
 
 
@@ -87,15 +105,15 @@ def quiet(fn, *args):
 def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
     from tpudsl.cli import model_deploy, model_runner, model_transform, run_calibration, run_qtable
 
-    build, flags = variants()[name]
-    onnx.save(build(), d / "m.onnx")
+    v = variants()[name]
+    onnx.save(v.build(), d / "m.onnx")
     img = images(0, 1)
     np.savez(d / "in.npz", images=preprocessed(img))
     np.savez(d / "raw.npz", images_raw=np.ascontiguousarray(img[..., ::-1]))  # BGR_PACKED: NHWC, BGR
     log, error = quiet(model_transform.run, [
         "--model_name", name, "--model_def", str(d / "m.onnx"), "--mlir", str(d / "m.mlir"), "--mean", "0,0,0",
         "--scale", ",".join([str(SCALE)] * 3), "--pixel_format", "rgb", "--test_input", str(d / "in.npz"),
-        "--test_result", str(d / "top.npz"), *flags])
+        "--test_result", str(d / "top.npz"), *v.flags])
     if error or "npz compare PASSED" not in log:
         return [f"| {name} | transform | {error or 'Top vs onnxruntime failed'} | | |"]
     rows = [f"| {name} | transform | Top vs onnxruntime passed | | |"]
@@ -115,13 +133,17 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
             rows.append(f"| {name} | run_qtable | {error} | | |")
             print(rows[-1], flush=True)
             modes = [m for m in modes if m != "INT8 qtable"]
+    (d / "hand_qtable").write_text("".join(f"{layer} F16\n" for layer in v.hand_qtable))
     reference = dict(np.load(d / "top.npz"))
-    for mode in modes:
-        args = [a for a in MODES[mode] if a != "qtable"]
+    for mode in [m for m in modes if v.hand_qtable or m != "INT8 hand qtable"]:
+        args = [a for a in MODES[mode] if a not in ("qtable", "hand")]
         if "INT8" in mode:
             args += ["--calibration_table", table]
-        if "qtable" in MODES[mode]:
-            args += ["--quantize_table", str(d / "qtable")]
+        for qtable in ("qtable", "hand"):
+            if qtable in MODES[mode]:
+                args += ["--quantize_table", str(d / ("qtable" if qtable == "qtable" else "hand_qtable"))]
+        if v.heads:  # the heads are judged; yolo_post's rows are counted below
+            args += ["--excepts", "yolo_post"]
         bmodel = str(d / f"{mode.replace(' ', '_')}.bmodel")
         log, error = quiet(model_deploy.run, [
             "--mlir", str(d / "m.mlir"), *args, "--processor", "bm1684x", "--model", bmodel, "--fuse_preprocess",
@@ -133,15 +155,17 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
             tpu = "no third check"
         out = d / "bm.npz"
         if error is None:
-            _, error = quiet(model_runner.run, ["--input", str(d / "raw.npz"), "--model", bmodel, "--output", str(out)])
+            dump = ["--dump_all_tensors"] if v.heads else []
+            _, error = quiet(model_runner.run, ["--input", str(d / "raw.npz"), "--model", bmodel, "--output", str(out),
+                                                *dump])
         cos = []
         if error is None:
             got = dict(np.load(out))
-            for key, value in got.items():
+            for key in (*v.heads, *(k for k in got if k not in v.heads)):
                 if key == "yolo_post":
-                    cos.append(f"yolo_post {boxes(value)} boxes (Top: {boxes(reference[key])})")
-                elif key in reference:
-                    cos.append(f"{key} {cosine(value, reference[key]):.5f}")
+                    cos.append(f"yolo_post {boxes(got[key])} boxes (Top: {boxes(reference[key])})")
+                elif key in reference and (key in v.heads or not v.heads):
+                    cos.append(f"{key} {cosine(got[key], reference[key]):.5f}")
         rows.append(f"| {name} | {mode} | {tpu} | {', '.join(cos)} | {failed.group(1) if failed else '?'} |")
         print(rows[-1], flush=True)
     return rows
