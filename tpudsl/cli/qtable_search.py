@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from xdsl.ir import Operation
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
@@ -76,10 +77,11 @@ def scored_part(top: TopModule) -> TopModule:
     block = top.main_func().body.block
     ret = block.last_op
     assert ret is not None
-    if not any(v.owner.name == "top.YoloDetection" for v in ret.operands):  # type: ignore[union-attr]
+    detection = [isinstance(v.owner, Operation) and v.owner.name == "top.YoloDetection" for v in ret.operands]
+    if not any(detection):
         return top
-    ret.operands = [head for v in ret.operands  # type: ignore[union-attr]
-                    for head in (v.owner.operands if v.owner.name == "top.YoloDetection" else [v])]
+    ret.operands = [head for v, is_detection in zip(ret.operands, detection, strict=True)
+                    for head in (v.owner.operands if is_detection else [v])]  # type: ignore[union-attr]
     erase_dead_ops(block)
     top.main_func().update_function_type()
     return top
