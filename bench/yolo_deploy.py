@@ -104,6 +104,8 @@ def quiet(fn, *args):
 
 def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
     from tpudsl.cli import model_deploy, model_runner, model_transform, run_calibration, run_qtable
+    from tpudsl.ir.module import load_module
+    from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
     v = variants()[name]
     onnx.save(v.build(), d / "m.onnx")
@@ -161,6 +163,10 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
         cos = []
         if error is None:
             got = dict(np.load(out))
+            if v.heads and "INT8" in mode:  # the dump holds an int8 tensor's stored values: dequantized here
+                form = "asym" if "asym" in mode else "sym"
+                lowered = load_module(next(d.glob(f"{name}_bm1684x_int8_{form}_tpu.mlir")))
+                got = model_runner.dequantized(got, int8_params(lowered))
             for key in (*v.heads, *(k for k in got if k not in v.heads)):
                 if key == "yolo_post":
                     cos.append(f"yolo_post {boxes(got[key])} boxes (Top: {boxes(reference[key])})")
