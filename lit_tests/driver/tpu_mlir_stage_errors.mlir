@@ -92,10 +92,10 @@
 // RUN: not tpuc-opt %t/grouped.mlir --address-assign="save_io_alone_config=io.json" 2>&1 | filecheck %s --check-prefix=SAVEIO
 // RUN: not tpuc-opt %t/grouped.mlir --address-assign="use_io_alone_config=io.json" 2>&1 | filecheck %s --check-prefix=USEIO
 // MERGE:    error: address-assign: merge_weight=true is not supported: sharing coefficient memory with an earlier model through weight_map_file is not modelled (supported: merge_weight=false)
-// IOMEM:    error: address-assign: iomem_set=1 is not supported: inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region (supported: iomem_set=)
-// SAMEADDR: error: address-assign: same_addr=0:0 is not supported: inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region (supported: same_addr=)
-// SAVEIO:   error: address-assign: save_io_alone_config=io.json is not supported: inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region (supported: save_io_alone_config=)
-// USEIO:    error: address-assign: use_io_alone_config=io.json is not supported: inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region (supported: use_io_alone_config=)
+// IOMEM:    error: address-assign: iomem_set=1 is not supported: inputs and outputs are placed by addr_mode: among the activations, in io_alone's IO region or in memory tags (supported: iomem_set=)
+// SAMEADDR: error: address-assign: same_addr=0:0 is not supported: inputs and outputs are placed by addr_mode: among the activations, in io_alone's IO region or in memory tags (supported: same_addr=)
+// SAVEIO:   error: address-assign: save_io_alone_config=io.json is not supported: inputs and outputs are placed by addr_mode: among the activations, in io_alone's IO region or in memory tags (supported: save_io_alone_config=)
+// USEIO:    error: address-assign: use_io_alone_config=io.json is not supported: inputs and outputs are placed by addr_mode: among the activations, in io_alone's IO region or in memory tags (supported: use_io_alone_config=)
 //
 // --codegen: model_version latest (also TPU-MLIR's default spelling lastest, and mlir_shell.py's empty one)
 // RUN: tpuc-opt %t/final.mlir --codegen="model_file=%t/a.bmodel model_version=lastest" -o /dev/null

@@ -8,14 +8,21 @@
 // RUN: tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 num_core=1" | filecheck %s --check-prefix=ONE
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=basic" | filecheck %s
 // RUN: tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_alone" | filecheck %s --check-prefix=IOALONE
+// RUN: tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 addr_mode=io_tag" | filecheck %s --check-prefix=IOTAG
+// RUN: tpuc-opt %s --processor-assign="chip=tiny mode=F16 addr_mode=io_tag_fuse" | filecheck %s --check-prefix=IOFUSE
+// RUN: tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 addr_mode=io_tag" --processor-assign="chip=bm1688 mode=F16" | filecheck %s --check-prefix=AGAIN
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag" 2>&1 | filecheck %s --check-prefix=ADDR
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag_fuse" 2>&1 | filecheck %s --check-prefix=FUSE
-// RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_reloc" 2>&1 | filecheck %s --check-prefix=RELOC
+// RUN: not tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 addr_mode=io_reloc" 2>&1 | filecheck %s --check-prefix=RELOC
 
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
-// io_alone is recorded as TPU-MLIR spells it (auto and basic record nothing: the lines above).
+// io_alone, io_tag and io_tag_fuse are recorded as TPU-MLIR spells them (auto and basic record
+// nothing: the lines above; a second run with auto takes the attribute away).
 // IOALONE: module attributes {module.addr_mode = "io_alone", module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
+// IOTAG: module attributes {module.addr_mode = "io_tag", module.chip = "bm1688", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
+// IOFUSE: module attributes {module.addr_mode = "io_tag_fuse", module.chip = "tiny", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
+// AGAIN: module attributes {module.chip = "bm1688", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // CHIP: error: processor-assign: unknown chip 'bm9999'; known chips: bm1684x, bm1688, tiny
 // MODE: error: processor-assign: mode 'INT4' is not one of F32, F16, BF16, INT8, W8F16, W8BF16, W4F16, W4BF16
 // num_core: 1 up to the chip's cores (chips.py: bm1684x 1, bm1688 2), recorded as module.cores when above 1.
@@ -24,9 +31,10 @@
 // CORE0: error: processor-assign: num_core=0 is not supported on bm1688, which has 2 cores (num_core=1..2)
 // TWO: module attributes {module.chip = "bm1688", module.cores = 2 : i64, module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
 // ONE: module attributes {module.chip = "bm1688", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
-// ADDR: error: processor-assign: addr_mode=io_tag is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
-// FUSE: error: processor-assign: addr_mode=io_tag_fuse is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
-// RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)
+// The tag modes need memory tags (TPU-MLIR asserts bm1688); io_reloc is not modelled on any chip.
+// ADDR: error: processor-assign: addr_mode=io_tag needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
+// FUSE: error: processor-assign: addr_mode=io_tag_fuse needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
+// RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone or addr_mode=io_tag or addr_mode=io_tag_fuse)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {
     %0 = "top.Input"(%arg0) : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("x")

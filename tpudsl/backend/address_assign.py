@@ -16,6 +16,11 @@ With `module.addr_mode = "io_alone"` (processor-assign's addr_mode, TPU-MLIR's b
 model's inputs and outputs get an IO region of their own between the coefficients and the
 activations, each its own aligned block in input then output order, never reused; the activations'
 neuron region starts where it ends, so no activation ever overwrites an input or an output.
+With `module.addr_mode = "io_tag"` (TPU-MLIR's bm1688 layout) each input and output is byte 0 of an
+IO memory tag of its own (chips.IO_TAGS: tags 3, 4, ... in input then output order; with more than
+five, the five largest, the rest among the activations); with `"io_tag_fuse"` the inputs are packed
+one after another from byte 0 of tag 3 and the outputs of tag 4, unaligned (the runtime binds one
+contiguous user buffer to each). Tagged tensors take no neuron memory.
 
 Addresses are printed as TPU-MLIR prints them, as the tensor type's encoding
 (`tensor<1x64x56x56xf32, 4294967296 : i64>`); the module records the regions as
@@ -34,6 +39,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tpudsl.backend.chips import IO_TAGS, tag_base
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
 from tpudsl.dialects.opdef import loc_name
@@ -141,7 +147,8 @@ class AddressAssignPass(ModulePass):
                      "sharing coefficient memory with an earlier model through weight_map_file is not modelled")
         for option in ("iomem_set", "same_addr", "save_io_alone_config", "use_io_alone_config"):
             check_option(self.name, option, getattr(self, option), ("",),
-                         "inputs and outputs are placed by addr_mode: among the activations, or in io_alone's IO region")
+                         "inputs and outputs are placed by addr_mode: among the activations, in io_alone's IO "
+                         "region or in memory tags")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
@@ -156,12 +163,15 @@ class AddressAssignPass(ModulePass):
         operands = [[alias.get(v, v) for v in o.operands] for o in ops]
         returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
         io_start = neuron_start = align(coeffs.end, chip.dma_align)
-        alone = io_alone(op)
+        mode = addr_mode(op)
+        alone = mode == "io_alone"
         if alone:
             io = _FreeList(io_start, chip.dma_align)
-            for v in _io_values(ops, returned):
+            for v in _io_values(ops, returned, mode):
                 addresses[v] = io.alloc(nbytes(v))
             neuron_start = io.end
+        elif mode is not None:
+            addresses.update(_TAGGED[mode](ops, returned))
         acts = _FreeList(neuron_start, chip.dma_align)
         last_use = {}
         for i, vs in enumerate(operands):
@@ -196,20 +206,56 @@ class AddressAssignPass(ModulePass):
         op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
 
 
-def io_alone(module: ModuleOp) -> bool:
-    """processor-assign's addr_mode=io_alone: inputs and outputs in an IO region of their own."""
+def addr_mode(module: ModuleOp) -> str | None:
+    """processor-assign's recorded addr_mode (io_alone, io_tag, io_tag_fuse); None: auto/basic."""
     attr = module.attributes.get("module.addr_mode")
-    return isinstance(attr, StringAttr) and attr.data == "io_alone"
+    return attr.data if isinstance(attr, StringAttr) else None
 
 
-def _io_values(ops: list[Operation], returned: list[SSAValue]) -> list[SSAValue]:
-    """The inputs (top.Input's results), then the `returned` values, each once, in order."""
-    inputs = [o.results[0] for o in ops if o.name == "top.Input"]
+def _inputs(ops: list[Operation]) -> list[SSAValue]:
+    return [o.results[0] for o in ops if o.name == "top.Input"]
+
+
+def _outputs(returned: list[SSAValue], mode: str) -> list[SSAValue]:
+    """The `returned` values, each once, in order; a returned constant has no IO memory: an error."""
     for v in returned:
         if isinstance(v.owner, Operation) and v.owner.name in ("top.Weight", "top.None"):
             raise TpudslError(f"address-assign: output '{loc_name(v.owner)}' is a {v.owner.name}: a constant "
-                              f"has no place in addr_mode=io_alone's IO region")
-    return list(dict.fromkeys(inputs + returned))
+                              f"has no place in addr_mode={mode}'s IO memory")
+    return list(dict.fromkeys(returned))
+
+
+def _io_values(ops: list[Operation], returned: list[SSAValue], mode: str) -> list[SSAValue]:
+    """The inputs (top.Input's results), then the `returned` values, each once, in order."""
+    return list(dict.fromkeys(_inputs(ops) + _outputs(returned, mode)))
+
+
+def _io_tag(ops: list[Operation], returned: list[SSAValue]) -> dict[SSAValue, int]:
+    """Each input and output at byte 0 of a tag of its own; with more than five, the five largest
+    (the first of equal sizes: TPU-MLIR's std::sort leaves their order unspecified), largest first."""
+    ios = _io_values(ops, returned, "io_tag")
+    if len(ios) > len(IO_TAGS):
+        ios = sorted(ios, key=nbytes, reverse=True)[:len(IO_TAGS)]
+    return {v: tag_base(tag) for v, tag in zip(ios, IO_TAGS)}
+
+
+def _io_tag_fuse(ops: list[Operation], returned: list[SSAValue]) -> dict[SSAValue, int]:
+    """The inputs one after another from byte 0 of tag 3, the outputs from byte 0 of tag 4."""
+    inputs, outputs = _inputs(ops), _outputs(returned, "io_tag_fuse")
+    for v in outputs:
+        if v in inputs:
+            raise TpudslError(f"address-assign: output '{loc_name(v.owner)}' is an input: addr_mode=io_tag_fuse "
+                              f"binds the inputs to tag {IO_TAGS[0]} and the outputs to tag {IO_TAGS[1]}")
+    addresses = {}
+    for values, tag in ((inputs, IO_TAGS[0]), (outputs, IO_TAGS[1])):
+        offset = 0
+        for v in values:
+            addresses[v] = tag_base(tag) + offset
+            offset += nbytes(v)
+    return addresses
+
+
+_TAGGED = {"io_tag": _io_tag, "io_tag_fuse": _io_tag_fuse}  # addr_mode -> the IO tensors' tagged addresses
 
 
 def _flat(block_ops) -> tuple[list[Operation], dict[SSAValue, SSAValue], dict[SSAValue, int]]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from tpudsl.backend.chips import CHIPS, MODES
+from tpudsl.backend.chips import CHIPS, IO_TAGS, MODES, tag_base, tag_of
 from tpudsl.ir.diagnostics import TpudslError
 
 MAGIC = b"TPUDSLBM"
@@ -41,7 +41,9 @@ TABLE_END = _PREAMBLE.size + len(SECTIONS) * _ENTRY.size + _TABLE_CRC.size
 FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN  # align(TABLE_END)
 
 DTYPES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4}  # bytes each
-ADDR_MODES = ("io_alone",)  # the header's addr_mode; absent: basic's one neuron region
+# The header's addr_mode and the keys each one needs (absent: basic's one neuron region).
+ADDR_MODE_KEYS = {"io_alone": ("io_addr", "io_size"), "io_tag": ("io_tags",), "io_tag_fuse": ("io_tags",)}
+ADDR_MODES = tuple(ADDR_MODE_KEYS)
 # The header's keys and the Python types of their values ("tensor" and "tensors" are the
 # entries of inputs/outputs). Keys in OPTIONAL may be absent; every other key is required.
 TENSOR_SCHEMA: dict[str, str] = {
@@ -61,6 +63,8 @@ GROUP_SCHEMA: dict[str, str] = {
 LOCATION_SCHEMA: dict[str, str] = {
     "name": "str", "op": "str", "shape": "dims", "dtype": "dtype", "view": "dims", "pieces": "pieces",
 }
+# A memory tag of the io_tag modes: its number (chips.IO_TAGS) and its memory's bytes.
+IO_TAG_SCHEMA: dict[str, str] = {"tag": "io_tag", "size": "count"}
 PIECE_SCHEMA: dict[str, str] = {
     "after": "count", "space": "space", "address": "count", "start": "dims", "shape": "dims", "strides": "dims",
 }
@@ -71,6 +75,7 @@ LIST_KINDS: dict[str, tuple[str, dict[str, str], frozenset[str]]] = {
     "groups": ("groups", GROUP_SCHEMA, frozenset({"csecs", "wsecs"})),
     "locations": ("tensors", LOCATION_SCHEMA, frozenset()),
     "pieces": ("pieces", PIECE_SCHEMA, frozenset({"strides"})),
+    "io_tags": ("tags", IO_TAG_SCHEMA, frozenset()),
 }
 
 
@@ -96,6 +101,7 @@ HEADER_SCHEMA: dict[str, str] = {
     "addr_mode": "addr_mode",
     "io_addr": "count",
     "io_size": "count",
+    "io_tags": "io_tags",
     "core_num": "positive",
     "core_instructions": "dims",
     "core_cycles": "dims",
@@ -105,7 +111,7 @@ IO_REGION = ("addr_mode", "io_addr", "io_size")  # io_alone's IO region: all thr
 # one after another) and busy cycles; all three or none (absent: one core)
 CORES = ("core_num", "core_instructions", "core_cycles")
 OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", *IO_REGION,
-                      *CORES})
+                      "io_tags", *CORES})
 
 
 @dataclass
@@ -153,6 +159,8 @@ def _check_value(where: str, kind: str, v: object) -> None:
         ok = v in SPACES
     elif kind == "addr_mode":
         ok = v in ADDR_MODES
+    elif kind == "io_tag":
+        ok = v in IO_TAGS
     else:  # a schema entry without a check is a bug here, not bad input
         raise AssertionError(f"no check for kind {kind}")
     if not ok:
@@ -161,7 +169,8 @@ def _check_value(where: str, kind: str, v: object) -> None:
                     "count": "a non-negative integer", "positive": "a positive integer",
                     "names": "a non-empty list of non-empty strings", "str": "a non-empty string",
                     "number": "a finite number", "space": f"one of {', '.join(SPACES)}",
-                    "addr_mode": f"one of {', '.join(ADDR_MODES)}"}
+                    "addr_mode": f"one of {', '.join(ADDR_MODES)}",
+                    "io_tag": f"one of {', '.join(map(str, IO_TAGS))}"}
         raise TpudslError(f"bmodel header: '{where}' must be {expected.get(kind, 'an ' + kind)}, got {v!r}")
 
 
@@ -188,7 +197,7 @@ def validate_header(header: object) -> None:
                               f"{g['first'] + g['count'] - 1}, past the {instructions} instructions of the header")
     for i, t in enumerate(header.get("tensor_locations", [])):  # type: ignore[union-attr]
         _check_location(f"tensor_locations[{i}]", t, instructions)
-    _check_io_region(header)  # type: ignore[arg-type]
+    _check_io_layout(header)  # type: ignore[arg-type]
     _check_cores(header, instructions)  # type: ignore[arg-type]
 
 
@@ -216,6 +225,45 @@ def _check_cores(h: dict, instructions: int) -> None:
                           f"{sum(h['core_instructions'])} instructions, the header counts {instructions}")
 
 
+def tensor_bytes(t: dict) -> int:
+    """The bytes of a header tensor (an input or output)."""
+    return DTYPES[t["dtype"]] * math.prod(t["shape"])
+
+
+def tensors_in_tag(h: dict, tag: int) -> str:
+    """The inputs and outputs of header `h` in memory tag `tag` (`input 'x', output 'y'`): what
+    model_tool --info and the cmodel's faults name."""
+    return ", ".join(f"{kind} '{t['name']}'" for kind in ("input", "output") for t in h[f"{kind}s"]
+                     if tag_of(t["address"]) == tag)
+
+
+def _io_tensors(h: dict):
+    """('inputs[0]', tensor, its bytes, its description in messages) for every input and output."""
+    for kind in ("inputs", "outputs"):
+        for i, t in enumerate(h[kind]):
+            size = tensor_bytes(t)
+            yield f"{kind}[{i}]", t, f"'{kind}[{i}]' ('{t['name']}', {size} bytes at {t['address']:#x})"
+
+
+def _check_io_layout(h: dict) -> None:
+    """The addr_mode's keys and no other mode's; io_alone's IO region, the tag modes' tags; and no
+    tagged address outside the tags the header lists (a basic header lists none)."""
+    mode = h.get("addr_mode", "basic")
+    for key in ("io_addr", "io_size", "io_tags"):
+        if key in h and key not in ADDR_MODE_KEYS.get(mode, ()):
+            owners = " and ".join(m for m, keys in ADDR_MODE_KEYS.items() if key in keys)
+            raise TpudslError(f"bmodel header: '{key}' is a key of addr_mode {owners}, the header's is {mode}")
+    if mode in ("basic", "io_alone"):
+        _check_io_region(h)
+    elif "io_tags" not in h:
+        raise TpudslError(f"bmodel header: missing key 'io_tags' of addr_mode {mode}")
+    _check_io_tags(h, mode)
+    end = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
+    if end > tag_base(1):
+        raise TpudslError(f"bmodel header: the untagged global memory ends at {end:#x}, past the first tag's "
+                          f"address {tag_base(1):#x} ('coeff_mem_bytes', 'activation_mem_bytes')")
+
+
 def _check_io_region(h: dict) -> None:
     """With io_alone, the IO region starts where the coefficients end (the neurons where it ends)
     and holds every input and output whole."""
@@ -226,12 +274,48 @@ def _check_io_region(h: dict) -> None:
         raise TpudslError(f"bmodel header: 'io_addr' is {h['io_addr']:#x}, the IO region starts where the "
                           f"coefficients end, at {start:#x}")
     end = start + h["io_size"]
-    for kind in ("inputs", "outputs"):
-        for i, t in enumerate(h[kind]):
-            size = DTYPES[t["dtype"]] * math.prod(t["shape"])
-            if not start <= t["address"] <= t["address"] + size <= end:
-                raise TpudslError(f"bmodel header: '{kind}[{i}]' ('{t['name']}', {size} bytes at {t['address']:#x}) "
-                                  f"is not inside the IO region [{start:#x}, {end:#x}) ('io_addr', 'io_size')")
+    for _, t, what in _io_tensors(h):
+        if not start <= t["address"] <= t["address"] + tensor_bytes(t) <= end:
+            raise TpudslError(f"bmodel header: {what} is not inside the IO region [{start:#x}, {end:#x}) "
+                              f"('io_addr', 'io_size')")
+
+
+def _check_io_tags(h: dict, mode: str) -> None:
+    """Each tagged input and output lies inside its tag's memory, a tag the header lists; io_tag
+    binds one tensor to each tag, io_tag_fuse the inputs to tag 3 and the outputs to tag 4 (untagged
+    IO is io_tag's sixth and later, among the activations); every listed tag holds a tensor."""
+    tags = h.get("io_tags", [])
+    listed: dict[int, int] = {}
+    for i, r in enumerate(tags):
+        if r["tag"] in listed:
+            raise TpudslError(f"bmodel header: 'io_tags[{i}]' repeats tag {r['tag']} of 'io_tags[{listed[r['tag']]}]'")
+        listed[r["tag"]] = i
+    holder: dict[int, tuple[str, str]] = {}  # tag -> (the first tensor's name, its key)
+    for key, t, what in _io_tensors(h):
+        tag = tag_of(t["address"])
+        fused = IO_TAGS[1] if key.startswith("outputs") else IO_TAGS[0]
+        if mode == "io_tag_fuse" and tag != fused:
+            raise TpudslError(f"bmodel header: {what} is not in tag {fused}: io_tag_fuse binds the inputs to tag "
+                              f"{IO_TAGS[0]} and the outputs to tag {IO_TAGS[1]}")
+        if tag == 0:
+            if mode == "io_tag" and len(tags) < len(IO_TAGS):
+                raise TpudslError(f"bmodel header: {what} has no tag, and 'io_tags' lists {len(tags)} of the "
+                                  f"{len(IO_TAGS)}: io_tag tags every input and output up to five")
+            continue
+        if tag not in listed:
+            raise TpudslError(f"bmodel header: {what} has tag {tag}, which 'io_tags' does not list")
+        start = tag_base(tag)
+        end = start + tags[listed[tag]]["size"]
+        if t["address"] + tensor_bytes(t) > end:
+            raise TpudslError(f"bmodel header: {what} is not inside tag {tag}'s memory [{start:#x}, {end:#x}) "
+                              f"('io_tags[{listed[tag]}]')")
+        first = holder.setdefault(tag, (t["name"], key))
+        if mode == "io_tag" and first[0] != t["name"]:
+            raise TpudslError(f"bmodel header: {what} shares tag {tag} with '{first[1]}' ('{first[0]}'): io_tag "
+                              f"binds one tensor to each tag")
+    for tag, i in listed.items():
+        if tag not in holder:
+            raise TpudslError(f"bmodel header: 'io_tags[{i}]' (tag {tag}) holds no input or output")
 
 
 def _check_location(where: str, t: dict, instructions: int) -> None:

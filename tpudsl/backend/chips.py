@@ -9,6 +9,13 @@ nothing checks a result against them. `tiny` is made up for tests: 4 lanes of 16
 local-memory slicing happens on tensors small enough to test quickly, and with the bank rule
 (`bank_conflict_rule`: an op's output tile shares no bank with its input tiles,
 as chips whose engines cannot read and write one bank at once require), so that tests exercise it.
+
+Memory tags (`Chip.memory_tags`, TPU-MLIR's `SUPPORT_MEM_TAG`: bm1688 yes, bm1684x no; tiny yes, so
+that tests exercise them) are the address bits 36-38 the runtime binds to a buffer: TPU-MLIR's
+BM1688.h numbers them 0 users, 1 weights, 2 activations, 3-7 the five IO tags IO0-IO4. tpudsl
+models only the IO tags (processor-assign's addr_mode io_tag and io_tag_fuse, docs/backend.md):
+an address with tag t in IO_TAGS is byte `address - tag_base(t)` of tag t's own memory; the
+coefficients and activations stay untagged, from `gmem_start`, below `tag_base(1)`.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ class Chip:
     # an op's output tile is never in a bank its input tiles touch (weights aside): in a layer group
     # (layer_group/plan.py) and alone (output_start)
     bank_conflict_rule: bool = False
+    # addresses may carry a memory tag (the module docstring): addr_mode io_tag/io_tag_fuse
+    memory_tags: bool = False
 
     @property
     def bank_bytes(self) -> int:
@@ -60,12 +69,26 @@ CHIPS: dict[str, Chip] = {
              gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=64, dma_bytes_per_cycle=64, clock_mhz=1000),
         Chip("bm1688", lanes=32, lmem_bytes=1 << 17, banks=16, eu_bytes=32, dma_align=512,
              gmem_start=0x1_0000_0000, macs_per_cycle_per_lane=32, dma_bytes_per_cycle=32, clock_mhz=900,
-             cores=2),
+             cores=2, memory_tags=True),
         Chip("tiny", lanes=4, lmem_bytes=1 << 14, banks=4, eu_bytes=16, dma_align=64,
              gmem_start=0x1000, macs_per_cycle_per_lane=4, dma_bytes_per_cycle=16, clock_mhz=100,
-             bank_conflict_rule=True),
+             bank_conflict_rule=True, memory_tags=True),
     )
 }
+
+
+TAG_SHIFT = 36  # an address's tag is its bits 36-38
+IO_TAGS = (3, 4, 5, 6, 7)  # TPU-MLIR's TAG_IO0 .. TAG_IO4
+
+
+def tag_of(address: int) -> int:
+    """The memory tag of a global address (0: untagged)."""
+    return address >> TAG_SHIFT
+
+
+def tag_base(tag: int) -> int:
+    """The address of byte 0 of tag `tag`'s memory."""
+    return tag << TAG_SHIFT
 
 
 def check_cores(chip: Chip, cores: object, given: str, option: str) -> None:

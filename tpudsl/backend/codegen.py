@@ -25,9 +25,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tpudsl.backend import coverage, isa
-from tpudsl.backend.bmodel import write_bmodel
-from tpudsl.backend.address_assign import address_of, align, io_alone, nbytes
-from tpudsl.backend.chips import Chip
+from tpudsl.backend.bmodel import tensor_bytes, write_bmodel
+from tpudsl.backend.address_assign import addr_mode, address_of, align, nbytes
+from tpudsl.backend.chips import Chip, tag_base, tag_of
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.cores import deal, starts, timing
 from tpudsl.backend.tensor_locations import whole_results
@@ -550,9 +550,9 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     `tensor_locations`: collect where each tensor can be read (prog.tensors), else leave it None."""
     module, chip = top.module, module_chip(top.module)
     coeff_addr = _int_attr(module, "module.coeff_addr")
-    io = _io_region(module)
+    mode = addr_mode(module)
     # The blob reaches the next region: io_alone's IO region, or the neurons (the padding included).
-    coeffs = bytearray((io["io_addr"] if io else _int_attr(module, "module.neuron_addr")) - coeff_addr)
+    coeffs = bytearray(_int_attr(module, "module.io_addr" if mode == "io_alone" else "module.neuron_addr") - coeff_addr)
     prog = Program(tensors=[] if tensor_locations else None, others=[([], []) for _ in range(chip.cores - 1)])
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
@@ -587,7 +587,7 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
         "inputs": inputs, "outputs": outputs, "coeff_mem_bytes": len(coeffs),
         "activation_mem_bytes": _int_attr(module, "module.neuron_size"),
         "gdma_count": gdma, "bdc_count": len(records) - gdma,
-        "estimated_cycles": serial, "overlapped_cycles": overlapped, **io,
+        "estimated_cycles": serial, "overlapped_cycles": overlapped, **_io_layout(module, mode, inputs + outputs),
     }
     if chip.cores > 1:  # optional: a single-core bmodel is byte for byte what it was before the keys
         header.update(core_num=chip.cores, core_instructions=counts, core_cycles=per_core)
@@ -596,13 +596,21 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     return header, bytes(coeffs), prog
 
 
-def _io_region(module: ModuleOp) -> dict:
-    """The header's addr_mode, io_addr and io_size with io_alone (docs/bmodel.md); otherwise none
-    (basic's one neuron region: the header without the optional keys, as before them)."""
-    if not io_alone(module):
+def _io_layout(module: ModuleOp, mode: str | None, tensors: list[dict]) -> dict:
+    """The header's addr_mode and its IO keys (docs/bmodel.md): io_alone's io_addr and io_size; the
+    tag modes' io_tags, each tag's memory as large as the header's `tensors` in it reach. None for
+    auto/basic (the header without the optional keys, as before them)."""
+    if mode is None:
         return {}
-    return {"addr_mode": "io_alone", "io_addr": _int_attr(module, "module.io_addr"),
-            "io_size": _int_attr(module, "module.io_size")}
+    if mode == "io_alone":
+        return {"addr_mode": mode, "io_addr": _int_attr(module, "module.io_addr"),
+                "io_size": _int_attr(module, "module.io_size")}
+    ends: dict[int, int] = {}
+    for t in tensors:
+        tag = tag_of(t["address"])
+        if tag:
+            ends[tag] = max(ends.get(tag, 0), t["address"] - tag_base(tag) + tensor_bytes(t))
+    return {"addr_mode": mode, "io_tags": [{"tag": tag, "size": ends[tag]} for tag in sorted(ends)]}
 
 
 def _str_attr(module: ModuleOp, key: str) -> str:

@@ -112,7 +112,8 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--num_core", type=int, default=1, help="cores: 1 up to the chip's (bm1688: 2; docs/backend.md \"Several cores\")")
     t.add_argument("--addr_mode", default="auto",
                    help="auto or basic: inputs and outputs among the activations in one neuron region; "
-                        "io_alone: inputs and outputs in an IO region of their own")
+                        "io_alone: inputs and outputs in an IO region of their own; io_tag (bm1688): each in a "
+                        "memory tag of its own; io_tag_fuse (bm1688): the inputs in tag 3, the outputs in tag 4")
     t.add_argument("--quant_input", action="store_true",
                    help="int8/uint8 (INT8) or f16/bf16 (F16/BF16) inputs: their casts stripped")
     t.add_argument("--quant_output", action="store_true", help="int8/uint8 or f16/bf16 outputs: their casts stripped")

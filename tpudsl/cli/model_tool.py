@@ -31,6 +31,20 @@ def _tensor_line(kind: str, t: dict) -> str:
             f"zero point: {t['zero_point']}, address: {t['address']:#x}")
 
 
+def _io_lines(h: dict) -> list[str]:
+    """The address mode and its IO memory: io_alone's region, or each memory tag with its tensors."""
+    if "io_addr" in h:
+        return [f"address mode: io_alone, IO memory: {h['io_size']} bytes at {h['io_addr']:#x}"]
+    if "io_tags" not in h:
+        return []
+    from tpudsl.backend.bmodel import tensors_in_tag
+    from tpudsl.backend.chips import tag_base
+
+    return [f"address mode: {h['addr_mode']}, IO memory: {len(h['io_tags'])} tags",
+            *(f"tag {r['tag']}: {r['size']} bytes at {tag_base(r['tag']):#x} ({tensors_in_tag(h, r['tag'])})"
+              for r in h["io_tags"])]
+
+
 def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> list[str]:
     """The lines `model_tool --info` prints for a bmodel's parts."""
     from tpudsl.backend.bmodel import group_slices
@@ -43,7 +57,7 @@ def info_lines(header: dict, coeffs: bytes, commands: bytes, debug: list) -> lis
     lines += [
         f"coeff memory: {h['coeff_mem_bytes']} bytes (blob {len(coeffs)} bytes)",
         f"activation memory: {h['activation_mem_bytes']} bytes",
-        *([f"address mode: io_alone, IO memory: {h['io_size']} bytes at {h['io_addr']:#x}"] if "io_addr" in h else []),
+        *_io_lines(h),
         f"instructions: {h['gdma_count']} GDMA, {h['bdc_count']} BDC (command stream {len(commands)} bytes)",
         f"debug info: {len(debug)} entries" if debug else "debug info: none",
     ]

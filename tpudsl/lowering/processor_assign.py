@@ -1,13 +1,14 @@
 """`--processor-assign="chip=bm1684x mode=F16"`: which chip and precision the module is lowered for.
 
 Sets `module.chip` and `module.mode`, as TPU-MLIR's pass does; `--convert-top-to-tpu` reads them.
-`addr_mode=io_alone` is recorded as TPU-MLIR spells it, `module.addr_mode = "io_alone"`:
-`--address-assign` then gives the inputs and outputs an IO region of their own (docs/backend.md).
+`addr_mode=io_alone|io_tag|io_tag_fuse` is recorded as TPU-MLIR spells it, `module.addr_mode =
+"io_alone"`: `--address-assign` then gives the inputs and outputs an IO region of their own, or
+(io_tag, io_tag_fuse: chips with memory tags, `Chip.memory_tags`) tagged memories (docs/backend.md).
 `num_core=N` (1 up to the chip's cores, `chips.Chip.cores`: bm1688 has 2) is recorded as
 `module.cores = N` when N > 1 (absent means 1, so single-core modules print as before):
 layer-group deals each op's slices to the cores and codegen writes one command stream per core
 (docs/backend.md, "Several cores"). The other options of TPU-MLIR's command line are accepted with
-the values this product supports (one device, the auto/basic or io_alone layouts) and rejected
+the values this product supports (one device, the auto/basic, io_alone and io_tag layouts) and rejected
 otherwise, so a command line asking for something we do not model fails instead of being ignored.
 """
 
@@ -19,8 +20,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
-from tpudsl.backend.chips import check_cores, chip_for
+from tpudsl.backend.chips import CHIPS, check_cores, chip_for
 from tpudsl.ir.diagnostics import TpudslError
+
+TAGGED_ADDR_MODES = ("io_tag", "io_tag_fuse")  # the IO in memory tags: chips with them only
+RECORDED_ADDR_MODES = ("io_alone", *TAGGED_ADDR_MODES)  # module.addr_mode, read by address-assign
 
 
 @dataclass(frozen=True)
@@ -42,23 +46,27 @@ class ProcessorAssignPass(ModulePass):
         if mode not in chip.modes:
             raise TpudslError(f"processor-assign: mode '{self.mode}' is not one of {', '.join(chip.modes)}")
         # addr_mode basic is TPU-MLIR's one neuron region for activations, inputs and outputs: what
-        # address-assign does without module.addr_mode (auto); io_alone is recorded below; the io_tag
-        # modes' fixed tag addresses and io_reloc are not modelled.
+        # address-assign does without module.addr_mode (auto); the others are recorded below; io_reloc
+        # has no layout in TPU-MLIR's address assignment to model (docs/backend.md).
         check_cores(chip, self.num_core, f"processor-assign: num_core={self.num_core} is not supported on "
                     f"{chip.name}, which", "num_core")
         accepted = {
             "num_device": (self.num_device, (1,)),
-            "addr_mode": (self.addr_mode, ("auto", "basic", "io_alone")),
+            "addr_mode": (self.addr_mode, ("auto", "basic", *RECORDED_ADDR_MODES)),
             "high_precision": (self.high_precision, (False,)),
         }
         for key, (value, only) in accepted.items():
             if value not in only:
                 shown = " or ".join(f"{key}={v}" for v in only)
                 raise TpudslError(f"processor-assign: {key}={value} is not supported (only {shown})")
+        if self.addr_mode in TAGGED_ADDR_MODES and not chip.memory_tags:  # TPU-MLIR asserts isBM1688()
+            tagged = ", ".join(c.name for c in CHIPS.values() if c.memory_tags)
+            raise TpudslError(f"processor-assign: addr_mode={self.addr_mode} needs a chip with memory tags; "
+                              f"{chip.name} has none (chips with memory tags: {tagged})")
         op.attributes["module.chip"] = StringAttr(chip.name)
         op.attributes["module.mode"] = StringAttr(mode)
-        # Only io_alone is recorded: auto and basic write the files they wrote before the attribute.
-        if self.addr_mode == "io_alone":
+        # auto and basic record nothing: they write the files they wrote before the attribute.
+        if self.addr_mode in RECORDED_ADDR_MODES:
             op.attributes["module.addr_mode"] = StringAttr(self.addr_mode)
         else:
             op.attributes.pop("module.addr_mode", None)

@@ -28,7 +28,7 @@ class CoreMemory(Memory):
 
     def __init__(self, shared: Memory, core: int):
         super().__init__(shared.chip, 0)
-        self.gmem, self.core = shared.gmem, core
+        self.gmem, self.tags, self.core = shared.gmem, shared.tags, core
         self.written = np.zeros(self.lmem.shape, bool)
         self.pending: list[tuple[str, int, int]] = []  # the running instruction's global accesses
         self.accesses: list[tuple[str, int, int, int]] = []  # (src/dst, start, end, instruction) this phase

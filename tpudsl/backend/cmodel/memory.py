@@ -1,5 +1,6 @@
-"""The cmodel's memories: global memory (bytes from the chip's gmem_start) and local memory (one
-row of bytes per lane), with every access bounds-checked.
+"""The cmodel's memories: global memory (bytes from the chip's gmem_start, and the io_tag modes'
+memory tags, chips.tag_of) and local memory (one row of bytes per lane), with every access
+bounds-checked.
 
 Local tensors use the layout of isa.py: channel c on lane c % lanes, EU-aligned rows. A fault is
 `Fault("dst_offset 0x41000 >= 0x40000 (lane 3)")`; the engine adds the instruction and op name.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.chips import Chip
+from tpudsl.backend.chips import Chip, tag_base, tag_of
 
 class _Dtypes(dict):
     """Record dtype names -> numpy dtypes; bf16 imports ml_dtypes on first use (its import takes 0.5 s)."""
@@ -39,10 +40,14 @@ def numpy_dtype(code: int) -> np.dtype:
 
 
 class Memory:
-    def __init__(self, chip: Chip, gmem_bytes: int):
+    """`tags`: the io_tag modes' memory tags, tag -> (bytes, the tensors bound to it as faults name
+    them); each its own array: an access that leaves a tag's memory is a fault, never another's byte."""
+
+    def __init__(self, chip: Chip, gmem_bytes: int, tags: dict[int, tuple[int, str]] | None = None):
         self.chip = chip
         self.gmem = np.zeros(gmem_bytes, np.uint8)
         self.lmem = np.zeros((chip.lanes, chip.lmem_bytes), np.uint8)
+        self.tags = {tag: (np.zeros(size, np.uint8), bound) for tag, (size, bound) in (tags or {}).items()}
 
     def touched(self, what: str, start: int, end: int) -> None:
         """Global bytes [start, end) read ("src") or written ("dst"); a core's memory logs them
@@ -50,15 +55,21 @@ class Memory:
 
     # ---- global ----
     def _global_view(self, what: str, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
-        base, size = self.chip.gmem_start, len(self.gmem)
         steps = [(d - 1) * s for d, s in zip(shape, strides, strict=True) if d > 0]  # a negative stride walks back
         first = gaddr + sum(min(0, s) for s in steps) * dtype.itemsize
         last = gaddr + sum(max(0, s) for s in steps) * dtype.itemsize
-        if first < base or last + dtype.itemsize > base + size:
-            raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside global memory "
-                        f"[0x{base:x}, 0x{base + size:x})")
+        memory, base, where = self.gmem, self.chip.gmem_start, "global memory"
+        tag = tag_of(first)
+        if tag:
+            if tag not in self.tags:
+                raise Fault(f"{what}_address 0x{first:x} has tag {tag}, which no input or output is bound to")
+            memory, bound = self.tags[tag]
+            base, where = tag_base(tag), f"tag {tag}'s memory ({bound})"
+        if first < base or last + dtype.itemsize > base + len(memory):
+            raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside {where} "
+                        f"[0x{base:x}, 0x{base + len(memory):x})")
         self.touched(what, first, last + dtype.itemsize)
-        return np.ndarray(shape, dtype, buffer=self.gmem.data, offset=gaddr - base,
+        return np.ndarray(shape, dtype, buffer=memory.data, offset=gaddr - base,
                           strides=tuple(s * dtype.itemsize for s in strides))
 
     def read_global(self, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
