@@ -40,6 +40,12 @@ def header(**changes):
 IO_START = 0x1_0000_1000
 IO = {"addr_mode": "io_alone", "io_addr": IO_START, "io_size": 1024, "inputs": [tensor(address=IO_START)],
       "outputs": [tensor("y", (1, 10), address=IO_START + 512)]}
+# The tag modes (bm1688): the input's 192 bytes at byte 0 of tag 3 (3 << 36), the output's 40 at
+# byte 0 of tag 4; io_tag_fuse's inputs in tag 3 and outputs in tag 4 are the same with two tensors.
+TAG3, TAG4 = 3 << 36, 4 << 36
+TAGS = {"chip": "bm1688", "addr_mode": "io_tag", "io_tags": [{"tag": 3, "size": 192}, {"tag": 4, "size": 40}],
+        "inputs": [tensor(address=TAG3)], "outputs": [tensor("y", (1, 10), address=TAG4)]}
+FUSE = {**TAGS, "addr_mode": "io_tag_fuse"}
 DEBUG = [(0, "x"), (3, "conv1"), (4, "y")]
 GROUP = {"id": 0, "ops": ["conv1", "y"], "nsecs": 1, "hsecs": 2, "first": 2, "count": 3}  # instructions 2..4
 
@@ -111,7 +117,8 @@ tensors = st.fixed_dictionaries({
     "name": names, "shape": st.lists(st.integers(0, 4096), max_size=5),
     "dtype": st.sampled_from(["f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32"]),
     "scale": st.floats(allow_nan=False, allow_infinity=False) | st.integers(-10, 10),
-    "zero_point": st.integers(-(2**31), 2**31), "address": counts,
+    # untagged: an address with a memory tag (bits 36-38) needs io_tags listing it
+    "zero_point": st.integers(-(2**31), 2**31), "address": st.integers(0, (1 << 36) - 1),
 })
 
 
@@ -251,6 +258,17 @@ def test_io_region_round_trips_and_is_checked_on_read(tmp_path):
                              "the IO region [0x100001000, 0x100001200) ('io_addr', 'io_size')")
 
 
+@pytest.mark.parametrize("layout", [TAGS, FUSE])
+def test_io_tags_round_trip_and_are_checked_on_read(tmp_path, layout):
+    write_bmodel(tmp_path / "m.bmodel", header(**layout), b"", b"", [])
+    assert read_bmodel(tmp_path / "m.bmodel").header == header(**layout)
+    _, bodies = sample()
+    small = {**layout, "io_tags": [layout["io_tags"][0], {"tag": 4, "size": 36}]}
+    assert error_of(assemble([canonical(header(**small)), *bodies[1:]])) == (
+        "error: bmodel header: 'outputs[0]' ('y', 40 bytes at 0x4000000000) is not inside tag 4's memory "
+        "[0x4000000000, 0x4000000024) ('io_tags[1]')")
+
+
 def test_layer_groups_round_trip(tmp_path):
     write_bmodel(tmp_path / "m.bmodel", header(layer_groups=[GROUP]), b"", b"", DEBUG)
     assert read_bmodel(tmp_path / "m.bmodel").header == header(layer_groups=[GROUP])
@@ -288,7 +306,36 @@ BAD_HEADERS = [
     ({"layer_groups": [{k: v for k, v in GROUP.items() if k != "first"}]}, "missing key 'first' in 'layer_groups[0]'"),
     ({"layer_groups": [GROUP, {**GROUP, "first": 3}]},
      "'layer_groups[1]' spans instructions 3..5, past the 5 instructions of the header"),
-    ({**IO, "addr_mode": "io_tag"}, "'addr_mode' must be one of io_alone, got 'io_tag'"),
+    ({**IO, "addr_mode": "io_reloc"}, "'addr_mode' must be one of io_alone, io_tag, io_tag_fuse, got 'io_reloc'"),
+    ({**IO, "addr_mode": "io_tag"}, "'io_addr' is a key of addr_mode io_alone, the header's is io_tag"),
+    ({**IO, "io_tags": TAGS["io_tags"]},
+     "'io_tags' is a key of addr_mode io_tag and io_tag_fuse, the header's is io_alone"),
+    ({"io_tags": TAGS["io_tags"]}, "'io_tags' is a key of addr_mode io_tag and io_tag_fuse, the header's is basic"),
+    ({"inputs": [tensor(address=TAG3)]},
+     "'inputs[0]' ('x', 192 bytes at 0x3000000000) has tag 3, which 'io_tags' does not list"),
+    ({**TAGS, "activation_mem_bytes": 1 << 36}, "the untagged global memory ends at 0x1100001000, past the first tag's "
+                                        "address 0x1000000000 ('coeff_mem_bytes', 'activation_mem_bytes')"),
+    ({**TAGS, "chip": "bm1684x"}, "'addr_mode' is io_tag, which needs memory tags: bm1684x has none"),
+    ({"chip": "bm1688", "addr_mode": "io_tag_fuse"}, "missing key 'io_tags' of addr_mode io_tag_fuse"),
+    ({**TAGS, "io_tags": [{"tag": 2, "size": 192}]}, "'io_tags[0].tag' must be one of 3, 4, 5, 6, 7, got 2"),
+    ({**TAGS, "io_tags": [{"tag": 3}]}, "missing key 'size' in 'io_tags[0]'"),
+    ({**TAGS, "io_tags": [{"tag": 3, "size": 192}, {"tag": 3, "size": 40}]},
+     "'io_tags[1]' repeats tag 3 of 'io_tags[0]'"),
+    ({**TAGS, "io_tags": [{"tag": 3, "size": 192}]},
+     "'outputs[0]' ('y', 40 bytes at 0x4000000000) has tag 4, which 'io_tags' does not list"),
+    ({**TAGS, "io_tags": [{"tag": 3, "size": 191}, {"tag": 4, "size": 40}]},
+     "'inputs[0]' ('x', 192 bytes at 0x3000000000) is not inside tag 3's memory [0x3000000000, 0x30000000bf) "
+     "('io_tags[0]')"),
+    ({**TAGS, "io_tags": [*TAGS["io_tags"], {"tag": 7, "size": 8}]}, "'io_tags[2]' (tag 7) holds no input or output"),
+    ({**TAGS, "outputs": [tensor("y", (1, 10), address=TAG3 + 192)], "io_tags": [{"tag": 3, "size": 232}]},
+     "'outputs[0]' ('y', 40 bytes at 0x30000000c0) shares tag 3 with 'inputs[0]' ('x'): io_tag binds one tensor "
+     "to each tag"),
+    ({**TAGS, "outputs": [tensor("y", (1, 10), address=0x2000)], "io_tags": [{"tag": 3, "size": 192}]},
+     "'outputs[0]' ('y', 40 bytes at 0x2000) has no tag, and 'io_tags' lists 1 of the 5: io_tag tags every input "
+     "and output up to five"),
+    ({**FUSE, "outputs": [tensor("y", (1, 10), address=5 << 36)]},
+     "'outputs[0]' ('y', 40 bytes at 0x5000000000) is not in tag 4: io_tag_fuse binds the inputs to tag 3 and the "
+     "outputs to tag 4"),
     ({**IO, "io_size": -1}, "'io_size' must be a non-negative integer, got -1"),
     ({**IO, "io_addr": "0x100001000"}, "'io_addr' must be a non-negative integer, got '0x100001000'"),
     ({"addr_mode": "io_alone", "io_addr": IO_START}, "missing key 'io_size' of the IO region (with 'addr_mode')"),

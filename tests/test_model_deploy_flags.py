@@ -142,15 +142,21 @@ def test_quantize_modes_tpudsl_lacks_are_refused_by_name(tmp_path, mode, why):
     assert written(tmp_path) == set()
 
 
-@pytest.mark.parametrize("mode", ["io_tag", "io_tag_fuse", "io_reloc"])
-def test_addr_mode_io_tag_is_refused_by_processor_assign(top, tmp_path, mode):
-    """--addr_mode is processor-assign's option: a layout tpudsl lacks is one line naming it, nothing
-    written (io_alone is tests/test_io_alone.py's)."""
+@pytest.mark.parametrize("mode, message", [
+    ("io_reloc", "addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone "
+                 "or addr_mode=io_tag or addr_mode=io_tag_fuse)"),
+    ("io_tag", "addr_mode=io_tag needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, "
+               "tiny)"),
+    ("io_tag_fuse", "addr_mode=io_tag_fuse needs a chip with memory tags; bm1684x has none (chips with memory tags: "
+                    "bm1688, tiny)"),
+])
+def test_addr_modes_tpudsl_lacks_are_refused_by_processor_assign(top, tmp_path, mode, message):
+    """--addr_mode is processor-assign's option: a layout tpudsl lacks (io_reloc), or a tag mode on
+    a chip without memory tags, is one line naming it, nothing written (io_alone is
+    tests/test_io_alone.py's, the tag modes on bm1688 tests/test_io_tag.py's)."""
     d, _ = top
     r = deploy(d, tmp_path, "--addr_mode", mode)
-    assert (r.returncode, r.stderr.splitlines()) == (1, [
-        f"error: processor-assign: addr_mode={mode} is not supported "
-        "(only addr_mode=auto or addr_mode=basic or addr_mode=io_alone)"])
+    assert (r.returncode, r.stderr.splitlines()) == (1, [f"error: processor-assign: {message}"])
     assert written(tmp_path) == set()
 
 

@@ -255,11 +255,15 @@ def _check_io_layout(h: dict) -> None:
             raise TpudslError(f"bmodel header: '{key}' is a key of addr_mode {owners}, the header's is {mode}")
     if mode in ("basic", "io_alone"):
         _check_io_region(h)
+    elif not CHIPS[h["chip"]].memory_tags:
+        raise TpudslError(f"bmodel header: 'addr_mode' is {mode}, which needs memory tags: {h['chip']} has none")
     elif "io_tags" not in h:
         raise TpudslError(f"bmodel header: missing key 'io_tags' of addr_mode {mode}")
     _check_io_tags(h, mode)
-    end = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
-    if end > tag_base(1):
+    # With tags, the untagged memory must end before the first tag's addresses (else the cmodel would
+    # take its far end for a tag's: a fault, tag 1 bound to nothing, rather than a clear message).
+    end = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"] + h["activation_mem_bytes"]
+    if "io_tags" in h and end > tag_base(1):
         raise TpudslError(f"bmodel header: the untagged global memory ends at {end:#x}, past the first tag's "
                           f"address {tag_base(1):#x} ('coeff_mem_bytes', 'activation_mem_bytes')")
 

@@ -58,16 +58,16 @@ class Memory:
         steps = [(d - 1) * s for d, s in zip(shape, strides, strict=True) if d > 0]  # a negative stride walks back
         first = gaddr + sum(min(0, s) for s in steps) * dtype.itemsize
         last = gaddr + sum(max(0, s) for s in steps) * dtype.itemsize
-        memory, base, where = self.gmem, self.chip.gmem_start, "global memory"
+        memory, base, where, bound = self.gmem, self.chip.gmem_start, "global memory", ""
         tag = tag_of(first)
         if tag:
             if tag not in self.tags:
                 raise Fault(f"{what}_address 0x{first:x} has tag {tag}, which no input or output is bound to")
             memory, bound = self.tags[tag]
-            base, where = tag_base(tag), f"tag {tag}'s memory ({bound})"
+            base, where, bound = tag_base(tag), f"tag {tag}'s memory", f" ({bound})"
         if first < base or last + dtype.itemsize > base + len(memory):
             raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside {where} "
-                        f"[0x{base:x}, 0x{base + len(memory):x})")
+                        f"[0x{base:x}, 0x{base + len(memory):x}){bound}")
         self.touched(what, first, last + dtype.itemsize)
         return np.ndarray(shape, dtype, buffer=memory.data, offset=gaddr - base,
                           strides=tuple(s * dtype.itemsize for s in strides))
