@@ -155,6 +155,7 @@ def test_an_index_or_stage_that_does_not_fit_is_refused():
     (stage("a", 2, chip="tiny"), None),  # the chip is the whole file's: its own message
     (stage("a", 2, mode="F16"), "mode F32 vs F16"),
     (stage("a", 2, addr_mode="io_alone", io_addr=0, io_size=0), "addr_mode basic vs io_alone"),
+    (stage("a", 2, addr_mode="io_tag_fuse", io_tags=[]), "addr_mode basic vs io_tag_fuse"),
     (stage("a", 2, outputs=[tensor("z", (1, 10))]), "outputs y vs z"),
     (Bmodel(header(network="a", inputs=[tensor("w", (2, 3, 4, 4))]), b"", b"", []), "inputs x vs w"),
     (Bmodel(header(network="a", inputs=[{**tensor(shape=(2, 3, 4, 4)), "dtype": "i8"}]), b"", b"", []),

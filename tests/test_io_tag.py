@@ -29,7 +29,9 @@ from tpudsl.ir.module import load_module
 
 SHAPE = [1, 3, 8, 8]
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "ui8": 1}  # the IO types a deploy may leave
-DEPLOYS = [(addr, mode) for addr in ("io_tag", "io_tag_fuse") for mode in ("F32", "INT8")]
+# BF16 and F16 (with f16 inputs: --quant_input, packed in tag 3 at half the bytes) besides F32 and INT8
+DEPLOYS = [(addr, mode) for addr in ("io_tag", "io_tag_fuse") for mode in ("F32", "INT8")] + [
+    ("io_tag", "BF16"), ("io_tag_fuse", "F16")]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,7 @@ def deployed(tmp_path_factory):
     for addr, mode in DEPLOYS:
         o = d / f"{addr}_{mode}"
         o.mkdir()
-        table = ["--calibration_table", d / "table"] if mode == "INT8" else []
+        table = {"INT8": ["--calibration_table", d / "table"], "F16": ["--quant_input"]}.get(mode, [])
         r = run_main("model_deploy", "--mlir", d / "m.mlir", "--quantize", mode, *table, "--processor", "bm1688",
                      "--addr_mode", addr, "--test_input", d / "m_in_f32.npz", "--model", o / "m.bmodel", cwd=o)
         assert r.returncode == 0, r.stderr
@@ -100,6 +102,7 @@ def test_the_tags_hold_exactly_the_io_tensors(deployed, addr, mode):
     tensors = header["inputs"] + header["outputs"]
     assert [t["name"] for t in tensors] == ["a", "b", "sum", "y"]
     assert header["addr_mode"] == addr and "io_addr" not in header
+    assert [t["dtype"] for t in header["inputs"]] == ["f16" if mode == "F16" else "f32"] * 2
     if addr == "io_tag":  # tensor i alone at byte 0 of tag 3 + i
         sizes = inputs + outputs
         assert header["io_tags"] == [{"tag": 3 + i, "size": s} for i, s in enumerate(sizes)]
