@@ -39,7 +39,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tpudsl.backend.chips import IO_TAGS, tag_base
+from tpudsl.backend.chips import IO_TAGS, Chip, tag_base
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
 from tpudsl.dialects.opdef import loc_name
@@ -164,6 +164,7 @@ class AddressAssignPass(ModulePass):
         returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
         io_start = neuron_start = align(coeffs.end, chip.dma_align)
         mode = addr_mode(op)
+        _check_addr_mode(mode, chip)
         alone = mode == "io_alone"
         if alone:
             io = _FreeList(io_start, chip.dma_align)
@@ -210,6 +211,16 @@ def addr_mode(module: ModuleOp) -> str | None:
     """processor-assign's recorded addr_mode (io_alone, io_tag, io_tag_fuse); None: auto/basic."""
     attr = module.attributes.get("module.addr_mode")
     return attr.data if isinstance(attr, StringAttr) else None
+
+
+def _check_addr_mode(mode: str | None, chip: Chip) -> None:
+    """A module.addr_mode written by hand is one processor-assign would have recorded for the chip."""
+    if mode is not None and mode not in ("io_alone", *_TAGGED):
+        raise TpudslError(f"address-assign: module.addr_mode '{mode}' is not one of io_alone, "
+                          f"{', '.join(_TAGGED)} (processor-assign's addr_mode)")
+    if mode in _TAGGED and not chip.memory_tags:
+        raise TpudslError(f"address-assign: module.addr_mode '{mode}' needs a chip with memory tags; "
+                          f"{chip.name} has none")
 
 
 def _inputs(ops: list[Operation]) -> list[SSAValue]:
