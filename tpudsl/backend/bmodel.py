@@ -238,11 +238,11 @@ def tensors_in_tag(h: dict, tag: int) -> str:
 
 
 def _io_tensors(h: dict):
-    """('inputs[0]', tensor, its bytes, its description in messages) for every input and output."""
+    """(key, tensor, how messages name it) for every input and output: ('inputs[0]', {...},
+    "'inputs[0]' ('x', 192 bytes at 0x3000000000)")."""
     for kind in ("inputs", "outputs"):
         for i, t in enumerate(h[kind]):
-            size = tensor_bytes(t)
-            yield f"{kind}[{i}]", t, f"'{kind}[{i}]' ('{t['name']}', {size} bytes at {t['address']:#x})"
+            yield f"{kind}[{i}]", t, f"'{kind}[{i}]' ('{t['name']}', {tensor_bytes(t)} bytes at {t['address']:#x})"
 
 
 def _check_io_layout(h: dict) -> None:

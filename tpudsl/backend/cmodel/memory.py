@@ -63,8 +63,8 @@ class Memory:
         if tag:
             if tag not in self.tags:
                 raise Fault(f"{what}_address 0x{first:x} has tag {tag}, which no input or output is bound to")
-            memory, bound = self.tags[tag]
-            base, where, bound = tag_base(tag), f"tag {tag}'s memory", f" ({bound})"
+            memory, tensors = self.tags[tag]
+            base, where, bound = tag_base(tag), f"tag {tag}'s memory", f" ({tensors})"
         if first < base or last + dtype.itemsize > base + len(memory):
             raise Fault(f"{what}_address 0x{first:x}..0x{last + dtype.itemsize:x} is outside {where} "
                         f"[0x{base:x}, 0x{base + len(memory):x}){bound}")
