@@ -17,7 +17,7 @@ import math
 import numpy as np
 import onnx
 import pytest
-from cli_support import run_main
+from cli_support import run_main, run_model
 from frontend_support import make_model
 from onnx import helper as h
 from xdsl.dialects.func import ReturnOp
@@ -169,3 +169,16 @@ def test_a_read_past_a_tags_end_is_a_fault_naming_the_tag_and_its_tensor(deploye
     assert r.returncode == 1, r.stderr
     assert (f"src_address {(4 << 36) + 64:#x}..{(4 << 36) + 64 + 4 * math.prod(SHAPE):#x} is outside tag 4's memory "
             f"[{4 << 36:#x}, {(4 << 36) + 4 * math.prod(SHAPE):#x}) (input 'b')") in r.stderr
+
+
+def test_every_tensor_of_the_run_reads_as_the_tpu_interpreters(deployed, tmp_path):
+    """model_runner --dump_all_tensors (the cmodel's capture, reading tagged addresses too) on the
+    INT8 io_tag_fuse bmodel: every tensor the Tpu interpreter dumps for the Tpu module, bit for bit."""
+    d, out = deployed
+    o, _ = out["io_tag_fuse", "INT8"]
+    (tpu,) = o.glob("*_tpu.mlir")
+    got = run_model(o / "m.bmodel", d / "m_in_f32.npz", tmp_path / "bmodel_all.npz", all_tensors=True)
+    want = run_model(tpu, d / "m_in_f32.npz", tmp_path / "tpu_all.npz", all_tensors=True)
+    assert {"a", "b", "sum", "y"} < set(got) <= set(want), sorted(got)  # the IO and more
+    for name, v in got.items():
+        assert v.dtype == want[name].dtype and np.array_equal(v, want[name]), name
