@@ -27,8 +27,10 @@ import numpy as np
 import onnx
 
 from tests.models.builder import GraphBuilder
+from tests.yolo_reference import YOLOV5_ANCHORS
 
-YOLOV5_ANCHORS = ((10, 13, 16, 30, 33, 23), (30, 61, 62, 45, 59, 119), (116, 90, 156, 198, 373, 326))
+# The (w, h) pairs of each head, three boxes a head, from the post-processing reference's flat list.
+HEAD_ANCHORS = tuple(tuple(YOLOV5_ANCHORS[6 * i:6 * i + 6]) for i in range(3))
 STRIDES = (8, 16, 32)
 REG_MAX = 16  # DFL bins of YOLOv8's box branch
 
@@ -167,7 +169,7 @@ def _v5_decode(g: _Yolo, head: str, i: int, hw: int, no: int, stride: int) -> st
     xy, wh, conf = g.split(x, f"{n}.split", [2, 2, no - 4], axis=4)
     yv, xv = np.meshgrid(np.arange(hw), np.arange(hw), indexing="ij")
     grid = (np.stack((xv, yv), 2)[None, None] - 0.5).astype(np.float32)  # _make_grid's offset of -0.5
-    anchors = np.array(YOLOV5_ANCHORS[i], np.float32).reshape(1, 3, 1, 1, 2)
+    anchors = np.array(HEAD_ANCHORS[i], np.float32).reshape(1, 3, 1, 1, 2)
     two = g.const(f"{n}.two", np.array(2.0, np.float32))
     xy = g.node("Mul", [g.node("Add", [g.node("Mul", [xy, two], f"{n}.xy2"), g.const(f"{n}.grid", grid)],
                                 f"{n}.xy_grid"), g.const(f"{n}.stride", np.array(stride, np.float32))], f"{n}.xy")
