@@ -21,18 +21,10 @@ from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel.capture import Capture
 from tpudsl.backend.cmodel.cores import run_cores
 from tpudsl.backend.cmodel.engine import execute, op_names
-from tpudsl.backend.cmodel.memory import NUMPY, Memory
+from tpudsl.backend.cmodel.memory import NUMPY, Memory, contiguous
 from tpudsl.backend.cost import cycles
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.npz import check_float32_exact
-
-
-def _contiguous(shape) -> tuple[int, ...]:
-    strides, size = [], 1
-    for d in reversed(shape):
-        strides.insert(0, size)
-        size *= d
-    return tuple(strides)
 
 
 def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.Record], list[str]]:
@@ -62,7 +54,7 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
         if t["dtype"] in ("f16", "bf16") and x.dtype != NUMPY[t["dtype"]]:  # never a silent f32 rounding
             raise TpudslError(f"input '{t['name']}' is {t['dtype']}, the data is {x.dtype}: round it first "
                               f"(model_runner does)")
-        memory.write_global(t["address"], _contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
+        memory.write_global(t["address"], contiguous(x.shape), x.astype(NUMPY[t["dtype"]]))
     return memory, records, op_names(bmodel.debug, len(records))
 
 
@@ -82,7 +74,7 @@ def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.n
     h = bmodel.header
     memory, records, names = _loaded(bmodel, inputs)
     _run(bmodel, memory, records, names)
-    outputs = {t["name"]: memory.read_global(t["address"], _contiguous(t["shape"]), tuple(t["shape"]),
+    outputs = {t["name"]: memory.read_global(t["address"], contiguous(t["shape"]), tuple(t["shape"]),
                                              NUMPY[t["dtype"]]) for t in h["outputs"]}
     chip = chip_named(h["chip"])
     profile: Counter[str] = Counter()

@@ -9,27 +9,23 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith_gather
-from tpudsl.backend.cmodel.memory import Fault, Memory, numpy_dtype
+from tpudsl.backend.cmodel.memory import Fault, Memory, contiguous, numpy_dtype
 
 _BYTE = np.dtype(np.uint8)
-
-
-def _contiguous(shape) -> tuple[int, ...]:
-    return tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
 
 
 def _elements(m: Memory, addr: int, shape, esize: int) -> np.ndarray:
     """A contiguous tensor of `esize`-byte elements as (*shape, esize) bytes."""
     full = (*shape, esize)
-    return m.read_global(addr, _contiguous(full), full, _BYTE)
+    return m.read_global(addr, contiguous(full), full, _BYTE)
 
 
 def _store(m: Memory, addr: int, data: np.ndarray) -> None:
-    m.write_global(addr, _contiguous(data.shape), np.ascontiguousarray(data))
+    m.write_global(addr, contiguous(data.shape), np.ascontiguousarray(data))
 
 
 def _read_indices(m: Memory, r, shape) -> np.ndarray:
-    return m.read_global(r.idx, _contiguous(shape), shape, numpy_dtype(r.index_dtype))
+    return m.read_global(r.idx, contiguous(shape), shape, numpy_dtype(r.index_dtype))
 
 
 def _check_axis(r) -> None:

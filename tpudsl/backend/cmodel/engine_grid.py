@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel.memory import Fault, Memory
+from tpudsl.backend.cmodel.memory import Fault, Memory, contiguous
 from tpudsl.dialects.geometry.resize_modes import CUBIC_COEFF_A
 
 F32 = np.float32
@@ -73,10 +73,6 @@ def _taps(g: np.ndarray, size: int, r: isa.BdcGridSample) -> list[tuple[np.ndarr
     return placed
 
 
-def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
-
-
 def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
     volumetric = isinstance(r, isa.BdcGridSample3D)
     if r.mode not in (_NEAREST, _BILINEAR, _BICUBIC) or r.padding not in (_ZEROS, _BORDER, _REFLECTION) or r.align > 1 \
@@ -85,8 +81,8 @@ def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
     sizes, out_sizes = ((r.d, r.h, r.w), (r.od, r.oh, r.ow)) if volumetric else ((r.h, r.w), (r.oh, r.ow))
     f32 = np.dtype(F32)
     x_shape, grid_shape = (r.n, r.c, *sizes), (r.n, *out_sizes, len(sizes))
-    x = m.read_global(r.src, _contiguous(x_shape), x_shape, f32)
-    grid = m.read_global(r.grid, _contiguous(grid_shape), grid_shape, f32)
+    x = m.read_global(r.src, contiguous(x_shape), x_shape, f32)
+    grid = m.read_global(r.grid, contiguous(grid_shape), grid_shape, f32)
     batch = np.arange(r.n).reshape(-1, *[1] * len(out_sizes))
     out = np.zeros((r.n, *out_sizes, r.c), F32)
     channels_last = np.moveaxis(x, 1, -1)
@@ -95,7 +91,7 @@ def _grid_sample(m: Memory, r: isa.BdcGridSample) -> None:
     for taps in itertools.product(*axes):
         weight = functools.reduce(np.multiply, [w for _, w in taps])  # wy * wx, or wz * wy * wx
         out += weight[..., None] * channels_last[(batch, *(i for i, _ in taps))]  # (n, *out, c)
-    m.write_global(r.dst, _contiguous((r.n, r.c, *out_sizes)), np.moveaxis(out, -1, 1))
+    m.write_global(r.dst, contiguous((r.n, r.c, *out_sizes)), np.moveaxis(out, -1, 1))
 
 
 HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcGridSample: _grid_sample, isa.BdcGridSample3D: _grid_sample}

@@ -33,6 +33,11 @@ class Fault(Exception):
     """An access outside a memory (the message says which offset, which limit, which lane)."""
 
 
+def contiguous(shape) -> tuple[int, ...]:
+    """The element strides of a row-major tensor of `shape` (global memory's tensors are laid out so)."""
+    return tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+
+
 def numpy_dtype(code: int) -> np.dtype:
     if code not in isa.DTYPE_NAMES:
         raise Fault(f"unknown dtype code {code}")
