@@ -39,7 +39,6 @@ from collections.abc import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-SCALE = np.float32(0.0039216)
 SIZE = 128
 MODES = {
     "INT8 sym": ["--quantize", "INT8"],
@@ -74,19 +73,6 @@ def variants() -> dict[str, Variant]:
     }
 
 
-def images(seed: int, n: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 256, (n, SIZE, SIZE, 3), dtype=np.uint8)  # RGB, NHWC
-
-
-def preprocessed(rgb: np.ndarray) -> np.ndarray:
-    return (rgb.transpose(0, 3, 1, 2).astype(np.float32) * SCALE).astype(np.float32)
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-30))
-
-
 def boxes(detections: np.ndarray) -> int:
     """The kept boxes of a yolo_post output: rows with a score (the rest are zeros)."""
     return int((detections.reshape(-1, 7)[:, 2] > 0).sum())
@@ -103,13 +89,15 @@ def quiet(fn, *args):
 
 
 def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
+    from tests.models.yolo import SCALE, images, preprocessed
     from tpudsl.cli import model_deploy, model_runner, model_transform, run_calibration, run_qtable
+    from tpudsl.cli.compare import cosine_similarity
     from tpudsl.ir.module import load_module
     from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
     v = variants()[name]
     onnx.save(v.build(), d / "m.onnx")
-    img = images(0, 1)
+    img = images(0, SIZE)
     np.savez(d / "in.npz", images=preprocessed(img))
     np.savez(d / "raw.npz", images_raw=np.ascontiguousarray(img[..., ::-1]))  # BGR_PACKED: NHWC, BGR
     log, error = quiet(model_transform.run, [
@@ -120,7 +108,7 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
         return [f"| {name} | transform | {error or 'Top vs onnxruntime failed'} | | |"]
     rows = [f"| {name} | transform | Top vs onnxruntime passed | | |"]
     (d / "cali").mkdir()
-    for i, sample in enumerate(images(1, 8)):
+    for i, sample in enumerate(images(1, SIZE, 8)):
         np.savez(d / "cali" / f"{i}.npz", images=preprocessed(sample[None]))
     table = str(d / "cali_table")
     _, error = quiet(run_calibration._main, [str(d / "m.mlir"), "--dataset", str(d / "cali"), "--input_num", "8",
@@ -171,7 +159,7 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
                 if key == "yolo_post":
                     cos.append(f"yolo_post {boxes(got[key])} boxes (Top: {boxes(reference[key])})")
                 elif key in reference and (key in v.heads or not v.heads):
-                    cos.append(f"{key} {cosine(got[key], reference[key]):.5f}")
+                    cos.append(f"{key} {cosine_similarity(got[key], reference[key]):.5f}")
         rows.append(f"| {name} | {mode} | {tpu} | {', '.join(cos)} | {failed.group(1) if failed else '?'} |")
         print(rows[-1], flush=True)
     return rows

@@ -22,37 +22,22 @@ import onnx
 import pytest
 
 from tests.models import onnx_inference
-from tests.models.yolo import yolov5_decode, yolov5s, yolov8n
+from tests.models.yolo import SCALE, images, preprocessed, yolov5_decode, yolov5s, yolov8n
 from tpudsl.cli import model_deploy, model_runner, model_transform, run_calibration
+from tpudsl.cli.compare import cosine_similarity
 
 SIZE = 64
-SCALE = np.float32(0.0039216)
-
-
-def image(seed: int) -> np.ndarray:
-    """A random RGB image, NHWC bytes (random, not a photograph: the flow is checked, not a detector)."""
-    return np.random.default_rng(seed).integers(0, 256, (1, SIZE, SIZE, 3), dtype=np.uint8)
-
-
-def preprocessed(rgb: np.ndarray) -> np.ndarray:
-    """sophon-demo's preprocessing from its definition: RGB planes, x * scale (mean 0)."""
-    return rgb.transpose(0, 3, 1, 2).astype(np.float32) * SCALE
 
 
 def transform(d, name: str, model: onnx.ModelProto, *flags: str) -> dict[str, np.ndarray]:
     onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / f"{name}_in.npz", images=preprocessed(image(0)))
+    np.savez(d / f"{name}_in.npz", images=preprocessed(images(0, SIZE)))
     model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
                          "--mlir", str(d / f"{name}.mlir"),
                          "--mean", "0,0,0", "--scale", ",".join([str(SCALE)] * 3), "--pixel_format", "rgb",
                          "--test_input", str(d / f"{name}_in.npz"), "--test_result", str(d / f"{name}_top.npz"),
                          *flags])
     return dict(np.load(d / f"{name}_top.npz"))
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +50,7 @@ def v5(tmp_path_factory):
 
 def test_yolov5_transform_matches_onnxruntime(v5):
     _, model, top = v5
-    want = onnx_inference(model, {"images": preprocessed(image(0))})["output0"]
+    want = onnx_inference(model, {"images": preprocessed(images(0, SIZE))})["output0"]
     assert top["output0"].shape == want.shape == (1, 3 * (8 * 8 + 4 * 4 + 2 * 2), 85)
     np.testing.assert_allclose(top["output0"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
@@ -77,7 +62,7 @@ def test_yolov5_transform_matches_onnxruntime(v5):
 def test_model_transform_matches_onnxruntime(tmp_path, name, build):
     model = build()
     top = transform(tmp_path, name, model)
-    want = onnx_inference(model, {"images": preprocessed(image(0))})["output0"]
+    want = onnx_inference(model, {"images": preprocessed(images(0, SIZE))})["output0"]
     assert top["output0"].shape == want.shape == ((1, 252, 85) if name.startswith("v5") else (1, 84, 84))
     np.testing.assert_allclose(top["output0"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
@@ -89,7 +74,7 @@ def test_raw_heads_keep_their_names_under_add_postprocess(tmp_path):
     top = transform(tmp_path, "v5raw", model, "--output_names", "head.m0,head.m1,head.m2", "--add_postprocess",
                     "yolov5")
     heads = ["head.m0", "head.m1", "head.m2"]
-    want = onnx_inference(model, {"images": preprocessed(image(0))}, all_tensors=True)
+    want = onnx_inference(model, {"images": preprocessed(images(0, SIZE))}, all_tensors=True)
     for head in heads:
         np.testing.assert_allclose(top[head], want[head], rtol=1e-4, atol=1e-4 * np.abs(want[head]).max())
     assert top["yolo_post"].shape == (1, 1, 200, 7) and "output0" not in top
@@ -112,10 +97,10 @@ def test_whole_yolov5_f16_on_the_raw_bgr_image(v5):
     """The decoded YOLOv5s, F16, --fuse_preprocess --customization_format BGR_PACKED: the .bmodel fed the raw
     bytes gives the Top output of the preprocessed image."""
     d, _, top = v5
-    np.savez(d / "raw.npz", images_raw=np.ascontiguousarray(image(0)[..., ::-1]))  # NHWC, BGR
+    np.savez(d / "raw.npz", images_raw=np.ascontiguousarray(images(0, SIZE)[..., ::-1]))  # NHWC, BGR
     got = deploy(d, "v5", "raw.npz", "v5_top.npz", "F16", "--fuse_preprocess", "--customization_format",
                  "BGR_PACKED")
-    assert cosine(got["output0"], top["output0"]) > 0.9999
+    assert cosine_similarity(got["output0"], top["output0"]) > 0.9999
 
 
 def test_yolov5_decode_int8_asymmetric(tmp_path):
@@ -135,4 +120,4 @@ def test_yolov5_decode_int8_asymmetric(tmp_path):
                            "--quiet", "-o", str(tmp_path / "dec_cali")])
     got = deploy(tmp_path, "dec", "in.npz", "dec_top.npz", "INT8", "--asymmetric", "--calibration_table",
                  str(tmp_path / "dec_cali"))
-    assert cosine(got["output0"], np.load(tmp_path / "dec_top.npz")["output0"]) > 0.99
+    assert cosine_similarity(got["output0"], np.load(tmp_path / "dec_top.npz")["output0"]) > 0.99

@@ -33,6 +33,17 @@ from tests.yolo_reference import YOLOV5_ANCHORS
 HEAD_ANCHORS = tuple(tuple(YOLOV5_ANCHORS[6 * i:6 * i + 6]) for i in range(3))
 STRIDES = (8, 16, 32)
 REG_MAX = 16  # DFL bins of YOLOv8's box branch
+SCALE = np.float32(0.0039216)  # sophon-demo's --scale (1/255, as its scripts write it), mean 0
+
+
+def images(seed: int, size: int, n: int = 1) -> np.ndarray:
+    """`n` random RGB images, NHWC bytes (random, not photographs: the flow is checked, not a detector)."""
+    return np.random.default_rng(seed).integers(0, 256, (n, size, size, 3), dtype=np.uint8)
+
+
+def preprocessed(rgb: np.ndarray) -> np.ndarray:
+    """sophon-demo's preprocessing from its definition: RGB planes, x * SCALE (mean 0)."""
+    return rgb.transpose(0, 3, 1, 2).astype(np.float32) * SCALE
 
 
 class _Yolo(GraphBuilder):
