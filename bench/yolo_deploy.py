@@ -40,13 +40,15 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 SIZE = 128
+# mode -> (model_deploy's arguments, the qtable file in the work directory it takes, if any):
+# "qtable" is run_qtable's output, "hand_qtable" the layers sophon-demo's hand-written qtable keeps F16.
 MODES = {
-    "INT8 sym": ["--quantize", "INT8"],
-    "INT8 asym": ["--quantize", "INT8", "--asymmetric"],
-    "INT8 qtable": ["--quantize", "INT8", "qtable"],
-    "INT8 hand qtable": ["--quantize", "INT8", "hand"],
-    "F16": ["--quantize", "F16"],
-    "BF16": ["--quantize", "BF16"],
+    "INT8 sym": (["--quantize", "INT8"], None),
+    "INT8 asym": (["--quantize", "INT8", "--asymmetric"], None),
+    "INT8 qtable": (["--quantize", "INT8"], "qtable"),
+    "INT8 hand qtable": (["--quantize", "INT8"], "hand_qtable"),
+    "F16": (["--quantize", "F16"], None),
+    "BF16": (["--quantize", "BF16"], None),
 }
 
 
@@ -126,12 +128,12 @@ def run_model(name: str, d: Path, modes: list[str]) -> list[str]:
     (d / "hand_qtable").write_text("".join(f"{layer} F16\n" for layer in v.hand_qtable))
     reference = dict(np.load(d / "top.npz"))
     for mode in [m for m in modes if v.hand_qtable or m != "INT8 hand qtable"]:
-        args = [a for a in MODES[mode] if a not in ("qtable", "hand")]
+        flags, qtable = MODES[mode]
+        args = list(flags)
         if "INT8" in mode:
             args += ["--calibration_table", table]
-        for qtable in ("qtable", "hand"):
-            if qtable in MODES[mode]:
-                args += ["--quantize_table", str(d / ("qtable" if qtable == "qtable" else "hand_qtable"))]
+        if qtable:
+            args += ["--quantize_table", str(d / qtable)]
         if v.heads:  # the heads are judged; yolo_post's rows are counted below
             args += ["--excepts", "yolo_post"]
         bmodel = str(d / f"{mode.replace(' ', '_')}.bmodel")
