@@ -13,7 +13,8 @@ from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
 
 ISSUE_CYCLES = {"gdma": 64, "bdc": 16}
-# BdcGridSample's taps per output point and channel, by isa.GRID_SAMPLE_MODES code (bilinear's 4 the rest)
+# BdcGridSample's taps per output point and channel, by isa.GRID_SAMPLE_MODES code (the rest: bilinear's
+# corners, 4, or 8 on a volume)
 _GRID_TAPS = {isa.GRID_SAMPLE_MODES["nearest"]: 1, isa.GRID_SAMPLE_MODES["bicubic"]: 16}
 
 
@@ -73,11 +74,10 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = (rows * (r.k * _bytes(r.index_dtype) + r.slab * r.esize) + 2 * copied) / chip.dma_bytes_per_cycle
     elif isinstance(r, isa.GdmaYuv2rgb):  # the frames read, 3 planes written
         work = r.batch * r.h * r.w * 4.5 / chip.dma_bytes_per_cycle  # 1.5 bytes a pixel in, 3 out
-    elif isinstance(r, isa.BdcGridSample3D):  # per point and channel: 8 taps (1 nearest) weighed and added
-        work = 2 * (1 if r.mode == isa.GRID_SAMPLE_MODES["nearest"] else 8) * rounds(r.c) * r.n * r.od * r.oh * r.ow \
+    elif isinstance(r, isa.BdcGridSample):  # per point and channel: 4 taps, 8 volumetric (1 nearest, 16 bicubic)
+        depth, corners = (r.od, 8) if isinstance(r, isa.BdcGridSample3D) else (1, 4)
+        work = 2 * _GRID_TAPS.get(r.mode, corners) * rounds(r.c) * r.n * depth * r.oh * r.ow \
             / chip.macs_per_cycle_per_lane
-    elif isinstance(r, isa.BdcGridSample):  # per point and channel: 4 taps (1 nearest, 16 bicubic) weighed and added
-        work = 2 * _GRID_TAPS.get(r.mode, 4) * rounds(r.c) * r.n * r.oh * r.ow / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcLRN):  # square, `size` window adds, scale-add, power, divide
         work = (r.size + 4) * rounds(r.c) * r.n * r.h * r.w / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcPoolMask):  # the max and the index of its first occurrence: two passes
