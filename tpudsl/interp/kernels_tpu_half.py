@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.dialects.geometry import resize
+from tpudsl.dialects.top import SCATTER_REDUCTIONS
 from tpudsl.interp import half
 from tpudsl.interp.half import Format
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
@@ -193,12 +194,15 @@ def cumsum(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     return np.moveaxis(y, 0, int(a["axis"]) % ins[0].ndim)
 
 
+_ROUNDED_REDUCTIONS = (SCATTER_REDUCTIONS["add"], SCATTER_REDUCTIONS["mul"])
+
+
 def _scatter(op: str) -> HalfRun:
     def run(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array | None:
         """A reduction that adds or multiplies rounds each partial result to the format, as CumSum
         (duplicate targets combined one at a time in index order; Top's float32 combination rounded
         once at the end would round twice). Replacing, max and min pick values: the Top kernel."""
-        if a.get("reduction", 0) not in (1, 5):
+        if a.get("reduction", 0) not in _ROUNDED_REDUCTIONS:
             return None
         at, values, slab = scatter_targets(ins, a, op)
         out = _f64(ins[0]).copy()
