@@ -45,26 +45,28 @@ def chip_and_float_mode(processor: str, fp_type: str) -> tuple[str, str]:
 class Int8Search:
     """Lowers fresh copies of the calibrated module with a qtable and scores them against Top
     (run_qtable's layers; run_calibration --search search_threshold's tables, given per call).
-    `where`: the file `table` was read from, named in its errors."""
+    `where`: the file `table` was read from, named in its errors. The .mlir is read and cut to its
+    scored part once; each score lowers a clone of that."""
 
     def __init__(self, mlir: str, table: Mapping[str, TableEntry], chip: str, samples: list[dict[str, np.ndarray]],
                  asymmetric: bool, where: str | None = None):
-        self.mlir, self.table, self.where, self.chip = mlir, table, where, chip
+        self.table, self.where, self.chip = table, where, chip
         self.samples, self.asymmetric = samples, asymmetric
-        top = scored_part(load_module(mlir))
-        self.layers = [loc_name(op) for op in top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.reference = run_samples(top.module, top.weights, samples)[0]
-        self.lowered(top, {})  # a bad table or chip fails here, before any search
+        self.top = scored_part(load_module(mlir))
+        self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
+        self.reference = run_samples(self.top.module, self.top.weights, samples)[0]
+        self.lowered({})  # a bad table or chip fails here, before any search
 
-    def lowered(self, top: TopModule, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None
-                ) -> TopModule:
-        return lowered_int8(top, self.table if table is None else table, self.chip, self.asymmetric, qtable,
+    def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
+        """A clone of the scored module lowered with `qtable` (the lowering rewrites in place)."""
+        clone = TopModule(self.top.module.clone(), dict(self.top.weights), self.top.path)
+        return lowered_int8(clone, self.table if table is None else table, self.chip, self.asymmetric, qtable,
                             self.where)
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
         """The model's cosine with Top (the least over outputs of the mean over samples), lowered
         with `qtable` and the calibration `table` (default: the one given at init)."""
-        top = self.lowered(scored_part(load_module(self.mlir)), qtable, table)
+        top = self.lowered(qtable, table)
         runs = run_samples(top.module, top.weights, self.samples)[0]
         return output_cosine(runs, self.reference, list(self.reference[0]))
 
