@@ -20,6 +20,8 @@ on every core in the phases of its records on core 0 (the header's range).
 
 from __future__ import annotations
 
+import bisect
+import collections
 import colorsys
 
 from dataclasses import dataclass, replace
@@ -213,14 +215,14 @@ def _waits(cores: list[Core], lane_y: dict, scale: float) -> list[str]:
     return out
 
 
-def _group_records(span: range, records: list[isa.Record], phase_of: list[int] | None) -> list[int]:
+def _group_records(span: range, phase_of: list[int] | None, by_phase: dict[int, list[int]]) -> list[int]:
     """A group's records: the header's range (core 0's), and with several cores (`phase_of`, each
-    record's phase) the other cores' records of the same phases, their barriers aside."""
+    record's phase) the later records of the same phases (`by_phase`: each phase's records, its
+    barriers aside, in order): the other cores'."""
     if phase_of is None:
         return list(span)
     phases = {phase_of[i] for i in span}
-    return [*span, *(i for i in range(span.stop, len(records))
-                     if phase_of[i] in phases and not isinstance(records[i], isa.CoreSync))]
+    return [*span, *(i for p in phases for i in by_phase[p][bisect.bisect_left(by_phase[p], span.stop):])]
 
 
 def _group_bands(groups: list[dict], records: list[isa.Record], phase_of: list[int] | None, starts: list[int],
@@ -228,10 +230,15 @@ def _group_bands(groups: list[dict], records: list[isa.Record], phase_of: list[i
     """One band per layer group, behind the lanes' rectangles' colours (translucent), spanning its
     records' time on every core: the schedule may start a group's first load before the previous
     group ends."""
+    by_phase: dict[int, list[int]] = collections.defaultdict(list)  # built once, not scanned per group
+    if phase_of is not None:
+        for i, (r, phase) in enumerate(zip(records, phase_of, strict=True)):
+            if not isinstance(r, isa.CoreSync):
+                by_phase[phase].append(i)
     out = []
     for g in groups:
         span = range(g["first"], g["first"] + g["count"])
-        members = _group_records(span, records, phase_of)
+        members = _group_records(span, phase_of, by_phase)
         t0, t1 = min(starts[i] for i in members), max(ends[i] for i in members)
         x, w = LEFT + t0 * scale, (t1 - t0) * scale
         label = f'group {g["id"]}: {", ".join(g["ops"])} ({group_slices(g)} slices)'
