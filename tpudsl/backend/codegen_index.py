@@ -46,9 +46,6 @@ def _axis_views(op: Operation) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     if any(i > d for k, (i, d) in enumerate(zip(is_, xs, strict=True)) if k != axis):
         raise TpudslError(f"backend: {describe(op)}: indices {list(shape_of(idx))} larger than the input "
                           f"{list(shape_of(x))} off the axis are not modelled")
-    _check_dtypes(op, [0, 2] if op.name == "tpu.ScatterElements" else [0])
-    if op.name == "tpu.ScatterElements":
-        _combining(op)
     return xs, is_, axis
 
 
@@ -85,9 +82,6 @@ def _nd_dims(op: Operation) -> tuple[int, int, list[int]]:
     k = is_[-1]
     if not 1 <= k <= 4:
         raise TpudslError(f"backend: {describe(op)}: index tuples of length {k} are not modelled (1..4)")
-    _check_dtypes(op, [0, 2] if op.name == "tpu.ScatterND" else [0])
-    if op.name == "tpu.ScatterND":
-        _combining(op)
     return b, k, [*xs[b:b + k], *[1] * (4 - k)]
 
 
@@ -272,11 +266,21 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
 }
 
 
+def _gather_check(views: Callable[[Operation], object]) -> Callable[[Operation], object]:
+    """A gather's checks: its views' (the shared geometry), then its data's one type."""
+    return lambda op: (views(op), _check_dtypes(op, [0]))
+
+
+def _scatter_check(views: Callable[[Operation], object]) -> Callable[[Operation], object]:
+    """A scatter's checks: its views', its input's, updates' and result's one type, its reduction's."""
+    return lambda op: (views(op), _check_dtypes(op, [0, 2]), _combining(op))
+
+
 _CHECKS: dict[str, Callable[[Operation], object]] = {
-    "tpu.GatherElements": _axis_views, "tpu.ScatterElements": _axis_views, "tpu.GatherND": _nd_dims,
-    "tpu.ScatterND": _nd_dims, "tpu.Einsum": einsum_plan, "tpu.YoloDetection": check_yolo_detection,
-    "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes, "tpu.LSTM": check_recurrent,
-    "tpu.GRU": check_recurrent,
+    "tpu.GatherElements": _gather_check(_axis_views), "tpu.ScatterElements": _scatter_check(_axis_views),
+    "tpu.GatherND": _gather_check(_nd_dims), "tpu.ScatterND": _scatter_check(_nd_dims), "tpu.Einsum": einsum_plan,
+    "tpu.YoloDetection": check_yolo_detection, "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes,
+    "tpu.LSTM": check_recurrent, "tpu.GRU": check_recurrent,
 }
 
 
