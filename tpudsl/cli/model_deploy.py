@@ -127,7 +127,9 @@ def _parser() -> CliArgumentParser:
     t.add_argument("--opt_post_processor", action="store_true", help="run --opt-post-processor (no work in tpudsl)")
     t.add_argument("--weight_deduplicate", action="store_true", help="identical weights share one (--weight-deduplicate)")
     t.add_argument("--merge_weight", action="store_true", help="share coefficients with an earlier model (not supported)")
-    t.add_argument("--group_by_cores", default="auto", help="layer-group group_by_cores (auto or false: one core)")
+    t.add_argument("--group_by_cores", default="auto",
+                   help="layer-group group_by_cores: auto or false, the same here (each op's slices are dealt to "
+                        "the --num_core cores either way; groups are not forced to the cores)")
     t.add_argument("--compress_mode", default="none", help="layer-group compress_mode (only none)")
     t.add_argument("--model_version", default="latest", help="codegen model_version (latest)")
     t.add_argument("--fuse_preprocess", action="store_true",
