@@ -39,7 +39,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tpudsl.backend.chips import IO_TAGS, Chip, tag_base
+from tpudsl.backend.chips import ADDR_MODES, IO_TAGS, Chip, check_addr_mode, tag_base
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
 from tpudsl.dialects.opdef import loc_name
@@ -163,8 +163,7 @@ class AddressAssignPass(ModulePass):
         operands = [[alias.get(v, v) for v in o.operands] for o in ops]
         returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
         io_start = neuron_start = align(coeffs.end, chip.dma_align)
-        mode = addr_mode(op)
-        _check_addr_mode(mode, chip)
+        mode = addr_mode(op, chip, self.name)
         alone = mode == "io_alone"
         if alone:
             io = _FreeList(io_start, chip.dma_align)
@@ -207,20 +206,18 @@ class AddressAssignPass(ModulePass):
         op.attributes["module.state"] = StringAttr("TPU_ADDRESSED")
 
 
-def addr_mode(module: ModuleOp) -> str | None:
-    """processor-assign's recorded addr_mode (io_alone, io_tag, io_tag_fuse); None: auto/basic."""
+def addr_mode(module: ModuleOp, chip: Chip, context: str = "backend") -> str | None:
+    """processor-assign's recorded addr_mode (chips.ADDR_MODES); None: auto/basic. One written by
+    hand that processor-assign would not record for `chip` (the module's, module_chip) is an error."""
     attr = module.attributes.get("module.addr_mode")
-    return attr.data if isinstance(attr, StringAttr) else None
-
-
-def _check_addr_mode(mode: str | None, chip: Chip) -> None:
-    """A module.addr_mode written by hand is one processor-assign would have recorded for the chip."""
-    if mode is not None and mode not in ("io_alone", *_TAGGED):
-        raise TpudslError(f"address-assign: module.addr_mode '{mode}' is not one of io_alone, "
-                          f"{', '.join(_TAGGED)} (processor-assign's addr_mode)")
-    if mode in _TAGGED and not chip.memory_tags:
-        raise TpudslError(f"address-assign: module.addr_mode '{mode}' needs a chip with memory tags; "
-                          f"{chip.name} has none")
+    if attr is None:
+        return None
+    mode = attr.data if isinstance(attr, StringAttr) else attr
+    if mode not in ADDR_MODES:
+        raise TpudslError(f"{context}: module.addr_mode '{mode}' is not one of {', '.join(ADDR_MODES)} "
+                          f"(processor-assign's addr_mode)")
+    check_addr_mode(chip, mode, f"{context}: module.addr_mode '{mode}'")
+    return mode
 
 
 def _inputs(ops: list[Operation]) -> list[SSAValue]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from tpudsl.backend.chips import CHIPS, IO_TAGS, MODES, tag_base, tag_of
+from tpudsl.backend.chips import ADDR_MODES, CHIPS, IO_TAGS, MODES, TAGGED_ADDR_MODES, tag_base, tag_of
 from tpudsl.ir.diagnostics import TpudslError
 
 MAGIC = b"TPUDSLBM"
@@ -41,9 +41,8 @@ TABLE_END = _PREAMBLE.size + len(SECTIONS) * _ENTRY.size + _TABLE_CRC.size
 FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN  # align(TABLE_END)
 
 DTYPES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4}  # bytes each
-# The header's addr_mode and the keys each one needs (absent: basic's one neuron region).
-ADDR_MODE_KEYS = {"io_alone": ("io_addr", "io_size"), "io_tag": ("io_tags",), "io_tag_fuse": ("io_tags",)}
-ADDR_MODES = tuple(ADDR_MODE_KEYS)
+# The header's addr_mode (chips.ADDR_MODES) and the keys each one needs (absent: basic's one neuron region).
+ADDR_MODE_KEYS = {"io_alone": ("io_addr", "io_size"), **dict.fromkeys(TAGGED_ADDR_MODES, ("io_tags",))}
 # The header's keys and the Python types of their values ("tensor" and "tensors" are the
 # entries of inputs/outputs). Keys in OPTIONAL may be absent; every other key is required.
 TENSOR_SCHEMA: dict[str, str] = {
@@ -253,7 +252,7 @@ def _check_io_layout(h: dict) -> None:
         if key in h and key not in ADDR_MODE_KEYS.get(mode, ()):
             owners = " and ".join(m for m, keys in ADDR_MODE_KEYS.items() if key in keys)
             raise TpudslError(f"bmodel header: '{key}' is a key of addr_mode {owners}, the header's is {mode}")
-    if mode in ("basic", "io_alone"):
+    if mode not in TAGGED_ADDR_MODES:
         _check_io_region(h)
     elif not CHIPS[h["chip"]].memory_tags:
         raise TpudslError(f"bmodel header: 'addr_mode' is {mode}, which needs memory tags: {h['chip']} has none")

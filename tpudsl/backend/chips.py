@@ -91,6 +91,21 @@ def tag_base(tag: int) -> int:
     return tag << TAG_SHIFT
 
 
+# processor-assign's addr_modes that it records as module.addr_mode (auto and basic record nothing):
+# io_alone's IO region, and the IO in memory tags, on chips with them only (TAGGED_ADDR_MODES)
+TAGGED_ADDR_MODES = ("io_tag", "io_tag_fuse")
+ADDR_MODES = ("io_alone", *TAGGED_ADDR_MODES)
+
+
+def check_addr_mode(chip: Chip, mode: str, given: str) -> None:
+    """A tag mode (TAGGED_ADDR_MODES) is on a chip with memory tags, else one error: `given` says
+    what was given, then the chips that have them."""
+    if mode in TAGGED_ADDR_MODES and not chip.memory_tags:  # TPU-MLIR asserts isBM1688()
+        tagged = ", ".join(c.name for c in CHIPS.values() if c.memory_tags)
+        raise TpudslError(f"{given} needs a chip with memory tags; {chip.name} has none "
+                          f"(chips with memory tags: {tagged})")
+
+
 def check_cores(chip: Chip, cores: object, given: str, option: str) -> None:
     """`cores` (processor-assign's num_core, a module's module.cores) is 1 up to the chip's cores,
     else one error: `given` says what was given, then the chip's cores and `option`'s range."""

@@ -550,7 +550,7 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     `tensor_locations`: collect where each tensor can be read (prog.tensors), else leave it None."""
     module, chip = top.module, module_chip(top.module)
     coeff_addr = _int_attr(module, "module.coeff_addr")
-    mode = addr_mode(module)
+    mode = addr_mode(module, chip)
     # The blob reaches the next region: io_alone's IO region, or the neurons (the padding included).
     coeffs = bytearray(_int_attr(module, "module.io_addr" if mode == "io_alone" else "module.neuron_addr") - coeff_addr)
     prog = Program(tensors=[] if tensor_locations else None, others=[([], []) for _ in range(chip.cores - 1)])

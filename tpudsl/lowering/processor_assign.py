@@ -20,11 +20,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
-from tpudsl.backend.chips import CHIPS, check_cores, chip_for
+from tpudsl.backend.chips import ADDR_MODES, check_addr_mode, check_cores, chip_for
 from tpudsl.ir.diagnostics import TpudslError
-
-TAGGED_ADDR_MODES = ("io_tag", "io_tag_fuse")  # the IO in memory tags: chips with them only
-RECORDED_ADDR_MODES = ("io_alone", *TAGGED_ADDR_MODES)  # module.addr_mode, read by address-assign
 
 
 @dataclass(frozen=True)
@@ -52,21 +49,18 @@ class ProcessorAssignPass(ModulePass):
                     f"{chip.name}, which", "num_core")
         accepted = {
             "num_device": (self.num_device, (1,)),
-            "addr_mode": (self.addr_mode, ("auto", "basic", *RECORDED_ADDR_MODES)),
+            "addr_mode": (self.addr_mode, ("auto", "basic", *ADDR_MODES)),
             "high_precision": (self.high_precision, (False,)),
         }
         for key, (value, only) in accepted.items():
             if value not in only:
                 shown = " or ".join(f"{key}={v}" for v in only)
                 raise TpudslError(f"processor-assign: {key}={value} is not supported (only {shown})")
-        if self.addr_mode in TAGGED_ADDR_MODES and not chip.memory_tags:  # TPU-MLIR asserts isBM1688()
-            tagged = ", ".join(c.name for c in CHIPS.values() if c.memory_tags)
-            raise TpudslError(f"processor-assign: addr_mode={self.addr_mode} needs a chip with memory tags; "
-                              f"{chip.name} has none (chips with memory tags: {tagged})")
+        check_addr_mode(chip, self.addr_mode, f"processor-assign: addr_mode={self.addr_mode}")
         op.attributes["module.chip"] = StringAttr(chip.name)
         op.attributes["module.mode"] = StringAttr(mode)
         # auto and basic record nothing: they write the files they wrote before the attribute.
-        if self.addr_mode in RECORDED_ADDR_MODES:
+        if self.addr_mode in ADDR_MODES:
             op.attributes["module.addr_mode"] = StringAttr(self.addr_mode)
         else:
             op.attributes.pop("module.addr_mode", None)
