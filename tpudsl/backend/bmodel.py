@@ -43,6 +43,7 @@ FIRST_SECTION = -(-TABLE_END // ALIGN) * ALIGN  # align(TABLE_END)
 DTYPES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4}  # bytes each
 # The header's addr_mode (chips.ADDR_MODES) and the keys each one needs (absent: basic's one neuron region).
 ADDR_MODE_KEYS = {"io_alone": ("io_addr", "io_size"), **dict.fromkeys(TAGGED_ADDR_MODES, ("io_tags",))}
+IO_KEYS = tuple(dict.fromkeys(key for keys in ADDR_MODE_KEYS.values() for key in keys))  # each mode's, once
 # The header's keys and the Python types of their values ("tensor" and "tensors" are the
 # entries of inputs/outputs). Keys in OPTIONAL may be absent; every other key is required.
 TENSOR_SCHEMA: dict[str, str] = {
@@ -105,12 +106,12 @@ HEADER_SCHEMA: dict[str, str] = {
     "core_instructions": "dims",
     "core_cycles": "dims",
 }
-IO_REGION = ("addr_mode", "io_addr", "io_size")  # io_alone's IO region: all three or none
+IO_REGION = ("addr_mode", *ADDR_MODE_KEYS["io_alone"])  # io_alone's IO region: all three or none
 # Several cores (docs/bmodel.md): their number, each one's stream (the command section holds them
 # one after another) and busy cycles; all three or none (absent: one core)
 CORES = ("core_num", "core_instructions", "core_cycles")
-OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", *IO_REGION,
-                      "io_tags", *CORES})
+OPTIONAL = frozenset({"estimated_cycles", "overlapped_cycles", "layer_groups", "tensor_locations", "addr_mode",
+                      *IO_KEYS, *CORES})
 
 
 @dataclass
@@ -248,7 +249,7 @@ def _check_io_layout(h: dict) -> None:
     """The addr_mode's keys and no other mode's; io_alone's IO region, the tag modes' tags; and no
     tagged address outside the tags the header lists (a basic header lists none)."""
     mode = h.get("addr_mode", "basic")
-    for key in ("io_addr", "io_size", "io_tags"):
+    for key in IO_KEYS:
         if key in h and key not in ADDR_MODE_KEYS.get(mode, ()):
             owners = " and ".join(m for m, keys in ADDR_MODE_KEYS.items() if key in keys)
             raise TpudslError(f"bmodel header: '{key}' is a key of addr_mode {owners}, the header's is {mode}")
