@@ -238,11 +238,15 @@ def tensors_in_tag(h: dict, tag: int) -> str:
 
 
 def _io_tensors(h: dict):
-    """(key, tensor, how messages name it) for every input and output: ('inputs[0]', {...},
-    "'inputs[0]' ('x', 192 bytes at 0x3000000000)")."""
+    """(kind, key, tensor) for every input and output: ('inputs', 'inputs[0]', {...})."""
     for kind in ("inputs", "outputs"):
         for i, t in enumerate(h[kind]):
-            yield f"{kind}[{i}]", t, f"'{kind}[{i}]' ('{t['name']}', {tensor_bytes(t)} bytes at {t['address']:#x})"
+            yield kind, f"{kind}[{i}]", t
+
+
+def _named(key: str, t: dict) -> str:
+    """How messages name input or output `key`: "'inputs[0]' ('x', 192 bytes at 0x3000000000)"."""
+    return f"'{key}' ('{t['name']}', {tensor_bytes(t)} bytes at {t['address']:#x})"
 
 
 def _check_io_layout(h: dict) -> None:
@@ -278,9 +282,9 @@ def _check_io_region(h: dict) -> None:
         raise TpudslError(f"bmodel header: 'io_addr' is {h['io_addr']:#x}, the IO region starts where the "
                           f"coefficients end, at {start:#x}")
     end = start + h["io_size"]
-    for _, t, what in _io_tensors(h):
+    for _, key, t in _io_tensors(h):
         if not start <= t["address"] <= t["address"] + tensor_bytes(t) <= end:
-            raise TpudslError(f"bmodel header: {what} is not inside the IO region [{start:#x}, {end:#x}) "
+            raise TpudslError(f"bmodel header: {_named(key, t)} is not inside the IO region [{start:#x}, {end:#x}) "
                               f"('io_addr', 'io_size')")
 
 
@@ -295,28 +299,29 @@ def _check_io_tags(h: dict, mode: str) -> None:
             raise TpudslError(f"bmodel header: 'io_tags[{i}]' repeats tag {r['tag']} of 'io_tags[{listed[r['tag']]}]'")
         listed[r["tag"]] = i
     holder: dict[int, tuple[str, str]] = {}  # tag -> (the first tensor's name, its key)
-    for key, t, what in _io_tensors(h):
+    for kind, key, t in _io_tensors(h):
         tag = tag_of(t["address"])
-        fused = IO_TAGS[1] if key.startswith("outputs") else IO_TAGS[0]
-        if mode == "io_tag_fuse" and tag != fused:
-            raise TpudslError(f"bmodel header: {what} is not in tag {fused}: io_tag_fuse binds the inputs to tag "
-                              f"{IO_TAGS[0]} and the outputs to tag {IO_TAGS[1]}")
+        if mode == "io_tag_fuse":
+            fused = IO_TAGS[1] if kind == "outputs" else IO_TAGS[0]
+            if tag != fused:
+                raise TpudslError(f"bmodel header: {_named(key, t)} is not in tag {fused}: io_tag_fuse binds the "
+                                  f"inputs to tag {IO_TAGS[0]} and the outputs to tag {IO_TAGS[1]}")
         if tag == 0:
             if mode == "io_tag" and len(tags) < len(IO_TAGS):
-                raise TpudslError(f"bmodel header: {what} has no tag, and 'io_tags' lists {len(tags)} of the "
-                                  f"{len(IO_TAGS)}: io_tag tags every input and output up to five")
+                raise TpudslError(f"bmodel header: {_named(key, t)} has no tag, and 'io_tags' lists {len(tags)} "
+                                  f"of the {len(IO_TAGS)}: io_tag tags every input and output up to five")
             continue
         if tag not in listed:
-            raise TpudslError(f"bmodel header: {what} has tag {tag}, which 'io_tags' does not list")
+            raise TpudslError(f"bmodel header: {_named(key, t)} has tag {tag}, which 'io_tags' does not list")
         start = tag_base(tag)
         end = start + tags[listed[tag]]["size"]
         if t["address"] + tensor_bytes(t) > end:
-            raise TpudslError(f"bmodel header: {what} is not inside tag {tag}'s memory [{start:#x}, {end:#x}) "
-                              f"('io_tags[{listed[tag]}]')")
+            raise TpudslError(f"bmodel header: {_named(key, t)} is not inside tag {tag}'s memory "
+                              f"[{start:#x}, {end:#x}) ('io_tags[{listed[tag]}]')")
         first = holder.setdefault(tag, (t["name"], key))
         if mode == "io_tag" and first[0] != t["name"]:
-            raise TpudslError(f"bmodel header: {what} shares tag {tag} with '{first[1]}' ('{first[0]}'): io_tag "
-                              f"binds one tensor to each tag")
+            raise TpudslError(f"bmodel header: {_named(key, t)} shares tag {tag} with '{first[1]}' ('{first[0]}'): "
+                              f"io_tag binds one tensor to each tag")
     for tag, i in listed.items():
         if tag not in holder:
             raise TpudslError(f"bmodel header: 'io_tags[{i}]' (tag {tag}) holds no input or output")
