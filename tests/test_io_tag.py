@@ -20,11 +20,14 @@ import pytest
 from cli_support import run_main, run_model
 from frontend_support import make_model
 from onnx import helper as h
+from xdsl.dialects.builtin import StringAttr
 from xdsl.dialects.func import ReturnOp
 
 from tests.test_bmodel import assemble, canonical
 from tpudsl.backend import isa
 from tpudsl.backend.bmodel import read_bmodel, write_bmodel
+from tpudsl.backend.codegen import generate
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module
 
 SHAPE = [1, 3, 8, 8]
@@ -177,3 +180,17 @@ def test_every_tensor_of_the_run_reads_as_the_tpu_interpreters(deployed, tmp_pat
     assert {"a", "b", "sum", "y"} < set(got) <= set(want), sorted(got)  # the IO and more
     for name, v in got.items():
         assert v.dtype == want[name].dtype and np.array_equal(v, want[name]), name
+
+
+def test_codegen_refuses_a_tag_mode_on_a_chip_without_tags(deployed):
+    """codegen reads module.addr_mode through address_assign.addr_mode, which checks it against the
+    module's chip as processor-assign does: the io_tag final module relabelled bm1684x by hand is
+    one error naming the mode and the chip."""
+    _, out = deployed
+    (final,) = out["io_tag", "F32"][0].glob("*_final.mlir")
+    top = load_module(final)
+    top.module.attributes["module.chip"] = StringAttr("bm1684x")
+    with pytest.raises(TpudslError) as info:
+        generate(top)
+    assert str(info.value) == ("error: backend: module.addr_mode 'io_tag' needs a chip with memory tags; bm1684x "
+                               "has none (chips with memory tags: bm1688, tiny)")
