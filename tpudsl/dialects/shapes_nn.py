@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
+from tpudsl.dialects.geometry.ssd import SsdInputError, ssd_geometry
 from tpudsl.dialects.geometry.yolo import ROW, HeadError, check_anchors, check_heads, check_v8_head
 from tpudsl.dialects.opdef import AttrView, Shape, ShapeError
 from tpudsl.dialects.opdef import fmt_shape as fmt
@@ -342,6 +343,24 @@ def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
         if a[key] <= 0:
             raise ShapeError(f"{key} {a[key]} must be positive")
     return [(1, 1, heads[0][0] * a["keep_topk"], ROW)]
+
+
+def detection_output(ins: Ins, a: AttrView) -> list[Shape]:
+    """SSD's loc, conf and priorbox (geometry/ssd.py) -> [1, 1, N * keep_top_k, 7] detection rows."""
+    shapes = [operand(ins, i, "input") for i in range(len(ins))]
+    try:
+        images, _, classes = ssd_geometry(shapes, a["num_classes"])
+    except SsdInputError as e:
+        raise ShapeError(str(e)) from None
+    if not 0 <= a["background_label_id"] < classes:
+        raise ShapeError(f"background_label_id {a['background_label_id']} is not a class of 0..{classes - 1} "
+                         "(TPU-MLIR's decode skips a background label -1 with share_location)")
+    for key in ("top_k", "keep_top_k"):
+        if a[key] <= 0:
+            raise ShapeError(f"{key} {a[key]} must be positive (Caffe's -1, every box, is not modelled)")
+    if not 0.0 <= a["nms_threshold"] <= 1.0:
+        raise ShapeError(f"nms_threshold {a['nms_threshold']} is not in [0, 1]: it is an IoU")
+    return [(1, 1, images * a["keep_top_k"], ROW)]
 
 
 # ---- recurrent layers ---------------------------------------------------------------------

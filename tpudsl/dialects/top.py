@@ -13,6 +13,7 @@ from xdsl.ir import Dialect
 from tpudsl.dialects import shapes as S
 from tpudsl.dialects import shapes_nn as NN
 from tpudsl.dialects.geometry import resize_modes as RESIZE
+from tpudsl.dialects.geometry.ssd import CODE_TYPES
 from tpudsl.dialects.opdef import MOVES, REQUIRED, A, Moves, OpSpec, ShapeError, define
 
 # ---- attribute groups and string enums shared by several ops ---------------------------------
@@ -259,6 +260,20 @@ SPECS: list[OpSpec] = [
                   "agnostic_nms": A("bool", False, supported=(False,))},
            shape=NN.yolo_detection, verify=_f32_only,
            summary="YOLO heads decoded, thresholded and suppressed (NMS per class): rows (image, class, score, x, y, w, h)"),
+    # TPU-MLIR's AddPostprocess writes every attribute (insertSsdOp); its interpreter decodes
+    # CENTER_SIZE only, and takes share_location, eta 1 and variances from priorbox whatever the
+    # attributes say, so other values are refused by name (docs/tpuc-opt.md, "--add-postprocess").
+    OpSpec("top.DetectionOutput", operands=("inputs*",),
+           attrs={"num_classes": A("i64", REQUIRED), "background_label_id": A("i64", 0),
+                  "nms_threshold": A("f64", REQUIRED), "top_k": A("i64", REQUIRED),
+                  "code_type": A("str", REQUIRED, CODE_TYPES, supported=("CENTER_SIZE",)),
+                  "keep_top_k": A("i64", REQUIRED), "confidence_threshold": A("f64", REQUIRED),
+                  "share_location": A("bool", True, supported=(True,)),
+                  "variance_encoded_in_target": A("f64", 0.0, supported=(0.0,)),
+                  "eta": A("f64", 1.0, supported=(1.0,))},
+           shape=NN.detection_output, verify=_f32_only,
+           summary="SSD's boxes decoded by the priors, thresholded and suppressed (NMS per class): rows "
+                   "(image, label, score, xmin, ymin, xmax, ymax)"),
     # Recurrent layers, ONNX's layouts and gate orders (LSTM i,o,f,c; GRU z,r,h); TopOps.td's
     # operands and attributes, and LSTM's `peephole` (ONNX's P [dirs, 3*H], order i,o,f; ours:
     # TopOps.td has none). A reverse ONNX layer is a forward one between two top.Reverse.

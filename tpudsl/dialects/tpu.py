@@ -396,12 +396,12 @@ def _as_top(name: str) -> OpSpec:
 
 # Ops whose Tpu form takes its Top op's operands and attributes (TPU-MLIR has TopK, GatherND,
 # ScatterElements, ScatterND, CumSum, Reverse, Trilu, RMSNorm, Pow2, Remainder, MaxPoolWithMask,
-# YoloDetection, Yuv2rgbFormula, GridSampler, LSTM and GRU as Tpu ops; Expand, Einsum, Mod and Pow3 are ours, TPU-MLIR
-# rewrites them into other ops). Their float kernel is the Top kernel; tensor-valued `[...]` operands must be folded
-# before lowering.
+# YoloDetection, DetectionOutput, Yuv2rgbFormula, GridSampler, LSTM and GRU as Tpu ops; Expand, Einsum, Mod
+# and Pow3 are ours, TPU-MLIR rewrites them into other ops). Their float kernel is the Top kernel; tensor-valued
+# `[...]` operands must be folded before lowering.
 AS_TOP = ("TopK", "GatherND", "ScatterElements", "ScatterND", "CumSum", "Reverse", "Trilu", "RMSNorm", "Pow2",
-          "Pow3", "Mod", "Remainder", "Expand", "Einsum", "MaxPoolWithMask", "YoloDetection", "Yuv2rgbFormula",
-          "GridSampler", "LSTM", "GRU")
+          "Pow3", "Mod", "Remainder", "Expand", "Einsum", "MaxPoolWithMask", "YoloDetection", "DetectionOutput",
+          "Yuv2rgbFormula", "GridSampler", "LSTM", "GRU")
 SPECS += [_as_top(name) for name in AS_TOP]
 
 # n-ary broadcasting ops over a variadic `inputs`, with their requantization attributes.

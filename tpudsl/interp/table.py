@@ -19,6 +19,7 @@ from tpudsl.interp import (
     kernels_reduce,
     kernels_rnn,
     kernels_shape,
+    kernels_ssd,
 )
 from tpudsl.interp.kernel import Kernel
 
@@ -44,6 +45,7 @@ KERNELS: dict[str, Kernel] = merge(
     kernels_shape.KERNELS,
     kernels_interp.KERNELS,
     kernels_detection.KERNELS,
+    kernels_ssd.KERNELS,
     kernels_image.KERNELS,
     kernels_rnn.KERNELS,
     kernels_grid.KERNELS,

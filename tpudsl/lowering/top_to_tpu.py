@@ -65,7 +65,8 @@ KEPT = ("top.Input", "top.Weight", "top.None")
 # Operands that stay f32 in every float mode: (Tpu op, operand index). Conv2D and MatMul biases
 # (the chip accumulates in f32), and indices held in float tensors: f16 is exact to 2048, bf16 to
 # 256 only, so an index in the mode's type would silently pick another element.
-# YoloDetection is F32 in every mode, as TPU-MLIR lowers it (its two or three heads: --add-postprocess's);
+# YoloDetection and DetectionOutput are F32 in every mode, as TPU-MLIR lowers them (their heads, or loc, conf
+# and priorbox: --add-postprocess's);
 # so are LSTM and GRU (their record computes in f32: docs/lowering.md), every operand and result.
 # GridSampler is F32 in every mode: its record (BdcGridSample) models f32 only (TPU-MLIR also has
 # an F16 form; its grid coordinates in f16 would move points by up to 1/2048 of the input).
@@ -73,11 +74,13 @@ RECURRENT = {"tpu.LSTM": (8, 3), "tpu.GRU": (5, 2)}  # operand (LSTM: with its p
 F32_OPERANDS = {("tpu.Conv2D", 2), ("tpu.MatMul", 2), ("tpu.Gather", 1), ("tpu.GatherElements", 1),
                 ("tpu.GatherND", 1), ("tpu.ScatterElements", 1),
                 ("tpu.ScatterND", 1), *(("tpu.YoloDetection", i) for i in range(3)),
+                *(("tpu.DetectionOutput", i) for i in range(3)),
                 ("tpu.GridSampler", 0), ("tpu.GridSampler", 1),
                 *((op, i) for op, (operands, _) in RECURRENT.items() for i in range(operands))}
 # Results that stay f32 in every float mode, for the same reason: (Tpu op, result index).
 F32_RESULTS = {("tpu.TopK", 1), ("tpu.Arg", 0), ("tpu.MaxPoolWithMask", 1), ("tpu.YoloDetection", 0),
-               ("tpu.GridSampler", 0), *((op, i) for op, (_, results) in RECURRENT.items() for i in range(results))}
+               ("tpu.DetectionOutput", 0), ("tpu.GridSampler", 0),
+               *((op, i) for op, (_, results) in RECURRENT.items() for i in range(results))}
 
 
 @dataclass(frozen=True)

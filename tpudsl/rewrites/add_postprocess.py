@@ -1,9 +1,12 @@
-"""Append YOLO detection post-processing (top.YoloDetection) to the model's head outputs.
+"""Append detection post-processing to the model's head outputs: YOLO's (top.YoloDetection) or
+SSD's (top.DetectionOutput, type=ssd).
 
 TPU-MLIR's AddPostprocess (lib/Dialect/Top/Transforms/AddPostprocess.cpp), run by model_transform's
 `--add_postprocess TYPE` between --shape-infer and --canonicalize: the function's results become
 the one `yolo_post` tensor [1, 1, N * 200, 7] (image, class, score, x, y, w, h), thresholds 0.5,
-the version's default anchors (yolov8/yolov11: ultralytics' one decoded output, no anchors). docs/tpuc-opt.md "--add-postprocess" is the table of what is
+the version's default anchors (yolov8/yolov11: ultralytics' one decoded output, no anchors); for ssd
+the outputs loc, conf and priorbox become `ssd_post`, rows (image, label, score, xmin, ymin, xmax,
+ymax), insertSsdOp's attributes. docs/tpuc-opt.md "--add-postprocess" is the table of what is
 modelled as TPU-MLIR does it and what is refused."""
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tpudsl.dialects.geometry.ssd import SsdInputError, ssd_geometry
 from tpudsl.dialects.geometry.yolo import (BOX_FIELDS, V8_ANCHORS, V8_BOX_FIELDS, VERSION_HEADS, HeadError,
                                            check_heads, head_order)
 from tpudsl.dialects.opdef import create_shaped, loc_name, value_name
@@ -42,7 +46,7 @@ REFUSED = {
     "yolov4": "its anchors and decode",
     "yolov7": "TPU-MLIR decodes it as yolov3 (its YoloVersionAttr has no yolov7)",
     "yolov8_seg": "its mask post-processing", "yolov11_seg": "its mask post-processing",
-    "ssd": "top.DetectionOutput", "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
+    "bnr": "top.DepackRaw", "mmap2rgbmap": "top.Mmap2Rgbmap",
 }
 
 
@@ -57,8 +61,8 @@ class AddPostprocessPass(ModulePass):
     def check_options(self) -> None:
         if self.type in REFUSED:
             raise TpudslError(f"{PASS}: type={self.type} is not supported: {REFUSED[self.type]} is not modelled "
-                              f"(supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)")
-        check_option(PASS, "type", self.type, ("", *ANCHORS), "not a post-processing TPU-MLIR has")
+                              f"(supported: type=yolov3, yolov3_tiny, yolov5, yolov8, yolov11 or ssd)")
+        check_option(PASS, "type", self.type, ("", *ANCHORS, "ssd"), "not a post-processing TPU-MLIR has")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
@@ -70,7 +74,7 @@ class AddPostprocessPass(ModulePass):
         main = next((f for f in op.walk() if isinstance(f, FuncOp) and f.sym_name.data == "main"), None)
         if main is None or main.is_declaration:
             raise TpudslError(f"{PASS}: the module has no func.func @main")
-        _append(main, self.type)
+        (_append_ssd if self.type == "ssd" else _append)(main, self.type)
         op.attributes["module.postprocess"] = StringAttr(self.type)
 
 
@@ -94,6 +98,32 @@ def _append(main: FuncOp, version: str) -> None:
     operands = heads if v8 else [heads[i] for i in head_order(shapes)]
     # The rows' shape by the op's shape rule, which checked the heads against the attributes again.
     post = create_shaped("top.YoloDetection", operands, Float32Type(), attrs, name)
+    Rewriter.insert_op(post, InsertPoint.before(ret))
+    ret.operands = [post.results[0]]
+    main.update_function_type()
+
+
+# TPU-MLIR's insertSsdOp: Caffe's SSD defaults but confidence_threshold 0.05 and top_k = keep_top_k = 200.
+SSD_ATTRS = {"background_label_id": 0, "nms_threshold": 0.5, "top_k": KEEP_TOPK, "code_type": "CENTER_SIZE",
+             "keep_top_k": KEEP_TOPK, "confidence_threshold": 0.05, "share_location": True,
+             "variance_encoded_in_target": 0.0, "eta": 1.0}
+SSD_NAME = "ssd_post"
+
+
+def _append_ssd(main: FuncOp, _type: str) -> None:
+    """The function's results loc, conf and priorbox become operands of one top.DetectionOutput.
+    num_classes is conf's values an image / priors (TPU-MLIR reads conf's dimension 1, the class
+    count only when conf is [N, classes, ...]: docs/tpuc-opt.md)."""
+    ret = main.body.block.last_op
+    shapes = [tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in ret.operands]
+    try:
+        _, _, classes = ssd_geometry(shapes)
+    except SsdInputError as e:
+        raise TpudslError(f"{PASS}: the outputs are not SSD's loc, conf and priorbox: {e} "
+                          f"(the outputs are {_outputs(list(ret.operands), shapes)})") from None
+    name = unique_name(SSD_NAME, {loc_name(o) for o in main.walk()})
+    post = create_shaped("top.DetectionOutput", list(ret.operands), Float32Type(),
+                         {"num_classes": classes, **SSD_ATTRS}, name)
     Rewriter.insert_op(post, InsertPoint.before(ret))
     ret.operands = [post.results[0]]
     main.update_function_type()
