@@ -1,7 +1,8 @@
 """Codegen of tpu.YoloDetection (slicing.SELF_EMITTED: layer-group does not slice it): one
 BdcYoloDetection record over its 1 to 3 f32 heads (yolov3_tiny: two; the absent ones' fields 0) in global
 memory, widest first (the op's order),
-or for version yolov8 one BdcYolov8Detection over its one decoded head."""
+or for version yolov8 one BdcYolov8Detection over its one decoded head; tpu.DetectionOutput (SSD's) is one
+BdcDetectionOutput over its loc, conf and priorbox."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
 from tpudsl.backend.slicing import attrs_of, check_f32, shape_of
+from tpudsl.dialects.geometry.ssd import SsdInputError, ssd_geometry
 from tpudsl.dialects.geometry.yolo import V8_BOX_FIELDS, VERSION_HEADS, head_order
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
@@ -45,3 +47,20 @@ def emit_yolo_detection(op: Operation, chip: Chip, prog: Program) -> None:
         *srcs, address_of(op.results[0]), shape_of(heads[0])[0], *grids,  # type: ignore[arg-type]
         a["class_num"], a["net_input_h"], a["net_input_w"], a["keep_topk"], isa.YOLO_VERSIONS[a["version"]],
         a["nms_threshold"], a["obj_threshold"], *a["anchors"], *[0.0] * (6 * absent)))
+
+
+def check_detection_output(op: Operation) -> tuple[int, int, int]:
+    """(images, priors, classes); what the record does not model is an error naming it."""
+    check_f32(op, "BdcDetectionOutput")
+    try:
+        return ssd_geometry([shape_of(v) for v in op.operands], attrs_of(op)["num_classes"])
+    except SsdInputError as e:
+        raise TpudslError(f"backend: {describe(op)}: {e}") from None
+
+
+def emit_detection_output(op: Operation, chip: Chip, prog: Program) -> None:
+    images, priors, classes = check_detection_output(op)
+    a = attrs_of(op)
+    prog.records.append(isa.BdcDetectionOutput(
+        *(address_of(v) for v in op.operands), address_of(op.results[0]), images, priors, classes,  # type: ignore[arg-type]
+        a["background_label_id"], a["top_k"], a["keep_top_k"], a["nms_threshold"], a["confidence_threshold"]))

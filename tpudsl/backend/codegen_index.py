@@ -18,7 +18,8 @@ from tpudsl.backend import isa
 from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import Program
-from tpudsl.backend.codegen_detection import check_yolo_detection, emit_yolo_detection
+from tpudsl.backend.codegen_detection import (check_detection_output, check_yolo_detection, emit_detection_output,
+                                              emit_yolo_detection)
 from tpudsl.backend.codegen_recurrent import check_recurrent, emit_recurrent
 from tpudsl.backend.slicing import ESIZE, as4d, attrs_of, check_f32, check_modelled, dtype_of, shape_of
 from tpudsl.dialects.opdef import describe
@@ -259,6 +260,7 @@ _EMITTERS: dict[str, Callable[[Operation, Chip, Program], None]] = {
     "tpu.ScatterND": lambda op, chip, prog: prog.records.append(_nd(op, scatter=True)),
     "tpu.Einsum": _einsum,
     "tpu.YoloDetection": emit_yolo_detection,
+    "tpu.DetectionOutput": emit_detection_output,
     "tpu.Yuv2rgbFormula": lambda op, chip, prog: prog.records.append(_yuv2rgb(op)),
     "tpu.GridSampler": lambda op, chip, prog: prog.records.append(_grid_sample(op)),
     "tpu.LSTM": emit_recurrent,
@@ -279,7 +281,8 @@ def _scatter_check(views: Callable[[Operation], object]) -> Callable[[Operation]
 _CHECKS: dict[str, Callable[[Operation], object]] = {
     "tpu.GatherElements": _gather_check(_axis_views), "tpu.ScatterElements": _scatter_check(_axis_views),
     "tpu.GatherND": _gather_check(_nd_dims), "tpu.ScatterND": _scatter_check(_nd_dims), "tpu.Einsum": einsum_plan,
-    "tpu.YoloDetection": check_yolo_detection, "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes,
+    "tpu.YoloDetection": check_yolo_detection, "tpu.DetectionOutput": check_detection_output,
+    "tpu.Yuv2rgbFormula": _yuv_frames, "tpu.GridSampler": _grid_shapes,
     "tpu.LSTM": check_recurrent, "tpu.GRU": check_recurrent,
 }
 

@@ -86,6 +86,8 @@ def cycles(r: isa.Record, chip: Chip) -> int:
         work = sum(n * c * h * w for n, c, h, w in isa.yolo_head_shapes(r)) / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcYolov8Detection):  # every head element read once; NMS unknown before run time
         work = r.n * (4 + r.classes) * r.boxes / chip.macs_per_cycle_per_lane
+    elif isinstance(r, isa.BdcDetectionOutput):  # every score and offset read once; NMS unknown before run time
+        work = r.n * r.priors * (r.classes + 4) / chip.macs_per_cycle_per_lane
     elif isinstance(r, isa.BdcRecurrent):  # each step: the gates' matmuls (gates*hidden over the lanes), ~4 passes
         gates = isa.RECURRENT_GATES[r.cell]
         work = (r.dirs * r.seq * r.batch * rounds(gates * r.hidden) * (r.n_in + r.hidden + 4)

@@ -621,6 +621,19 @@ class BdcYolov8Detection(Record):
     (docs/tpuc-opt.md, "--add-postprocess")."""
 
 
+# ---- opcode 103: SSD's detection post-processing (`--add-postprocess=type=ssd`), global to global ----
+
+@record(103, "bdc", "src conf_at:Q prior_at:Q dst n priors:I classes:I background:I top_k:I keep_top_k:I "
+                    "nms:d conf_threshold:d")
+class BdcDetectionOutput(Record):
+    """tpu.DetectionOutput on contiguous f32 tensors in global memory: loc at src (n, priors, 4)
+    offsets, conf at conf_at (n, priors, classes) scores, the priors at prior_at (2, priors, 4):
+    corners, then variances; dst the f32 (n keep_top_k, 7) rows (image, label, score, xmin, ymin,
+    xmax, ymax), then -1 rows. Per image and class but `background`: the priors scoring above
+    conf_threshold, best first, their first top_k decoded (CENTER_SIZE by the variances) and
+    suppressed greedily (IoU > nms); then each image's best keep_top_k, by label (docs/bmodel.md)."""
+
+
 # ---- opcode 98: grid sampling in global memory (tpu.GridSampler) ----
 
 GRID_SAMPLE_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}  # tpu.GridSampler's mode
@@ -690,7 +703,8 @@ RECORDS: dict[int, type[Record]] = {
                                 GdmaGatherND, GdmaScatterElements, GdmaScatterND, GdmaScatterElementsReduce,
                                 GdmaScatterNDReduce, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
-                                BdcGridSample, BdcGridSample3D, BdcRecurrent, CoreSync, BdcRecurrentPeephole)
+                                BdcGridSample, BdcGridSample3D, BdcRecurrent, CoreSync, BdcRecurrentPeephole,
+                                BdcDetectionOutput)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

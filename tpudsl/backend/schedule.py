@@ -170,6 +170,12 @@ def _yolov8_detection(r: isa.BdcYolov8Detection, chip: Chip):
     return _bytes_at(r.src, r.n * (4 + r.classes) * r.boxes * 4), _bytes_at(r.dst, r.n * r.keep_topk * 7 * 4)
 
 
+def _detection_output(r: isa.BdcDetectionOutput, chip: Chip):
+    """loc, conf and the priors (whole, f32); the whole result, n keep_top_k rows of 7 f32."""
+    return (_bytes_at(r.src, r.n * r.priors * 4 * 4) + _bytes_at(r.conf_at, r.n * r.priors * r.classes * 4)
+            + _bytes_at(r.prior_at, 2 * r.priors * 4 * 4), _bytes_at(r.dst, r.n * r.keep_top_k * 7 * 4))
+
+
 def _grid_sample(r: isa.BdcGridSample, chip: Chip):
     """Records 98/101: the input and the grid whole, the result whole (f32); record 101's depths."""
     d, od, axes = (r.d, r.od, 3) if isinstance(r, isa.BdcGridSample3D) else (1, 1, 2)
@@ -274,6 +280,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaScatterNDReduce: _index_record,
     isa.BdcYoloDetection: _yolo_detection,
     isa.BdcYolov8Detection: _yolov8_detection,
+    isa.BdcDetectionOutput: _detection_output,
     isa.BdcRecurrent: _recurrent,
     isa.BdcRecurrentPeephole: _recurrent,
     isa.GdmaYuv2rgb: lambda r, chip: (_bytes_at(r.src, r.batch * r.h * r.w * 3 // 2),

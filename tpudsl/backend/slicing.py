@@ -55,12 +55,13 @@ MOVES = ("concat", "permute", "slice", "expand", "depth2space", "tile", "reverse
 GLOBAL_MOVES = ("tpu.Reshape", "tpu.Squeeze", "tpu.Unsqueeze", "tpu.Gather")
 # Ops codegen_index.py emits whole, without layer-group slices: the gathers and scatters by
 # computed indices (one global record each: their data is read whole), Einsum (strided loads
-# around BdcMatMul, cut along its batch by itself), YoloDetection (one global record), Yuv2rgbFormula
-# (one global record: a pixel's chroma lies half a frame away from its luma), GridSampler (one
-# global record: a grid point may read any pixel) and LSTM/GRU (one global record: each step reads
-# the state the step before wrote).
+# around BdcMatMul, cut along its batch by itself), YoloDetection and DetectionOutput (one global
+# record each), Yuv2rgbFormula (one global record: a pixel's chroma lies half a frame away from its
+# luma), GridSampler (one global record: a grid point may read any pixel) and LSTM/GRU (one global
+# record: each step reads the state the step before wrote).
 SELF_EMITTED = ("tpu.GatherElements", "tpu.GatherND", "tpu.ScatterElements", "tpu.ScatterND", "tpu.Einsum",
-                "tpu.YoloDetection", "tpu.Yuv2rgbFormula", "tpu.GridSampler", "tpu.LSTM", "tpu.GRU")
+                "tpu.YoloDetection", "tpu.DetectionOutput", "tpu.Yuv2rgbFormula", "tpu.GridSampler", "tpu.LSTM",
+                "tpu.GRU")
 GLOBAL_ONLY = (*GLOBAL_MOVES, *SELF_EMITTED)
 ESIZE = isa.DTYPE_BYTES  # bytes an element of each type the backend models
 # The ops with instructions on int8 tensors (docs/backend.md, INT8); any other op on one is an error.

@@ -1,6 +1,7 @@
-"""The cmodel's handlers of BdcYoloDetection (opcode 96) and BdcYolov8Detection (97), merged into
-engine.HANDLERS: the heads (1 to 3; yolov3_tiny's two) read whole from global memory, the rows
-(arith_detection.py) written whole."""
+"""The cmodel's handlers of BdcYoloDetection (opcode 96), BdcYolov8Detection (97) and
+BdcDetectionOutput (103), merged into engine.HANDLERS: the heads (1 to 3; yolov3_tiny's two), or
+SSD's loc, conf and priors, read whole from global memory, the rows (arith_detection.py,
+arith_ssd.py) written whole."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.cmodel import arith_detection
+from tpudsl.backend.cmodel import arith_detection, arith_ssd
 from tpudsl.backend.cmodel.memory import Fault, Memory
 from tpudsl.dialects.geometry.yolo import VERSION_HEADS
 
@@ -49,5 +50,20 @@ def _check_detection(r: isa.BdcYoloDetection | isa.BdcYolov8Detection) -> None:
         raise Fault(f"obj {r.obj}, keep_topk {r.keep_topk}, classes {r.classes}: not a detection")
 
 
+def _detection_output(m: Memory, r: isa.BdcDetectionOutput) -> None:
+    if min(r.n, r.priors, r.classes, r.top_k, r.keep_top_k) < 1 or not 0 <= r.background < r.classes:
+        raise Fault(f"n {r.n}, priors {r.priors}, classes {r.classes}, background {r.background}, top_k {r.top_k}, "
+                    f"keep_top_k {r.keep_top_k}: not a detection")
+
+    def whole(at: int, shape: tuple[int, ...]) -> np.ndarray:
+        return m.read_global(at, (1,), (int(np.prod(shape)),), _F32).reshape(shape)  # contiguous: a flat run
+
+    rows = arith_ssd.detection_output(whole(r.src, (r.n, r.priors, 4)), whole(r.conf_at, (r.n, r.priors, r.classes)),
+                                      whole(r.prior_at, (2, r.priors, 4)), r.background, r.top_k, r.keep_top_k,
+                                      r.nms, r.conf_threshold)
+    m.write_global(r.dst, (1,), rows.reshape(-1))
+
+
 HANDLERS: dict[type[isa.Record], Callable] = {isa.BdcYoloDetection: _yolo_detection,
-                                              isa.BdcYolov8Detection: _yolov8_detection}
+                                              isa.BdcYolov8Detection: _yolov8_detection,
+                                              isa.BdcDetectionOutput: _detection_output}
