@@ -1,5 +1,5 @@
 // --add-postprocess refuses, in one line naming why, outputs that are not one to three YOLO heads (yolov8: one
-// decoded head), and the
+// decoded head; ssd: loc, conf and priorbox), and the
 // post-processing types it does not model (exit 1, no output, no traceback).
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=yolov5" 2>&1 | filecheck %s
 // RUN: not tpuc-opt %s --split-input-file --add-postprocess="type=ssd" 2>&1 | filecheck %s --check-prefix=SSD
@@ -32,9 +32,18 @@
 // V8: error: add-postprocess: the outputs do not look like YOLO heads: yolov8 takes one head N x (4 + classes) x boxes, the outputs are 'p2' 1x21x4x4
 // V8-NOT: error
 
-// SSD: error: add-postprocess: type=ssd is not supported: top.DetectionOutput is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)
-// SEG: error: add-postprocess: type=yolov8_seg is not supported: its mask post-processing is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)
-// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5 or type=yolov3_tiny or type=yolov8 or type=yolov11)
+// type=ssd takes the outputs loc, conf and priorbox (add_postprocess_ssd.mlir); none of these is.
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 1 (the outputs are 'logits' 1x10)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: priorbox has shape [1, 21, 2, 2], not [1, 2, priors * 4] (corners, then variances) (the outputs are 'p3' 1x21x8x8, 'p4' 1x24x4x4, 'p5' 1x21x2x2)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: priorbox has shape [1, 21, 2, 2], not [1, 2, priors * 4] (corners, then variances) (the outputs are 'p3' 1x21x6x6, 'p4' 1x21x4x4, 'p5' 1x21x2x2)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: priorbox has shape [1, 21, 2, 2], not [1, 2, priors * 4] (corners, then variances) (the outputs are 'p3' 1x21x8x8, 'p4' 1x21x4x4, 'p5' 1x21x2x2)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 1 (the outputs are 'boxes' 1x4x64)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 1 (the outputs are 'output0' 2x7x64)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 4 (the outputs are 'p3' 1x21x8x8, 'p4' 1x21x4x4, 'p5' 1x21x2x2, 'p6' 1x21x1x1)
+// SSD: error: add-postprocess: the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 1 (the outputs are 'p2' 1x21x4x4)
+// SSD-NOT: error
+// SEG: error: add-postprocess: type=yolov8_seg is not supported: its mask post-processing is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8, yolov11 or ssd)
+// UNKNOWN: error: add-postprocess: type=yolov9 is not supported: not a post-processing TPU-MLIR has (supported: type= or type=yolov3 or type=yolov5 or type=yolov3_tiny or type=yolov8 or type=yolov11 or type=ssd)
 
 func.func @main(%arg0: tensor<1x10xf32>) -> tensor<1x10xf32> {
   %0 = "top.Input"(%arg0) : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("images")
