@@ -4,9 +4,9 @@
 // loc or conf is cast to f32 (a derived name), the priorbox weight stays f32, the result is f32 and named "ssd_post".
 
 // CHECK:      %[[L:[0-9]+]] = "tpu.Relu"{{.*}} -> tensor<1x32xf16>
-// CHECK:      %[[C:[0-9]+]] = "tpu.Active"{{.*}} -> tensor<1x24xf16>
-// CHECK-DAG:  %[[L32:[0-9]+]] = "tpu.Cast"(%[[L]]) : (tensor<1x32xf16>) -> tensor<1x32xf32> loc(#[[LL32:loc[0-9]+]])
-// CHECK-DAG:  %[[C32:[0-9]+]] = "tpu.Cast"(%[[C]]) : (tensor<1x24xf16>) -> tensor<1x24xf32> loc(#[[LC32:loc[0-9]+]])
+// CHECK-NEXT: %[[L32:[0-9]+]] = "tpu.Cast"(%[[L]]) : (tensor<1x32xf16>) -> tensor<1x32xf32> loc(#[[LL32:loc[0-9]+]])
+// CHECK-NEXT: %[[C:[0-9]+]] = "tpu.Active"{{.*}} -> tensor<1x24xf16>
+// CHECK-NEXT: %[[C32:[0-9]+]] = "tpu.Cast"(%[[C]]) : (tensor<1x24xf16>) -> tensor<1x24xf32> loc(#[[LC32:loc[0-9]+]])
 // CHECK:      %[[Y:[0-9]+]] = "tpu.DetectionOutput"(%[[L32]], %[[C32]], %{{[0-9]+}}) {background_label_id = 0 : i64, code_type = "CENTER_SIZE", {{.*}}num_classes = 3 : i64{{.*}}} : (tensor<1x32xf32>, tensor<1x24xf32>, tensor<1x2x32xf32>) -> tensor<1x1x10x7xf32> loc(#[[LY:loc[0-9]+]])
 // CHECK-NEXT: return %[[Y]] : tensor<1x1x10x7xf32>
 // CHECK-DAG:  #[[LL32]] = loc("mbox_loc_f32")
