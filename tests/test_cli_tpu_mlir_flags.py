@@ -104,8 +104,8 @@ def test_accepted_values_of_checked_flags(tmp_path):
 
 REFUSED = {
     "model_transform": [
-        (["--add_postprocess", "ssd"], "error: model_transform: --add_postprocess ssd: add-postprocess: type=ssd is not "
-         "supported: top.DetectionOutput is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8 or yolov11)"),
+        (["--add_postprocess", "bnr"], "error: model_transform: --add_postprocess bnr: add-postprocess: type=bnr is not "
+         "supported: top.DepackRaw is not modelled (supported: type=yolov3, yolov3_tiny, yolov5, yolov8, yolov11 or ssd)"),
         (["--onnx_sim", "skip_fuse_bn"], "error: model_transform: --onnx_sim skip_fuse_bn is not supported: tpudsl runs no "
          "onnx-simplifier, whose fusions skip_fuse_bn would change (supported: --onnx_sim '')"),
         (["--dynamic"], "error: model_transform: --dynamic is not supported: tpudsl compiles static shapes (give them "

@@ -43,6 +43,7 @@ NOT_FROM_ONNX = {
     "top.Transpose": "PyTorch two-axis transpose; ONNX Transpose becomes top.Permute",
     "top.View": "PyTorch view; ONNX Reshape becomes top.Reshape",
     "top.YoloDetection": "TPU-MLIR's post-processing: --add-postprocess appends it to a YOLO model's heads",
+    "top.DetectionOutput": "TPU-MLIR's post-processing: --add-postprocess=type=ssd appends it to an SSD's outputs",
     "top.Yuv2rgbFormula": "TPU-MLIR's op for --fuse-preprocess of YUV frames (and tpulang); ONNX has no such op",
 }
 

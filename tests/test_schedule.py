@@ -324,6 +324,17 @@ def yolo_detection(draw):
 
 
 @st.composite
+def detection_output(draw):
+    """BdcDetectionOutput: loc, conf and priors of 1-8 priors and 2-3 classes and their rows (all
+    scores 0 in the test memory: none above the threshold, the (image, -1, ...) rows)."""
+    n, priors, classes, keep = (draw(st.integers(1, 2)), draw(st.integers(1, 8)), draw(st.integers(2, 3)),
+                                draw(st.integers(1, 4)))
+    return isa.BdcDetectionOutput(_somewhere(draw, n * priors * 4 * 4), _somewhere(draw, n * priors * classes * 4),
+                                  _somewhere(draw, 2 * priors * 4 * 4), _somewhere(draw, n * keep * 7 * 4), n, priors,
+                                  classes, draw(st.integers(0, classes - 1)), draw(st.integers(1, 8)), keep, 0.5, 0.05)
+
+
+@st.composite
 def yolov8_detection(draw):
     """BdcYolov8Detection: one decoded head of 1-3 classes and its rows (all scores 0 in the test
     memory: no box, the (image, -1, ...) rows)."""
@@ -451,6 +462,7 @@ RECORDS = {
     isa.BdcPoolMask: pool_mask(),
     isa.BdcYoloDetection: yolo_detection(),
     isa.BdcYolov8Detection: yolov8_detection(),
+    isa.BdcDetectionOutput: detection_output(),
     isa.GdmaYuv2rgb: yuv2rgb(),
     isa.BdcGridSample: grid_sample(),
     isa.BdcGridSample3D: grid_sample(volumetric=True),

@@ -112,7 +112,8 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
     p.add_argument("--add_postprocess", default="",
                    help="yolov5 or yolov3 (three head outputs), yolov3_tiny (two), yolov8 or yolov11 (one decoded "
-                        "output): append YOLO detection (top.YoloDetection)")
+                        "output): append YOLO detection (top.YoloDetection); ssd (outputs loc, conf, priorbox): "
+                        "append SSD's (top.DetectionOutput)")
     add_threads_option(p)
     add_checked_flags(p, CHECKED)
     return p
