@@ -220,14 +220,19 @@ def test_model_transform_adds_yolov5_post_processing_and_validates_the_heads(tmp
     np.testing.assert_allclose(got.reshape(-1, 7)[:, 2:], want[:, 2:], rtol=1e-4, atol=1e-4)
 
 
-def test_model_transform_refuses_a_model_without_yolo_heads(tmp_path):
+@pytest.mark.parametrize(("post", "message"), [
+    ("yolov5", "the outputs do not look like YOLO heads: head 'y' has 3 channels, not 3 x (5 + classes)"),
+    ("ssd", "the outputs are not SSD's loc, conf and priorbox: takes 3 inputs (loc, conf, priorbox), got 1 "
+            "(the outputs are 'y' 1x3x8x8)"),
+])
+def test_model_transform_refuses_outputs_the_post_processing_does_not_take(post, message, tmp_path):
+    """YOLO's (and SSD's, tests/test_ssd_detection.py) post-processing on a model without its outputs: one line."""
     onnx.save(make_model([onnx_helper.make_node("Relu", ["images"], ["y"])], {"images": [1, 3, 8, 8]}, ["y"]),
               tmp_path / "m.onnx")
     r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir",
-                 "--add_postprocess", "yolov5", cwd=tmp_path)
+                 "--add_postprocess", post, cwd=tmp_path)
     assert r.returncode == 1
-    assert error_lines(r.stderr) == ["error: add-postprocess: the outputs do not look like YOLO heads: head 'y' has 3 "
-                                     "channels, not 3 x (5 + classes)"]
+    assert error_lines(r.stderr) == [f"error: add-postprocess: {message}"]
     assert {p.name for p in tmp_path.iterdir()} == {"m.onnx"}
 
 
