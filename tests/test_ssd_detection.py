@@ -131,7 +131,8 @@ def cases(draw, batch=None, planted=False, keep_top_k=None, top_k=None):
     priors = draw(st.integers(5, 14))
     return dict(seed=draw(st.integers(0, 2**32 - 1)), batch=batch or draw(st.sampled_from((1, 2))), priors=priors,
                 classes=draw(st.integers(2, 4)), background=draw(st.integers(0, 1)),
-                top_k=top_k or draw(st.integers(3 if planted else 1, priors + 2)), keep_top_k=keep_top_k or draw(st.integers(1, 12)),
+                top_k=top_k or draw(st.integers(3 if planted else 1, priors + 2)),
+                keep_top_k=keep_top_k or draw(st.integers(1, 12)),
                 nms=draw(st.sampled_from((0.3, 0.45, 0.6))), conf_threshold=draw(st.sampled_from((0.05, 0.2, 0.4))),
                 planted=planted)
 

@@ -61,6 +61,7 @@ def check_detection_output(op: Operation) -> tuple[int, int, int]:
 def emit_detection_output(op: Operation, chip: Chip, prog: Program) -> None:
     images, priors, classes = check_detection_output(op)
     a = attrs_of(op)
+    loc, conf, priorbox = (address_of(v) for v in op.operands)
     prog.records.append(isa.BdcDetectionOutput(
-        *(address_of(v) for v in op.operands), address_of(op.results[0]), images, priors, classes,  # type: ignore[arg-type]
+        loc, conf, priorbox, address_of(op.results[0]), images, priors, classes,  # type: ignore[arg-type]
         a["background_label_id"], a["top_k"], a["keep_top_k"], a["nms_threshold"], a["confidence_threshold"]))

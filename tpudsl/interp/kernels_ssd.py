@@ -49,8 +49,8 @@ def _nms(corners: Array, area: Array, order: Array, threshold: F32) -> list[int]
     return kept
 
 
-def _image_rows(loc: Array, conf: Array, priorbox: Array, a: KernelAttrs) -> list[tuple[int, float, int]]:
-    """One image's kept (label, score, prior), labels ascending, each label's in NMS order."""
+def _image_rows(loc: Array, conf: Array, priorbox: Array, a: KernelAttrs) -> list[tuple]:
+    """One image's rows (label, score, xmin, ymin, xmax, ymax), labels ascending, each label's in NMS order."""
     corners, area = decode_boxes(loc, priorbox[0], priorbox[1])
     threshold, nms = F32(a["confidence_threshold"]), F32(a["nms_threshold"])
     found: list[tuple[int, float, int]] = []
