@@ -255,3 +255,15 @@ def test_bad_types_are_errors_with_a_position(text):
             upstream(text)
     else:
         upstream(text)
+
+
+def test_quantile_types_are_kept_as_written_in_every_context():
+    """`!quant.quantile` (not upstream) parses without --allow-unregistered-dialect and prints back
+    as written, in each of several contexts (they share its class: tpudsl/dialects/__init__.py)."""
+    from tpudsl.ir.printer import print_module
+
+    t = "tensor<4x!quant.quantile<i8:f16:f32, {-1.0,-0.5,0.5,1.0}:0.1>>"
+    text = f"func.func @main(%arg0: {t}) -> {t} {{\n  return %arg0 : {t}\n}}"
+    for _ in range(2):
+        printed = print_module(parse_module(text, "q.mlir", make_context()))
+        assert printed.count("!quant.quantile<i8:f16:f32, {-1.0,-0.5,0.5,1.0}:0.1>") == 3, printed

@@ -1,5 +1,7 @@
 """The Top and Tpu dialects. This package imports nothing else of tpudsl."""
 
+import functools
+
 from xdsl.context import Context
 from xdsl.ir import Dialect
 
@@ -36,7 +38,14 @@ def _tpu() -> Dialect:
 def _load_quantile_type(ctx: Context) -> None:
     """`!quant.quantile<...>` (in some MLIR forks, not upstream) is accepted with or without
     --allow-unregistered-dialect and kept as written (an UnregisteredAttr type)."""
+    # xDSL has no public way to load a type under a name its class does not carry.
+    ctx._loaded_types["quant.quantile"] = _quantile_type()  # noqa: SLF001
+
+
+@functools.cache
+def _quantile_type() -> type:
+    """One class for every context: xDSL builds two attribute classes per call (1.5 ms, 95% of a
+    make_context), and the suite makes thousands of contexts (docs/testing.md)."""
     from xdsl.dialects.builtin import UnregisteredAttr
 
-    # xDSL has no public way to load a type under a name its class does not carry.
-    ctx._loaded_types["quant.quantile"] = UnregisteredAttr.with_name_and_type("quant.quantile", True)  # noqa: SLF001
+    return UnregisteredAttr.with_name_and_type("quant.quantile", True)
