@@ -19,3 +19,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def calibrated_cnn(tmp_path_factory):
+    """name -> tests.calibrated_cnn.CalibratedCnn, each built once per test process."""
+    from tests.calibrated_cnn import build
+
+    built = {}
+
+    def get(name: str):
+        if name not in built:
+            built[name] = build(name, tmp_path_factory.mktemp(f"calibrated_{name}"))
+        return built[name]
+
+    return get

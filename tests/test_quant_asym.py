@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from tests.backend_support import compile_for
 from tests.feature_tally import FeatureTally
-from tests.models import mobilenetv2, resnet18
+from tests.models import resnet18
 from tests.test_requant import ref_round
 from tests.test_tpu_float import cosine, run, top_module
 from tests.test_tpu_int8 import qdq_second_opinion, random_graphs
@@ -186,28 +186,20 @@ def test_resnet18_asymmetric_bmodel_is_bit_exact(resnet_deployed):
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenetv2"])
-def test_asymmetric_error_is_onnxruntime_qdqs(name, tmp_path):
+def test_asymmetric_error_is_onnxruntime_qdqs(name, tmp_path, calibrated_cnn):
     """Second opinion: onnxruntime's quantize_static (QDQ, asymmetric uint8 activations,
     per-channel symmetric int8 weights) with every activation range overridden to our table's
     [min(lo, 0), max(hi, 0)]: the same grid as ours (an int8 tensor with zero point zp is ORT's uint8
     one with zp + 128). Over 8 inputs that are not the calibration samples our mean cosine with
     Top is within 0.005 of its mean cosine with the float model."""
-    model = resnet18(input_size=32, num_classes=10, width=8) if name == "resnet18" else \
-        mobilenetv2(input_size=32, num_classes=10, width_mult=0.25)
-    top = top_module(model)
-    save_module(top, tmp_path / "m.mlir")
-    rng = np.random.default_rng(0)
-    feeds = [{"input": rng.random((1, 3, 32, 32), dtype=np.float32)} for _ in range(32)]
-    result = calibrate(str(tmp_path / "m.mlir"), [str(i) for i in range(32)], lambda k: feeds[int(k)])
-    table = result.table("kld")
-    (tmp_path / "table").write_text(table_text(table, 2048, 32))
-    tpu = load_module(tmp_path / "m.mlir")
+    cnn = calibrated_cnn(name)  # 32 random samples, KLD (tests/calibrated_cnn.py), as test_tpu_int8's
+    tpu = load_module(cnn.mlir)
     ctx = make_context()
-    pass_class("import-calibration-table")(file=str(tmp_path / "table"), asymmetric=True).apply(ctx, tpu.module)
+    pass_class("import-calibration-table")(file=str(cnn.table_path), asymmetric=True).apply(ctx, tpu.module)
     pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, tpu.module)
     pass_class("convert-top-to-tpu")(asymmetric=True).apply(ctx, tpu.module)
-    ranges = {k: (min(e.min, 0.0), max(e.max, 0.0)) for k, e in table.items()}
-    ours, theirs = qdq_second_opinion(model, tpu, feeds, ranges, tmp_path, symmetric=False)
+    ranges = {k: (min(e.min, 0.0), max(e.max, 0.0)) for k, e in cnn.table.items()}
+    ours, theirs = qdq_second_opinion(cnn.model, tpu, cnn.top, cnn.feeds, ranges, tmp_path, symmetric=False)
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
 
 
@@ -230,7 +222,8 @@ def test_random_graphs_asymmetric_close_to_top(tmp_path_factory):
     def check(case):
         layers, model = case
         d = tmp_path_factory.mktemp("g")
-        save_module(top_module(model), d / "m.mlir")
+        top = top_module(model)  # the float reference below, and the module calibrated and lowered
+        save_module(top, d / "m.mlir")
         rng = np.random.default_rng(0)
         feed = {"input": np.random.default_rng(123).random((1, 4, 8, 8), dtype=np.float32)}
         feeds = {str(i): {"input": rng.random((1, 4, 8, 8), dtype=np.float32)} for i in range(16)} | {"run": feed}
@@ -241,7 +234,7 @@ def test_random_graphs_asymmetric_close_to_top(tmp_path_factory):
         pass_class("import-calibration-table")(file=str(d / "table"), asymmetric=True).apply(ctx, tpu.module)
         pass_class("processor-assign")(chip="bm1684x", mode="INT8").apply(ctx, tpu.module)
         pass_class("convert-top-to-tpu")(asymmetric=True).apply(ctx, tpu.module)
-        assert cosine(run(tpu, feed)["output"], run(top_module(model), feed)["output"]) >= 0.99, layers
+        assert cosine(run(tpu, feed)["output"], run(top, feed)["output"]) >= 0.99, layers
         text = str(tpu.module)
         tally.record(kind for kind, present in (("uint8", "quant.uniform<u8" in text),
                                                 ("int8 with zero point", ":-" in text)) if present)

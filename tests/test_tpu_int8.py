@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -31,8 +32,9 @@ from onnx import helper
 from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
 from onnxruntime.quantization.shape_inference import quant_pre_process
 
+from tests.calibrated_cnn import CalibratedCnn
 from tests.feature_tally import FeatureTally
-from tests.models import mobilenetv2, resnet18
+from tests.models import resnet18
 from tests.models.builder import GraphBuilder
 from tests.test_requant import ref_round, ref_scale_and_shift
 from tests.test_tpu_float import cosine, run, top_module
@@ -40,7 +42,7 @@ from tpudsl.cli import model_deploy, model_transform
 from tpudsl.dialects import make_context
 from tpudsl.interp.kernel import KernelAttrs
 from tpudsl.interp.kernels_tpu import TPU_KERNELS
-from tpudsl.interp.module_interpreter import result_names
+from tpudsl.interp.module_interpreter import result_names, run_samples
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module, save_module
 from tpudsl.lowering.calibration import calibrate
@@ -178,10 +180,18 @@ def test_conv_lowering_constants_are_the_formulas(tmp_path):
         assert bias[c] == ref_round(Fraction(float(b[c])) / Fraction(s_w * (2.0 / 127)), "HalfAwayFromZero")
 
 
-def test_resnet18_int8_close_to_top_and_deterministic(tmp_path):
-    model = resnet18(input_size=32, num_classes=10, width=8)
-    tpu = calibrated_int8(model, tmp_path, samples=32)
-    top = top_module(model)
+@functools.cache
+def symmetric_int8(cnn: CalibratedCnn):
+    """The calibrated CNN lowered to symmetric INT8 on bm1684x (read only)."""
+    tpu = load_module(cnn.mlir)
+    lower_int8(tpu, cnn.table_path)
+    return tpu
+
+
+def test_resnet18_int8_close_to_top_and_deterministic(calibrated_cnn):
+    """ResNet-18-shaped, calibrated on 32 random samples (KLD: tests/calibrated_cnn.py)."""
+    cnn = calibrated_cnn("resnet18")
+    tpu, top = symmetric_int8(cnn), cnn.top
     rng = np.random.default_rng(99)  # not the calibration samples
     for _ in range(2):
         feed = {"input": rng.random((1, 3, 32, 32), dtype=np.float32)}
@@ -311,11 +321,11 @@ class _Reader(CalibrationDataReader):
     def get_next(self):
         return next(self._feeds, None)
 
-def qdq_second_opinion(model, tpu, feeds, ranges, tmp_path, symmetric: bool) -> tuple[list[float], list[float]]:
+def qdq_second_opinion(model, tpu, top, feeds, ranges, tmp_path, symmetric: bool) -> tuple[list[float], list[float]]:
     """onnxruntime's quantize_static (QDQ, per-channel int8 weights; int8 activations when
     `symmetric`, else uint8) calibrated on `feeds` with every activation range overridden to
     `ranges` (name -> (lo, hi), all of them used); then over 8 inputs that are not the calibration
-    samples, our cosine with Top and theirs with the float model."""
+    samples, our (`tpu`'s) cosine with `top` and theirs with the float model."""
     onnx.save(model, tmp_path / "raw.onnx")
     # onnxruntime's pre-processing folds BatchNormalization into Conv, as our Top graph has it: without
     # it the BN outputs are quantized too (measured: MobileNetV2 0.951 instead of 0.970).
@@ -337,30 +347,27 @@ def qdq_second_opinion(model, tpu, feeds, ranges, tmp_path, symmetric: bool) -> 
     as_written.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     float_session = onnxruntime.InferenceSession(str(tmp_path / "f.onnx"))
     qdq_session = onnxruntime.InferenceSession(str(tmp_path / "q.onnx"), as_written)
-    top = top_module(model)
     rng = np.random.default_rng(99)
-    ours, theirs = [], []
-    for _ in range(8):
-        feed = {"input": rng.random((1, 3, 32, 32), dtype=np.float32)}
-        ours.append(cosine(run(tpu, feed)["output"], run(top, feed)["output"]))
-        theirs.append(cosine(qdq_session.run(None, feed)[0], float_session.run(None, feed)[0]))
+    inputs = [{"input": rng.random((1, 3, 32, 32), dtype=np.float32)} for _ in range(8)]
+    # each interpreter initialised once for the 8 inputs (run_samples), as each session is
+    ours = [cosine(q["output"], f["output"])
+            for q, f in zip(run_samples(tpu.module, tpu.weights, inputs)[0],
+                            run_samples(top.module, top.weights, inputs)[0], strict=True)]
+    theirs = [cosine(qdq_session.run(None, feed)[0], float_session.run(None, feed)[0]) for feed in inputs]
     return ours, theirs
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenetv2"])
-def test_int8_error_is_onnxruntime_qdqs(name, tmp_path):
+def test_int8_error_is_onnxruntime_qdqs(name, tmp_path, calibrated_cnn):
     """onnxruntime's quantize_static (QDQ, symmetric int8 activations and per-channel weights) with
     every activation range overridden to our table's [-th, th]: over 8 inputs that are not the
     calibration samples, our mean cosine with Top is within 0.005 of its mean cosine with the float
     model. Measured: ResNet-18 0.99968 vs 0.99962, MobileNetV2 0.9694 vs 0.9704."""
-    model = resnet18(input_size=32, num_classes=10, width=8) if name == "resnet18" else \
-        mobilenetv2(input_size=32, num_classes=10, width_mult=0.25)
-    tpu = calibrated_int8(model, tmp_path, samples=32)
-    table = read_table(str(tmp_path / "table"))
-    rng = np.random.default_rng(0)  # the samples calibrated_int8 used
-    feeds = [{"input": rng.random((1, 3, 32, 32), dtype=np.float32)} for _ in range(32)]
+    cnn = calibrated_cnn(name)  # 32 random samples, KLD (tests/calibrated_cnn.py)
+    table = read_table(str(cnn.table_path))
     ranges = {k: (-e.threshold, e.threshold) for k, e in table.items()}
-    ours, theirs = qdq_second_opinion(model, tpu, feeds, ranges, tmp_path, symmetric=True)
+    ours, theirs = qdq_second_opinion(cnn.model, symmetric_int8(cnn), cnn.top, cnn.feeds, ranges, tmp_path,
+                                      symmetric=True)
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
 
 
