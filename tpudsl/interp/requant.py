@@ -39,15 +39,21 @@ def scale_and_shift(scale: float) -> tuple[int, int]:
     below the best so far (ties keep the smaller n). A candidate whose m does not fit an int
     (C's cast would be undefined there) is skipped."""
     s = float(np.float32(scale))
-    best_err, best_n = math.inf, 0
-    for n in range(-32, 31):
-        m = round_half_away(s * 2.0**n)
-        if abs(m) >= INT32_MAX:
-            continue
-        err = float(np.float32(abs(m / 2.0**n - s)))
-        if err < best_err:
-            best_err, best_n = err, n
+    if not math.isfinite(s):
+        round_half_away(s)  # the error the first candidate raised (inf or nan has no integer)
+    # All 63 candidates at once (the lowering asks for one pair per channel): float64 holds every
+    # s * 2^n exactly and every kept m (below 2^31), so each value is the scalar loop's.
+    scaled = s * _POW2
+    whole = np.floor(np.abs(scaled))
+    m = np.copysign(whole + (np.abs(scaled) - whole >= 0.5), scaled)
+    err = np.abs(m / _POW2 - s).astype(np.float32)
+    err[np.abs(m) >= INT32_MAX] = np.inf
+    best_n = int(_SHIFTS[np.argmin(err)]) if np.isfinite(err).any() else 0  # argmin: the first least, the smaller n
     return round_half_away(s * 2.0**best_n), best_n
+
+
+_SHIFTS = np.arange(-32, 31)
+_POW2 = np.ldexp(1.0, _SHIFTS)
 
 
 def right_shift_round(x: np.ndarray, shift: np.ndarray | int, mode: str) -> np.ndarray:
