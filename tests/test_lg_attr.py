@@ -127,3 +127,25 @@ def test_lg_bad_text_is_one_error_naming_the_field(text, message):
 def test_lg_make_refuses_an_unknown_field():
     with pytest.raises(Exception, match="#tpu.lg has no field 'out_adr'"):
         LayerGroupAttr.make(out_adr=0)
+
+
+@pytest.mark.parametrize("values", [{}, {"out_addr": 2**63 - 1, "eu_align": False, "in_hslice_offset": [-(2**63), 5],
+                                         "h_idx": [0, 7], "h_slice": [7, 1], "id": 4},
+                                    {"can_merge": True, "n_idx": [0], "n_slice": [2], "group_type": 1}])
+def test_lg_printed_text_reads_as_token_by_token(values):
+    """What we print is read in one match (lg.py's fast path, taken: `_CANONICAL`); the same
+    fields spelled with other spacing go token by token; both give the attribute, and a value out
+    of range is the same error either way."""
+    from tpudsl.dialects.lg import _CANONICAL
+
+    attr = LayerGroupAttr.make(**values)
+    canonical = f"#tpu.lg<{attr.body()}>"
+    assert _CANONICAL.fullmatch(canonical[len("#tpu.lg"):])
+    spaced = canonical.replace(" = ", "  =  ")
+    for text in (canonical, spaced):
+        module = parse_module(_module(text), "m.mlir", make_context())
+        assert next(o for o in module.walk() if o.name == "tpu.Relu").attributes["ginfo"] == attr, text
+    for text in (canonical, spaced):
+        with pytest.raises(TpudslError, match="'out_size' = -1 must not be negative"):
+            parse_module(_module(text.replace("out_size = 0", "out_size = -1").replace("out_size  =  0", "out_size  =  -1")),
+                         "m.mlir", make_context())

@@ -22,6 +22,7 @@ plan and any difference is an error, so a field we do not use must hold the valu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,6 +124,11 @@ class LayerGroupAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        fast = _CANONICAL.match(parser.lexer.input.content, parser.pos)
+        if fast is not None:  # what we print: read in one match, not token by token (docs/testing.md)
+            parser._resume_from(fast.end())  # noqa: SLF001 - xDSL's parser has no public seek
+            return [_param(kind, _canonical_value(kind, text)) for (_, kind, _), text in zip(FIELDS, fast.groups(),
+                                                                                          strict=True)]
         parser.parse_punctuation("<")
         got: dict[str, Any] = {}
         if parser.parse_optional_punctuation(">") is None:
@@ -160,6 +166,17 @@ def _read(parser: AttrParser, name: str) -> Any:
     if value is None:
         parser.raise_error(f"#tpu.lg field '{name}' must be {kind}", at)
     return value
+
+
+_CANONICAL_VALUE = {INT: r"(-?[0-9]+)", BOOL: r"(true|false)", INTS: r"\[((?:-?[0-9]+(?:, -?[0-9]+)*)?)\]"}
+# `body()`'s text exactly: every field, in order, one space around `=` and after each comma
+_CANONICAL = re.compile("<" + ", ".join(f"{name} = {_CANONICAL_VALUE[kind]}" for name, kind, _ in FIELDS) + ">")
+
+
+def _canonical_value(kind: str, text: str) -> Any:
+    if kind == INTS:
+        return [int(v) for v in text.split(", ")] if text else []
+    return text == "true" if kind == BOOL else int(text)
 
 
 def _text(value: Any) -> str:
