@@ -1,9 +1,10 @@
-"""Hypothesis profiles. `make test` runs the fixed, derandomized budget ("ci") whether or not CI is
+"""Hypothesis profiles, and the session fixture several INT8 files share (calibrated_cnn). `make test` runs the fixed, derandomized budget ("ci") whether or not CI is
 set, so a test run is reproducible and CI sees what a developer saw; HYPOTHESIS_PROFILE=dev draws
 new random examples each run (same budget), HYPOTHESIS_PROFILE=thorough ten times as many."""
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,8 +20,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
