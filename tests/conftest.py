@@ -1,6 +1,7 @@
-"""Hypothesis profiles, and the session fixture several INT8 files share (calibrated_cnn). `make test` runs the fixed, derandomized budget ("ci") whether or not CI is
-set, so a test run is reproducible and CI sees what a developer saw; HYPOTHESIS_PROFILE=dev draws
-new random examples each run (same budget), HYPOTHESIS_PROFILE=thorough ten times as many."""
+"""Hypothesis profiles, and the session fixture several INT8 files share (calibrated_cnn).
+`make test` runs the fixed, derandomized budget ("ci") whether or not CI is set, so a test run is
+reproducible and CI sees what a developer saw; HYPOTHESIS_PROFILE=dev draws new random examples
+each run (same budget), HYPOTHESIS_PROFILE=thorough ten times as many."""
 
 import os
 
