@@ -74,14 +74,17 @@ class AddPostprocessPass(ModulePass):
         main = next((f for f in op.walk() if isinstance(f, FuncOp) and f.sym_name.data == "main"), None)
         if main is None or main.is_declaration:
             raise TpudslError(f"{PASS}: the module has no func.func @main")
-        (_append_ssd if self.type == "ssd" else _append)(main, self.type)
+        if self.type == "ssd":
+            _append_ssd(main)
+        else:
+            _append(main, self.type)
         op.attributes["module.postprocess"] = StringAttr(self.type)
 
 
 def _append(main: FuncOp, version: str) -> None:
     ret = main.body.block.last_op
     heads = list(ret.operands)
-    shapes = [tuple(h.type.get_shape()) if isinstance(h.type, TensorType) else () for h in heads]
+    shapes = _result_shapes(ret)
     first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
     net = tuple(first.get_shape()) if isinstance(first, TensorType) else ()
     v8 = VERSION[version] == "yolov8"
@@ -93,14 +96,9 @@ def _append(main: FuncOp, version: str) -> None:
     attrs = {"net_input_h": net[2], "net_input_w": net[3], "nms_threshold": THRESHOLD, "obj_threshold": THRESHOLD,
              "keep_topk": KEEP_TOPK, "anchors": [float(a) for a in anchors], "agnostic_nms": False,
              "version": VERSION[version], "class_num": classes}
-    name = unique_name(NAME, {loc_name(o) for o in main.walk()})
     # Operands in TPU-MLIR's order, widest grid first (yolov8: its one head); the heads keep their names.
     operands = heads if v8 else [heads[i] for i in head_order(shapes)]
-    # The rows' shape by the op's shape rule, which checked the heads against the attributes again.
-    post = create_shaped("top.YoloDetection", operands, Float32Type(), attrs, name)
-    Rewriter.insert_op(post, InsertPoint.before(ret))
-    ret.operands = [post.results[0]]
-    main.update_function_type()
+    _replace_results(main, "top.YoloDetection", operands, attrs, NAME)
 
 
 # TPU-MLIR's insertSsdOp: Caffe's SSD defaults but confidence_threshold 0.05 and top_k = keep_top_k = 200.
@@ -110,20 +108,33 @@ SSD_ATTRS = {"background_label_id": 0, "nms_threshold": 0.5, "top_k": KEEP_TOPK,
 SSD_NAME = "ssd_post"
 
 
-def _append_ssd(main: FuncOp, _type: str) -> None:
+def _append_ssd(main: FuncOp) -> None:
     """The function's results loc, conf and priorbox become operands of one top.DetectionOutput.
     num_classes is conf's values an image / priors (TPU-MLIR reads conf's dimension 1, the class
     count only when conf is [N, classes, ...]: docs/tpuc-opt.md)."""
     ret = main.body.block.last_op
-    shapes = [tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in ret.operands]
+    shapes = _result_shapes(ret)
     try:
         _, _, classes = ssd_geometry(shapes)
     except SsdInputError as e:
         raise TpudslError(f"{PASS}: the outputs are not SSD's loc, conf and priorbox: {e} "
                           f"(the outputs are {_outputs(list(ret.operands), shapes)})") from None
-    name = unique_name(SSD_NAME, {loc_name(o) for o in main.walk()})
-    post = create_shaped("top.DetectionOutput", list(ret.operands), Float32Type(),
-                         {"num_classes": classes, **SSD_ATTRS}, name)
+    _replace_results(main, "top.DetectionOutput", list(ret.operands), {"num_classes": classes, **SSD_ATTRS},
+                     SSD_NAME)
+
+
+def _result_shapes(ret) -> list[tuple[int, ...]]:
+    """The shapes of the function's results (() for one that is not a tensor)."""
+    return [tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in ret.operands]
+
+
+def _replace_results(main: FuncOp, op_name: str, operands, attrs: dict, name: str) -> None:
+    """One `op_name` of these operands, named `name` (or a free derivative), becomes the function's
+    one result; its rows' shape by the op's shape rule, which checks the operands against the
+    attributes again."""
+    ret = main.body.block.last_op
+    name = unique_name(name, {loc_name(o) for o in main.walk()})
+    post = create_shaped(op_name, operands, Float32Type(), attrs, name)
     Rewriter.insert_op(post, InsertPoint.before(ret))
     ret.operands = [post.results[0]]
     main.update_function_type()
