@@ -29,7 +29,7 @@ def _yolo_detection(m: Memory, r: isa.BdcYoloDetection) -> None:
     if any(any(f) for f in fields[count:]) or anchors[count:].any():
         raise Fault(f"{versions[r.version]} reads {count} heads: the fields and anchors of the heads after them "
                     "must be 0")
-    heads = [m.read_global(at, (1,), (int(np.prod(s)),), _F32).reshape(s)  # contiguous: a flat run
+    heads = [m.read_run(at, s, _F32)
              for at, s in zip((r.src, r.src1, r.src2)[:count], isa.yolo_head_shapes(r)[:count], strict=True)]
     rows = arith_detection.yolo_detection(heads, anchors[:count], versions[r.version], r.net_h, r.net_w, r.classes,
                                           r.obj, r.nms, r.keep_topk)
@@ -41,7 +41,7 @@ def _yolov8_detection(m: Memory, r: isa.BdcYolov8Detection) -> None:
     if r.boxes < 1:
         raise Fault(f"boxes {r.boxes}: not a detection")
     shape = (r.n, 4 + r.classes, r.boxes)
-    head = m.read_global(r.src, (1,), (int(np.prod(shape)),), _F32).reshape(shape)
+    head = m.read_run(r.src, shape, _F32)
     m.write_global(r.dst, (1,), arith_detection.yolov8_detection(head, r.obj, r.nms, r.keep_topk).reshape(-1))
 
 
@@ -54,13 +54,10 @@ def _detection_output(m: Memory, r: isa.BdcDetectionOutput) -> None:
     if min(r.n, r.priors, r.classes, r.top_k, r.keep_top_k) < 1 or not 0 <= r.background < r.classes:
         raise Fault(f"n {r.n}, priors {r.priors}, classes {r.classes}, background {r.background}, top_k {r.top_k}, "
                     f"keep_top_k {r.keep_top_k}: not a detection")
-
-    def whole(at: int, shape: tuple[int, ...]) -> np.ndarray:
-        return m.read_global(at, (1,), (int(np.prod(shape)),), _F32).reshape(shape)  # contiguous: a flat run
-
-    rows = arith_ssd.detection_output(whole(r.src, (r.n, r.priors, 4)), whole(r.conf_at, (r.n, r.priors, r.classes)),
-                                      whole(r.prior_at, (2, r.priors, 4)), r.background, r.top_k, r.keep_top_k,
-                                      r.nms, r.conf_threshold)
+    rows = arith_ssd.detection_output(m.read_run(r.src, (r.n, r.priors, 4), _F32),
+                                      m.read_run(r.conf_at, (r.n, r.priors, r.classes), _F32),
+                                      m.read_run(r.prior_at, (2, r.priors, 4), _F32), r.background, r.top_k,
+                                      r.keep_top_k, r.nms, r.conf_threshold)
     m.write_global(r.dst, (1,), rows.reshape(-1))
 
 

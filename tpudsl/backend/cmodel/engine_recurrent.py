@@ -42,7 +42,7 @@ class _Layer:
     def _read(self, at: int, shape: tuple[int, ...]) -> np.ndarray:
         if at == isa.NO_ADDR:
             return np.zeros(shape, _F32)
-        return self.m.read_global(at, (1,), (int(np.prod(shape)),), _F32).reshape(shape)
+        return self.m.read_run(at, shape, _F32)
 
     def _state(self, at: int) -> np.ndarray:
         r = self.r

@@ -8,6 +8,8 @@ Local tensors use the layout of isa.py: channel c on lane c % lanes, EU-aligned 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tpudsl.backend import isa
@@ -79,6 +81,10 @@ class Memory:
 
     def read_global(self, gaddr: int, strides, shape, dtype: np.dtype) -> np.ndarray:
         return self._global_view("src", gaddr, strides, shape, dtype).copy()
+
+    def read_run(self, gaddr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A tensor stored contiguously at gaddr: one flat run, shaped."""
+        return self.read_global(gaddr, (1,), (math.prod(shape),), dtype).reshape(shape)
 
     def write_global(self, gaddr: int, strides, data: np.ndarray) -> None:
         self._global_view("dst", gaddr, strides, data.shape, data.dtype)[...] = data
