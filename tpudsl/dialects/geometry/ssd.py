@@ -16,6 +16,7 @@ rows (TPU-MLIR's output)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 ROW = 7  # image, label, score, xmin, ymin, xmax, ymax
@@ -25,13 +26,6 @@ CODE_TYPES = ("CORNER", "CENTER_SIZE", "CORNER_SIZE")  # Caffe's PriorBoxParamet
 
 class SsdInputError(ValueError):
     """The tensors are not SSD's loc, conf and priorbox."""
-
-
-def _count(shape: Sequence[int]) -> int:
-    total = 1
-    for d in shape:
-        total *= d
-    return total
 
 
 def ssd_geometry(shapes: Sequence[Sequence[int]], num_classes: int | None = None) -> tuple[int, int, int]:
@@ -46,10 +40,10 @@ def ssd_geometry(shapes: Sequence[Sequence[int]], num_classes: int | None = None
     if not loc or not conf or loc[0] != conf[0]:
         raise SsdInputError(f"loc {list(loc)} and conf {list(conf)} are not of one batch")
     images = loc[0]
-    if _count(loc) != images * priors * BOX:
+    if math.prod(loc) != images * priors * BOX:
         raise SsdInputError(f"loc has shape {list(loc)}: not {priors} priors x 4 offsets an image "
                             "(share_location: one box for every class)")
-    per_image = _count(conf) // images if images else 0
+    per_image = math.prod(conf) // images if images else 0
     classes = num_classes if num_classes is not None else per_image // priors
     if classes < 1 or per_image != priors * classes:
         raise SsdInputError(f"conf has shape {list(conf)}: not {priors} priors x "
