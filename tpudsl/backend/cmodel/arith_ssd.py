@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tpudsl.dialects.geometry.ssd import ROW
+
 F32 = np.float32
-ROW = 7  # image, label, score, xmin, ymin, xmax, ymax
 
 
 def _corners(loc: np.ndarray, prior: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

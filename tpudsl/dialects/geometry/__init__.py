@@ -2,8 +2,9 @@
 the interpreter's kernels: windows (SAME auto_pad, output size with dilation and ceil_mode) in
 `window.py`, Resize coordinate transforms in `resize.py`, the reordered Conv filter layout (the
 weight-reorder pass, the Tpu shape rule and interpreter) in `conv_filter.py`, the center crop of a
-preprocessed image (the frontend and --fuse-preprocess) in `crop.py`.
+preprocessed image (the frontend and --fuse-preprocess) in `crop.py`, YOLO's heads in `yolo.py`,
+SSD's inputs and rows in `ssd.py`.
 
-The cmodel is the one exception: it is checked against the interpreter, so it writes its own
-arithmetic and does not import this package.
+The cmodel is checked against the interpreter, so it writes its own arithmetic: it imports only
+layout constants from here (an SSD row's width, YOLO's head counts, the cubic coefficient).
 """
