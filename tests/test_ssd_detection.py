@@ -182,7 +182,9 @@ def test_random_inputs_match_the_reference():
         # The cmodel's record arithmetic, written separately, gives the kernel's rows bit for bit.
         n, p = case["batch"], case["priors"]
         cmodel = arith_ssd.detection_output(loc.reshape(n, p, 4), conf.reshape(n, p, -1), priorbox.reshape(2, p, 4),
-                                            *(case[k] for k in keys[:1] + keys[3:] + keys[2:3] + keys[1:2]))
+                                            background=case["background"], top_k=case["top_k"],
+                                            keep_top_k=case["keep_top_k"], nms=case["nms"],
+                                            conf_threshold=case["conf_threshold"])
         np.testing.assert_array_equal(cmodel, out.reshape(-1, 7))
         seen = {name for name, happened in (
             ("suppressed", res.suppressed), ("below_threshold", res.below_threshold), ("truncated", res.truncated),
