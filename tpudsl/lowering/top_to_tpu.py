@@ -48,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
+from tpudsl.dialects.geometry.ssd import BOX
 from tpudsl.dialects.geometry.window import auto_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
@@ -196,6 +197,23 @@ def _batch_norm_operands(op: Operation, top: TopModule) -> list[SSAValue]:
     return [op.operands[0], *(w.results[0] for w in weights)]
 
 
+def _checked_priors(op: Operation, top: TopModule) -> list[SSAValue]:
+    """DetectionOutput's operands as they are, once constant priors are checked: TPU-MLIR's decode
+    asserts each prior's width and height (xmax - xmin, ymax - ymin, float) are positive, so a
+    `top.Weight` priorbox with one that is not is refused, naming the prior. Priors computed at run
+    time decode as given (docs/tpuc-opt.md, "--add-postprocess=type=ssd")."""
+    priorbox = op.operands[2].owner
+    if isinstance(priorbox, Operation) and priorbox.name == "top.Weight":
+        corners = np.asarray(top.weight_of(priorbox), np.float32).reshape(2, -1, BOX)[0]
+        width, height = corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1]
+        bad = np.nonzero(~((width > 0) & (height > 0)))[0]  # NaN is not positive either
+        if len(bad):
+            k = int(bad[0])
+            raise _error(op, f"prior {k} of '{loc_name(priorbox)}' has width {width[k]:g} and height "
+                             f"{height[k]:g}: TPU-MLIR's decode asserts both are positive")
+    return list(op.operands)
+
+
 def _transpose(op: Operation, a: AttrView) -> dict[str, Any]:
     order = list(range(len(_shape(op.operands[0]))))
     d0, d1 = a["dim0"] % len(order), a["dim1"] % len(order)
@@ -264,6 +282,7 @@ LOWERINGS: dict[str, Rule] = {
     "top.Pad": Rule("tpu.Pad", _no_tensor_operands("paddingsT")),
     "top.Slice": Rule("tpu.Slice", _no_tensor_operands("offsetT", "endsT", "stepsT")),
     **{f"top.{name}": Rule(f"tpu.{name}") for name in AS_TOP},
+    "top.DetectionOutput": Rule("tpu.DetectionOutput", operands=_checked_priors),
     "top.TopK": Rule("tpu.TopK", _no_tensor_operands("kT")),
     "top.CumSum": Rule("tpu.CumSum", _no_tensor_operands("dim")),
     "top.Expand": Rule("tpu.Expand", _no_tensor_operands("shapeT")),
