@@ -32,7 +32,9 @@ def ssd_geometry(shapes: Sequence[Sequence[int]], num_classes: int | None = None
     """(images, priors, classes) of loc, conf and priorbox shapes; `num_classes` None: conf's
     values an image / priors. SsdInputError naming the first thing that does not fit."""
     if len(shapes) != 3:
-        raise SsdInputError(f"takes 3 inputs (loc, conf, priorbox), got {len(shapes)}")
+        # Newer TPU-MLIR has a 2-input form (`onnx_nms`: boxes already decoded, conf class-major).
+        unmodelled = ": TPU-MLIR's onnx_nms form (2 inputs, decoded boxes) is not modelled" if len(shapes) == 2 else ""
+        raise SsdInputError(f"takes 3 inputs (loc, conf, priorbox), got {len(shapes)}{unmodelled}")
     loc, conf, prior = (tuple(s) for s in shapes)
     if len(prior) != 3 or prior[:2] != (1, 2) or prior[2] % BOX or prior[2] == 0:
         raise SsdInputError(f"priorbox has shape {list(prior)}, not [1, 2, priors * 4] (corners, then variances)")
