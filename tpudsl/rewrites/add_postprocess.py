@@ -85,8 +85,7 @@ def _append(main: FuncOp, version: str) -> None:
     ret = main.body.block.last_op
     heads = list(ret.operands)
     shapes = _result_shapes(ret)
-    first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
-    net = tuple(first.get_shape()) if isinstance(first, TensorType) else ()
+    net = _net(main)
     v8 = VERSION[version] == "yolov8"
     try:
         classes = _v8_classes(heads, shapes, net) if v8 else _classes(heads, shapes, net, version)
@@ -115,12 +114,22 @@ def _append_ssd(main: FuncOp) -> None:
     ret = main.body.block.last_op
     shapes = _result_shapes(ret)
     try:
-        _, _, classes = ssd_geometry(shapes)
+        images, _, classes = ssd_geometry(shapes)
     except SsdInputError as e:
         raise TpudslError(f"{PASS}: the outputs are not SSD's loc, conf and priorbox: {e} "
                           f"(the outputs are {_outputs(list(ret.operands), shapes)})") from None
+    try:  # TPU-MLIR sizes the rows by the input's batch, the op's shape rule and kernel by loc's
+        _check_net(_net(main), images, f"loc '{value_name(ret.operands[0])}' has")
+    except HeadError as e:
+        raise TpudslError(f"{PASS}: {e}") from None
     _replace_results(main, "top.DetectionOutput", list(ret.operands), {"num_classes": classes, **SSD_ATTRS},
                      SSD_NAME)
+
+
+def _net(main: FuncOp) -> tuple[int, ...]:
+    """The shape of the function's first input, the image (() when it has none or is unranked)."""
+    first = main.function_type.inputs.data[0] if main.function_type.inputs.data else None
+    return tuple(first.get_shape()) if isinstance(first, TensorType) else ()
 
 
 def _result_shapes(ret) -> list[tuple[int, ...]]:
@@ -153,11 +162,13 @@ def _outputs(heads, shapes) -> str:
     return names or "none"
 
 
-def _check_net(net, batch: int) -> None:
+def _check_net(net, batch: int, outputs: str = "the heads have") -> None:
+    """The first input is an N x C x H x W image (TPU-MLIR reads its batch, height and width for
+    every type) of the outputs' batch; HeadError naming both batches when not."""
     if len(net) != 4:
         raise HeadError("the first input is not an N x C x H x W image: no net input size")
     if batch != net[0]:
-        raise HeadError(f"the heads have batch {batch}, the input {net[0]}")
+        raise HeadError(f"{outputs} batch {batch}, the input {net[0]}")
 
 
 def anchors_of(version: str, strides: list[int]) -> tuple[float, ...]:
