@@ -282,6 +282,7 @@ LOWERINGS: dict[str, Rule] = {
     "top.Pad": Rule("tpu.Pad", _no_tensor_operands("paddingsT")),
     "top.Slice": Rule("tpu.Slice", _no_tensor_operands("offsetT", "endsT", "stepsT")),
     **{f"top.{name}": Rule(f"tpu.{name}") for name in AS_TOP},
+    # One of AS_TOP's, overriding its plain rule: constant priors are checked on the way.
     "top.DetectionOutput": Rule("tpu.DetectionOutput", operands=_checked_priors),
     "top.TopK": Rule("tpu.TopK", _no_tensor_operands("kT")),
     "top.CumSum": Rule("tpu.CumSum", _no_tensor_operands("dim")),
