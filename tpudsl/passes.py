@@ -78,7 +78,7 @@ PASSES: dict[str, Registered] = {
     "subnet-divide": Registered("tpudsl.backend.tpu_mlir_stages", "SubnetDividePass"),
     "op-reorder": Registered("tpudsl.backend.tpu_mlir_stages", "OpReorderPass"),
     "topo-sort": Registered("tpudsl.backend.tpu_mlir_stages", "TopoSortPass"),
-    "core-parallel": Registered("tpudsl.backend.tpu_mlir_stages", "CoreParallelPass"),
+    "core-parallel": Registered("tpudsl.backend.core_parallel", "CoreParallelPass"),
     "opt-post-processor": Registered("tpudsl.backend.tpu_mlir_stages", "OptPostProcessorPass"),
     "after-layergroup-weight-reorder": Registered("tpudsl.backend.tpu_mlir_stages", "AfterLayerGroupWeightReorderPass"),
     "weight-deduplicate": Registered("tpudsl.backend.tpu_mlir_stages", "WeightDeduplicatePass"),

@@ -427,6 +427,39 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
         prog.add_tensors(whole_results(op, last), lambda _: core)
 
 
+def emit_placed(op: Operation, chip: Chip, prog: Program, run: list[Operation]) -> None:
+    """An op --core-parallel placed on core `core_id`: all its slices on that core, in the phase of
+    the placed ops before it (`run`, emitted since the last barrier); a barrier first if it reads a
+    result of one of them on another core (a phase reads only what earlier phases wrote)."""
+    core = op.attributes["core_id"].value.data  # type: ignore[attr-defined]
+    if not 0 <= core < chip.cores:
+        raise TpudslError(f"codegen: {describe(op)} is placed on core {core}, but the module has {chip.cores} "
+                          f"core{'s' if chip.cores > 1 else ''} (run --core-parallel with module.cores)")
+    if op.name not in KINDS or op.name in SELF_EMITTED or op.name in GLOBAL_ONLY or op.name == "tpu.Gather":
+        raise TpudslError(f"codegen: {describe(op)} is placed on a core (core_id), which only sliced ops can be")
+    producers = {v.owner: v.owner.attributes["core_id"].value.data for v in op.operands  # type: ignore[union-attr]
+                 if v.owner in run}
+    if any(k != core for k in producers.values()):
+        close_run(run, prog)
+    check_modelled(op)
+    (records,) = alone_streams(op, replace(chip, cores=1), op_secs(op), _gaddr)
+    stream, debug = prog.stream(core)
+    debug.append((len(stream), op_label(op) or op.name))
+    stream += records
+    run.append(op)
+
+
+def close_run(run: list[Operation], prog: Program) -> None:
+    """The barrier after the placed ops of `run` (none: nothing to do); their results whole after it."""
+    if not run:
+        return
+    core, last = prog.barrier()
+    if prog.tensors is not None:
+        for op in run:
+            prog.add_tensors(whole_results(op, last), lambda _: core)
+    run.clear()
+
+
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
     """The op's records: its slices dealt to the cores (cores.deal); the ops emitted unsliced on core 0."""
     label = op_label(op) or op.name
@@ -557,7 +590,10 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
     groups = _read_groups(block_ops, chip)
+    run: list[Operation] = []  # the ops placed on a core (core_id) since the last barrier: one phase
     for op in block_ops:
+        if run and op.name not in _PASSIVE and not isinstance(op, ReturnOp) and "core_id" not in op.attributes:
+            close_run(run, prog)
         if op.name == "top.Weight" and address_of(op.results[0]) is not None:
             data = np.ascontiguousarray(top.weight_of(op)).tobytes()
             at = address_of(op.results[0]) - coeff_addr  # type: ignore[operator]
@@ -573,10 +609,13 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
             from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
 
             emit_group(op, *groups[op], prog)
+        elif "core_id" in op.attributes:
+            emit_placed(op, chip, prog, run)
         elif op.name not in _PASSIVE:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
             emit_op(op, chip, prog, top)
+    close_run(run, prog)
     streams = [prog.records, *(records for records, _ in prog.others)]
     serial, overlapped, per_core = timing(streams, chip)
     records, prog.debug, counts = prog.joined()

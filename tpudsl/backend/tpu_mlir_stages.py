@@ -1,6 +1,7 @@
 """The passes of TPU-MLIR's deploy command line (mlir_shell.py's tpu_opt_options and
 tpu_ada_options) that tpudsl has no work for, and the two that do work here: `--strip-io-quant`
-(int8, f16 and bf16 inputs and outputs; quant_output_bf16) and `--weight-deduplicate`.
+(int8, f16 and bf16 inputs and outputs; quant_output_bf16) and `--weight-deduplicate`
+(`--core-parallel` has its own module, core_parallel.py).
 
     tpuc-opt X_tpu.mlir --mlir-disable-threading --strip-io-quant="quant_input=False ..."
       --processor-tpu-optimize --dev-parallel --weight-reorder --subnet-divide="dynamic=False"
@@ -263,23 +264,6 @@ class TopoSortPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         before_layer_group(op, self.name)
-
-
-@dataclass(frozen=True)
-class CoreParallelPass(ModulePass):
-    """Split ops to run on several cores (TPU-MLIR). tpudsl has nothing to rewrite here: layer-group
-    gives each op at least module.cores slices and codegen deals them to the cores (docs/backend.md,
-    "Several cores"); TPU-MLIR's rewrites of identical branches into tpu.GroupParallel and of
-    A16MatMul into per-core column parts are not modelled. Checks module.cores against the chip
-    and that it runs before --address-assign."""
-
-    name = "core-parallel"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tpudsl.backend.layer_group import module_chip
-
-        module_chip(op, self.name)  # module.cores within the chip's
-        before_address_assign(op, self.name)
 
 
 @dataclass(frozen=True)

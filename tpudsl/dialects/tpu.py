@@ -11,7 +11,8 @@ defaults, the shape rule shared with the Top op it comes from. What differs from
 * the ops that carry layer-group info also declare `--layer-group`'s decision (docs/backend.md):
   an op alone (a group of one) gets `nsecs`, `hsecs` (slices along N and H, TPU-MLIR's names on
   tpu.Group), `csecs`, `wsecs` (along C and W, only when it is sliced so: absent is 1) and
-  `lmem_bytes`; a group of several ops is a `tpu.Group` region (below) whose ops
+  `lmem_bytes`, and `--core-parallel`'s `core_id` (the op alone runs whole on that core, in one
+  phase with the placed ops next to it; absent: its slices are dealt to every core); a group of several ops is a `tpu.Group` region (below) whose ops
   carry `ginfo` (`layer_group` on Pool2D, as TpuOps.td names it): a `#tpu.lg<...>` attribute
   (lg.py, TPU-MLIR's Tpu_LayerGroupAttr: every field declared, printed and verified);
 * `tpu.Group` (one region ending in `tpu.Yield` of its results), `tpu.Load` (global -> local)
@@ -35,7 +36,8 @@ from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.top import COMPARE_MODES, REDUCE_MODES
 
 RELU = {"do_relu": A("bool", False), "relu_limit": A("f64", -1.0)}
-SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "csecs": A("i64", 1), "wsecs": A("i64", 1), "lmem_bytes": A("i64")}
+SLICES = {"nsecs": A("i64"), "hsecs": A("i64"), "csecs": A("i64", 1), "wsecs": A("i64", 1), "lmem_bytes": A("i64"),
+          "core_id": A("i64")}
 GINFO = {"ginfo": A("tpu.lg"), **SLICES}
 
 

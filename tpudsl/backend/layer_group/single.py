@@ -12,6 +12,7 @@ every op that fitted before sliced, and so compiled, exactly as before.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from xdsl.ir import Operation
 
@@ -74,7 +75,10 @@ def _cw_counts(op: Operation, chip: Chip) -> tuple[list[int], list[int]]:
 def choose_secs(op: Operation, chip: Chip, slice_weights: bool = False) -> tuple[Secs, int]:
     """(slices, bytes per lane): the fewest slices, N before H, that fit local memory, else with C
     and then W cut where the op allows (slice_weights: the TEST-ONLY budget of
-    slicing.budgeted_whole_tiles)."""
+    slicing.budgeted_whole_tiles). An op --core-parallel placed on a core (`core_id`) is sliced for
+    that one core."""
+    if "core_id" in op.attributes:
+        chip = replace(chip, cores=1)
     weights = sum(tile_bytes(t, chip) for t in budgeted_whole_tiles(op, slice_weights))
     cs, ws = _cw_counts(op, chip)
     # several cores: C parts the cores divide evenly first (each core loads only its parts' weights)

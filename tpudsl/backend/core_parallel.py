@@ -1,0 +1,128 @@
+"""`--core-parallel`: with several cores, each weight-only `tpu.A16MatMul` split into one part per
+core on its output columns (TPU-MLIR's A16MatMulMatch, lib/Dialect/Tpu/Transforms/CoreParallel/
+CoreMatch.cpp; docs/backend.md "Several cores").
+
+Part k (`<name>_core<k>`) reads the same input and columns k N / cores .. (k + 1) N / cores of the
+weight [N, K'] (rows of the stored integers, two 4-bit values per byte along K), of the scales and
+zero points [N, G] (one row per column: a group runs along K, so a column cut never breaks one) and
+of the bias (its last axis); it carries `core_id = k`, which codegen reads as "the whole op on core
+k, in one phase with the placed ops next to it" (TPU-MLIR wraps the parts in a tpu.GroupParallel
+whose region k runs on core k). A Concat on the last axis joins them and keeps the op's name, so
+the Tpu interpreter's tensor of that name is still there to compare. Where N is not a multiple of
+the cores, the op is left as it is (TPU-MLIR stops there: UNREACHABLE_OP); so is one inside a
+tpu.Group (TPU-MLIR's isOpInBlock), one already placed, and one whose weight, scales, zero points
+or bias are computed (TPU-MLIR: a computed bias is not implemented).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tpudsl.backend.layer_group import module_chip, set_secs
+from tpudsl.backend.slicing import shape_of
+from tpudsl.backend.tpu_mlir_stages import before_address_assign
+from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import WEIGHT_OP, TopModule, top_module_of, unique_name
+
+_LAYER_GROUP = ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes")  # decided again for each part
+
+
+def splittable(op: Operation, cores: int) -> bool:
+    """An A16MatMul alone in @main, not yet placed, whose constant operands the cores' column cuts divide."""
+    if op.name != "tpu.A16MatMul" or op.parent_op().name == "tpu.Group" or "core_id" in op.attributes:
+        return False
+    constants = [v for v in op.operands[1:] if not is_none(v)]
+    if any(v.owner.name != WEIGHT_OP for v in constants):  # type: ignore[union-attr]
+        return False
+    return AttrView(op.attributes, SPECS[op.name])["w_transpose"] and shape_of(op.operands[1])[0] % cores == 0
+
+
+@dataclass
+class _Cutter:
+    """Each constant's column parts, made once (MatMuls sharing a weight share its parts)."""
+
+    top: TopModule
+    cores: int
+    made: dict[tuple[SSAValue, int, int], SSAValue]
+
+    def part(self, value: SSAValue, axis: int, k: int, before: Operation) -> SSAValue:
+        """Part k of `value`'s cores equal runs along `axis`, a new weight `<name>_core<k>` of its element type."""
+        key = (value, axis, k)
+        if key not in self.made:
+            data = self.top.weight_of(value.owner)  # type: ignore[arg-type]
+            size = data.shape[axis] // self.cores
+            cut = np.ascontiguousarray(np.take(data, range(k * size, (k + 1) * size), axis=axis))
+            name = unique_name(f"{loc_name(value.owner)}_core{k}", set(self.top.weights))  # type: ignore[arg-type]
+            shape = list(value.type.get_shape())  # type: ignore[attr-defined]
+            shape[axis] = size
+            weight = create(WEIGHT_OP, [], [TensorType(value.type.element_type, shape)], loc=name)  # type: ignore[attr-defined]
+            Rewriter.insert_op(weight, InsertPoint.before(before))
+            self.top.weights[name] = cut
+            self.made[key] = weight.results[0]
+        return self.made[key]
+
+
+def split(op: Operation, cutter: _Cutter, chip) -> Operation:
+    """`op` as its cores' column parts joined by a Concat named as `op` (which it replaces)."""
+    from tpudsl.backend.layer_group.single import choose_secs
+
+    x, weight, scale, zp, bias = (*op.operands, *[None] * (5 - len(op.operands)))[:5]
+    out = op.results[0].type
+    rank, name, grouped = len(out.get_shape()), loc_name(op), "nsecs" in op.attributes  # type: ignore[attr-defined]
+    attrs = {k: v for k, v in op.attributes.items() if k not in _LAYER_GROUP}
+    parts = []
+    for k in range(cutter.cores):
+        operands = [x, cutter.part(weight, 0, k, op), cutter.part(scale, 0, k, op)]
+        for v, axis in ((zp, 0), (bias, -1)):
+            if v is not None:
+                operands.append(v if is_none(v) else cutter.part(v, axis % len(shape_of(v)), k, op))
+        shape = [*out.get_shape()[:-1], out.get_shape()[-1] // cutter.cores]  # type: ignore[attr-defined]
+        part = create("tpu.A16MatMul", operands, [TensorType(out.element_type, shape)], loc=f"{name}_core{k}")  # type: ignore[attr-defined]
+        part.attributes.update(attrs, core_id=IntegerAttr(k, i64))
+        Rewriter.insert_op(part, InsertPoint.before(op))
+        parts.append(part)
+    concat = create("tpu.Concat", [p.results[0] for p in parts], [out], attrs={"axis": rank - 1}, loc=op.location)
+    Rewriter.replace_op(op, concat)
+    if grouped:  # run after --layer-group (TPU-MLIR's place): the new ops' slicing decided here
+        for new in (*parts, concat):
+            set_secs(new, *choose_secs(new, chip))
+    return concat
+
+
+def _erase_unused(top: TopModule, values: list[SSAValue]) -> None:
+    """The split ops' constants no op reads any more, and their data."""
+    for v in values:
+        if isinstance(v.owner, Operation) and v.owner.name == WEIGHT_OP and not list(v.uses) and v.owner.parent:
+            top.weights.pop(loc_name(v.owner), None)
+            v.owner.detach()
+            v.owner.erase()
+
+
+@dataclass(frozen=True)
+class CoreParallelPass(ModulePass):
+    """Split ops to run on several cores: each A16MatMul into per-core column parts (TPU-MLIR's core-parallel)."""
+
+    name = "core-parallel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        chip = module_chip(op, self.name)  # module.cores within the chip's
+        before_address_assign(op, self.name)
+        todo = [o for o in op.walk() if splittable(o, chip.cores)] if chip.cores > 1 else []
+        if not todo:
+            return
+        top = top_module_of(op)
+        if top is None:
+            raise TpudslError(f"{self.name}: the weight data is not loaded (the module names no readable weight file)")
+        cutter = _Cutter(top, chip.cores, {})
+        for mm in todo:
+            constants = [v for v in mm.operands[1:] if not is_none(v)]
+            split(mm, cutter, chip)
+            _erase_unused(top, constants)
