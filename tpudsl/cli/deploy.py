@@ -238,6 +238,7 @@ def _backend_passes(args) -> dict:
     passes = {"weight-reorder": pass_class("weight-reorder")(),
               **({"weight-deduplicate": pass_class("weight-deduplicate")()} if args.weight_deduplicate else {}),
               **({"opt-post-processor": pass_class("opt-post-processor")()} if args.opt_post_processor else {}),
+              "core-parallel": pass_class("core-parallel")(),  # several cores: A16MatMuls split by columns
               "address-assign": pass_class("address-assign")(merge_weight=args.merge_weight),
               "layer-group": pass_class("layer-group")(opt=1 if args.disable_layer_group else args.opt,
                                                        group_by_cores=args.group_by_cores,

@@ -33,7 +33,8 @@ lines (a --quantize_table line naming one wins; docs/quantization.md, "Attention
 reference tensor of its shape that is closest (TPU-MLIR's fuzzy match, for references named otherwise).
 --not_gen_bmodel stops once PREFIX_tpu.mlir is written, without any check (TPU-MLIR's).
 
-Then it goes on (docs/backend.md): --weight-reorder, --address-assign and --layer-group give
+Then it goes on (docs/backend.md): --weight-reorder, --core-parallel (with --num_core 2: each A16MatMul
+split into per-core column parts), --address-assign and --layer-group give
 PREFIX_final.mlir (layer groups of several ops unless --disable_layer_group or --opt 1; --debug also writes
 the group decisions to PREFIX_layer_groups.txt), --codegen writes --model, and with --test_input the .bmodel runs on the cmodel
 and is compared with the Tpu interpreter's outputs: INT8 bit-exact, F32 within 1e-5 relative (to
