@@ -1,10 +1,12 @@
 """`--core-parallel` on bm1688 with two cores (docs/backend.md "Several cores"): each weight-only
 A16MatMul split into one part per core on its output columns, joined by a Concat keeping its name.
 
-* model_deploy --quantize W4BF16 (per group) and W8BF16 (per channel) --num_core 2 of two MatMuls
-  (a bias between them): the bmodel check passes (bit-exact to the Tpu interpreter of the unsplit
-  module), each A16MatMul's two parts run in one phase, one on each core, and the cost model's
-  overlapped cycles are fewer than the same model's own --num_core 1 run.
+* model_deploy --quantize W4BF16 (per group) and W8BF16 (per channel) --num_core 2 of three MatMuls
+  (two of the input, the first with a bias, and one of its result): the bmodel check passes
+  (bit-exact to the Tpu interpreter of the unsplit module); each Concat keeps its MatMul's name and
+  is merged in place (its parts' addresses are its runs); the two independent MatMuls' parts share
+  one phase, each core one part of each, the third's the next; the cost model's overlapped cycles
+  are fewer than the same model's own --num_core 1 run.
 * The parts' stored integers, scales, zero points and biases, put back together along the columns,
   are the unsplit module's (the lowering's output, an independent reference for the cut).
 """
@@ -16,7 +18,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.cli_support import run_main
+from xdsl.dialects.builtin import BoolAttr, i1
+
 from tpudsl.backend import isa
+from tpudsl.backend.address_assign import address_of
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.cores import phase_bounds, streams_of
 from tpudsl.dialects.opdef import loc_name
@@ -25,17 +30,19 @@ from tpudsl.ir.module import load_module
 K, N = 128, 256  # decode: one row of K in, N columns out, and back to K
 
 
-def _two_matmuls(path) -> None:
-    """y = (x @ w1 + b) @ w2 for x [1, 1, K]: two constant-weight MatMuls, the first with a bias."""
+def _matmuls(path) -> None:
+    """y = (x @ w1 + b) @ w2 and z = x @ w3 for x [1, 1, K]: three constant-weight MatMuls, the
+    first with a bias, the third independent of the first two."""
     rng = np.random.default_rng(5)
-    w1, w2 = rng.standard_normal((K, N)).astype(np.float32), rng.standard_normal((N, K)).astype(np.float32)
+    w1, w2, w3 = (rng.standard_normal(s).astype(np.float32) for s in ((K, N), (N, K), (K, N)))
     b = rng.standard_normal(N).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("Add", ["a", "b"], ["h"]),
-         helper.make_node("MatMul", ["h", "w2"], ["y"])], "g",
+        [helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("MatMul", ["x", "w3"], ["z"]),
+         helper.make_node("Add", ["a", "b"], ["h"]), helper.make_node("MatMul", ["h", "w2"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, K])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, K])],
-        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(b, "b")])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, K]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 1, N])],
+        [numpy_helper.from_array(w, n) for w, n in ((w1, "w1"), (w2, "w2"), (w3, "w3"), (b, "b"))])
     import onnx
 
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
@@ -47,7 +54,7 @@ def deploy(tmp_path_factory):
     """model_deploy (mode, cores, flags) on bm1688, each once per module: the bmodel check passed;
     (bmodel, the lowered Tpu module, the final one)."""
     d = tmp_path_factory.mktemp("core_parallel")
-    _two_matmuls(d / "m.onnx")
+    _matmuls(d / "m.onnx")
     r = run_main("model_transform", "--model_name", "m", "--model_def", d / "m.onnx", "--mlir", d / "m.mlir",
                  "--test_input", d / "in.npz", cwd=d)
     assert r.returncode == 0, r.stderr
@@ -60,7 +67,7 @@ def deploy(tmp_path_factory):
             r = run_main("model_deploy", "--mlir", d / "m.mlir", "--quantize", mode, "--processor", "bm1688",
                          "--num_core", str(cores), *flags, "--test_input", d / "m_in_f32.npz",
                          "--model", out / "m.bmodel", cwd=out)
-            assert r.returncode == 0 and f"bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's " \
+            assert r.returncode == 0 and f"bmodel check passed: 2 outputs of the cmodel equal the Tpu interpreter's " \
                 f"({mode}, bit-exact)" in r.stderr, r.stderr
             done[mode, cores] = (read_bmodel(out / "m.bmodel"),
                                  *(load_module(out / f"m_bm1688_{mode.lower()}_{what}.mlir") for what in ("tpu", "final")))
@@ -75,16 +82,22 @@ def test_split_parts_run_on_both_cores_bit_exact_and_faster_than_one_core(deploy
     two, _, final = deploy(mode, 2, *flags)
     ops = list(final.main_func().body.block.ops)
     parts = [op for op in ops if op.name == "tpu.A16MatMul"]
+    names = ["z_bf16", "h", "y_bf16"]  # in ONNX order, the Add fused as h's bias
     assert [(loc_name(p), p.attributes["core_id"].value.data) for p in parts] == [
-        ("h_core0", 0), ("h_core1", 1), ("y_bf16_core0", 0), ("y_bf16_core1", 1)]  # Add fused as bias
-    concats = {loc_name(op): [loc_name(v.owner) for v in op.operands] for op in ops if op.name == "tpu.Concat"}
-    assert concats == {"h": ["h_core0", "h_core1"], "y_bf16": ["y_bf16_core0", "y_bf16_core1"]}
-    # each MatMul's two parts in the same phase, one on each core
+        (f"{name}_core{k}", k) for name in names for k in range(2)]
+    # each Concat keeps the MatMul's name and is merged in place: its parts write their runs of it
+    concats = [op for op in ops if op.name == "tpu.Concat"]
+    assert [loc_name(c) for c in concats] == names
+    for c in concats:
+        assert c.attributes["only_merge"] == BoolAttr(True, i1)
+        at = address_of(c.results[0])
+        columns = c.results[0].type.get_shape()[-1]
+        assert [address_of(v) for v in c.operands] == [at, at + columns // 2 * 2], loc_name(c)  # bf16: 2 bytes
+    # h's and z's parts in one phase (independent), y's in the next, each core one part of each
     streams = streams_of(isa.decode(two.commands), two.header["core_instructions"])
-    phases = [[[type(r) for r in s[begin:end]] for s, (begin, end) in zip(streams, bounds, strict=True)]
-              for bounds in zip(*(phase_bounds(s) for s in streams), strict=True)]
-    split = [p for p in phases if all(isa.BdcMatMulA16 in core for core in p)]
-    assert len(split) == 2, [[len(c) for c in p] for p in phases]
+    phases = [[sum(isinstance(r, isa.BdcMatMulA16) for r in s[begin:end]) for s, (begin, end) in
+               zip(streams, bounds, strict=True)] for bounds in zip(*(phase_bounds(s) for s in streams), strict=True)]
+    assert [p for p in phases if any(p)] == [[2, 2], [1, 1]], phases
     o1, o2 = one.header["overlapped_cycles"], two.header["overlapped_cycles"]
     assert o2 < o1, (o1, o2)
 
@@ -95,7 +108,7 @@ def test_split_constants_put_together_are_the_unsplit_ones(deploy):
     _, tpu, final = deploy("W4BF16", 2, "--q_group_size", "32")
     whole = {loc_name(op): op for op in tpu.main_func().walk() if op.name == "tpu.A16MatMul"}
     parts = {loc_name(op): op for op in final.main_func().walk() if op.name == "tpu.A16MatMul"}
-    assert whole.keys() == {"h", "y_bf16"}
+    assert whole.keys() == {"h", "z_bf16", "y_bf16"}
     for name, op in whole.items():
         halves = [parts[f"{name}_core{k}"] for k in range(2)]
         for i, axis in ((1, 0), (2, 0), (3, 0), (4, -1)):  # weight, scale, zero point: rows; bias: last axis

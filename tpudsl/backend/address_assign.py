@@ -4,7 +4,8 @@ Coefficients (the `top.Weight`s Tpu ops read) are laid out first, from the chip'
 activations follow, from the next DMA-aligned address. An activation's memory is reused once its
 last reader has run (a first-fit free list over the ops in order); the returned values and the
 inputs are never reused, so they can be read and written by the runtime before and after a run.
-Every address is aligned to the chip's `dma_align`. In a module with layer groups (`tpu.Group`,
+Every address is aligned to the chip's `dma_align`, but the inputs of a Concat merged in place
+(`only_merge`, concat_in_place.py: --core-parallel's column parts), which are runs of its result. In a module with layer groups (`tpu.Group`,
 if --layer-group ran first) the groups' ops count in their place and Loads, Stores and the groups'
 results have the addresses of the tensors they are: the same addresses as without the groups
 (tensors that stay in local memory get one too, so that the module can be grouped again), except
@@ -39,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tpudsl.backend import concat_in_place
 from tpudsl.backend.chips import ADDR_MODES, IO_TAGS, Chip, check_addr_mode, tag_base
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
@@ -173,6 +175,7 @@ class AddressAssignPass(ModulePass):
         elif mode is not None:
             addresses.update(_TAGGED[mode](ops, returned))
         acts = _FreeList(neuron_start, chip.dma_align)
+        views = concat_in_place.views(ops)  # a merged Concat's inputs: runs of its result (only_merge)
         last_use = {}
         for i, vs in enumerate(operands):
             for v in vs:
@@ -187,12 +190,15 @@ class AddressAssignPass(ModulePass):
             if o.name in ("top.Weight", "top.None") or isinstance(o, ReturnOp):
                 continue
             for r in o.results:
-                if isinstance(r.type, TensorType) and r not in addresses:  # not absent (Arg's values) nor IO
-                    addresses[r] = acts.alloc(nbytes(r))
+                whole, offset = views.get(r, (r, 0))  # a merged Concat's result from its first input on
+                if isinstance(r.type, TensorType) and whole not in addresses:  # not absent (Arg's values) nor IO
+                    addresses[whole] = acts.alloc(nbytes(whole))
+                if r is not whole:
+                    addresses[r] = addresses[whole] + offset
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in dying.get(i, ()):
-                if self.reuse_addr and _reusable(v):
+                if self.reuse_addr and _reusable(v) and v not in views:  # a view dies with its Concat's result
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():

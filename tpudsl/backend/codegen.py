@@ -28,6 +28,7 @@ from tpudsl.backend import coverage, isa
 from tpudsl.backend.bmodel import tensor_bytes, write_bmodel
 from tpudsl.backend.address_assign import addr_mode, address_of, align, nbytes
 from tpudsl.backend.chips import Chip, tag_base, tag_of
+from tpudsl.backend.concat_in_place import check_in_place
 from tpudsl.backend.layer_group import module_chip
 from tpudsl.backend.cores import deal, starts, timing
 from tpudsl.backend.tensor_locations import whole_results
@@ -59,6 +60,7 @@ class Program:
     # tensor pieces whose 'after' counts in core k's stream (k >= 1): moved past the streams before it at the end
     late: list[tuple[dict, int]] = field(default_factory=list)
     barriers: int = 0  # the CoreSyncs emitted so far: the next one's id
+    after: tuple[int, int] = (0, -1)  # barrier()'s last answer: where everything emitted so far has finished
 
     def stream(self, core: int) -> tuple[list[isa.Record], list[tuple[int, str]]]:
         return (self.records, self.debug) if core == 0 else self.others[core - 1]
@@ -68,13 +70,15 @@ class Program:
         instruction after which every core has finished it: the last core's barrier (the cmodel
         runs the cores of a phase in order), or with one core its last instruction."""
         if not self.others:
-            return 0, len(self.records) - 1
+            self.after = (0, len(self.records) - 1)
+            return self.after
         streams = [self.records, *(records for records, _ in self.others)]
         sync = isa.CoreSync(self.barriers)
         self.barriers += 1
         for records in streams:
             records.append(sync)
-        return len(streams) - 1, len(streams[-1]) - 1
+        self.after = (len(streams) - 1, len(streams[-1]) - 1)
+        return self.after
 
     def add_tensors(self, entries: list[dict], core_of: Callable[[dict], int]) -> None:
         """Tensor locations; `core_of(piece)`: the core in whose stream the piece's 'after' counts."""
@@ -429,17 +433,16 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
 
 def emit_placed(op: Operation, chip: Chip, prog: Program, run: list[Operation]) -> None:
     """An op --core-parallel placed on core `core_id`: all its slices on that core, in the phase of
-    the placed ops before it (`run`, emitted since the last barrier); a barrier first if it reads a
-    result of one of them on another core (a phase reads only what earlier phases wrote)."""
-    core = op.attributes["core_id"].value.data  # type: ignore[attr-defined]
-    if not 0 <= core < chip.cores:
+    the placed ops before it (`run`, emitted since the last barrier); a barrier first if it touches
+    memory one of them on another core writes or reads (a phase reads only what earlier phases
+    wrote, and memory freed within it is not reused by another core)."""
+    core = placed_on(op)
+    if not 0 <= core < chip.cores:  # type: ignore[operator]
         raise TpudslError(f"codegen: {describe(op)} is placed on core {core}, but the module has {chip.cores} "
                           f"core{'s' if chip.cores > 1 else ''} (run --core-parallel with module.cores)")
     if op.name not in KINDS or op.name in SELF_EMITTED or op.name in GLOBAL_ONLY or op.name == "tpu.Gather":
         raise TpudslError(f"codegen: {describe(op)} is placed on a core (core_id), which only sliced ops can be")
-    producers = {v.owner: v.owner.attributes["core_id"].value.data for v in op.operands  # type: ignore[union-attr]
-                 if v.owner in run}
-    if any(k != core for k in producers.values()):
+    if any(placed_on(other) != core and _touch(op, other) for other in run):
         close_run(run, prog)
     check_modelled(op)
     (records,) = alone_streams(op, replace(chip, cores=1), op_secs(op), _gaddr)
@@ -447,6 +450,25 @@ def emit_placed(op: Operation, chip: Chip, prog: Program, run: list[Operation]) 
     debug.append((len(stream), op_label(op) or op.name))
     stream += records
     run.append(op)
+
+
+def _spans(values) -> list[tuple[int, int]]:
+    return [(at, at + nbytes(v)) for v in values if (at := address_of(v)) is not None]
+
+
+def _touch(op: Operation, other: Operation) -> bool:
+    """`op` reads global bytes `other` writes, or writes bytes it reads or writes (address-assign
+    reuses memory by liveness, in program order): the two cannot run at once on two cores."""
+    writes, reads = _spans(op.results), _spans(op.operands)
+    theirs_w, theirs_r = _spans(other.results), _spans(other.operands)
+    return any(a < d and c < b for (a, b), (c, d) in
+               [*((w, t) for w in writes for t in theirs_w + theirs_r), *((r, t) for r in reads for t in theirs_w)])
+
+
+def placed_on(op: Operation) -> int | None:
+    """The core --core-parallel placed `op` on (core_id), None when it is not placed."""
+    attr = op.attributes.get("core_id")
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 def close_run(run: list[Operation], prog: Program) -> None:
@@ -458,6 +480,18 @@ def close_run(run: list[Operation], prog: Program) -> None:
         for op in run:
             prog.add_tensors(whole_results(op, last), lambda _: core)
     run.clear()
+
+
+def emit_in_place(op: Operation, prog: Program, run: list[Operation]) -> None:
+    """A Concat merged in place (only_merge, concat_in_place.py): its inputs wrote its result, so
+    nothing moves and no barrier is needed; the result is whole where they finished: at the barrier
+    that ends the phase of placed ops it joins (`run`), or the last one."""
+    check_in_place(op, address_of)
+    if run:
+        run.append(op)
+    elif prog.tensors is not None:
+        core, last = prog.after
+        prog.add_tensors(whole_results(op, last), lambda _: core)
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
@@ -590,9 +624,10 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     inputs, outputs = [], []
     block_ops = list(top.main_func().body.block.ops)
     groups = _read_groups(block_ops, chip)
-    run: list[Operation] = []  # the ops placed on a core (core_id) since the last barrier: one phase
+    run: list[Operation] = []  # the placed ops (core_id) and in-place Concats since the last barrier: one phase
     for op in block_ops:
-        if run and op.name not in _PASSIVE and not isinstance(op, ReturnOp) and "core_id" not in op.attributes:
+        merged = op.name == "tpu.Concat" and attrs_of(op)["only_merge"]
+        if run and op.name not in _PASSIVE and not isinstance(op, ReturnOp) and placed_on(op) is None and not merged:
             close_run(run, prog)
         if op.name == "top.Weight" and address_of(op.results[0]) is not None:
             data = np.ascontiguousarray(top.weight_of(op)).tobytes()
@@ -611,6 +646,8 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
             emit_group(op, *groups[op], prog)
         elif "core_id" in op.attributes:
             emit_placed(op, chip, prog, run)
+        elif merged:
+            emit_in_place(op, prog, run)
         elif op.name not in _PASSIVE:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")

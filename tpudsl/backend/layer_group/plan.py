@@ -113,8 +113,8 @@ class GroupPlan:
 def joins_groups(op: Operation) -> bool:
     """A GROUPABLE kind without tensors of rank > 4 (those fold to a 4-D view of their own), not
     placed on a core by --core-parallel (`core_id`: it runs alone, whole on that core)."""
-    return KINDS.get(op.name) in GROUPABLE and "core_id" not in op.attributes and not any(isinstance(v.type, TensorType) and len(shape_of(v)) > 4
-                                                       for v in (*op.operands, *op.results))
+    return KINDS.get(op.name) in GROUPABLE and "core_id" not in op.attributes and not any(
+        isinstance(v.type, TensorType) and len(shape_of(v)) > 4 for v in (*op.operands, *op.results))
 
 
 def static_reason(ops: list[Operation]) -> str | None:
