@@ -41,10 +41,23 @@
 // One core: nothing to split.
 // RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1688 mode=W8BF16 num_core=1" --convert-top-to-tpu -o one.mlir
 // RUN: cd %t && tpuc-opt one.mlir --core-parallel -o one_split.mlir && diff one.mlir one_split.mlir
-// The whole flow: the bmodel's two cores each compute their part in one phase.
-// RUN: cd %t && tpuc-opt split.mlir --address-assign --layer-group --codegen="model_file=m.bmodel" -o final.mlir
+// --address-assign merges the Concat in place (only_merge, TPU-MLIR's ConcatFusePattern): part k's result is
+// its k-th run of 2 bf16 columns (4 bytes); the Concat of mm3 (not core-parallel's) is not merged.
+// RUN: cd %t && tpuc-opt split.mlir --address-assign -o addressed.mlir
+// RUN: filecheck %s --check-prefix=ADDR < %t/addressed.mlir
+// ADDR: "tpu.Concat"({{.*}}) {axis = 2 : i64, only_merge = true} : (tensor<1x1x2xbf16, [[A:[0-9]+]] : i64>, tensor<1x1x2xbf16, [[B:[0-9]+]] : i64>) -> tensor<1x1x4xbf16, [[A]] : i64>
+// RUN: python -c "import re; t = open('%t/addressed.mlir').read(); a, b = (int(x) for x in re.search(r'tpu.Concat.*tensor<1x1x2xbf16, (\d+) : i64>, tensor<1x1x2xbf16, (\d+) : i64>', t).groups()); print('RUN', b - a)" | filecheck %s --check-prefix=RUNS
+// RUNS: RUN 4
+// The whole flow: the bmodel's two cores each compute their part in one phase; the Concat moves nothing.
+// RUN: cd %t && tpuc-opt addressed.mlir --layer-group --codegen="model_file=m.bmodel" -o final.mlir
 // RUN: model_tool --info %t/m.bmodel | filecheck %s --check-prefix=INFO
 // INFO: cores: 2
+// A merged Concat whose inputs are not its runs (here swapped by hand) is refused, no bmodel written.
+// RUN: sed -E 's/"tpu.Concat"\(%%([0-9]+), %%([0-9]+)\)(.*) : \((tensor<[^>]*>), (tensor<[^>]*>)\)/"tpu.Concat"(%%\2, %%\1)\3 : (\5, \4)/' %t/addressed.mlir > %t/swapped.mlir
+// RUN: cd %t && not tpuc-opt swapped.mlir --layer-group --codegen="model_file=bad.bmodel" 2>&1 | filecheck %s --check-prefix=SWAP
+// RUN: test ! -e %t/bad.bmodel
+// SWAP: error: codegen: 'tpu.Concat' op "mm_bf16" is only_merge, but its input from 'tpu.A16MatMul' op "mm_bf16_core1" is at {{[0-9]+}}, not at {{[0-9]+}} inside its result; run --address-assign again
+// SWAP-NOT: Traceback
 module attributes {module.name = "m", module.state = "TOP_F32", module.weight_file = "m_weight.npz"} {
   func.func @main(%arg0: tensor<1x1x8xf32>) -> (tensor<1x1x4xf32>, tensor<1x1x3xf32>) {
     %0 = "top.Input"(%arg0) : (tensor<1x1x8xf32>) -> tensor<1x1x8xf32> loc("x")
