@@ -4,7 +4,12 @@ random samples, compiled as model_deploy does), each compiled with module.cores 
 process and run on the cmodel on the same input (the two runs checked to agree: F32 1e-5 relative,
 INT8 bit-exact).
 
-    .venv/bin/python bench/multicore.py [--size 224] [--modes F32,INT8] [--no-write]
+`--model llama`: tests/models/lm.py's LLaMA decode block (block_cache, one token) W4BF16 with
+LLM-TPU's --q_group_size 64, at two sizes, on one core, on two without --core-parallel and on two
+with it (each A16MatMul split by columns, its Concat merged in place); every run's outputs equal to
+the Tpu interpreter's bit for bit.
+
+    .venv/bin/python bench/multicore.py [--size 224] [--modes F32,INT8] [--model resnet18|llama] [--no-write]
 """
 
 from __future__ import annotations
@@ -42,13 +47,74 @@ def _compile(top, cores: int, path: str):
     return read_bmodel(path)
 
 
+LLM_SIZES = ({"hidden": 64, "intermediate": 128}, {"hidden": 512, "intermediate": 1024})  # heads 4, kv 2, seq 16
+
+
+def _llm_cycles(model, feed, cores: int, split: bool, path: str):
+    """The decode block lowered W4BF16 (q_group_size 64) for bm1688 with `cores` cores, compiled as
+    model_deploy does (with or without --core-parallel), its outputs checked bit-exact: the header."""
+    from tpudsl.frontend.onnx_import import convert_onnx
+    from tpudsl.interp import run_module
+
+    top, ctx = convert_onnx(model, "block_cache"), make_context()
+    for step in ("shape-infer", "canonicalize", "shape-infer"):
+        pass_class(step)().apply(ctx, top.module)
+    pass_class("processor-assign")(chip=CHIP, mode="W4BF16", num_core=cores).apply(ctx, top.module)
+    pass_class("convert-top-to-tpu")(q_group_size=64).apply(ctx, top.module)
+    want = run_module(top.module, top.weights, feed)
+    for step in ("weight-reorder", *(["core-parallel"] if split else []), "address-assign", "layer-group"):
+        pass_class(step)().apply(ctx, top.module)
+    pass_class("codegen")(model_file=path).apply(ctx, top.module)
+    bm = read_bmodel(path)
+    got = run_bmodel(bm, feed)[0]
+    assert all(np.array_equal(got[k], want[k]) for k in want), f"{cores} cores, split {split}: not bit-exact"
+    return bm.header
+
+
+def _llm(args, load_before) -> None:
+    from tests.models.lm import llama_block, llama_inputs
+
+    rows = []
+    for size in LLM_SIZES:
+        model = llama_block(cache=True, rsqrt="div", repeat="tile", **size)
+        feed = llama_inputs(model, 11, seed=1)
+        with tempfile.TemporaryDirectory() as d:
+            one, plain, split = (_llm_cycles(model, feed, cores, cut, os.path.join(d, f"{cores}{cut}.bmodel"))
+                                 for cores, cut in ((1, False), (2, False), (2, True)))
+        o1, o2, o3 = (h["overlapped_cycles"] for h in (one, plain, split))
+        rows.append(f"| hidden {size['hidden']}, MLP {size['intermediate']} | {o1} | {o2} ({o1 / o2:.2f}x) | "
+                    f"{o3} ({o1 / o3:.2f}x) | {', '.join(map(str, split['core_cycles']))} |")
+    text = "\n".join([
+        "## multicore_llm: a LLaMA decode block W4BF16 on bm1688, one core and two (--core-parallel)",
+        "",
+        "Command: `.venv/bin/python bench/multicore.py --model llama`",
+        f"({time.strftime('%Y-%m-%d %H:%M')}, one numpy thread, `uptime` load average {load_before[0]:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after). tests/models/lm.py llama_block(cache=True): one token, 4 heads, 2 kv "
+        "heads, 16 cached positions, W4BF16 --q_group_size 64 (LLM-TPU's compile.sh), seven A16MatMuls; compiled "
+        "as model_deploy does (--layer-group opt=2). Cycles: the cost model's overlapped ones, each phase as long "
+        "as its slowest core. Two cores without --core-parallel: each op's slices dealt to the cores (an "
+        "A16MatMul's one row cut along C when that is faster); with it: each A16MatMul split into per-core "
+        "column parts placed on the cores, independent parts in one phase, their Concat merged in place. "
+        "Every run's outputs equal the Tpu interpreter's bit for bit.",
+        "",
+        "| block | 1 core | 2 cores | 2 cores, --core-parallel | busy per core (--core-parallel) |",
+        "|---|---|---|---|---|",
+        *rows,
+    ])
+    _common.publish("multicore_llm", text, write=not args.no_write)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--modes", default="F32,INT8")
+    ap.add_argument("--model", choices=("resnet18", "llama"), default="resnet18")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     load_before = os.getloadavg()
+    if args.model == "llama":
+        _llm(args, load_before)
+        return
     rows = []
     shape = (1, 3, args.size, args.size)
     for mode in args.modes.split(","):

@@ -97,6 +97,41 @@ def split(op: Operation, cutter: _Cutter, chip) -> Operation:
     return concat
 
 
+def identical_branches(ops: list[Operation], cores: int) -> list[list[Operation]]:
+    """TPU-MLIR's CommonMatch: the A16MatMuls `splittable` would cut that read one value and have the
+    same operand and result shapes (isOpSameCalc), 2 up to `cores` of them; none returned."""
+    out = []
+    for op in ops:
+        for value in op.results:
+            by_shapes: dict[tuple, list[Operation]] = {}
+            for use in value.uses:
+                user = use.operation
+                if user.name == "tpu.A16MatMul" and user.operands[0] is value and splittable(user, 1) and \
+                        not any(u.operation.name == "func.return" for r in user.results for u in r.uses):
+                    key = tuple(str(v.type) for v in (*user.operands[1:], *user.results))
+                    if user not in by_shapes.setdefault(key, []):
+                        by_shapes[key].append(user)
+            out += [same for same in by_shapes.values() if 2 <= len(same) <= cores]
+    order = {o: i for i, o in enumerate(ops)}
+    return [sorted(same, key=order.__getitem__) for same in out]  # uses come in no program order
+
+
+def place_branches(same: list[Operation]) -> None:
+    """Branch k whole on core k, each right after the first (its constants with it), so that codegen
+    runs them in one phase."""
+    at = same[0]
+    for k, op in enumerate(same):
+        op.attributes["core_id"] = IntegerAttr(k, i64)
+        if k:
+            for v in op.operands[1:]:  # constants (splittable): moved up only, never past a reader
+                if same[0].is_before_in_block(v.owner):  # type: ignore[arg-type]
+                    v.owner.detach()  # type: ignore[union-attr]
+                    Rewriter.insert_op(v.owner, InsertPoint.before(same[0]))  # type: ignore[arg-type]
+            op.detach()
+            Rewriter.insert_op(op, InsertPoint.after(at))
+            at = op
+
+
 def _erase_unused(top: TopModule, values: list[SSAValue]) -> None:
     """The split ops' constants no op reads any more, and their data."""
     for v in values:
@@ -115,7 +150,11 @@ class CoreParallelPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         chip = module_chip(op, self.name)  # module.cores within the chip's
         before_address_assign(op, self.name)
-        todo = [o for o in op.walk() if splittable(o, chip.cores)] if chip.cores > 1 else []
+        if chip.cores < 2:
+            return
+        for same in identical_branches(list(op.walk()), chip.cores):
+            place_branches(same)
+        todo = [o for o in op.walk() if splittable(o, chip.cores)]
         if not todo:
             return
         top = top_module_of(op)
