@@ -7,7 +7,9 @@ are loaded, one BDC record computes the output part and it is stored. Local memo
 per op from offset 0, EU-aligned, in that order. Concat moves its inputs' parts through local
 memory to their place in the result, Permute's through a strided load; Reshape, Squeeze and
 Unsqueeze copy in global memory. A layer group of several ops (a `tpu.Group` region) is read back
-and checked by layer_group/region.py and emitted by layer_group/emit.py, where it stands. Debug
+and checked by layer_group/region.py and emitted by layer_group/emit.py, where it stands. An op
+--core-parallel placed on a core (`core_id`) is emitted whole on that core, in one phase with the
+placed ops next to it (`emit_placed`); a Concat merged in place emits nothing. Debug
 info maps the first instruction of each op to its location name (what the cmodel's messages and
 --profile name).
 """
