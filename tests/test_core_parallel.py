@@ -9,9 +9,13 @@ A16MatMul split into one part per core on its output columns, joined by a Concat
   are fewer than the same model's own --num_core 1 run.
 * The parts' stored integers, scales, zero points and biases, put back together along the columns,
   are the unsplit module's (the lowering's output, an independent reference for the cut).
+* bmodel_checker against the Tpu interpreter's dump of the unsplit module compares each Concat by
+  the MatMul's name (the parts' derived names are not in the dump).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,3 +122,20 @@ def test_split_constants_put_together_are_the_unsplit_ones(deploy):
             want = tpu.weight_of(op.operands[i].owner)
             got = np.concatenate([final.weight_of(h.operands[i].owner) for h in halves], axis=axis)
             assert got.dtype == want.dtype and np.array_equal(got, want), (name, i)
+
+
+def test_bmodel_checker_finds_each_split_matmul_by_its_name(deploy, tmp_path):
+    """bmodel_checker against the Tpu interpreter's dump of the unsplit module: the Concats keep the
+    MatMuls' names, so each is compared (bit-exact); the parts' derived names are not in the dump."""
+    bm, tpu, _ = deploy("W4BF16", 2, "--q_group_size", "32")
+    d = Path(tpu.path).parent
+    r = run_main("model_runner", "--model", tpu.path, "--input", d.parent / "m_in_f32.npz",
+                 "--output", tmp_path / "ref.npz", "--dump_all_tensors")
+    assert r.returncode == 0, r.stderr
+    r = run_main("bmodel_checker", d / "m.bmodel", tmp_path / "ref.npz", "--no_interactive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checked = {line.split()[0]: line.split()[1:3] for line in r.stdout.splitlines() if "PASSED  EQUAL" in line}
+    assert {name: checked.get(name) for name in ("z_bf16", "h", "y_bf16")} == dict.fromkeys(
+        ("z_bf16", "h", "y_bf16"), ["tpu.Concat", "PASSED"]), r.stdout
+    assert "not in the reference (6): z_bf16_core0, z_bf16_core1, h_core0, h_core1, y_bf16_core0, y_bf16_core1" \
+        in r.stdout and ", 0 failed" in r.stdout, r.stdout
