@@ -38,6 +38,14 @@
 // RUN: cd %t && tpuc-opt w8.mlir --layer-group --core-parallel -o grouped.mlir && filecheck %s --check-prefix=LG < %t/grouped.mlir
 // LG: "tpu.A16MatMul"({{.*}}) {core_id = 0 : i64, hsecs = 1 : i64, lmem_bytes = {{[0-9]+}} : i64, nsecs = 1 : i64, {{.*}}}
 // LG: "tpu.Concat"({{.*}}) {axis = 2 : i64, hsecs = 1 : i64, lmem_bytes = {{[0-9]+}} : i64, nsecs = 1 : i64}
+// TPU-MLIR's order (--layer-group, --core-parallel, --address-assign) through codegen: the bmodel equals the Tpu
+// interpreter of the unsplit module bit for bit.
+// RUN: cd %t && tpuc-opt w8.mlir --layer-group --core-parallel --address-assign --codegen="model_file=lg.bmodel" -o lg_final.mlir
+// RUN: python -c "import numpy as np; np.savez('%t/in.npz', x=np.random.default_rng(3).standard_normal((1, 1, 8)).astype(np.float32))"
+// RUN: model_runner --model %t/w8.mlir --input %t/in.npz --output %t/tpu.npz
+// RUN: model_runner --model %t/lg.bmodel --input %t/in.npz --output %t/lg.npz
+// RUN: python -c "import numpy as np; a, b = np.load('%t/tpu.npz'), np.load('%t/lg.npz'); print('SAME', sorted(b), all(np.array_equal(a[k], b[k]) for k in b))" | filecheck %s --check-prefix=SAME
+// SAME: SAME ['mm', 'mm3'] True
 // One core: nothing to split.
 // RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1688 mode=W8BF16 num_core=1" --convert-top-to-tpu -o one.mlir
 // RUN: cd %t && tpuc-opt one.mlir --core-parallel -o one_split.mlir && diff one.mlir one_split.mlir
