@@ -1,22 +1,25 @@
-"""`--core-parallel`: with several cores, each weight-only `tpu.A16MatMul` split into one part per
-core on its output columns (TPU-MLIR's A16MatMulMatch, lib/Dialect/Tpu/Transforms/CoreParallel/
-CoreMatch.cpp; docs/backend.md "Several cores").
+"""`--core-parallel`: with several cores, weight-only `tpu.A16MatMul`s placed on the cores (TPU-MLIR's
+CoreParallel pass, lib/Dialect/Tpu/Transforms/CoreParallel/CoreMatch.cpp; docs/backend.md "Several cores").
 
-Part k (`<name>_core<k>`) reads the same input and columns k N / cores .. (k + 1) N / cores of the
-weight [N, K'] (rows of the stored integers, two 4-bit values per byte along K), of the scales and
-zero points [N, G] (one row per column: a group runs along K, so a column cut never breaks one) and
-of the bias (its last axis); it carries `core_id = k`, which codegen reads as "the whole op on core
-k, in one phase with the placed ops next to it" (TPU-MLIR wraps the parts in a tpu.GroupParallel
-whose region k runs on core k). A Concat on the last axis joins them and keeps the op's name, so
-the Tpu interpreter's tensor of that name is still there to compare. Where N is not a multiple of
-the cores, the op is left as it is (TPU-MLIR stops there: UNREACHABLE_OP); so is one inside a
-tpu.Group (TPU-MLIR's isOpInBlock), one already placed, and one whose weight, scales, zero points
-or bias are computed (TPU-MLIR: a computed bias is not implemented).
+First TPU-MLIR's CommonMatch: A16MatMuls that read one value with the same operand and result
+shapes, 2 up to the cores of them, run whole, branch k on core k, in one phase (`place_branches`).
+Then its A16MatMulMatch on the others: part k (`<name>_core<k>`) reads the same input and columns
+k N / cores .. (k + 1) N / cores of the weight [N, K'] (rows of the stored integers, two 4-bit
+values per byte along K), of the scales and zero points [N, G] (one row per column: a group runs
+along K, so a column cut never breaks one) and of the bias (its last axis), and runs on core k. A
+Concat on the last axis joins the parts and keeps the op's name, so the Tpu interpreter's tensor
+of that name is still there to compare (address-assign merges it in place, concat_in_place.py).
+Where N is not a multiple of the cores, the op is left as it is (TPU-MLIR stops there:
+UNREACHABLE_OP); so is one inside a tpu.Group (TPU-MLIR's isOpInBlock), one already placed, and one
+whose weight, scales, zero points or bias are computed (TPU-MLIR: a computed bias is not implemented).
+
+A placed op carries `core_id = k`, which codegen reads as "the whole op on core k, in one phase
+with the placed ops next to it"; TPU-MLIR wraps such ops in a tpu.GroupParallel whose region k
+runs on core k.
 """
-
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -25,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import module_chip, set_secs
 from tpudsl.backend.slicing import shape_of
 from tpudsl.backend.tpu_mlir_stages import before_address_assign
@@ -51,7 +55,7 @@ class _Cutter:
 
     top: TopModule
     cores: int
-    made: dict[tuple[SSAValue, int, int], SSAValue]
+    made: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
     def part(self, value: SSAValue, axis: int, k: int, before: Operation) -> SSAValue:
         """Part k of `value`'s cores equal runs along `axis`, a new weight `<name>_core<k>` of its element type."""
@@ -70,10 +74,8 @@ class _Cutter:
         return self.made[key]
 
 
-def split(op: Operation, cutter: _Cutter, chip) -> Operation:
+def split(op: Operation, cutter: _Cutter, chip: Chip) -> Operation:
     """`op` as its cores' column parts joined by a Concat named as `op` (which it replaces)."""
-    from tpudsl.backend.layer_group.single import choose_secs
-
     x, weight, scale, zp, bias = (*op.operands, *[None] * (5 - len(op.operands)))[:5]
     out = op.results[0].type
     rank, name, grouped = len(out.get_shape()), loc_name(op), "nsecs" in op.attributes  # type: ignore[attr-defined]
@@ -93,13 +95,23 @@ def split(op: Operation, cutter: _Cutter, chip) -> Operation:
     Rewriter.replace_op(op, concat)
     if grouped:  # run after --layer-group (TPU-MLIR's place): the new ops' slicing decided here
         for new in (*parts, concat):
-            set_secs(new, *choose_secs(new, chip))
+            reslice(new, chip)
     return concat
+
+
+def reslice(op: Operation, chip: Chip) -> None:
+    """Layer-group's slicing of an op alone decided again (a placed op: for its one core)."""
+    from tpudsl.backend.layer_group.single import choose_secs
+
+    for key in _LAYER_GROUP:
+        op.attributes.pop(key, None)
+    set_secs(op, *choose_secs(op, chip))
 
 
 def identical_branches(ops: list[Operation], cores: int) -> list[list[Operation]]:
     """TPU-MLIR's CommonMatch: the A16MatMuls `splittable` would cut that read one value and have the
-    same operand and result shapes (isOpSameCalc), 2 up to `cores` of them; none returned."""
+    same operand and result shapes (isOpSameCalc), 2 up to `cores` of them, none of whose results
+    is returned (checkForReturnOpUser)."""
     out = []
     for op in ops:
         for value in op.results:
@@ -116,12 +128,14 @@ def identical_branches(ops: list[Operation], cores: int) -> list[list[Operation]
     return [sorted(same, key=order.__getitem__) for same in out]  # uses come in no program order
 
 
-def place_branches(same: list[Operation]) -> None:
+def place_branches(same: list[Operation], chip: Chip) -> None:
     """Branch k whole on core k, each right after the first (its constants with it), so that codegen
     runs them in one phase."""
     at = same[0]
     for k, op in enumerate(same):
         op.attributes["core_id"] = IntegerAttr(k, i64)
+        if "nsecs" in op.attributes:  # run after --layer-group: sliced for its one core now
+            reslice(op, chip)
         if k:
             for v in op.operands[1:]:  # constants (splittable): moved up only, never past a reader
                 if same[0].is_before_in_block(v.owner):  # type: ignore[arg-type]
@@ -143,7 +157,7 @@ def _erase_unused(top: TopModule, values: list[SSAValue]) -> None:
 
 @dataclass(frozen=True)
 class CoreParallelPass(ModulePass):
-    """Split ops to run on several cores: each A16MatMul into per-core column parts (TPU-MLIR's core-parallel)."""
+    """Split ops to run on several cores: A16MatMuls placed on them, whole or by columns (TPU-MLIR's core-parallel)."""
 
     name = "core-parallel"
 
@@ -153,14 +167,14 @@ class CoreParallelPass(ModulePass):
         if chip.cores < 2:
             return
         for same in identical_branches(list(op.walk()), chip.cores):
-            place_branches(same)
+            place_branches(same, chip)
         todo = [o for o in op.walk() if splittable(o, chip.cores)]
         if not todo:
             return
         top = top_module_of(op)
         if top is None:
             raise TpudslError(f"{self.name}: the weight data is not loaded (the module names no readable weight file)")
-        cutter = _Cutter(top, chip.cores, {})
+        cutter = _Cutter(top, chip.cores)
         for mm in todo:
             constants = [v for v in mm.operands[1:] if not is_none(v)]
             split(mm, cutter, chip)
