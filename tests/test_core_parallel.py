@@ -73,8 +73,8 @@ def deploy(tmp_path_factory):
                          "--model", out / "m.bmodel", cwd=out)
             assert r.returncode == 0 and f"bmodel check passed: 2 outputs of the cmodel equal the Tpu interpreter's " \
                 f"({mode}, bit-exact)" in r.stderr, r.stderr
-            done[mode, cores] = (read_bmodel(out / "m.bmodel"),
-                                 *(load_module(out / f"m_bm1688_{mode.lower()}_{what}.mlir") for what in ("tpu", "final")))
+            modules = (load_module(out / f"m_bm1688_{mode.lower()}_{what}.mlir") for what in ("tpu", "final"))
+            done[mode, cores] = (read_bmodel(out / "m.bmodel"), *modules)
         return done[mode, cores]
 
     return deployed

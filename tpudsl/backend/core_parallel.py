@@ -67,7 +67,8 @@ class _Cutter:
             name = unique_name(f"{loc_name(value.owner)}_core{k}", set(self.top.weights))  # type: ignore[arg-type]
             shape = list(value.type.get_shape())  # type: ignore[attr-defined]
             shape[axis] = size
-            weight = create(WEIGHT_OP, [], [TensorType(value.type.element_type, shape)], loc=name)  # type: ignore[attr-defined]
+            element = value.type.element_type  # type: ignore[attr-defined]
+            weight = create(WEIGHT_OP, [], [TensorType(element, shape)], loc=name)
             Rewriter.insert_op(weight, InsertPoint.before(before))
             self.top.weights[name] = cut
             self.made[key] = weight.results[0]
@@ -87,7 +88,8 @@ def split(op: Operation, cutter: _Cutter, chip: Chip) -> Operation:
             if v is not None:
                 operands.append(v if is_none(v) else cutter.part(v, axis % len(shape_of(v)), k, op))
         shape = [*out.get_shape()[:-1], out.get_shape()[-1] // cutter.cores]  # type: ignore[attr-defined]
-        part = create("tpu.A16MatMul", operands, [TensorType(out.element_type, shape)], loc=f"{name}_core{k}")  # type: ignore[attr-defined]
+        part_type = TensorType(out.element_type, shape)  # type: ignore[attr-defined]
+        part = create("tpu.A16MatMul", operands, [part_type], loc=f"{name}_core{k}")
         part.attributes.update(attrs, core_id=IntegerAttr(k, i64))
         Rewriter.insert_op(part, InsertPoint.before(op))
         parts.append(part)
