@@ -6,8 +6,8 @@ last reader has run (a first-fit free list over the ops in order); the returned 
 inputs are never reused, so they can be read and written by the runtime before and after a run.
 Every address is aligned to the chip's `dma_align`, but the inputs of a Concat merged in place
 (`only_merge`, concat_in_place.py: --core-parallel's column parts), which are runs of its result.
-In a module with layer groups (`tpu.Group`, if --layer-group ran first) the groups' ops count in their place and Loads, Stores and the groups'
-results have the addresses of the tensors they are: the same addresses as without the groups
+In a module with layer groups (`tpu.Group`, if --layer-group ran first) the groups' ops count in
+their place and Loads, Stores and the groups' results have the addresses of the tensors they are: the same addresses as without the groups
 (tensors that stay in local memory get one too, so that the module can be grouped again), except
 that a group of several slices keeps the tensors it loads until its last op has run: its later
 slices load them after its first slices stored results (without this, --layer-group before
