@@ -49,7 +49,7 @@
 // RUN: not tpuc-opt %t/devices.mlir --dev-parallel 2>&1 | filecheck %s --check-prefix=DEVICES
 // RUN: sed -e 's/module.chip = /module.cores = 2 : i64, module.chip = /' %t/grouped.mlir > %t/cores.mlir
 // RUN: not tpuc-opt %t/cores.mlir --core-parallel 2>&1 | filecheck %s --check-prefix=CORES
-// On bm1688 (2 cores) the same module passes --core-parallel unchanged: layer-group and codegen deal the slices.
+// On bm1688 (2 cores) the same module passes --core-parallel unchanged: it has no A16MatMul to place (lit_tests/backend/core_parallel.mlir), layer-group and codegen deal the slices.
 // RUN: sed -e 's/module.chip = "bm1684x"/module.chip = "bm1688"/' %t/cores.mlir > %t/cores1688.mlir
 // RUN: tpuc-opt %t/cores1688.mlir --core-parallel | filecheck %s --check-prefix=CORES1688
 // RUN: sed -e 's/module.chip = /module.devices = 1 : i64, module.cores = 1 : i64, module.chip = /' %t/f32.mlir > %t/one.mlir
