@@ -1,7 +1,8 @@
 """ONNX model builders for tests (onnx.helper only, seeded random weights, no downloads).
 
 Every builder returns a checked `onnx.ModelProto` (opset 17 unless its `opset` argument says
-otherwise) that onnxruntime runs; sizes are parameters so tests can use small inputs. `onnx_inference` runs a model in onnxruntime."""
+otherwise) that onnxruntime runs; sizes are parameters so tests can use small inputs.
+`onnx_inference` runs a model in onnxruntime."""
 
 from tests.models.cnn import densenet, mobilenetv2, resnet18
 from tests.models.convnext import convnext, vit
