@@ -34,6 +34,9 @@ import onnx  # noqa: E402
 def zoo() -> dict:
     from tests import models as m
     from tests.models import yolo
+    from tests.models.crnn import crnn
+    from tests.models.swin import swin_stage
+    from tests.models.unet import unet
 
     return {
         "resnet18": lambda: m.resnet18(input_size=32, width=8, num_classes=10),
@@ -51,6 +54,9 @@ def zoo() -> dict:
         "stylegan2_block": lambda: m.stylegan2_block(),
         "yolov5s": lambda: yolo.yolov5s(input_size=64),
         "yolov8n": lambda: yolo.yolov8n(input_size=64),
+        "swin_stage": lambda: swin_stage(input_size=32),
+        "unet": lambda: unet(input_size=32),
+        "crnn": lambda: crnn(width=64),
     }
 
 

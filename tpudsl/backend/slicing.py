@@ -23,6 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.backend.chips import Chip, chip_named
 from tpudsl.backend import isa
 from tpudsl.backend.isa import lane_bytes
+from tpudsl.dialects.geometry.permute import permute_groups
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
@@ -447,19 +448,12 @@ def right_transposed(op: Operation) -> bool:
 
 
 def permute_view(op: Operation) -> tuple[list[int], list[int]]:
-    """A Permute's input shape and order; above rank 4, size-1 dims dropped and input dims that
-    stay neighbours, in order, in the output merged: ShuffleNet's channel shuffle (n, g, c/g, h, w) by
-    [0, 2, 1, 3, 4] is (n, g, c/g, h*w) by [0, 2, 1, 3]. More than four dims left is an error."""
+    """A Permute's input shape and order, folded to 4-D above rank 4 (dialects/geometry/permute.py);
+    more than four dims left is an error (the lowering splits such a Permute into moves that fold)."""
     xs, order = shape_of(op.operands[0]), list(attrs_of(op)["order"])
     if len(xs) <= 4:
         return list(xs), order
-    kept = [d for d in order if xs[d] != 1]
-    groups: list[list[int]] = []
-    for d in kept:
-        if groups and d == groups[-1][-1] + 1:
-            groups[-1].append(d)
-        else:
-            groups.append([d])
+    groups = permute_groups(xs, order)
     if len(groups) > 4:
         raise TpudslError(f"backend: {describe(op)}: order {order} of shape {list(xs)} does not fold to 4-D; "
                           f"not modelled")
