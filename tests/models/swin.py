@@ -126,7 +126,8 @@ def _patch_merging(g: GraphBuilder, x: str, p: str, hw: int, c: int) -> str:
     return g.node("MatMul", [y, g.weight(f"{p}.reduction.weight", (4 * c, 2 * c), fan_in=4 * c)], f"{p}.reduction")
 
 
-def swin_stage(input_size: int = 32, embed: int = 16, heads: int = 2, window: int = 4, seed: int = 0) -> onnx.ModelProto:
+def swin_stage(input_size: int = 32, embed: int = 16, heads: int = 2, window: int = 4,
+               seed: int = 0) -> onnx.ModelProto:
     """Patch embedding (4x4 conv, permute to NHWC, LayerNorm), a plain and a shifted block, patch merging.
     Input `x` [1, 3, S, S]; output `layers.0.downsample.reduction` [1, S/8, S/8, 2 * embed]."""
     g = GraphBuilder("swin", seed)

@@ -21,7 +21,8 @@ from tpudsl.dialects.opdef import SPECS, AttrView, create, derived_loc
 def split_wide_permutes(main: FuncOp) -> None:
     for op in [o for o in main.walk() if o.name == "tpu.Permute"]:
         x = op.operands[0]
-        shape, order = list(x.type.get_shape()), list(AttrView(op.attributes, SPECS[op.name])["order"])  # type: ignore[attr-defined]
+        shape = list(x.type.get_shape())  # type: ignore[attr-defined]
+        order = list(AttrView(op.attributes, SPECS[op.name])["order"])
         if folds_to_4d(shape, order):
             continue
         element = op.results[0].type.element_type  # type: ignore[attr-defined]
