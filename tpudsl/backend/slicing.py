@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tpudsl.backend.chips import Chip, chip_named
 from tpudsl.backend import isa
 from tpudsl.backend.isa import lane_bytes
-from tpudsl.dialects.geometry.permute import permute_groups
+from tpudsl.dialects.geometry.permute import fold
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError
@@ -453,13 +453,11 @@ def permute_view(op: Operation) -> tuple[list[int], list[int]]:
     xs, order = shape_of(op.operands[0]), list(attrs_of(op)["order"])
     if len(xs) <= 4:
         return list(xs), order
-    groups = permute_groups(xs, order)
-    if len(groups) > 4:
+    shape, folded_order = fold(xs, order)
+    if len(shape) > 4:
         raise TpudslError(f"backend: {describe(op)}: order {order} of shape {list(xs)} does not fold to 4-D; "
                           f"not modelled")
-    by_input = sorted(range(len(groups)), key=lambda i: groups[i][0])  # folded input dims, in input order
-    shape = [int(np.prod([xs[d] for d in groups[i]], dtype=np.int64)) for i in by_input]
-    return shape, [by_input.index(i) for i in range(len(groups))]
+    return shape, folded_order
 
 
 def _permute_input(op: Operation, part: Part) -> SlicePlan:

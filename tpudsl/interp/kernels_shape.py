@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from tpudsl.dialects.geometry.permute import fold
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 
 
@@ -63,20 +64,6 @@ def _unsqueezed_shape(shape: tuple[int, ...], axes: list[int]) -> tuple[int, ...
     return tuple(dims)
 
 
-def _merged(shape: tuple[int, ...], order: list[int]) -> tuple[tuple[int, ...], list[int]]:
-    """The permutation as one of fewer axes: input axes that stay adjacent and in order in the
-    output are one axis. (merged input shape, permutation of the merged axes)."""
-    runs = [[order[0]]] if order else []
-    for ax in order[1:]:
-        if ax == runs[-1][-1] + 1:
-            runs[-1].append(ax)
-        else:
-            runs.append([ax])
-    by_input = sorted(range(len(runs)), key=lambda r: runs[r][0])
-    merged = tuple(math.prod(shape[ax] for ax in runs[r]) for r in by_input)
-    return merged, [by_input.index(r) for r in range(len(runs))]
-
-
 # A tall matrix (rows >= TALL x columns) larger than TILED_BYTES is transposed in blocks of
 # TILE_ROWS rows: each block's transpose stays in L1/L2, where numpy's one strided copy walks the
 # whole output per source row. ConvNeXt's first NHWC -> NCHW permute (3136x96) 1.4x faster (one
@@ -86,8 +73,9 @@ TALL, TILE_ROWS, TILED_BYTES = 4, 64, 512 * 1024
 
 
 def _tiled(shape: tuple[int, ...], order: list[int], itemsize: int) -> tuple[int, ...] | None:
-    """(batch, rows, columns) when the permutation is a batch of tall transposes worth tiling."""
-    merged, perm = _merged(shape, order)
+    """(batch, rows, columns) when the permutation is a batch of tall transposes worth tiling (size-1
+    axes kept in the fold: the tiled cases stay the ones measured)."""
+    merged, perm = fold(shape, order, drop_ones=False)
     if perm not in ([1, 0], [0, 2, 1]):
         return None
     rows, cols = merged[-2:]

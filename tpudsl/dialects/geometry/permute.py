@@ -8,18 +8,29 @@ groups (the dims before it, the dim, the dims it jumps over, the rest)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
-def permute_groups(shape: Sequence[int], order: Sequence[int]) -> list[list[int]]:
-    """The input dims, in output order, grouped where neighbours stay neighbours (size-1 dims dropped)."""
+def permute_groups(shape: Sequence[int], order: Sequence[int], drop_ones: bool = True) -> list[list[int]]:
+    """The input dims, in output order, grouped where neighbours stay neighbours (size-1 dims dropped
+    unless `drop_ones` is False)."""
     groups: list[list[int]] = []
-    for d in (d for d in order if shape[d] != 1):
+    for d in (d for d in order if not (drop_ones and shape[d] == 1)):
         if groups and d == groups[-1][-1] + 1:
             groups[-1].append(d)
         else:
             groups.append([d])
     return groups
+
+
+def fold(shape: Sequence[int], order: Sequence[int], drop_ones: bool = True) -> tuple[list[int], list[int]]:
+    """The permutation as one of fewer dims, each group of `permute_groups` one dim: (the folded input
+    shape, the order of the folded dims)."""
+    groups = permute_groups(shape, order, drop_ones)
+    by_input = sorted(range(len(groups)), key=lambda i: groups[i][0])  # the groups in input order
+    folded = [math.prod(shape[d] for d in groups[i]) for i in by_input]
+    return folded, [by_input.index(i) for i in range(len(groups))]
 
 
 def folds_to_4d(shape: Sequence[int], order: Sequence[int]) -> bool:
