@@ -17,12 +17,13 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.backend_support import deploy_int8
 from tests.feature_tally import FeatureTally, forced_runs, run_each
 from tests.models import onnx_inference, random_inputs
 from tests.models.crnn import crnn
 from tests.models.swin import swin_stage
 from tests.models.unet import unet
-from tpudsl.cli import model_deploy, model_transform, run_calibration
+from tpudsl.cli import model_transform
 from tpudsl.dialects.geometry.permute import folds_to_4d, single_moves
 
 
@@ -51,17 +52,13 @@ def test_model_transform_matches_onnxruntime(tmp_path, name, build, shape):
 
 def test_swin_int8_deploys_with_its_rank5_permute_split(tmp_path):
     model = swin_stage(input_size=32)
-    transform(tmp_path, "swin", model)
-    (tmp_path / "cali").mkdir()
-    for seed in range(2):
-        np.savez(tmp_path / "cali" / f"{seed}.npz", **random_inputs(model, seed=seed + 1))
-    run_calibration._main([str(tmp_path / "swin.mlir"), "--dataset", str(tmp_path / "cali"), "--input_num", "2",
-                           "--quiet", "-o", str(tmp_path / "table")])
+    (x,) = model.graph.input
+    shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        model_deploy.run(["--mlir", str(tmp_path / "swin.mlir"), "--quantize", "INT8", "--calibration_table",
-                          str(tmp_path / "table"), "--processor", "bm1684x", "--model", str(tmp_path / "s.bmodel"),
-                          "--test_input", str(tmp_path / "swin_in_f32.npz")])
+        status = deploy_int8(tmp_path, "swin", model,
+                             lambda rng: {x.name: rng.standard_normal(shape).astype(np.float32)}, "0.8,0.5")
+    assert status == 0
     assert out.getvalue().rstrip().endswith("npz compare PASSED.")  # the Tpu check: INT8 against Top
     text = err.getvalue()
     assert "bmodel check passed: 1 outputs of the cmodel equal the Tpu interpreter's (INT8, bit-exact)" in text
