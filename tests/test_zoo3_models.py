@@ -2,8 +2,9 @@
 
 model_transform with --test_input against onnxruntime (run here, on the same input) for each; the
 Swin stage deployed in INT8 on bm1684x (its rank-5 qkv permute, which the backend could not do in
-one load, now split by the lowering: the .bmodel equals the Tpu interpreter bit for bit, and the Tpu
-check passes); the split's moves against numpy's transpose. The full matrix (F32, F16, BF16, INT8 of
+one load, now split by --processor-tpu-optimize, which model_deploy runs before the Tpu check: the
+.bmodel equals the Tpu interpreter bit for bit, and the Tpu check passes); the split's moves against
+numpy's transpose. The full matrix (F32, F16, BF16, INT8 of
 all three) is bench/zoo_deploy.py's (bench/RESULTS.md "zoo deploy")."""
 
 from __future__ import annotations

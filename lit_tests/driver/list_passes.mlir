@@ -20,7 +20,7 @@
 // CHECK-DAG:  {{^  }}processor-top-optimize {{ +}}Chip-specific Top rewrites before lowering (TPU-MLIR); tpudsl has none
 // CHECK-DAG:  {{^  }}strip-io-quant {{ +}}Strip the quantizing cast after an input
 // CHECK-DAG:  {{^      }}quant_output_int8: bool = False
-// CHECK-DAG:  {{^  }}processor-tpu-optimize {{ +}}Chip-specific Tpu rewrites (TPU-MLIR); tpudsl has none
+// CHECK-DAG:  {{^  }}processor-tpu-optimize {{ +}}Chip-specific Tpu rewrites (TPU-MLIR): a Permute that does not fold to 4-D split
 // CHECK-DAG:  {{^  }}dev-parallel {{ +}}Distribute the model over devices
 // CHECK-DAG:  {{^  }}subnet-divide {{ +}}Split into TPU/CPU and dynamic subnets
 // CHECK-DAG:  {{^      }}dynamic: bool = False

@@ -449,14 +449,14 @@ def right_transposed(op: Operation) -> bool:
 
 def permute_view(op: Operation) -> tuple[list[int], list[int]]:
     """A Permute's input shape and order, folded to 4-D above rank 4 (dialects/geometry/permute.py);
-    more than four dims left is an error (the lowering splits such a Permute into moves that fold)."""
+    more than four dims left is an error (--processor-tpu-optimize splits such a Permute into moves that fold)."""
     xs, order = shape_of(op.operands[0]), list(attrs_of(op)["order"])
     if len(xs) <= 4:
         return list(xs), order
     shape, folded_order = fold(xs, order)
     if len(shape) > 4:
         raise TpudslError(f"backend: {describe(op)}: order {order} of shape {list(xs)} does not fold to 4-D; "
-                          f"not modelled")
+                          f"not modelled (--processor-tpu-optimize splits it into moves that do)")
     return shape, folded_order
 
 

@@ -1,6 +1,7 @@
 """The passes of TPU-MLIR's deploy command line (mlir_shell.py's tpu_opt_options and
-tpu_ada_options) that tpudsl has no work for, and the two that do work here: `--strip-io-quant`
-(int8, f16 and bf16 inputs and outputs; quant_output_bf16) and `--weight-deduplicate`
+tpu_ada_options) that tpudsl has no work for, and the three that do work here: `--strip-io-quant`
+(int8, f16 and bf16 inputs and outputs; quant_output_bf16), `--processor-tpu-optimize` (the
+Permutes that do not fold to 4-D split, permute_split.py) and `--weight-deduplicate`
 (`--core-parallel` has its own module, core_parallel.py).
 
     tpuc-opt X_tpu.mlir --mlir-disable-threading --strip-io-quant="quant_input=False ..."
@@ -28,6 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tpudsl.backend.permute_split import split_wide_permutes
 from tpudsl.dialects.opdef import create, value_name
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.ir.diagnostics import TpudslError, check_option
@@ -189,15 +191,17 @@ def _strippable(side: SSAValue, f32_side: SSAValue) -> bool:
 
 @dataclass(frozen=True)
 class ProcessorTpuOptimizePass(ModulePass):
-    """Chip-specific Tpu rewrites (TPU-MLIR); tpudsl has none: checks it runs on the lowered module before --layer-group.
+    """Chip-specific Tpu rewrites (TPU-MLIR): a Permute that does not fold to 4-D split into moves; before --layer-group.
 
     TPU-MLIR's patterns here are performance rewrites of Tpu ops for one chip (permute and
-    matmul forms, casts). tpudsl's backend emits every Tpu op as lowered, so the pass has no work."""
+    matmul forms, casts). tpudsl's backend emits every other Tpu op as lowered; its one rewrite is
+    the split of a Permute its one strided load cannot do (permute_split.py)."""
 
     name = "processor-tpu-optimize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         before_layer_group(op, self.name)
+        split_wide_permutes(op)
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,7 @@ def _lower(top: TopModule, args, weight_file: str, qdq: bool) -> None:
                                            quant_input_list=args.quant_input_list,
                                            quant_output_list=args.quant_output_list,
                                            quant_output_bf16=args.quant_output_bf16),
+              pass_class("processor-tpu-optimize")(),  # splits the Permutes the backend cannot load at once
               pass_class("dev-parallel")(), *([pass_class("op-divide")()] if args.op_divide else []),
               pass_class("subnet-divide")(dynamic=args.dynamic),
               *([] if args.disable_topo_sort else [pass_class("topo-sort")()])]

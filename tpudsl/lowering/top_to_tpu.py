@@ -56,7 +56,6 @@ from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, top_module_of
 from tpudsl.lowering.overflow import mask_ops_kept_f32
-from tpudsl.lowering.permute_split import split_wide_permutes
 from tpudsl.lowering.qtable import read_qtable
 from tpudsl.lowering.weight_only import A16_LOWERINGS, WEIGHT_BITS, WEIGHT_ONLY_MODES, A16Lowering
 
@@ -549,7 +548,6 @@ class ConvertTopToTpuPass(ModulePass):
             lower_float(top, WEIGHT_ONLY_MODES[mode], qtable, a16)
         else:
             lower_float(top, mode, qtable)
-        split_wide_permutes(top.main_func())
         op.attributes["module.state"] = StringAttr("TPU_LOWERED")
         if self.weightFileName:
             op.attributes["module.weight_file"] = StringAttr(self.weightFileName)
