@@ -110,5 +110,6 @@ class GraphBuilder:
         b = self.small(f"{name}.bias", (cout,))
         return self.node("Gemm", [x, w, b], name, transB=1)
 
-    def shape_const(self, name: str, values: Sequence[int]) -> str:
+    def shape_const(self, name: str, values: int | Sequence[int]) -> str:
+        """An int64 constant: a shape, axes, starts..., or a 0-d index (a Gather's)."""
         return self.const(name, np.array(values, dtype=np.int64))

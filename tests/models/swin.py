@@ -18,23 +18,20 @@ import numpy as np
 import onnx
 
 from tests.models.builder import GraphBuilder
-from tests.models.lm import gelu_erf, layer_norm, linear
+from tests.models.lm import gelu_erf, layer_norm, linear, unsqueeze
 
 F32 = np.float32
 
 
-def _i64(g: GraphBuilder, name: str, value) -> str:
-    return g.const(name, np.array(value, np.int64))
-
-
 def _view(g: GraphBuilder, x: str, shape, name: str) -> str:
-    return g.node("Reshape", [x, _i64(g, f"{name}.shape", shape)], name)
+    return g.node("Reshape", [x, g.shape_const(f"{name}.shape", shape)], name)
 
 
 def _slice(g: GraphBuilder, x: str, name: str, axis: int, start: int, end: int, step: int = 1) -> str:
-    inputs = [x, _i64(g, f"{name}.starts", [start]), _i64(g, f"{name}.ends", [end]), _i64(g, f"{name}.axes", [axis])]
+    inputs = [x, g.shape_const(f"{name}.starts", [start]), g.shape_const(f"{name}.ends", [end]),
+              g.shape_const(f"{name}.axes", [axis])]
     if step != 1:
-        inputs.append(_i64(g, f"{name}.steps", [step]))
+        inputs.append(g.shape_const(f"{name}.steps", [step]))
     return g.node("Slice", inputs, name)
 
 
@@ -75,7 +72,7 @@ def _attention(g: GraphBuilder, x: str, p: str, c: int, heads: int, ws: int, mas
     qkv = linear(g, x, f"{p}.qkv", c, 3 * c)
     qkv = g.node("Transpose", [_view(g, qkv, [-1, n, 3, heads, hd], f"{p}.qkv_view")], f"{p}.qkv_permute",
                  perm=[2, 0, 3, 1, 4])
-    q, k, v = (g.node("Gather", [qkv, _i64(g, f"{p}.{t}_index", i)], f"{p}.{t}", axis=0)
+    q, k, v = (g.node("Gather", [qkv, g.shape_const(f"{p}.{t}_index", i)], f"{p}.{t}", axis=0)
                for i, t in enumerate("qkv"))
     q = g.node("Mul", [q, g.const(f"{p}.scale", F32(hd ** -0.5))], f"{p}.q_scaled")
     attn = g.node("MatMul", [q, g.node("Transpose", [k], f"{p}.k_t", perm=[0, 1, 3, 2])], f"{p}.scores")
@@ -83,7 +80,7 @@ def _attention(g: GraphBuilder, x: str, p: str, c: int, heads: int, ws: int, mas
     index = g.const(f"{p}.relative_position_index", relative_position_index(ws).reshape(-1))
     bias = g.node("Gather", [table, index], f"{p}.bias_gather", axis=0)
     bias = g.node("Transpose", [_view(g, bias, [n, n, -1], f"{p}.bias_view")], f"{p}.bias_permute", perm=[2, 0, 1])
-    bias = g.node("Unsqueeze", [bias, _i64(g, f"{p}.bias_unsqueeze.axes", [0])], f"{p}.bias_unsqueeze")
+    bias = unsqueeze(g, bias, 0, f"{p}.bias_unsqueeze")
     attn = g.node("Add", [attn, bias], f"{p}.biased")
     if mask is not None:
         nw = mask.shape[0]
