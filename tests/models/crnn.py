@@ -4,7 +4,8 @@ The conv stack of the paper (3x3 convs, BatchNorm on convs 2, 4 and 6, MaxPools 
 with padding (0, 1), a final 2x2 conv without padding) takes a 32-pixel-high grey line to height 1;
 `conv.squeeze(2)` and `permute(2, 0, 1)` give [T, N, C]. BidirectionalLSTM is nn.LSTM(bidirectional)
 as the exporter writes it: one ONNX LSTM, direction bidirectional, W [2, 4H, C], R [2, 4H, H] and B
-[2, 8H] with torch's gate rows (i, f, g, o) reordered to ONNX's (i, o, f, c), sequence_lens absent,
+[2, 8H] with torch's gate rows (i, f, g, o) reordered to ONNX's (i, o, f, c) (here each row is drawn
+independently, so they are drawn in ONNX's order: a reorder would be unobservable), sequence_lens absent,
 initial_h / initial_c the zeros nn.LSTM makes when no state is passed (folded to initializers);
 its Y [T, 2, N, H] Transposed to [T, N, 2, H] and Reshaped to [T, N, 2H]. Then `view(T * b, h)`,
 the embedding Linear (a Gemm), `view(T, b, -1)` and LogSoftmax over the classes (CTC's input).
@@ -18,24 +19,12 @@ import onnx
 
 from tests.models.builder import GraphBuilder
 
-# torch's LSTM gate blocks i, f, g, o as ONNX's i, o, f, c: the exporter's reorder of the rows.
-_TORCH_TO_ONNX_GATES = (0, 3, 1, 2)
-
-
-def _onnx_gates(w: np.ndarray) -> np.ndarray:
-    """Rows of torch's [4H, ...] gate blocks in ONNX's order."""
-    blocks = np.split(w, 4, axis=0)
-    return np.concatenate([blocks[i] for i in _TORCH_TO_ONNX_GATES], axis=0)
-
 
 def bilstm(g: GraphBuilder, x: str, name: str, cin: int, hidden: int, batch: int) -> str:
     """nn.LSTM(cin, hidden, bidirectional=True) on [T, N, cin] -> [T, N, 2 * hidden]."""
     k = 1 / np.sqrt(hidden)  # torch's LSTM init U(-1/sqrt(H), 1/sqrt(H))
-    u = lambda *shape: g.rng.uniform(-k, k, shape)  # noqa: E731
-    w = np.stack([_onnx_gates(u(4 * hidden, cin)) for _ in range(2)]).astype(np.float32)
-    r = np.stack([_onnx_gates(u(4 * hidden, hidden)) for _ in range(2)]).astype(np.float32)
-    b = np.stack([np.concatenate([_onnx_gates(u(4 * hidden)), _onnx_gates(u(4 * hidden))])
-                  for _ in range(2)]).astype(np.float32)
+    u = lambda *shape: g.rng.uniform(-k, k, shape).astype(np.float32)  # noqa: E731
+    w, r, b = u(2, 4 * hidden, cin), u(2, 4 * hidden, hidden), u(2, 8 * hidden)
     zeros = np.zeros((2, batch, hidden), np.float32)
     inputs = [x, g.const(f"{name}.W", w), g.const(f"{name}.R", r), g.const(f"{name}.B", b), "",
               g.const(f"{name}.h0", zeros), g.const(f"{name}.c0", zeros)]
