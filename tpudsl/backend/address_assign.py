@@ -5,7 +5,9 @@ activations follow, from the next DMA-aligned address. An activation's memory is
 last reader has run (a first-fit free list over the ops in order); the returned values and the
 inputs are never reused, so they can be read and written by the runtime before and after a run.
 Every address is aligned to the chip's `dma_align`, but the inputs of a Concat merged in place
-(`only_merge`, concat_in_place.py: --core-parallel's column parts), which are runs of its result.
+(`only_merge`, concat_in_place.py: TPU-MLIR's ConcatFusePattern), which are runs of its result:
+it is allocated when its first input is computed and lives until the last reader of it or of
+any input (`merge_concat=false`: none is merged).
 In a module with layer groups (`tpu.Group`, if --layer-group ran first) the groups' ops count in
 their place and Loads, Stores and the groups' results have the addresses of the tensors they are: the same addresses as without the groups
 (tensors that stay in local memory get one too, so that the module can be grouped again), except
@@ -142,6 +144,7 @@ class AddressAssignPass(ModulePass):
     same_addr: str = ""
     save_io_alone_config: str = ""
     use_io_alone_config: str = ""
+    merge_concat: bool = True  # tpudsl's: false keeps every Concat a move (no only_merge; docs/tpuc-opt.md)
 
     def check_options(self) -> None:
         """The option values tpudsl models (model_deploy checks them before writing anything)."""
@@ -175,13 +178,17 @@ class AddressAssignPass(ModulePass):
         elif mode is not None:
             addresses.update(_TAGGED[mode](ops, returned))
         acts = _FreeList(neuron_start, chip.dma_align)
-        views = concat_in_place.views(ops)  # a merged Concat's inputs: runs of its result (only_merge)
+        # a merged Concat's inputs (their values after the groups' aliases): runs of its result (only_merge)
+        views = {alias.get(v, v): at for v, at in concat_in_place.views(ops, _return_operands(ops), self.merge_concat).items()}
         last_use = {}
         for i, vs in enumerate(operands):
             for v in vs:
                 last_use[v] = i
         for v, end in held.items():
             last_use[v] = max(last_use.get(v, end), end)
+        for v, (whole, _) in views.items():  # the result lives until its runs' last reader too
+            if v in last_use:
+                last_use[whole] = max(last_use.get(whole, 0), last_use.pop(v))
         dying: dict[int, list[SSAValue]] = {}
         for v, i in last_use.items():
             dying.setdefault(i, []).append(v)
@@ -198,7 +205,7 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Input":  # the argument is the input's memory, as in TPU-MLIR's files
                 addresses[o.operands[0]] = addresses[o.results[0]]
             for v in dying.get(i, ()):
-                if self.reuse_addr and _reusable(v) and v not in views:  # a view dies with its Concat's result
+                if self.reuse_addr and _reusable(v):
                     acts.release(addresses[v], nbytes(v))
         addresses.update((v, addresses[t]) for v, t in alias.items() if t in addresses)
         for value, addr in addresses.items():
@@ -304,6 +311,11 @@ def _slices(group: Operation) -> int:
         attr = group.attributes.get(key)
         count *= attr.value.data if isinstance(attr, IntegerAttr) else 1
     return count
+
+
+def _return_operands(ops: list[Operation]) -> list[SSAValue]:
+    """The values the return names, as the ops outside groups read them (a group's results)."""
+    return [v for o in ops if isinstance(o, ReturnOp) for v in o.operands]
 
 
 def _reusable(v: SSAValue) -> bool:

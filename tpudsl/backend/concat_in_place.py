@@ -1,11 +1,19 @@
-"""A Concat whose inputs are written in place (TPU-MLIR's `only_merge`: address-assign's
-ConcatFusePattern): each input's memory is its run of the Concat's result, so the Concat itself
-moves nothing (docs/backend.md "Several cores").
+"""Concats merged in place (TPU-MLIR's `only_merge`: address-assign's ConcatFusePattern, the
+conditions of its `ConcatOp::supportInplace`): each input's memory is its run of the Concat's
+result, so its producer writes there and the Concat itself moves nothing (docs/backend.md,
+"Concats merged in place").
 
-tpudsl merges the Concat `--core-parallel` puts after an A16MatMul's column parts: the parts are
-ops alone placed on the cores (`core_id`), each read only by the Concat, on its last axis with
-every dim before it 1, so each part is one contiguous run of bytes of the result. Other Concats
-move their inputs as before (TPU-MLIR merges every Concat its supportInplace accepts).
+A Concat outside a layer group merges when (`refusal` names the first condition that fails):
+* it has no fused relu (the relu would be a pass over the result);
+* every dim before its axis is 1, so each input is one contiguous run of bytes of the result;
+* every input has the result's element type (an INT8 input at another scale comes through its
+  own tpu.RequantInt: the lowering's, as TPU-MLIR's; that op is the producer);
+* every input is computed by an op that writes its result to global memory: not a weight, not a
+  graph input (the runtime places those), not a returned value (it has output memory of its own
+  with the IO addr_modes), not another Concat (TPU-MLIR's rule: merged or not, its result is
+  its own buffer);
+* at most two inputs have other readers too (TPU-MLIR's `multi_use_times`), no such input twice,
+  and no input is already a run of an earlier merged Concat (each value has one address).
 """
 
 from __future__ import annotations
@@ -19,26 +27,49 @@ from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, describe
 from tpudsl.ir.diagnostics import TpudslError
 
+# What does not write its result to global memory as an op of its own (TPU-MLIR's isWeight, its
+# block arguments and its ConcatOp inputs).
+_NOT_WRITERS = ("top.Weight", "top.None", "top.Input", "tpu.Concat")
+_MULTI_USE_INPUTS = 2  # TPU-MLIR's supportInplace: more inputs with other readers than this fail
 
-def mergeable(op: Operation) -> bool:
-    """A Concat alone of core-parallel's parts: each read only here, on the last axis with every dim before it 1."""
-    if op.name != "tpu.Concat" or op.parent_op().name == "tpu.Group":  # type: ignore[union-attr]
-        return False
+
+def refusal(op: Operation, returned: set[SSAValue], claimed: set[SSAValue]) -> str | None:
+    """Why the Concat `op` cannot be merged in place (None: it can); `claimed`: the inputs of the
+    Concats merged before it, `returned`: the module's outputs."""
+    if op.parent_op().name == "tpu.Group":  # type: ignore[union-attr]
+        return "inside a layer group"
+    attrs = AttrView(op.attributes, SPECS[op.name])
+    if attrs["do_relu"]:
+        return "do_relu"
     shape = shape_of(op.results[0])
-    if AttrView(op.attributes, SPECS[op.name])["axis"] % len(shape) != len(shape) - 1 or math.prod(shape[:-1]) != 1:
-        return False
-    return all(isinstance(v.owner, Operation) and "core_id" in v.owner.attributes and len(list(v.uses)) == 1
-               for v in op.operands)
+    if math.prod(shape[:attrs["axis"] % len(shape)]) != 1:
+        return "a dim before the axis is not 1"
+    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    multi_use = 0
+    for v in op.operands:
+        if v.type.element_type != element:  # type: ignore[attr-defined]
+            return "an input's type is not the result's"
+        if not isinstance(v.owner, Operation) or v.owner.name in _NOT_WRITERS or v in returned:
+            return "an input is not written by an op of its own"
+        if v in claimed:
+            return "an input is a run of another merged Concat"
+        if len(list(v.uses)) > 1:
+            multi_use += 1
+            if list(op.operands).count(v) > 1:
+                return "an input is read twice"
+    return "more than two inputs have other readers" if multi_use > _MULTI_USE_INPUTS else None
 
 
-def views(ops: list[Operation]) -> dict[SSAValue, tuple[SSAValue, int]]:
-    """Each input of a mergeable Concat of `ops` -> (the Concat's result, its byte offset in it);
-    `only_merge` true on those Concats and false on the others (address-assign decides again)."""
-    out = {}
+def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) -> dict[SSAValue, tuple[SSAValue, int]]:
+    """Each input of a Concat of `ops` merged in place -> (the Concat's result, its byte offset in
+    it); `only_merge` true on those Concats and false on the others (address-assign decides again).
+    `merge` false (address-assign's merge_concat=false): no Concat is merged."""
+    out: dict[SSAValue, tuple[SSAValue, int]] = {}
+    outputs = set(returned)
     for op in ops:
         if op.name != "tpu.Concat":
             continue
-        if not mergeable(op):
+        if not merge or refusal(op, outputs, set(out)) is not None:
             if AttrView(op.attributes, SPECS[op.name])["only_merge"]:
                 op.attributes["only_merge"] = to_attr("bool", False)
             continue
