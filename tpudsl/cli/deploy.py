@@ -240,7 +240,8 @@ def _backend_passes(args) -> dict:
               **({"weight-deduplicate": pass_class("weight-deduplicate")()} if args.weight_deduplicate else {}),
               **({"opt-post-processor": pass_class("opt-post-processor")()} if args.opt_post_processor else {}),
               "core-parallel": pass_class("core-parallel")(),  # several cores: A16MatMuls split by columns
-              "address-assign": pass_class("address-assign")(merge_weight=args.merge_weight),
+              "address-assign": pass_class("address-assign")(merge_weight=args.merge_weight,
+                                                              merge_concat=not args.no_concat_in_place),
               "layer-group": pass_class("layer-group")(opt=1 if args.disable_layer_group else args.opt,
                                                        group_by_cores=args.group_by_cores,
                                                        compress_mode=args.compress_mode),

@@ -103,6 +103,9 @@ def _parser() -> CliArgumentParser:
                    help="the Tpu check matches each tensor with the reference tensor of its shape that is closest "
                         "(npz_tool compare --fuzzy_match)")
     p.add_argument("--cache_skip", action="store_true", help="accepted: tpudsl caches nothing, every step runs")
+    p.add_argument("--no_concat_in_place", action="store_true",
+                   help="tpudsl's: every Concat moves its inputs (address-assign merge_concat=false; default: the "
+                        "Concats TPU-MLIR merges in place are, docs/backend.md \"Concats merged in place\")")
     # TPU-MLIR's flags of its deploy passes (docs/tpuc-opt.md): the values tpudsl models are
     # accepted, others fail naming the pass option, before any file is written.
     t = p.add_argument_group("TPU-MLIR's flags of its passes (docs/tpuc-opt.md: the values tpudsl models)")
