@@ -50,7 +50,7 @@
 // RUN: cd %t && tpuc-opt m.mlir --processor-assign="chip=bm1688 mode=W8BF16 num_core=1" --convert-top-to-tpu -o one.mlir
 // RUN: cd %t && tpuc-opt one.mlir --core-parallel -o one_split.mlir && diff one.mlir one_split.mlir
 // --address-assign merges the Concat in place (only_merge, TPU-MLIR's ConcatFusePattern): part k's result is
-// its k-th run of 2 bf16 columns (4 bytes); the Concat of mm3 (not core-parallel's) is not merged.
+// its k-th run of 2 bf16 columns (4 bytes).
 // RUN: cd %t && tpuc-opt split.mlir --address-assign -o addressed.mlir
 // RUN: filecheck %s --check-prefix=ADDR < %t/addressed.mlir
 // ADDR: "tpu.Concat"({{.*}}) {axis = 2 : i64, only_merge = true} : (tensor<1x1x2xbf16, [[A:[0-9]+]] : i64>, tensor<1x1x2xbf16, [[B:[0-9]+]] : i64>) -> tensor<1x1x4xbf16, [[A]] : i64>

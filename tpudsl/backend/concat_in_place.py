@@ -6,8 +6,8 @@ result, so its producer writes there and the Concat itself moves nothing (docs/b
 A Concat outside a layer group merges when (`refusal` names the first condition that fails):
 * it has no fused relu (the relu would be a pass over the result);
 * every dim before its axis is 1, so each input is one contiguous run of bytes of the result;
-* every input has the result's element type (an INT8 input at another scale comes through its
-  own tpu.RequantInt: the lowering's, as TPU-MLIR's; that op is the producer);
+* (every input has the result's element type: the Concat's verifier's rule; an INT8 input at
+  another scale comes through its own tpu.RequantInt, the lowering's as TPU-MLIR's, the producer);
 * every input is computed by an op that writes its result to global memory: not a weight, not a
   graph input (the runtime places those), not a returned value (it has output memory of its own
   with the IO addr_modes), not another Concat (TPU-MLIR's rule: merged or not, its result is
@@ -44,11 +44,8 @@ def refusal(op: Operation, returned: set[SSAValue], claimed: set[SSAValue]) -> s
     shape = shape_of(op.results[0])
     if math.prod(shape[:attrs["axis"] % len(shape)]) != 1:
         return "a dim before the axis is not 1"
-    element = op.results[0].type.element_type  # type: ignore[attr-defined]
     multi_use = 0
     for v in op.operands:
-        if v.type.element_type != element:  # type: ignore[attr-defined]
-            return "an input's type is not the result's"
         if not isinstance(v.owner, Operation) or v.owner.name in _NOT_WRITERS or v in returned:
             return "an input is not written by an op of its own"
         if v in claimed:
