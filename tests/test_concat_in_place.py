@@ -86,7 +86,8 @@ def deploy(tmp_path_factory):
             assert r.returncode == 0 and "bmodel check passed" in r.stderr, r.stderr
             if mode == "INT8":
                 assert "(INT8, bit-exact)" in r.stderr, r.stderr
-            done[mode, merged] = (out, read_bmodel(out / "m.bmodel"), load_module(out / f"m_bm1684x_{_SUFFIX[mode]}_final.mlir"))
+            final = load_module(out / f"m_bm1684x_{_SUFFIX[mode]}_final.mlir")
+            done[mode, merged] = (out, read_bmodel(out / "m.bmodel"), final)
         return done[mode, merged]
 
     return deployed

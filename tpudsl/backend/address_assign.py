@@ -179,7 +179,8 @@ class AddressAssignPass(ModulePass):
             addresses.update(_TAGGED[mode](ops, returned))
         acts = _FreeList(neuron_start, chip.dma_align)
         # a merged Concat's inputs (their values after the groups' aliases): runs of its result (only_merge)
-        views = {alias.get(v, v): at for v, at in concat_in_place.views(ops, _return_operands(ops), self.merge_concat).items()}
+        merged = concat_in_place.views(ops, _return_operands(ops), self.merge_concat)
+        views = {alias.get(v, v): at for v, at in merged.items()}
         last_use = {}
         for i, vs in enumerate(operands):
             for v in vs:
