@@ -34,7 +34,7 @@ from tpudsl.backend.slicing import shape_of
 from tpudsl.backend.tpu_mlir_stages import before_address_assign
 from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import WEIGHT_OP, TopModule, top_module_of, unique_name
+from tpudsl.ir.module import WEIGHT_OP, TopModule, top_module_of
 
 _LAYER_GROUP = ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes")  # decided again for each part
 
@@ -64,14 +64,13 @@ class _Cutter:
             data = self.top.weight_of(value.owner)  # type: ignore[arg-type]
             size = data.shape[axis] // self.cores
             cut = np.ascontiguousarray(np.take(data, range(k * size, (k + 1) * size), axis=axis))
-            name = unique_name(f"{loc_name(value.owner)}_core{k}", set(self.top.weights))  # type: ignore[arg-type]
+            name = f"{loc_name(value.owner)}_core{k}"  # type: ignore[arg-type]
+            weight = self.top.add_weight(name, cut, before=before)
             shape = list(value.type.get_shape())  # type: ignore[attr-defined]
             shape[axis] = size
+            # BF16 constants are stored as uint16 bits (docs/lowering.md): the type says what they are.
             element = value.type.element_type  # type: ignore[attr-defined]
-            weight = create(WEIGHT_OP, [], [TensorType(element, shape)], loc=name)
-            Rewriter.insert_op(weight, InsertPoint.before(before))
-            self.top.weights[name] = cut
-            self.made[key] = weight.results[0]
+            self.made[key] = Rewriter.replace_value_with_new_type(weight.results[0], TensorType(element, shape))
         return self.made[key]
 
 
