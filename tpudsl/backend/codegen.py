@@ -428,9 +428,7 @@ def emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None = No
     if len(prog.records) == first:  # no op aliases its input (every result has its own memory): a result
         # nothing writes would hold stale bytes, and its tensor location would have no instruction to follow
         raise TpudslError(f"codegen: {describe(op)} emitted no instruction: its result would never be written")
-    core, last = prog.barrier()
-    if prog.tensors is not None:  # whole in global memory once every core has finished the op
-        prog.add_tensors(whole_results(op, last), lambda _: core)
+    close_run([op], prog)  # whole in global memory once every core has finished the op
 
 
 def emit_placed(op: Operation, chip: Chip, prog: Program, run: list[Operation]) -> None:
@@ -474,14 +472,20 @@ def placed_on(op: Operation) -> int | None:
 
 
 def close_run(run: list[Operation], prog: Program) -> None:
-    """The barrier after the placed ops of `run` (none: nothing to do); their results whole after it."""
+    """The barrier after the ops of `run` (a phase's placed ops, or emit_op's one op; none: nothing to
+    do); their results whole after it."""
     if not run:
         return
-    core, last = prog.barrier()
-    if prog.tensors is not None:
-        for op in run:
-            prog.add_tensors(whole_results(op, last), lambda _: core)
+    _whole_after(run, prog.barrier(), prog)
     run.clear()
+
+
+def _whole_after(ops: list[Operation], at: tuple[int, int], prog: Program) -> None:
+    """The results of `ops` whole in global memory after instruction `at` (core, index in its stream)."""
+    if prog.tensors is not None:
+        core, last = at
+        for op in ops:
+            prog.add_tensors(whole_results(op, last), lambda _: core)
 
 
 def emit_in_place(op: Operation, prog: Program, run: list[Operation]) -> None:
@@ -491,9 +495,8 @@ def emit_in_place(op: Operation, prog: Program, run: list[Operation]) -> None:
     check_in_place(op, address_of)
     if run:
         run.append(op)
-    elif prog.tensors is not None:
-        core, last = prog.after
-        prog.add_tensors(whole_results(op, last), lambda _: core)
+    else:
+        _whole_after([op], prog.after, prog)
 
 
 def _emit_op(op: Operation, chip: Chip, prog: Program, top: TopModule | None) -> None:
