@@ -632,8 +632,6 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
     run: list[Operation] = []  # the placed ops (core_id) and in-place Concats since the last barrier: one phase
     for op in block_ops:
         merged = op.name == "tpu.Concat" and attrs_of(op)["only_merge"]
-        if run and op.name not in _PASSIVE and not isinstance(op, ReturnOp) and placed_on(op) is None and not merged:
-            close_run(run, prog)
         if op.name == "top.Weight" and address_of(op.results[0]) is not None:
             data = np.ascontiguousarray(top.weight_of(op)).tobytes()
             at = address_of(op.results[0]) - coeff_addr  # type: ignore[operator]
@@ -648,6 +646,7 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
         elif op.name == "tpu.Group":
             from tpudsl.backend.layer_group.emit import emit_group  # it builds on this module's records
 
+            close_run(run, prog)  # a phase of placed ops ends before an op that is not one
             emit_group(op, *groups[op], prog)
         elif "core_id" in op.attributes:
             emit_placed(op, chip, prog, run)
@@ -656,6 +655,7 @@ def generate(top: TopModule, tensor_locations: bool = False) -> tuple[dict, byte
         elif op.name not in _PASSIVE:
             if op.name not in KINDS and op.name not in GLOBAL_ONLY:
                 raise TpudslError(f"codegen: {describe(op)} has no instructions yet")
+            close_run(run, prog)
             emit_op(op, chip, prog, top)
     close_run(run, prog)
     streams = [prog.records, *(records for records, _ in prog.others)]
