@@ -68,6 +68,17 @@ def address_of(value: SSAValue) -> int | None:
     return None
 
 
+def global_range(value: SSAValue) -> tuple[int, int] | None:
+    """The global bytes [start, end) a value occupies, None when it has no address."""
+    addr = address_of(value)
+    return None if addr is None else (addr, addr + nbytes(value))
+
+
+def overlap(a: tuple[int, int], b: tuple[int, int] | None) -> bool:
+    """Whether byte ranges `a` and `b` (None: no range) share a byte."""
+    return b is not None and a[0] < b[1] and b[0] < a[1]
+
+
 def _set_address(value: SSAValue, addr: int) -> None:
     t = value.type
     assert isinstance(t, TensorType)

@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 
 from tpudsl.backend import coverage, isa
 from tpudsl.backend.bmodel import tensor_bytes, write_bmodel
-from tpudsl.backend.address_assign import addr_mode, address_of, align, nbytes
+from tpudsl.backend.address_assign import addr_mode, address_of, align, global_range, nbytes, overlap
 from tpudsl.backend.chips import Chip, tag_base, tag_of
 from tpudsl.backend.concat_in_place import check_in_place
 from tpudsl.backend.layer_group import module_chip
@@ -453,7 +453,7 @@ def emit_placed(op: Operation, chip: Chip, prog: Program, run: list[Operation]) 
 
 
 def _spans(values) -> list[tuple[int, int]]:
-    return [(at, at + nbytes(v)) for v in values if (at := address_of(v)) is not None]
+    return [span for v in values if (span := global_range(v)) is not None]
 
 
 def _touch(op: Operation, other: Operation) -> bool:
@@ -461,7 +461,7 @@ def _touch(op: Operation, other: Operation) -> bool:
     reuses memory by liveness, in program order): the two cannot run at once on two cores."""
     writes, reads = _spans(op.results), _spans(op.operands)
     theirs_w, theirs_r = _spans(other.results), _spans(other.operands)
-    return any(a < d and c < b for (a, b), (c, d) in
+    return any(overlap(a, b) for a, b in
                [*((w, t) for w in writes for t in theirs_w + theirs_r), *((r, t) for r in reads for t in theirs_w)])
 
 

@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend import slicing
-from tpudsl.backend.address_assign import address_of, align, nbytes
+from tpudsl.backend.address_assign import align, global_range, overlap
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cores import count_passes
 from tpudsl.backend.isa import cgroups, row_bytes
@@ -149,9 +149,9 @@ def _stored(ops: list[Operation]) -> frozenset[Operation]:
 
 def _shares_memory(ops: list[Operation], stored: frozenset[Operation]) -> bool:
     """Whether a result the group stores shares global memory with one of its inputs."""
-    inputs = [_global_range(v) for op in ops for v in op.operands if v.owner not in ops]
-    outs = [_global_range(op.results[0]) for op in stored]
-    return any(out is not None and _overlap(out, i) for out in outs for i in inputs)
+    inputs = [global_range(v) for op in ops for v in op.operands if v.owner not in ops]
+    outs = [global_range(op.results[0]) for op in stored]
+    return any(out is not None and overlap(out, i) for out in outs for i in inputs)
 
 
 def _covers(op: Operation, slices: list[dict[Operation, SlicePlan]]) -> bool:
@@ -161,15 +161,6 @@ def _covers(op: Operation, slices: list[dict[Operation, SlicePlan]]) -> bool:
         t = parts[op].output
         seen[tuple(slice(a, a + k) for a, k in zip(t.start, t.shape, strict=True))] = True
     return bool(seen.all())
-
-
-def _global_range(value: SSAValue) -> tuple[int, int] | None:
-    addr = address_of(value)
-    return None if addr is None else (addr, addr + nbytes(value))
-
-
-def _overlap(a: tuple[int, int], b: tuple[int, int] | None) -> bool:
-    return b is not None and a[0] < b[1] and b[0] < a[1]
 
 
 def _backward(ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
