@@ -29,14 +29,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.backend.chips import Chip
-from tpudsl.backend.layer_group import module_chip, set_secs
+from tpudsl.backend.layer_group import SECS_ATTRS, module_chip, set_secs
 from tpudsl.backend.slicing import shape_of
 from tpudsl.backend.tpu_mlir_stages import before_address_assign
 from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import WEIGHT_OP, TopModule, top_module_of
-
-_LAYER_GROUP = ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes")  # decided again for each part
 
 
 def splittable(op: Operation, cores: int) -> bool:
@@ -79,7 +77,7 @@ def split(op: Operation, cutter: _Cutter, chip: Chip) -> Operation:
     x, weight, scale, zp, bias = (*op.operands, *[None] * (5 - len(op.operands)))[:5]
     out = op.results[0].type
     rank, name, grouped = len(out.get_shape()), loc_name(op), "nsecs" in op.attributes  # type: ignore[attr-defined]
-    attrs = {k: v for k, v in op.attributes.items() if k not in _LAYER_GROUP}
+    attrs = {k: v for k, v in op.attributes.items() if k not in SECS_ATTRS}
     parts = []
     for k in range(cutter.cores):
         operands = [x, cutter.part(weight, 0, k, op), cutter.part(scale, 0, k, op)]
@@ -104,7 +102,7 @@ def reslice(op: Operation, chip: Chip) -> None:
     """Layer-group's slicing of an op alone decided again (a placed op: for its one core)."""
     from tpudsl.backend.layer_group.single import choose_secs
 
-    for key in _LAYER_GROUP:
+    for key in SECS_ATTRS:
         op.attributes.pop(key, None)
     set_secs(op, *choose_secs(op, chip))
 

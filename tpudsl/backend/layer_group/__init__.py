@@ -156,10 +156,13 @@ class LayerGroupPass(ModulePass):
             build(ahead or plan, chip, prefetched=ahead is not None)
 
 
+# An op alone's slicing (set_secs): dropped when it joins a group, decided again for a placed op.
+SECS_ATTRS = ("nsecs", "hsecs", "lmem_bytes", "csecs", "wsecs")
+
+
 def set_secs(op: Operation, secs, lmem_bytes: int) -> None:
     """An op alone's slicing as attributes: nsecs, hsecs, lmem_bytes always; csecs, wsecs only
     when it is sliced along C or W (absent is 1, so modules written before them read the same)."""
-    items = {"nsecs": secs.n, "hsecs": secs.h, "lmem_bytes": lmem_bytes, "csecs": secs.c, "wsecs": secs.w}
-    for key, value in items.items():
-        if key in ("nsecs", "hsecs", "lmem_bytes") or value != 1:
+    for key, value in zip(SECS_ATTRS, (secs.n, secs.h, lmem_bytes, secs.c, secs.w), strict=True):
+        if key not in ("csecs", "wsecs") or value != 1:
             op.attributes[key] = IntegerAttr(value, i64)

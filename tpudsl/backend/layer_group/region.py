@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import ArrayAttr, FusedLoc, NameLoc, NoneAttr, String
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tpudsl.backend.chips import Chip
+from tpudsl.backend.layer_group import SECS_ATTRS
 from tpudsl.backend.layer_group.plan import GroupPlan, plan_group
 from tpudsl.backend.slicing import Tile, tile_bytes, whole_tiles
 from tpudsl.dialects.attrs import from_attr
@@ -144,7 +145,7 @@ def build(plan: GroupPlan, chip: Chip, prefetched: bool) -> Operation:
                     _redirect(row.op, t.value, load_of[plan.shared.get((row.op, i), (row.op, i))])
             row.op.detach()
             row.op.attributes[ginfo_key(row.op)] = LayerGroupAttr.make(**row.info)
-            for key in ("nsecs", "hsecs", "csecs", "wsecs", "lmem_bytes"):  # the group's now
+            for key in SECS_ATTRS:  # the group's now
                 row.op.attributes.pop(key, None)
             block.add_op(row.op)
         else:
