@@ -30,9 +30,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.layer_group import SECS_ATTRS, module_chip, set_secs
-from tpudsl.backend.slicing import shape_of
+from tpudsl.backend.slicing import attrs_of, shape_of
 from tpudsl.backend.tpu_mlir_stages import before_address_assign
-from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name
+from tpudsl.dialects.opdef import create, is_none, loc_name
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import WEIGHT_OP, TopModule, top_module_of
 
@@ -44,7 +44,7 @@ def splittable(op: Operation, cores: int) -> bool:
     constants = [v for v in op.operands[1:] if not is_none(v)]
     if any(v.owner.name != WEIGHT_OP for v in constants):  # type: ignore[union-attr]
         return False
-    return AttrView(op.attributes, SPECS[op.name])["w_transpose"] and shape_of(op.operands[1])[0] % cores == 0
+    return attrs_of(op)["w_transpose"] and shape_of(op.operands[1])[0] % cores == 0
 
 
 @dataclass
