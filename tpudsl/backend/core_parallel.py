@@ -77,7 +77,6 @@ def split(op: Operation, cutter: _Cutter, chip: Chip) -> Operation:
     x, weight, scale, zp, bias = (*op.operands, *[None] * (5 - len(op.operands)))[:5]
     out = op.results[0].type
     rank, name, grouped = len(out.get_shape()), loc_name(op), "nsecs" in op.attributes  # type: ignore[attr-defined]
-    attrs = {k: v for k, v in op.attributes.items() if k not in SECS_ATTRS}
     parts = []
     for k in range(cutter.cores):
         operands = [x, cutter.part(weight, 0, k, op), cutter.part(scale, 0, k, op)]
@@ -87,12 +86,12 @@ def split(op: Operation, cutter: _Cutter, chip: Chip) -> Operation:
         shape = [*out.get_shape()[:-1], out.get_shape()[-1] // cutter.cores]  # type: ignore[attr-defined]
         part_type = TensorType(out.element_type, shape)  # type: ignore[attr-defined]
         part = create("tpu.A16MatMul", operands, [part_type], loc=f"{name}_core{k}")
-        part.attributes.update(attrs, core_id=IntegerAttr(k, i64))
+        part.attributes.update(op.attributes, core_id=IntegerAttr(k, i64))
         Rewriter.insert_op(part, InsertPoint.before(op))
         parts.append(part)
     concat = create("tpu.Concat", [p.results[0] for p in parts], [out], attrs={"axis": rank - 1}, loc=op.location)
     Rewriter.replace_op(op, concat)
-    if grouped:  # run after --layer-group (TPU-MLIR's place): the new ops' slicing decided here
+    if grouped:  # run after --layer-group (TPU-MLIR's place): the parts' slicing (op's) decided again here
         for new in (*parts, concat):
             reslice(new, chip)
     return concat
