@@ -33,6 +33,7 @@ from tests.models import resnet18  # noqa: E402
 from tpudsl.backend.bmodel import read_bmodel  # noqa: E402
 from tpudsl.backend.cmodel import run_bmodel  # noqa: E402
 from tpudsl.dialects import make_context  # noqa: E402
+from tpudsl.ir.module import TopModule  # noqa: E402
 from tpudsl.passes import pass_class  # noqa: E402
 
 CHIP = "bm1688"
@@ -50,18 +51,25 @@ def _compile(top, cores: int, path: str):
 LLM_SIZES = ({"hidden": 64, "intermediate": 128}, {"hidden": 512, "intermediate": 1024})  # heads 4, kv 2, seq 16
 
 
-def _llm_cycles(model, feed, cores: int, split: bool, path: str):
-    """The decode block lowered W4BF16 (q_group_size 64) for bm1688 with `cores` cores, compiled as
-    model_deploy does (with or without --core-parallel), its outputs checked bit-exact: the header."""
+def _llm_lowered(model, feed):
+    """The decode block lowered W4BF16 (q_group_size 64) for bm1688, and the Tpu interpreter's outputs."""
     from tpudsl.frontend.onnx_import import convert_onnx
     from tpudsl.interp import run_module
 
     top, ctx = convert_onnx(model, "block_cache"), make_context()
     for step in ("shape-infer", "canonicalize", "shape-infer"):
         pass_class(step)().apply(ctx, top.module)
-    pass_class("processor-assign")(chip=CHIP, mode="W4BF16", num_core=cores).apply(ctx, top.module)
+    pass_class("processor-assign")(chip=CHIP, mode="W4BF16").apply(ctx, top.module)
     pass_class("convert-top-to-tpu")(q_group_size=64).apply(ctx, top.module)
-    want = run_module(top.module, top.weights, feed)
+    return top, run_module(top.module, top.weights, feed)
+
+
+def _llm_cycles(lowered, want, feed, cores: int, split: bool, path: str):
+    """A copy of the lowered block (core-parallel changes module and weights) compiled for `cores`
+    cores as model_deploy does (with or without --core-parallel), its outputs checked bit-exact: the header."""
+    top = TopModule(lowered.module.clone(), {k: v.copy() for k, v in lowered.weights.items()}, lowered.path)
+    top.module.attributes["module.cores"] = IntegerAttr(cores, i64)  # as processor-assign num_core (_compile)
+    ctx = make_context()
     for step in ("weight-reorder", *(["core-parallel"] if split else []), "address-assign", "layer-group"):
         pass_class(step)().apply(ctx, top.module)
     pass_class("codegen")(model_file=path).apply(ctx, top.module)
@@ -78,8 +86,9 @@ def _llm(args, load_before) -> None:
     for size in LLM_SIZES:
         model = llama_block(cache=True, rsqrt="div", repeat="tile", **size)
         feed = llama_inputs(model, 11, seed=1)
+        top, want = _llm_lowered(model, feed)
         with tempfile.TemporaryDirectory() as d:
-            one, plain, split = (_llm_cycles(model, feed, cores, cut, os.path.join(d, f"{cores}{cut}.bmodel"))
+            one, plain, split = (_llm_cycles(top, want, feed, cores, cut, os.path.join(d, f"{cores}{cut}.bmodel"))
                                  for cores, cut in ((1, False), (2, False), (2, True)))
         o1, o2, o3 = (h["overlapped_cycles"] for h in (one, plain, split))
         rows.append(f"| hidden {size['hidden']}, MLP {size['intermediate']} | {o1} | {o2} ({o1 / o2:.2f}x) | "
