@@ -36,6 +36,7 @@ def measure(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
     from tpudsl.backend import isa
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.layer_group.traffic import gdma_bytes
+    from tpudsl.backend.slicing import attrs_of
     from tpudsl.cli import model_deploy, model_transform
     from tpudsl.ir.module import load_module
 
@@ -55,7 +56,7 @@ def measure(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
             bm = read_bmodel(out / "m.bmodel")
             final = load_module(next(out.glob("*_final.mlir")))
             concats = [op for op in final.main_func().walk() if op.name == "tpu.Concat"]
-            merged = sum(1 for op in concats if op.attributes.get("only_merge") and op.attributes["only_merge"].value)
+            merged = sum(1 for op in concats if attrs_of(op)["only_merge"])
             figures.append((merged, len(concats), gdma_bytes(isa.decode(bm.commands)), bm.header["overlapped_cycles"]))
     if err.getvalue().count("bmodel check passed") != 2:
         raise SystemExit(f"{name}: a bmodel check did not pass:\n{err.getvalue()[-2000:]}")

@@ -23,6 +23,7 @@ from tpudsl.backend import isa
 from tpudsl.backend.address_assign import address_of, nbytes
 from tpudsl.backend.bmodel import read_bmodel
 from tpudsl.backend.layer_group.traffic import gdma_bytes
+from tpudsl.backend.slicing import attrs_of
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.module import load_module
 
@@ -98,8 +99,7 @@ def test_merged_where_tpu_mlir_merges_and_fewer_gdma_bytes(deploy, mode):
     _, merged_bm, final = deploy(mode, True)
     _, unmerged_bm, unmerged = deploy(mode, False)
     concats = {loc_name(op): op for op in final.main_func().walk() if op.name == "tpu.Concat"}
-    merged = {name for name, op in concats.items() if op.attributes.get("only_merge") is not None
-              and op.attributes["only_merge"].value.data}
+    merged = {name for name, op in concats.items() if attrs_of(op)["only_merge"]}
     # c2 reads s, already a run of c1: one address per value, so c2 moves its inputs
     assert set(concats) == {"c1", "c2", "c3"} and merged == {"c1", "c3"}
     for name in merged:

@@ -22,9 +22,9 @@ import math
 
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
+from tpudsl.backend.slicing import ESIZE, attrs_of, dtype_of, shape_of
 from tpudsl.dialects.attrs import to_attr
-from tpudsl.dialects.opdef import SPECS, AttrView, describe
+from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
 
 # What does not write its result to global memory as an op of its own (TPU-MLIR's isWeight, its
@@ -38,7 +38,7 @@ def refusal(op: Operation, returned: set[SSAValue], claimed: set[SSAValue]) -> s
     Concats merged before it, `returned`: the module's outputs."""
     if op.parent_op().name == "tpu.Group":  # type: ignore[union-attr]
         return "inside a layer group"
-    attrs = AttrView(op.attributes, SPECS[op.name])
+    attrs = attrs_of(op)
     if attrs["do_relu"]:
         return "do_relu"
     shape = shape_of(op.results[0])
@@ -67,7 +67,7 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
         if op.name != "tpu.Concat":
             continue
         if not merge or refusal(op, outputs, set(out)) is not None:
-            if AttrView(op.attributes, SPECS[op.name])["only_merge"]:
+            if attrs_of(op)["only_merge"]:
                 op.attributes["only_merge"] = to_attr("bool", False)
             continue
         op.attributes["only_merge"] = to_attr("bool", True)
