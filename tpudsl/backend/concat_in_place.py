@@ -45,14 +45,16 @@ def refusal(op: Operation, returned: set[SSAValue], claimed: set[SSAValue]) -> s
     if math.prod(shape[:attrs["axis"] % len(shape)]) != 1:
         return "a dim before the axis is not 1"
     multi_use = 0
+    seen: set[SSAValue] = set()
+    repeated = {v for v in op.operands if v in seen or seen.add(v)}
     for v in op.operands:
         if not isinstance(v.owner, Operation) or v.owner.name in _NOT_WRITERS or v in returned:
             return "an input is not written by an op of its own"
         if v in claimed:
             return "an input is a run of another merged Concat"
-        if len(list(v.uses)) > 1:
+        if not v.has_one_use():
             multi_use += 1
-            if list(op.operands).count(v) > 1:
+            if v in repeated:
                 return "an input is read twice"
     return "more than two inputs have other readers" if multi_use > _MULTI_USE_INPUTS else None
 
