@@ -19,6 +19,7 @@ A Concat outside a layer group merges when (`refusal` names the first condition 
 from __future__ import annotations
 
 import math
+from collections.abc import Container
 
 from xdsl.ir import Operation, SSAValue
 
@@ -33,7 +34,7 @@ _NOT_WRITERS = ("top.Weight", "top.None", "top.Input", "tpu.Concat")
 _MULTI_USE_INPUTS = 2  # TPU-MLIR's supportInplace: more inputs with other readers than this fail
 
 
-def refusal(op: Operation, returned: set[SSAValue], claimed: set[SSAValue]) -> str | None:
+def refusal(op: Operation, returned: set[SSAValue], claimed: Container[SSAValue]) -> str | None:
     """Why the Concat `op` cannot be merged in place (None: it can); `claimed`: the inputs of the
     Concats merged before it, `returned`: the module's outputs."""
     if op.parent_op().name == "tpu.Group":  # type: ignore[union-attr]
@@ -68,7 +69,7 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
     for op in ops:
         if op.name != "tpu.Concat":
             continue
-        if not merge or refusal(op, outputs, set(out)) is not None:
+        if not merge or refusal(op, outputs, out) is not None:
             if attrs_of(op)["only_merge"]:
                 op.attributes["only_merge"] = to_attr("bool", False)
             continue
