@@ -177,7 +177,8 @@ class AddressAssignPass(ModulePass):
             if o.name == "top.Weight" and o.results[0].uses:
                 addresses[o.results[0]] = coeffs.alloc(nbytes(o.results[0]))
         operands = [[alias.get(v, v) for v in o.operands] for o in ops]
-        returned = [v for o, vs in zip(ops, operands) if isinstance(o, ReturnOp) for v in vs]
+        raw_returned = [v for o in ops if isinstance(o, ReturnOp) for v in o.operands]
+        returned = [alias.get(v, v) for v in raw_returned]
         io_start = neuron_start = align(coeffs.end, chip.dma_align)
         mode = addr_mode(op, chip, self.name)
         alone = mode == "io_alone"
@@ -190,7 +191,7 @@ class AddressAssignPass(ModulePass):
             addresses.update(_TAGGED[mode](ops, returned))
         acts = _FreeList(neuron_start, chip.dma_align)
         # a merged Concat's inputs (their values after the groups' aliases): runs of its result (only_merge)
-        merged = concat_in_place.views(ops, _return_operands(ops), self.merge_concat)
+        merged = concat_in_place.views(ops, raw_returned, self.merge_concat)
         views = {alias.get(v, v): at for v, at in merged.items()}
         last_use = {}
         for i, vs in enumerate(operands):
@@ -323,11 +324,6 @@ def _slices(group: Operation) -> int:
         attr = group.attributes.get(key)
         count *= attr.value.data if isinstance(attr, IntegerAttr) else 1
     return count
-
-
-def _return_operands(ops: list[Operation]) -> list[SSAValue]:
-    """The values the return names, as the ops outside groups read them (a group's results)."""
-    return [v for o in ops if isinstance(o, ReturnOp) for v in o.operands]
 
 
 def _reusable(v: SSAValue) -> bool:
