@@ -162,7 +162,11 @@ SECS_ATTRS = ("nsecs", "hsecs", "lmem_bytes", "csecs", "wsecs")
 
 def set_secs(op: Operation, secs, lmem_bytes: int) -> None:
     """An op alone's slicing as attributes: nsecs, hsecs, lmem_bytes always; csecs, wsecs only
-    when it is sliced along C or W (absent is 1, so modules written before them read the same)."""
+    when it is sliced along C or W (absent is 1, so modules written before them read the same).
+    A csecs/wsecs of an earlier --layer-group run goes when the new decision is 1: left, it would
+    slice the op along C or W against the new lmem_bytes."""
     for key, value in zip(SECS_ATTRS, (secs.n, secs.h, lmem_bytes, secs.c, secs.w), strict=True):
-        if key not in ("csecs", "wsecs") or value != 1:
+        if key in ("csecs", "wsecs") and value == 1:
+            op.attributes.pop(key, None)
+        else:
             op.attributes[key] = IntegerAttr(value, i64)
