@@ -26,28 +26,22 @@ import os  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 import onnx  # noqa: E402
-from zoo_deploy import zoo  # noqa: E402
+from zoo_deploy import transform, zoo  # noqa: E402
 
 
 def measure(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
-    from tests.models import random_inputs
     from tpudsl.backend import isa
     from tpudsl.backend.bmodel import read_bmodel
     from tpudsl.backend.layer_group.traffic import gdma_bytes
     from tpudsl.backend.slicing import attrs_of
-    from tpudsl.cli import model_deploy, model_transform
+    from tpudsl.cli import model_deploy
     from tpudsl.ir.module import load_module
 
-    onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / "in.npz", **random_inputs(model))
-    mlir = str(d / f"{name}.mlir")
     err = io.StringIO()
     figures = []
     with contextlib.redirect_stderr(err):
-        model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir", mlir,
-                             "--test_input", str(d / "in.npz")])
+        mlir = transform(name, model, d)
         for flags in ([], ["--no_concat_in_place"]):
             out = d / ("off" if flags else "on")
             out.mkdir()

@@ -60,18 +60,28 @@ def zoo() -> dict:
     }
 
 
-def deploy(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
+def transform(name: str, model: onnx.ModelProto, d: Path) -> str:
+    """The model saved in `d` with random inputs and run through model_transform (its Top check
+    against onnxruntime); the .mlir's path. model_transform writes `d / NAME_in_f32.npz`."""
     from tests.models import random_inputs
-    from tpudsl.cli import model_deploy, model_transform, run_calibration
+    from tpudsl.cli import model_transform
 
     onnx.save(model, d / f"{name}.onnx")
     np.savez(d / "in.npz", **random_inputs(model))
     mlir = str(d / f"{name}.mlir")
+    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
+                         "--mlir", mlir, "--test_input", str(d / "in.npz")])
+    return mlir
+
+
+def deploy(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
+    from tests.models import random_inputs
+    from tpudsl.cli import model_deploy, run_calibration
+
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
-                                 "--mlir", mlir, "--test_input", str(d / "in.npz")])
+            mlir = transform(name, model, d)
             table = []
             if mode == "INT8":
                 (d / "cali").mkdir()
