@@ -43,9 +43,7 @@ def scale_and_shift(scale: float) -> tuple[int, int]:
         round_half_away(s)  # the error the first candidate raised (inf or nan has no integer)
     # All 63 candidates at once (the lowering asks for one pair per channel): float64 holds every
     # s * 2^n exactly and every kept m (below 2^31), so each value is the scalar loop's.
-    scaled = s * _POW2
-    whole = np.floor(np.abs(scaled))
-    m = np.copysign(whole + (np.abs(scaled) - whole >= 0.5), scaled)
+    m = round_half_away_array(s * _POW2)
     err = np.abs(m / _POW2 - s).astype(np.float32)
     err[np.abs(m) >= INT32_MAX] = np.inf
     best_n = int(_SHIFTS[np.argmin(err)]) if np.isfinite(err).any() else 0  # argmin: the first least, the smaller n
