@@ -35,6 +35,10 @@ def zoo() -> dict:
     from tests import models as m
     from tests.models import yolo
     from tests.models.crnn import crnn
+    from tests.models.lraspp import lraspp_mobilenetv3
+    from tests.models.mobilevit import mobilevit_xxs
+    from tests.models.regnet import regnet_y
+    from tests.models.squeezenet import squeezenet1_1
     from tests.models.swin import swin_stage
     from tests.models.unet import unet
 
@@ -57,6 +61,10 @@ def zoo() -> dict:
         "swin_stage": lambda: swin_stage(input_size=32),
         "unet": lambda: unet(input_size=32),
         "crnn": lambda: crnn(width=64),
+        "lraspp_mobilenetv3": lambda: lraspp_mobilenetv3(input_size=64),
+        "mobilevit_xxs": lambda: mobilevit_xxs(input_size=32),
+        "regnet_y": lambda: regnet_y(input_size=32),
+        "squeezenet1_1": lambda: squeezenet1_1(input_size=40),
     }
 
 

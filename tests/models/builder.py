@@ -74,14 +74,15 @@ class GraphBuilder:
     # --- layers -----------------------------------------------------------------------------
     def conv(
         self, x: str, name: str, cin: int, cout: int, k: int, stride: int = 1, pad: int | None = None,
-        group: int = 1, bias: bool = True,
+        group: int = 1, bias: bool = True, dilation: int = 1,
     ) -> str:
-        pad = k // 2 if pad is None else pad
+        pad = dilation * (k // 2) if pad is None else pad
         w = self.weight(f"{name}.weight", (cout, cin // group, k, k), fan_in=cin // group * k * k)
         inputs = [x, w] + ([self.small(f"{name}.bias", (cout,))] if bias else [])
+        extra = {"dilations": [dilation, dilation]} if dilation != 1 else {}
         return self.node(
             "Conv", inputs, name, kernel_shape=[k, k], strides=[stride, stride],
-            pads=[pad] * 4, group=group,
+            pads=[pad] * 4, group=group, **extra,
         )
 
     def batchnorm(self, x: str, name: str, c: int) -> str:

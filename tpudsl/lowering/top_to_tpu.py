@@ -49,7 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.geometry.ssd import BOX
-from tpudsl.dialects.geometry.window import auto_pads
+from tpudsl.dialects.geometry.window import auto_pads, ceil_overhang
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
@@ -128,9 +128,24 @@ def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
             raise _error(op, "is_adaptive=true is not lowered yet")
         if any(d != 1 for d in a.get("dilations") or []):
             raise _error(op, f"dilations {list(a['dilations'])} are not lowered yet (tpu.Pool2D has none)")
-        return {**_window(op, a), "pool_mode": mode}
+        window = _window(op, a)
+        if mode == "Max" and a.get("ceil_mode", False):
+            window["pads"] = _ceil_as_end_pads(op, window)
+        return {**window, "pool_mode": mode}
 
     return attrs
+
+
+def _ceil_as_end_pads(op: Operation, window: dict[str, Any]) -> list[int]:
+    """A ceil-mode MaxPool's pads with each end pad grown by the last window's overhang, so that
+    the floor rule counts the same windows (TPU-MLIR's MaxPool shape inference does the same). Exact:
+    its last window starts inside the input or the begin pad, so it holds an input element, and a
+    MaxPool's pads never win. An AvgPool keeps ceil_mode: its pads may be counted, the overhang never."""
+    size, (kh, kw), (sh, sw) = _shape(op.operands[0])[2:], window["kernel_shape"], window["strides"]
+    top, left, bottom, right = window["pads"]
+    out = _shape(op.results[0])[2:]
+    return [top, left, bottom + ceil_overhang(size[0], kh, sh, 1, top, bottom, out[0]),
+            right + ceil_overhang(size[1], kw, sw, 1, left, right, out[1])]
 
 
 def _active(mode: str) -> Rule:
@@ -229,7 +244,8 @@ def _reshape(op: Operation, a: AttrView) -> dict[str, Any]:
 
 LOWERINGS: dict[str, Rule] = {
     "top.Conv": Rule("tpu.Conv2D", _conv, consumes=("auto_pad", "do_winograd")),
-    "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"), consumes=("auto_pad", "keepdims", "is_adaptive", "dilations")),
+    "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"),
+                        consumes=("auto_pad", "keepdims", "is_adaptive", "dilations", "ceil_mode")),
     "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"), consumes=("auto_pad", "keepdims", "is_adaptive", "dilations")),
     "top.MatMul": Rule("tpu.MatMul"),
     **{name: Rule(f"tpu.{name[4:]}", consumes=("is_scalar",))
