@@ -25,7 +25,7 @@ def _fire(g: GraphBuilder, x: str, name: str, cin: int, squeeze: int, e1: int, e
     return g.node("Concat", [a, b], f"{name}.cat", axis=1)
 
 
-def squeezenet1_1(input_size: int = 40, num_classes: int = 10, shrink: int = 8, opset: int = 13,
+def squeezenet1_1(input_size: int = 40, num_classes: int = 10, shrink: int = 4, opset: int = 13,
                   seed: int = 0) -> onnx.ModelProto:
     """Input `input` [1, 3, S, S]; output `output` [1, classes]. At S=40 the maps are 19, 9, 4 and 2
     wide, so the last MaxPool's ceil mode adds a window (floor mode would give 1)."""
