@@ -52,6 +52,15 @@ def write_section(key: str, text: str, path: Path = RESULTS) -> None:
     os.replace(tmp, path)
 
 
+def read_section(key: str, path: Path = RESULTS) -> str | None:
+    """The text write_section put between `key`'s markers, or None when `path` has no such section."""
+    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+    old = path.read_text() if path.exists() else ""
+    if begin not in old or end not in old:
+        return None
+    return old.split(begin, 1)[1].split(end, 1)[0].strip("\n")
+
+
 def publish(key: str, text: str, write: bool = True) -> None:
     """Print a bench's section and, unless the run asked not to (`--no-write`), put it in RESULTS.md."""
     print(text)

@@ -7,7 +7,9 @@ goes through model_transform (with --test_input) and model_deploy --quantize MOD
 bm1684x in this process, as a user would run them (INT8: run_calibration first, on 8 random
 samples). The row says "bmodel check passed" when the
 cmodel's outputs matched the Tpu interpreter's (the third check), else the op model_deploy stopped
-at, or the error. Writes the table to bench/RESULTS.md ("zoo deploy").
+at, or the error. Writes the table to bench/RESULTS.md ("zoo deploy MODE"); with --models only
+those rows are replaced (the others, and the line of the run they come from, are kept), so that
+models added to the zoo are measured without re-running the rest.
 """
 
 from __future__ import annotations
@@ -126,12 +128,27 @@ def main() -> int:
         rows.append(f"| {name} | {result} |")
         print(rows[-1], flush=True)
     load = os.getloadavg()[0]
-    text = "\n".join([f"`bench/zoo_deploy.py --mode {args.mode}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
-                      f"{load:.1f}, {time.process_time() - cpu:.0f} s CPU): model_deploy on bm1684x, small sizes",
-                      "", "| model | result |", "|---|---|", *rows])
+    selected = f" --models {args.models}" if args.models else ""
+    line = (f"`bench/zoo_deploy.py --mode {args.mode}{selected}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
+            f"{load:.1f}, {time.process_time() - cpu:.0f} s CPU): model_deploy on bm1684x, small sizes")
+    key = f"zoo deploy {args.mode}"
+    old = _common.read_section(key) if args.models else None
+    lines, rows = merged_rows(old, [line], dict(zip(names, rows, strict=True)), list(models))
     if not args.no_write:
-        _common.write_section(f"zoo deploy {args.mode}", text)
+        _common.write_section(key, "\n".join([*lines, "", "| model | result |", "|---|---|", *rows]))
     return 0
+
+
+def merged_rows(old: str | None, lines: list[str], new: dict[str, str], order: list[str]) -> tuple[list[str], list[str]]:
+    """The section's run lines and rows: `new`'s rows (by model) over the `old` section's, in the zoo's
+    order; the old run lines stay above `lines` when any of their rows are kept."""
+    if old is None:
+        return lines, list(new.values())
+    head, _, table = old.partition("\n\n")
+    kept = {m.group(1): row for row in table.splitlines() if (m := re.match(r"\| (\S+) \|", row))
+            and m.group(1) not in ("model", "---") and m.group(1) not in new}
+    rows = {**kept, **new}
+    return ([*head.splitlines(), *lines] if kept else lines), [rows[n] for n in order if n in rows]
 
 
 if __name__ == "__main__":
