@@ -13,28 +13,17 @@ import contextlib
 import io
 
 import numpy as np
-import onnx
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.backend_support import deploy_int8
 from tests.feature_tally import FeatureTally, forced_runs, run_each
-from tests.models import onnx_inference, random_inputs
 from tests.models.crnn import crnn
 from tests.models.swin import swin_stage
 from tests.models.unet import unet
-from tpudsl.cli import model_transform
+from tests.zoo_transform import assert_transform_matches_onnxruntime
 from tpudsl.dialects.geometry.permute import folds_to_4d, single_moves
-
-
-def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / f"{name}_in.npz", **random_inputs(model))
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir",
-                         str(d / f"{name}.mlir"), "--test_input", str(d / f"{name}_in.npz"),
-                         "--test_result", str(d / f"{name}_top.npz")])
-    return dict(np.load(d / f"{name}_top.npz"))
 
 
 @pytest.mark.parametrize(("name", "build", "shape"), [
@@ -43,12 +32,7 @@ def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     ("crnn", lambda: crnn(width=32), (9, 1, 11)),
 ])
 def test_model_transform_matches_onnxruntime(tmp_path, name, build, shape):
-    model = build()
-    top = transform(tmp_path, name, model)
-    (out,) = (o.name for o in model.graph.output)
-    want = onnx_inference(model, random_inputs(model))[out]
-    assert top[out].shape == want.shape == shape
-    np.testing.assert_allclose(top[out], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    assert_transform_matches_onnxruntime(tmp_path, name, build(), shape)
 
 
 def test_swin_int8_deploys_with_its_rank5_permute_split(tmp_path):

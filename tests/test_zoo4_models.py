@@ -13,25 +13,14 @@ import contextlib
 import io
 
 import numpy as np
-import onnx
 import pytest
 
 from tests.backend_support import deploy_int8
-from tests.models import onnx_inference, random_inputs
 from tests.models.lraspp import lraspp_mobilenetv3
 from tests.models.mobilevit import mobilevit_xxs
 from tests.models.regnet import regnet_y
 from tests.models.squeezenet import squeezenet1_1
-from tpudsl.cli import model_transform
-
-
-def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / f"{name}_in.npz", **random_inputs(model))
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir",
-                         str(d / f"{name}.mlir"), "--test_input", str(d / f"{name}_in.npz"),
-                         "--test_result", str(d / f"{name}_top.npz")])
-    return dict(np.load(d / f"{name}_top.npz"))
+from tests.zoo_transform import assert_transform_matches_onnxruntime
 
 
 @pytest.mark.parametrize(("name", "build", "shape"), [
@@ -41,12 +30,7 @@ def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     ("squeezenet_opset17", lambda: squeezenet1_1(input_size=40, opset=17), (1, 10)),
 ])
 def test_model_transform_matches_onnxruntime(tmp_path, name, build, shape):
-    model = build()
-    top = transform(tmp_path, name, model)
-    (out,) = (o.name for o in model.graph.output)
-    want = onnx_inference(model, random_inputs(model))[out]
-    assert top[out].shape == want.shape == shape
-    np.testing.assert_allclose(top[out], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    assert_transform_matches_onnxruntime(tmp_path, name, build(), shape)
 
 
 def test_squeezenet_int8_deploys_with_ceil_mode_maxpools(tmp_path):
