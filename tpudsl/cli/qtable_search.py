@@ -8,13 +8,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import loc_name
+from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
@@ -54,7 +54,10 @@ class Int8Search:
         self.samples, self.asymmetric = samples, asymmetric
         self.top = scored_part(load_module(mlir))
         self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.reference = run_samples(self.top.module, self.top.weights, samples)[0]
+        self.reference, names = run_samples(self.top.module, self.top.weights, samples)
+        ret = self.top.main_func().body.block.last_op
+        assert ret is not None
+        self.parts = {name: concat_parts(v) for name, v in zip(names, ret.operands, strict=True)}
         self.lowered({})  # a bad table or chip fails here, before any search
 
     def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
@@ -64,22 +67,28 @@ class Int8Search:
                             self.where)
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
-        """The model's cosine with Top (the least over outputs of the mean over samples), lowered
-        with `qtable` and the calibration `table` (default: the one given at init)."""
+        """The model's cosine with Top (the least over outputs, and over the parts a Concat
+        assembles into one, of the mean over samples), lowered with `qtable` and the calibration
+        `table` (default: the one given at init)."""
         top = self.lowered(qtable, table)
         runs = run_samples(top.module, top.weights, self.samples)[0]
-        return output_cosine(runs, self.reference, list(self.reference[0]))
+        return output_cosine(runs, self.reference, list(self.reference[0]), self.parts)
+
+
+# --add_postprocess's ops (YOLO's and SSD's): F32 in every mode, scored on their inputs
+DETECTION_OPS = ("top.YoloDetection", "top.DetectionOutput")
 
 
 def scored_part(top: TopModule) -> TopModule:
-    """`top` without --add_postprocess's detection op: its heads are returned in its place and
-    scored. The rows it keeps, compared by cosine, jump where a score crosses the threshold (a box
-    kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how close the heads are; the op
-    itself stays F32 in every mode (docs/quantization.md, "Mixed precision")."""
+    """`top` without --add_postprocess's detection op: its heads (SSD's loc, conf and priors) are
+    returned in its place and scored. The rows it keeps, compared by cosine, jump where a score
+    crosses the threshold (a box kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how
+    close the heads are; the op itself stays F32 in every mode (docs/quantization.md, "Mixed
+    precision")."""
     block = top.main_func().body.block
     ret = block.last_op
     assert ret is not None
-    detection = [isinstance(v.owner, Operation) and v.owner.name == "top.YoloDetection" for v in ret.operands]
+    detection = [isinstance(v.owner, Operation) and v.owner.name in DETECTION_OPS for v in ret.operands]
     if not any(detection):
         return top
     ret.operands = [head for v, is_detection in zip(ret.operands, detection, strict=True)
@@ -89,11 +98,43 @@ def scored_part(top: TopModule) -> TopModule:
     return top
 
 
+Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
+
+
+def concat_parts(value: SSAValue) -> list[Part]:
+    """The slices of `value` that the inputs of the top.Concat making it fill, an input that is a
+    Concat's result itself split into its own inputs' slices; [] when no Concat makes `value`.
+    Scored apart, a part whose values are small next to the others' (YOLOv8's class scores in
+    [0, 1] beside boxes in the hundreds) is not lost in the whole's cosine, nor is the Concat's
+    requantization of it (one int8 scale for every part)."""
+    concat = value.owner
+    if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
+        return []
+    rank = len(_shape(value))
+    axis = AttrView(concat.attributes, SPECS[concat.name])["axis"] % rank
+    parts: list[Part] = []
+    start = 0
+    for operand in concat.operands:
+        size = _shape(operand)[axis]
+        inner = concat_parts(operand) or [(slice(None),) * rank]
+        parts += [p[:axis] + (slice(start + (p[axis].start or 0), start + (size if p[axis].stop is None else p[axis].stop)),)
+                  + p[axis + 1:] for p in inner]
+        start += size
+    return parts
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
 def output_cosine(runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]],
-                  outputs: Sequence[str]) -> float:
-    """A model's cosine with its reference: the least over `outputs` of the mean over samples."""
-    return min(float(np.mean([cosine_similarity(r[name], want[name]) for r, want in zip(runs, reference, strict=True)]))
-               for name in outputs)
+                  outputs: Sequence[str], parts: Mapping[str, Sequence[Part]] | None = None) -> float:
+    """A model's cosine with its reference: the least over `outputs`, each whole and each of its
+    `parts` (concat_parts), of the mean over samples. The least, not a mean: a part INT8 breaks
+    fails the model however many parts pass."""
+    return min(float(np.mean([cosine_similarity(r[name][part], want[name][part])
+                              for r, want in zip(runs, reference, strict=True)]))
+               for name in outputs for part in [(...,), *(parts or {}).get(name, ())])
 
 
 def lowered_int8(top: TopModule, table: Mapping[str, TableEntry], chip: str, asymmetric: bool,
