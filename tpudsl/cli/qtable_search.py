@@ -116,9 +116,8 @@ def concat_parts(value: SSAValue) -> list[Part]:
     start = 0
     for operand in concat.operands:
         size = _shape(operand)[axis]
-        inner = concat_parts(operand) or [(slice(None),) * rank]
-        parts += [p[:axis] + (slice(start + (p[axis].start or 0), start + (size if p[axis].stop is None else p[axis].stop)),)
-                  + p[axis + 1:] for p in inner]
+        inner = concat_parts(operand) or [tuple(slice(0, n) for n in _shape(operand))]
+        parts += [p[:axis] + (slice(p[axis].start + start, p[axis].stop + start),) + p[axis + 1:] for p in inner]
         start += size
     return parts
 

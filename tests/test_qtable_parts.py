@@ -1,0 +1,112 @@
+"""run_qtable's score of a detection output: each part a Concat assembles is scored, not only the whole.
+
+The model is YOLOv8's output in small: `xywh` (a Concat of two convs' boxes, values in the hundreds) and
+`cls_sigmoid` (class scores of logits near -8, so about 3e-4) concatenated into `output0`. The whole's
+cosine is the boxes' (INT8 keeps them): scored whole, every layer alone in INT8 passes and run_qtable keeps
+nothing float, while INT8 rounds every score to 0 (the Sigmoid's step 1/127, and the output Concat's, set by
+the boxes). model_deploy's Tpu check (the previous level, every tensor compared) fails without a qtable;
+with the one the search writes it must pass. SSD under `--add_postprocess ssd`: the search scores loc, conf
+and the priors (onnxruntime's outputs), not the `ssd_post` rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.cli_support import run_main
+from tests.models import onnx_inference
+from tests.models.builder import GraphBuilder
+from tests.models.ssd import MAPS, PRIORS_A_CELL, tiny_ssd
+from tpudsl.cli.qtable_search import Int8Search
+from tpudsl.interp.module_interpreter import run_samples
+from tpudsl.lowering.calibration_table import read_table
+
+
+def _detection_head() -> onnx.ModelProto:
+    g = GraphBuilder("head", seed=5)
+    x = g.input("images", (1, 3, 8, 8))
+    feat = g.relu(g.conv(x, "feat", 3, 8, 3), "feat_relu")
+    xywh = g.node("Concat", [g.conv(feat, "xy", 8, 2, 1), g.conv(feat, "wh", 8, 2, 1)], "xywh", axis=1)
+    cls = g.node("Sigmoid", [g.conv(feat, "cls", 8, 3, 1)], "cls_sigmoid")
+    g.output(g.node("Concat", [xywh, cls], "output0", axis=1))
+
+    def plant(name: str, w: np.ndarray) -> None:
+        if name.startswith(("xy.", "wh.")):
+            w *= 200.0  # boxes in the hundreds
+        elif name == "cls.weight":
+            w *= 0.2
+        elif name == "cls.bias":
+            w[:] = -8.0  # ultralytics' prior: few objects
+
+    g.edit_weights(plant)
+    return g.model()
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory):
+    d = tmp_path_factory.mktemp("head")
+    onnx.save(_detection_head(), d / "m.onnx")
+    (d / "data").mkdir()
+    rng = np.random.default_rng(1)
+    for i in range(3):
+        np.savez(d / "data" / f"{i}.npz", images=rng.uniform(0, 1, (1, 3, 8, 8)).astype(np.float32))
+    r = run_main("model_transform", "--model_name", "head", "--model_def", "m.onnx", "--mlir", "m.mlir", cwd=d)
+    assert r.returncode == 0, r.stderr
+    r = run_main("run_calibration", "m.mlir", "--dataset", "data", "--input_num", "2", "--quiet", "-o", "table", cwd=d)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_the_parts_are_the_slices_each_concat_input_fills(head):
+    """The scored parts of output0 are xy, wh and cls_sigmoid (the nested Concat split too): each slice of
+    Top's output0 equals the interpreter's own tensor of that input."""
+    sample = dict(np.load(head / "data" / "0.npz"))
+    search = Int8Search(str(head / "m.mlir"), read_table(str(head / "table")), "BM1684X", [sample], False)
+    parts = search.parts["output0"]
+    tensors = run_samples(search.top.module, search.top.weights, [sample], keep_all=True)[0][0]
+    assert len(parts) == 3
+    for part, name in zip(parts, ("xy", "wh", "cls_sigmoid"), strict=True):
+        np.testing.assert_array_equal(tensors["output0"][part], tensors[name])
+
+
+def _deploy(d, *extra: str):
+    return run_main("model_deploy", "--mlir", "m.mlir", "--quantize", "INT8", "--processor", "bm1684x",
+                    "--calibration_table", "table", "--model", "m.bmodel", "--test_input", "data/2.npz",
+                    "--compare_all", "--tolerance", "0.9,0.5", *extra, cwd=d)
+
+
+def test_run_qtable_keeps_the_class_scores_float_and_model_deploy_passes(head):
+    r = _deploy(head)
+    assert r.returncode == 1 and "Tpu check failed at tensor 'cls_sigmoid'" in r.stderr, r.stderr
+    r = run_main("run_qtable", "m.mlir", "--dataset", "data", "--input_num", "2", "--calibration_table", "table",
+                 "--processor", "bm1684x", "--quiet", "-o", "qtable", cwd=head)
+    assert r.returncode == 0, r.stderr
+    floats = {line.split()[0] for line in (head / "qtable").read_text().splitlines() if not line.startswith("#")}
+    assert "cls_sigmoid" in floats
+    r = _deploy(head, "--quantize_table", "qtable")
+    assert r.returncode == 0, r.stderr
+
+
+def test_ssd_heads_are_scored_not_its_rows(tmp_path):
+    """Under --add_postprocess ssd the search scores mbox_loc (and each feature map's slice of it),
+    mbox_conf_flatten and the priors: onnxruntime's outputs of the model without the post-processing."""
+    model = tiny_ssd(seed=3)
+    onnx.save(model, tmp_path / "ssd.onnx")
+    r = run_main("model_transform", "--model_name", "ssd", "--model_def", "ssd.onnx", "--mlir", "ssd.mlir",
+                 "--add_postprocess", "ssd", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    sample = {"images": np.random.default_rng(4).uniform(0, 1, (1, 3, 16, 16)).astype(np.float32)}
+    (tmp_path / "cali").mkdir()
+    np.savez(tmp_path / "cali" / "0.npz", **sample)
+    r = run_main("run_calibration", "ssd.mlir", "--dataset", "cali", "--quiet", "-o", "table", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    search = Int8Search(str(tmp_path / "ssd.mlir"), read_table(str(tmp_path / "table")), "BM1684X", [sample], False)
+    want = onnx_inference(model, sample)
+    assert set(search.reference[0]) == set(want) == {"mbox_loc", "mbox_conf_flatten", "mbox_priorbox"}
+    for name, value in want.items():
+        np.testing.assert_allclose(search.reference[0][name], value, rtol=1e-4, atol=1e-4 * np.abs(value).max())
+    starts = np.cumsum([0] + [side * side * PRIORS_A_CELL * 4 for side, _ in MAPS])
+    assert [(p[1].start, p[1].stop) for p in search.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
+    assert search.cosine({}) > 0.9
