@@ -248,8 +248,8 @@ def test_run_qtable_refuses(top_model):
     r = run_main("run_qtable", "m.mlir", "--dataset", "samples", "--calibration_table", "x", "--processor", "bm1684x",
                  "--global_compare_layers", "a,b", "-o", "q", cwd=top_model)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: run_qtable: --global_compare_layers a,b is not supported: the model's cosine is over its outputs; other "
-        "layers and weights are not modelled (supported: --global_compare_layers '')"])
+        "error: run_qtable: --global_compare_layers a,b is not supported: the model's cosine is over its outputs and their Concat "
+        "parts; other layers and weights are not modelled (supported: --global_compare_layers '')"])
     assert "q" not in written(top_model)
 
 

@@ -11,9 +11,10 @@ TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its 
 2. the layers whose cosine is below --min_layer_cos go to --fp_type at once; then, worst first,
    one more layer at a time until the whole INT8 model's cosine reaches --expected_cos.
 
-A model's cosine is the smallest, over its outputs, of the mean over samples of the cosine with
-Top's output. With --asymmetric every INT8 run quantizes as model_deploy --asymmetric will
-(the table imported asymmetric, uint8/int8 with zero points). The qtable (`name MODE`
+A model's cosine is the smallest, over its outputs and the parts a Concat assembles into one
+(YOLOv8's boxes and class scores), of the mean over samples of the cosine with Top's. With
+--asymmetric every INT8 run quantizes as model_deploy --asymmetric will (the table imported
+asymmetric, uint8/int8 with zero points). The qtable (`name MODE`
 lines, tpudsl/lowering/qtable.py) is what model_deploy --quantize INT8 --quantize_table
 reads. docs/quantization.md, "Mixed precision". TPU-MLIR's other flags are checked (CHECKED below,
 docs/tools.md).
@@ -30,7 +31,8 @@ from tpudsl.lowering.qtable import QTABLE_MODES
 
 FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
 CHECKED = (
-    Checked("--global_compare_layers", ("",), "the model's cosine is over its outputs; other layers and weights are not modelled"),
+    Checked("--global_compare_layers", ("",),
+            "the model's cosine is over its outputs and their Concat parts; other layers and weights are not modelled"),
     Checked("--post_process", (), "post-process programs are not modelled"),
     Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
 )
