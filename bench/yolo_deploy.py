@@ -5,7 +5,7 @@
 Each model goes through model_transform (--mean 0,0,0 --scale 1/255 --pixel_format rgb, checked
 against onnxruntime), run_calibration on 8 random images, run_qtable (INT8 with its F16/BF16 layers),
 and model_deploy INT8 (sym, asym, sym with the qtable, and for YOLOv8 sym with a hand qtable of its
-class Sigmoid and output Concat in F16, as sophon-demo ships), F16 and BF16 with --fuse_preprocess
+class Sigmoid and output Concat in F16, as sophon-demo ships, beside run_qtable's), F16 and BF16 with --fuse_preprocess
 --customization_format BGR_PACKED --quant_input, as sophon-demo's scripts deploy them. The raw
 image is fed to the .bmodel (model_runner) and each output is compared with model_transform's Top
 output of the preprocessed image: the cosine, and whether model_deploy's own checks passed (the Tpu
