@@ -467,6 +467,35 @@ def test_out_of_bounds_global_access_is_an_error(tmp_path):
         run_bmodel(bm, feed)
 
 
+def test_headers_the_schema_accepts_but_the_cmodel_cannot_run_are_one_error(tmp_path):
+    """What the header schema cannot see, the cmodel checks before it runs, one TpudslError each
+    (each was a traceback or a silent run before): an input or output outside the global memory the
+    header gives, a coefficient blob larger than its 'coeff_mem_bytes', a memory this machine cannot
+    hold, engine counts that are not the stream's, a barrier in a one-core stream."""
+    bm, feed = _conv_bmodel(tmp_path)
+    h, records = bm.header, isa.decode(bm.commands)
+    gmem_end = 0x1000 + h["coeff_mem_bytes"] + h["activation_mem_bytes"]  # tiny's global memory from 0x1000
+    sync = [*records[:2], isa.CoreSync(0), *records[2:]]
+    for changes, commands, message in [
+        ({"inputs": [{**h["inputs"][0], "address": 0}]}, bm.commands,
+         rf"'inputs\[0\]' \('x', 1024 bytes at 0x0\) is not inside global memory \[0x1000, {gmem_end:#x}\)"),
+        ({"outputs": [{**h["outputs"][0], "address": gmem_end - 16}]}, bm.commands,
+         rf"'outputs\[0\]' \('t0_conv', 1024 bytes at {gmem_end - 16:#x}\) is not inside global memory"),
+        ({"coeff_mem_bytes": len(bm.coeffs) - 1}, bm.commands,
+         rf"the coeffs section holds {len(bm.coeffs)} bytes, more than the header's 'coeff_mem_bytes' "
+         rf"{len(bm.coeffs) - 1}"),
+        ({"activation_mem_bytes": 1 << 62}, bm.commands,
+         rf"cmodel: cannot allocate the bmodel's global memory, {h['coeff_mem_bytes'] + (1 << 62)} bytes"),
+        ({"gdma_count": h["gdma_count"] - 1, "bdc_count": h["bdc_count"] + 1}, bm.commands,
+         rf"the command stream holds {h['gdma_count']} GDMA and {h['bdc_count']} BDC instructions, the header says "
+         rf"{h['gdma_count'] - 1} and {h['bdc_count'] + 1}"),
+        ({"gdma_count": h["gdma_count"] + 1}, isa.encode(sync),
+         r"barrier 0 \(CoreSync\) at instruction 2 of a one-core bmodel: barriers are for several cores"),
+    ]:
+        with pytest.raises(TpudslError, match=message):
+            run_bmodel(dataclasses.replace(bm, header={**h, **changes}, commands=commands, debug=[]), feed)
+
+
 def test_weights_too_big_for_local_memory_name_op_size_and_limit(tmp_path):
     g = Graph(np.random.default_rng(3))
     g.shapes["x"] = (1, 32, 4, 4)  # two groups: not sliced along C (a conv of one group or depthwise is)

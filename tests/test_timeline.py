@@ -144,6 +144,8 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
                  m.commands + odd.encode(), m.debug)
     write_bmodel(tmp_path / "past.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
                  m.commands + past.encode(), m.debug)
+    write_bmodel(tmp_path / "sync.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
+                 m.commands + isa.CoreSync(0).encode(), m.debug)
     for argv, expected in [
         (["--timeline", tmp_path / "bad.bmodel", "-o", tmp_path / "o.svg"], "corrupt bmodel"),
         (["--timeline", tmp_path / "short.bmodel", "-o", tmp_path / "o.svg"], "is truncated"),
@@ -153,6 +155,8 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
         (["--timeline", tmp_path / "past.bmodel", "-o", tmp_path / "o.svg"],
          f"instruction {len(isa.decode(m.commands))} (t2_maxpool) touches local bytes 16368..16400, past the "
          f"chip's 16384 bytes per lane"),
+        (["--timeline", tmp_path / "sync.bmodel", "-o", tmp_path / "o.svg"],
+         f"barrier 0 (CoreSync) at instruction {len(isa.decode(m.commands))} of a one-core bmodel"),
         (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),
         (["--timeline", bmodel, "-o", tmp_path], "Is a directory"),
         (["--timeline", bmodel], "--timeline needs -o"),

@@ -217,12 +217,23 @@ def _check_cores(h: dict, instructions: int) -> None:
         return
     if h["core_num"] < 2:
         raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}; one core is written without the core keys")
+    if h["core_num"] > CHIPS[h["chip"]].cores:  # the cmodel would run cores the chip has not
+        raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}, but {h['chip']} has "
+                          f"{CHIPS[h['chip']].cores} core{'s' * (CHIPS[h['chip']].cores > 1)}")
     for key in CORES[1:]:
         if len(h[key]) != h["core_num"]:
             raise TpudslError(f"bmodel header: '{key}' has {len(h[key])} entries for {h['core_num']} cores")
     if sum(h["core_instructions"]) != instructions:
         raise TpudslError(f"bmodel header: 'core_instructions' {h['core_instructions']} hold "
                           f"{sum(h['core_instructions'])} instructions, the header counts {instructions}")
+    if "overlapped_cycles" in h and max(h["core_cycles"]) > h["overlapped_cycles"]:  # busy time is within the run's
+        raise TpudslError(f"bmodel header: 'core_cycles' {h['core_cycles']} exceed the run's 'overlapped_cycles' "
+                          f"{h['overlapped_cycles']}: a core's busy cycles are the run's less its waits")
+    for i, g in enumerate(h.get("layer_groups", [])):  # a group's first/count are its records on core 0
+        if g["first"] + g["count"] > h["core_instructions"][0]:
+            raise TpudslError(f"bmodel header: 'layer_groups[{i}]' spans instructions {g['first']}.."
+                              f"{g['first'] + g['count'] - 1}, past core 0's {h['core_instructions'][0]} "
+                              f"('core_instructions'): a group's instructions are its records on core 0")
 
 
 def tensor_bytes(t: dict) -> int:
@@ -272,6 +283,18 @@ def _check_io_layout(h: dict) -> None:
                           f"address {tag_base(1):#x} ('coeff_mem_bytes', 'activation_mem_bytes')")
 
 
+def check_in_global_memory(h: dict) -> None:
+    """Every untagged input and output lies inside the global memory the cmodel gives the header
+    (the coefficients, io_alone's IO region, the activations), where it writes and reads them.
+    The cmodel's check, not the schema's: the header's addresses are the chip's only when run."""
+    start = CHIPS[h["chip"]].gmem_start
+    end = start + h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
+    for _, key, t in _io_tensors(h):
+        if tag_of(t["address"]) == 0 and not start <= t["address"] <= t["address"] + tensor_bytes(t) <= end:
+            raise TpudslError(f"bmodel header: {_named(key, t)} is not inside global memory [{start:#x}, {end:#x}) "
+                              f"('coeff_mem_bytes', 'io_size', 'activation_mem_bytes')")
+
+
 def _check_io_region(h: dict) -> None:
     """With io_alone, the IO region starts where the coefficients end (the neurons where it ends)
     and holds every input and output whole."""
@@ -297,6 +320,9 @@ def _check_io_tags(h: dict, mode: str) -> None:
     for i, r in enumerate(tags):
         if r["tag"] in listed:
             raise TpudslError(f"bmodel header: 'io_tags[{i}]' repeats tag {r['tag']} of 'io_tags[{listed[r['tag']]}]'")
+        if r["size"] > tag_base(1):  # a tag's addresses: tag << 36 up to the next tag's
+            raise TpudslError(f"bmodel header: 'io_tags[{i}].size' is {r['size']}, more than the {tag_base(1)} "
+                              f"addresses of a memory tag")
         listed[r["tag"]] = i
     holder: dict[int, tuple[str, str]] = {}  # tag -> (the first tensor's name, its key)
     for kind, key, t in _io_tensors(h):
@@ -357,6 +383,15 @@ def validate_debug(debug: object, instructions: int) -> None:
         if not 0 <= entry[0] < instructions:
             raise TpudslError(f"bmodel debug entry {i}: instruction {entry[0]} is not below the "
                               f"{instructions} instructions of the header (gdma_count + bdc_count)")
+
+
+def check_coeffs(header: dict, coeffs: bytes) -> None:
+    """The coefficient blob fits the coefficient memory the header gives it (the cmodel copies it
+    to the start of global memory; the activations follow at `coeff_mem_bytes`). The cmodel's
+    check, as check_in_global_memory."""
+    if len(coeffs) > header["coeff_mem_bytes"]:
+        raise TpudslError(f"bmodel: the coeffs section holds {len(coeffs)} bytes, more than the header's "
+                          f"'coeff_mem_bytes' {header['coeff_mem_bytes']}")
 
 
 def canonical_json(value: object) -> bytes:

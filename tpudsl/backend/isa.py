@@ -742,3 +742,12 @@ def row_bytes(h: int, w: int, esize: int, eu_bytes: int) -> int:
 def lane_bytes(n: int, c: int, h: int, w: int, esize: int, lanes: int, eu_bytes: int) -> int:
     """Bytes a local (n, c, h, w) tensor takes in each lane."""
     return n * cgroups(c, lanes) * row_bytes(h, w, esize, eu_bytes)
+
+
+def check_counts(records: list[Record], gdma_count: int, bdc_count: int) -> None:
+    """The decoded stream holds the header's instructions of each engine (the cmodel and the
+    timeline trust the header's counts no further than this)."""
+    gdma = sum(r.ENGINE == "gdma" for r in records)
+    if (gdma, len(records) - gdma) != (gdma_count, bdc_count):
+        raise TpudslError(f"bmodel: the command stream holds {gdma} GDMA and {len(records) - gdma} BDC "
+                          f"instructions, the header says {gdma_count} and {bdc_count}")

@@ -56,10 +56,7 @@ def _anchor(tick: int) -> str:
 def _checked_records(model: Bmodel) -> list[isa.Record]:
     h = model.header
     records = isa.decode(model.commands)
-    counts = {e: sum(r.ENGINE == e for r in records) for e in ENGINES}
-    if (counts["gdma"], counts["bdc"]) != (h["gdma_count"], h["bdc_count"]):
-        raise TpudslError(f"bmodel: the command stream holds {counts['gdma']} GDMA and {counts['bdc']} BDC "
-                          f"instructions, the header says {h['gdma_count']} and {h['bdc_count']}")
+    isa.check_counts(records, h["gdma_count"], h["bdc_count"])
     for i, r in enumerate(records):  # the cost model and the footprints need the element size
         for key in ("dtype", "out_dtype"):
             if getattr(r, key, 0) not in isa.DTYPE_NAMES:
@@ -84,7 +81,7 @@ def _placed(records: list[isa.Record], header: dict, chip) -> tuple[list[Core], 
     """Each core on the time axis, the barriers (cycle, number) that end the phases, and the serial
     cycles; one core without barriers is the stream's own schedule."""
     if "core_num" not in header:
-        sched = schedule(records, chip)
+        sched = schedule(streams_of(records, None)[0], chip)  # streams_of refuses a barrier
         return [Core(0, sched)], [], sched.serial
     counts = header["core_instructions"]
     streams = streams_of(records, counts)

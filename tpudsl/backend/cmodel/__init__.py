@@ -16,12 +16,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.bmodel import tensors_in_tag
+from tpudsl.backend.bmodel import check_coeffs, check_in_global_memory, tensors_in_tag
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel.capture import Capture
 from tpudsl.backend.cmodel.cores import run_cores
 from tpudsl.backend.cmodel.engine import execute, op_names
 from tpudsl.backend.cmodel.memory import NUMPY, Memory, contiguous
+from tpudsl.backend.cores import streams_of
 from tpudsl.backend.cost import cycles
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.npz import check_float32_exact
@@ -32,9 +33,9 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     h = bmodel.header
     chip = chip_named(h["chip"])
     records = isa.decode(bmodel.commands)
-    if len(records) != h["gdma_count"] + h["bdc_count"]:
-        raise TpudslError(f"bmodel: the header counts {h['gdma_count'] + h['bdc_count']} instructions, the command "
-                          f"stream holds {len(records)}")
+    isa.check_counts(records, h["gdma_count"], h["bdc_count"])
+    check_coeffs(h, bmodel.coeffs)
+    check_in_global_memory(h)
     # Global memory: the coefficients, io_alone's IO region (the header checked that every input and
     # output lies in it), the neurons; and each memory tag of the io_tag modes on its own.
     memory = Memory(chip, h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"],
@@ -65,7 +66,7 @@ def _run(bmodel, memory: Memory, records: list[isa.Record], names: list[str],
     if counts:
         run_cores(memory, records, names, counts, after)
     else:
-        execute(memory, records, names, after)
+        execute(memory, streams_of(records, None)[0], names, after)  # streams_of refuses a barrier
 
 
 def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:

@@ -14,6 +14,8 @@ import numpy as np
 
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip, tag_base, tag_of
+from tpudsl.ir.diagnostics import TpudslError
+
 
 class _Dtypes(dict):
     """Record dtype names -> numpy dtypes; bf16 imports ml_dtypes on first use (its import takes 0.5 s)."""
@@ -46,15 +48,24 @@ def numpy_dtype(code: int) -> np.dtype:
     return NUMPY[isa.DTYPE_NAMES[code]]
 
 
+def _allocated(what: str, size: int) -> np.ndarray:
+    """`size` zero bytes; a size this machine cannot hold (a header's, e.g. a damaged
+    activation_mem_bytes) is one error naming it, not a crash."""
+    try:
+        return np.zeros(size, np.uint8)
+    except (MemoryError, ValueError):  # ValueError: numpy's "array is too big" (over its address space)
+        raise TpudslError(f"cmodel: cannot allocate the bmodel's {what}, {size} bytes") from None
+
+
 class Memory:
     """`tags`: the io_tag modes' memory tags, tag -> (bytes, the tensors bound to it as faults name
     them); each its own array: an access that leaves a tag's memory is a fault, never another's byte."""
 
     def __init__(self, chip: Chip, gmem_bytes: int, tags: dict[int, tuple[int, str]] | None = None):
         self.chip = chip
-        self.gmem = np.zeros(gmem_bytes, np.uint8)
+        self.gmem = _allocated("global memory", gmem_bytes)
         self.lmem = np.zeros((chip.lanes, chip.lmem_bytes), np.uint8)
-        self.tags = {tag: (np.zeros(size, np.uint8), bound) for tag, (size, bound) in (tags or {}).items()}
+        self.tags = {tag: (_allocated(f"tag {tag}'s memory", size), bound) for tag, (size, bound) in (tags or {}).items()}
 
     def touched(self, what: str, start: int, end: int) -> None:
         """Global bytes [start, end) read ("src") or written ("dst"); a core's memory logs them
