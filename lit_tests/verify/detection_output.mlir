@@ -85,3 +85,19 @@ func.func @main(%l: tensor<1x8x4xf32>, %c: tensor<1x3x8xf32>) -> tensor<1x1x10x7
   %0 = "top.DetectionOutput"(%l, %c) {background_label_id = 0 : i64, code_type = "CENTER_SIZE", confidence_threshold = 5.000000e-02 : f64, eta = 1.000000e+00 : f64, keep_top_k = 10 : i64, nms_threshold = 5.000000e-01 : f64, num_classes = 3 : i64, share_location = true, top_k = 20 : i64, variance_encoded_in_target = 0.000000e+00 : f64} : (tensor<1x8x4xf32>, tensor<1x3x8xf32>) -> tensor<1x1x10x7xf32> loc("ssd_post")
   func.return %0 : tensor<1x1x10x7xf32>
 }
+
+// -----
+// A NaN confidence threshold would pass no score (every comparison false): refused, not an empty result.
+// CHECK: detection_output.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.DetectionOutput' op "ssd_post" confidence_threshold is nan: a score threshold must be a number
+func.func @main(%l: tensor<1x32xf32>, %c: tensor<1x24xf32>, %p: tensor<1x2x32xf32>) -> tensor<1x1x10x7xf32> {
+  %0 = "top.DetectionOutput"(%l, %c, %p) {background_label_id = 0 : i64, code_type = "CENTER_SIZE", confidence_threshold = 0x7FF8000000000000 : f64, eta = 1.000000e+00 : f64, keep_top_k = 10 : i64, nms_threshold = 5.000000e-01 : f64, num_classes = 3 : i64, share_location = true, top_k = 20 : i64, variance_encoded_in_target = 0.000000e+00 : f64} : (tensor<1x32xf32>, tensor<1x24xf32>, tensor<1x2x32xf32>) -> tensor<1x1x10x7xf32> loc("ssd_post")
+  func.return %0 : tensor<1x1x10x7xf32>
+}
+
+// -----
+// tpu.DetectionOutput shares the rule.
+// CHECK: detection_output.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'tpu.DetectionOutput' op "ssd_post" confidence_threshold is nan: a score threshold must be a number
+func.func @main(%l: tensor<1x32xf32>, %c: tensor<1x24xf32>, %p: tensor<1x2x32xf32>) -> tensor<1x1x10x7xf32> {
+  %0 = "tpu.DetectionOutput"(%l, %c, %p) {background_label_id = 0 : i64, code_type = "CENTER_SIZE", confidence_threshold = 0x7FF8000000000000 : f64, eta = 1.000000e+00 : f64, keep_top_k = 10 : i64, nms_threshold = 5.000000e-01 : f64, num_classes = 3 : i64, share_location = true, top_k = 20 : i64, variance_encoded_in_target = 0.000000e+00 : f64} : (tensor<1x32xf32>, tensor<1x24xf32>, tensor<1x2x32xf32>) -> tensor<1x1x10x7xf32> loc("ssd_post")
+  func.return %0 : tensor<1x1x10x7xf32>
+}

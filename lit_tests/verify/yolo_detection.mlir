@@ -55,3 +55,18 @@ func.func @main(%a: tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> {
   %0 = "top.YoloDetection"(%a) {anchors = [1.000000e+01, 1.300000e+01], class_num = 3 : i64, keep_topk = 10 : i64, net_input_h = 64 : i64, net_input_w = 64 : i64, nms_threshold = 5.000000e-01 : f64, obj_threshold = 5.000000e-01 : f64, version = "yolov8"} : (tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> loc("yolo_post")
   func.return %0 : tensor<1x1x10x7xf32>
 }
+
+// -----
+// nms_threshold is an IoU in [0, 1] (NaN would suppress no box, silently), as DetectionOutput's.
+// CHECK: yolo_detection.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'top.YoloDetection' op "yolo_post" nms_threshold nan is not in [0, 1]: it is an IoU
+func.func @main(%a: tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> {
+  %0 = "top.YoloDetection"(%a) {anchors = [0.000000e+00], class_num = 3 : i64, keep_topk = 10 : i64, net_input_h = 64 : i64, net_input_w = 64 : i64, nms_threshold = 0x7FF8000000000000 : f64, obj_threshold = 5.000000e-01 : f64, version = "yolov8"} : (tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> loc("yolo_post")
+  func.return %0 : tensor<1x1x10x7xf32>
+}
+
+// -----
+// CHECK: yolo_detection.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: 'tpu.YoloDetection' op "yolo_post" nms_threshold 1.5 is not in [0, 1]: it is an IoU
+func.func @main(%a: tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> {
+  %0 = "tpu.YoloDetection"(%a) {anchors = [0.000000e+00], class_num = 3 : i64, keep_topk = 10 : i64, net_input_h = 64 : i64, net_input_w = 64 : i64, nms_threshold = 1.500000e+00 : f64, obj_threshold = 5.000000e-01 : f64, version = "yolov8"} : (tensor<1x7x64xf32>) -> tensor<1x1x10x7xf32> loc("yolo_post")
+  func.return %0 : tensor<1x1x10x7xf32>
+}

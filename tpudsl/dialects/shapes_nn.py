@@ -339,6 +339,7 @@ def yolo_detection(ins: Ins, a: AttrView) -> list[Shape]:
         raise ShapeError(str(e)) from None
     if not 0.0 < a["obj_threshold"] < 1.0:
         raise ShapeError(f"obj_threshold {a['obj_threshold']} is not in (0, 1): it is a probability")
+    _check_iou("nms_threshold", a["nms_threshold"])
     for key in ("keep_topk", "net_input_h", "net_input_w"):
         if a[key] <= 0:
             raise ShapeError(f"{key} {a[key]} must be positive")
@@ -358,9 +359,16 @@ def detection_output(ins: Ins, a: AttrView) -> list[Shape]:
     for key in ("top_k", "keep_top_k"):
         if a[key] <= 0:
             raise ShapeError(f"{key} {a[key]} must be positive (Caffe's -1, every box, is not modelled)")
-    if not 0.0 <= a["nms_threshold"] <= 1.0:
-        raise ShapeError(f"nms_threshold {a['nms_threshold']} is not in [0, 1]: it is an IoU")
+    _check_iou("nms_threshold", a["nms_threshold"])
+    if a["confidence_threshold"] != a["confidence_threshold"]:  # NaN: no score would pass, silently
+        raise ShapeError("confidence_threshold is nan: a score threshold must be a number")
     return [(1, 1, images * a["keep_top_k"], ROW)]
+
+
+def _check_iou(key: str, value: float) -> None:
+    """An NMS threshold is an IoU, in [0, 1] (NaN is not: no box would be suppressed, silently)."""
+    if not 0.0 <= value <= 1.0:
+        raise ShapeError(f"{key} {value} is not in [0, 1]: it is an IoU")
 
 
 # ---- recurrent layers ---------------------------------------------------------------------
