@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import onnx
@@ -257,3 +257,29 @@ def test_model_deploy_f32_and_int8_pass_the_bmodel_check(tmp_path):
                                   .reshape(-1, 7))
     assert (rows[:, 1] >= 1).sum() >= len(res.rows) // 2  # INT8's loc and conf still detect
 
+
+
+def test_detection_records_with_a_threshold_that_is_no_threshold_are_faults():
+    """Records 103, 96 and 97 with an NMS threshold outside [0, 1] or NaN (no box would be
+    suppressed: every comparison with NaN is false), or record 103 with a NaN confidence threshold
+    (no score would pass), are a fault naming the field, not rows computed silently; 0.5 runs."""
+    import pytest
+
+    from tpudsl.backend import isa
+    from tpudsl.backend.chips import chip_named
+    from tpudsl.backend.cmodel.engine import execute
+    from tpudsl.backend.cmodel.memory import Memory
+    from tpudsl.ir.diagnostics import TpudslError
+
+    chip = chip_named("tiny")
+    at = [chip.gmem_start + k * 1024 for k in range(4)]  # loc, conf, priors, rows: zeros, no score passes
+    ssd = isa.BdcDetectionOutput(*at, 1, 2, 2, 0, 2, 2, 0.5, 0.05)
+    v8 = isa.BdcYolov8Detection(at[0], at[3], 1, 1, 2, 2, 0.5, 0.5)
+    for record in (ssd, v8):
+        execute(Memory(chip, 4096), [record], ["post"])
+    for record, message in [(replace(ssd, nms=math.nan), "nms nan is not an IoU threshold in [0, 1]"),
+                            (replace(ssd, nms=1.5), "nms 1.5 is not an IoU threshold in [0, 1]"),
+                            (replace(ssd, conf_threshold=math.nan), "conf_threshold nan is not a score threshold"),
+                            (replace(v8, nms=math.nan), "nms nan is not an IoU threshold in [0, 1]")]:
+        with pytest.raises(TpudslError, match=re.escape(f"cmodel: bdc: {message} at instruction 0 (post)")):
+            execute(Memory(chip, 4096), [record], ["post"])

@@ -144,6 +144,9 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
                  m.commands + odd.encode(), m.debug)
     write_bmodel(tmp_path / "past.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
                  m.commands + past.encode(), m.debug)
+    cell = isa.BdcRecurrent(7, *[isa.NO_ADDR] * 9, 1, 1, 1, 1, 1, 0, 0)  # an unknown cell: no gate count
+    write_bmodel(tmp_path / "cell.bmodel", {**m.header, "bdc_count": m.header["bdc_count"] + 1}, m.coeffs,
+                 m.commands + cell.encode(), m.debug)
     write_bmodel(tmp_path / "sync.bmodel", {**m.header, "gdma_count": m.header["gdma_count"] + 1}, m.coeffs,
                  m.commands + isa.CoreSync(0).encode(), m.debug)
     for argv, expected in [
@@ -155,6 +158,8 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
         (["--timeline", tmp_path / "past.bmodel", "-o", tmp_path / "o.svg"],
          f"instruction {len(isa.decode(m.commands))} (t2_maxpool) touches local bytes 16368..16400, past the "
          f"chip's 16384 bytes per lane"),
+        (["--timeline", tmp_path / "cell.bmodel", "-o", tmp_path / "o.svg"],
+         f"instruction {len(isa.decode(m.commands))} (BdcRecurrent) has unknown cell code 7"),
         (["--timeline", tmp_path / "sync.bmodel", "-o", tmp_path / "o.svg"],
          f"barrier 0 (CoreSync) at instruction {len(isa.decode(m.commands))} of a one-core bmodel"),
         (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),

@@ -48,12 +48,22 @@ def _yolov8_detection(m: Memory, r: isa.BdcYolov8Detection) -> None:
 def _check_detection(r: isa.BdcYoloDetection | isa.BdcYolov8Detection) -> None:
     if not 0.0 < r.obj < 1.0 or r.keep_topk < 1 or r.classes < 1:
         raise Fault(f"obj {r.obj}, keep_topk {r.keep_topk}, classes {r.classes}: not a detection")
+    _check_nms(r.nms)
+
+
+def _check_nms(nms: float) -> None:
+    """An IoU threshold, in [0, 1]: NaN would suppress no box (every comparison false), silently."""
+    if not 0.0 <= nms <= 1.0:
+        raise Fault(f"nms {nms} is not an IoU threshold in [0, 1]")
 
 
 def _detection_output(m: Memory, r: isa.BdcDetectionOutput) -> None:
     if min(r.n, r.priors, r.classes, r.top_k, r.keep_top_k) < 1 or not 0 <= r.background < r.classes:
         raise Fault(f"n {r.n}, priors {r.priors}, classes {r.classes}, background {r.background}, top_k {r.top_k}, "
                     f"keep_top_k {r.keep_top_k}: not a detection")
+    _check_nms(r.nms)
+    if r.conf_threshold != r.conf_threshold:  # NaN: no score would pass, silently
+        raise Fault("conf_threshold nan is not a score threshold")
     rows = arith_ssd.detection_output(m.read_run(r.src, (r.n, r.priors, 4), _F32),
                                       m.read_run(r.conf_at, (r.n, r.priors, r.classes), _F32),
                                       m.read_run(r.prior_at, (2, r.priors, 4), _F32), r.background, r.top_k,
