@@ -217,3 +217,32 @@ def test_flags_that_do_not_fit(parts, capsys, tmp_path):
     with pytest.raises(model_runner.TpudslError, match="--net_name picks a network of a .bmodel"):
         model_runner.model_inference({}, tmp_path / "m.mlir", net_name="n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_stages_of_different_core_counts_each_run_with_their_own(tmp_path, capsys):
+    """A stage for two cores (bm1688 --num_core 2) and one for one core combine (each stage's header
+    says its cores; TPU-MLIR's runtime runs each stage's command groups): the combined file run at each
+    batch gives that batch's own file's outputs byte for byte, the two-core stage's run really
+    dealt to two cores, and --info shows the cores line of that stage only."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    for name, batch, cores in (("two", 1, 2), ("one", 2, 1)):
+        top = lowered(conv_net(batch, 0), chip="bm1688")
+        top.module.attributes["module.cores"] = IntegerAttr(cores, i64)
+        compile_for(top, "bm1688", str(tmp_path / f"{name}.bmodel"))
+    assert read_bmodel(tmp_path / "two.bmodel").header["core_num"] == 2
+    assert "core_num" not in read_bmodel(tmp_path / "one.bmodel").header
+    rng = np.random.default_rng(6)
+    for batch in (1, 2):
+        np.savez(tmp_path / f"in{batch}.npz", x=rng.standard_normal((batch, 3, 6, 6)).astype(np.float32))
+    status, _, err = run(model_tool.main, ["--combine", tmp_path / "two.bmodel", tmp_path / "one.bmodel", "-o",
+                                           tmp_path / "c.bmodel"], capsys)
+    assert (status, err) == (0, "")
+    for batch, single in ((1, "two"), (2, "one")):
+        assert same(outputs(tmp_path, "c.bmodel", f"in{batch}.npz", capsys),
+                    outputs(tmp_path, f"{single}.bmodel", f"in{batch}.npz", capsys)), batch
+    _, out, _ = run(model_tool.main, ["--info", tmp_path / "c.bmodel"], capsys)
+    assert [line.startswith("cores: 2, ") for line in out.splitlines() if line.startswith("cores")] == [True]
+    status, out, _ = run(model_runner.main, ["--input", tmp_path / "in1.npz", "--model", tmp_path / "c.bmodel",
+                                             "--output", tmp_path / "p.npz", "--profile"], capsys)
+    assert status == 0 and "core 1 busy (overlapped)" in out
