@@ -165,11 +165,14 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
         (["--timeline", bmodel, "-o", tmp_path / "missing" / "o.svg"], "No such file or directory"),
         (["--timeline", bmodel, "-o", tmp_path], "Is a directory"),
         (["--timeline", bmodel], "--timeline needs -o"),
+        (["--timeline", bmodel, "-o", bmodel], f"-o '{bmodel}' would overwrite the input {bmodel}; choose another name"),
+        (["--timeline", bmodel, "-o", ""], "-o needs a file name"),
     ]:
         status, out, err = run(argv, capsys)
         assert status == 1 and out == "" and len(err.strip().splitlines()) == 1 and expected in err, (argv, err)
         assert "Traceback" not in err
     assert not (tmp_path / "o.svg").exists() and not (tmp_path / "missing").exists()
+    assert read_bmodel(bmodel).commands  # still the bmodel, not an SVG
 
 
 def test_each_layer_group_is_one_band_over_its_records(tmp_path, capsys):

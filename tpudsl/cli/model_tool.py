@@ -118,6 +118,8 @@ def _main(argv: Sequence[str]) -> int:
         parser.error("-o goes with --timeline and --combine")
     if args.timeline is not None and args.o is None:
         parser.error("--timeline needs -o")
+    if args.o == "":
+        parser.error("-o needs a file name")
     if args.all and args.info is None:
         parser.error("--all goes with --info")
     from tpudsl.backend.bmodel_combined import read_networks
@@ -152,15 +154,20 @@ def networks_info_lines(networks: list) -> list[str]:
     return lines
 
 
-def _combine(paths: list[str], out: str) -> int:
-    """TPU-MLIR's --combine: every file is read and checked, then the result written at once."""
+def _refuse_overwriting(out: str, paths: list[str]) -> None:
+    """`-o` naming one of the inputs (the written file would replace the bmodel it was made from)."""
     import os
-
-    from tpudsl.backend.bmodel_combined import merge, read_networks, write_networks
 
     for path in paths:
         if os.path.realpath(path) == os.path.realpath(out):  # never raises, unlike resolve()
             raise TpudslError(f"-o '{out}' would overwrite the input {path}; choose another name")
+
+
+def _combine(paths: list[str], out: str) -> int:
+    """TPU-MLIR's --combine: every file is read and checked, then the result written at once."""
+    from tpudsl.backend.bmodel_combined import merge, read_networks, write_networks
+
+    _refuse_overwriting(out, paths)
     parts = []
     for path in paths:
         networks = read_networks(path)
@@ -193,6 +200,7 @@ def _timeline(path: str, out: str) -> int:
     from tpudsl.backend.timeline import render
     from tpudsl.ir.module import write_atomically
 
+    _refuse_overwriting(out, [path])
     try:
         svg = render(read_bmodel(path)).encode()
     except TpudslError as e:
