@@ -42,6 +42,12 @@
 // RUN: tpuc-opt %t/int8.mlir --strip-io-quant="quant_input_list=1 quant_output_list=1,2" -o %t/same.mlir
 // RUN: tpuc-opt %t/int8.mlir -o %t/int8_printed.mlir
 // RUN: diff %t/same.mlir %t/int8_printed.mlir
+// An index past @main's inputs or outputs names nothing: an error, not a silent no-op.
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_input=True quant_input_list=1,3" -o %t/none.mlir 2>&1 | filecheck %s --check-prefix=PAST
+// RUN: not tpuc-opt %t/int8.mlir --strip-io-quant="quant_output=True quant_output_list=5" -o %t/none.mlir 2>&1 | filecheck %s --check-prefix=PASTOUT
+// RUN: not test -e %t/none.mlir
+// PAST: error: strip-io-quant: quant_input_list=1,3 names input 3, but @main has 2 inputs
+// PASTOUT: error: strip-io-quant: quant_output_list=5 names output 5, but @main has 2 outputs
 //
 // The stripped module compiles to a .bmodel with int8 IO (model_tool --info shows the quant types'
 // scales); model_runner quantizes the float inputs of in.npz at both levels and, with --out_fixed,

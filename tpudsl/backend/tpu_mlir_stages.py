@@ -94,12 +94,14 @@ class StripIOQuantPass(ModulePass):
             return
         func = funcs[0]
         block = func.body.block
+        ret = block.last_op
+        assert isinstance(ret, ReturnOp)
+        self._check_in_range("quant_input_list", inputs, len(block.args), "input")
+        self._check_in_range("quant_output_list", outputs, len(ret.operands), "output")
         for i, arg in enumerate(block.args):
             readers = [u.operation for u in arg.uses if u.operation.name == "top.Input"]
             if self.quant_input and (not inputs or i + 1 in inputs) and len(readers) == 1:
                 self._strip_input(readers[0])
-        ret = block.last_op
-        assert isinstance(ret, ReturnOp)
         for i, value in enumerate(list(ret.operands)):
             cast = value.owner
             if (self.quant_output and (not outputs or i + 1 in outputs) and isinstance(cast, Operation)
@@ -116,6 +118,12 @@ class StripIOQuantPass(ModulePass):
         if not all(t.isdigit() and int(t) >= 1 for t in parts):
             raise TpudslError(f"{self.name}: {option}={text} is not a list of 1-based indices (e.g. 1,3)")
         return {int(t) for t in parts}
+
+    def _check_in_range(self, option: str, indices: set[int], count: int, what: str) -> None:
+        """An index past @main's inputs (outputs) names nothing: a mistake, not a silent no-op."""
+        if indices and max(indices) > count:
+            raise TpudslError(f"{self.name}: {option}={getattr(self, option)} names {what} {max(indices)}, but @main "
+                              f"has {count} {what}{'s' * (count != 1)}")
 
     def _strip_input(self, source: Operation) -> None:
         uses = list(source.results[0].uses)
