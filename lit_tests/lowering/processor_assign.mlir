@@ -14,6 +14,9 @@
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag" 2>&1 | filecheck %s --check-prefix=ADDR
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1684x mode=F16 addr_mode=io_tag_fuse" 2>&1 | filecheck %s --check-prefix=FUSE
 // RUN: not tpuc-opt %s --processor-assign="chip=bm1688 mode=F16 addr_mode=io_reloc" 2>&1 | filecheck %s --check-prefix=RELOC
+// A lowered (or addressed) module keeps its chip, mode, cores and address mode: its ops are lowered for them.
+// RUN: sed -e 's/TOP_F32/TPU_ADDRESSED/' %s > %t.tpu.mlir
+// RUN: not tpuc-opt %t.tpu.mlir --processor-assign="chip=bm1688 mode=F16 num_core=1" 2>&1 | filecheck %s --check-prefix=LOWERED
 
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
@@ -34,6 +37,7 @@
 // The tag modes need memory tags (TPU-MLIR asserts bm1688); io_reloc is not modelled on any chip.
 // ADDR: error: processor-assign: addr_mode=io_tag needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
 // FUSE: error: processor-assign: addr_mode=io_tag_fuse needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
+// LOWERED: error: processor-assign: module.state is TPU_ADDRESSED; it assigns the chip and mode of a Top module, before --convert-top-to-tpu
 // RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone or addr_mode=io_tag or addr_mode=io_tag_fuse)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {

@@ -38,6 +38,10 @@ class ProcessorAssignPass(ModulePass):
     high_precision: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        state = op.attributes.get("module.state")
+        if isinstance(state, StringAttr) and not state.data.startswith("TOP_"):  # the Tpu ops are the chip's already
+            raise TpudslError(f"processor-assign: module.state is {state.data}; it assigns the chip and mode of a "
+                              "Top module, before --convert-top-to-tpu")
         chip = chip_for(self.chip, "processor-assign")
         mode = self.mode.upper()
         if mode not in chip.modes:
