@@ -17,7 +17,7 @@ info maps the first instruction of each op to its location name (what the cmodel
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.context import Context
@@ -348,7 +348,7 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
     float_record = replace(_compute(op, ins, whole, out, plan), dtype=dtype)  # an INT8 record's dtype is its input's
     if name == "Clip":  # integers clamped to integer bounds, one type in and out: the float record is exact
         return float_record
-    base = astuple(float_record)
+    base = float_record.values()
     if name == "Conv2D":
         return isa.BdcConvQZ(*base, round_mode, out_dtype, in_zp, out_zp) if asym else isa.BdcConvQ(*base, round_mode)
     if name == "Deconv":
@@ -356,7 +356,7 @@ def _compute_int8(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], 
     if name == "Pool2D" and a["pool_mode"] == "Avg":  # one divisor unless the op has pads it does not count
         uniform = bool(a["count_include_pad"]) or not any(a["pads"])
         requant = (a["multiplier"], a["rshift"], round_mode, 0.0) if uniform else (0, 0, round_mode, float(a["scale"]))
-        fields = (*astuple(replace(float_record, count_include_pad=int(uniform))), *requant)
+        fields = (*replace(float_record, count_include_pad=int(uniform)).values(), *requant)
         return isa.BdcPoolQZ(*fields, out_dtype, in_zp, out_zp) if asym else isa.BdcPoolQ(*fields)
     if name == "Pool2D":  # max pool picks stored values (its input and output share scale and zero point)
         return isa.BdcPool(*base)

@@ -20,7 +20,7 @@ with zero points of asymmetric INT8 (docs/bmodel.md lists their fields).
 from __future__ import annotations
 
 import struct
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 import numpy as np
@@ -95,7 +95,9 @@ def record(opcode: int, engine: str, spec: str):
         cls.__annotations__ = {name: float if code in "fd" else int for name, code in zip(names, codes)}
         cls.OPCODE, cls.ENGINE = opcode, engine
         cls.FORMAT = getattr(cls, "FORMAT", "") + "".join(codes)
-        return dataclass(frozen=True)(cls)
+        made = dataclass(frozen=True)(cls)
+        made.NAMES = tuple(f.name for f in fields(made))
+        return made
 
     return make
 
@@ -107,9 +109,15 @@ class Record:
     OPCODE: ClassVar[int]
     FORMAT: ClassVar[str]
     ENGINE: ClassVar[str]  # "gdma" or "bdc"
+    NAMES: ClassVar[tuple[str, ...]]  # the fields' names in order, base record's first
+
+    def values(self) -> tuple:
+        """The fields' values in order: dataclasses.astuple's answer (every field is an int or a
+        float, `record`), without its deep copy of each (a fifth of an INT8 group search's time)."""
+        return tuple(getattr(self, name) for name in self.NAMES)
 
     def encode(self) -> bytes:
-        return _STRUCTS[self.OPCODE].pack(self.OPCODE, *astuple(self))
+        return _STRUCTS[self.OPCODE].pack(self.OPCODE, *self.values())
 
 
 @record(1, "gdma", "dtype gaddr gn gc gh gw laddr n c h w")
