@@ -61,12 +61,29 @@ class _Costed:
     hosting: dict = field(default_factory=dict)
 
 
-def _cost(plan: GroupPlan, chip: Chip) -> _Costed:
-    """Cycles of the group's records with GDMA and BDC overlapped (schedule.py): the two input
-    buffers let slice i+1's loads run under slice i's compute; with several cores, the slowest
-    core's (cores.py)."""
-    streams = core_records(plan, gaddr_or_0)
+def _cost(plan: GroupPlan, chip: Chip, streams: list[list] | None = None) -> _Costed:
+    """Cycles of the group's records (each core's `streams`: core_records, unless given) with GDMA
+    and BDC overlapped (schedule.py): the two input buffers let slice i+1's loads run under slice
+    i's compute; with several cores, the slowest core's (cores.py)."""
+    streams = core_records(plan, gaddr_or_0) if streams is None else streams
     return _Costed(plan, streams, slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams))
+
+
+def _engine_floor(plan: GroupPlan, streams: list[list], chip: Chip) -> int:
+    """No fewer cycles than this can the group add after any group (`_after`), so a run whose floor
+    added to the best cost before it exceeds the best found is not scheduled: each engine runs its
+    records one after another, so a core's makespan is at least its BDC cycles and at least its GDMA
+    cycles; a prefetch takes the ahead_op's whole loads out of every core's GDMA (and never shortens
+    the group before it), so those are not counted."""
+    op = plan.ahead_op
+    early = sum(cycles(r, chip) for _, r in whole_loads(plan, op, gaddr_or_0)) if op is not None else 0
+    floors = []
+    for records in streams:
+        engine = {"bdc": 0, "gdma": 0}
+        for r in records:
+            engine[r.ENGINE] += cycles(r, chip)
+        floors.append(max(engine["bdc"], engine["gdma"] - early))
+    return max(floors)
 
 
 def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = None) -> int:
@@ -159,7 +176,10 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             plan = first_fit_split(run, chip, backward)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
-            costed = _cost(plan, chip)
+            streams = core_records(plan, gaddr_or_0)
+            if best[j][0] + _engine_floor(plan, streams, chip) > best[i][0]:
+                continue  # cannot beat it nor tie: skip scheduling its records
+            costed = _cost(plan, chip, streams)
             cost = (best[j][0] + _after(costed, choice[j], chip, best[i][0] - best[j][0]), best[j][1] + costed.moved)
             if cost < best[i]:
                 best[i], choice[i] = cost, costed
