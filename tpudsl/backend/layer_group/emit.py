@@ -92,8 +92,26 @@ def hosted(records: list[isa.Record], loads: list[isa.Record]) -> list[isa.Recor
 
 def core_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[list[isa.Record]]:
     """Each core's records of the group (its slices dealt by cores.deal); `prefetched` as in group_records."""
-    return [[r for _, r in group_records(plan, gaddr, prefetched, dealt=dealt)]
-            for dealt in deal(len(plan.slices), plan.chip.cores) if dealt]
+    return [[r for _, r in rs] for rs in tagged_core_records(plan, gaddr, prefetched)]
+
+
+def tagged_core_records(plan: GroupPlan, gaddr: Callable[[Tile], int], prefetched: bool = False) -> list[list[Record]]:
+    """core_records with each record's op."""
+    return [group_records(plan, gaddr, prefetched, dealt=dealt) for dealt in deal(len(plan.slices), plan.chip.cores)
+            if dealt]
+
+
+def without_ahead_loads(plan: GroupPlan, tagged: list[list[Record]]) -> list[list[isa.Record]]:
+    """core_records(plan, gaddr, prefetched=True) from tagged_core_records(plan, gaddr) without
+    building the records again: group_records loads the ahead_op's whole tiles in each core's first
+    slice just before its first use, so a core's first records of that op are those loads; nothing
+    else differs."""
+    k = len(whole_tiles(plan.ahead_op))  # type: ignore[arg-type]
+    out = []
+    for records in tagged:
+        at = next(i for i, (op, _) in enumerate(records) if op is plan.ahead_op)
+        out.append([r for _, r in records[:at] + records[at + k:]])
+    return out
 
 
 def emit_group(group: Operation, plan: GroupPlan, prefetched: bool, ahead: GroupPlan | None, prog) -> None:

@@ -35,7 +35,8 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.codegen import gaddr_or_0
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.cores import slowest
-from tpudsl.backend.layer_group.emit import core_records, group_records, hosted, whole_loads
+from tpudsl.backend.layer_group.emit import (core_records, group_records, hosted, tagged_core_records,
+                                             whole_loads, without_ahead_loads)
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
                                              read_whole_by, reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
@@ -48,12 +49,13 @@ MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in
 @dataclass
 class _Costed:
     """A candidate group: `full` the makespan of its records alone (each core's `streams`, the
-    slowest's); `moved` their GDMA bytes (a prefetch moves some into the group before, the total
-    stays); `prefetched` its makespan without its first weights' loads (computed when first
-    needed); `hosting`: its makespan with the next group's first weights loaded during it (by every
-    core, into its own local memory), by that group's op."""
+    slowest's; `tagged` the same with their ops); `moved` their GDMA bytes (a prefetch moves some
+    into the group before, the total stays); `prefetched` its makespan without its first weights'
+    loads (computed when first needed); `hosting`: its makespan with the next group's first weights
+    loaded during it (by every core, into its own local memory), by that group's op."""
 
     plan: GroupPlan
+    tagged: list[list]
     streams: list[list]
     full: int
     moved: int
@@ -61,15 +63,16 @@ class _Costed:
     hosting: dict = field(default_factory=dict)
 
 
-def _cost(plan: GroupPlan, chip: Chip, streams: list[list] | None = None) -> _Costed:
-    """Cycles of the group's records (each core's `streams`: core_records, unless given) with GDMA
-    and BDC overlapped (schedule.py): the two input buffers let slice i+1's loads run under slice
-    i's compute; with several cores, the slowest core's (cores.py)."""
-    streams = core_records(plan, gaddr_or_0) if streams is None else streams
-    return _Costed(plan, streams, slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams))
+def _cost(plan: GroupPlan, chip: Chip, tagged: list[list] | None = None) -> _Costed:
+    """Cycles of the group's records (each core's, `tagged` with their ops: tagged_core_records,
+    unless given) with GDMA and BDC overlapped (schedule.py): the two input buffers let slice i+1's
+    loads run under slice i's compute; with several cores, the slowest core's (cores.py)."""
+    tagged = tagged_core_records(plan, gaddr_or_0) if tagged is None else tagged
+    streams = [[r for _, r in rs] for rs in tagged]
+    return _Costed(plan, tagged, streams, slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams))
 
 
-def _engine_floor(plan: GroupPlan, streams: list[list], chip: Chip) -> int:
+def _engine_floor(plan: GroupPlan, tagged: list[list], chip: Chip) -> int:
     """No fewer cycles than this can the group add after any group (`_after`), so a run whose floor
     added to the best cost before it exceeds the best found is not scheduled: each engine runs its
     records one after another, so a core's makespan is at least its BDC cycles and at least its GDMA
@@ -78,9 +81,9 @@ def _engine_floor(plan: GroupPlan, streams: list[list], chip: Chip) -> int:
     op = plan.ahead_op
     early = sum(cycles(r, chip) for _, r in whole_loads(plan, op, gaddr_or_0)) if op is not None else 0
     floors = []
-    for records in streams:
+    for records in tagged:
         engine = {"bdc": 0, "gdma": 0}
-        for r in records:
+        for _, r in records:
             engine[r.ENGINE] += cycles(r, chip)
         floors.append(max(engine["bdc"], engine["gdma"] - early))
     return max(floors)
@@ -106,7 +109,7 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
         return g.full
     if g.prefetched is None:
-        g.prefetched = slowest(core_records(g.plan, gaddr_or_0, prefetched=True), chip)
+        g.prefetched = slowest(without_ahead_loads(g.plan, g.tagged), chip)
     if op not in before.hosting:  # type: ignore[union-attr]
         loads = []
         for t, (_, r) in zip(tiles, loaded, strict=True):
@@ -176,10 +179,10 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             plan = first_fit_split(run, chip, backward)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
-            streams = core_records(plan, gaddr_or_0)
-            if best[j][0] + _engine_floor(plan, streams, chip) > best[i][0]:
+            tagged = tagged_core_records(plan, gaddr_or_0)
+            if best[j][0] + _engine_floor(plan, tagged, chip) > best[i][0]:
                 continue  # cannot beat it nor tie: skip scheduling its records
-            costed = _cost(plan, chip, streams)
+            costed = _cost(plan, chip, tagged)
             cost = (best[j][0] + _after(costed, choice[j], chip, best[i][0] - best[j][0]), best[j][1] + costed.moved)
             if cost < best[i]:
                 best[i], choice[i] = cost, costed
