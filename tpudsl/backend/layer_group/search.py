@@ -41,7 +41,7 @@ from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_spli
                                              read_whole_by, reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.layer_group.traffic import gdma_bytes
-from tpudsl.backend.slicing import remembered_whole_tiles, tile_bytes, whole_tiles
+from tpudsl.backend.slicing import remembered, tile_bytes, whole_tiles
 
 MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in one group (docs/backend.md)
 
@@ -147,7 +147,7 @@ def _bdc_floor(op: Operation, chip: Chip) -> int:
 
 def search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
     """The groups of two or more ops of the cheapest grouping of `ops` (in order; the rest stay alone)."""
-    with remembered_whole_tiles():
+    with remembered():
         return _search(ops, chip)
 
 
