@@ -21,7 +21,8 @@ around the prefetched block is not checked (prefetch.py leaves G unprefetched if
 growing backwards at the first op that makes it invalid whatever comes before it (a kind that does
 not join groups, a filter computed inside, an op the rest of the run does not read); runs are at
 most `MAX_GROUP_OPS` long, which bounds the search to linear time, and a run whose ops' `_bdc_floor`
-cannot beat the best cost found is not planned.
+cannot beat the best cost found is not planned, and a planned run whose records' `_engine_floor`
+cannot beat it is not scheduled.
 """
 
 from __future__ import annotations
