@@ -3,8 +3,9 @@ the input elements the outputs need and every output once. It is a lower bound o
 compilation moves (random networks of the ops that join groups, compiled for the tiny chip with
 groups and with groups of one), and a group that holds the whole model unsliced moves exactly it,
 which a hand count of the model's tensors gives too. Cycles (`search._bdc_floor`, which lets the
-search skip runs): no group costs less than its ops' BDC cycles computed once, unsliced, and the
-search finds the same groups without skipping."""
+search skip runs): no group costs less than its ops' BDC cycles computed once, unsliced, nor, with
+its first weights prefetched or not, less than its records' `search._engine_floor` (which lets it
+skip scheduling), and the search finds the same groups without skipping."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tpudsl.backend.address_assign import nbytes
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.backend.layer_group import search
-from tpudsl.backend.layer_group.emit import group_records
+from tpudsl.backend.layer_group.emit import core_records, group_records, tagged_core_records, without_ahead_loads
 from tpudsl.backend.layer_group.plan import first_fit_split, static_reason
 from tpudsl.backend.layer_group.traffic import gdma_bytes, lower_bound
 from tpudsl.backend.schedule import schedule
@@ -167,9 +168,12 @@ def test_the_bound_counts_the_columns_and_lanes_a_slicing_may_skip(tmp_path):
 
 def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
     """The search skips a run whose ops' BDC floor (each op computed once, unsliced) cannot beat the
-    best grouping found: exact only if no valid group's cost is below its floor. Every valid run of
-    random networks, sliced or not, is costed at or above it (with the cost model's cycles). Sliced
-    groups and grouping are the search's outcome (drawn, not forced)."""
+    best grouping found, and a planned run whose engine floor (its records' BDC and GDMA cycles, the
+    prefetchable loads aside) cannot: exact only if no valid group's cost is below its floors. Every
+    valid run of random networks, sliced or not, is costed at or above both (with the cost model's
+    cycles), prefetched too (its records without the ahead op's whole loads, which
+    `without_ahead_loads` takes out of its records as group_records leaves them out). Sliced groups
+    and grouping are the search's outcome (drawn, not forced)."""
     tally = FeatureTally(("the search groups ops",))
 
     @settings(max_examples=max(10, settings.default.max_examples // 10))
@@ -189,11 +193,19 @@ def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
                     continue
                 cost = schedule([r for _, r in group_records(plan, lambda t: 0)], chip).makespan
                 assert sum(search._bdc_floor(op, chip) for op in ops[j:i]) <= cost
+                tagged = tagged_core_records(plan, lambda t: 0)
+                floor = search._engine_floor(plan, tagged, chip)
+                assert floor <= cost
+                if plan.ahead_op is not None:
+                    prefetched = core_records(plan, lambda t: 0, prefetched=True)
+                    assert without_ahead_loads(plan, tagged) == prefetched
+                    assert floor <= max(schedule(rs, chip).makespan for rs in prefetched)
                 runs += 1
                 sliced += plan.nsecs * plan.hsecs > 1
         pruned = [p.ops for p in search.search(ops, chip)]
         with pytest.MonkeyPatch.context() as m:  # every run planned and scheduled
             m.setattr(search, "_bdc_floor", lambda op, chip: 0)
+            m.setattr(search, "_engine_floor", lambda plan, tagged, chip: 0)
             assert [p.ops for p in search.search(ops, chip)] == pruned
         tally.record(["the search groups ops"] if pruned else [], {"runs": runs, "sliced groups": sliced})
 
