@@ -85,12 +85,7 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 def dtype_of(value: SSAValue) -> str:
     """The element type's name in ESIZE: a float, i8/u8 (a `!quant.uniform` stores them; its zero
     point is the records' business, `zero_point`), i32."""
-    if _REMEMBERED is None:
-        return _dtype_of(value)
-    seen = _REMEMBERED["dtype_of"]
-    if value not in seen:
-        seen[value] = _dtype_of(value)
-    return seen[value]
+    return _recalled("dtype_of", value, _dtype_of)
 
 
 def _dtype_of(value: SSAValue) -> str:
@@ -698,12 +693,12 @@ def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
                       f"dims without bias, is modelled")
 
 
-_REMEMBERED: dict[str, dict] | None = None  # whole_tiles' (per op) and dtype_of's (per value) answers inside remembered()
+_REMEMBERED: dict[str, dict] | None = None  # per function, its answers inside remembered()
 
 
 @contextlib.contextmanager
 def remembered():
-    """Inside it, whole_tiles and dtype_of answer each op and value as they first did: the group
+    """Inside it, whole_tiles (per op) and dtype_of (per value) answer as they first did: the group
     search (which changes no op and no type) asks for the same ones thousands of times (whole_tiles
     a fifth of its time at 224; dtype_of 110,000 times for MobileNetV2's 278 values)."""
     global _REMEMBERED
@@ -714,14 +709,19 @@ def remembered():
         _REMEMBERED = outer
 
 
+def _recalled(name: str, key, compute):
+    """compute(key), from memory inside remembered() (`name`: the function's table)."""
+    if _REMEMBERED is None:
+        return compute(key)
+    seen = _REMEMBERED[name]
+    if key not in seen:
+        seen[key] = compute(key)
+    return seen[key]
+
+
 def whole_tiles(op: Operation) -> list[Tile]:
     """The operands an op reads whole (weights, a dynamic filter, MatMul's right side), loaded once."""
-    if _REMEMBERED is None:
-        return _whole_tiles(op)
-    seen = _REMEMBERED["whole_tiles"]
-    if op not in seen:
-        seen[op] = _whole_tiles(op)
-    return list(seen[op])
+    return list(_recalled("whole_tiles", op, _whole_tiles))  # a copy: callers may extend it
 
 
 def _whole_tiles(op: Operation) -> list[Tile]:
