@@ -128,19 +128,26 @@ def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
             raise _error(op, "is_adaptive=true is not lowered yet")
         if any(d != 1 for d in a.get("dilations") or []):
             raise _error(op, f"dilations {list(a['dilations'])} are not lowered yet (tpu.Pool2D has none)")
-        window = _window(op, a)
-        if mode == "Max" and a.get("ceil_mode", False):
-            window["pads"] = _ceil_as_end_pads(op, window)
-        return {**window, "pool_mode": mode}
+        window = {**_window(op, a), "pool_mode": mode}
+        if not a.get("ceil_mode", False):
+            return window
+        grown = _ceil_as_end_pads(op, window)
+        if mode == "Max" or grown == window["pads"] or not a.get("count_include_pad", False):
+            return {**window, "pads": grown}
+        if not any(window["pads"]):  # the overhang is the only padding: the pads it counts are none
+            return {**window, "pads": grown, "count_include_pad": False}
+        return {**window, "ceil_mode": True}
 
     return attrs
 
 
 def _ceil_as_end_pads(op: Operation, window: dict[str, Any]) -> list[int]:
-    """A ceil-mode MaxPool's pads with each end pad grown by the last window's overhang, so that
-    the floor rule counts the same windows (TPU-MLIR's MaxPool shape inference does the same). Exact:
-    its last window starts inside the input or the begin pad, so it holds an input element, and a
-    MaxPool's pads never win. An AvgPool keeps ceil_mode: its pads may be counted, the overhang never."""
+    """A ceil-mode pool's pads with each end pad grown by the last window's overhang, so that the
+    floor rule counts the same windows (TPU-MLIR's MaxPool and AvgPool shape inference do the same).
+    Exact for a MaxPool: its last window starts inside the input or the begin pad, so it holds an
+    input element, and pads never win. Exact for an AvgPool whose divisor counts the input elements
+    only (count_include_pad false, or no explicit pads); one that counts explicit pads and has an
+    overhang keeps ceil_mode (the divisor counts its pads, never the overhang: not a floor-rule pool)."""
     size, (kh, kw), (sh, sw) = _shape(op.operands[0])[2:], window["kernel_shape"], window["strides"]
     top, left, bottom, right = window["pads"]
     out = _shape(op.results[0])[2:]
@@ -246,7 +253,8 @@ LOWERINGS: dict[str, Rule] = {
     "top.Conv": Rule("tpu.Conv2D", _conv, consumes=("auto_pad", "do_winograd")),
     "top.MaxPool": Rule("tpu.Pool2D", _pool("Max"),
                         consumes=("auto_pad", "keepdims", "is_adaptive", "dilations", "ceil_mode")),
-    "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"), consumes=("auto_pad", "keepdims", "is_adaptive", "dilations")),
+    "top.AvgPool": Rule("tpu.Pool2D", _pool("Avg"),
+                        consumes=("auto_pad", "keepdims", "is_adaptive", "dilations", "ceil_mode")),
     "top.MatMul": Rule("tpu.MatMul"),
     **{name: Rule(f"tpu.{name[4:]}", consumes=("is_scalar",))
        for name in ("top.Add", "top.Sub", "top.Mul", "top.Div", "top.Max", "top.Min")},

@@ -426,14 +426,17 @@ def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
     """The window sum times s_in / (s_out kh kw), one (multiplier, rshift). With pads and
     count_include_pad false the divisor is the window's element count inside the input, per
     position: the op also carries scale = float32(s_in / s_out) and the kernel requantizes each
-    position by scale_and_shift(scale / count). Not with ceil_mode."""
+    position by scale_and_shift(scale / count). A ceil-mode pool is the float rule's: its end pads
+    grown by the overhang, which the divisor never counts (count_include_pad false); one whose
+    divisor counts explicit pads but not the overhang keeps ceil_mode and falls back to F32."""
     attrs = _float_attrs(op)
-    if _top(op).get("ceil_mode", False):
+    if "ceil_mode" in attrs:
         return False
     s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
     multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(from_attr(attrs["kernel_shape"])))))
     attrs.update(multiplier=multiplier, rshift=rshift)
-    if any(from_attr(attrs["pads"])) and not _top(op).get("count_include_pad", False):
+    counts_pads = "count_include_pad" in attrs and from_attr(attrs["count_include_pad"])
+    if any(from_attr(attrs["pads"])) and not counts_pads:
         attrs["scale"] = float(np.float32(s_in / s_out))
     return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], attrs)
 

@@ -1,0 +1,155 @@
+"""Ceil-mode AveragePools through the flow: Top and Tpu interpreters against onnxruntime (ONNX's
+divisor: the window's input elements, or with count_include_pad its explicit pads too, never
+the ceil overhang), the .bmodel bit-exact against the Tpu interpreter in F16, BF16 and INT8, and
+the one form the backend does not model refused by name (docs/lowering.md, "Ceil-mode pools")."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from tests.backend_support import assert_bit_exact, compile_for, int8_bit_exact, int8_module, interpret, lowered
+from tests.test_backend_cmodel import Graph
+from tpudsl.backend import isa
+from tpudsl.backend.cmodel import run_bmodel
+from tpudsl.dialects.attrs import from_attr
+from tpudsl.ir.diagnostics import TpudslError
+
+# name: (input shape, kernel, strides, pads, count_include_pad). Every case's ceil rule adds a
+# window the floor rule would not (its last window reaches past the padded end) but the last.
+CASES = {
+    "no pads": ((1, 3, 8, 10), [3, 3], [2, 2], [0, 0, 0, 0], 0),
+    "no pads, pads counted": ((1, 3, 8, 10), [3, 3], [2, 2], [0, 0, 0, 0], 1),
+    "pads": ((1, 3, 8, 6), [3, 3], [2, 2], [1, 1, 1, 1], 0),
+    "asymmetric kernel, rows only": ((1, 2, 9, 7), [2, 3], [2, 2], [0, 1, 0, 1], 0),
+    "pads counted, no overhang": ((1, 3, 7, 7), [3, 3], [2, 2], [1, 1, 1, 1], 1),
+    # the divisor counts the explicit pads but not the overhang: keeps ceil_mode (backend refuses)
+    "pads counted": ((1, 3, 8, 6), [3, 3], [2, 2], [1, 1, 1, 1], 1),
+}
+KEEPS_CEIL = {"pads counted"}
+
+
+def _model(case: str):
+    shape, kernel, strides, pads, cip = CASES[case]
+    g = Graph(np.random.default_rng(0))
+    g.shapes["x"] = shape
+    out_hw = []
+    for i in range(2):  # ONNX's ceil rule, written from its spec: the last window starts inside
+        span = shape[2 + i] + pads[i] + pads[i + 2] - kernel[i]
+        o = -(-span // strides[i]) + 1
+        out_hw.append(o - 1 if (o - 1) * strides[i] >= shape[2 + i] + pads[i] else o)
+    out = g.node("AveragePool", ["x"], (*shape[:2], *out_hw), kernel_shape=kernel, strides=strides, pads=pads,
+                 count_include_pad=cip, ceil_mode=1)
+    model = g.model({"x": shape}, out)
+    model.opset_import[0].version = 19  # onnxruntime's ceil rule is opset 19's
+    return model, out
+
+
+def _ort(model, x: np.ndarray) -> np.ndarray:
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x})[0]
+
+
+def _input(case: str, seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(CASES[case][0]).astype(np.float32)
+
+
+def _pool_op(top):
+    (op,) = [op for op in top.main_func().body.block.ops if op.name == "tpu.Pool2D"]
+    return op
+
+
+def test_cases_really_add_a_window():
+    """Every case's ceil rule gives more windows than the floor rule along some axis, except the
+    one that shows a ceil_mode without overhang: else the tests below would not test the overhang."""
+    for case, (shape, kernel, strides, pads, _) in CASES.items():
+        model, out = _model(case)
+        floor = [(shape[2 + i] + pads[i] + pads[i + 2] - kernel[i]) // strides[i] + 1 for i in range(2)]
+        ceil = list(_ort(model, _input(case)).shape[2:])
+        assert (ceil != floor) == (case != "pads counted, no overhang"), (case, ceil, floor)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_top_and_tpu_f32_match_onnxruntime(case):
+    """The Top interpreter and the lowered F32 Tpu module against onnxruntime; the Tpu op has no
+    ceil_mode but where the divisor counts explicit pads next to an overhang."""
+    from tests.test_tpu_float import top_module
+
+    model, out = _model(case)
+    x = _input(case)
+    want = _ort(model, x)
+    top = top_module(model)
+    np.testing.assert_allclose(interpret(top, {"x": x})[out], want, rtol=1e-6, atol=1e-6)
+    tpu = lowered(model, "F32")
+    np.testing.assert_allclose(interpret(tpu, {"x": x})[out], want, rtol=1e-6, atol=1e-6)
+    assert ("ceil_mode" in _pool_op(tpu).attributes) == (case in KEEPS_CEIL)
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+@pytest.mark.parametrize("case", CASES)
+def test_tpu_half_within_one_rounding_of_onnxruntime(case, mode):
+    """F16/BF16: onnxruntime's mean of the inputs rounded to the type, rounded once more, is
+    within one unit of the last place of the Tpu interpreter's (the exact mean rounded once)."""
+    import ml_dtypes
+
+    dt = np.float16 if mode == "F16" else ml_dtypes.bfloat16
+    model, out = _model(case)
+    x = _input(case).astype(dt).astype(np.float32)
+    want = _ort(model, x).astype(dt).astype(np.float32)
+    got = interpret(lowered(model, mode), {"x": x})[out]
+    ulp = np.abs(np.spacing(want.astype(dt)).astype(np.float32))
+    assert np.all(np.abs(got - want) <= ulp), float(np.abs(got - want).max())
+
+
+@pytest.mark.parametrize("mode", ["F16", "BF16"])
+@pytest.mark.parametrize("case", sorted(set(CASES) - KEEPS_CEIL))
+def test_bmodel_half_bit_exact(case, mode):
+    """The .bmodel (tiny chip) equals the Tpu interpreter bit for bit, and its pool record's end
+    pads hold the overhang."""
+    model, out = _model(case)
+    tpu = lowered(model, mode)
+    pads = from_attr(_pool_op(tpu).attributes["pads"])
+    assert pads != CASES[case][3] or case == "pads counted, no overhang"
+    x = _input(case)
+    want = interpret(tpu, {"x": x})
+    bm = compile_for(tpu, "tiny")
+    got, _ = run_bmodel(bm, {"x": x})
+    assert_bit_exact(got[out], want[out], out)
+    assert any(isinstance(r, isa.BdcPool) and r.mode == isa.POOL_MODES["Avg"] for r in isa.decode(bm.commands))
+
+
+def _int8(case: str, tmp_path):
+    model, out = _model(case)
+    from tests.test_tpu_float import top_module
+
+    return int8_module(model, CASES[case][0], tmp_path), out, top_module(model)
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - KEEPS_CEIL))
+def test_bmodel_int8_bit_exact(case, tmp_path):
+    """INT8: the pool is an INT8 tpu.Pool2D (no F32 fallback), close to onnxruntime, and the .bmodel
+    equals the Tpu interpreter bit for bit."""
+    top, out, _ = _int8(case, tmp_path)
+    op = _pool_op(top)
+    assert "!quant.uniform" in str(op.results[0].type) and "ceil_mode" not in op.attributes
+    x = _input(case, seed=0)  # the first calibration sample: nothing saturates
+    got = interpret(top, {"x": x})[out]
+    want = _ort(_model(case)[0], x)
+    # half a step of the input's scale and of the output's (symmetric minmax: max / 127), with margin
+    bound = 0.6 * (np.abs(x).max() + np.abs(want).max()) / 127
+    assert np.abs(got - want).max() <= bound, (float(np.abs(got - want).max()), bound)
+    int8_bit_exact(top, {"x": _input(case)}, str(tmp_path / "m.bmodel"))
+
+
+def test_pads_counted_with_overhang_int8_falls_back_and_backend_refuses(tmp_path):
+    """count_include_pad with explicit pads and an overhang: INT8 keeps it in F32 (still right),
+    and the backend names what it does not model rather than dividing wrongly."""
+    case = "pads counted"
+    top, out, _ = _int8(case, tmp_path)
+    op = _pool_op(top)
+    assert "!quant.uniform" not in str(op.results[0].type) and "ceil_mode" in op.attributes
+    x = _input(case)
+    np.testing.assert_allclose(interpret(top, {"x": x})[out], _ort(_model(case)[0], x), atol=0.05)
+    with pytest.raises(TpudslError, match="ceil_mode"):
+        compile_for(lowered(_model(case)[0], "F16"), "tiny", str(tmp_path / "m.bmodel"))
