@@ -30,8 +30,8 @@
 // AvgPool with ceil_mode (rows and columns 4 - 3 = 1 rounded up to 2 windows, the last reaching one
 // past the end): the end pads grown by it, never counted, so the same per-position form as "avg".
 // CHECK: "tpu.Pool2D"(%[[X]]) {kernel_shape = [3, 3], multiplier = 5038203 : i64, pads = [0, 0, 1, 1], pool_mode = #tpu<pool_mode Avg>, rshift = 24 : i64, scale = 2.7027027606964111 : f64, strides = [2, 2]} : {{.*}} -> tensor<1x2x2x2x!quant.uniform<i8:f32, 0.0029133858267716534>>
-// Must not: an AvgPool counting explicit pads next to an overhang keeps ceil_mode and stays F32.
-// CHECK: "tpu.Pool2D"(%0) {ceil_mode = true, {{.*}} -> tensor<1x2x3x3xf32>
+// Must not: an AvgPool counting explicit pads next to an overhang (ceil_overhang) stays F32.
+// CHECK: "tpu.Pool2D"(%0) {ceil_overhang = [1, 1], count_include_pad = true, {{.*}} -> tensor<1x2x3x3xf32>
 // Deconv: the [ic, oc, kh, kw] filter per output channel (axis 1), max|w| = 0.9375.
 // CHECK: %[[WD:[0-9]+]] = "top.Weight"() : () -> tensor<2x2x2x2x!quant.uniform<i8<-127:127>:f32:1, {0.0073818897637795275,0.0073818897637795275}>>
 // CHECK: "tpu.Deconv"(%[[X]], %[[WD]], %{{[0-9]+}}) {kernel_shape = [2, 2], multiplier = [1981561, 1981561], {{.*}}rshift = [28, 28]{{.*}} -> tensor<1x2x8x8x!quant.uniform<i8:f32, 0.0078740157480314959>>

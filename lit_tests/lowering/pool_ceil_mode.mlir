@@ -2,8 +2,8 @@
 // A ceil-mode pool lowers to a tpu.Pool2D without ceil_mode whose end pads grow by the last
 // window's overhang (TPU-MLIR's MaxPool and AvgPool shape inference do the same): the backend
 // pools by the floor rule. Exact for a MaxPool (pads never win) and for an AvgPool whose divisor
-// counts input elements only; an AvgPool that counts explicit pads next to an overhang keeps
-// ceil_mode (its divisor counts the pads, never the overhang).
+// counts input elements only; an AvgPool that counts explicit pads next to an overhang also gets
+// ceil_overhang, the end pads' rows and columns its divisor never counts.
 
 // 4 rows, kernel 3, stride 2: 2 windows, the last reaching one row past the end; 5 columns: exact.
 // CHECK: %1 = "tpu.Pool2D"(%0) {kernel_shape = [3, 3], pads = [0, 0, 1, 0], pool_mode = #tpu<pool_mode Max>, strides = [2, 2]}
@@ -14,9 +14,9 @@
 // CHECK: %3 = "tpu.Pool2D"(%0) {kernel_shape = [3, 3], pads = [0, 0, 1, 0], pool_mode = #tpu<pool_mode Avg>, strides = [2, 2]}
 // Counting pads, but it has none: the overhang is the only pad, so it counts none.
 // CHECK: %4 = "tpu.Pool2D"(%0) {count_include_pad = false, kernel_shape = [3, 3], pads = [0, 0, 1, 0], pool_mode = #tpu<pool_mode Avg>, strides = [2, 2]}
-// Must not: counting explicit pads and an overhang (rows 4 + 2 - 3 = 3, rounded up 3 windows (floor:
-// 2), the last reaching one row past the end pad; columns 5 + 2 - 3 = 4: exact): ceil_mode and pads kept.
-// CHECK: %5 = "tpu.Pool2D"(%0) {ceil_mode = true, count_include_pad = true, kernel_shape = [3, 3], pads = [1, 1, 1, 1], pool_mode = #tpu<pool_mode Avg>, strides = [2, 2]}
+// Counting explicit pads and an overhang (rows 4 + 2 - 3 = 3, rounded up 3 windows (floor: 2), the
+// last reaching one row past the end pad; columns 5 + 2 - 3 = 4: exact): the overhang row is not counted.
+// CHECK: %5 = "tpu.Pool2D"(%0) {ceil_overhang = [1, 0], count_include_pad = true, kernel_shape = [3, 3], pads = [1, 1, 2, 1], pool_mode = #tpu<pool_mode Avg>, strides = [2, 2]}
 // Must not grow pads: counting pads, no overhang (rows 4 + 2 - 3 = 3, 3 % 1 = 0): ceil_mode goes, pads stay.
 // CHECK: %6 = "tpu.Pool2D"(%0) {count_include_pad = true, kernel_shape = [3, 3], pads = [1, 1, 1, 1], pool_mode = #tpu<pool_mode Avg>, strides = [1, 1]}
 module attributes {module.name = "m", module.state = "TOP_F32"} {

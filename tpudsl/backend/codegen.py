@@ -153,8 +153,13 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
             return isa.BdcConv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, kh, kw, sh, sw, dh, dw,
                                pt, pb, pl, pr, conv_filter_layout(op)[3], groups, *_relu(op))
         mode = isa.POOL_MODES[a["pool_mode"]]
-        return isa.BdcPool(dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
-                           int(bool(a["count_include_pad"])), *_relu(op))
+        fields = (dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
+                  int(bool(a["count_include_pad"])), *_relu(op))
+        overhang = a.get("ceil_overhang")
+        if overhang and any(overhang):  # this slice's end pads past the op's explicit ones are not counted
+            explicit_b, explicit_r = a["pads"][2] - overhang[0], a["pads"][3] - overhang[1]
+            return isa.BdcPoolCeil(*fields, max(0, pb - explicit_b), max(0, pr - explicit_r))
+        return isa.BdcPool(*fields)
     if kind == "deconv":
         bias = whole[1] if len(whole) > 1 else isa.NO_ADDR
         return isa.BdcDeconv(dtype, *_local(ins[0]), *_local(out), whole[0], bias, *a["kernel_shape"], *a["strides"],

@@ -149,6 +149,13 @@ class BdcPool(Record):
     inside the tensor, or by kh*kw with count_include_pad."""
 
 
+@record(104, "bdc", "uncounted_b:H uncounted_r:H")
+class BdcPoolCeil(BdcPool):
+    """Average pool (count_include_pad 1) of a ceil-mode pool: the divisor counts the window's
+    positions inside the tensor and its pads except the last `uncounted_b` bottom pad rows and
+    `uncounted_r` right pad columns of this slice (the overhang past the explicit end pads)."""
+
+
 @record(18, "bdc", f"dtype left_addr right_addr bias_addr out_addr m k:I n_out batch {_RELU}")
 class BdcMatMul(Record):
     """`batch` products: out (batch*m, n_out, 1, 1) = left (batch*m, k, 1, 1) @ right (batch, k, 1, n_out)
@@ -712,7 +719,7 @@ RECORDS: dict[int, type[Record]] = {
                                 GdmaScatterNDReduce, BdcLRN, BdcPoolMask,
                                 BdcMatMulA16, BdcRequantAxis, GdmaYuv2rgb, BdcYoloDetection, BdcYolov8Detection,
                                 BdcGridSample, BdcGridSample3D, BdcRecurrent, CoreSync, BdcRecurrentPeephole,
-                                BdcDetectionOutput)
+                                BdcDetectionOutput, BdcPoolCeil)
 }
 _STRUCTS = {opcode: struct.Struct("<B" + cls.FORMAT) for opcode, cls in RECORDS.items()}
 for _cls in RECORDS.values():  # a format that does not match the fields is a bug here

@@ -203,6 +203,7 @@ FOOTPRINTS: dict[type[isa.Record], Callable] = {
     isa.GdmaCopy: lambda r, chip: (_global(r.src, (1,), (r.nbytes,), 1), _global(r.dst, (1,), (r.nbytes,), 1)),
     isa.BdcConv: _conv,
     isa.BdcPool: _pool,
+    isa.BdcPoolCeil: _pool,
     isa.BdcMatMul: _matmul,
     isa.BdcBinary: _binary,
     isa.BdcConst: _elementwise,

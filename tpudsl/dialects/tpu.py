@@ -164,6 +164,9 @@ SPECS: list[OpSpec] = [
             "count_include_pad": A("bool", False),
             **RELU,
             "ceil_mode": A("bool"),
+            # ours: the rows and columns of the end pads past the explicit ones (a ceil-mode
+            # pool's overhang), which an average's divisor never counts (docs/lowering.md)
+            "ceil_overhang": A("i64[]"),
             "multiplier": A("i64"),
             "rshift": A("i64"),
             "scale": A("f64"),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tpudsl.dialects.geometry.window import ceil_overhang, window_out_size
+from tpudsl.dialects.geometry.window import ceil_mode_pads, ceil_overhang, window_out_size
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs
 from tpudsl.interp.windows import Geometry, pad_spatial, tap_slices
 
@@ -24,6 +24,13 @@ def _geometry(shape: tuple[int, ...], a: KernelAttrs) -> tuple[Geometry, tuple[i
     out = tuple(window_out_size(*axis, ceil_mode) for axis in axes)
     overhang = tuple(ceil_overhang(*axis, o) for axis, o in zip(axes, out, strict=True))
     return g, out, overhang
+
+
+def as_ceil_mode(a: KernelAttrs) -> dict[str, object]:
+    """tpu.Pool2D's ceil_overhang (end pads holding a ceil overhang, never counted) as the
+    attributes of the ceil-mode pool it stands for, whose divisor is Top's; {} without one."""
+    overhang = a.get("ceil_overhang")
+    return {"pads": ceil_mode_pads(a["pads"], overhang), "ceil_mode": True} if overhang and any(overhang) else {}
 
 
 def _keepdims(y: Array, a: KernelAttrs) -> Array:

@@ -23,6 +23,7 @@ from tpudsl.interp import kernels_tpu_int8 as int8
 from tpudsl.interp.half import F32, half_format
 from tpudsl.interp.kernels_tpu_half import HALF_KERNELS, a16_matmul
 from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
+from tpudsl.interp.kernels_pool import as_ceil_mode
 from tpudsl.interp.table import KERNELS, merge
 
 # tpu.Active's mode -> (Top op, the attributes that select the function).
@@ -189,7 +190,7 @@ TPU_KERNELS: dict[str, Kernel] = {
     **{f"tpu.{name}": _same(f"top.{name}") for name in _SAME_AS_TOP},
     "tpu.Conv2D": Kernel(_conv2d, _prepare_via("top.Conv", _conv2d, _conv2d_weights)),
     "tpu.PReluOp": _same("top.PRelu"),
-    "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", {})),
+    "tpu.Pool2D": _via_top(lambda attrs: (f"top.{attrs['pool_mode']}Pool", as_ceil_mode(attrs))),
     "tpu.Active": _via_top(_active),
     "tpu.Cast": Kernel(_cast),
     "tpu.Scale": Kernel(_scale),

@@ -136,7 +136,7 @@ def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
             return {**window, "pads": grown}
         if not any(window["pads"]):  # the overhang is the only padding: the pads it counts are none
             return {**window, "pads": grown, "count_include_pad": False}
-        return {**window, "ceil_mode": True}
+        return {**window, "pads": grown, "ceil_overhang": [g - p for g, p in zip(grown[2:], window["pads"][2:])]}
 
     return attrs
 
@@ -147,7 +147,7 @@ def _ceil_as_end_pads(op: Operation, window: dict[str, Any]) -> list[int]:
     Exact for a MaxPool: its last window starts inside the input or the begin pad, so it holds an
     input element, and pads never win. Exact for an AvgPool whose divisor counts the input elements
     only (count_include_pad false, or no explicit pads); one that counts explicit pads and has an
-    overhang keeps ceil_mode (the divisor counts its pads, never the overhang: not a floor-rule pool)."""
+    overhang also carries ceil_overhang, the part of its end pads the divisor never counts."""
     size, (kh, kw), (sh, sw) = _shape(op.operands[0])[2:], window["kernel_shape"], window["strides"]
     top, left, bottom, right = window["pads"]
     out = _shape(op.results[0])[2:]

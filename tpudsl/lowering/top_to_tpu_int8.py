@@ -428,9 +428,9 @@ def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
     position: the op also carries scale = float32(s_in / s_out) and the kernel requantizes each
     position by scale_and_shift(scale / count). A ceil-mode pool is the float rule's: its end pads
     grown by the overhang, which the divisor never counts (count_include_pad false); one whose
-    divisor counts explicit pads but not the overhang keeps ceil_mode and falls back to F32."""
+    divisor counts explicit pads but not the overhang (ceil_overhang) falls back to F32."""
     attrs = _float_attrs(op)
-    if "ceil_mode" in attrs:
+    if "ceil_overhang" in attrs:
         return False
     s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
     multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(from_attr(attrs["kernel_shape"])))))

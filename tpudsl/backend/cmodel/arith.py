@@ -11,6 +11,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith_half, arith_reduce_half
 
 
@@ -113,24 +114,28 @@ def pool(x, out_shape, r) -> np.ndarray:
         y = _windows(xp, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).max(axis=(4, 5))
     else:
         total = _windows(np.pad(x, pads), r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
-        if r.count_include_pad:
-            count = np.float32(r.kh * r.kw)
-        else:
-            inside = np.pad(np.ones((1, 1, *x.shape[2:]), np.float32), pads)
-            count = _windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
-        y = total / count
+        y = total / _pool_divisors(r, x.shape[2:], oh, ow).astype(np.float32)
     return relu(y.astype(np.float32), r.do_relu, r.relu_limit)
+
+
+def _pool_divisors(r, hw, oh: int, ow: int) -> np.ndarray:
+    """Each window's divisor, (1, 1, oh, ow) float64: its positions that count, the slice's input
+    and, with count_include_pad, its pads but a BdcPoolCeil's uncounted end rows and columns."""
+    ub, ur = (r.uncounted_b, r.uncounted_r) if isinstance(r, isa.BdcPoolCeil) else (0, 0)
+    counted = np.ones((1, 1, *hw))
+    if r.count_include_pad:
+        counted = np.pad(counted, ((0, 0), (0, 0), (r.pt, r.pb - ub), (r.pl, r.pr - ur)), constant_values=1.0)
+        ends = ((0, 0), (0, 0), (0, ub), (0, ur))
+    else:
+        ends = ((0, 0), (0, 0), (r.pt, r.pb), (r.pl, r.pr))
+    return _windows(np.pad(counted, ends), r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
 
 
 def _avg_pool_half(x, out_shape, r, pads) -> np.ndarray:
     """The exact window sum over the count (kh x kw, or the window's input elements), rounded once."""
     n, c, oh, ow = out_shape
     win = _windows(np.pad(x.astype(np.float64), pads), r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow)
-    if r.count_include_pad:
-        count = np.full((1, 1, oh, ow), float(r.kh * r.kw))
-    else:
-        inside = np.pad(np.ones((1, 1, *x.shape[2:])), pads)
-        count = _windows(inside, r.kh, r.kw, r.sh, r.sw, 1, 1, oh, ow).sum(axis=(4, 5))
+    count = _pool_divisors(r, x.shape[2:], oh, ow)
     return arith_half.means(win.sum(axis=(4, 5)), np.abs(win).sum(axis=(4, 5)), r.kh * r.kw, count, x.dtype,
                             lambda i: win[i])
 

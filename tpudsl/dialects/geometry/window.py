@@ -72,6 +72,13 @@ def ceil_overhang(size: int, k: int, s: int, d: int, pb: int, pe: int, out: int)
     return max(0, (out - 1) * s + d * (k - 1) + 1 - (size + pb + pe))
 
 
+def ceil_mode_pads(pads: Sequence[int], overhang: Sequence[int]) -> list[int]:
+    """The own pads of the ceil-mode pool that a floor-rule pool stands for, whose end pads hold
+    the last window's `overhang` per axis (tpu.Pool2D's ceil_overhang): each end pad less it."""
+    rank = len(overhang)
+    return [*pads[:rank], *(p - o for p, o in zip(pads[rank:], overhang, strict=True))]
+
+
 def transposed_out_size(size: int, k: int, s: int, d: int, pb: int, pe: int, output_padding: int) -> int:
     """Output size of a transposed convolution (Deconv, ONNX ConvTranspose) along one axis."""
     return (size - 1) * s + d * (k - 1) + 1 - pb - pe + output_padding
