@@ -107,7 +107,7 @@ def test_tpu_half_within_one_rounding_of_onnxruntime(case, mode):
 
 @pytest.mark.parametrize("mode", ["F16", "BF16"])
 @pytest.mark.parametrize("case", CASES)
-def test_bmodel_half_bit_exact(case, mode):
+def test_bmodel_half_bit_exact(case, mode, tmp_path):
     """The .bmodel (tiny chip) equals the Tpu interpreter bit for bit, and its pool record's end
     pads hold the overhang."""
     model, out = _model(case)
@@ -116,7 +116,7 @@ def test_bmodel_half_bit_exact(case, mode):
     assert pads != CASES[case][3] or case == "pads counted, no overhang"
     x = _input(case)
     want = interpret(tpu, {"x": x})
-    bm = compile_for(tpu, "tiny")
+    bm = compile_for(tpu, "tiny", str(tmp_path / "m.bmodel"))
     got, _ = run_bmodel(bm, {"x": x})
     assert_bit_exact(got[out], want[out], out)
     records = [r for r in isa.decode(bm.commands) if isinstance(r, isa.BdcPool)]

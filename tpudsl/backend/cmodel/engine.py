@@ -344,7 +344,8 @@ def _group_norm(r: isa.BdcGroupNorm, x: np.ndarray, weight: np.ndarray | None, b
 HANDLERS: dict[type[isa.Record], Callable] = {
     isa.GdmaLoad: _load, isa.GdmaStore: _store,
     isa.GdmaCopy: lambda m, r: m.copy_global(r.src, r.dst, r.nbytes),
-    isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcPoolCeil: _pool, isa.BdcMatMul: _matmul, isa.BdcCast: _cast, isa.BdcUpsample: _upsample,
+    isa.BdcConv: _conv, isa.BdcPool: _pool, isa.BdcPoolCeil: _pool, isa.BdcMatMul: _matmul, isa.BdcCast: _cast,
+    isa.BdcUpsample: _upsample,
     # element-wise: (compute, its operand tiles, the codes it must reject)
     isa.BdcBinary: elementwise(lambda r, a, b: arith.binary(a, b, r), "a", "b"),
     isa.BdcConst: elementwise(lambda r, x: arith.const(x, r), "in",
