@@ -17,7 +17,7 @@ from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.dialects.attrs import from_attr
 
 # name: (input shape, kernel, strides, pads, count_include_pad). Every case's ceil rule adds a
-# window the floor rule would not (its last window reaches past the padded end) but the last.
+# window the floor rule would not (its last window reaches past the padded end) but "no overhang".
 CASES = {
     "no pads": ((1, 3, 8, 10), [3, 3], [2, 2], [0, 0, 0, 0], 0),
     "no pads, pads counted": ((1, 3, 8, 10), [3, 3], [2, 2], [0, 0, 0, 0], 1),
@@ -128,16 +128,14 @@ def test_bmodel_half_bit_exact(case, mode, tmp_path):
 
 def _int8(case: str, tmp_path):
     model, out = _model(case)
-    from tests.test_tpu_float import top_module
-
-    return int8_module(model, CASES[case][0], tmp_path), out, top_module(model)
+    return int8_module(model, CASES[case][0], tmp_path), out
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - OVERHANG_UNCOUNTED))
 def test_bmodel_int8_bit_exact(case, tmp_path):
     """INT8: the pool is an INT8 tpu.Pool2D (no F32 fallback), close to onnxruntime, and the .bmodel
     equals the Tpu interpreter bit for bit."""
-    top, out, _ = _int8(case, tmp_path)
+    top, out = _int8(case, tmp_path)
     op = _pool_op(top)
     assert "!quant.uniform" in str(op.results[0].type) and "ceil_mode" not in op.attributes
     x = _input(case, seed=0)  # the first calibration sample: nothing saturates
@@ -154,7 +152,7 @@ def test_pads_counted_with_overhang_int8_falls_back(tmp_path):
     the Tpu interpreter close to onnxruntime (the input's int8 rounding), the .bmodel's F32 pool
     within F32's tolerance of it."""
     case = "pads counted"
-    top, out, _ = _int8(case, tmp_path)
+    top, out = _int8(case, tmp_path)
     op = _pool_op(top)
     assert "!quant.uniform" not in str(op.results[0].type) and "ceil_overhang" in op.attributes
     x = _input(case, seed=0)
