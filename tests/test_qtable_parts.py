@@ -64,7 +64,7 @@ def test_the_parts_are_the_slices_each_concat_input_fills(head):
     Top's output0 equals the interpreter's own tensor of that input."""
     sample = dict(np.load(head / "data" / "0.npz"))
     search = Int8Search(str(head / "m.mlir"), read_table(str(head / "table")), "BM1684X", [sample], False)
-    parts = search.parts["output0"]
+    parts = search.scoring.parts["output0"]
     tensors = run_samples(search.top.module, search.top.weights, [sample], keep_all=True)[0][0]
     assert len(parts) == 3
     for part, name in zip(parts, ("xy", "wh", "cls_sigmoid"), strict=True):
@@ -108,5 +108,5 @@ def test_ssd_heads_are_scored_not_its_rows(tmp_path):
     for name, value in want.items():
         np.testing.assert_allclose(search.reference[0][name], value, rtol=1e-4, atol=1e-4 * np.abs(value).max())
     starts = np.cumsum([0] + [side * side * PRIORS_A_CELL * 4 for side, _ in MAPS])
-    assert [(p[1].start, p[1].stop) for p in search.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
+    assert [(p[1].start, p[1].stop) for p in search.scoring.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
     assert search.cosine({}) > 0.9

@@ -14,7 +14,8 @@ from onnx import helper as onnx_helper
 
 from tests.cli_support import run_main
 from tests.models import onnx_inference
-from tpudsl.cli.qtable_search import Int8Search, lowered_int8, output_cosine
+from tpudsl.cli.model_score import Scoring
+from tpudsl.cli.qtable_search import Int8Search, lowered_int8
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.module import load_module
 from tpudsl.lowering.calibration_table import read_table
@@ -401,6 +402,6 @@ def test_run_qtable_scores_the_heads_not_the_detection_rows(tmp_path):
     assert search.cosine({}) > 0.99
     int8 = lowered_int8(load_module(tmp_path / "yolo.mlir"), table, "BM1684X", False)  # the whole module
     top = load_module(tmp_path / "yolo.mlir")
-    rows = output_cosine(run_samples(int8.module, int8.weights, samples)[0],
-                         run_samples(top.module, top.weights, samples)[0], ["yolo_post"])
+    rows = Scoring({"yolo_post": []}, {}).cosine(run_samples(int8.module, int8.weights, samples)[0],
+                                                 run_samples(top.module, top.weights, samples)[0])
     assert rows < 0.99  # what the search scored before: 0.94 on these samples

@@ -6,7 +6,8 @@ with it (as model_deploy lowers, for --processor) and run next to the F32 module
 --expected_cos nothing is corrected (TPU-MLIR stops there too). Otherwise, in op order, a planned
 layer whose mean cosine is below --min_layer_cos is tried: its mean error per channel (measured
 with the corrections kept so far) subtracted from its bias, the INT8 model lowered and run again,
-the correction kept unless the output cosine drops, and the search stops once the output cosine
+the correction kept unless the output cosine drops (the cosine run_qtable scores: the outputs and
+their Concat parts, or --global_compare_layers' tensors, cli/model_score.py), and the search stops once the output cosine
 exceeds --expected_cos (TPU-MLIR's trial, revert and stop). The caller calibrates the corrected
 module again. docs/quantization.md, "--bc".
 """
@@ -20,7 +21,8 @@ import numpy as np
 
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.cli.model_runner import dequantized
-from tpudsl.cli.qtable_search import lowered_int8, output_cosine
+from tpudsl.cli.model_score import scoring
+from tpudsl.cli.qtable_search import lowered_int8, scored_part
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
@@ -39,8 +41,10 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
     notes = [f"--bc: {s}" for s in skipped]
     if not planned:
         return 0, ["--bc: 0 biases corrected (no Conv or MatMul has one to correct)", *notes]
-    f32_runs, outputs = run_samples(mod.module, mod.weights, inputs, keep_all=True)
+    f32_runs = run_samples(mod.module, mod.weights, inputs, keep_all=True)[0]
     written = as_written(table)
+    # every tensor is kept, so the search's scoring reads its tensors from these runs
+    score = scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), args.global_compare_layers)
 
     def int8_runs(shifts: Mapping[str, np.ndarray]) -> tuple[Runs, float]:
         """The INT8 model with `shifts` added to the biases: its runs, dequantized, and output cosine."""
@@ -49,7 +53,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
         params = int8_params(lowered_int8(trial, written, args.processor, asymmetric=False))
         runs = [dequantized(run, params)
                 for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
-        return runs, output_cosine(runs, f32_runs, outputs)
+        return runs, score.cosine(runs, f32_runs)
 
     runs, best = int8_runs({})
     head = f"--bc: INT8 output cosine {best:.6f} on {len(inputs)} samples"

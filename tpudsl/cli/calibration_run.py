@@ -208,7 +208,7 @@ def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationRes
         return tables[args.method], bool(tune_inputs)
     bars.close()
     chosen, _ = best_method(args.mlir, tables, args.processor, search_inputs,
-                            lambda line: say(f"search_threshold: {line}"))
+                            lambda line: say(f"search_threshold: {line}"), args.global_compare_layers)
     say(f"search_threshold: chose {chosen}")
     return tables[chosen], bool(tune_inputs) and chosen == tuned
 

@@ -8,13 +8,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
-from tpudsl.cli.compare import cosine_similarity
+from tpudsl.cli.model_runner import dequantized
+from tpudsl.cli.model_score import scoring
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import SPECS, AttrView, loc_name
+from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
@@ -22,7 +23,7 @@ from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.calibration import tensor_names
 from tpudsl.lowering.calibration_table import TableEntry, read_table
 from tpudsl.lowering.import_calibration import import_table
-from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
+from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, int8_params, lower_int8
 from tpudsl.passes import pass_class
 
 
@@ -49,15 +50,13 @@ class Int8Search:
     scored part once; each score lowers a clone of that."""
 
     def __init__(self, mlir: str, table: Mapping[str, TableEntry], chip: str, samples: list[dict[str, np.ndarray]],
-                 asymmetric: bool, where: str | None = None):
+                 asymmetric: bool, where: str | None = None, compare_layers: str = ""):
         self.table, self.where, self.chip = table, where, chip
         self.samples, self.asymmetric = samples, asymmetric
         self.top = scored_part(load_module(mlir))
         self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.reference, names = run_samples(self.top.module, self.top.weights, samples)
-        ret = self.top.main_func().body.block.last_op
-        assert ret is not None
-        self.parts = {name: concat_parts(v) for name, v in zip(names, ret.operands, strict=True)}
+        self.scoring = scoring(self.top, compare_layers)
+        self.reference = self.runs(self.top)
         self.lowered({})  # a bad table or chip fails here, before any search
 
     def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
@@ -66,13 +65,18 @@ class Int8Search:
         return lowered_int8(clone, self.table if table is None else table, self.chip, self.asymmetric, qtable,
                             self.where)
 
+    def runs(self, top: TopModule) -> list[dict[str, np.ndarray]]:
+        """`top`'s runs on the samples: the scored tensors, the quantized ones dequantized."""
+        if not self.scoring.layers:  # the outputs: float in every lowering
+            return run_samples(top.module, top.weights, self.samples)[0]
+        params = int8_params(top)
+        return [dequantized({n: run[n] for n in self.scoring.names if n in run}, params)
+                for run in run_samples(top.module, top.weights, self.samples, keep_all=True)[0]]
+
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
-        """The model's cosine with Top (the least over outputs, and over the parts a Concat
-        assembles into one, of the mean over samples), lowered with `qtable` and the calibration
-        `table` (default: the one given at init)."""
-        top = self.lowered(qtable, table)
-        runs = run_samples(top.module, top.weights, self.samples)[0]
-        return output_cosine(runs, self.reference, list(self.reference[0]), self.parts)
+        """The model's cosine with Top (`self.scoring`'s: cli/model_score.py), lowered with
+        `qtable` and the calibration `table` (default: the one given at init)."""
+        return self.scoring.cosine(self.runs(self.lowered(qtable, table)), self.reference)
 
 
 # --add_postprocess's ops (YOLO's and SSD's): F32 in every mode, scored on their inputs
@@ -96,44 +100,6 @@ def scored_part(top: TopModule) -> TopModule:
     erase_dead_ops(block)
     top.main_func().update_function_type()
     return top
-
-
-Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
-
-
-def concat_parts(value: SSAValue) -> list[Part]:
-    """The slices of `value` that the inputs of the top.Concat making it fill, an input that is a
-    Concat's result itself split into its own inputs' slices; [] when no Concat makes `value`.
-    Scored apart, a part whose values are small next to the others' (YOLOv8's class scores in
-    [0, 1] beside boxes in the hundreds) is not lost in the whole's cosine, nor is the Concat's
-    requantization of it (one int8 scale for every part)."""
-    concat = value.owner
-    if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
-        return []
-    rank = len(_shape(value))
-    axis = AttrView(concat.attributes, SPECS[concat.name])["axis"] % rank
-    parts: list[Part] = []
-    start = 0
-    for operand in concat.operands:
-        size = _shape(operand)[axis]
-        inner = concat_parts(operand) or [tuple(slice(0, n) for n in _shape(operand))]
-        parts += [p[:axis] + (slice(p[axis].start + start, p[axis].stop + start),) + p[axis + 1:] for p in inner]
-        start += size
-    return parts
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
-
-
-def output_cosine(runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]],
-                  outputs: Sequence[str], parts: Mapping[str, Sequence[Part]] | None = None) -> float:
-    """A model's cosine with its reference: the least over `outputs`, each whole and each of its
-    `parts` (concat_parts), of the mean over samples. The least, not a mean: a part INT8 breaks
-    fails the model however many parts pass."""
-    return min(float(np.mean([cosine_similarity(r[name][part], want[name][part])
-                              for r, want in zip(runs, reference, strict=True)]))
-               for name in outputs for part in [(...,), *(parts or {}).get(name, ())])
 
 
 def lowered_int8(top: TopModule, table: Mapping[str, TableEntry], chip: str, asymmetric: bool,
@@ -189,7 +155,8 @@ def run_qtable(args: argparse.Namespace) -> None:
     loader = sample_loader(top)
     samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
     table = read_table(args.calibration_table, set(tensor_names(top.module)))
-    s = Int8Search(args.mlir, table, chip, samples, args.asymmetric, args.calibration_table)
+    s = Int8Search(args.mlir, table, chip, samples, args.asymmetric, args.calibration_table,
+                   args.global_compare_layers)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:

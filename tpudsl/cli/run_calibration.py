@@ -61,7 +61,6 @@ CHECKED = (
     Checked("--max_float_layers", ("5",), NO_SEARCH),
     Checked("--fp_type", ("auto",), "--bc's reference is F32 (the Top module) whatever the chip; search_qtable "
                                      "is run_qtable"),
-    Checked("--global_compare_layers", ("",), NO_SEARCH),
     Checked("--quantize_method_list", ("MSE",), NO_SEARCH),
     Checked("--benchmark_method", ("cos",), NO_SEARCH),
     Checked("--quantize_table", (), "the mixed-precision search is run_qtable"),
@@ -112,6 +111,7 @@ def _parser() -> CliArgumentParser:
     p.add_argument("--inference_num", type=int, default=30,
                    help="--search search_threshold: how many samples each method's INT8 model runs; default 30")
     p.add_argument("--tune_list", default="", help="a file of tuning samples, one per line as --data_list's")
+    add_compare_layers(p)
     p.add_argument("--rewritten_mlir", default=None,
                    help="where --sq/--we write the rewritten module (default X_sq.mlir, X_we.mlir or X_sq_we.mlir)")
     add_checked_flags(p, CHECKED)
@@ -123,6 +123,13 @@ def add_sample_source(p: CliArgumentParser) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", help="a directory of samples (.npz, .npy or images)")
     source.add_argument("--data_list", help="a file with one sample per line (comma-separated files per input)")
+
+
+def add_compare_layers(p: CliArgumentParser) -> None:
+    """TPU-MLIR's --global_compare_layers, as every tool that scores a model reads it (cli/model_score.py)."""
+    p.add_argument("--global_compare_layers", default="",
+                   help="score these tensors instead of the outputs: 'a,b' (their mean) or 'a:0.3,b:0.7' (weights "
+                        "summing to 1), TPU-MLIR's weighted mean of their cosines")
 
 
 def _main(argv: Sequence[str]) -> None:
@@ -137,6 +144,9 @@ def _main(argv: Sequence[str]) -> None:
     if args.rewritten_mlir is not None and not (args.sq or args.we or args.bc):
         raise TpudslError("run_calibration: --rewritten_mlir needs --sq, --we or --bc (nothing else rewrites the module)")
     _check_bc(args, parser)
+    if args.global_compare_layers and not (args.bc or args.search == "search_threshold"):
+        raise TpudslError("run_calibration: --global_compare_layers needs --search search_threshold or --bc (what "
+                          "scores a model)")
     if args.tune_num is not None and args.tune_num < 0:
         raise TpudslError(f"run_calibration: --tune_num must be 0 or more, not {args.tune_num}")
     if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:

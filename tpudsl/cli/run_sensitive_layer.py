@@ -37,8 +37,6 @@ from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 
 CHECKED = (
     Checked("--cali_method", ("use_kl",), "the search tries every method (max, percentile9999, kl, mse) per layer"),
-    Checked("--global_compare_layers", ("",),
-            "the model's cosine is over its outputs and their Concat parts; other layers are not modelled"),
     Checked("--post_process", (), "post-process programs are not modelled"),
     Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
 )

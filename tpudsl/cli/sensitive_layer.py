@@ -107,7 +107,8 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
     loader = sample_loader(top)
     inputs = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.inference_num)]
     base = read_table(args.calibration_table, set(tensor_names(top.module)))
-    s = Int8Search(args.mlir, base, chip, inputs, asymmetric=False, where=args.calibration_table)
+    s = Int8Search(args.mlir, base, chip, inputs, asymmetric=False, where=args.calibration_table,
+                   compare_layers=args.global_compare_layers)
     int8_cos = s.cosine({})
     if int8_cos > args.expected_cos:  # TPU-MLIR's first step: no search, nothing written
         print(f"run_sensitive_layer: INT8 with '{args.calibration_table}' reaches cosine {int8_cos:.6f} > "

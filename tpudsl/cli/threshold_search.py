@@ -19,12 +19,14 @@ SEARCHED = ("kld", "minmax", "percentile9999", "mse")
 
 
 def best_method(mlir: str, tables: Mapping[str, Mapping[str, TableEntry]], chip: str,
-                samples: list[dict[str, np.ndarray]], progress: Callable[[str], None]) -> tuple[str, dict[str, float]]:
+                samples: list[dict[str, np.ndarray]], progress: Callable[[str], None],
+                compare_layers: str = "") -> tuple[str, dict[str, float]]:
     """(the method whose table's INT8 model is closest to Top, every method's cosine); `tables`
     holds each method's entries, scored as the table file holds them. Equal cosines: the first
-    method (TPU-MLIR's max over its dict)."""
+    method (TPU-MLIR's max over its dict). `compare_layers`: --global_compare_layers."""
     written = {m: as_written(t) for m, t in tables.items()}
-    search = Int8Search(mlir, written[next(iter(written))], chip, samples, asymmetric=False)
+    search = Int8Search(mlir, written[next(iter(written))], chip, samples, asymmetric=False,
+                          compare_layers=compare_layers)
     cosines: dict[str, float] = {}
     for m, table in written.items():
         cosines[m] = search.cosine({}, table)

@@ -1,0 +1,125 @@
+"""What a model's cosine with its reference is, for every tool that scores one (run_qtable,
+run_sensitive_layer, run_calibration's --search search_threshold and --bc): the outputs and the
+parts a Concat assembles into one, the least of them; or, with TPU-MLIR's
+`--global_compare_layers`, the weighted mean over exactly the tensors it names
+(docs/quantization.md, "Mixed precision")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from tpudsl.cli.compare import cosine_similarity
+from tpudsl.dialects.opdef import SPECS, AttrView, result_names
+from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.module import TopModule
+from tpudsl.lowering.calibration import tensor_names
+
+Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
+WHOLE: Part = (...,)  # type: ignore[assignment]
+
+
+def concat_parts(value: SSAValue) -> list[Part]:
+    """The slices of `value` that the inputs of the top.Concat making it fill, an input that is a
+    Concat's result itself split into its own inputs' slices; [] when no Concat makes `value`.
+    Scored apart, a part whose values are small next to the others' (YOLOv8's class scores in
+    [0, 1] beside boxes in the hundreds) is not lost in the whole's cosine, nor is the Concat's
+    requantization of it (one int8 scale for every part)."""
+    concat = value.owner
+    if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
+        return []
+    rank = len(_shape(value))
+    axis = AttrView(concat.attributes, SPECS[concat.name])["axis"] % rank
+    parts: list[Part] = []
+    start = 0
+    for operand in concat.operands:
+        size = _shape(operand)[axis]
+        inner = concat_parts(operand) or [tuple(slice(0, n) for n in _shape(operand))]
+        parts += [p[:axis] + (slice(p[axis].start + start, p[axis].stop + start),) + p[axis + 1:] for p in inner]
+        start += size
+    return parts
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
+def compare_layers(text: str, tensors: Collection[str]) -> dict[str, float]:
+    """TPU-MLIR's `--global_compare_layers` (mix_precision.py's extract_global_layers): `a,b` (each
+    weight 1) or `a:0.3,b:0.7` (every layer a weight, the weights summing to 1); {} for ''. A name
+    is a tensor of the module (`tensors`); an item that is a whole tensor name is not split at its
+    ':' (ONNX names such as `out:0`). Anything else is an error naming it."""
+    if not text.strip():
+        return {}
+    flag = "--global_compare_layers"
+    layers: dict[str, float | None] = {}
+    for item in (i.strip() for i in text.split(",")):
+        name, weight = item, None
+        if item not in tensors and ":" in item:
+            name, _, written = (s.strip() for s in item.rpartition(":"))
+            try:
+                weight = float(written)
+            except ValueError:
+                raise TpudslError(f"{flag}: '{item}': the weight '{written}' is not a number") from None
+            if not (math.isfinite(weight) and weight >= 0):
+                raise TpudslError(f"{flag}: '{item}': a weight must be a finite number >= 0, not {written}")
+        if name not in tensors:
+            raise TpudslError(f"{flag}: '{name}' is not a tensor of the module" if name
+                              else f"{flag} '{text}' has an empty layer name")
+        if name in layers:
+            raise TpudslError(f"{flag}: '{name}' is named twice")
+        layers[name] = weight
+    weights = list(layers.values())
+    if all(w is None for w in weights):
+        return dict.fromkeys(layers, 1.0)
+    if None in weights:  # TPU-MLIR's "global_compare_layers format error"
+        bare = next(n for n, w in layers.items() if w is None)
+        raise TpudslError(f"{flag}: '{bare}' has no weight while other layers have one (give every layer a weight, "
+                          "or none)")
+    total = math.fsum(weights)  # type: ignore[arg-type]
+    if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):  # TPU-MLIR's "global_compare_layers rate error"
+        raise TpudslError(f"{flag}: the weights sum to {total:g}, not 1")
+    return layers  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """The tensors a model is scored on and how. Without `layers`: the least, over the `parts` keys
+    (the outputs) whole and each of their Concat parts, of the mean over samples of the cosine
+    with the reference (the least, not a mean: a part INT8 breaks fails the model however many
+    parts pass). With `layers` (--global_compare_layers): TPU-MLIR's loss, the mean over samples
+    of the weighted mean of those tensors' cosines, no parts."""
+
+    parts: Mapping[str, Sequence[Part]]
+    layers: Mapping[str, float]
+
+    @property
+    def names(self) -> list[str]:
+        """The tensors a run must keep to be scored."""
+        return list(self.layers or self.parts)
+
+    def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
+        def mean(name: str, part: Part) -> float:
+            if name not in runs[0]:
+                raise TpudslError(f"--global_compare_layers: '{name}' is not a tensor of the lowered module (its op "
+                                  "is fused into another): name the fused op's tensor")
+            return float(np.mean([cosine_similarity(r[name][part], want[name][part])
+                                  for r, want in zip(runs, reference, strict=True)]))
+
+        if self.layers:
+            return math.fsum(w * mean(n, WHOLE) for n, w in self.layers.items()) / math.fsum(self.layers.values())
+        return min(mean(name, part) for name, parts in self.parts.items() for part in [WHOLE, *parts])
+
+
+def scoring(top: TopModule, layers: str = "") -> Scoring:
+    """How `top` (already cut to its scored part) is scored: its outputs and their Concat parts, or
+    the `--global_compare_layers` text `layers`, checked against its tensors."""
+    ret = top.main_func().body.block.last_op
+    assert ret is not None
+    outputs = [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[arg-type]
+    return Scoring({name: concat_parts(v) for name, v in zip(outputs, ret.operands, strict=True)},
+                   compare_layers(layers, set(tensor_names(top.module))))
