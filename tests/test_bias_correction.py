@@ -297,6 +297,9 @@ def test_a_layer_the_int8_module_lacks_is_an_error():
     (["--bc", "--bc_inference_num", "0"], "--bc_inference_num must be at least 1, not 0"),
     (["--bc", "--search", "search_threshold"], "--search search_threshold with --sq, --we or --bc is not modelled (the "
      "search deploys the module from its file; the rewritten one is written at the end)"),
+    (["--global_compare_layers", "c2"], "--global_compare_layers needs --search search_threshold or --bc (what scores "
+     "a model)"),
+    (["--bc", "--global_compare_layers", "c2:0.5"], "--global_compare_layers: the weights sum to 0.5, not 1"),
 ])
 def test_refused_flags(tmp_path, args, message):
     d = model_dir(tmp_path)

@@ -246,10 +246,10 @@ def test_run_calibration_refuses(top_model, args, message):
 
 def test_run_qtable_refuses(top_model):
     r = run_main("run_qtable", "m.mlir", "--dataset", "samples", "--calibration_table", "x", "--processor", "bm1684x",
-                 "--global_compare_layers", "a,b", "-o", "q", cwd=top_model)
+                 "--post_process", "post.py", "-o", "q", cwd=top_model)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: run_qtable: --global_compare_layers a,b is not supported: the model's cosine is over its outputs and their Concat "
-        "parts; other layers and weights are not modelled (supported: --global_compare_layers '')"])
+        "error: run_qtable: --post_process post.py is not supported: post-process programs are not modelled "
+        "(supported: without --post_process)"])
     assert "q" not in written(top_model)
 
 

@@ -19,41 +19,51 @@ from tests.cli_support import run_main
 from tests.models import onnx_inference
 from tests.models.builder import GraphBuilder
 from tests.models.ssd import MAPS, PRIORS_A_CELL, tiny_ssd
-from tpudsl.cli.qtable_search import Int8Search
+from tpudsl.cli.qtable_search import Int8Search, lowered_int8
 from tpudsl.interp.module_interpreter import run_samples
+from tpudsl.ir.module import load_module
 from tpudsl.lowering.calibration_table import read_table
+from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
 
-def _detection_head() -> onnx.ModelProto:
-    g = GraphBuilder("head", seed=5)
+def _detection_head(seed: int = 5, box: float = 200.0, cls_weight: float = 0.2, cls_bias: float = -8.0,
+                    feat_relu: bool = True) -> onnx.ModelProto:
+    g = GraphBuilder("head", seed=seed)
     x = g.input("images", (1, 3, 8, 8))
-    feat = g.relu(g.conv(x, "feat", 3, 8, 3), "feat_relu")
+    feat = g.conv(x, "feat", 3, 8, 3)
+    if feat_relu:
+        feat = g.relu(feat, "feat_relu")
     xywh = g.node("Concat", [g.conv(feat, "xy", 8, 2, 1), g.conv(feat, "wh", 8, 2, 1)], "xywh", axis=1)
     cls = g.node("Sigmoid", [g.conv(feat, "cls", 8, 3, 1)], "cls_sigmoid")
     g.output(g.node("Concat", [xywh, cls], "output0", axis=1))
 
     def plant(name: str, w: np.ndarray) -> None:
         if name.startswith(("xy.", "wh.")):
-            w *= 200.0  # boxes in the hundreds
+            w *= box  # 200: boxes in the hundreds
         elif name == "cls.weight":
-            w *= 0.2
+            w *= cls_weight
         elif name == "cls.bias":
-            w[:] = -8.0  # ultralytics' prior: few objects
+            w[:] = cls_bias  # -8: ultralytics' prior, few objects
 
     g.edit_weights(plant)
     return g.model()
 
 
-@pytest.fixture(scope="module")
-def head(tmp_path_factory):
-    d = tmp_path_factory.mktemp("head")
-    onnx.save(_detection_head(), d / "m.onnx")
+def _head_dir(d, model: onnx.ModelProto, *transform: str):
+    onnx.save(model, d / "m.onnx")
     (d / "data").mkdir()
     rng = np.random.default_rng(1)
     for i in range(3):
         np.savez(d / "data" / f"{i}.npz", images=rng.uniform(0, 1, (1, 3, 8, 8)).astype(np.float32))
-    r = run_main("model_transform", "--model_name", "head", "--model_def", "m.onnx", "--mlir", "m.mlir", cwd=d)
+    r = run_main("model_transform", "--model_name", "head", "--model_def", "m.onnx", "--mlir", "m.mlir", *transform,
+                 cwd=d)
     assert r.returncode == 0, r.stderr
+    return d
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory):
+    d = _head_dir(tmp_path_factory.mktemp("head"), _detection_head())
     r = run_main("run_calibration", "m.mlir", "--dataset", "data", "--input_num", "2", "--quiet", "-o", "table", cwd=d)
     assert r.returncode == 0, r.stderr
     return d
@@ -110,3 +120,49 @@ def test_ssd_heads_are_scored_not_its_rows(tmp_path):
     starts = np.cumsum([0] + [side * side * PRIORS_A_CELL * 4 for side, _ in MAPS])
     assert [(p[1].start, p[1].stop) for p in search.scoring.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
     assert search.cosine({}) > 0.9
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_named_layers_score_their_weighted_mean(head):
+    """--global_compare_layers xy:0.25,cls:0.75 scores 0.25 * cos(xy) + 0.75 * cos(cls) (each the mean over
+    samples), cosines of the INT8 module's tensors (dequantized by their types' scale) with Top's, written
+    here in numpy; 'xy, cls' is their plain mean. Neither is the default score (the least over output0's
+    parts: the class scores', 0.0)."""
+    samples = [dict(np.load(head / "data" / f"{i}.npz")) for i in range(2)]
+    table = read_table(str(head / "table"))
+    top = load_module(head / "m.mlir")
+    int8 = lowered_int8(load_module(head / "m.mlir"), table, "BM1684X", False)
+    scale = {name: s for name, (s, _) in int8_params(int8).items()}  # symmetric: zero points 0
+    want = run_samples(top.module, top.weights, samples, keep_all=True)[0]
+    got = run_samples(int8.module, int8.weights, samples, keep_all=True)[0]
+    cos = {name: np.mean([_cosine(g[name] * scale[name], w[name]) for g, w in zip(got, want, strict=True)])
+           for name in ("xy", "cls")}
+    assert abs(cos["xy"] - cos["cls"]) > 1e-4, cos  # so that the weights show
+    weighted = Int8Search(str(head / "m.mlir"), table, "BM1684X", samples, False, compare_layers="xy:0.25,cls:0.75")
+    assert weighted.cosine({}) == pytest.approx(0.25 * cos["xy"] + 0.75 * cos["cls"], abs=1e-9)
+    mean = Int8Search(str(head / "m.mlir"), table, "BM1684X", samples, False, compare_layers=" xy , cls ")
+    assert mean.cosine({}) == pytest.approx((cos["xy"] + cos["cls"]) / 2, abs=1e-9)
+    assert Int8Search(str(head / "m.mlir"), table, "BM1684X", samples, False).cosine({}) < 0.01
+
+
+def test_bias_correction_reverts_a_correction_that_lowers_a_part(tmp_path):
+    """--bc keeps a correction only if the model's cosine (run_qtable's: the least over output0 and its
+    parts) does not drop. On this head (boxes in the tens, class scores near 0.1, no Relu after feat),
+    correcting cls does not lower output0's whole cosine (0.993794 before and after, to 6 digits: kept when
+    the whole is scored, measured) but lowers its least part (the class scores', 0.923365 -> 0.923070):
+    reverted."""
+    d = _head_dir(tmp_path, _detection_head(seed=3, box=20.0, cls_weight=1.0, cls_bias=-2.0, feat_relu=False),
+                  "--not_inference")
+    r = run_main("run_calibration", "m.mlir", "--dataset", "data", "--input_num", "3", "--quiet", "-o", "table", "--bc",
+                 "--min_layer_cos", "1", "--expected_cos", "1", "--bc_inference_num", "3", cwd=d)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if "corrected" in line]
+    assert lines[0].endswith("INT8 output cosine 0.922933 on 3 samples; 3 biases corrected"), lines
+    assert "'cls' (layer cosine" in lines[-1] and lines[-1].endswith(
+        "not corrected: the output cosine would drop to 0.923070"), lines
+    weights = load_module(d / "m_bc.mlir").weights
+    assert "cls.bias" in weights and "feat.bias_corrected" in weights

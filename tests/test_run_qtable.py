@@ -165,3 +165,40 @@ def test_asymmetric_search_quantizes_as_model_deploy_asymmetric_will(model):
     kept = [line for line in lines if not line.startswith("#")]
     assert kept and reached >= 0.99
     assert reached == pytest.approx(_deploy_cosine(model, kept, asymmetric=True), abs=1e-6)
+
+
+@pytest.mark.parametrize("layers, message", [
+    ("nope", "--global_compare_layers: 'nope' is not a tensor of the module"),
+    ("conv0", "--global_compare_layers: 'conv0' is not a tensor of the module"),  # fused into relu0 by model_transform
+    ("conv1:0.5,relu2:0.6", "--global_compare_layers: the weights sum to 1.1, not 1"),
+    ("conv1:x", "--global_compare_layers: 'conv1:x': the weight 'x' is not a number"),
+    ("conv1:-0.5,relu2:1.5", "--global_compare_layers: 'conv1:-0.5': a weight must be a finite number >= 0, not -0.5"),
+    ("conv1:0.5,relu2", "--global_compare_layers: 'relu2' has no weight while other layers have one"),
+    ("conv1,conv1", "--global_compare_layers: 'conv1' is named twice"),
+    ("conv1,", "--global_compare_layers 'conv1,' has an empty layer name"),
+])
+def test_bad_compare_layers_are_one_line_and_nothing_is_written(model, tmp_path, capsys, layers, message):
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table", str(model / "table"),
+                    "--processor", "bm1684x", "--input_num", "1", "--quiet", "--global_compare_layers", layers,
+                    "--loss_table", str(tmp_path / "loss"), "-o", str(tmp_path / "qtable")])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert e.value.code == 1 and len(lines) == 1 and lines[0].startswith(f"error: {message}"), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_named_layers_replace_the_outputs(model, tmp_path):
+    """--global_compare_layers relu0 scores relu0 instead of conv3 (TPU-MLIR's meaning: the named
+    tensors, not the outputs as well): conv1 and relu2, which come after relu0, cannot lower its
+    cosine, so the search keeps nothing float where it keeps both when the output is scored."""
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"), "--calibration_table", str(model / "table"),
+                    "--processor", "bm1684x", "--input_num", "3", "--fp_type", "F32", "--quiet",
+                    "--global_compare_layers", "relu0", "--loss_table", str(tmp_path / "loss"),
+                    "-o", str(tmp_path / "qtable")])
+    assert e.value.code == 0
+    assert _qtable_lines(tmp_path / "qtable") == []
+    losses = dict(re.findall(r"Layer: (\S+) +Cos: (\d\.\d{6})$", (tmp_path / "loss").read_text(), re.M))
+    assert losses["conv1"] == losses["relu2"] == losses["conv3"] == "1.000000"
+    assert float(losses["relu0"]) < 1.0
