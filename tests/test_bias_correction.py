@@ -299,13 +299,16 @@ def test_a_layer_the_int8_module_lacks_is_an_error():
      "search deploys the module from its file; the rewritten one is written at the end)"),
     (["--global_compare_layers", "c2"], "--global_compare_layers needs --search search_threshold or --bc (what scores "
      "a model)"),
-    (["--bc", "--global_compare_layers", "c2:0.5"], "--global_compare_layers: the weights sum to 0.5, not 1"),
+    (["--bc", "--global_compare_layers", "c2:0.5"], "error: --global_compare_layers: the weights sum to 0.5, not 1"),
+    (["--search", "search_threshold", "--global_compare_layers", "c1:0.5,nope:0.5"],
+     "error: --global_compare_layers: 'nope' is not a tensor of the module"),
 ])
 def test_refused_flags(tmp_path, args, message):
     d = model_dir(tmp_path)
     before = {p.name for p in d.iterdir()}
     r = bc(d, *args)
-    assert (r.returncode, r.stderr.splitlines()) == (1, [f"error: run_calibration: {message}"])
+    want = message if message.startswith("error: ") else f"error: run_calibration: {message}"
+    assert (r.returncode, r.stderr.splitlines()) == (1, [want])
     assert {p.name for p in d.iterdir()} == before
 
 

@@ -199,6 +199,7 @@ def test_the_script_reports_a_missing_dataset_in_one_line(model, tmp_path):
     (("--max_float_layers", "-1"), "--max_float_layers must be at least 0, not -1"),
     (("--inference_num", "0"), "--inference_num must be at least 1, not 0"),
     (("--expected_cos", "1.5"), r"--expected_cos must be in \(0, 1\], not 1.5"),
+    (("--global_compare_layers", "nope:1"), "--global_compare_layers: 'nope' is not a tensor of the module"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(model, tmp_path, capsys, change, message):
     args = [a if a != "MISSING" else str(tmp_path / "missing") for a in change]
