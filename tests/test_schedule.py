@@ -128,8 +128,9 @@ def conv(draw, q=False):
 
 
 @st.composite
-def pool(draw, q=False):
-    """q: the INT8 average pool; the float record also runs int8 max pools (dtype i8)."""
+def pool(draw, q=False, ceil=False):
+    """q: the INT8 average pool; the float record also runs int8 max pools (dtype i8); ceil: a float
+    average pool counting its pads but not the last `uncounted` end rows and columns of them."""
     dt, n, c = draw(st.sampled_from([*DT.values(), I8])) if not q else I8, draw(dims), draw(st.integers(1, 6))
     kh, sh, _, pt, pb, oh, ih = draw(window(False))
     kw, sw, _, pl, pr, ow, iw = draw(window(False))
@@ -139,6 +140,9 @@ def pool(draw, q=False):
               counted, 0, -1.0)
     if q == "z":
         return isa.BdcPoolQZ(*fields, *draw(requant), 0.25, *draw(zps))
+    if ceil:
+        return isa.BdcPoolCeil(draw(st.sampled_from(list(DT.values()))), isa.POOL_MODES["Avg"], *fields[2:20], 1, 0, -1.0,
+                               draw(st.integers(0, pb)), draw(st.integers(0, pr)))
     return isa.BdcPoolQ(*fields, *draw(requant), 0.25) if q else isa.BdcPool(*fields)
 
 
@@ -386,6 +390,7 @@ RECORDS = {
     isa.GdmaCopy: copy(),
     isa.BdcConv: conv(),
     isa.BdcPool: pool(),
+    isa.BdcPoolCeil: pool(ceil=True),
     isa.BdcMatMul: matmul(),
     isa.BdcBinary: binary(),
     isa.BdcConst: unary(lambda d, dt, i, n, c, h, w, o: isa.BdcConst(dt, d(st.integers(0, 4)), d(st.integers(0, 1)),
