@@ -14,6 +14,17 @@ A Concat outside a layer group merges when (`refusal` names the first condition 
   its own buffer);
 * at most two inputs have other readers too (TPU-MLIR's `multi_use_times`), no such input twice,
   and no input is already a run of an earlier merged Concat (each value has one address).
+
+Chains (tpudsl's, beyond TPU-MLIR: DenseNet's dense blocks) are found first. Concats along the same
+axis whose own conditions hold (no relu, every dim before the axis 1, not in a group, result not
+returned) form a chain C1, C2, ... when each extends the one before: its first input is that
+one's result (x2 = Concat(x1, y2)) or its inputs begin with all of that one's inputs in order
+(Concat(x0, x1, x2) after Concat(x0, x1)), and no other Concat extends that one. The whole chain
+is one buffer, the last (longest) Concat's result: each part (the first Concat's inputs, then each
+later one's new inputs) its run, every Concat's result the buffer's prefix. The parts must be
+written by ops of their own (as above), each once in the chain, none a run of another chain, and
+each Concat's new parts at most two with readers outside the chain (`multi_use_times` again); the
+chain ends before the first Concat whose parts fail.
 """
 
 from __future__ import annotations
@@ -34,22 +45,37 @@ _NOT_WRITERS = ("top.Weight", "top.None", "top.Input", "tpu.Concat")
 _MULTI_USE_INPUTS = 2  # TPU-MLIR's supportInplace: more inputs with other readers than this fail
 
 
-def refusal(op: Operation, returned: set[SSAValue], claimed: Container[SSAValue]) -> str | None:
-    """Why the Concat `op` cannot be merged in place (None: it can); `claimed`: the inputs of the
-    Concats merged before it, `returned`: the module's outputs."""
+def _own_refusal(op: Operation) -> str | None:
+    """Why the Concat `op` itself, whatever its inputs, cannot be merged in place (None: it can)."""
     if op.parent_op().name == "tpu.Group":  # type: ignore[union-attr]
         return "inside a layer group"
     attrs = attrs_of(op)
     if attrs["do_relu"]:
         return "do_relu"
-    shape = shape_of(op.results[0])
-    if math.prod(shape[:attrs["axis"] % len(shape)]) != 1:
+    if math.prod(shape_of(op.results[0])[:_axis(op)]) != 1:
         return "a dim before the axis is not 1"
+    return None
+
+
+def _axis(op: Operation) -> int:
+    return attrs_of(op)["axis"] % len(shape_of(op.results[0]))
+
+
+def _written_by_own_op(v: SSAValue, returned: Container[SSAValue]) -> bool:
+    return isinstance(v.owner, Operation) and v.owner.name not in _NOT_WRITERS and v not in returned
+
+
+def refusal(op: Operation, returned: set[SSAValue], claimed: Container[SSAValue]) -> str | None:
+    """Why the Concat `op` cannot be merged in place (None: it can); `claimed`: the inputs of the
+    Concats merged before it, `returned`: the module's outputs."""
+    own = _own_refusal(op)
+    if own is not None:
+        return own
     multi_use = 0
     seen: set[SSAValue] = set()
     repeated = {v for v in op.operands if v in seen or seen.add(v)}
     for v in op.operands:
-        if not isinstance(v.owner, Operation) or v.owner.name in _NOT_WRITERS or v in returned:
+        if not _written_by_own_op(v, returned):
             return "an input is not written by an op of its own"
         if v in claimed:
             return "an input is a run of another merged Concat"
@@ -60,24 +86,99 @@ def refusal(op: Operation, returned: set[SSAValue], claimed: Container[SSAValue]
     return "more than two inputs have other readers" if multi_use > _MULTI_USE_INPUTS else None
 
 
+def _extended(op: Operation, candidates: list[Operation]) -> Operation | None:
+    """The chain candidate `op` extends: the one whose result is its first input, else the one
+    whose inputs are the longest proper prefix of its inputs (None: none)."""
+    first = op.operands[0].owner
+    if first in candidates:
+        return first if _axis(first) == _axis(op) else None  # type: ignore[arg-type]
+    ins = tuple(op.operands)
+    prefixes = [c for c in candidates if len(c.operands) < len(ins) and tuple(c.operands) == ins[:len(c.operands)]]
+    best = max(prefixes, key=lambda c: len(c.operands), default=None)
+    return best if best is not None and _axis(best) == _axis(op) else None
+
+
+def _new_parts(op: Operation, before: Operation | None) -> list[SSAValue]:
+    """The inputs chain member `op` adds to the one `before` it (all of them for the first)."""
+    if before is None:
+        return list(op.operands)
+    return list(op.operands[1:] if op.operands[0] is before.results[0] else op.operands[len(before.operands):])
+
+
+def _parts_refusal(chain: list[Operation], returned: Container[SSAValue], claimed: Container[SSAValue]) -> int | None:
+    """The index of the first member of `chain` whose new parts cannot be runs of the chain's
+    buffer (None: every member's can)."""
+    members, seen = set(chain), set()
+    for i, op in enumerate(chain):
+        shared = 0
+        for v in _new_parts(op, chain[i - 1] if i else None):
+            if not _written_by_own_op(v, returned) or v in seen or v in claimed:
+                return i
+            seen.add(v)
+            shared += any(use.operation not in members for use in v.uses)
+        if shared > _MULTI_USE_INPUTS:
+            return i
+    return None
+
+
+def chains(concats: list[Operation], returned: set[SSAValue]) -> list[list[Operation]]:
+    """The Concat chains of `concats` (program order), each of two or more members, no value in two
+    (module docstring)."""
+    candidates = [op for op in concats if _own_refusal(op) is None and op.results[0] not in returned]
+    extenders: dict[Operation, list[Operation]] = {}
+    for op in candidates:
+        before = _extended(op, candidates)
+        if before is not None:
+            extenders.setdefault(before, []).append(op)
+    successor = {op: after[0] for op, after in extenders.items() if len(after) == 1}
+    found, claimed = [], set()
+    for head in candidates:
+        if head not in successor or head in successor.values():
+            continue  # not the first of a chain of two or more
+        chain = [head]
+        while chain[-1] in successor:
+            chain.append(successor[chain[-1]])
+        while (cut := _parts_refusal(chain, returned, claimed)) is not None:
+            chain = chain[:cut]  # readers outside the chain are counted again without the members cut
+        if len(chain) >= 2:
+            found.append(chain)
+            claimed.update(v for i, op in enumerate(chain) for v in _new_parts(op, chain[i - 1] if i else None))
+    return found
+
+
+def _nbytes(v: SSAValue) -> int:
+    return math.prod(shape_of(v)) * ESIZE[dtype_of(v)]
+
+
 def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) -> dict[SSAValue, tuple[SSAValue, int]]:
-    """Each input of a Concat of `ops` merged in place -> (the Concat's result, its byte offset in
-    it); `only_merge` true on those Concats and false on the others (address-assign decides again).
-    `merge` false (address-assign's merge_concat=false): no Concat is merged."""
+    """Each input of a Concat of `ops` merged in place -> (the buffer it is a run of, its byte
+    offset in it): a lone Concat's result, or a chain's last result (its members' results too, at
+    offset 0); `only_merge` true on those Concats and false on the others (address-assign decides
+    again). `merge` false (address-assign's merge_concat=false): no Concat is merged."""
     out: dict[SSAValue, tuple[SSAValue, int]] = {}
     outputs = set(returned)
-    for op in ops:
-        if op.name != "tpu.Concat":
-            continue
-        if not merge or refusal(op, outputs, out) is not None:
+    concats = [op for op in ops if op.name == "tpu.Concat"]
+    chained = set()
+    for chain in chains(concats, outputs) if merge else ():
+        whole, offset = chain[-1].results[0], 0
+        for i, op in enumerate(chain):
+            for v in _new_parts(op, chain[i - 1] if i else None):
+                out[v] = (whole, offset)
+                offset += _nbytes(v)
+        out.update((op.results[0], (whole, 0)) for op in chain[:-1])
+        chained.update(chain)
+    for op in concats:
+        if op not in chained and (not merge or refusal(op, outputs, out) is not None):
             if attrs_of(op)["only_merge"]:
                 op.attributes["only_merge"] = to_attr("bool", False)
             continue
         op.attributes["only_merge"] = to_attr("bool", True)
+        if op in chained:
+            continue
         offset = 0
         for v in op.operands:
             out[v] = (op.results[0], offset)
-            offset += math.prod(shape_of(v)) * ESIZE[dtype_of(v)]
+            offset += _nbytes(v)
     return out
 
 
@@ -89,4 +190,4 @@ def check_in_place(op: Operation, address_of) -> None:
         if address_of(v) != at:
             raise TpudslError(f"codegen: {describe(op)} is only_merge, but its input from {describe(v.owner)} is at "
                               f"{address_of(v)}, not at {at} inside its result; run --address-assign again")
-        at += math.prod(shape_of(v)) * ESIZE[dtype_of(v)]
+        at += _nbytes(v)
