@@ -2,8 +2,9 @@
 block deployed by model_deploy (bm1684x) in INT8 and F32, with merging on (the default) and off
 (--no_concat_in_place).
 
-* The Concats TPU-MLIR's conditions accept are only_merge in the final module, each input's address
-  its run of the result; the one whose input is already a run of another merged Concat is not.
+* The Concats TPU-MLIR's conditions accept (c3) and the chain c1, c2 (torchvision's form: c2 reads
+  c1's inputs again, docs/backend.md "Chains") are only_merge in the final module, each input's
+  address its run of the result (c1's result the prefix of c2's).
 * The bmodel check passes either way (INT8 bit-exact, F32 within its rule), and the merged bmodel
   moves fewer GDMA bytes than the unmerged one (the Concats' loads and stores are gone).
 * Names survive: model_runner --dump_all_tensors on the merged bmodel has every tensor the Tpu
@@ -100,8 +101,9 @@ def test_merged_where_tpu_mlir_merges_and_fewer_gdma_bytes(deploy, mode):
     _, unmerged_bm, unmerged = deploy(mode, False)
     concats = {loc_name(op): op for op in final.main_func().walk() if op.name == "tpu.Concat"}
     merged = {name for name, op in concats.items() if attrs_of(op)["only_merge"]}
-    # c2 reads s, already a run of c1: one address per value, so c2 moves its inputs
-    assert set(concats) == {"c1", "c2", "c3"} and merged == {"c1", "c3"}
+    # c2 reads s and y1 again after c1 (TPU-MLIR merges only c1): one buffer for both
+    assert set(concats) == {"c1", "c2", "c3"} and merged == {"c1", "c2", "c3"}
+    assert address_of(concats["c1"].results[0]) == address_of(concats["c2"].results[0])
     for name in merged:
         op = concats[name]
         at = address_of(op.results[0])
@@ -119,7 +121,7 @@ def test_names_survive_in_the_dump_at_their_runs(deploy, mode):
     tpu = run_model(out / f"m_bm1684x_{_SUFFIX[mode]}_tpu.mlir", out.parent / "m_in_f32.npz", out / "tpu_all.npz",
                     all_tensors=True)
     ours = run_model(out / "m.bmodel", out.parent / "m_in_f32.npz", out / "bm_all.npz", all_tensors=True)
-    for name in ("s", "y1", "c1", "t", "y3", "c3"):  # the merged Concats and their inputs
+    for name in ("s", "y1", "c1", "y2", "c2", "t", "y3", "c3"):  # the merged Concats and their inputs
         key = next(k for k in tpu if k == name or k.startswith(f"{name}_"))
         assert key in ours, (key, sorted(ours))
         if mode == "INT8":
