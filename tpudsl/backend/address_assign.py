@@ -7,7 +7,8 @@ inputs are never reused, so they can be read and written by the runtime before a
 Every address is aligned to the chip's `dma_align`, but the inputs of a Concat merged in place
 (`only_merge`, concat_in_place.py: TPU-MLIR's ConcatFusePattern), which are runs of its result:
 it is allocated when its first input is computed and lives until the last reader of it or of
-any input (`merge_concat=false`: none is merged).
+any input; a chain of Concats (DenseNet's) is one buffer the same way, each member's result its
+prefix, alive until the last reader of any member or input (`merge_concat=false`: none is merged).
 In a module with layer groups (`tpu.Group`, if --layer-group ran first) the groups' ops count in
 their place and Loads, Stores and the groups' results have the addresses of the tensors they are: the same addresses as without the groups
 (tensors that stay in local memory get one too, so that the module can be grouped again), except
