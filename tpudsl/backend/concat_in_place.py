@@ -105,13 +105,18 @@ def _new_parts(op: Operation, before: Operation | None) -> list[SSAValue]:
     return list(op.operands[1:] if op.operands[0] is before.results[0] else op.operands[len(before.operands):])
 
 
+def _member_parts(chain: list[Operation]) -> list[list[SSAValue]]:
+    """Each member's new parts, in chain order: the buffer's runs one after another."""
+    return [_new_parts(op, chain[i - 1] if i else None) for i, op in enumerate(chain)]
+
+
 def _parts_refusal(chain: list[Operation], returned: Container[SSAValue], claimed: Container[SSAValue]) -> int | None:
     """The index of the first member of `chain` whose new parts cannot be runs of the chain's
     buffer (None: every member's can)."""
     members, seen = set(chain), set()
-    for i, op in enumerate(chain):
+    for i, parts in enumerate(_member_parts(chain)):
         shared = 0
-        for v in _new_parts(op, chain[i - 1] if i else None):
+        for v in parts:
             if not _written_by_own_op(v, returned) or v in seen or v in claimed:
                 return i
             seen.add(v)
@@ -142,7 +147,7 @@ def chains(concats: list[Operation], returned: set[SSAValue]) -> list[list[Opera
             chain = chain[:cut]  # readers outside the chain are counted again without the members cut
         if len(chain) >= 2:
             found.append(chain)
-            claimed.update(v for i, op in enumerate(chain) for v in _new_parts(op, chain[i - 1] if i else None))
+            claimed.update(v for parts in _member_parts(chain) for v in parts)
     return found
 
 
@@ -161,8 +166,8 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
     chained = set()
     for chain in chains(concats, outputs) if merge else ():
         whole, offset = chain[-1].results[0], 0
-        for i, op in enumerate(chain):
-            for v in _new_parts(op, chain[i - 1] if i else None):
+        for parts in _member_parts(chain):
+            for v in parts:
                 out[v] = (whole, offset)
                 offset += _nbytes(v)
         out.update((op.results[0], (whole, 0)) for op in chain[:-1])
