@@ -8,8 +8,9 @@ model_deploy (bm1684x) in F16 and INT8.
 * No Concat has an instruction: the bmodel's debug info gives none of them a record (the convs,
   the control, have theirs).
 * The bmodel is bit-exact to the Tpu interpreter, every tensor of model_runner --dump_all_tensors
-  included (each Concat's result and feature read at its address during the run: a feature written
-  at a wrong offset, or the buffer reused while a member is still read, changes them).
+  included (each Concat's result and feature read at its address during the run: the buffer reused
+  while a member is still read changes them; a feature at a wrong offset already fails the deploy,
+  codegen's check of an only_merge Concat's inputs).
 """
 
 from __future__ import annotations
