@@ -14,10 +14,11 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
-from tpudsl.dialects.opdef import SPECS, AttrView, result_names
+from tpudsl.dialects.opdef import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.calibration import tensor_names
+from tpudsl.rewrites.pattern import attrs_of, shape_of
 
 Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
 WHOLE: Part = (...,)  # type: ignore[assignment]
@@ -32,20 +33,16 @@ def concat_parts(value: SSAValue) -> list[Part]:
     concat = value.owner
     if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
         return []
-    rank = len(_shape(value))
-    axis = AttrView(concat.attributes, SPECS[concat.name])["axis"] % rank
+    shapes = [shape for shape in map(shape_of, concat.operands) if shape is not None]
+    assert len(shapes) == len(concat.operands)  # top.Concat's operands are tensors
+    axis = attrs_of(concat)["axis"] % len(shapes[0])
     parts: list[Part] = []
     start = 0
-    for operand in concat.operands:
-        size = _shape(operand)[axis]
-        inner = concat_parts(operand) or [tuple(slice(0, n) for n in _shape(operand))]
+    for operand, shape in zip(concat.operands, shapes, strict=True):
+        inner = concat_parts(operand) or [tuple(slice(0, n) for n in shape)]
         parts += [p[:axis] + (slice(p[axis].start + start, p[axis].stop + start),) + p[axis + 1:] for p in inner]
-        start += size
+        start += shape[axis]
     return parts
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
 
 
 def compare_layers(text: str, tensors: Collection[str]) -> dict[str, float]:
