@@ -56,15 +56,18 @@ TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "
 # TPU-MLIR's --cali_method names of the methods tpudsl has (docs/quantization.md).
 CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "percentile9999", "use_mse": "mse"}
 NO_SEARCH = "only for TPU-MLIR's --search search_qtable, which is not modelled"
+QTABLE_SEARCH = "the mixed-precision search is run_qtable"
+# run_qtable and run_sensitive_layer check it too
+POST_PROCESS = Checked("--post_process", (), "post-process programs are not modelled")
 CHECKED = (
-    Checked("--search", ("False", "search_threshold"), "the mixed-precision search is run_qtable"),
+    Checked("--search", ("False", "search_threshold"), QTABLE_SEARCH),
     Checked("--max_float_layers", ("5",), NO_SEARCH),
     Checked("--fp_type", ("auto",), "--bc's reference is F32 (the Top module) whatever the chip; search_qtable "
                                      "is run_qtable"),
     Checked("--quantize_method_list", ("MSE",), NO_SEARCH),
     Checked("--benchmark_method", ("cos",), NO_SEARCH),
-    Checked("--quantize_table", (), "the mixed-precision search is run_qtable"),
-    Checked("--post_process", (), "post-process programs are not modelled"),
+    Checked("--quantize_table", (), QTABLE_SEARCH),
+    POST_PROCESS,
     Checked("--transformer", ("False",), "TPU-MLIR's attention-pattern table rules are not modelled"),
     Checked("--kurtosis_analysis", (False,), "kurtosis analysis is not modelled"),
     Checked("--part_quantize", (False,), "partial quantization is not modelled"),

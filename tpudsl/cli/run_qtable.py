@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.run_calibration import add_compare_layers, add_sample_source
+from tpudsl.cli.run_calibration import POST_PROCESS, add_compare_layers, add_sample_source
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.lowering.qtable import QTABLE_MODES
 
 FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
-CHECKED = (
-    Checked("--post_process", (), "post-process programs are not modelled"),
+CHECKED = (  # run_sensitive_layer checks these too
+    POST_PROCESS,
     Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
 )
 

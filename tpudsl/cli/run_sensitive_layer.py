@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tpudsl.cli import run_qtable
 from tpudsl.cli.errors import CliArgumentParser, run_cli
 from tpudsl.cli.run_qtable import add_search_arguments
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 
 CHECKED = (
     Checked("--cali_method", ("use_kl",), "the search tries every method (max, percentile9999, kl, mse) per layer"),
-    Checked("--post_process", (), "post-process programs are not modelled"),
-    Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
+    *run_qtable.CHECKED,  # the same flags for the same reasons
 )
 
 
