@@ -37,3 +37,17 @@ def run_model(model: Path | str, inputs: Path, output: Path, all_tensors: bool =
                  *(["--dump_all_tensors"] if all_tensors else []))
     assert r.returncode == 0, r.stderr
     return dict(np.load(output))
+
+
+def table_rows(path: Path) -> list[list[str]]:
+    """The rows of a qtable or calibration table: each line that is neither blank nor a comment, split."""
+    return [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def deploy_int8(d: Path, table: Path | str, sample: str, tolerance: str,
+                *extra: str | Path) -> subprocess.CompletedProcess:
+    """model_deploy --quantize INT8 for bm1684x of `d`/m.mlir with the calibration `table` (relative
+    to `d`), its Tpu check on `d`/data/`sample` at `tolerance` ("cosine,euclidean")."""
+    return run_main("model_deploy", "--mlir", "m.mlir", "--quantize", "INT8", "--processor", "bm1684x",
+                    "--calibration_table", table, "--model", "m.bmodel", "--test_input", f"data/{sample}",
+                    "--tolerance", tolerance, *extra, cwd=d)

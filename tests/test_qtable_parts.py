@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.cli_support import run_main
+from tests.cli_support import deploy_int8, run_main, table_rows
 from tests.models import onnx_inference
 from tests.models.builder import GraphBuilder
 from tests.models.ssd import MAPS, PRIORS_A_CELL, tiny_ssd
@@ -82,9 +82,7 @@ def test_the_parts_are_the_slices_each_concat_input_fills(head):
 
 
 def _deploy(d, *extra: str):
-    return run_main("model_deploy", "--mlir", "m.mlir", "--quantize", "INT8", "--processor", "bm1684x",
-                    "--calibration_table", "table", "--model", "m.bmodel", "--test_input", "data/2.npz",
-                    "--compare_all", "--tolerance", "0.9,0.5", *extra, cwd=d)
+    return deploy_int8(d, "table", "2.npz", "0.9,0.5", "--compare_all", *extra)
 
 
 def test_run_qtable_keeps_the_class_scores_float_and_model_deploy_passes(head):
@@ -93,7 +91,7 @@ def test_run_qtable_keeps_the_class_scores_float_and_model_deploy_passes(head):
     r = run_main("run_qtable", "m.mlir", "--dataset", "data", "--input_num", "2", "--calibration_table", "table",
                  "--processor", "bm1684x", "--quiet", "-o", "qtable", cwd=head)
     assert r.returncode == 0, r.stderr
-    floats = {line.split()[0] for line in (head / "qtable").read_text().splitlines() if not line.startswith("#")}
+    floats = {row[0] for row in table_rows(head / "qtable")}
     assert "cls_sigmoid" in floats
     r = _deploy(head, "--quantize_table", "qtable")
     assert r.returncode == 0, r.stderr

@@ -18,13 +18,13 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.cli_support import deploy_int8, table_rows
 from tests.models.builder import GraphBuilder
-from tpudsl.cli import model_deploy, model_transform
+from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.cli.run_qtable import main as run_qtable
 from tpudsl.dialects import make_context
 from tpudsl.interp import run_module
-from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import load_module
 from tpudsl.passes import pass_class
 
@@ -64,16 +64,6 @@ def model(tmp_path_factory):
     return d
 
 
-def _deploy(d, *extra: str) -> None:
-    model_deploy.run(["--mlir", str(d / "m.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
-                      "--calibration_table", str(d / "table"), "--model", str(d / "m.bmodel"),
-                      "--test_input", str(d / "data" / "3.npz"), "--tolerance", "0.99,0.5", *extra])
-
-
-def _qtable_lines(path) -> list[list[str]]:
-    return [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
-
-
 # 0.99: both layers are below --min_layer_cos; 0.5: none is, the greedy step adds them worst first
 @pytest.mark.parametrize("min_layer_cos", ["0.99", "0.5"])
 def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, capsys, min_layer_cos):
@@ -86,7 +76,7 @@ def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, ca
     err = capsys.readouterr().err
     assert "run_qtable: wrote" in err
     assert ("+ 'conv1' in F32" in err) == (min_layer_cos == "0.5")
-    assert sorted(_qtable_lines(model / "qtable")) == [["conv1", "F32"], ["relu2", "F32"]]
+    assert sorted(table_rows(model / "qtable")) == [["conv1", "F32"], ["relu2", "F32"]]
     losses = re.findall(r"^No\.(\d+) *: Layer: (\S+) +Cos: (\d\.\d{6})$", (model / "loss").read_text(), re.M)
     assert [int(row[0]) for row in losses] == list(range(4))
     assert {row[1] for row in losses[:2]} == {"conv1", "relu2"}  # worst first
@@ -94,9 +84,10 @@ def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, ca
     cosines = [float(row[2]) for row in losses]
     assert cosines == sorted(cosines) and cosines[1] < 0.99 <= cosines[2]
 
-    _deploy(model, "--quantize_table", str(model / "qtable"))  # reaches 0.99 on a sample the search did not see
-    with pytest.raises(TpudslError, match="Tpu check failed at tensor 'conv3'"):
-        _deploy(model)
+    r = deploy_int8(model, "table", "3.npz", "0.99,0.5", "--quantize_table", "qtable")
+    assert r.returncode == 0, r.stderr  # reaches 0.99 on a sample the search did not see
+    r = deploy_int8(model, "table", "3.npz", "0.99,0.5")
+    assert r.returncode == 1 and "Tpu check failed at tensor 'conv3'" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("change, message", [
@@ -198,7 +189,7 @@ def test_named_layers_replace_the_outputs(model, tmp_path):
                     "--global_compare_layers", "relu0", "--loss_table", str(tmp_path / "loss"),
                     "-o", str(tmp_path / "qtable")])
     assert e.value.code == 0
-    assert _qtable_lines(tmp_path / "qtable") == []
+    assert table_rows(tmp_path / "qtable") == []
     losses = dict(re.findall(r"Layer: (\S+) +Cos: (\d\.\d{6})$", (tmp_path / "loss").read_text(), re.M))
     assert losses["conv1"] == losses["relu2"] == losses["conv3"] == "1.000000"
     assert float(losses["relu0"]) < 1.0

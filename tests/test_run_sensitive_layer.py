@@ -29,11 +29,11 @@ import pytest
 from onnx import helper, numpy_helper
 
 from tests import test_threshold_tune as tuning
+from tests.cli_support import deploy_int8, table_rows
 from tests.models.builder import GraphBuilder
-from tpudsl.cli import model_deploy, model_transform
+from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.cli.run_sensitive_layer import main as run_sensitive_layer
-from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.lowering.calibration_table import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,12 +131,6 @@ def _float_outputs(d) -> list[np.ndarray]:
     return [_run(_model(), dict(np.load(d / "data" / f"{i}.npz"))) for i in range(INFERENCE_NUM)]
 
 
-def _deploy(d, table, *extra: str) -> None:
-    model_deploy.run(["--mlir", str(d / "m.mlir"), "--quantize", "INT8", "--processor", "bm1684x",
-                      "--calibration_table", str(table), "--model", str(d / "m.bmodel"),
-                      "--test_input", str(d / "data" / "7.npz"), "--tolerance", "0.99,0.5", *extra])
-
-
 def test_ranks_the_sensitive_layer_first_with_each_layers_best_threshold(model, tmp_path):
     assert _search(model, tmp_path) == 0
     rows = LOSS_LINE.findall((tmp_path / "losses").read_text())
@@ -168,11 +162,11 @@ def test_ranks_the_sensitive_layer_first_with_each_layers_best_threshold(model, 
     assert new["conv_b"].threshold == pytest.approx(method_tables["percentile9999"]["conv_b"].threshold, rel=1e-6)
     assert max(worst, key=worst.__getitem__) == "conv_a"  # the independent ranking agrees
 
-    qtable = [line.split() for line in (tmp_path / "qtable").read_text().splitlines() if not line.startswith("#")]
-    assert qtable == [["conv_a", "F16"]]
-    _deploy(model, tmp_path / "new_table", "--quantize_table", str(tmp_path / "qtable"))
-    with pytest.raises(TpudslError, match="Tpu check failed at tensor 'conv_c'"):
-        _deploy(model, tmp_path / "new_table")
+    assert table_rows(tmp_path / "qtable") == [["conv_a", "F16"]]
+    r = deploy_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5", "--quantize_table", tmp_path / "qtable")
+    assert r.returncode == 0, r.stderr
+    r = deploy_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5")
+    assert r.returncode == 1 and "Tpu check failed at tensor 'conv_c'" in r.stderr, r.stderr
 
 
 def test_a_table_already_good_enough_is_not_searched(model, tmp_path, capsys):

@@ -23,6 +23,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from tests.cli_support import table_rows
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
@@ -72,8 +73,7 @@ def model(tmp_path_factory):
 
 
 def _rows(path) -> dict[str, tuple[float, float, float]]:
-    rows = [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    return {name: (float(th), float(lo), float(hi)) for name, th, lo, hi in rows}
+    return {name: (float(th), float(lo), float(hi)) for name, th, lo, hi in table_rows(path)}
 
 
 # ---- the separate search: float64 loops, TPU-MLIR's description ----------------------------------
