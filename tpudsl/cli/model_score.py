@@ -115,8 +115,7 @@ class Scoring:
 def scoring(top: TopModule, layers: str = "") -> Scoring:
     """How `top` (already cut to its scored part) is scored: its outputs and their Concat parts, or
     the `--global_compare_layers` text `layers`, checked against its tensors."""
-    ret = top.main_func().body.block.last_op
-    assert ret is not None
+    ret = top.returned()
     outputs = [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[arg-type]
     return Scoring({name: concat_parts(v) for name, v in zip(outputs, ret.operands, strict=True)},
                    compare_layers(layers, set(tensor_names(top.module))))

@@ -89,15 +89,13 @@ def scored_part(top: TopModule) -> TopModule:
     crosses the threshold (a box kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how
     close the heads are; the op itself stays F32 in every mode (docs/quantization.md, "Mixed
     precision")."""
-    block = top.main_func().body.block
-    ret = block.last_op
-    assert ret is not None
+    ret = top.returned()
     detection = [isinstance(v.owner, Operation) and v.owner.name in DETECTION_OPS for v in ret.operands]
     if not any(detection):
         return top
     ret.operands = [head for v, is_detection in zip(ret.operands, detection, strict=True)
                     for head in (v.owner.operands if is_detection else [v])]  # type: ignore[union-attr]
-    erase_dead_ops(block)
+    erase_dead_ops(top.main_func().body.block)
     top.main_func().update_function_type()
     return top
 

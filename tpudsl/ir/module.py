@@ -74,6 +74,12 @@ class TopModule:
                 return op
         raise TpudslError("module has no func.func @main", str(self.path) if self.path else None)
 
+    def returned(self) -> Operation:
+        """The op that ends @main (its func.return): its operands are the model's outputs."""
+        ret = self.main_func().body.block.last_op
+        assert ret is not None  # func.func's verifier: a block ends with its terminator
+        return ret
+
     def weight_ops(self) -> list[Operation]:
         return [op for op in self.module.walk() if op.name == WEIGHT_OP]
 
