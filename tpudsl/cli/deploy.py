@@ -16,7 +16,7 @@ import numpy as np
 from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
 from tpudsl.cli.model_runner import dequantized, module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import describe, loc_name, result_names
+from tpudsl.dialects.opdef import describe, loc_name
 from tpudsl.interp import run_module
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, read_npz, save_module, write_atomically
@@ -184,7 +184,7 @@ def deploy(args: argparse.Namespace) -> int:
         reference = read_npz(args.test_reference) if args.test_reference else top_tensors
         if half in LARGEST:
             keep_f32 = ops_needing_f32(list(top.main_func().body.block.ops), top_tensors, half)
-    returned = _output_names(top)
+    returned = top.output_names()
     _tell_mask_ops(top, args, half)
     _lower(top, args, weight_file, qdq)
     save_module(top, tpu_mlir, out_dir / weight_file)
@@ -200,7 +200,7 @@ def deploy(args: argparse.Namespace) -> int:
         inputs = stored_inputs(inputs, module_quant_io(top)[0], module_half_io(top)[0])
         ours = run_module(top.module, top.weights, inputs, keep_all=True)
         save_npz(out_dir / f"{prefix}_tpu_outputs.npz", ours if args.compare_all else
-                 {k: ours[k] for k in _output_names(top)})
+                 {k: ours[k] for k in top.output_names()})
         if half in LARGEST:
             report = _overflow_report(top, ours, top_tensors, keep_f32, half)
             if report:
@@ -210,9 +210,9 @@ def deploy(args: argparse.Namespace) -> int:
             compared = dequantized(compared, int8_params(top))
         # an output whose cast --quant_output stripped is its cast's operand: compared under the
         # name the reference gives the output (position by position in the return)
-        renamed = {new: old for old, new in zip(returned, _output_names(top), strict=True) if new != old}
+        renamed = {new: old for old, new in zip(returned, top.output_names(), strict=True) if new != old}
         compared = {**compared, **{old: compared[new] for new, old in renamed.items()}}
-        _compare(compared, reference, args, tolerance, [renamed.get(n, n) for n in _output_names(top)])
+        _compare(compared, reference, args, tolerance, [renamed.get(n, n) for n in top.output_names()])
     from tpudsl.backend import coverage
     from tpudsl.backend.codegen import without_instructions
 
@@ -301,11 +301,6 @@ def _check_bmodel(bmodel: Bmodel, inputs: dict[str, np.ndarray], tpu: dict[str, 
             raise TpudslError(f"bmodel check failed at tensor '{name}': {problem}")
     how = f"equal the Tpu interpreter's ({mode}, bit-exact)" if mode != "F32" else "match the Tpu interpreter (1e-5 relative)"
     print(f"model_deploy: bmodel check passed: {len(outputs)} outputs of the cmodel {how}", file=sys.stderr)
-
-
-def _output_names(top: TopModule) -> list[str]:
-    ret = top.main_func().body.block.last_op
-    return [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[union-attr]
 
 
 def _compare(ours, reference, args, tolerance, outputs: list[str]) -> None:

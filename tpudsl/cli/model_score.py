@@ -14,7 +14,6 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
-from tpudsl.dialects.opdef import result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.calibration import tensor_names
@@ -115,7 +114,6 @@ class Scoring:
 def scoring(top: TopModule, layers: str = "") -> Scoring:
     """How `top` (already cut to its scored part) is scored: its outputs and their Concat parts, or
     the `--global_compare_layers` text `layers`, checked against its tensors."""
-    ret = top.returned()
-    outputs = [result_names(v.owner)[v.index] for v in ret.operands]  # type: ignore[arg-type]
-    return Scoring({name: concat_parts(v) for name, v in zip(outputs, ret.operands, strict=True)},
+    outputs = top.returned().operands
+    return Scoring({name: concat_parts(v) for name, v in zip(top.output_names(), outputs, strict=True)},
                    compare_layers(layers, set(tensor_names(top.module))))

@@ -44,7 +44,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 import tpudsl.dialects.top  # noqa: F401  (defines top.Weight, which add_weight creates)
 from tpudsl.dialects import make_context
-from tpudsl.dialects.opdef import create, loc_name
+from tpudsl.dialects.opdef import create, loc_name, result_names
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.npz import one_line as _one_line
 from tpudsl.ir.npz import read_npz
@@ -79,6 +79,10 @@ class TopModule:
         ret = self.main_func().body.block.last_op
         assert ret is not None  # func.func's verifier: a block ends with its terminator
         return ret
+
+    def output_names(self) -> list[str]:
+        """The names of the model's outputs, in @main's return order."""
+        return [result_names(v.owner)[v.index] for v in self.returned().operands]  # type: ignore[arg-type]
 
     def weight_ops(self) -> list[Operation]:
         return [op for op in self.module.walk() if op.name == WEIGHT_OP]
