@@ -19,6 +19,7 @@ from tests.cli_support import deploy_int8, run_main, table_rows
 from tests.models import onnx_inference
 from tests.models.builder import GraphBuilder
 from tests.models.ssd import MAPS, PRIORS_A_CELL, tiny_ssd
+from tests.onnx_node.harness import cosine
 from tpudsl.cli.qtable_search import Int8Search, lowered_int8
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.module import load_module
@@ -120,11 +121,6 @@ def test_ssd_heads_are_scored_not_its_rows(tmp_path):
     assert search.cosine({}) > 0.9
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
 def test_named_layers_score_their_weighted_mean(head):
     """--global_compare_layers xy:0.25,cls:0.75 scores 0.25 * cos(xy) + 0.75 * cos(cls) (each the mean over
     samples), cosines of the INT8 module's tensors (dequantized by their types' scale) with Top's, written
@@ -137,7 +133,7 @@ def test_named_layers_score_their_weighted_mean(head):
     scale = {name: s for name, (s, _) in int8_params(int8).items()}  # symmetric: zero points 0
     want = run_samples(top.module, top.weights, samples, keep_all=True)[0]
     got = run_samples(int8.module, int8.weights, samples, keep_all=True)[0]
-    cos = {name: np.mean([_cosine(g[name] * scale[name], w[name]) for g, w in zip(got, want, strict=True)])
+    cos = {name: np.mean([cosine(g[name] * scale[name], w[name]) for g, w in zip(got, want, strict=True)])
            for name in ("xy", "cls")}
     assert abs(cos["xy"] - cos["cls"]) > 1e-4, cos  # so that the weights show
     weighted = Int8Search(str(head / "m.mlir"), table, "BM1684X", samples, False, compare_layers="xy:0.25,cls:0.75")

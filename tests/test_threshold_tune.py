@@ -25,6 +25,7 @@ from onnx import numpy_helper
 
 from tests.cli_support import table_rows
 from tests.models.builder import GraphBuilder
+from tests.onnx_node.harness import cosine
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
 from tpudsl.dialects import make_context
@@ -166,11 +167,6 @@ def _int8_runs(d, table: str, feeds) -> tuple[list[dict], float]:
     return [run_module(tpu.module, tpu.weights, f, keep_all=True) for f in feeds], scale
 
 
-def _cos(a, b) -> float:
-    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
 def test_tuned_table_deploys_closer_to_f32(model):
     feeds = [{"input": _heavy(100 + i)} for i in range(4)]  # samples neither run saw
     top = load_module(model / "m.mlir")
@@ -178,8 +174,8 @@ def test_tuned_table_deploys_closer_to_f32(model):
     cos = {}
     for table in ("untuned", "tuned"):
         runs, scale = _int8_runs(model, table, feeds)
-        cos[table] = (np.mean([_cos(r["conv1"], w["conv1"]) for r, w in zip(runs, want)]),
-                      np.mean([_cos(r["relu0"].astype(np.float64) * scale, w["relu0"]) for r, w in zip(runs, want)]))
+        cos[table] = (np.mean([cosine(r["conv1"], w["conv1"]) for r, w in zip(runs, want)]),
+                      np.mean([cosine(r["relu0"].astype(np.float64) * scale, w["relu0"]) for r, w in zip(runs, want)]))
     assert cos["tuned"][0] >= cos["untuned"][0]
     assert cos["tuned"][1] > cos["untuned"][1] + 0.01, cos
 
@@ -252,7 +248,7 @@ def test_search_threshold_writes_the_table_whose_int8_model_is_closest(model, ca
     cosines = {}
     for method, table in (("kld", "tuned"), ("minmax", "minmax"), ("percentile9999", "percentile9999"), ("mse", "mse")):
         runs, _ = _int8_runs(model, table, feeds)
-        cosines[method] = float(np.mean([_cos(r["conv1"], w) for r, w in zip(runs, want)]))
+        cosines[method] = float(np.mean([cosine(r["conv1"], w) for r, w in zip(runs, want)]))
         reported = float(re.search(rf"search_threshold: {method}: INT8 output cosine (\S+) on 3 samples", err)[1])
         assert reported == pytest.approx(cosines[method], abs=2e-6), method
     best = max(cosines, key=cosines.__getitem__)
