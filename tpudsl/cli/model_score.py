@@ -93,11 +93,6 @@ class Scoring:
     parts: Mapping[str, Sequence[Part]]
     layers: Mapping[str, float]
 
-    @property
-    def names(self) -> list[str]:
-        """The tensors a run must keep to be scored."""
-        return list(self.layers or self.parts)
-
     def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
         def mean(name: str, part: Part) -> float:
             if name not in runs[0]:

@@ -70,7 +70,7 @@ class Int8Search:
         if not self.scoring.layers:  # the outputs: float in every lowering
             return run_samples(top.module, top.weights, self.samples)[0]
         params = int8_params(top)
-        return [dequantized({n: run[n] for n in self.scoring.names if n in run}, params)
+        return [dequantized({n: run[n] for n in self.scoring.layers if n in run}, params)
                 for run in run_samples(top.module, top.weights, self.samples, keep_all=True)[0]]
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
