@@ -45,10 +45,10 @@ def concat_parts(value: SSAValue) -> list[Part]:
 
 
 def compare_layers(text: str, tensors: Collection[str]) -> dict[str, float]:
-    """TPU-MLIR's `--global_compare_layers` (mix_precision.py's extract_global_layers): `a,b` (each
-    weight 1) or `a:0.3,b:0.7` (every layer a weight, the weights summing to 1); {} for ''. A name
-    is a tensor of the module (`tensors`); an item that is a whole tensor name is not split at its
-    ':' (ONNX names such as `out:0`). Anything else is an error naming it."""
+    """TPU-MLIR's `--global_compare_layers` (mix_precision.py's extract_global_layers): `a,b` (equal
+    weights, 1/n each) or `a:0.3,b:0.7` (every layer a weight, the weights summing to 1); {} for
+    ''. A name is a tensor of the module (`tensors`); an item that is a whole tensor name is not
+    split at its ':' (ONNX names such as `out:0`). Anything else is an error naming it."""
     if not text.strip():
         return {}
     flag = "--global_compare_layers"
@@ -71,7 +71,7 @@ def compare_layers(text: str, tensors: Collection[str]) -> dict[str, float]:
         layers[name] = weight
     weights = list(layers.values())
     if all(w is None for w in weights):
-        return dict.fromkeys(layers, 1.0)
+        return dict.fromkeys(layers, 1 / len(layers))  # summing to 1, as given weights do
     if None in weights:  # TPU-MLIR's "global_compare_layers format error"
         bare = next(n for n, w in layers.items() if w is None)
         raise TpudslError(f"{flag}: '{bare}' has no weight while other layers have one (give every layer a weight, "
@@ -102,7 +102,7 @@ class Scoring:
                                   for r, want in zip(runs, reference, strict=True)]))
 
         if self.layers:
-            return math.fsum(w * mean(n, WHOLE) for n, w in self.layers.items()) / math.fsum(self.layers.values())
+            return math.fsum(w * mean(n, WHOLE) for n, w in self.layers.items())  # weights summing to 1
         return min(mean(name, part) for name, parts in self.parts.items() for part in [WHOLE, *parts])
 
 
