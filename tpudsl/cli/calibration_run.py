@@ -113,7 +113,7 @@ def run_calibration(args: argparse.Namespace) -> None:
     if args.workers < 1:
         raise TpudslError(f"--workers must be at least 1, not {args.workers}")
     mod = load_module(args.mlir)
-    compare_layers(getattr(args, "global_compare_layers", ""), tensor_names(mod.module))  # before any calibration
+    compare_layers(args.global_compare_layers, tensor_names(mod.module))  # before any calibration
     loader = sample_loader(mod)
     samples = list_samples(args.dataset, args.data_list, args.input_num)
     loader(samples[0])  # a bad first sample fails here, before any worker starts
