@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.cli_support import deploy_int8, table_rows
+from tests.cli_support import deploy_int8, run_main, table_rows
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
@@ -193,3 +193,31 @@ def test_named_layers_replace_the_outputs(model, tmp_path):
     losses = dict(re.findall(r"Layer: (\S+) +Cos: (\d\.\d{6})$", (tmp_path / "loss").read_text(), re.M))
     assert losses["conv1"] == losses["relu2"] == losses["conv3"] == "1.000000"
     assert float(losses["relu0"]) < 1.0
+
+
+def test_a_named_tensor_the_int8_lowering_fuses_away_is_an_error(tmp_path):
+    """A Clip wider than its input's range (one threshold for both, calibrated) is dropped by the
+    INT8 lowering and `c` gives its name to the Conv: `c` is a tensor of Top, not of the INT8
+    module, so naming it fails before any search (run_qtable) or correction (--bc), nothing written."""
+    g = GraphBuilder("clip", seed=1)
+    bounds = [g.const(name, np.array(v, np.float32)) for name, v in (("lo", -100.0), ("hi", 100.0))]
+    g.output(g.conv(g.node("Clip", [g.conv(g.input("input", (1, 3, 8, 8)), "c", 3, 4, 3), *bounds], "clip"),
+                    "out", 4, 2, 1))
+    onnx.save(g.model(), tmp_path / "m.onnx")
+    (tmp_path / "data").mkdir()
+    sample = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "data" / "0.npz", input=sample)
+    model_transform.run(["--model_name", "m", "--model_def", str(tmp_path / "m.onnx"),
+                         "--mlir", str(tmp_path / "m.mlir")])
+    r = run_main("run_calibration", "m.mlir", "--dataset", "data", "--quiet", "-o", "table", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    written = set(tmp_path.iterdir())
+    message = ("error: --global_compare_layers: 'c' is not a tensor of the lowered module (its op is fused into "
+               "another): name the fused op's tensor")
+    for command, *argv in (
+            ("run_qtable", "--calibration_table", "table", "--processor", "bm1684x", "-o", "qtable"),
+            ("run_calibration", "--bc", "--processor", "bm1684x", "--expected_cos", "1", "-o", "table_bc")):
+        r = run_main(command, "m.mlir", "--dataset", "data", "--quiet", "--global_compare_layers", "c", *argv,
+                     cwd=tmp_path)
+        assert r.returncode == 1 and r.stderr.strip() == message, (command, r.stderr)
+        assert set(tmp_path.iterdir()) == written

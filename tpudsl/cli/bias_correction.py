@@ -46,16 +46,22 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
     # every tensor is kept, so the search's scoring reads its tensors from these runs
     score = scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), args.global_compare_layers)
 
-    def int8_runs(shifts: Mapping[str, np.ndarray]) -> tuple[Runs, float]:
-        """The INT8 model with `shifts` added to the biases: its runs, dequantized, and output cosine."""
+    def lowered(shifts: Mapping[str, np.ndarray]) -> TopModule:
+        """The INT8 model with `shifts` added to the biases."""
         trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
         correct(trial, shifts, renamed=False)  # the table names the layers as they were
-        params = int8_params(lowered_int8(trial, written, args.processor, asymmetric=False))
+        return lowered_int8(trial, written, args.processor, asymmetric=False)
+
+    def int8_runs(trial: TopModule) -> tuple[Runs, float]:
+        """`trial`'s runs, dequantized, and output cosine."""
+        params = int8_params(trial)
         runs = [dequantized(run, params)
                 for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
         return runs, score.cosine(runs, f32_runs)
 
-    runs, best = int8_runs({})
+    uncorrected = lowered({})
+    score.check_lowered(uncorrected)  # biases change no op: the same tensors in every trial
+    runs, best = int8_runs(uncorrected)
     head = f"--bc: INT8 output cosine {best:.6f} on {len(inputs)} samples"
     if best > args.expected_cos:
         return 0, [f"{head} > --expected_cos {args.expected_cos:g}: 0 biases corrected", *notes]
@@ -67,7 +73,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
             lines.append(f"'{m.op}' not corrected: layer cosine {m.cosine:.6f} >= --min_layer_cos "
                          f"{args.min_layer_cos:g}")
             continue
-        trial_runs, cos = int8_runs({**kept, m.op: m.shift})
+        trial_runs, cos = int8_runs(lowered({**kept, m.op: m.shift}))
         what = f"'{m.op}' (layer cosine {m.cosine:.6f}, largest shift {np.abs(m.shift).max():.3e})"
         if cos < best:  # TPU-MLIR's revert
             lines.append(f"{what} not corrected: the output cosine would drop to {cos:.6f}")

@@ -15,7 +15,8 @@ from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.module import TopModule
+from tpudsl.dialects.opdef import result_names
+from tpudsl.ir.module import WEIGHT_OP, TopModule
 from tpudsl.lowering.calibration import tensor_names
 from tpudsl.rewrites.pattern import attrs_of, shape_of
 
@@ -93,11 +94,18 @@ class Scoring:
     parts: Mapping[str, Sequence[Part]]
     layers: Mapping[str, float]
 
-    def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
-        def mean(name: str, part: Part) -> float:
-            if name not in runs[0]:
+    def check_lowered(self, lowered: TopModule) -> None:
+        """Each named tensor is one of `lowered`'s, the INT8 module whose runs are scored: where the
+        INT8 lowering drops a Relu or Clip, the op before takes its name and loses its own
+        (top_to_tpu_int8's _clamp; whether it drops one depends on the calibration table)."""
+        kept = {name for op in lowered.main_func().body.block.ops if op.name != WEIGHT_OP for name in result_names(op)}
+        for name in self.layers:
+            if name not in kept:
                 raise TpudslError(f"--global_compare_layers: '{name}' is not a tensor of the lowered module (its op "
                                   "is fused into another): name the fused op's tensor")
+
+    def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
+        def mean(name: str, part: Part) -> float:
             return float(np.mean([cosine_similarity(r[name][part], want[name][part])
                                   for r, want in zip(runs, reference, strict=True)]))
 

@@ -57,20 +57,24 @@ class Int8Search:
         self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
         self.scoring = scoring(self.top, compare_layers)
         self.reference = self.runs(self.top)
-        self.lowered({})  # a bad table or chip fails here, before any search
+        self.lowered({})  # a bad table or chip, or a scored tensor it fuses away, fails here, before any search
 
     def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
-        """A clone of the scored module lowered with `qtable` (the lowering rewrites in place)."""
+        """A clone of the scored module lowered with `qtable` (the lowering rewrites in place),
+        checked to keep the scored tensors: each lowering, as the calibration tables of
+        run_sensitive_layer's and search_threshold's calls decide which clamps it drops."""
         clone = TopModule(self.top.module.clone(), dict(self.top.weights), self.top.path)
-        return lowered_int8(clone, self.table if table is None else table, self.chip, self.asymmetric, qtable,
-                            self.where)
+        lowered = lowered_int8(clone, self.table if table is None else table, self.chip, self.asymmetric, qtable,
+                               self.where)
+        self.scoring.check_lowered(lowered)
+        return lowered
 
     def runs(self, top: TopModule) -> list[dict[str, np.ndarray]]:
         """`top`'s runs on the samples: the scored tensors, the quantized ones dequantized."""
         if not self.scoring.layers:  # the outputs: float in every lowering
             return run_samples(top.module, top.weights, self.samples)[0]
         params = int8_params(top)
-        return [dequantized({n: run[n] for n in self.scoring.layers if n in run}, params)
+        return [dequantized({n: run[n] for n in self.scoring.layers}, params)
                 for run in run_samples(top.module, top.weights, self.samples, keep_all=True)[0]]
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
