@@ -98,14 +98,21 @@ def test_run_qtable_keeps_the_class_scores_float_and_model_deploy_passes(head):
     assert r.returncode == 0, r.stderr
 
 
-def test_ssd_heads_are_scored_not_its_rows(tmp_path):
+@pytest.fixture(scope="module")
+def ssd(tmp_path_factory):
+    """A tiny SSD through model_transform --add_postprocess ssd (ssd.onnx, ssd.mlir)."""
+    d = tmp_path_factory.mktemp("ssd")
+    onnx.save(tiny_ssd(seed=3), d / "ssd.onnx")
+    r = run_main("model_transform", "--model_name", "ssd", "--model_def", "ssd.onnx", "--mlir", "ssd.mlir",
+                 "--add_postprocess", "ssd", cwd=d)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def test_ssd_heads_are_scored_not_its_rows(ssd):
     """Under --add_postprocess ssd the search scores mbox_loc (and each feature map's slice of it),
     mbox_conf_flatten and the priors: onnxruntime's outputs of the model without the post-processing."""
-    model = tiny_ssd(seed=3)
-    onnx.save(model, tmp_path / "ssd.onnx")
-    r = run_main("model_transform", "--model_name", "ssd", "--model_def", "ssd.onnx", "--mlir", "ssd.mlir",
-                 "--add_postprocess", "ssd", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    tmp_path, model = ssd, onnx.load(ssd / "ssd.onnx")
     sample = {"images": np.random.default_rng(4).uniform(0, 1, (1, 3, 16, 16)).astype(np.float32)}
     (tmp_path / "cali").mkdir()
     np.savez(tmp_path / "cali" / "0.npz", **sample)
@@ -119,6 +126,18 @@ def test_ssd_heads_are_scored_not_its_rows(tmp_path):
     starts = np.cumsum([0] + [side * side * PRIORS_A_CELL * 4 for side, _ in MAPS])
     assert [(p[1].start, p[1].stop) for p in search.scoring.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
     assert search.cosine({}) > 0.9
+
+
+def test_naming_the_post_processing_output_fails_before_calibration(ssd):
+    """ssd_post is a tensor of the module, not of the part the search and --bc score (the heads):
+    run_calibration refuses it before reading any sample (this --dataset does not exist), not
+    after calibrating."""
+    before = set(ssd.iterdir())
+    r = run_main("run_calibration", "ssd.mlir", "--dataset", "missing", "--bc", "--processor", "bm1684x",
+                 "--global_compare_layers", "ssd_post", "--quiet", "-o", "table_post", cwd=ssd)
+    assert r.returncode == 1 and r.stderr.strip() == \
+        "error: --global_compare_layers: 'ssd_post' is not a tensor of the module", r.stderr
+    assert set(ssd.iterdir()) == before
 
 
 def test_named_layers_score_their_weighted_mean(head):

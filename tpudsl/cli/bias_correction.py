@@ -21,8 +21,8 @@ import numpy as np
 
 from tpudsl.cli.compare import cosine_similarity
 from tpudsl.cli.model_runner import dequantized
-from tpudsl.cli.model_score import scoring
-from tpudsl.cli.qtable_search import lowered_int8, scored_part
+from tpudsl.cli.model_score import scoring_of
+from tpudsl.cli.qtable_search import lowered_int8
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
@@ -44,7 +44,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
     f32_runs = run_samples(mod.module, mod.weights, inputs, keep_all=True)[0]
     written = as_written(table)
     # every tensor is kept, so the search's scoring reads its tensors from these runs
-    score = scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), args.global_compare_layers)
+    score = scoring_of(mod, args.global_compare_layers)
 
     def lowered(shifts: Mapping[str, np.ndarray]) -> TopModule:
         """The INT8 model with `shifts` added to the biases."""

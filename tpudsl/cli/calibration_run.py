@@ -15,13 +15,13 @@ import numpy as np
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.model_runner import input_shapes
-from tpudsl.cli.model_score import compare_layers
+from tpudsl.cli.model_score import scoring_of
 from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.frontend.test_inputs import load_test_inputs
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_atomically
-from tpudsl.lowering.calibration import CalibrationResult, calibrate, tensor_names
+from tpudsl.lowering.calibration import CalibrationResult, calibrate
 from tpudsl.lowering.calibration_table import TableEntry, table_text
 
 SAMPLE_SUFFIXES = (".npz", ".npy")
@@ -113,7 +113,8 @@ def run_calibration(args: argparse.Namespace) -> None:
     if args.workers < 1:
         raise TpudslError(f"--workers must be at least 1, not {args.workers}")
     mod = load_module(args.mlir)
-    compare_layers(args.global_compare_layers, tensor_names(mod.module))  # before any calibration
+    if args.global_compare_layers:  # before any calibration, against the tensors --search and --bc score
+        scoring_of(mod, args.global_compare_layers)
     loader = sample_loader(mod)
     samples = list_samples(args.dataset, args.data_list, args.input_num)
     loader(samples[0])  # a bad first sample fails here, before any worker starts

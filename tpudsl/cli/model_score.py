@@ -1,6 +1,7 @@
 """What a model's cosine with its reference is, for every tool that scores one (run_qtable,
-run_sensitive_layer, run_calibration's --search search_threshold and --bc): the outputs and the
-parts a Concat assembles into one, the least of them; or, with TPU-MLIR's
+run_sensitive_layer, run_calibration's --search search_threshold and --bc), on the module without
+--add_postprocess's detection op: the outputs and the parts a Concat assembles into one, the least
+of them; or, with TPU-MLIR's
 `--global_compare_layers`, the weighted mean over exactly the tensors it names
 (docs/quantization.md, "Mixed precision")."""
 
@@ -14,8 +15,9 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
-from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.dialects.opdef import result_names
+from tpudsl.ir.cut import erase_dead_ops
+from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import WEIGHT_OP, TopModule
 from tpudsl.lowering.calibration import tensor_names
 from tpudsl.rewrites.pattern import attrs_of, shape_of
@@ -120,3 +122,30 @@ def scoring(top: TopModule, layers: str = "") -> Scoring:
     outputs = top.returned().operands
     return Scoring({name: concat_parts(v) for name, v in zip(top.output_names(), outputs, strict=True)},
                    compare_layers(layers, set(tensor_names(top.module))))
+
+
+# --add_postprocess's ops (YOLO's and SSD's): F32 in every mode, scored on their inputs
+DETECTION_OPS = ("top.YoloDetection", "top.DetectionOutput")
+
+
+def scored_part(top: TopModule) -> TopModule:
+    """`top` without --add_postprocess's detection op: its heads (SSD's loc, conf and priors) are
+    returned in its place and scored. The rows it keeps, compared by cosine, jump where a score
+    crosses the threshold (a box kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how
+    close the heads are; the op itself stays F32 in every mode (docs/quantization.md, "Mixed
+    precision")."""
+    ret = top.returned()
+    detection = [isinstance(v.owner, Operation) and v.owner.name in DETECTION_OPS for v in ret.operands]
+    if not any(detection):
+        return top
+    ret.operands = [head for v, is_detection in zip(ret.operands, detection, strict=True)
+                    for head in (v.owner.operands if is_detection else [v])]  # type: ignore[union-attr]
+    erase_dead_ops(top.main_func().body.block)
+    top.main_func().update_function_type()
+    return top
+
+
+def scoring_of(mod: TopModule, layers: str) -> Scoring:
+    """`scoring` of a clone of `mod` cut to its scored part (`mod` is left as it is): what
+    run_calibration checks --global_compare_layers against before calibrating and --bc scores."""
+    return scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), layers)

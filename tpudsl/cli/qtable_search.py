@@ -8,16 +8,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.ir import Operation
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.model_runner import dequantized
-from tpudsl.cli.model_score import scoring
+from tpudsl.cli.model_score import scored_part, scoring
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
-from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.calibration import tensor_names
@@ -81,27 +79,6 @@ class Int8Search:
         """The model's cosine with Top (`self.scoring`'s: cli/model_score.py), lowered with
         `qtable` and the calibration `table` (default: the one given at init)."""
         return self.scoring.cosine(self.runs(self.lowered(qtable, table)), self.reference)
-
-
-# --add_postprocess's ops (YOLO's and SSD's): F32 in every mode, scored on their inputs
-DETECTION_OPS = ("top.YoloDetection", "top.DetectionOutput")
-
-
-def scored_part(top: TopModule) -> TopModule:
-    """`top` without --add_postprocess's detection op: its heads (SSD's loc, conf and priors) are
-    returned in its place and scored. The rows it keeps, compared by cosine, jump where a score
-    crosses the threshold (a box kept or not: an all-F16 YOLOv5 scored 0.92) and say nothing of how
-    close the heads are; the op itself stays F32 in every mode (docs/quantization.md, "Mixed
-    precision")."""
-    ret = top.returned()
-    detection = [isinstance(v.owner, Operation) and v.owner.name in DETECTION_OPS for v in ret.operands]
-    if not any(detection):
-        return top
-    ret.operands = [head for v, is_detection in zip(ret.operands, detection, strict=True)
-                    for head in (v.owner.operands if is_detection else [v])]  # type: ignore[union-attr]
-    erase_dead_ops(top.main_func().body.block)
-    top.main_func().update_function_type()
-    return top
 
 
 def lowered_int8(top: TopModule, table: Mapping[str, TableEntry], chip: str, asymmetric: bool,
