@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import IntegerType
 
-from tpudsl.dialects.geometry.window import ceil_overhang
+from tpudsl.dialects.geometry.window import ceil_overhangs, grown_end_pads
 from tpudsl.frontend.ops_math import FLOAT_MAX, NARROW_FLOATS
 from tpudsl.frontend.ops_nn import pool_attrs
 from tpudsl.frontend.onnx_node import Node, norm_axes, norm_axis
@@ -192,13 +192,11 @@ def lp_pool(n: Node, c: Converter) -> None:
     attrs = {**pool_attrs(n, c), "count_include_pad": True, "ceil_mode": False}
     # ceil_mode's last window may pass the padded end, where AvgPool divides by fewer elements:
     # the end pads grow to cover every window instead (zeros add nothing to the sum).
-    in_sizes, out_sizes = c.shape(n.input(0))[2:], c.shape(n.out)[2:]
-    rank, pads = len(in_sizes), list(attrs["pads"])
-    dilations = attrs.get("dilations", [1] * rank)
-    for i, (size, out) in enumerate(zip(in_sizes, out_sizes)):
-        pads[rank + i] += ceil_overhang(size, attrs["kernel_shape"][i], attrs["strides"][i], dilations[i], pads[i],
-                                        pads[rank + i], out)
-    attrs["pads"] = pads
+    in_sizes = c.shape(n.input(0))[2:]
+    dilations = attrs.get("dilations", [1] * len(in_sizes))
+    overhang = ceil_overhangs(in_sizes, attrs["kernel_shape"], attrs["strides"], dilations, attrs["pads"],
+                              c.shape(n.out)[2:])
+    attrs["pads"] = grown_end_pads(attrs["pads"], overhang)
     magnitude = c.emit("top.Abs", [n.input(0)], c.derived(n.out, "abs"))
     powered = c.emit("top.Pow", [magnitude], c.derived(n.out, "pow"), {"exponent": p})
     mean = c.emit("top.AvgPool", [powered], c.derived(n.out, "window_mean"), attrs)

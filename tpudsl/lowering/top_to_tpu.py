@@ -49,7 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tpudsl.dialects.attrs import from_attr, to_attr
 from tpudsl.dialects.geometry.batch_norm import batch_norm_affine
 from tpudsl.dialects.geometry.ssd import BOX
-from tpudsl.dialects.geometry.window import auto_pads, ceil_overhang
+from tpudsl.dialects.geometry.window import auto_pads, ceil_overhangs, grown_end_pads
 from tpudsl.dialects.opdef import REQUIRED, SPECS, AttrView, create, describe, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType
 from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
@@ -131,28 +131,27 @@ def _pool(mode: str) -> Callable[[Operation, AttrView], dict[str, Any]]:
         window = {**_window(op, a), "pool_mode": mode}
         if not a.get("ceil_mode", False):
             return window
-        grown = _ceil_as_end_pads(op, window)
-        if mode == "Max" or grown == window["pads"] or not a.get("count_include_pad", False):
+        overhang = _ceil_overhangs(op, window)
+        grown = grown_end_pads(window["pads"], overhang)
+        if mode == "Max" or not any(overhang) or not a.get("count_include_pad", False):
             return {**window, "pads": grown}
         if not any(window["pads"]):  # the overhang is the only padding: the pads it counts are none
             return {**window, "pads": grown, "count_include_pad": False}
-        return {**window, "pads": grown, "ceil_overhang": [g - p for g, p in zip(grown[2:], window["pads"][2:])]}
+        return {**window, "pads": grown, "ceil_overhang": overhang}
 
     return attrs
 
 
-def _ceil_as_end_pads(op: Operation, window: dict[str, Any]) -> list[int]:
-    """A ceil-mode pool's pads with each end pad grown by the last window's overhang, so that the
-    floor rule counts the same windows (TPU-MLIR's MaxPool and AvgPool shape inference do the same).
-    Exact for a MaxPool: its last window starts inside the input or the begin pad, so it holds an
-    input element, and pads never win. Exact for an AvgPool whose divisor counts the input elements
-    only (count_include_pad false, or no explicit pads); one that counts explicit pads and has an
-    overhang also carries ceil_overhang, the part of its end pads the divisor never counts."""
-    size, (kh, kw), (sh, sw) = _shape(op.operands[0])[2:], window["kernel_shape"], window["strides"]
-    top, left, bottom, right = window["pads"]
-    out = _shape(op.results[0])[2:]
-    return [top, left, bottom + ceil_overhang(size[0], kh, sh, 1, top, bottom, out[0]),
-            right + ceil_overhang(size[1], kw, sw, 1, left, right, out[1])]
+def _ceil_overhangs(op: Operation, window: dict[str, Any]) -> list[int]:
+    """How far a ceil-mode pool's last window reaches past each end pad: the end pads grown by it
+    make the floor rule count the same windows (TPU-MLIR's MaxPool and AvgPool shape inference do
+    the same). Exact for a MaxPool: its last window starts inside the input or the begin pad, so it
+    holds an input element, and pads never win. Exact for an AvgPool whose divisor counts the input
+    elements only (count_include_pad false, or no explicit pads); one that counts explicit pads and
+    has an overhang also carries it as ceil_overhang, the part of its end pads the divisor never
+    counts."""
+    return ceil_overhangs(_shape(op.operands[0])[2:], window["kernel_shape"], window["strides"], [1, 1],
+                          window["pads"], _shape(op.results[0])[2:])
 
 
 def _active(mode: str) -> Rule:

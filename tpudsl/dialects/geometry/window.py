@@ -72,6 +72,21 @@ def ceil_overhang(size: int, k: int, s: int, d: int, pb: int, pe: int, out: int)
     return max(0, (out - 1) * s + d * (k - 1) + 1 - (size + pb + pe))
 
 
+def ceil_overhangs(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+                   pads: Sequence[int], outs: Sequence[int]) -> list[int]:
+    """`ceil_overhang` of each spatial axis, for `outs` windows per axis."""
+    rank = len(sizes)
+    return [ceil_overhang(sizes[i], kernel[i], strides[i], dilations[i], pads[i], pads[rank + i], outs[i])
+            for i in range(rank)]
+
+
+def grown_end_pads(pads: Sequence[int], overhang: Sequence[int]) -> list[int]:
+    """Pads whose end pads hold the last window's `overhang` per axis, so that the floor rule
+    counts the ceil rule's windows (`ceil_mode_pads` undoes it)."""
+    rank = len(overhang)
+    return [*pads[:rank], *(p + o for p, o in zip(pads[rank:], overhang, strict=True))]
+
+
 def ceil_mode_pads(pads: Sequence[int], overhang: Sequence[int]) -> list[int]:
     """The own pads of the ceil-mode pool that a floor-rule pool stands for, whose end pads hold
     the last window's `overhang` per axis (tpu.Pool2D's ceil_overhang): each end pad less it."""
