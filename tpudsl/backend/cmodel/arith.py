@@ -11,7 +11,6 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tpudsl.backend import isa
 from tpudsl.backend.cmodel import arith_half, arith_reduce_half
 
 
@@ -121,7 +120,9 @@ def pool(x, out_shape, r) -> np.ndarray:
 def _pool_divisors(r, hw, oh: int, ow: int) -> np.ndarray:
     """Each window's divisor, (1, 1, oh, ow) float64: its positions that count, the slice's input
     and, with count_include_pad, its pads but a BdcPoolCeil's uncounted end rows and columns."""
-    ub, ur = (r.uncounted_b, r.uncounted_r) if isinstance(r, isa.BdcPoolCeil) else (0, 0)
+    ub, ur = getattr(r, "uncounted_b", 0), getattr(r, "uncounted_r", 0)  # a BdcPoolCeil's
+    if r.count_include_pad and not (ub or ur):  # every window lies in the padded slice: all kh x kw count
+        return np.full((1, 1, oh, ow), float(r.kh * r.kw))
     counted = np.ones((1, 1, *hw))
     if r.count_include_pad:
         counted = np.pad(counted, ((0, 0), (0, 0), (r.pt, r.pb - ub), (r.pl, r.pr - ur)), constant_values=1.0)
