@@ -40,6 +40,7 @@ from tpudsl.backend.slicing import (ESIZE, GLOBAL_ONLY, KINDS, MOVES, SELF_EMITT
                                     gather_view, interp_codes, is_int8, matmul_bias, matmul_multi, pad_widths,
                                     zero_point,
                                     shape_of, slices, tile_bytes, whole_tiles)
+from tpudsl.dialects.geometry.window import ceil_mode_pads
 from tpudsl.dialects.quant import UniformQuantizedType
 from tpudsl.dialects.opdef import SPECS, AttrView, describe, loc_name, op_label, value_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
@@ -155,9 +156,8 @@ def _compute(op: Operation, ins: list[tuple[int, Tile]], whole: list[int], out: 
         mode = isa.POOL_MODES[a["pool_mode"]]
         fields = (dtype, mode, *_local(ins[0]), *_local(out), kh, kw, sh, sw, pt, pb, pl, pr,
                   int(bool(a["count_include_pad"])), *_relu(op))
-        overhang = a.get("ceil_overhang")
-        if overhang and any(overhang):  # this slice's end pads past the op's explicit ones are not counted
-            explicit_b, explicit_r = a["pads"][2] - overhang[0], a["pads"][3] - overhang[1]
+        if a.get("ceil_overhang"):  # this slice's end pads past the op's explicit ones are not counted
+            _, _, explicit_b, explicit_r = ceil_mode_pads(a["pads"], a["ceil_overhang"])
             return isa.BdcPoolCeil(*fields, max(0, pb - explicit_b), max(0, pr - explicit_r))
         return isa.BdcPool(*fields)
     if kind == "deconv":
