@@ -1246,7 +1246,7 @@ def check_int8(op: Operation, merged: bool = True) -> None:
                           f"coefficient; run --weight-reorder first")
     if op.name == "tpu.Lut" and (shape_of(op.operands[1]) != (256,) or ESIZE[dtype_of(op.operands[1])] != 1):
         raise TpudslError(f"backend: {describe(op)}: the table must be 256 int8 entries, not {op.operands[1].type}")
-    if op.name == "tpu.Pool2D" and any(a.get("ceil_overhang") or []):  # the INT8 lowering never makes one
+    if op.name == "tpu.Pool2D" and a.get("ceil_overhang"):  # the INT8 lowering never makes one
         raise TpudslError(f"backend: {describe(op)}: INT8 pool with ceil_overhang={a['ceil_overhang']} is not modelled")
     if op.name == "tpu.Pool2D" and a["pool_mode"] == "Avg" and any(a["pads"]) and not a["count_include_pad"] \
             and a.get("scale") is None:

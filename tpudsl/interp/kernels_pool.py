@@ -30,7 +30,7 @@ def as_ceil_mode(a: KernelAttrs) -> dict[str, object]:
     """tpu.Pool2D's ceil_overhang (end pads holding a ceil overhang, never counted) as the
     attributes of the ceil-mode pool it stands for, whose divisor is Top's; {} without one."""
     overhang = a.get("ceil_overhang")
-    return {"pads": ceil_mode_pads(a["pads"], overhang), "ceil_mode": True} if overhang and any(overhang) else {}
+    return {"pads": ceil_mode_pads(a["pads"], overhang), "ceil_mode": True} if overhang else {}
 
 
 def _keepdims(y: Array, a: KernelAttrs) -> Array:

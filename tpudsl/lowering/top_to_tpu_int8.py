@@ -33,7 +33,6 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tpudsl.dialects.attrs import from_attr
 from tpudsl.dialects.opdef import SPECS, AttrView, create, is_none, loc_name, result_names
 from tpudsl.dialects.quant import CalibratedQuantizedType, UniformQuantizedType
 from tpudsl.interp.kernel import KernelAttrs, run_kernel
@@ -430,13 +429,13 @@ def _avg_pool(op: Operation, s: _Int8Lowering) -> bool:
     grown by the overhang, which the divisor never counts (count_include_pad false); one whose
     divisor counts explicit pads but not the overhang (ceil_overhang) falls back to F32."""
     attrs = _float_attrs(op)
-    if "ceil_overhang" in attrs:
+    pool = AttrView(attrs, SPECS["tpu.Pool2D"])
+    if pool.get("ceil_overhang"):
         return False
     s_in, s_out = s.scales[_name(op.operands[0])], s.scales[_name(op.results[0])]
-    multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(from_attr(attrs["kernel_shape"])))))
+    multiplier, rshift = scale_and_shift(s_in / (s_out * int(np.prod(pool["kernel_shape"]))))
     attrs.update(multiplier=multiplier, rshift=rshift)
-    counts_pads = "count_include_pad" in attrs and from_attr(attrs["count_include_pad"])
-    if any(from_attr(attrs["pads"])) and not counts_pads:
+    if any(pool["pads"]) and not pool["count_include_pad"]:
         attrs["scale"] = float(np.float32(s_in / s_out))
     return _replace(op, s, "tpu.Pool2D", [s.int8_in(op.operands[0])], attrs)
 
