@@ -98,6 +98,14 @@ class KernelAttrs(Mapping[str, Any]):
         return self.out_dtypes[i] if i < len(self.out_dtypes) else None
 
 
+class ReplacedAttrs(KernelAttrs):
+    """An op's attributes with some replaced (a Tpu op's for the Top kernel it runs: Active's
+    mode, a Pool2D's ceil_overhang as ceil_mode), its shapes, dtypes and scales kept."""
+
+    def __init__(self, attrs: KernelAttrs, extra: Mapping[str, object]):
+        super().__init__({**attrs, **extra}, attrs.out_shapes, attrs.out_dtypes, attrs.scales, attrs.in_shapes)
+
+
 def relu(y: Array, limit: float = -1.0, out: Array | None = None) -> Array:
     """max(y, 0), clamped at `limit` too when it is > 0. A float array goes through np.clip with an
     infinite upper bound: numpy's clip has a SIMD loop that np.maximum lacks for float32 (2.6-3.8x

@@ -22,7 +22,7 @@ from tpudsl.dialects.tpu import ACTIVE_COEFFS, ACTIVE_MODES, AS_TOP, GELU_MODES
 from tpudsl.interp import kernels_tpu_int8 as int8
 from tpudsl.interp.half import F32, half_format
 from tpudsl.interp.kernels_tpu_half import HALF_KERNELS, a16_matmul
-from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, Run
+from tpudsl.interp.kernel import Array, Inputs, Kernel, KernelAttrs, ReplacedAttrs, Run
 from tpudsl.interp.kernels_pool import as_ceil_mode
 from tpudsl.interp.table import KERNELS, merge
 
@@ -37,13 +37,6 @@ def _wide(x: Array | None) -> Array | None:
     if x is None or x.dtype.name not in ("float16", "bfloat16"):
         return x
     return x.astype(np.float32)
-
-
-class _Attrs(KernelAttrs):
-    """The Tpu op's attributes with some replaced for the Top kernel (e.g. Active's mode)."""
-
-    def __init__(self, attrs: KernelAttrs, extra: dict[str, object]):
-        super().__init__({**attrs, **extra}, attrs.out_shapes, attrs.out_dtypes, attrs.scales, attrs.in_shapes)
 
 
 # Ops whose Top kernel only moves values: on int8 operands (a !quant.uniform type) they give the
@@ -63,7 +56,7 @@ def _via_top(choose: Callable[[KernelAttrs], tuple[str, dict[str, object]]]) -> 
         top, extra = choose(attrs)
         if attrs.scales[0] is not None and top not in _ON_STORED:
             raise ValueError(f"{top[4:]} on a quantized int8 operand has no INT8 kernel")
-        return KERNELS[top].run([_wide(x) for x in inputs], _Attrs(attrs, extra) if extra else attrs)
+        return KERNELS[top].run([_wide(x) for x in inputs], ReplacedAttrs(attrs, extra) if extra else attrs)
 
     return Kernel(run)
 

@@ -21,7 +21,7 @@ from tpudsl.dialects.geometry import resize
 from tpudsl.dialects.top import SCATTER_REDUCTIONS
 from tpudsl.interp import half
 from tpudsl.interp.half import Format
-from tpudsl.interp.kernel import Array, Inputs, KernelAttrs
+from tpudsl.interp.kernel import Array, Inputs, KernelAttrs, ReplacedAttrs
 from tpudsl.interp.kernels_pool import _geometry as pool_geometry
 from tpudsl.interp.kernels_pool import _keepdims as pool_keepdims
 from tpudsl.interp.kernels_pool import as_ceil_mode
@@ -144,7 +144,7 @@ def avg_pool(ins: Inputs, a: KernelAttrs, fmt: Format) -> Array:
     """The exact sum of each window over the number of positions that count (Top's rule: pads
     when count_include_pad, never the ceil_mode overhang, nor ceil_overhang's end pads)."""
     x = _f64(ins[0])
-    g, out, overhang = pool_geometry(x.shape, {**a, **as_ceil_mode(a)})  # type: ignore[arg-type]
+    g, out, overhang = pool_geometry(x.shape, ReplacedAttrs(a, as_ceil_mode(a)))
     end = tuple(pe + o for pe, o in zip(g.pads_end, overhang, strict=True))
     windows = np.moveaxis(_taps(pad_spatial(x, g.pads_begin, end), g, out), 2, -1)
     counted = np.ones((1, 1, *x.shape[2:]))
