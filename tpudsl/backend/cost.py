@@ -9,6 +9,8 @@ estimates for comparing schedules, not the vendor's timings.
 
 from __future__ import annotations
 
+import functools
+
 from tpudsl.backend import isa
 from tpudsl.backend.chips import Chip
 
@@ -22,8 +24,9 @@ def _bytes(dtype: int) -> int:
     return isa.DTYPE_BYTES[isa.DTYPE_NAMES[dtype]]
 
 
+@functools.lru_cache(maxsize=1 << 14)  # as schedule.footprint: the search costs the same records again and again
 def cycles(r: isa.Record, chip: Chip) -> int:
-    """Estimated cycles of record `r` on `chip`."""
+    """Estimated cycles of record `r` on `chip`. Remembered: a pure function of two frozen values."""
     rounds = lambda c: isa.cgroups(c, chip.lanes)  # noqa: E731
     if isinstance(r, isa.GdmaLoad):
         work = r.n * r.c * r.h * r.w * _bytes(r.dtype) / chip.dma_bytes_per_cycle
