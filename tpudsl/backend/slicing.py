@@ -85,7 +85,7 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 def dtype_of(value: SSAValue) -> str:
     """The element type's name in ESIZE: a float, i8/u8 (a `!quant.uniform` stores them; its zero
     point is the records' business, `zero_point`), i32."""
-    return _recalled("dtype_of", value, _dtype_of)
+    return _recalled(value, _dtype_of)
 
 
 def _dtype_of(value: SSAValue) -> str:
@@ -693,7 +693,7 @@ def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
                       f"dims without bias, is modelled")
 
 
-_REMEMBERED: dict[str, dict] | None = None  # per function, its answers inside remembered()
+_REMEMBERED: dict[Callable, dict] | None = None  # per function, its answers inside remembered()
 
 
 @contextlib.contextmanager
@@ -702,18 +702,18 @@ def remembered():
     search (which changes no op and no type) asks for the same ones thousands of times (whole_tiles
     a fifth of its time at 224; dtype_of 110,000 times for MobileNetV2's 278 values)."""
     global _REMEMBERED
-    outer, _REMEMBERED = _REMEMBERED, {"whole_tiles": {}, "dtype_of": {}}
+    outer, _REMEMBERED = _REMEMBERED, {}
     try:
         yield
     finally:
         _REMEMBERED = outer
 
 
-def _recalled(name: str, key, compute):
-    """compute(key), from memory inside remembered() (`name`: the function's table)."""
+def _recalled(key, compute: Callable):
+    """compute(key), from memory inside remembered() (a table per `compute`)."""
     if _REMEMBERED is None:
         return compute(key)
-    seen = _REMEMBERED[name]
+    seen = _REMEMBERED.setdefault(compute, {})
     if key not in seen:
         seen[key] = compute(key)
     return seen[key]
@@ -721,7 +721,7 @@ def _recalled(name: str, key, compute):
 
 def whole_tiles(op: Operation) -> list[Tile]:
     """The operands an op reads whole (weights, a dynamic filter, MatMul's right side), loaded once."""
-    return list(_recalled("whole_tiles", op, _whole_tiles))  # a copy: callers may extend it
+    return list(_recalled(op, _whole_tiles))  # a copy: callers may extend it
 
 
 def _whole_tiles(op: Operation) -> list[Tile]:
