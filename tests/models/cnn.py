@@ -9,8 +9,9 @@ import onnx
 from tests.models.builder import GraphBuilder
 
 
-def _make_divisible(v: float, divisor: int = 8) -> int:
-    """Channel rounding of torchvision's MobileNetV2 (never more than 10% below v)."""
+def make_divisible(v: float, divisor: int = 8) -> int:
+    """torchvision's _make_divisible (MobileNetV2/V3's channel rounding): the nearest multiple of
+    `divisor`, at least `divisor` and never more than 10% below v."""
     new_v = max(divisor, int(v + divisor / 2) // divisor * divisor)
     return new_v + divisor if new_v < 0.9 * v else new_v
 
@@ -71,11 +72,11 @@ def mobilenetv2(
     to 1280, GlobalAveragePool, Flatten, Gemm. Input "input" 1x3xSxS, output "output"."""
     g = GraphBuilder("mobilenetv2", seed)
     x = g.input("input", (1, 3, input_size, input_size))
-    cin = _make_divisible(32 * width_mult)
+    cin = make_divisible(32 * width_mult)
     x = g.relu6(g.conv_bn(x, "features.0", 3, cin, 3, stride=2), "features.0.relu6")
     index = 1
     for t, c, n, s in settings:
-        cout = _make_divisible(c * width_mult)
+        cout = make_divisible(c * width_mult)
         for i in range(n):
             stride = s if i == 0 else 1
             name = f"features.{index}"
@@ -89,7 +90,7 @@ def mobilenetv2(
             x = g.node("Add", [x, y], f"{name}.add") if stride == 1 and cin == cout else y
             cin = cout
             index += 1
-    last = _make_divisible(1280 * max(1.0, width_mult))
+    last = make_divisible(1280 * max(1.0, width_mult))
     x = g.relu6(g.conv_bn(x, f"features.{index}", cin, last, 1), f"features.{index}.relu6")
     x = g.node("GlobalAveragePool", [x], "avgpool")
     x = g.node("Flatten", [x], "flatten", axis=1)

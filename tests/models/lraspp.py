@@ -20,6 +20,7 @@ import onnx
 from onnx import TensorProto
 
 from tests.models.builder import GraphBuilder
+from tests.models.cnn import make_divisible
 from tests.models.lm import dim, unsqueeze
 
 # (in, kernel, expanded, out, squeeze-excite, activation, stride, dilation): MobileNetV3-Large's
@@ -34,12 +35,6 @@ SMALL_V3: tuple[tuple[int, int, int, int, bool, str, int, int], ...] = (
     (24, 5, 72, 32, True, "HS", 2, 2),  # C4: dilated, so stride 1
     (32, 5, 96, 32, True, "HS", 1, 2),
 )
-
-
-def make_divisible(v: float, divisor: int = 8) -> int:
-    """torchvision's _make_divisible: the nearest multiple of `divisor`, at least 90% of v."""
-    new = max(divisor, int(v + divisor / 2) // divisor * divisor)
-    return new + divisor if new < 0.9 * v else new
 
 
 def _act(g: GraphBuilder, x: str, name: str, kind: str) -> str:
