@@ -22,6 +22,7 @@ from onnx import TensorProto
 from tests.models.builder import GraphBuilder
 from tests.models.cnn import make_divisible
 from tests.models.lm import dim, unsqueeze
+from tests.models.mobile import squeeze_excite
 
 # (in, kernel, expanded, out, squeeze-excite, activation, stride, dilation): MobileNetV3-Large's
 # bneck_conf rows, narrowed and shortened; the last stage dilated as `dilated=True` builds it.
@@ -41,15 +42,6 @@ def _act(g: GraphBuilder, x: str, name: str, kind: str) -> str:
     return g.node("HardSwish", [x], name) if kind == "HS" else g.relu(x, name)
 
 
-def _squeeze_excite(g: GraphBuilder, x: str, name: str, c: int) -> str:
-    squeeze = make_divisible(c // 4)
-    s = g.node("GlobalAveragePool", [x], f"{name}.avgpool")
-    s = g.relu(g.conv(s, f"{name}.fc1", c, squeeze, 1), f"{name}.activation")
-    gate = g.node("HardSigmoid", [g.conv(s, f"{name}.fc2", squeeze, c, 1)], f"{name}.scale_activation",
-                  alpha=1.0 / 6, beta=0.5)
-    return g.node("Mul", [gate, x], name)
-
-
 def _inverted_residual(g: GraphBuilder, x: str, name: str, row) -> str:
     cin, k, expanded, cout, se, act, stride, dilation = row
     y = x
@@ -59,7 +51,7 @@ def _inverted_residual(g: GraphBuilder, x: str, name: str, row) -> str:
     y = g.conv(y, dw, expanded, expanded, k, 1 if dilation > 1 else stride, group=expanded, dilation=dilation)
     y = _act(g, y, f"{dw}.act", act)
     if se:
-        y = _squeeze_excite(g, y, f"{name}.block.se", expanded)
+        y = squeeze_excite(g, y, f"{name}.block.se", expanded, make_divisible(expanded // 4), "HardSigmoid", g.relu)
     y = g.conv(y, f"{name}.block.project", expanded, cout, 1)
     return g.node("Add", [y, x], f"{name}.add") if stride == 1 and cin == cout else y
 

@@ -3,7 +3,7 @@ shaped like the torchvision exports, with `repeats`/`widths` small enough for te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -20,16 +20,22 @@ def _act(g: GraphBuilder, x: str, name: str, kind: str) -> str:
     raise ValueError(f"activation must be 'silu' or 'hardswish', got {kind!r}")
 
 
-def _squeeze_excite(g: GraphBuilder, x: str, name: str, c: int, reduced: int, act: str) -> str:
-    """x * gate(GAP(x)): 1x1 conv down + act, 1x1 conv up, Sigmoid (SiLU nets) or HardSigmoid (V3)."""
+# The squeeze-excite gates: Sigmoid, or torch's hardsigmoid (relu6(x + 3) / 6) as ONNX's HardSigmoid.
+_GATES = {"Sigmoid": {}, "HardSigmoid": {"alpha": 1.0 / 6, "beta": 0.5}}
+
+
+def squeeze_excite(g: GraphBuilder, x: str, name: str, c: int, squeeze: int, gate: str,
+                   act: Callable[[str, str], str], torchvision: bool = True) -> str:
+    """x times a gate of its channel means: GlobalAveragePool, 1x1 conv down to `squeeze` channels,
+    `act` ((input, name) -> output), 1x1 conv up, `gate` (a _GATES op). torchvision's
+    SqueezeExcitation names them `activation` and `scale_activation` and multiplies `scale * input`;
+    with `torchvision` false the names are `act` and `gate` and the product `input * gate`
+    (EfficientNet's builder here)."""
+    act_name, gate_name = ("activation", "scale_activation") if torchvision else ("act", "gate")
     s = g.node("GlobalAveragePool", [x], f"{name}.avgpool")
-    s = _act(g, g.conv(s, f"{name}.fc1", c, reduced, 1), f"{name}.act", act)
-    s = g.conv(s, f"{name}.fc2", reduced, c, 1)
-    if act == "silu":
-        gate = g.node("Sigmoid", [s], f"{name}.gate")
-    else:
-        gate = g.node("HardSigmoid", [s], f"{name}.gate", alpha=1.0 / 6, beta=0.5)
-    return g.node("Mul", [x, gate], name)
+    s = act(g.conv(s, f"{name}.fc1", c, squeeze, 1), f"{name}.{act_name}")
+    s = g.node(gate, [g.conv(s, f"{name}.fc2", squeeze, c, 1)], f"{name}.{gate_name}", **_GATES[gate])
+    return g.node("Mul", [s, x] if torchvision else [x, s], name)
 
 
 # (expansion t, kernel k, first stride s, output channels c, repeats n) of EfficientNet-B0's MBConv stages.
@@ -53,6 +59,7 @@ def efficientnet(
     allow), 1x1 head conv to 1280 + act, GlobalAveragePool, Flatten, Gemm. `act` "hardswish" gives
     MobileNetV3's activations. `max_repeats` caps each stage's repeats. Input "input", output "output"."""
     g = GraphBuilder("efficientnet", seed)
+    gate = "Sigmoid" if act == "silu" else "HardSigmoid"  # MobileNetV3's with its hardswish
     x = g.input("input", (1, 3, input_size, input_size))
     cin = max(8, int(32 * width))
     x = _act(g, g.conv_bn(x, "stem", 3, cin, 3, stride=2), "stem.act", act)
@@ -67,7 +74,8 @@ def efficientnet(
             if t != 1:
                 y = _act(g, g.conv_bn(y, f"{name}.expand", cin, hidden, 1), f"{name}.expand.act", act)
             y = _act(g, g.conv_bn(y, f"{name}.dw", hidden, hidden, k, stride, group=hidden), f"{name}.dw.act", act)
-            y = _squeeze_excite(g, y, f"{name}.se", hidden, max(1, cin // 4), act)
+            y = squeeze_excite(g, y, f"{name}.se", hidden, max(1, cin // 4), gate, lambda v, n: _act(g, v, n, act),
+                               torchvision=False)
             y = g.conv_bn(y, f"{name}.project", hidden, cout, 1)
             x = g.node("Add", [x, y], f"{name}.add") if stride == 1 and cin == cout else y
             cin = cout

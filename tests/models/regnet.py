@@ -15,20 +15,14 @@ from collections.abc import Sequence
 import onnx
 
 from tests.models.builder import GraphBuilder
-
-
-def _se(g: GraphBuilder, x: str, name: str, c: int, squeeze: int) -> str:
-    s = g.node("GlobalAveragePool", [x], f"{name}.avgpool")
-    s = g.relu(g.conv(s, f"{name}.fc1", c, squeeze, 1), f"{name}.activation")
-    gate = g.node("Sigmoid", [g.conv(s, f"{name}.fc2", squeeze, c, 1)], f"{name}.scale_activation")
-    return g.node("Mul", [gate, x], name)
+from tests.models.mobile import squeeze_excite
 
 
 def _block(g: GraphBuilder, x: str, name: str, w_in: int, w_out: int, stride: int, group_width: int) -> str:
     """ResBottleneckBlock (bottleneck multiplier 1): a 1x1, b 3x3 grouped, se, c 1x1; shortcut."""
     f = g.relu(g.conv(x, f"{name}.f.a", w_in, w_out, 1), f"{name}.f.a.relu")
     f = g.relu(g.conv(f, f"{name}.f.b", w_out, w_out, 3, stride, group=w_out // group_width), f"{name}.f.b.relu")
-    f = _se(g, f, f"{name}.f.se", w_out, int(round(0.25 * w_in)))
+    f = squeeze_excite(g, f, f"{name}.f.se", w_out, int(round(0.25 * w_in)), "Sigmoid", g.relu)
     f = g.conv(f, f"{name}.f.c", w_out, w_out, 1)
     shortcut = g.conv(x, f"{name}.proj", w_in, w_out, 1, stride, pad=0) if w_in != w_out or stride != 1 else x
     return g.relu(g.node("Add", [shortcut, f], f"{name}.add"), f"{name}.activation")
