@@ -11,7 +11,7 @@ import onnx
 from tests.models.builder import GraphBuilder
 
 
-def _act(g: GraphBuilder, x: str, name: str, kind: str) -> str:
+def activation(g: GraphBuilder, x: str, name: str, kind: str) -> str:
     """SiLU as torch exports it (x * Sigmoid(x)), or the HardSwish op (MobileNetV3)."""
     if kind == "silu":
         return g.node("Mul", [x, g.node("Sigmoid", [x], f"{name}.sigmoid")], name)
@@ -62,7 +62,7 @@ def efficientnet(
     gate = "Sigmoid" if act == "silu" else "HardSigmoid"  # MobileNetV3's with its hardswish
     x = g.input("input", (1, 3, input_size, input_size))
     cin = max(8, int(32 * width))
-    x = _act(g, g.conv_bn(x, "stem", 3, cin, 3, stride=2), "stem.act", act)
+    x = activation(g, g.conv_bn(x, "stem", 3, cin, 3, stride=2), "stem.act", act)
     index = 0
     for t, k, s, c, n in settings:
         cout = max(8, int(c * width))
@@ -72,16 +72,16 @@ def efficientnet(
             hidden = cin * t
             y = x
             if t != 1:
-                y = _act(g, g.conv_bn(y, f"{name}.expand", cin, hidden, 1), f"{name}.expand.act", act)
-            y = _act(g, g.conv_bn(y, f"{name}.dw", hidden, hidden, k, stride, group=hidden), f"{name}.dw.act", act)
-            y = squeeze_excite(g, y, f"{name}.se", hidden, max(1, cin // 4), gate, lambda v, n: _act(g, v, n, act),
+                y = activation(g, g.conv_bn(y, f"{name}.expand", cin, hidden, 1), f"{name}.expand.act", act)
+            y = activation(g, g.conv_bn(y, f"{name}.dw", hidden, hidden, k, stride, group=hidden), f"{name}.dw.act", act)
+            y = squeeze_excite(g, y, f"{name}.se", hidden, max(1, cin // 4), gate, lambda v, n: activation(g, v, n, act),
                                torchvision=False)
             y = g.conv_bn(y, f"{name}.project", hidden, cout, 1)
             x = g.node("Add", [x, y], f"{name}.add") if stride == 1 and cin == cout else y
             cin = cout
             index += 1
     head = max(8, int(1280 * width))
-    x = _act(g, g.conv_bn(x, "head", cin, head, 1), "head.act", act)
+    x = activation(g, g.conv_bn(x, "head", cin, head, 1), "head.act", act)
     x = g.node("Flatten", [g.node("GlobalAveragePool", [x], "avgpool")], "flatten", axis=1)
     g.output(g.gemm(x, "output", head, num_classes))
     return g.model()

@@ -17,18 +17,16 @@ import onnx
 
 from tests.models.builder import GraphBuilder
 from tests.models.lm import layer_norm, linear
+from tests.models.mobile import activation
+from tests.models.swin import view
 
 F32 = np.float32
-
-
-def _silu(g: GraphBuilder, x: str, name: str) -> str:
-    return g.node("Mul", [x, g.node("Sigmoid", [x], f"{name}.sigmoid")], name)
 
 
 def _conv_act(g: GraphBuilder, x: str, name: str, cin: int, cout: int, k: int, stride: int = 1,
               group: int = 1) -> str:
     """timm's ConvNormAct (BN folded) with SiLU."""
-    return _silu(g, g.conv(x, f"{name}.conv", cin, cout, k, stride, group=group), f"{name}.act")
+    return activation(g, g.conv(x, f"{name}.conv", cin, cout, k, stride, group=group), f"{name}.act", "silu")
 
 
 def _mv2(g: GraphBuilder, x: str, name: str, cin: int, cout: int, stride: int, expand: int = 2) -> str:
@@ -41,14 +39,10 @@ def _mv2(g: GraphBuilder, x: str, name: str, cin: int, cout: int, stride: int, e
     return g.node("Add", [y, x], f"{name}.add") if stride == 1 and cin == cout else y
 
 
-def _view(g: GraphBuilder, x: str, shape, name: str) -> str:
-    return g.node("Reshape", [x, g.shape_const(f"{name}.shape", shape)], name)
-
-
 def _attention(g: GraphBuilder, x: str, p: str, d: int, heads: int, n: int) -> str:
     """timm's Attention (not fused) on [B*P, N, d]."""
     hd = d // heads
-    qkv = _view(g, linear(g, x, f"{p}.qkv", d, 3 * d), [-1, n, 3, heads, hd], f"{p}.qkv_view")
+    qkv = view(g, linear(g, x, f"{p}.qkv", d, 3 * d), [-1, n, 3, heads, hd], f"{p}.qkv_view")
     qkv = g.node("Transpose", [qkv], f"{p}.qkv_permute", perm=[2, 0, 3, 1, 4])
     parts = [f"{p}.unbind_{t}" for t in "qkv"]
     g.nodes.append(onnx.helper.make_node("Split", [qkv, g.shape_const(f"{p}.unbind.split", [1, 1, 1])], parts,
@@ -59,13 +53,14 @@ def _attention(g: GraphBuilder, x: str, p: str, d: int, heads: int, n: int) -> s
     attn = g.node("MatMul", [q, g.node("Transpose", [k], f"{p}.k_t", perm=[0, 1, 3, 2])], f"{p}.scores")
     attn = g.node("Softmax", [attn], f"{p}.softmax", axis=-1)
     y = g.node("Transpose", [g.node("MatMul", [attn, v], f"{p}.context")], f"{p}.context_t", perm=[0, 2, 1, 3])
-    return linear(g, _view(g, y, [-1, n, d], f"{p}.context_view"), f"{p}.proj", d, d)
+    return linear(g, view(g, y, [-1, n, d], f"{p}.context_view"), f"{p}.proj", d, d)
 
 
 def _transformer_block(g: GraphBuilder, x: str, p: str, d: int, heads: int, n: int) -> str:
     y = _attention(g, layer_norm(g, x, f"{p}.norm1", d, 1e-5, 17), f"{p}.attn", d, heads, n)
     x = g.node("Add", [x, y], f"{p}.residual1")
-    h = _silu(g, linear(g, layer_norm(g, x, f"{p}.norm2", d, 1e-5, 17), f"{p}.mlp.fc1", d, 2 * d), f"{p}.mlp.act")
+    h = activation(g, linear(g, layer_norm(g, x, f"{p}.norm2", d, 1e-5, 17), f"{p}.mlp.fc1", d, 2 * d), f"{p}.mlp.act",
+                   "silu")
     return g.node("Add", [x, linear(g, h, f"{p}.mlp.fc2", 2 * d, d)], f"{p}.residual2")
 
 
@@ -78,18 +73,18 @@ def _mobilevit_block(g: GraphBuilder, x: str, p: str, c: int, size: int, d: int,
     nh = size // patch
     n, area = nh * nh, patch * patch
     # unfold: [B*C*nh, ph, nw, pw] -> transpose(1, 2) -> [B, C, N, P] -> transpose(1, 3) -> [B*P, N, C]
-    y = g.node("Transpose", [_view(g, y, [d * nh, patch, nh, patch], f"{p}.unfold_view")], f"{p}.unfold_t1",
+    y = g.node("Transpose", [view(g, y, [d * nh, patch, nh, patch], f"{p}.unfold_view")], f"{p}.unfold_t1",
                perm=[0, 2, 1, 3])
-    y = g.node("Transpose", [_view(g, y, [1, d, n, area], f"{p}.patches_view")], f"{p}.unfold_t2", perm=[0, 3, 2, 1])
-    y = _view(g, y, [area, n, -1], f"{p}.patches")
+    y = g.node("Transpose", [view(g, y, [1, d, n, area], f"{p}.patches_view")], f"{p}.unfold_t2", perm=[0, 3, 2, 1])
+    y = view(g, y, [area, n, -1], f"{p}.patches")
     for i in range(depth):
         y = _transformer_block(g, y, f"{p}.transformer.{i}", d, heads, n)
     y = layer_norm(g, y, f"{p}.norm", d, 1e-5, 17)
     # fold: [B, P, N, C] -> transpose(1, 3) -> [B*C*nh, nw, ph, pw] -> transpose(1, 2) -> [B, C, H, W]
-    y = g.node("Transpose", [_view(g, y, [1, area, n, -1], f"{p}.fold_view")], f"{p}.fold_t1", perm=[0, 3, 2, 1])
-    y = g.node("Transpose", [_view(g, y, [d * nh, nh, patch, patch], f"{p}.fold_patches")], f"{p}.fold_t2",
+    y = g.node("Transpose", [view(g, y, [1, area, n, -1], f"{p}.fold_view")], f"{p}.fold_t1", perm=[0, 3, 2, 1])
+    y = g.node("Transpose", [view(g, y, [d * nh, nh, patch, patch], f"{p}.fold_patches")], f"{p}.fold_t2",
                perm=[0, 2, 1, 3])
-    y = _view(g, y, [1, d, size, size], f"{p}.folded")
+    y = view(g, y, [1, d, size, size], f"{p}.folded")
     y = _conv_act(g, y, f"{p}.conv_proj", d, c, 1)
     y = g.node("Concat", [shortcut, y], f"{p}.cat", axis=1)
     return _conv_act(g, y, f"{p}.conv_fusion", 2 * c, c, 3)

@@ -23,7 +23,7 @@ from tests.models.lm import gelu_erf, layer_norm, linear, unsqueeze
 F32 = np.float32
 
 
-def _view(g: GraphBuilder, x: str, shape, name: str) -> str:
+def view(g: GraphBuilder, x: str, shape, name: str) -> str:
     return g.node("Reshape", [x, g.shape_const(f"{name}.shape", shape)], name)
 
 
@@ -70,7 +70,7 @@ def _attention(g: GraphBuilder, x: str, p: str, c: int, heads: int, ws: int, mas
     """WindowAttention on [B_, N, C] windows."""
     n, hd = ws * ws, c // heads
     qkv = linear(g, x, f"{p}.qkv", c, 3 * c)
-    qkv = g.node("Transpose", [_view(g, qkv, [-1, n, 3, heads, hd], f"{p}.qkv_view")], f"{p}.qkv_permute",
+    qkv = g.node("Transpose", [view(g, qkv, [-1, n, 3, heads, hd], f"{p}.qkv_view")], f"{p}.qkv_permute",
                  perm=[2, 0, 3, 1, 4])
     q, k, v = (g.node("Gather", [qkv, g.shape_const(f"{p}.{t}_index", i)], f"{p}.{t}", axis=0)
                for i, t in enumerate("qkv"))
@@ -79,17 +79,17 @@ def _attention(g: GraphBuilder, x: str, p: str, c: int, heads: int, ws: int, mas
     table = g.small(f"{p}.relative_position_bias_table", ((2 * ws - 1) ** 2, heads), scale=0.5)
     index = g.const(f"{p}.relative_position_index", relative_position_index(ws).reshape(-1))
     bias = g.node("Gather", [table, index], f"{p}.bias_gather", axis=0)
-    bias = g.node("Transpose", [_view(g, bias, [n, n, -1], f"{p}.bias_view")], f"{p}.bias_permute", perm=[2, 0, 1])
+    bias = g.node("Transpose", [view(g, bias, [n, n, -1], f"{p}.bias_view")], f"{p}.bias_permute", perm=[2, 0, 1])
     bias = unsqueeze(g, bias, 0, f"{p}.bias_unsqueeze")
     attn = g.node("Add", [attn, bias], f"{p}.biased")
     if mask is not None:
         nw = mask.shape[0]
-        attn = _view(g, attn, [-1, nw, heads, n, n], f"{p}.mask_view")
+        attn = view(g, attn, [-1, nw, heads, n, n], f"{p}.mask_view")
         attn = g.node("Add", [attn, g.const(f"{p}.attn_mask", mask[None, :, None])], f"{p}.masked")
-        attn = _view(g, attn, [-1, heads, n, n], f"{p}.unmask_view")
+        attn = view(g, attn, [-1, heads, n, n], f"{p}.unmask_view")
     attn = g.node("Softmax", [attn], f"{p}.softmax", axis=-1)
     y = g.node("Transpose", [g.node("MatMul", [attn, v], f"{p}.context")], f"{p}.context_t", perm=[0, 2, 1, 3])
-    return linear(g, _view(g, y, [-1, n, c], f"{p}.context_view"), f"{p}.proj", c, c)
+    return linear(g, view(g, y, [-1, n, c], f"{p}.context_view"), f"{p}.proj", c, c)
 
 
 def _block(g: GraphBuilder, x: str, p: str, hw: int, c: int, heads: int, ws: int, shift: int) -> str:
@@ -98,13 +98,13 @@ def _block(g: GraphBuilder, x: str, p: str, hw: int, c: int, heads: int, ws: int
     if shift:
         y = roll(g, y, -shift, f"{p}.roll")
     k = hw // ws
-    y = _view(g, y, [1, k, ws, k, ws, c], f"{p}.partition_view")
+    y = view(g, y, [1, k, ws, k, ws, c], f"{p}.partition_view")
     y = g.node("Transpose", [y], f"{p}.partition_permute", perm=[0, 1, 3, 2, 4, 5])
-    y = _view(g, y, [-1, ws * ws, c], f"{p}.windows")
+    y = view(g, y, [-1, ws * ws, c], f"{p}.windows")
     y = _attention(g, y, f"{p}.attn", c, heads, ws, shift_mask(hw, ws, shift) if shift else None)
-    y = _view(g, y, [1, k, k, ws, ws, c], f"{p}.reverse_view")
+    y = view(g, y, [1, k, k, ws, ws, c], f"{p}.reverse_view")
     y = g.node("Transpose", [y], f"{p}.reverse_permute", perm=[0, 1, 3, 2, 4, 5])
-    y = _view(g, y, [1, hw, hw, c], f"{p}.reversed")
+    y = view(g, y, [1, hw, hw, c], f"{p}.reversed")
     if shift:
         y = roll(g, y, shift, f"{p}.unroll")
     x = g.node("Add", [x, y], f"{p}.residual1")
