@@ -114,3 +114,13 @@ class GraphBuilder:
     def shape_const(self, name: str, values: int | Sequence[int]) -> str:
         """An int64 constant: a shape, axes, starts..., or a 0-d index (a Gather's)."""
         return self.const(name, np.array(values, dtype=np.int64))
+
+    def split(self, x: str, name: str, sizes: Sequence[int], axis: int, outs: Sequence[str] | None = None,
+              sizes_name: str | None = None) -> list[str]:
+        """torch's split/chunk/unbind as the exporter writes them from opset 13: a Split whose sizes
+        are an int64 input (`sizes_name`, else `{name}.split`); its outputs `outs`, else `name`,
+        `name_1`, ..."""
+        outs = list(outs) if outs is not None else [f"{name}_{i}" if i else name for i in range(len(sizes))]
+        split = self.shape_const(sizes_name or f"{name}.split", list(sizes))
+        self.nodes.append(helper.make_node("Split", [x, split], outs, name=name, axis=axis))
+        return outs

@@ -201,9 +201,7 @@ def _gpt2_block(g: GraphBuilder, x: str, mask: str, p: str, hidden: int, heads: 
     hd = hidden // heads
     a = f"{p}.attn"
     qkv = conv1d(g, layer_norm(g, x, f"{p}.ln_1", hidden, 1e-5, opset), f"{a}.c_attn", hidden, 3 * hidden)
-    split = [f"{a}.query", f"{a}.key", f"{a}.value"]
-    g.nodes.append(helper.make_node("Split", [qkv, _i64(g, f"{a}.split_sizes", [hidden] * 3)], split,
-                                    name=f"{a}.split", axis=2))
+    split = g.split(qkv, f"{a}.split", [hidden] * 3, 2, [f"{a}.query", f"{a}.key", f"{a}.value"], f"{a}.split_sizes")
 
     def heads_of(t: str) -> str:  # _split_heads: view(size()[:-1] + (heads, hd)).permute(0, 2, 1, 3)
         view = g.node("Reshape", [t, leading_dims(g, t, 1, [heads, hd], f"{t}.view_shape")], f"{t}.view")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import onnx
 
 from tests.models.builder import GraphBuilder
@@ -133,11 +132,9 @@ def shufflenet(
                 right = _shuffle_branch(g, x, f"{name}.branch2", cin, half, 2, group)
                 size = (size + 1) // 2
             else:
-                split = g.const(f"{name}.split_sizes", np.array([half, half], np.int64))
-                g.nodes.append(onnx.helper.make_node("Split", [x, split], [f"{name}.x1", f"{name}.x2"],
-                                                     name=f"{name}.chunk", axis=1))
-                left = f"{name}.x1"
-                right = _shuffle_branch(g, f"{name}.x2", f"{name}.branch2", half, half, 1, group)
+                left, x2 = g.split(x, f"{name}.chunk", [half, half], 1, [f"{name}.x1", f"{name}.x2"],
+                                   f"{name}.split_sizes")
+                right = _shuffle_branch(g, x2, f"{name}.branch2", half, half, 1, group)
             x = g.node("Concat", [left, right], f"{name}.concat", axis=1)
             x = _channel_shuffle(g, x, f"{name}.shuffle", c, size)
             cin = c

@@ -44,9 +44,7 @@ def _attention(g: GraphBuilder, x: str, p: str, d: int, heads: int, n: int) -> s
     hd = d // heads
     qkv = view(g, linear(g, x, f"{p}.qkv", d, 3 * d), [-1, n, 3, heads, hd], f"{p}.qkv_view")
     qkv = g.node("Transpose", [qkv], f"{p}.qkv_permute", perm=[2, 0, 3, 1, 4])
-    parts = [f"{p}.unbind_{t}" for t in "qkv"]
-    g.nodes.append(onnx.helper.make_node("Split", [qkv, g.shape_const(f"{p}.unbind.split", [1, 1, 1])], parts,
-                                         name=f"{p}.unbind", axis=0))
+    parts = g.split(qkv, f"{p}.unbind", [1, 1, 1], 0, [f"{p}.unbind_{t}" for t in "qkv"])
     axes = g.shape_const(f"{p}.unbind.axes", [0])
     q, k, v = (g.node("Squeeze", [part, axes], f"{p}.{t}") for part, t in zip(parts, "qkv", strict=True))
     q = g.node("Mul", [q, g.const(f"{p}.scale", F32(hd ** -0.5))], f"{p}.q_scaled")

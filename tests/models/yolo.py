@@ -100,12 +100,10 @@ class _Yolo(GraphBuilder):
 
     def split(self, x: str, name: str, sizes, axis: int) -> list[str]:
         """torch's split/chunk: Split with a `split` input from opset 13 on, an attribute before."""
-        outs = [f"{name}_{i}" if i else name for i in range(len(sizes))]
         if self.opset >= 13:
-            self.nodes.append(onnx.helper.make_node(
-                "Split", [x, self.const(f"{name}.split", np.array(sizes, np.int64))], outs, name=name, axis=axis))
-        else:
-            self.nodes.append(onnx.helper.make_node("Split", [x], outs, name=name, axis=axis, split=list(sizes)))
+            return super().split(x, name, sizes, axis)
+        outs = [f"{name}_{i}" if i else name for i in range(len(sizes))]
+        self.nodes.append(onnx.helper.make_node("Split", [x], outs, name=name, axis=axis, split=list(sizes)))
         return outs
 
     def softmax(self, x: str, name: str, axis: int) -> str:
