@@ -121,30 +121,23 @@ def static_reason(ops: list[Operation]) -> str | None:
     """Why `ops` cannot be one group whatever its slicing, nor with more ops before them (None: they may be)."""
     if not joins_groups(ops[-1]):
         return f"{ops[-1].name} does not join groups"
-    members, read_whole = {ops[-1]}, read_whole_by(ops[-1])
+    members = {ops[-1]}
     for op in ops[-2::-1]:
-        reason = reason_in_front(op, members, read_whole)
+        reason = reason_in_front(op, members)
         if reason is not None:
             return reason
         members.add(op)
-        read_whole |= read_whole_by(op)
     return None
 
 
-def read_whole_by(op: Operation) -> set[Operation]:
-    """The producers of the operands `op` reads whole (weights, a dynamic filter): reason_in_front's
-    `read_whole` is their union over the members, grown with them (one look per op, not per pair)."""
-    return {t.value.owner for t in whole_tiles(op)}  # type: ignore[misc]
-
-
-def reason_in_front(op: Operation, members: set[Operation], read_whole: set[Operation]) -> str | None:
+def reason_in_front(op: Operation, members: set[Operation]) -> str | None:
     """Why `op` cannot join a run `members` that static_reason accepts, in front of it (None: the longer
     run is accepted too): the search grows its runs so, one op at a time. The members' checks only
-    change where they involve `op` (its producers come before it: none of its operands is a member).
-    `read_whole`: the members' `read_whole_by`, together."""
+    change where they involve `op` (its producers come before it: none of its operands is a member)."""
     if not joins_groups(op):
         return f"{op.name} does not join groups"
-    if op in read_whole:
+    if any(t.value.owner is op for r in op.results for u in r.uses if u.operation in members
+           for t in whole_tiles(u.operation)):
         return "an operand read whole (weight, dynamic filter) is computed inside the group"
     if not any(u.operation in members for u in op.results[0].uses):
         return "an op other than the last is read by no op of the group (its slices are undefined)"

@@ -39,7 +39,7 @@ from tpudsl.backend.cores import slowest
 from tpudsl.backend.layer_group.emit import (core_records, group_records, hosted, tagged_core_records,
                                              whole_loads, without_ahead_loads)
 from tpudsl.backend.layer_group.plan import (Backward, GroupPlan, first_fit_split, joins_groups, plan_group,
-                                             read_whole_by, reason_in_front)
+                                             reason_in_front)
 from tpudsl.backend.layer_group.prefetch import free_gap
 from tpudsl.backend.layer_group.traffic import gdma_bytes
 from tpudsl.backend.slicing import remembered, tile_bytes, whole_tiles
@@ -177,13 +177,11 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             continue  # it ends no group
         backward = Backward()  # the runs ending at ops[i-1] share their ops' parts
         members = {ops[i - 1]}  # of ops[j:i], grown one op at a time (static_reason's checks)
-        read_whole = read_whole_by(ops[i - 1])
         for j in range(i - 2, max(-1, i - 1 - MAX_GROUP_OPS), -1):
             run = ops[j:i]
-            if reason_in_front(ops[j], members, read_whole) is not None:
+            if reason_in_front(ops[j], members) is not None:
                 break
             members.add(ops[j])
-            read_whole |= read_whole_by(ops[j])
             if best[j][0] + floor[i] - floor[j] > best[i][0]:
                 continue  # cannot beat it nor tie (_bdc_floor): skip planning and scheduling the run
             plan = first_fit_split(run, chip, backward)
