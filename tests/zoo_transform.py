@@ -10,11 +10,11 @@ from tests.models import onnx_inference, random_inputs
 from tpudsl.cli import model_transform
 
 
-def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    """model_transform with --test_input (its own comparison with onnxruntime) in directory `d`;
-    the Top interpreter's tensors."""
+def transform(d, name: str, model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """model_transform with --test_input `feed` (its own comparison with onnxruntime) in directory
+    `d`; the Top interpreter's tensors."""
     onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / f"{name}_in.npz", **random_inputs(model))
+    np.savez(d / f"{name}_in.npz", **feed)
     model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir",
                          str(d / f"{name}.mlir"), "--test_input", str(d / f"{name}_in.npz"),
                          "--test_result", str(d / f"{name}_top.npz")])
@@ -23,8 +23,9 @@ def transform(d, name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 def assert_transform_matches_onnxruntime(d, name: str, model: onnx.ModelProto, shape: tuple[int, ...]) -> None:
     """The Top module's output has `shape` and onnxruntime's values (run here, on the same input)."""
-    top = transform(d, name, model)
+    feed = random_inputs(model)
+    top = transform(d, name, model, feed)
     (out,) = (o.name for o in model.graph.output)
-    want = onnx_inference(model, random_inputs(model))[out]
+    want = onnx_inference(model, feed)[out]
     assert top[out].shape == want.shape == shape
     np.testing.assert_allclose(top[out], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
