@@ -61,6 +61,28 @@ def read_section(key: str, path: Path = RESULTS) -> str | None:
     return old.split(begin, 1)[1].split(end, 1)[0].strip("\n")
 
 
+def transform(name: str, model, feed, d: Path, calibrate: bool = False) -> tuple[str, list[str]]:
+    """`model` (a ModelProto) through tests/zoo_transform.transform in `d` (model_transform with
+    feed(model, 0) as its --test_input: its Top check against onnxruntime; it writes d / NAME.mlir
+    and d / NAME_in_f32.npz) and, with `calibrate`, run_calibration on 8 samples feed(model, 1..8)
+    to d / cali_table. The .mlir's path and model_deploy's calibration arguments ([] without)."""
+    import numpy as np
+
+    from tests.zoo_transform import transform as checked_transform
+    from tpudsl.cli import run_calibration
+
+    checked_transform(d, name, model, feed(model, 0))
+    mlir = str(d / f"{name}.mlir")
+    if not calibrate:
+        return mlir, []
+    (d / "cali").mkdir(exist_ok=True)
+    for seed in range(8):
+        np.savez(d / "cali" / f"s{seed}.npz", **feed(model, seed + 1))
+    run_calibration._main([mlir, "--dataset", str(d / "cali"), "--input_num", "8", "--quiet", "-o",
+                           str(d / "cali_table")])
+    return mlir, ["--calibration_table", str(d / "cali_table")]
+
+
 def publish(key: str, text: str, write: bool = True) -> None:
     """Print a bench's section and, unless the run asked not to (`--no-write`), put it in RESULTS.md."""
     print(text)

@@ -24,7 +24,6 @@ import io  # noqa: E402
 import os  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 
 def models() -> dict:
@@ -45,23 +44,10 @@ def models() -> dict:
 
 def prepare(name: str, build, feed, d: Path) -> None:
     """model_transform's .mlir and a calibration table of 8 samples in `d` (skipped when there)."""
-    import onnx
-
-    from tpudsl.cli import model_transform, run_calibration
-
     if (d / "cali_table").exists():
         return
     d.mkdir(parents=True, exist_ok=True)
-    model = build()
-    onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / "in.npz", **feed(model, 0))
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"), "--mlir",
-                         str(d / f"{name}.mlir"), "--test_input", str(d / "in.npz")])
-    (d / "cali").mkdir(exist_ok=True)
-    for seed in range(8):
-        np.savez(d / "cali" / f"s{seed}.npz", **feed(model, seed + 1))
-    run_calibration._main([str(d / f"{name}.mlir"), "--dataset", str(d / "cali"), "--input_num", "8", "--quiet",
-                           "-o", str(d / "cali_table")])
+    _common.transform(name, build(), feed, d, calibrate=True)
 
 
 def timed_layer_group() -> list[float]:

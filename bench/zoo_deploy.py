@@ -29,7 +29,6 @@ import re  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 
@@ -71,35 +70,21 @@ def zoo() -> dict:
 
 
 def transform(name: str, model: onnx.ModelProto, d: Path) -> str:
-    """The model saved in `d` with random inputs and run through model_transform (its Top check
-    against onnxruntime); the .mlir's path. model_transform writes `d / NAME_in_f32.npz`."""
+    """The model through model_transform in `d` on random inputs (`_common.transform`: its Top
+    check against onnxruntime); the .mlir's path (bench/concat_in_place.py's step)."""
     from tests.models import random_inputs
-    from tpudsl.cli import model_transform
 
-    onnx.save(model, d / f"{name}.onnx")
-    np.savez(d / "in.npz", **random_inputs(model))
-    mlir = str(d / f"{name}.mlir")
-    model_transform.run(["--model_name", name, "--model_def", str(d / f"{name}.onnx"),
-                         "--mlir", mlir, "--test_input", str(d / "in.npz")])
-    return mlir
+    return _common.transform(name, model, random_inputs, d)[0]
 
 
 def deploy(name: str, model: onnx.ModelProto, d: Path, mode: str) -> str:
     from tests.models import random_inputs
-    from tpudsl.cli import model_deploy, run_calibration
+    from tpudsl.cli import model_deploy
 
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            mlir = transform(name, model, d)
-            table = []
-            if mode == "INT8":
-                (d / "cali").mkdir()
-                for seed in range(8):
-                    np.savez(d / "cali" / f"s{seed}.npz", **random_inputs(model, seed=seed + 1))
-                run_calibration._main([mlir, "--dataset", str(d / "cali"), "--input_num", "8", "--quiet",
-                                       "-o", str(d / "cali_table")])
-                table = ["--calibration_table", str(d / "cali_table")]
+            mlir, table = _common.transform(name, model, random_inputs, d, calibrate=mode == "INT8")
             model_deploy.run(["--mlir", mlir, "--quantize", mode, "--processor", "bm1684x", *table,
                               "--model", str(d / f"{name}.bmodel"), "--test_input", str(d / f"{name}_in_f32.npz")])
     except Exception as e:  # noqa: BLE001  (the row reports it)
