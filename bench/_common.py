@@ -36,14 +36,25 @@ def _add_paths() -> None:
 _add_paths()
 
 
+def _markers(key: str) -> tuple[str, str]:
+    """The lines that open and close section `key` of RESULTS.md."""
+    return f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+
+
+def _inside(text: str, begin: str, end: str) -> tuple[str, str, str]:
+    """`text` before `begin`, between the markers, after `end` (both present)."""
+    head, rest = text.split(begin, 1)
+    inside, tail = rest.split(end, 1)
+    return head, inside, tail
+
+
 def write_section(key: str, text: str, path: Path = RESULTS) -> None:
     """Replace (or append) the section between `<!-- key:begin -->` and `<!-- key:end -->` of `path`."""
-    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+    begin, end = _markers(key)
     block = f"{begin}\n{text.rstrip()}\n{end}\n"
     old = path.read_text() if path.exists() else "# Benchmark results\n\n"
     if begin in old and end in old:
-        head, rest = old.split(begin, 1)
-        _, tail = rest.split(end, 1)
+        head, _, tail = _inside(old, begin, end)
         new = head + block + tail.lstrip("\n")
     else:
         new = old.rstrip("\n") + "\n\n" + block
@@ -54,11 +65,11 @@ def write_section(key: str, text: str, path: Path = RESULTS) -> None:
 
 def read_section(key: str, path: Path = RESULTS) -> str | None:
     """The text write_section put between `key`'s markers, or None when `path` has no such section."""
-    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+    begin, end = _markers(key)
     old = path.read_text() if path.exists() else ""
     if begin not in old or end not in old:
         return None
-    return old.split(begin, 1)[1].split(end, 1)[0].strip("\n")
+    return _inside(old, begin, end)[1].strip("\n")
 
 
 def transform(name: str, model, feed, d: Path, calibrate: bool = False) -> tuple[str, list[str]]:

@@ -105,35 +105,35 @@ def main() -> int:
     args = p.parse_args()
     models = zoo()
     names = args.models.split(",") if args.models else list(models)
-    rows = []
+    rows = {}
     cpu = time.process_time()
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             result = deploy(name, models[name](), Path(tmp), args.mode)
-        rows.append(f"| {name} | {result} |")
-        print(rows[-1], flush=True)
+        rows[name] = f"| {name} | {result} |"
+        print(rows[name], flush=True)
     load = os.getloadavg()[0]
     selected = f" --models {args.models}" if args.models else ""
     line = (f"`bench/zoo_deploy.py --mode {args.mode}{selected}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
             f"{load:.1f}, {time.process_time() - cpu:.0f} s CPU): model_deploy on bm1684x, small sizes")
     key = f"zoo deploy {args.mode}"
     old = _common.read_section(key) if args.models else None
-    lines, rows = merged_rows(old, [line], dict(zip(names, rows, strict=True)), list(models))
+    lines, table = merged_rows(old, line, rows, list(models))
     if not args.no_write:
-        _common.write_section(key, "\n".join([*lines, "", "| model | result |", "|---|---|", *rows]))
+        _common.write_section(key, "\n".join([*lines, "", "| model | result |", "|---|---|", *table]))
     return 0
 
 
-def merged_rows(old: str | None, lines: list[str], new: dict[str, str], order: list[str]) -> tuple[list[str], list[str]]:
+def merged_rows(old: str | None, line: str, new: dict[str, str], order: list[str]) -> tuple[list[str], list[str]]:
     """The section's run lines and rows: `new`'s rows (by model) over the `old` section's, in the zoo's
-    order; the old run lines stay above `lines` when any of their rows are kept."""
+    order; the old run lines stay above this run's `line` when any of their rows are kept."""
     if old is None:
-        return lines, list(new.values())
+        return [line], list(new.values())
     head, _, table = old.partition("\n\n")
     kept = {m.group(1): row for row in table.splitlines() if (m := re.match(r"\| (\S+) \|", row))
-            and m.group(1) not in ("model", "---") and m.group(1) not in new}
+            and m.group(1) != "model" and m.group(1) not in new}
     rows = {**kept, **new}
-    return ([*head.splitlines(), *lines] if kept else lines), [rows[n] for n in order if n in rows]
+    return ([*head.splitlines(), line] if kept else [line]), [rows[n] for n in order if n in rows]
 
 
 if __name__ == "__main__":
