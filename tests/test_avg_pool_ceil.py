@@ -6,12 +6,12 @@ the ceil overhang), the .bmodel bit-exact against the Tpu interpreter in F16, BF
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
+from onnx import helper
 
 from tests.backend_support import (assert_bit_exact, assert_f32_close, compile_for, compile_int8, int8_bit_exact,
                                    int8_module, interpret, lowered)
-from tests.test_backend_cmodel import Graph
+from tests.frontend_support import make_model, run_ort
 from tpudsl.backend import isa
 from tpudsl.backend.cmodel import run_bmodel
 from tpudsl.dialects.attrs import from_attr
@@ -33,24 +33,12 @@ OVERHANG_UNCOUNTED = {"pads counted", "pads counted, rows sliced"}  # lowered wi
 
 
 def _model(case: str):
+    """The one-pool model at opset 19 (onnxruntime's ceil rule is opset 19's: the last window starts
+    inside the input or its begin pad); onnx's shape inference gives its output shape."""
     shape, kernel, strides, pads, cip = CASES[case]
-    g = Graph(np.random.default_rng(0))
-    g.shapes["x"] = shape
-    out_hw = []
-    for i in range(2):  # ONNX's ceil rule, written from its spec: the last window starts inside
-        span = shape[2 + i] + pads[i] + pads[i + 2] - kernel[i]
-        o = -(-span // strides[i]) + 1
-        out_hw.append(o - 1 if (o - 1) * strides[i] >= shape[2 + i] + pads[i] else o)
-    out = g.node("AveragePool", ["x"], (*shape[:2], *out_hw), kernel_shape=kernel, strides=strides, pads=pads,
-                 count_include_pad=cip, ceil_mode=1)
-    model = g.model({"x": shape}, out)
-    model.opset_import[0].version = 19  # onnxruntime's ceil rule is opset 19's
-    return model, out
-
-
-def _ort(model, x: np.ndarray) -> np.ndarray:
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, {"x": x})[0]
+    node = helper.make_node("AveragePool", ["x"], ["pool"], kernel_shape=kernel, strides=strides, pads=pads,
+                            count_include_pad=cip, ceil_mode=1)
+    return make_model([node], {"x": shape}, ["pool"], opset=19), "pool"
 
 
 def _input(case: str, seed: int = 1) -> np.ndarray:
@@ -64,11 +52,13 @@ def _pool_op(top):
 
 def test_cases_really_add_a_window():
     """Every case's ceil rule gives more windows than the floor rule along some axis, except the
-    one that shows a ceil_mode without overhang: else the tests below would not test the overhang."""
+    one that shows a ceil_mode without overhang: else the tests below would not test the overhang.
+    onnx's shape inference (the output shape the flow is given) agrees with onnxruntime's."""
     for case, (shape, kernel, strides, pads, _) in CASES.items():
         model, out = _model(case)
         floor = [(shape[2 + i] + pads[i] + pads[i + 2] - kernel[i]) // strides[i] + 1 for i in range(2)]
-        ceil = list(_ort(model, _input(case)).shape[2:])
+        ceil = list(run_ort(model, {"x": _input(case)})[out].shape[2:])
+        assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim[2:]] == ceil, case
         assert (ceil != floor) == (case != "pads counted, no overhang"), (case, ceil, floor)
 
 
@@ -80,7 +70,7 @@ def test_top_and_tpu_f32_match_onnxruntime(case):
 
     model, out = _model(case)
     x = _input(case)
-    want = _ort(model, x)
+    want = run_ort(model, {"x": x})[out]
     top = top_module(model)
     np.testing.assert_allclose(interpret(top, {"x": x})[out], want, rtol=1e-6, atol=1e-6)
     tpu = lowered(model, "F32")
@@ -99,7 +89,7 @@ def test_tpu_half_within_one_rounding_of_onnxruntime(case, mode):
     dt = np.float16 if mode == "F16" else ml_dtypes.bfloat16
     model, out = _model(case)
     x = _input(case).astype(dt).astype(np.float32)
-    want = _ort(model, x).astype(dt).astype(np.float32)
+    want = run_ort(model, {"x": x})[out].astype(dt).astype(np.float32)
     got = interpret(lowered(model, mode), {"x": x})[out]
     ulp = np.abs(np.spacing(want.astype(dt)).astype(np.float32))
     assert np.all(np.abs(got - want) <= ulp), float(np.abs(got - want).max())
@@ -140,7 +130,7 @@ def test_bmodel_int8_bit_exact(case, tmp_path):
     assert "!quant.uniform" in str(op.results[0].type) and "ceil_mode" not in op.attributes
     x = _input(case, seed=0)  # the first calibration sample: nothing saturates
     got = interpret(top, {"x": x})[out]
-    want = _ort(_model(case)[0], x)
+    want = run_ort(_model(case)[0], {"x": x})[out]
     # half a step of the input's scale and of the output's (symmetric minmax: max / 127), with margin
     bound = 0.6 * (np.abs(x).max() + np.abs(want).max()) / 127
     assert np.abs(got - want).max() <= bound, (float(np.abs(got - want).max()), bound)
@@ -157,6 +147,6 @@ def test_pads_counted_with_overhang_int8_falls_back(tmp_path):
     assert "!quant.uniform" not in str(op.results[0].type) and "ceil_overhang" in op.attributes
     x = _input(case, seed=0)
     want = interpret(top, {"x": x})[out]
-    np.testing.assert_allclose(want, _ort(_model(case)[0], x), atol=0.6 * np.abs(x).max() / 127)
+    np.testing.assert_allclose(want, run_ort(_model(case)[0], {"x": x})[out], atol=0.6 * np.abs(x).max() / 127)
     got, _ = run_bmodel(compile_int8(top, str(tmp_path / "m.bmodel")), {"x": x})
     assert_f32_close(got[out], want, out)
