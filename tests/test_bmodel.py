@@ -352,9 +352,10 @@ BAD_HEADERS = [
     ({"chip": "bm1688", "core_num": 2, "core_instructions": [3, 3], "core_cycles": [9, 9]},
      "'core_instructions' [3, 3] hold 6 instructions, the header counts 5"),
     # more cores than the chip has (the cmodel would run them all the same)
-    ({"core_num": 2, "core_instructions": [3, 2], "core_cycles": [9, 9]}, "'core_num' is 2, but bm1684x has 1 core"),
+    ({"core_num": 2, "core_instructions": [3, 2], "core_cycles": [9, 9]},
+     "'core_num' is 2, but bm1684x has 1 core (processor-assign num_core=1..1)"),
     ({"chip": "bm1688", "core_num": 3, "core_instructions": [3, 1, 1], "core_cycles": [9, 9, 9]},
-     "'core_num' is 3, but bm1688 has 2 cores"),
+     "'core_num' is 3, but bm1688 has 2 cores (processor-assign num_core=1..2)"),
     ({"chip": "bm1688", "core_num": 2, "core_instructions": [3, 2], "core_cycles": [9, 12], "overlapped_cycles": 10},
      "'core_cycles' [9, 12] exceed the run's 'overlapped_cycles' 10: a core's busy cycles are the run's less its "
      "waits"),

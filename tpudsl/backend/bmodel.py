@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from tpudsl.backend.chips import ADDR_MODES, CHIPS, IO_TAGS, MODES, TAGGED_ADDR_MODES, tag_base, tag_of
+from tpudsl.backend.chips import (ADDR_MODES, CHIPS, IO_TAGS, MODES, TAGGED_ADDR_MODES, check_cores, tag_base,
+                                  tag_of)
 from tpudsl.ir.diagnostics import TpudslError
 
 MAGIC = b"TPUDSLBM"
@@ -217,9 +218,9 @@ def _check_cores(h: dict, instructions: int) -> None:
         return
     if h["core_num"] < 2:
         raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}; one core is written without the core keys")
-    if h["core_num"] > CHIPS[h["chip"]].cores:  # the cmodel would run cores the chip has not
-        raise TpudslError(f"bmodel header: 'core_num' is {h['core_num']}, but {h['chip']} has "
-                          f"{CHIPS[h['chip']].cores} core{'s' * (CHIPS[h['chip']].cores > 1)}")
+    # the cmodel would run cores the chip has not
+    check_cores(CHIPS[h["chip"]], h["core_num"], f"bmodel header: 'core_num' is {h['core_num']}, but {h['chip']}",
+                "processor-assign num_core")
     for key in CORES[1:]:
         if len(h[key]) != h["core_num"]:
             raise TpudslError(f"bmodel header: '{key}' has {len(h[key])} entries for {h['core_num']} cores")
