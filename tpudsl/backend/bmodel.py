@@ -192,14 +192,11 @@ def validate_header(header: object) -> None:
     """TpudslError naming the first key of `header` that HEADER_SCHEMA does not allow."""
     _check_dict("header", header, HEADER_SCHEMA, OPTIONAL)
     instructions = header["gdma_count"] + header["bdc_count"]  # type: ignore[index]
-    for i, g in enumerate(header.get("layer_groups", [])):  # type: ignore[union-attr]
-        if g["first"] + g["count"] > instructions:
-            raise TpudslError(f"bmodel header: 'layer_groups[{i}]' spans instructions {g['first']}.."
-                              f"{g['first'] + g['count'] - 1}, past the {instructions} instructions of the header")
     for i, t in enumerate(header.get("tensor_locations", [])):  # type: ignore[union-attr]
         _check_location(f"tensor_locations[{i}]", t, instructions)
     _check_io_layout(header)  # type: ignore[arg-type]
     _check_cores(header, instructions)  # type: ignore[arg-type]
+    _check_groups(header, instructions)  # type: ignore[arg-type]
 
 
 def _all_or_none(h: dict, keys: tuple[str, ...], what: str) -> bool:
@@ -230,11 +227,20 @@ def _check_cores(h: dict, instructions: int) -> None:
     if "overlapped_cycles" in h and max(h["core_cycles"]) > h["overlapped_cycles"]:  # busy time is within the run's
         raise TpudslError(f"bmodel header: 'core_cycles' {h['core_cycles']} exceed the run's 'overlapped_cycles' "
                           f"{h['overlapped_cycles']}: a core's busy cycles are the run's less its waits")
-    for i, g in enumerate(h.get("layer_groups", [])):  # a group's first/count are its records on core 0
-        if g["first"] + g["count"] > h["core_instructions"][0]:
+
+
+def _check_groups(h: dict, instructions: int) -> None:
+    """Each layer group's instructions lie in the stream: with several cores (checked before) in
+    core 0's, where a group's first/count count its records; else in the header's `instructions`."""
+    if "core_num" in h:
+        limit = h["core_instructions"][0]
+        past = f"core 0's {limit} ('core_instructions'): a group's instructions are its records on core 0"
+    else:
+        limit, past = instructions, f"the {instructions} instructions of the header"
+    for i, g in enumerate(h.get("layer_groups", [])):
+        if g["first"] + g["count"] > limit:
             raise TpudslError(f"bmodel header: 'layer_groups[{i}]' spans instructions {g['first']}.."
-                              f"{g['first'] + g['count'] - 1}, past core 0's {h['core_instructions'][0]} "
-                              f"('core_instructions'): a group's instructions are its records on core 0")
+                              f"{g['first'] + g['count'] - 1}, past {past}")
 
 
 def tensor_bytes(t: dict) -> int:
