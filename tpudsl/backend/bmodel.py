@@ -255,6 +255,17 @@ def tensors_in_tag(h: dict, tag: int) -> str:
                      if tag_of(t["address"]) == tag)
 
 
+def gmem_bytes(h: dict) -> int:
+    """The untagged global memory header `h` has from the chip's gmem_start: the coefficients,
+    io_alone's IO region, the activations (the cmodel's memory; the tags come after)."""
+    return h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
+
+
+def _inside(t: dict, start: int, end: int) -> bool:
+    """Whether input or output `t` lies whole in the addresses [start, end)."""
+    return start <= t["address"] <= t["address"] + tensor_bytes(t) <= end
+
+
 def _io_tensors(h: dict):
     """(kind, key, tensor) for every input and output: ('inputs', 'inputs[0]', {...})."""
     for kind in ("inputs", "outputs"):
@@ -284,7 +295,7 @@ def _check_io_layout(h: dict) -> None:
     _check_io_tags(h, mode)
     # With tags, the untagged memory must end before the first tag's addresses (else the cmodel would
     # take its far end for a tag's: a fault, tag 1 bound to nothing, rather than a clear message).
-    end = CHIPS[h["chip"]].gmem_start + h["coeff_mem_bytes"] + h["activation_mem_bytes"]
+    end = CHIPS[h["chip"]].gmem_start + gmem_bytes(h)
     if "io_tags" in h and end > tag_base(1):
         raise TpudslError(f"bmodel header: the untagged global memory ends at {end:#x}, past the first tag's "
                           f"address {tag_base(1):#x} ('coeff_mem_bytes', 'activation_mem_bytes')")
@@ -295,9 +306,9 @@ def check_in_global_memory(h: dict) -> None:
     (the coefficients, io_alone's IO region, the activations), where it writes and reads them.
     The cmodel's check, not the schema's: the header's addresses are the chip's only when run."""
     start = CHIPS[h["chip"]].gmem_start
-    end = start + h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
+    end = start + gmem_bytes(h)
     for _, key, t in _io_tensors(h):
-        if tag_of(t["address"]) == 0 and not start <= t["address"] <= t["address"] + tensor_bytes(t) <= end:
+        if tag_of(t["address"]) == 0 and not _inside(t, start, end):
             raise TpudslError(f"bmodel header: {_named(key, t)} is not inside global memory [{start:#x}, {end:#x}) "
                               f"('coeff_mem_bytes', 'io_size', 'activation_mem_bytes')")
 
@@ -313,7 +324,7 @@ def _check_io_region(h: dict) -> None:
                           f"coefficients end, at {start:#x}")
     end = start + h["io_size"]
     for _, key, t in _io_tensors(h):
-        if not start <= t["address"] <= t["address"] + tensor_bytes(t) <= end:
+        if not _inside(t, start, end):
             raise TpudslError(f"bmodel header: {_named(key, t)} is not inside the IO region [{start:#x}, {end:#x}) "
                               f"('io_addr', 'io_size')")
 
@@ -348,7 +359,7 @@ def _check_io_tags(h: dict, mode: str) -> None:
             raise TpudslError(f"bmodel header: {_named(key, t)} has tag {tag}, which 'io_tags' does not list")
         start = tag_base(tag)
         end = start + tags[listed[tag]]["size"]
-        if t["address"] + tensor_bytes(t) > end:
+        if not _inside(t, start, end):  # tag_of: its address is at the tag's start or after
             raise TpudslError(f"bmodel header: {_named(key, t)} is not inside tag {tag}'s memory "
                               f"[{start:#x}, {end:#x}) ('io_tags[{listed[tag]}]')")
         first = holder.setdefault(tag, (t["name"], key))

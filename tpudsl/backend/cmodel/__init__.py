@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from tpudsl.backend import isa
-from tpudsl.backend.bmodel import check_coeffs, check_in_global_memory, tensors_in_tag
+from tpudsl.backend.bmodel import check_coeffs, check_in_global_memory, gmem_bytes, tensors_in_tag
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cmodel.capture import Capture
 from tpudsl.backend.cmodel.cores import run_cores
@@ -38,7 +38,7 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     check_in_global_memory(h)
     # Global memory: the coefficients, io_alone's IO region (the header checked that every input and
     # output lies in it), the neurons; and each memory tag of the io_tag modes on its own.
-    memory = Memory(chip, h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"],
+    memory = Memory(chip, gmem_bytes(h),
                     {r["tag"]: (r["size"], tensors_in_tag(h, r["tag"])) for r in h.get("io_tags", [])})
     memory.gmem[: len(bmodel.coeffs)] = np.frombuffer(bmodel.coeffs, np.uint8)
     for t in h["inputs"]:
