@@ -4,6 +4,8 @@ raising ShapeError on inconsistent input."""
 
 from __future__ import annotations
 
+import math
+
 from tpudsl.dialects.geometry.conv_filter import ic_parallel_of
 from tpudsl.dialects.geometry.window import auto_pads, padding_only_window, transposed_out_size, window_out_size
 from tpudsl.dialects.geometry.ssd import SsdInputError, ssd_geometry
@@ -360,7 +362,7 @@ def detection_output(ins: Ins, a: AttrView) -> list[Shape]:
         if a[key] <= 0:
             raise ShapeError(f"{key} {a[key]} must be positive (Caffe's -1, every box, is not modelled)")
     _check_iou("nms_threshold", a["nms_threshold"])
-    if a["confidence_threshold"] != a["confidence_threshold"]:  # NaN: no score would pass, silently
+    if math.isnan(a["confidence_threshold"]):  # no score would pass, silently
         raise ShapeError("confidence_threshold is nan: a score threshold must be a number")
     return [(1, 1, images * a["keep_top_k"], ROW)]
 

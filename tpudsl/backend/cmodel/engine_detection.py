@@ -5,6 +5,7 @@ arith_ssd.py) written whole."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -62,7 +63,7 @@ def _detection_output(m: Memory, r: isa.BdcDetectionOutput) -> None:
         raise Fault(f"n {r.n}, priors {r.priors}, classes {r.classes}, background {r.background}, top_k {r.top_k}, "
                     f"keep_top_k {r.keep_top_k}: not a detection")
     _check_nms(r.nms)
-    if r.conf_threshold != r.conf_threshold:  # NaN: no score would pass, silently
+    if math.isnan(r.conf_threshold):  # no score would pass, silently
         raise Fault("conf_threshold nan is not a score threshold")
     rows = arith_ssd.detection_output(m.read_run(r.src, (r.n, r.priors, 4), _F32),
                                       m.read_run(r.conf_at, (r.n, r.priors, r.classes), _F32),
