@@ -42,15 +42,21 @@ def starts(counts: Sequence[int]) -> list[int]:
     return list(accumulate(counts, initial=0))[:-1]
 
 
+def one_core(records: Sequence[isa.Record]) -> Sequence[isa.Record]:
+    """The stream of a one-core .bmodel, `records`, checked to hold no barrier: a barrier waits for
+    other cores, and one core has none to wait for."""
+    at = next((i for i, r in enumerate(records) if isinstance(r, isa.CoreSync)), None)
+    if at is not None:
+        raise TpudslError(f"command stream: barrier {records[at].barrier} (CoreSync) at instruction {at} of "  # type: ignore[attr-defined]
+                          "a one-core bmodel: barriers are for several cores (the header's core_num)")
+    return records
+
+
 def streams_of(records: Sequence[isa.Record], counts: Sequence[int] | None) -> list[Sequence[isa.Record]]:
     """Each core's stream of a .bmodel's records, `counts` records each (the header's
-    core_instructions; None: one core)."""
-    if counts is None:  # a barrier waits for other cores: one core has none to wait for
-        at = next((i for i, r in enumerate(records) if isinstance(r, isa.CoreSync)), None)
-        if at is not None:
-            raise TpudslError(f"command stream: barrier {records[at].barrier} (CoreSync) at instruction {at} of "  # type: ignore[attr-defined]
-                              "a one-core bmodel: barriers are for several cores (the header's core_num)")
-    counts = [len(records)] if counts is None else counts
+    core_instructions; None: one core, `one_core`)."""
+    if counts is None:
+        return [one_core(records)]
     return [records[start:start + count] for start, count in zip(starts(counts), counts, strict=True)]
 
 

@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape, quoteattr
 from tpudsl.backend import isa
 from tpudsl.backend.bmodel import Bmodel, group_slices
 from tpudsl.backend.chips import chip_named
-from tpudsl.backend.cores import phases, streams_of
+from tpudsl.backend.cores import one_core, phases, streams_of
 from tpudsl.backend.cores import starts as core_starts  # render names its records' start cycles `starts`
 from tpudsl.backend.schedule import ENGINES, Schedule, live_ranges, schedule
 from tpudsl.ir.diagnostics import TpudslError
@@ -81,7 +81,7 @@ def _placed(records: list[isa.Record], header: dict, chip) -> tuple[list[Core], 
     """Each core on the time axis, the barriers (cycle, number) that end the phases, and the serial
     cycles; one core without barriers is the stream's own schedule."""
     if "core_num" not in header:
-        sched = schedule(streams_of(records, None)[0], chip)  # streams_of refuses a barrier
+        sched = schedule(one_core(records), chip)
         return [Core(0, sched)], [], sched.serial
     counts = header["core_instructions"]
     streams = streams_of(records, counts)

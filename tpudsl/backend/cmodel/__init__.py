@@ -22,7 +22,7 @@ from tpudsl.backend.cmodel.capture import Capture
 from tpudsl.backend.cmodel.cores import run_cores
 from tpudsl.backend.cmodel.engine import execute, op_names
 from tpudsl.backend.cmodel.memory import NUMPY, Memory, contiguous
-from tpudsl.backend.cores import streams_of
+from tpudsl.backend.cores import one_core
 from tpudsl.backend.cost import cycles
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.npz import check_float32_exact
@@ -66,7 +66,7 @@ def _run(bmodel, memory: Memory, records: list[isa.Record], names: list[str],
     if counts:
         run_cores(memory, records, names, counts, after)
     else:
-        execute(memory, streams_of(records, None)[0], names, after)  # streams_of refuses a barrier
+        execute(memory, one_core(records), names, after)
 
 
 def run_bmodel(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Counter[str]]:
