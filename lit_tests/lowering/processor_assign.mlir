@@ -17,6 +17,10 @@
 // A lowered (or addressed) module keeps its chip, mode, cores and address mode: its ops are lowered for them.
 // RUN: sed -e 's/TOP_F32/TPU_ADDRESSED/' %s > %t.tpu.mlir
 // RUN: not tpuc-opt %t.tpu.mlir --processor-assign="chip=bm1688 mode=F16 num_core=1" 2>&1 | filecheck %s --check-prefix=LOWERED
+// A module without module.state is taken as Top; one whose state is not a string is refused.
+// RUN: sed -e 's/, module.state = "TOP_F32"//' %s | tpuc-opt --processor-assign="chip=bm1684x mode=F16" | filecheck %s --check-prefix=UNSET
+// RUN: sed -e 's/module.state = "TOP_F32"/module.state = 3 : i64/' %s > %t.int.mlir
+// RUN: not tpuc-opt %t.int.mlir --processor-assign="chip=bm1684x mode=F16" 2>&1 | filecheck %s --check-prefix=NOTSTR
 
 // The chip name is normalised to TPU-MLIR's lower case, the mode to upper case.
 // CHECK: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m", module.state = "TOP_F32"}
@@ -38,6 +42,8 @@
 // ADDR: error: processor-assign: addr_mode=io_tag needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
 // FUSE: error: processor-assign: addr_mode=io_tag_fuse needs a chip with memory tags; bm1684x has none (chips with memory tags: bm1688, tiny)
 // LOWERED: error: processor-assign: module.state is TPU_ADDRESSED; it assigns the chip and mode of a Top module, before --convert-top-to-tpu
+// UNSET: module attributes {module.chip = "bm1684x", module.mode = "F16", module.name = "m"}
+// NOTSTR: error: processor-assign: module.state is 3 : i64; it assigns the chip and mode of a Top module, before --convert-top-to-tpu
 // RELOC: error: processor-assign: addr_mode=io_reloc is not supported (only addr_mode=auto or addr_mode=basic or addr_mode=io_alone or addr_mode=io_tag or addr_mode=io_tag_fuse)
 module attributes {module.name = "m", module.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {

@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 
 from tpudsl.backend.chips import ADDR_MODES, check_addr_mode, check_cores, chip_for
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.lowering.tpu_mlir_stages import require_top
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,8 @@ class ProcessorAssignPass(ModulePass):
     high_precision: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        state = op.attributes.get("module.state")
-        if isinstance(state, StringAttr) and not state.data.startswith("TOP_"):  # the Tpu ops are the chip's already
-            raise TpudslError(f"processor-assign: module.state is {state.data}; it assigns the chip and mode of a "
-                              "Top module, before --convert-top-to-tpu")
+        # a lowered module's Tpu ops are its chip's already
+        require_top(op, self.name, allow_unset=True, does="assigns the chip and mode of a Top module")
         chip = chip_for(self.chip, "processor-assign")
         mode = self.mode.upper()
         if mode not in chip.modes:

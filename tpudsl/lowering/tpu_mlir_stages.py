@@ -17,6 +17,18 @@ from xdsl.passes import ModulePass
 from tpudsl.ir.diagnostics import TpudslError
 
 
+def require_top(module: ModuleOp, pass_name: str, *, allow_unset: bool, does: str = "runs on a Top module") -> None:
+    """The module is still Top (module.state TOP_*): the pass, which `does` what it says, stands
+    before --convert-top-to-tpu. `allow_unset`: a module without module.state passes too (a
+    hand-written Top module, as processor-assign takes)."""
+    state = module.attributes.get("module.state")
+    if state is None and allow_unset:
+        return
+    if not (isinstance(state, StringAttr) and state.data.startswith("TOP_")):
+        shown = "not set" if state is None else state.data if isinstance(state, StringAttr) else str(state)
+        raise TpudslError(f"{pass_name}: module.state is {shown}; it {does}, before --convert-top-to-tpu")
+
+
 @dataclass(frozen=True)
 class ProcessorTopOptimizePass(ModulePass):
     """Chip-specific Top rewrites before lowering (TPU-MLIR); tpudsl has none: checks the Top module has a chip.
@@ -32,7 +44,4 @@ class ProcessorTopOptimizePass(ModulePass):
         chip = op.attributes.get("module.chip")
         if not isinstance(chip, StringAttr) or chip.data == "ALL":
             raise TpudslError(f"{self.name}: module.chip is not assigned; run --processor-assign first")
-        state = op.attributes.get("module.state")
-        if not isinstance(state, StringAttr) or not state.data.startswith("TOP_"):
-            shown = state.data if isinstance(state, StringAttr) else "not set"
-            raise TpudslError(f"{self.name}: module.state is {shown}; it runs on a Top module, before --convert-top-to-tpu")
+        require_top(op, self.name, allow_unset=False)
