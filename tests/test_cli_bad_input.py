@@ -15,7 +15,7 @@ import pytest
 from frontend_support import error_lines
 from onnx import TensorProto, helper, numpy_helper
 
-from tpudsl.cli import mlir_cut, model_runner, model_transform, npz_tool, tpuc_opt
+from tpudsl.cli import bmodel_checker, mlir_cut, model_runner, model_transform, npz_tool, tpuc_opt
 from tpudsl.cli.compare import parse_tolerance
 from tpudsl.ir.module import load_module, save_module
 
@@ -25,6 +25,7 @@ MAINS = {
     "model_transform": model_transform.main,
     "npz_tool": npz_tool.main,
     "mlir_cut": mlir_cut.main,
+    "bmodel_checker": bmodel_checker.main,
 }
 
 SMALL = """module attributes {module.weight_file = "w.npz"} {
@@ -351,6 +352,17 @@ def test_model_runner_output_that_would_replace_an_input(capfd, small, flag):
     argv = {"--input": small / "in.npz", "--model": small / "m.mlir", "--output": target}
     line = fails(capfd, small, "model_runner", *[x for kv in argv.items() for x in kv])
     assert line == f"error: --output '{target}' would overwrite the {flag} file; choose another name"
+
+
+def test_mlir_cut_and_bmodel_checker_outputs_that_would_replace_an_input(capfd, small):
+    m, x = small / "m.mlir", small / "in.npz"
+    line = fails(capfd, small, "mlir_cut", "--mlir", m, "--output_names", "y", "-o", m)
+    assert line == f"error: -o '{m}' would overwrite the input .mlir {m}; choose another name"
+    (small / "m_cut.mlir").symlink_to(m)  # the default output, m_cut.mlir, is the input through a symlink
+    line = fails(capfd, small, "mlir_cut", "--mlir", m, "--output_names", "y")
+    assert line == f"error: the output '{small / 'm_cut.mlir'}' would overwrite the input .mlir {m}; choose another name"
+    line = fails(capfd, small, "bmodel_checker", small / "m.bmodel", x, "--report", x)  # refused before any reading
+    assert line == f"error: --report '{x}' would overwrite {x}; choose another name"
 
 
 def test_model_transform_outputs_that_would_replace_inputs_or_each_other(capfd, onnx_dir):

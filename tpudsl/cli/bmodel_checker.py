@@ -16,12 +16,11 @@ status 1 when any tensor failed. docs/tools.md, "bmodel_checker".
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.errors import CliArgumentParser, refuse_overwriting, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -146,9 +145,7 @@ def run(argv: Sequence[str]) -> int:
     except ValueError as e:
         raise TpudslError(f"--tolerance: {e}") from None
     model = bmodel_path(args.context_dir)
-    for given in (model, args.reference_data):
-        if os.path.realpath(args.report) == os.path.realpath(given):  # never raises, unlike resolve()
-            raise TpudslError(f"--report '{args.report}' would overwrite {given}; choose another name")
+    refuse_overwriting("--report", args.report, {str(given): given for given in (model, args.reference_data)})
     networks = _networks(model)
     reference = load_npz(args.reference_data)
     inputs = _inputs(networks[0].stages[0].header, reference, model, args.reference_data)

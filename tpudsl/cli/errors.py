@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn
 
 from xdsl.utils.exceptions import DiagnosticException
@@ -54,6 +54,21 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--threads", type=positive, default=None,
                         help="BLAS threads of the Top interpreter (default: half the cores, at most 8)")
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether paths `a` and `b` name one file, through symlinks (os.path.realpath never raises,
+    unlike Path.resolve() on a symlink loop)."""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwriting(flag: str, out: str | os.PathLike[str], inputs: Mapping[str, str | os.PathLike[str]]) -> None:
+    """The file a command writes, `out` (given by `flag`), naming one it reads (`inputs`: how the
+    message names each, its path): one error before anything is read or written, never an input
+    replaced by the command's output."""
+    for named, path in inputs.items():
+        if same_file(out, path):
+            raise TpudslError(f"{flag} '{out}' would overwrite {named}; choose another name")
 
 
 def os_error_message(e: OSError) -> str:

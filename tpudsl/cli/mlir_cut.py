@@ -27,12 +27,11 @@ value it reads). A trace that runs out of ops first is an error (TPU-MLIR's pops
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.errors import CliArgumentParser, refuse_overwriting, run_cli, same_file
 from tpudsl.ir.diagnostics import TpudslError
 
 if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
@@ -243,12 +242,12 @@ def run(argv: Sequence[str]) -> int:
 
     source = Path(args.mlir)
     output = Path(args.output) if args.output else source.with_name(f"{source.stem}_cut.mlir")
-    if os.path.realpath(output) == os.path.realpath(source):  # realpath: resolve() raises on a symlink loop
-        raise TpudslError("the output would overwrite the input .mlir; choose another -o")
+    # without -o, only a symlink named like the default output can be the input
+    refuse_overwriting("-o" if args.output else "the output", output, {f"the input .mlir {source}": source})
     weights = output.with_name(f"{output.stem}_weight.npz")
     mod = load_module(source)
     source_weights = weight_file_path(mod.module, source)
-    if source_weights is not None and os.path.realpath(weights) == os.path.realpath(source_weights):
+    if source_weights is not None and same_file(weights, source_weights):
         raise TpudslError(
             f"the cut module's weights would replace '{source_weights}', which '{source}' still names; "
             "choose another -o name"

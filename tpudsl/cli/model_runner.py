@@ -17,12 +17,11 @@ takes float data quantized as its stripped cast would, an int8/uint8 output is d
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
+from tpudsl.cli.errors import CliArgumentParser, add_threads_option, refuse_overwriting, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -413,9 +412,8 @@ def build_parser() -> CliArgumentParser:
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     check_flags("model_runner", args, CHECKED)
-    for flag in ("input", "model"):
-        if os.path.realpath(args.output) == os.path.realpath(getattr(args, flag)):  # never raises, unlike resolve()
-            raise TpudslError(f"--output '{args.output}' would overwrite the --{flag} file; choose another name")
+    refuse_overwriting("--output", args.output,
+                       {f"the --{flag} file": getattr(args, flag) for flag in ("input", "model")})
     from tpudsl.cli.npz_tool import load_npz
 
     outputs = model_inference(load_npz(args.input), args.model, args.dump_all_tensors, args.threads, args.profile,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, run_cli
+from tpudsl.cli.errors import CliArgumentParser, refuse_overwriting, run_cli
 from tpudsl.ir.diagnostics import TpudslError
 
 
@@ -154,20 +154,11 @@ def networks_info_lines(networks: list) -> list[str]:
     return lines
 
 
-def _refuse_overwriting(out: str, paths: list[str]) -> None:
-    """`-o` naming one of the inputs (the written file would replace the bmodel it was made from)."""
-    import os
-
-    for path in paths:
-        if os.path.realpath(path) == os.path.realpath(out):  # never raises, unlike resolve()
-            raise TpudslError(f"-o '{out}' would overwrite the input {path}; choose another name")
-
-
 def _combine(paths: list[str], out: str) -> int:
     """TPU-MLIR's --combine: every file is read and checked, then the result written at once."""
     from tpudsl.backend.bmodel_combined import merge, read_networks, write_networks
 
-    _refuse_overwriting(out, paths)
+    refuse_overwriting("-o", out, {f"the input {path}": path for path in paths})
     parts = []
     for path in paths:
         networks = read_networks(path)
@@ -200,7 +191,7 @@ def _timeline(path: str, out: str) -> int:
     from tpudsl.backend.timeline import render
     from tpudsl.ir.module import write_atomically
 
-    _refuse_overwriting(out, [path])
+    refuse_overwriting("-o", out, {f"the input {path}": path})
     try:
         svg = render(read_bmodel(path)).encode()
     except TpudslError as e:

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
+from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli, same_file
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
 
@@ -405,7 +405,7 @@ def _load_top(args, mlir: Path) -> TopModule:
         raise TpudslError(f"--model_name {args.model_name} is not the module.name of {args.model_def} ({shown})")
     source_weights = weight_file_path(mod.module, args.model_def)
     weights = mlir.parent / f"{args.model_name}_top_f32_all_weight.npz"
-    if source_weights is not None and os.path.realpath(source_weights) == os.path.realpath(weights):
+    if source_weights is not None and same_file(source_weights, weights):
         raise TpudslError(f"the weight file '{weights}' would overwrite the weights of --model_def '{args.model_def}'; "
                           "choose another --mlir directory")
     return mod
