@@ -1,6 +1,7 @@
 """model_tool --timeline (tpudsl/backend/timeline.py): the SVG of a deployed bmodel's command
 stream (and of a hand-written one whose engines overlap), checked against the bmodel's records, the
-cost model and the schedule, and its local-memory panel against its invariants; a single-core SVG
+cost model and the schedule, and its local-memory panel against its invariants; bad input (and
+model_runner --profile on the same bad records) one error line; a single-core SVG
 against the file the code before several cores wrote; a two-core bmodel's lanes, barriers, waits
 and busy cycles against its streams, its header and model_runner --profile."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.backend_support import transformed_conv_pool
@@ -17,7 +19,7 @@ from tpudsl.backend.bmodel import read_bmodel, write_bmodel
 from tpudsl.backend.chips import chip_named
 from tpudsl.backend.cost import cycles
 from tpudsl.backend.schedule import schedule
-from tpudsl.cli import model_deploy, model_tool
+from tpudsl.cli import model_deploy, model_runner, model_tool
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -172,6 +174,17 @@ def test_bad_input_is_one_line_and_writes_nothing(bmodel, tmp_path, capsys):
         assert status == 1 and out == "" and len(err.strip().splitlines()) == 1 and expected in err, (argv, err)
         assert "Traceback" not in err
     assert not (tmp_path / "o.svg").exists() and not (tmp_path / "missing").exists()
+    # model_runner --profile times the same records (cores.timing, the cost model): refused before the run
+    np.savez(tmp_path / "in.npz", **{t["name"]: np.zeros(t["shape"], np.float32) for t in m.header["inputs"]})
+    for name, problem in (("dtype", "(BdcCast) has unknown out_dtype code 9"),
+                          ("cell", "(BdcRecurrent) has unknown cell code 7")):
+        with pytest.raises(SystemExit) as info:
+            model_runner.main([str(a) for a in ("--input", tmp_path / "in.npz", "--model", tmp_path / f"{name}.bmodel",
+                                                "--output", tmp_path / "o.npz", "--profile")])
+        out, err = capsys.readouterr()
+        assert (info.value.code, out) == (1, ""), err
+        assert err == f"error: bmodel: instruction {len(isa.decode(m.commands))} {problem}\n"
+    assert not (tmp_path / "o.npz").exists()
     assert read_bmodel(bmodel).commands  # still the bmodel, not an SVG
 
 

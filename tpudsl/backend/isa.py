@@ -766,3 +766,14 @@ def check_counts(records: list[Record], gdma_count: int, bdc_count: int) -> None
     if (gdma, len(records) - gdma) != (gdma_count, bdc_count):
         raise TpudslError(f"bmodel: the command stream holds {gdma} GDMA and {len(records) - gdma} BDC "
                           f"instructions, the header says {gdma_count} and {bdc_count}")
+
+
+def check_codes(records: list[Record]) -> None:
+    """Every record's dtype, out_dtype and cell codes are known: the cost model and the schedule
+    look up element sizes and a cell's gates by them (DTYPE_NAMES, RECURRENT_GATES), for records an
+    engine never runs too (the cmodel's profile, model_runner --profile, the timeline)."""
+    for i, r in enumerate(records):
+        for key, known in (("dtype", DTYPE_NAMES), ("out_dtype", DTYPE_NAMES), ("cell", RECURRENT_GATES)):
+            if getattr(r, key, 0) not in known:
+                raise TpudslError(f"bmodel: instruction {i} ({type(r).__name__}) has unknown {key} code "
+                                  f"{getattr(r, key)}")

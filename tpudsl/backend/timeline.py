@@ -57,11 +57,7 @@ def _checked_records(model: Bmodel) -> list[isa.Record]:
     h = model.header
     records = isa.decode(model.commands)
     isa.check_counts(records, h["gdma_count"], h["bdc_count"])
-    for i, r in enumerate(records):  # the cost model and the footprints need the element size (a cell's gates)
-        for key, known in (("dtype", isa.DTYPE_NAMES), ("out_dtype", isa.DTYPE_NAMES), ("cell", isa.RECURRENT_GATES)):
-            if getattr(r, key, 0) not in known:
-                raise TpudslError(f"bmodel: instruction {i} ({type(r).__name__}) has unknown {key} code "
-                                  f"{getattr(r, key)}")
+    isa.check_codes(records)  # the cost model and the footprints need the element size (a cell's gates)
     return records
 
 

@@ -34,6 +34,7 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     chip = chip_named(h["chip"])
     records = isa.decode(bmodel.commands)
     isa.check_counts(records, h["gdma_count"], h["bdc_count"])
+    isa.check_codes(records)  # before the run, which checks only the codes it reads: the profile's cycles need all
     check_coeffs(h, bmodel.coeffs)
     check_in_global_memory(h)
     # Global memory: the coefficients, io_alone's IO region (the header checked that every input and
