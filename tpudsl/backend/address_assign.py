@@ -46,20 +46,13 @@ from xdsl.rewriter import Rewriter
 from tpudsl.backend import concat_in_place
 from tpudsl.backend.chips import ADDR_MODES, IO_TAGS, Chip, check_addr_mode, tag_base
 from tpudsl.backend.layer_group import module_chip
-from tpudsl.backend.slicing import ESIZE, dtype_of, shape_of
+from tpudsl.backend.slicing import nbytes
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.ir.diagnostics import TpudslError, check_option
 
 
 def align(x: int, a: int) -> int:
     return -(-x // a) * a
-
-
-def nbytes(value: SSAValue) -> int:
-    size = ESIZE[dtype_of(value)]
-    for d in shape_of(value):
-        size *= d
-    return size
 
 
 def address_of(value: SSAValue) -> int | None:

@@ -34,7 +34,7 @@ from collections.abc import Container
 
 from xdsl.ir import Operation, SSAValue
 
-from tpudsl.backend.slicing import ESIZE, attrs_of, dtype_of, shape_of
+from tpudsl.backend.slicing import attrs_of, nbytes, shape_of
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import describe
 from tpudsl.ir.diagnostics import TpudslError
@@ -151,10 +151,6 @@ def chains(concats: list[Operation], returned: set[SSAValue]) -> list[list[Opera
     return found
 
 
-def _nbytes(v: SSAValue) -> int:
-    return math.prod(shape_of(v)) * ESIZE[dtype_of(v)]
-
-
 def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) -> dict[SSAValue, tuple[SSAValue, int]]:
     """Each input of a Concat of `ops` merged in place -> (the buffer it is a run of, its byte
     offset in it): a lone Concat's result, or a chain's last result (its members' results too, at
@@ -169,7 +165,7 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
         for parts in _member_parts(chain):
             for v in parts:
                 out[v] = (whole, offset)
-                offset += _nbytes(v)
+                offset += nbytes(v)
         out.update((op.results[0], (whole, 0)) for op in chain[:-1])
         chained.update(chain)
     for op in concats:
@@ -183,7 +179,7 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
         offset = 0
         for v in op.operands:
             out[v] = (op.results[0], offset)
-            offset += _nbytes(v)
+            offset += nbytes(v)
     return out
 
 
@@ -195,4 +191,4 @@ def check_in_place(op: Operation, address_of) -> None:
         if address_of(v) != at:
             raise TpudslError(f"codegen: {describe(op)} is only_merge, but its input from {describe(v.owner)} is at "
                               f"{address_of(v)}, not at {at} inside its result; run --address-assign again")
-        at += _nbytes(v)
+        at += nbytes(v)

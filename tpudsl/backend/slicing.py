@@ -82,6 +82,14 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
+def nbytes(value: SSAValue) -> int:
+    """The bytes a tensor value occupies in global memory (its elements, densely packed)."""
+    size = ESIZE[dtype_of(value)]
+    for d in shape_of(value):
+        size *= d
+    return size
+
+
 def dtype_of(value: SSAValue) -> str:
     """The element type's name in ESIZE: a float, i8/u8 (a `!quant.uniform` stores them; its zero
     point is the records' business, `zero_point`), i32."""
