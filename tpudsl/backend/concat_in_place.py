@@ -75,15 +75,23 @@ def refusal(op: Operation, returned: set[SSAValue], claimed: Container[SSAValue]
     seen: set[SSAValue] = set()
     repeated = {v for v in op.operands if v in seen or seen.add(v)}
     for v in op.operands:
-        if not _written_by_own_op(v, returned):
-            return "an input is not written by an op of its own"
-        if v in claimed:
-            return "an input is a run of another merged Concat"
-        if not v.has_one_use():
-            multi_use += 1
-            if v in repeated:
-                return "an input is read twice"
+        if (why := _part_refusal(v, repeated, claimed, returned)) is not None:
+            return why
+        multi_use += not v.has_one_use()
     return "more than two inputs have other readers" if multi_use > _MULTI_USE_INPUTS else None
+
+
+def _part_refusal(v: SSAValue, seen: Container[SSAValue], claimed: Container[SSAValue],
+                  returned: Container[SSAValue]) -> str | None:
+    """Why the input `v` cannot be a run of a merged buffer (None: it can); `seen`: the values that
+    have another run in the same buffer (a lone Concat's inputs read twice, a chain's earlier parts)."""
+    if not _written_by_own_op(v, returned):
+        return "an input is not written by an op of its own"
+    if v in claimed:
+        return "an input is a run of another merged Concat"
+    if v in seen:
+        return "an input is read twice"
+    return None
 
 
 def _extended(op: Operation, candidates: list[Operation]) -> Operation | None:
@@ -117,7 +125,7 @@ def _parts_refusal(chain: list[Operation], returned: Container[SSAValue], claime
     for i, parts in enumerate(_member_parts(chain)):
         shared = 0
         for v in parts:
-            if not _written_by_own_op(v, returned) or v in seen or v in claimed:
+            if _part_refusal(v, seen, claimed, returned) is not None:
                 return i
             seen.add(v)
             shared += any(use.operation not in members for use in v.uses)
