@@ -94,16 +94,19 @@ def _part_refusal(v: SSAValue, seen: Container[SSAValue], claimed: Container[SSA
     return None
 
 
-def _extended(op: Operation, candidates: list[Operation]) -> Operation | None:
+def _extended(op: Operation, candidates: Container[Operation],
+              by_inputs: dict[tuple[SSAValue, ...], Operation]) -> Operation | None:
     """The chain candidate `op` extends: the one whose result is its first input, else the one
-    whose inputs are the longest proper prefix of its inputs (None: none)."""
+    whose inputs are the longest proper prefix of its inputs (None: none). `by_inputs`: the first
+    candidate with each tuple of inputs."""
     first = op.operands[0].owner
     if first in candidates:
         return first if _axis(first) == _axis(op) else None  # type: ignore[arg-type]
     ins = tuple(op.operands)
-    prefixes = [c for c in candidates if len(c.operands) < len(ins) and tuple(c.operands) == ins[:len(c.operands)]]
-    best = max(prefixes, key=lambda c: len(c.operands), default=None)
-    return best if best is not None and _axis(best) == _axis(op) else None
+    for end in range(len(ins) - 1, 0, -1):  # the longest prefix first
+        if (before := by_inputs.get(ins[:end])) is not None:
+            return before if _axis(before) == _axis(op) else None
+    return None
 
 
 def _new_parts(op: Operation, before: Operation | None) -> list[SSAValue]:
@@ -118,13 +121,14 @@ def _member_parts(chain: list[Operation]) -> list[list[SSAValue]]:
     return [_new_parts(op, chain[i - 1] if i else None) for i, op in enumerate(chain)]
 
 
-def _parts_refusal(chain: list[Operation], returned: Container[SSAValue], claimed: Container[SSAValue]) -> int | None:
-    """The index of the first member of `chain` whose new parts cannot be runs of the chain's
-    buffer (None: every member's can)."""
+def _parts_refusal(chain: list[Operation], parts: list[list[SSAValue]], returned: Container[SSAValue],
+                   claimed: Container[SSAValue]) -> int | None:
+    """The index of the first member of `chain` whose new `parts` (`_member_parts`) cannot be runs
+    of the chain's buffer (None: every member's can)."""
     members, seen = set(chain), set()
-    for i, parts in enumerate(_member_parts(chain)):
+    for i, new in enumerate(parts):
         shared = 0
-        for v in parts:
+        for v in new:
             if _part_refusal(v, seen, claimed, returned) is not None:
                 return i
             seen.add(v)
@@ -134,28 +138,38 @@ def _parts_refusal(chain: list[Operation], returned: Container[SSAValue], claime
     return None
 
 
-def chains(concats: list[Operation], returned: set[SSAValue]) -> list[list[Operation]]:
+Chain = tuple[list[Operation], list[list[SSAValue]]]  # the members, each one's new parts (`_member_parts`)
+
+
+def chains(concats: list[Operation], returned: set[SSAValue]) -> list[Chain]:
     """The Concat chains of `concats` (program order), each of two or more members, no value in two
     (module docstring)."""
     candidates = [op for op in concats if _own_refusal(op) is None and op.results[0] not in returned]
+    candidate_set = set(candidates)
+    by_inputs: dict[tuple[SSAValue, ...], Operation] = {}
+    for op in candidates:
+        by_inputs.setdefault(tuple(op.operands), op)
     extenders: dict[Operation, list[Operation]] = {}
     for op in candidates:
-        before = _extended(op, candidates)
+        before = _extended(op, candidate_set, by_inputs)
         if before is not None:
             extenders.setdefault(before, []).append(op)
     successor = {op: after[0] for op, after in extenders.items() if len(after) == 1}
+    extended = set(successor.values())
     found, claimed = [], set()
     for head in candidates:
-        if head not in successor or head in successor.values():
+        if head not in successor or head in extended:
             continue  # not the first of a chain of two or more
         chain = [head]
         while chain[-1] in successor:
             chain.append(successor[chain[-1]])
-        while (cut := _parts_refusal(chain, returned, claimed)) is not None:
-            chain = chain[:cut]  # readers outside the chain are counted again without the members cut
+        parts = _member_parts(chain)
+        # A prefix's parts are the parts' prefix; readers outside the chain are counted again without the members cut.
+        while (cut := _parts_refusal(chain, parts, returned, claimed)) is not None:
+            chain, parts = chain[:cut], parts[:cut]
         if len(chain) >= 2:
-            found.append(chain)
-            claimed.update(v for parts in _member_parts(chain) for v in parts)
+            found.append((chain, parts))
+            claimed.update(v for new in parts for v in new)
     return found
 
 
@@ -168,10 +182,10 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
     outputs = set(returned)
     concats = [op for op in ops if op.name == "tpu.Concat"]
     chained = set()
-    for chain in chains(concats, outputs) if merge else ():
+    for chain, parts in chains(concats, outputs) if merge else ():
         whole, offset = chain[-1].results[0], 0
-        for parts in _member_parts(chain):
-            for v in parts:
+        for new in parts:
+            for v in new:
                 out[v] = (whole, offset)
                 offset += nbytes(v)
         out.update((op.results[0], (whole, 0)) for op in chain[:-1])
