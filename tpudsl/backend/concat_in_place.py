@@ -30,7 +30,7 @@ chain ends before the first Concat whose parts fail.
 from __future__ import annotations
 
 import math
-from collections.abc import Container
+from collections.abc import Container, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
@@ -183,26 +183,30 @@ def views(ops: list[Operation], returned: list[SSAValue], merge: bool = True) ->
     concats = [op for op in ops if op.name == "tpu.Concat"]
     chained = set()
     for chain, parts in chains(concats, outputs) if merge else ():
-        whole, offset = chain[-1].results[0], 0
-        for new in parts:
-            for v in new:
-                out[v] = (whole, offset)
-                offset += nbytes(v)
+        whole = chain[-1].results[0]
+        _place(out, whole, [v for new in parts for v in new])
         out.update((op.results[0], (whole, 0)) for op in chain[:-1])
+        for op in chain:
+            op.attributes["only_merge"] = to_attr("bool", True)
         chained.update(chain)
     for op in concats:
-        if op not in chained and (not merge or refusal(op, outputs, out) is not None):
+        if op in chained:
+            continue
+        if not merge or refusal(op, outputs, out) is not None:
             if attrs_of(op)["only_merge"]:
                 op.attributes["only_merge"] = to_attr("bool", False)
             continue
         op.attributes["only_merge"] = to_attr("bool", True)
-        if op in chained:
-            continue
-        offset = 0
-        for v in op.operands:
-            out[v] = (op.results[0], offset)
-            offset += nbytes(v)
+        _place(out, op.results[0], op.operands)
     return out
+
+
+def _place(out: dict[SSAValue, tuple[SSAValue, int]], whole: SSAValue, values: Sequence[SSAValue]) -> None:
+    """`values` as runs of the buffer `whole`, one after another from its byte 0, into `out`."""
+    offset = 0
+    for v in values:
+        out[v] = (whole, offset)
+        offset += nbytes(v)
 
 
 def check_in_place(op: Operation, address_of) -> None:
