@@ -7,10 +7,11 @@ model_deploy (bm1684x) in F16 and INT8.
   shapes, not read from the pass).
 * No Concat has an instruction: the bmodel's debug info gives none of them a record (the convs,
   the control, have theirs).
-* The bmodel is bit-exact to the Tpu interpreter, every tensor of model_runner --dump_all_tensors
-  included (each Concat's result and feature read at its address during the run: the buffer reused
-  while a member is still read changes them; a feature at a wrong offset already fails the deploy,
-  codegen's check of an only_merge Concat's inputs).
+* The bmodel is bit-exact to the Tpu interpreter (model_deploy's rule, assert_dump_equal), every
+  tensor of model_runner --dump_all_tensors included, the same names in the same order (each
+  Concat's result and feature read at its address during the run: the buffer reused while a member
+  is still read changes them; a feature at a wrong offset already fails the deploy, codegen's check
+  of an only_merge Concat's inputs).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.backend_support import assert_dump_equal
 from tests.cli_support import run_main, run_model
 from tests.models import densenet, random_inputs
 from tpudsl.backend import isa
@@ -94,6 +96,4 @@ def test_bit_exact_to_the_tpu_interpreter_every_tensor(deploy, mode):
     ours = run_model(out / "m.bmodel", out.parent / "m_in_f32.npz", out / "bm_all.npz", all_tensors=True)
     chain = [k for k in tpu if ".concat" in k or ".conv2" in k]
     assert len(chain) >= 2 * sum(BLOCKS), sorted(tpu)
-    for key in tpu:
-        assert key in ours, (key, sorted(ours))
-        assert ours[key].tobytes() == tpu[key].tobytes(), key
+    assert_dump_equal(ours, tpu, mode)
