@@ -11,7 +11,8 @@
 // CHECK-DAG: {axis = 1 : i64, only_merge = true} : {{.*}} loc(#[[F1:loc[0-9]+]])
 // CHECK-DAG: {axis = 1 : i64, only_merge = true} : {{.*}} loc(#[[F2:loc[0-9]+]])
 // CHECK-DAG: {axis = 1 : i64, only_merge = true} : {{.*}} loc(#[[F3:loc[0-9]+]])
-// Two Concats extend "fork": it merges alone (TPU-MLIR's rule), both of them copy (a Concat's result is an input).
+// Two Concats extend "fork" (read by Relus, not returned: both chain candidates): it merges alone (TPU-MLIR's
+// rule), both of them copy (a Concat's result is an input).
 // CHECK-DAG: {axis = 1 : i64, only_merge = true} : {{.*}} loc(#[[FORK:loc[0-9]+]])
 // CHECK-DAG: {axis = 1 : i64} : {{.*}} loc(#[[FORK_A:loc[0-9]+]])
 // CHECK-DAG: {axis = 1 : i64} : {{.*}} loc(#[[FORK_B:loc[0-9]+]])
@@ -90,6 +91,8 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     %fork_a = "tpu.Concat"(%fork, %k) {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32> loc("fork_a")
     %l = "tpu.Relu"(%x) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("l")
     %fork_b = "tpu.Concat"(%fork, %l) {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32> loc("fork_b")
+    %fork_a_reader = "tpu.Relu"(%fork_a) : (tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32> loc("fork_a_reader")
+    %fork_b_reader = "tpu.Relu"(%fork_b) : (tensor<1x6x4x4xf32>) -> tensor<1x6x4x4xf32> loc("fork_b_reader")
     %x1 = "top.Input"(%arg1) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("x1")
     %m = "tpu.Relu"(%x1) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("m")
     %o = "tpu.Relu"(%x1) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("o")
@@ -124,6 +127,6 @@ module attributes {module.chip = "tiny", module.mode = "F32", module.state = "TP
     %r2 = "tpu.Relu"(%s2) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("r2")
     %r3 = "tpu.Relu"(%s3) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("r3")
     %r4 = "tpu.Relu"(%s4) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("r4")
-    return %n2_reader, %late, %f3_reader, %fork_a, %fork_b, %ax2, %ret1, %ret2, %relu2, %in2, %w2, %sh2, %r2, %r3, %r4 : tensor<1x6x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x2x8x4xf32>, tensor<1x4x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x10x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+    return %n2_reader, %late, %f3_reader, %fork_a_reader, %fork_b_reader, %ax2, %ret1, %ret2, %relu2, %in2, %w2, %sh2, %r2, %r3, %r4 : tensor<1x6x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x2x8x4xf32>, tensor<1x4x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x6x4x4xf32>, tensor<1x10x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
   }
 }
