@@ -24,7 +24,8 @@ is one buffer, the last (longest) Concat's result: each part (the first Concat's
 later one's new inputs) its run, every Concat's result the buffer's prefix. The parts must be
 written by ops of their own (as above), each once in the chain, none a run of another chain, and
 each Concat's new parts at most two with readers outside the chain (`multi_use_times` again); the
-chain ends before the first Concat whose parts fail.
+chain ends before the first Concat whose parts fail. The chains are followed by `ir/chains.py`,
+which the interpreter's Concat chains (interp/concat_chain.py, first-input extensions only) use too.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from tpudsl.backend.slicing import attrs_of, nbytes, shape_of
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import describe
+from tpudsl.ir.chains import extension_chains
 from tpudsl.ir.diagnostics import TpudslError
 
 # What does not write its result to global memory as an op of its own (TPU-MLIR's isWeight, its
@@ -149,20 +151,8 @@ def chains(concats: list[Operation], returned: set[SSAValue]) -> list[Chain]:
     by_inputs: dict[tuple[SSAValue, ...], Operation] = {}
     for op in candidates:
         by_inputs.setdefault(tuple(op.operands), op)
-    extenders: dict[Operation, list[Operation]] = {}
-    for op in candidates:
-        before = _extended(op, candidate_set, by_inputs)
-        if before is not None:
-            extenders.setdefault(before, []).append(op)
-    successor = {op: after[0] for op, after in extenders.items() if len(after) == 1}
-    extended = set(successor.values())
     found, claimed = [], set()
-    for head in candidates:
-        if head not in successor or head in extended:
-            continue  # not the first of a chain of two or more
-        chain = [head]
-        while chain[-1] in successor:
-            chain.append(successor[chain[-1]])
+    for chain in extension_chains(candidates, lambda op: _extended(op, candidate_set, by_inputs)):
         parts = _member_parts(chain)
         # A prefix's parts are the parts' prefix; readers outside the chain are counted again without the members cut.
         while (cut := _parts_refusal(chain, parts, returned, claimed)) is not None:

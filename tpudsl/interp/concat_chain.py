@@ -15,6 +15,8 @@ are then contiguous, to every reader indistinguishable from a fresh array. Every
 have a static shape and the result's dtype (one numpy has: a bf16 value is held in float32), the
 result no fused relu and a known shape (so the step stores it as it is), else the op keeps its
 kernel. The chain is the interpreter's plan of top.Concat, whatever the table's Concat kernel.
+The backend finds its chains (backend/concat_in_place.py, where "extends" also means "begins with
+all of that one's inputs") with the same `ir/chains.py` (neither phase imports the other).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tpudsl.interp.kernel import Array, Inputs, KernelAttrs, Run, carrier
+from tpudsl.ir.chains import extension_chains
 
 CONCAT = "top.Concat"
 
@@ -45,27 +48,22 @@ def _axis(step) -> int | None:
 def link(steps: Sequence, dtype_of: Callable[[SSAValue], np.dtype | None]) -> None:
     """Give the Concat steps that form chains (of two or more) a run writing into one buffer.
     `steps` are the interpreter's (op, attrs, plain, run); `dtype_of` gives a value's dtype."""
-    members = {}  # result value -> (step, axis)
+    members = {}  # op -> (step, axis)
     for step in steps:
         axis = _axis(step)
         if axis is None:
             continue
         dtype = step.attrs.out_dtype(0)
         if dtype is not None and carrier(dtype) == dtype and all(s is not None for s in step.attrs.in_shapes) and all(dtype_of(v) == dtype for v in step.op.operands):
-            members[step.op.results[0]] = (step, axis)
-    extenders: dict[SSAValue, list] = {}
-    for step, axis in members.values():
-        first = step.op.operands[0]
-        if first in members and members[first][1] == axis:
-            extenders.setdefault(first, []).append(step)
-    successor = {v: ss[0] for v, ss in extenders.items() if len(ss) == 1}
-    extended = {id(s) for s in successor.values()}
-    for value, (step, axis) in members.items():
-        if id(step) in extended or value not in successor:
-            continue  # not the head of a chain of two or more
-        chain = [step]
-        while chain[-1].op.results[0] in successor:
-            chain.append(successor[chain[-1].op.results[0]])
+            members[step.op] = (step, axis)
+
+    def extended(op: Operation) -> Operation | None:
+        first = op.operands[0].owner
+        return first if first in members and members[first][1] == members[op][1] else None  # type: ignore[return-value]
+
+    for ops in extension_chains(list(members), extended):
+        chain = [members[op][0] for op in ops]
+        axis = members[ops[0]][1]
         final = chain[-1].attrs.out_shape(0)
         chain[0].run = _head(final, axis, chain[0].attrs.out_dtype(0))
         for s in chain[1:]:
