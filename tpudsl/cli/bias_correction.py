@@ -20,14 +20,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tpudsl.cli.compare import cosine_similarity
-from tpudsl.cli.model_runner import dequantized
-from tpudsl.cli.model_score import scoring_of
+from tpudsl.cli.model_score import dequantized_runs, scoring_of
 from tpudsl.cli.qtable_search import lowered_int8
 from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.module import TopModule
 from tpudsl.lowering.bias_correction import correct, measure, plan_correction
 from tpudsl.lowering.calibration_table import TableEntry, as_written
-from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
 Runs = list[dict[str, np.ndarray]]
 
@@ -54,9 +52,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
 
     def int8_runs(trial: TopModule) -> tuple[Runs, float]:
         """`trial`'s runs, dequantized, and output cosine."""
-        params = int8_params(trial)
-        runs = [dequantized(run, params)
-                for run in run_samples(trial.module, trial.weights, inputs, keep_all=True)[0]]
+        runs = dequantized_runs(trial, inputs)
         return runs, score.cosine(runs, f32_runs)
 
     uncorrected = lowered({})

@@ -149,3 +149,17 @@ def scoring_of(mod: TopModule, layers: str) -> Scoring:
     """`scoring` of a clone of `mod` cut to its scored part (`mod` is left as it is): what
     run_calibration checks --global_compare_layers against before calibrating and --bc scores."""
     return scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), layers)
+
+
+def dequantized_runs(top: TopModule, samples: Sequence[Mapping[str, np.ndarray]],
+                     names: Collection[str] | None = None) -> list[dict[str, np.ndarray]]:
+    """`top`'s runs on `samples`: every tensor (or only `names`), the quantized ones dequantized,
+    as the scores compare them with Top's."""
+    # imported here: run_calibration imports this module; only its --bc and --search run INT8 models
+    from tpudsl.cli.model_runner import dequantized
+    from tpudsl.interp.module_interpreter import run_samples
+    from tpudsl.lowering.top_to_tpu_int8 import int8_params
+
+    params = int8_params(top)
+    return [dequantized(run if names is None else {n: run[n] for n in names}, params)
+            for run in run_samples(top.module, top.weights, samples, keep_all=True)[0]]

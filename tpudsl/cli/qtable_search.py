@@ -11,8 +11,7 @@ import numpy as np
 
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
-from tpudsl.cli.model_runner import dequantized
-from tpudsl.cli.model_score import scored_part, scoring
+from tpudsl.cli.model_score import dequantized_runs, scored_part, scoring
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
@@ -21,7 +20,7 @@ from tpudsl.ir.module import TopModule, load_module, write_files_atomically
 from tpudsl.lowering.calibration import tensor_names
 from tpudsl.lowering.calibration_table import TableEntry, read_table
 from tpudsl.lowering.import_calibration import import_table
-from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, int8_params, lower_int8
+from tpudsl.lowering.top_to_tpu_int8 import INT8_LOWERINGS, lower_int8
 from tpudsl.passes import pass_class
 
 
@@ -71,9 +70,7 @@ class Int8Search:
         """`top`'s runs on the samples: the scored tensors, the quantized ones dequantized."""
         if not self.scoring.layers:  # the outputs: float in every lowering
             return run_samples(top.module, top.weights, self.samples)[0]
-        params = int8_params(top)
-        return [dequantized({n: run[n] for n in self.scoring.layers}, params)
-                for run in run_samples(top.module, top.weights, self.samples, keep_all=True)[0]]
+        return dequantized_runs(top, self.samples, self.scoring.layers)
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
         """The model's cosine with Top (`self.scoring`'s: cli/model_score.py), lowered with
