@@ -46,7 +46,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
 
     def lowered(shifts: Mapping[str, np.ndarray]) -> TopModule:
         """The INT8 model with `shifts` added to the biases."""
-        trial = TopModule(mod.module.clone(), dict(mod.weights), mod.path)  # lowering rewrites in place
+        trial = mod.clone()  # lowering rewrites in place
         correct(trial, shifts, renamed=False)  # the table names the layers as they were
         return lowered_int8(trial, written, args.processor, asymmetric=False)
 

@@ -148,7 +148,7 @@ def scored_part(top: TopModule) -> TopModule:
 def scoring_of(mod: TopModule, layers: str) -> Scoring:
     """`scoring` of a clone of `mod` cut to its scored part (`mod` is left as it is): what
     run_calibration checks --global_compare_layers against before calibrating and --bc scores."""
-    return scoring(scored_part(TopModule(mod.module.clone(), mod.weights, mod.path)), layers)
+    return scoring(scored_part(mod.clone()), layers)
 
 
 def dequantized_runs(top: TopModule, samples: Sequence[Mapping[str, np.ndarray]],

@@ -60,7 +60,7 @@ class Int8Search:
         """A clone of the scored module lowered with `qtable` (the lowering rewrites in place),
         checked to keep the scored tensors: each lowering, as the calibration tables of
         run_sensitive_layer's and search_threshold's calls decide which clamps it drops."""
-        clone = TopModule(self.top.module.clone(), dict(self.top.weights), self.top.path)
+        clone = self.top.clone()
         lowered = lowered_int8(clone, self.table if table is None else table, self.chip, self.asymmetric, qtable,
                                self.where)
         self.scoring.check_lowered(lowered)

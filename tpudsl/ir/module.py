@@ -74,6 +74,11 @@ class TopModule:
                 return op
         raise TpudslError("module has no func.func @main", str(self.path) if self.path else None)
 
+    def clone(self) -> TopModule:
+        """A copy to rewrite without touching this one: the module cloned, the weights dict copied
+        (a pass that adds or renames a weight changes the copy's only; the arrays are shared)."""
+        return TopModule(self.module.clone(), dict(self.weights), self.path)
+
     def returned(self) -> Operation:
         """The op that ends @main (its func.return): its operands are the model's outputs."""
         ret = self.main_func().body.block.last_op
