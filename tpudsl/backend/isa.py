@@ -777,3 +777,13 @@ def check_codes(records: list[Record]) -> None:
             if getattr(r, key, 0) not in known:
                 raise TpudslError(f"bmodel: instruction {i} ({type(r).__name__}) has unknown {key} code "
                                   f"{getattr(r, key)}")
+
+
+def checked_records(commands: bytes, header: dict) -> list[Record]:
+    """The records of a bmodel's command stream, checked against its header's counts and for known
+    codes: what the cmodel runs and the timeline draws (the profile's cycles and the footprints
+    need every record's element size, a cell's gates, before any runs)."""
+    records = decode(commands)
+    check_counts(records, header["gdma_count"], header["bdc_count"])
+    check_codes(records)
+    return records

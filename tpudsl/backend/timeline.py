@@ -53,14 +53,6 @@ def _anchor(tick: int) -> str:
     return "start" if tick == 0 else "end" if tick == TICKS else "middle"
 
 
-def _checked_records(model: Bmodel) -> list[isa.Record]:
-    h = model.header
-    records = isa.decode(model.commands)
-    isa.check_counts(records, h["gdma_count"], h["bdc_count"])
-    isa.check_codes(records)  # the cost model and the footprints need the element size (a cell's gates)
-    return records
-
-
 @dataclass(frozen=True)
 class Core:
     """One core's stream on the common time axis: its first record's index in the joined stream,
@@ -128,7 +120,7 @@ def render(model: Bmodel) -> str:
 
     h, chip = model.header, chip_named(model.header["chip"])
     multi = "core_num" in h
-    records = _checked_records(model)
+    records = isa.checked_records(model.commands, h)
     names = op_names(model.debug, len(records))
     cores, barriers, serial = _placed(records, h, chip)
     for core in cores:

@@ -32,9 +32,7 @@ def _loaded(bmodel, inputs: Mapping[str, np.ndarray]) -> tuple[Memory, list[isa.
     """Global memory holding the coefficients and the inputs, the decoded records and their op names."""
     h = bmodel.header
     chip = chip_named(h["chip"])
-    records = isa.decode(bmodel.commands)
-    isa.check_counts(records, h["gdma_count"], h["bdc_count"])
-    isa.check_codes(records)  # before the run, which checks only the codes it reads: the profile's cycles need all
+    records = isa.checked_records(bmodel.commands, h)  # before the run, which checks only the codes it reads
     check_coeffs(h, bmodel.coeffs)
     check_in_global_memory(h)
     # Global memory: the coefficients, io_alone's IO region (the header checked that every input and
