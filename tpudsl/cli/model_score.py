@@ -100,6 +100,8 @@ class Scoring:
         """Each named tensor is one of `lowered`'s, the INT8 module whose runs are scored: where the
         INT8 lowering drops a Relu or Clip, the op before takes its name and loses its own
         (top_to_tpu_int8's _clamp; whether it drops one depends on the calibration table)."""
+        if not self.layers:  # nothing named: not a name set built at every search step
+            return
         kept = {name for op in lowered.main_func().body.block.ops if op.name != WEIGHT_OP for name in result_names(op)}
         for name in self.layers:
             if name not in kept:
