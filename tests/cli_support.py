@@ -44,7 +44,7 @@ def table_rows(path: Path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
-def deploy_int8(d: Path, table: Path | str, sample: str, tolerance: str,
+def deploy_dir_int8(d: Path, table: Path | str, sample: str, tolerance: str,
                 *extra: str | Path) -> subprocess.CompletedProcess:
     """model_deploy --quantize INT8 for bm1684x of `d`/m.mlir with the calibration `table` (relative
     to `d`), its Tpu check on `d`/data/`sample` at `tolerance` ("cosine,euclidean")."""

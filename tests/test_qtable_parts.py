@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.cli_support import deploy_int8, run_main, table_rows
+from tests.cli_support import deploy_dir_int8, run_main, table_rows
 from tests.models import onnx_inference
 from tests.models.builder import GraphBuilder
 from tests.models.ssd import MAPS, PRIORS_A_CELL, tiny_ssd
@@ -83,7 +83,7 @@ def test_the_parts_are_the_slices_each_concat_input_fills(head):
 
 
 def _deploy(d, *extra: str):
-    return deploy_int8(d, "table", "2.npz", "0.9,0.5", "--compare_all", *extra)
+    return deploy_dir_int8(d, "table", "2.npz", "0.9,0.5", "--compare_all", *extra)
 
 
 def test_run_qtable_keeps_the_class_scores_float_and_model_deploy_passes(head):

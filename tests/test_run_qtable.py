@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.cli_support import deploy_int8, run_main, table_rows
+from tests.cli_support import deploy_dir_int8, run_main, table_rows
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
@@ -84,9 +84,9 @@ def test_search_keeps_the_outlier_layers_float_and_model_deploy_agrees(model, ca
     cosines = [float(row[2]) for row in losses]
     assert cosines == sorted(cosines) and cosines[1] < 0.99 <= cosines[2]
 
-    r = deploy_int8(model, "table", "3.npz", "0.99,0.5", "--quantize_table", "qtable")
+    r = deploy_dir_int8(model, "table", "3.npz", "0.99,0.5", "--quantize_table", "qtable")
     assert r.returncode == 0, r.stderr  # reaches 0.99 on a sample the search did not see
-    r = deploy_int8(model, "table", "3.npz", "0.99,0.5")
+    r = deploy_dir_int8(model, "table", "3.npz", "0.99,0.5")
     assert r.returncode == 1 and "Tpu check failed at tensor 'conv3'" in r.stderr, r.stderr
 
 

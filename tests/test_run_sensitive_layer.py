@@ -29,7 +29,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from tests import test_threshold_tune as tuning
-from tests.cli_support import deploy_int8, table_rows
+from tests.cli_support import deploy_dir_int8, table_rows
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
@@ -163,9 +163,9 @@ def test_ranks_the_sensitive_layer_first_with_each_layers_best_threshold(model, 
     assert max(worst, key=worst.__getitem__) == "conv_a"  # the independent ranking agrees
 
     assert table_rows(tmp_path / "qtable") == [["conv_a", "F16"]]
-    r = deploy_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5", "--quantize_table", tmp_path / "qtable")
+    r = deploy_dir_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5", "--quantize_table", tmp_path / "qtable")
     assert r.returncode == 0, r.stderr
-    r = deploy_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5")
+    r = deploy_dir_int8(model, tmp_path / "new_table", "7.npz", "0.99,0.5")
     assert r.returncode == 1 and "Tpu check failed at tensor 'conv_c'" in r.stderr, r.stderr
 
 
