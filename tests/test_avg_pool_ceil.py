@@ -32,12 +32,12 @@ CASES = {
 OVERHANG_UNCOUNTED = {"pads counted", "pads counted, rows sliced"}  # lowered with ceil_overhang
 
 
-def _model(case: str):
-    """The one-pool model at opset 19 (onnxruntime's ceil rule is opset 19's: the last window starts
+def _model(case: str, ceil_mode: int = 1):
+    """The one-pool model (ceil_mode 1 unless told) at opset 19 (onnxruntime's ceil rule is opset 19's: the last window starts
     inside the input or its begin pad); onnx's shape inference gives its output shape."""
     shape, kernel, strides, pads, cip = CASES[case]
     node = helper.make_node("AveragePool", ["x"], ["pool"], kernel_shape=kernel, strides=strides, pads=pads,
-                            count_include_pad=cip, ceil_mode=1)
+                            count_include_pad=cip, ceil_mode=ceil_mode)
     return make_model([node], {"x": shape}, ["pool"], opset=19), "pool"
 
 
@@ -50,15 +50,21 @@ def _pool_op(top):
     return op
 
 
+def _inferred(model) -> list[int]:
+    """The output's spatial sizes as onnx's shape inference gives them."""
+    return [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim[2:]]
+
+
 def test_cases_really_add_a_window():
     """Every case's ceil rule gives more windows than the floor rule along some axis, except the
     one that shows a ceil_mode without overhang: else the tests below would not test the overhang.
-    onnx's shape inference (the output shape the flow is given) agrees with onnxruntime's."""
-    for case, (shape, kernel, strides, pads, _) in CASES.items():
+    onnx's shape inference (the output shape the flow is given) agrees with onnxruntime's; the
+    floor rule's sizes are onnx's shape inference's with ceil_mode=0."""
+    for case in CASES:
         model, out = _model(case)
-        floor = [(shape[2 + i] + pads[i] + pads[i + 2] - kernel[i]) // strides[i] + 1 for i in range(2)]
+        floor = _inferred(_model(case, ceil_mode=0)[0])
         ceil = list(run_ort(model, {"x": _input(case)})[out].shape[2:])
-        assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim[2:]] == ceil, case
+        assert _inferred(model) == ceil, case
         assert (ceil != floor) == (case != "pads counted, no overhang"), (case, ceil, floor)
 
 
