@@ -194,7 +194,7 @@ def test_no_group_costs_fewer_cycles_than_its_ops_bdc_floor(tmp_path):
                 cost = schedule([r for _, r in group_records(plan, lambda t: 0)], chip).makespan
                 assert sum(search._bdc_floor(op, chip) for op in ops[j:i]) <= cost
                 tagged = tagged_core_records(plan, lambda t: 0)
-                floor = search._engine_floor(tagged, search._ahead_loads(plan), chip)
+                floor = search._engine_floor(tagged, search._ahead_loads(plan, chip)[1], chip)
                 assert floor <= cost
                 if plan.ahead_op is not None:
                     prefetched = core_records(plan, lambda t: 0, prefetched=True)

@@ -51,14 +51,15 @@ MAX_GROUP_OPS = 32  # ResNet-18 INT8 at 224: its 30 ops from conv1 to avgpool in
 class _Costed:
     """A candidate group: `full` the makespan of its records alone (each core's `streams`, the
     slowest's; `tagged` the same with their ops); `ahead` the loads of its ahead_op's whole tiles
-    (`_ahead_loads`); `moved` their GDMA bytes (a prefetch moves some into the group before, the
-    total stays); `prefetched` its makespan without its first weights'
-    loads (computed when first needed); `hosting`: its makespan with the next group's first weights
+    and `early` their cycles (`_ahead_loads`); `moved` their GDMA bytes (a prefetch moves some into
+    the group before, the total stays); `prefetched` its makespan without its first weights' loads
+    (computed when first needed); `hosting`: its makespan with the next group's first weights
     loaded during it (by every core, into its own local memory), by that group's op."""
 
     plan: GroupPlan
     tagged: list[list]
     ahead: list
+    early: int
     streams: list[list]
     full: int
     moved: int
@@ -66,30 +67,33 @@ class _Costed:
     hosting: dict = field(default_factory=dict)
 
 
-def _cost(plan: GroupPlan, chip: Chip, tagged: list[list] | None = None, ahead: list | None = None) -> _Costed:
+def _cost(plan: GroupPlan, chip: Chip, tagged: list[list] | None = None,
+          ahead: tuple[list, int] | None = None) -> _Costed:
     """Cycles of the group's records (each core's, `tagged` with their ops: tagged_core_records,
     unless given) with GDMA and BDC overlapped (schedule.py): the two input buffers let slice i+1's
     loads run under slice i's compute; with several cores, the slowest core's (cores.py). `ahead`:
     `_ahead_loads`, unless given."""
     tagged = tagged_core_records(plan, gaddr_or_0) if tagged is None else tagged
-    ahead = _ahead_loads(plan) if ahead is None else ahead
+    loads, early = _ahead_loads(plan, chip) if ahead is None else ahead
     streams = [[r for _, r in rs] for rs in tagged]
-    return _Costed(plan, tagged, ahead, streams, slowest(streams, chip), sum(gdma_bytes(rs) for rs in streams))
+    return _Costed(plan, tagged, loads, early, streams, slowest(streams, chip),
+                   sum(gdma_bytes(rs) for rs in streams))
 
 
-def _ahead_loads(plan: GroupPlan) -> list:
+def _ahead_loads(plan: GroupPlan, chip: Chip) -> tuple[list, int]:
     """The loads of the plan's ahead_op's whole tiles (its first weights: a prefetch's), each with
-    its op; none without an ahead_op. Both `_engine_floor` and `_after` read them."""
-    return whole_loads(plan, plan.ahead_op, gaddr_or_0) if plan.ahead_op is not None else []
+    its op, and their cycles; none without an ahead_op. `_engine_floor` reads the cycles, `_after`
+    both."""
+    loads = whole_loads(plan, plan.ahead_op, gaddr_or_0) if plan.ahead_op is not None else []
+    return loads, sum(cycles(r, chip) for _, r in loads)
 
 
-def _engine_floor(tagged: list[list], ahead: list, chip: Chip) -> int:
+def _engine_floor(tagged: list[list], early: int, chip: Chip) -> int:
     """No fewer cycles than this can the group add after any group (`_after`), so a run whose floor
     added to the best cost before it exceeds the best found is not scheduled: each engine runs its
     records one after another, so a core's makespan is at least its BDC cycles and at least its GDMA
-    cycles; a prefetch takes the ahead_op's whole loads (`ahead`) out of every core's GDMA (and never
-    shortens the group before it), so those are not counted."""
-    early = sum(cycles(r, chip) for _, r in ahead)
+    cycles; a prefetch takes the ahead_op's whole loads (their cycles: `early`) out of every core's
+    GDMA (and never shortens the group before it), so those are not counted."""
     floors = []
     for records in tagged:
         engine = {"bdc": 0, "gdma": 0}
@@ -116,7 +120,7 @@ def _after(g: _Costed, before: _Costed | None, chip: Chip, beat: int | None = No
     if base is None:
         return g.full
     loaded = g.ahead
-    if beat is not None and g.full - sum(cycles(r, chip) for _, r in loaded) > beat:
+    if beat is not None and g.full - g.early > beat:
         return g.full
     if g.prefetched is None:
         g.prefetched = slowest(without_ahead_loads(g.plan, g.tagged), chip)
@@ -187,8 +191,8 @@ def _search(ops: list[Operation], chip: Chip) -> list[GroupPlan]:
             plan = first_fit_split(run, chip, backward)
             if isinstance(plan, str):
                 continue  # more ops before it may make it valid (an input becomes an intermediate)
-            tagged, ahead = tagged_core_records(plan, gaddr_or_0), _ahead_loads(plan)
-            if best[j][0] + _engine_floor(tagged, ahead, chip) > best[i][0]:
+            tagged, ahead = tagged_core_records(plan, gaddr_or_0), _ahead_loads(plan, chip)
+            if best[j][0] + _engine_floor(tagged, ahead[1], chip) > best[i][0]:
                 continue  # cannot beat it nor tie: skip scheduling its records
             costed = _cost(plan, chip, tagged, ahead)
             cost = (best[j][0] + _after(costed, choice[j], chip, best[i][0] - best[j][0]), best[j][1] + costed.moved)
