@@ -33,8 +33,9 @@ OVERHANG_UNCOUNTED = {"pads counted", "pads counted, rows sliced"}  # lowered wi
 
 
 def _model(case: str, ceil_mode: int = 1):
-    """The one-pool model (ceil_mode 1 unless told) at opset 19 (onnxruntime's ceil rule is opset 19's: the last window starts
-    inside the input or its begin pad); onnx's shape inference gives its output shape."""
+    """The one-pool model (ceil_mode 1 unless told) at opset 19 (onnxruntime's ceil rule is opset
+    19's: the last window starts inside the input or its begin pad); onnx's shape inference gives
+    its output shape."""
     shape, kernel, strides, pads, cip = CASES[case]
     node = helper.make_node("AveragePool", ["x"], ["pool"], kernel_shape=kernel, strides=strides, pads=pads,
                             count_include_pad=cip, ceil_mode=ceil_mode)
