@@ -261,6 +261,11 @@ def gmem_bytes(h: dict) -> int:
     return h["coeff_mem_bytes"] + h.get("io_size", 0) + h["activation_mem_bytes"]
 
 
+def _gmem_end(h: dict) -> int:
+    """The address where header `h`'s untagged global memory (`gmem_bytes`) ends."""
+    return CHIPS[h["chip"]].gmem_start + gmem_bytes(h)
+
+
 def _inside(t: dict, start: int, end: int) -> bool:
     """Whether input or output `t` lies whole in the addresses [start, end)."""
     return start <= t["address"] <= t["address"] + tensor_bytes(t) <= end
@@ -295,7 +300,7 @@ def _check_io_layout(h: dict) -> None:
     _check_io_tags(h, mode)
     # With tags, the untagged memory must end before the first tag's addresses (else the cmodel would
     # take its far end for a tag's: a fault, tag 1 bound to nothing, rather than a clear message).
-    end = CHIPS[h["chip"]].gmem_start + gmem_bytes(h)
+    end = _gmem_end(h)
     if "io_tags" in h and end > tag_base(1):
         raise TpudslError(f"bmodel header: the untagged global memory ends at {end:#x}, past the first tag's "
                           f"address {tag_base(1):#x} ('coeff_mem_bytes', 'activation_mem_bytes')")
@@ -305,8 +310,7 @@ def check_in_global_memory(h: dict) -> None:
     """Every untagged input and output lies inside the global memory the cmodel gives the header
     (the coefficients, io_alone's IO region, the activations), where it writes and reads them.
     The cmodel's check, not the schema's: the header's addresses are the chip's only when run."""
-    start = CHIPS[h["chip"]].gmem_start
-    end = start + gmem_bytes(h)
+    start, end = CHIPS[h["chip"]].gmem_start, _gmem_end(h)
     for _, key, t in _io_tensors(h):
         if tag_of(t["address"]) == 0 and not _inside(t, start, end):
             raise TpudslError(f"bmodel header: {_named(key, t)} is not inside global memory [{start:#x}, {end:#x}) "
