@@ -20,7 +20,6 @@ from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import WEIGHT_OP, TopModule
 from tpudsl.lowering.calibration import tensor_names
-from tpudsl.rewrites.pattern import attrs_of, shape_of
 
 Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
 WHOLE: Part = (...,)  # type: ignore[assignment]
@@ -32,6 +31,10 @@ def concat_parts(value: SSAValue) -> list[Part]:
     Scored apart, a part whose values are small next to the others' (YOLOv8's class scores in
     [0, 1] beside boxes in the hundreds) is not lost in the whole's cosine, nor is the Concat's
     requantization of it (one int8 scale for every part)."""
+    # imported here: run_calibration imports this module and scores only with --global_compare_layers,
+    # --search or --bc
+    from tpudsl.rewrites.pattern import attrs_of, shape_of
+
     concat = value.owner
     if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
         return []
