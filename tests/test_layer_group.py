@@ -256,7 +256,8 @@ def test_groups_match_the_tpu_interpreter_and_groups_of_one(tmp_path):
             ("group stores a result besides its last op's", g.stores_more),
             ("tensor with two consumers inside a group", bool(g.shared))) if present)
 
-    examples = max(50, settings.default.max_examples // 2)
+    # 50 examples in the ci profile: there the thinnest floor (prefetch, 1 in 20) was seen 7 times
+    examples = max(50, settings.default.max_examples // 4)
     forced = -(-examples // 16)
     settings(max_examples=examples - forced)(given(groupable_networks())(check))()
     settings(max_examples=forced)(given(prefetching_chains())(check))()
