@@ -20,7 +20,6 @@ tables, the frontend, rewrites and the interpreter all speak the same language:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import (
@@ -151,7 +150,3 @@ def matches(kind: str, attr: Attribute) -> bool:
     if kind == "tpu.lg":
         return isinstance(attr, LayerGroupAttr)
     return kind == "any"
-
-
-def i64_list(values: Sequence[int]) -> ArrayAttr:
-    return to_attr("i64[]", values)  # type: ignore[return-value]

@@ -211,7 +211,7 @@ def _reads_channels_last(a: KernelAttrs) -> bool:
     if x is None or w is None or out is None or len(w) != 4:
         return False
     g = Geometry.of(a, w, x)
-    return _winograd_kind(w[1] * g.group, g, tuple(out[2:])) is not None
+    return _uses_winograd(w[1] * g.group, g, tuple(out[2:]))
 
 
 def _relu_limit(a: KernelAttrs) -> float | None:

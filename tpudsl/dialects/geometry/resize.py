@@ -20,8 +20,6 @@ import numpy as np
 from tpudsl.dialects.geometry.resize_modes import (  # noqa: F401
     COORD_MODES,
     CUBIC_COEFF_A,
-    INTERP_MODES,
-    NEAREST_MODES,
     legacy_nearest_mode,
     output_length,
 )
