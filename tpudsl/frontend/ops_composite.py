@@ -153,19 +153,12 @@ def mean_variance_normalization(n: Node, c: Converter) -> None:
     c.emit("top.Div", [centred, std_eps], n.out)
 
 
-def _constant(n: Node, c: Converter, i: int, what: str) -> np.ndarray:
-    value = c.const(n.input(i))
-    if value is None:
-        raise n.error(f"{what} '{n.input(i)}' is computed; only a constant {what} is supported")
-    return value
-
-
 def one_hot(n: Node, c: Converter) -> None:
     """on_value where the index (negative: counted from depth) equals the position along the new
     axis, off_value elsewhere. Float indices are truncated to integers first (as onnxruntime);
     an index outside [-depth, depth) gives a row of off_value."""
-    depth = int(_constant(n, c, 1, "depth").reshape(()))
-    off, on = (float(v) for v in _constant(n, c, 2, "values").reshape(2))
+    depth = int(c.const_input(n, 1, "depth", required=True).reshape(()))
+    off, on = (float(v) for v in c.const_input(n, 2, "values", required=True).reshape(2))
     rank = len(c.shape(n.input(0))) + 1
     axis = norm_axis(n.attr("axis", -1), rank, n)
     index: str | SSAValue = n.input(0)

@@ -133,13 +133,8 @@ def clip(n: Node, c: Converter) -> None:
     else:
         bounds = []
         for i, default in ((1, -FLOAT_MAX), (2, FLOAT_MAX)):
-            if not n.input(i):
-                bounds.append(default)
-                continue
-            value = c.const(n.input(i))
-            if value is None:
-                raise n.error(f"bound '{n.input(i)}' is computed; only constant bounds are supported")
-            bounds.append(float(value.reshape(())))
+            value = c.const_input(n, i, "bound")
+            bounds.append(default if value is None else float(value.reshape(())))
         low, high = bounds
     c.emit("top.Clip", [n.input(0)], n.out, {"min": max(low, -FLOAT_MAX), "max": min(high, FLOAT_MAX)})
 
@@ -241,9 +236,7 @@ def mod(n: Node, c: Converter) -> None:
 def cumsum(n: Node, c: Converter) -> None:
     """CumSum; `reverse` runs it from the end (Reverse around it), `exclusive` leaves each element
     out of its own sum (the inclusive sum minus the element)."""
-    axis_value = c.const(n.input(1))
-    if axis_value is None:
-        raise n.error(f"axis '{n.input(1)}' is computed; only a constant axis is supported")
+    axis_value = c.const_input(n, 1, "axis", required=True)
     axis = norm_axis(int(axis_value.reshape(-1)[0]), len(c.shape(n.input(0))), n)
     reverse, exclusive = bool(n.attr("reverse", 0)), bool(n.attr("exclusive", 0))
     x: str | SSAValue = n.input(0)

@@ -34,26 +34,21 @@ if TYPE_CHECKING:
 F32 = np.float32
 
 
-def _float_input(n: Node, c: Converter, i: int) -> list[float] | None:
-    name = n.input(i)
-    if not name:
-        return None
-    value = c.const(name)
-    if value is None:
-        raise n.error(f"'{name}' is computed from input values; only constant scales/sizes are supported")
-    return [float(v) for v in value.astype(F32).reshape(-1)] or None
+def _float_input(n: Node, c: Converter, i: int, what: str) -> list[float] | None:
+    value = c.const_input(n, i, what)
+    return None if value is None else [float(v) for v in value.astype(F32).reshape(-1)] or None
 
 
 def _factors(n: Node, c: Converter, rank: int) -> list[F32]:
     """The per-axis scale factors ONNX uses in the coordinate transform (float32)."""
     in_shape = c.shape(n.input(0))
     if n.op_type == "Upsample":
-        scales = n.attr("scales") if n.opset < 9 else _float_input(n, c, 1)
+        scales = n.attr("scales") if n.opset < 9 else _float_input(n, c, 1, "scales")
         sizes = None
     elif n.opset < 11:
-        scales, sizes = _float_input(n, c, 1), None
+        scales, sizes = _float_input(n, c, 1, "scales"), None
     else:
-        scales, sizes = _float_input(n, c, 2), const_ints(n, c, 3, "sizes")
+        scales, sizes = _float_input(n, c, 2, "scales"), const_ints(n, c, 3, "sizes")
     axes = norm_axes(n.attr("axes", list(range(rank))), rank, n)
     given = scales if scales else sizes
     if not given or len(given) != len(axes):
@@ -79,7 +74,7 @@ def _rois(n: Node, c: Converter, rank: int) -> list[tuple[float, float]]:
     full = [geo.FULL_ROI] * rank
     if n.attr("coordinate_transformation_mode") != "tf_crop_and_resize":
         return full
-    roi = _float_input(n, c, 1)
+    roi = _float_input(n, c, 1, "roi")
     axes = norm_axes(n.attr("axes", list(range(rank))), rank, n)
     if not roi or len(roi) != 2 * len(axes):
         raise n.error(f"tf_crop_and_resize needs a roi of {2 * len(axes)} values, got {roi}")

@@ -19,13 +19,8 @@ if TYPE_CHECKING:
 
 def const_ints(n: Node, c: Converter, i: int, what: str) -> list[int] | None:
     """Input #i as a list of ints (None when absent); an error when it is computed at run time."""
-    name = n.input(i)
-    if not name:
-        return None
-    value = c.const(name)
-    if value is None:
-        raise n.error(f"{what} '{name}' is computed from input values; only constant {what} is supported")
-    return [int(v) for v in value.reshape(-1)]
+    value = c.const_input(n, i, what)
+    return None if value is None else [int(v) for v in value.reshape(-1)]
 
 
 def identity(n: Node, c: Converter) -> None:
