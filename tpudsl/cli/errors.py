@@ -9,7 +9,7 @@ takes `--debug`, which prints the traceback of an internal error before its line
 variable TPUDSL_TRACEBACK=1 lets the exception escape instead (for a debugger).
 
 This module is imported before any command parses its arguments, so it imports nothing heavy:
-`--help` must answer at once (tests/test_cli_help.py).
+`--help` must answer at once (tests/test_cli_errors.py, test_help_imports_nothing_heavy).
 """
 
 from __future__ import annotations
