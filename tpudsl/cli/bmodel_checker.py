@@ -136,14 +136,11 @@ def run(argv: Sequence[str]) -> int:
     if args.dump_mode not in DUMP_MODES:
         raise TpudslError(f"bmodel_checker: --dump_mode {args.dump_mode} is not supported: TPU-MLIR's comb and "
                           f"tpulang write its own formats (supported: {', '.join(DUMP_MODES)})")
-    from tpudsl.cli.compare import parse_tolerance
+    from tpudsl.cli.compare import tolerance_flag
     from tpudsl.cli.model_runner import bmodel_inference, chosen_stage, save_npz
     from tpudsl.cli.npz_tool import load_npz
 
-    try:
-        tolerance = parse_tolerance(args.tolerance)
-    except ValueError as e:
-        raise TpudslError(f"--tolerance: {e}") from None
+    tolerance = tolerance_flag(args.tolerance)
     model = bmodel_path(args.context_dir)
     refuse_overwriting("--report", args.report, {str(given): given for given in (model, args.reference_data)})
     networks = _networks(model)

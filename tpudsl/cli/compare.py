@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tpudsl.ir.diagnostics import TpudslError
+
 EQUAL = "EQUAL"
 NOT_EQUAL = "NOT_EQUAL"
 CLOSE = "CLOSE"
@@ -120,6 +122,14 @@ def parse_tolerance(text: str) -> tuple[float, float]:
     if not all(-1.0 <= v <= 1.0 for v in values):
         raise ValueError(f"tolerance values must lie in [-1, 1] (they are similarities), got '{text}'")
     return values  # type: ignore[return-value]
+
+
+def tolerance_flag(text: str) -> tuple[float, float]:
+    """A command's `--tolerance`: parse_tolerance, its error naming the flag."""
+    try:
+        return parse_tolerance(text)
+    except ValueError as e:
+        raise TpudslError(f"--tolerance: {e}") from None
 
 
 @dataclass

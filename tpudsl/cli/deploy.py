@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, parse_tolerance
+from tpudsl.cli.compare import bmodel_mismatch, compare_dicts, format_report, fuzzy_match, tolerance_flag
 from tpudsl.cli.model_runner import dequantized, module_half_io, module_quant_io, save_npz, stored_inputs, widened
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import describe, loc_name
@@ -149,10 +149,7 @@ def _overflow_report(tpu: TopModule, tensors: dict[str, np.ndarray], top_tensors
 
 def deploy(args: argparse.Namespace) -> int:
     """model_deploy's work, once its arguments are parsed (tpudsl/cli/model_deploy.py)."""
-    try:
-        tolerance = parse_tolerance(args.tolerance)
-    except ValueError as e:
-        raise TpudslError(f"--tolerance: {e}") from None
+    tolerance = tolerance_flag(args.tolerance)
     qdq_spelling = args.quantize == "QDQ"
     if qdq_spelling:
         args.quantize = "INT8"

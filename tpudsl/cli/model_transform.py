@@ -203,15 +203,6 @@ def _input_types(text: str | None) -> list[str]:
     return types
 
 
-def _tolerance(text: str) -> tuple[float, float]:
-    from tpudsl.cli.compare import parse_tolerance
-
-    try:
-        return parse_tolerance(text)
-    except ValueError as e:
-        raise TpudslError(f"--tolerance: {e}") from None
-
-
 def _typed_inputs(inputs: dict[str, np.ndarray], types: list[str]) -> dict[str, np.ndarray]:
     """Inputs as --input_types says the model reads them (rounded for integer types), as float32
     for the Top interpreter: Top computes in float."""
@@ -301,6 +292,7 @@ def run(argv: Sequence[str]) -> int:
     if from_top:
         _check_top_flags(args)
     _check_postprocess(args.add_postprocess)
+    from tpudsl.cli.compare import tolerance_flag
     from tpudsl.frontend.onnx_import import convert_onnx_qdq, load_onnx
     from tpudsl.frontend.qdq import float_graph
     from tpudsl.lowering.import_calibration import calibrate_from_qdq
@@ -312,7 +304,7 @@ def run(argv: Sequence[str]) -> int:
         raise TpudslError(f"--model_name {args.model_name!r} must be a plain name: it prefixes the files written next to --mlir")
     input_shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     preprocess = _preprocess(args)
-    tolerance = _tolerance(args.tolerance)
+    tolerance = tolerance_flag(args.tolerance)
     input_types = _input_types(args.input_types)
     test_files = check_test_input_files(args.test_input) if args.test_input else []
     if args.not_inference:
