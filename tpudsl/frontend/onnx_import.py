@@ -51,16 +51,16 @@ class Converter:
         """The value of a constant tensor (initializer or folded), or None if it is computed."""
         return self.graph.consts.get(name) if name else None
 
-    def const_input(self, n: Node, i: int, what: str, required: bool = False) -> np.ndarray | None:
-        """Input #i of `n` as a constant (None when the node leaves an optional one out): the
-        converters fold it into an attribute, so one computed at run time is an error naming it."""
+    def const_input(self, n: Node, i: int, what: str) -> np.ndarray | None:
+        """Input #i of `n` as a constant (None when the node leaves an optional one out; a required
+        one is there: `Node.check_schema`): the converters fold it into an attribute, so one
+        computed at run time is an error naming it."""
         name = n.input(i)
-        if not name and not required:
+        if not name:
             return None
         value = self.const(name)
         if value is None:
-            raise n.error(f"{what} '{name}' is computed; only a constant {what} is supported" if name
-                          else f"{what} (input {i}) is missing")
+            raise n.error(f"{what} '{name}' is computed; only a constant {what} is supported")
         return value
 
     def shape(self, name: str) -> tuple[int, ...]:

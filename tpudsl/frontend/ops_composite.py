@@ -157,8 +157,8 @@ def one_hot(n: Node, c: Converter) -> None:
     """on_value where the index (negative: counted from depth) equals the position along the new
     axis, off_value elsewhere. Float indices are truncated to integers first (as onnxruntime);
     an index outside [-depth, depth) gives a row of off_value."""
-    depth = int(c.const_input(n, 1, "depth", required=True).reshape(()))
-    off, on = (float(v) for v in c.const_input(n, 2, "values", required=True).reshape(2))
+    depth = int(c.const_input(n, 1, "depth").reshape(()))
+    off, on = (float(v) for v in c.const_input(n, 2, "values").reshape(2))
     rank = len(c.shape(n.input(0))) + 1
     axis = norm_axis(n.attr("axis", -1), rank, n)
     index: str | SSAValue = n.input(0)

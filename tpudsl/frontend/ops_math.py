@@ -236,7 +236,7 @@ def mod(n: Node, c: Converter) -> None:
 def cumsum(n: Node, c: Converter) -> None:
     """CumSum; `reverse` runs it from the end (Reverse around it), `exclusive` leaves each element
     out of its own sum (the inclusive sum minus the element)."""
-    axis_value = c.const_input(n, 1, "axis", required=True)
+    axis_value = c.const_input(n, 1, "axis")
     axis = norm_axis(int(axis_value.reshape(-1)[0]), len(c.shape(n.input(0))), n)
     reverse, exclusive = bool(n.attr("reverse", 0)), bool(n.attr("exclusive", 0))
     x: str | SSAValue = n.input(0)
