@@ -329,7 +329,9 @@ def test_dilated_same_pool_matches_the_spec(op: str, auto_pad: str) -> None:
 @pytest.mark.parametrize("nodes,inputs,inits,message", [
     ([node("LpNormalization", "x", p=3)], X2, {}, "LpNormalization 'y': p=3 is not supported"),
     ([node("OneHot", "xdv")], {"x": [2, 3], "d": []}, {"v": np.array([0.0, 1.0], np.float32)},
-     "OneHot 'y': depth 'd' is computed; only a constant depth is supported"),
+     "OneHot 'y': the depth input 'd' is a graph input; only a constant one is supported"),
+    ([node("Abs", "d", ["e"]), node("OneHot", "xev")], {"x": [2, 3], "d": []}, {"v": np.array([0.0, 1.0], np.float32)},
+     "OneHot 'y': the depth input 'e' is computed at run time; only a constant one is supported"),
 ])
 def test_composite_refusals_name_what(nodes, inputs, inits, message) -> None:
     model = make_model(nodes, inputs, ["y"], inits, opset=13)

@@ -53,14 +53,16 @@ class Converter:
 
     def const_input(self, n: Node, i: int, what: str) -> np.ndarray | None:
         """Input #i of `n` as a constant (None when the node leaves an optional one out; a required
-        one is there: `Node.check_schema`): the converters fold it into an attribute, so one
-        computed at run time is an error naming it."""
+        one is there: `Node.check_schema`): the converters fold it into an attribute, so one known
+        only at run time (a graph input, or computed) is an error naming it. The message makes the
+        tensor its subject, so that it reads right for plural names (pads, axes) too."""
         name = n.input(i)
         if not name:
             return None
         value = self.const(name)
         if value is None:
-            raise n.error(f"{what} '{name}' is computed; only a constant {what} is supported")
+            source = "a graph input" if name in self.graph.inputs else "computed at run time"
+            raise n.error(f"the {what} input '{name}' is {source}; only a constant one is supported")
         return value
 
     def shape(self, name: str) -> tuple[int, ...]:
