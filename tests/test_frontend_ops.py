@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import pytest
-from frontend_support import check, locs, make_model, rand, run_top
+from cli_support import run_main
+from frontend_support import check, error_lines, locs, make_model, rand, run_top
 from interp_ref import same_pool_loops
 from onnx import TensorProto
 from onnx import helper as h
@@ -337,3 +339,16 @@ def test_composite_refusals_name_what(nodes, inputs, inits, message) -> None:
     model = make_model(nodes, inputs, ["y"], inits, opset=13)
     with pytest.raises(TpudslError, match=message):
         convert_onnx(model, "m")
+
+
+@pytest.mark.parametrize("nodes,inputs,types,opset,message", [
+    ([node("ReduceMean", "xa")], {"x": [2, 3], "a": [1]}, {"a": TensorProto.INT64}, 18,
+     "ReduceMean 'y': the axes input 'a' is a graph input; only a constant one is supported"),
+])
+def test_run_time_value_for_a_constant_operand_is_one_line(tmp_path, nodes, inputs, types, opset, message) -> None:
+    """An input a converter folds into an attribute, known only at run time: model_transform gives
+    one line naming the node and the input, exit status 1, and writes nothing."""
+    onnx.save(make_model(nodes, inputs, ["y"], opset=opset, input_types=types), tmp_path / "m.onnx")
+    r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir", cwd=tmp_path)
+    assert r.returncode == 1 and error_lines(r.stderr) == [f"error: {message}"], r.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]

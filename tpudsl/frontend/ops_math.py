@@ -268,10 +268,7 @@ def _reduce_axes(n: Node, c: Converter, axes_input_from: int) -> list[int] | Non
     from then on; no axes means all of them, or nothing at all (None) with noop_with_empty_axes."""
     rank = len(c.shape(n.input(0)))
     if n.opset >= axes_input_from and n.input(1):
-        value = c.const(n.input(1))
-        if value is None:
-            raise n.error(f"axes '{n.input(1)}' are computed; only constant axes are supported")
-        axes = [int(v) for v in value.reshape(-1)]
+        axes = [int(v) for v in c.const_input(n, 1, "axes").reshape(-1)]
     else:
         axes = list(n.attr("axes", []))
     if not axes:
