@@ -341,14 +341,16 @@ def test_composite_refusals_name_what(nodes, inputs, inits, message) -> None:
         convert_onnx(model, "m")
 
 
-@pytest.mark.parametrize("nodes,inputs,types,opset,message", [
-    ([node("ReduceMean", "xa")], {"x": [2, 3], "a": [1]}, {"a": TensorProto.INT64}, 18,
+@pytest.mark.parametrize("nodes,inputs,inits,types,message", [
+    ([node("ReduceMean", "xa")], {"x": [2, 3], "a": [1]}, {}, {"a": TensorProto.INT64},
      "ReduceMean 'y': the axes input 'a' is a graph input; only a constant one is supported"),
+    ([node("Relu", "v", ["w"]), node("Pad", "xpw")], {"x": [2, 3], "v": []}, {"p": i64(0, 1, 0, 1)}, {},
+     "Pad 'y': the constant_value input 'w' is computed at run time; only a constant one is supported"),
 ])
-def test_run_time_value_for_a_constant_operand_is_one_line(tmp_path, nodes, inputs, types, opset, message) -> None:
+def test_run_time_value_for_a_constant_operand_is_one_line(tmp_path, nodes, inputs, inits, types, message) -> None:
     """An input a converter folds into an attribute, known only at run time: model_transform gives
     one line naming the node and the input, exit status 1, and writes nothing."""
-    onnx.save(make_model(nodes, inputs, ["y"], opset=opset, input_types=types), tmp_path / "m.onnx")
+    onnx.save(make_model(nodes, inputs, ["y"], inits, opset=18, input_types=types), tmp_path / "m.onnx")
     r = run_main("model_transform", "--model_name", "m", "--model_def", "m.onnx", "--mlir", "m.mlir", cwd=tmp_path)
     assert r.returncode == 1 and error_lines(r.stderr) == [f"error: {message}"], r.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]

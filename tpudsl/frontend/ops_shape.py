@@ -153,10 +153,8 @@ def pad(n: Node, c: Converter) -> None:
         pads, value = list(n.attr("pads" if n.opset >= 2 else "paddings")), float(n.attr("value", 0.0))
     else:
         pads = const_ints(n, c, 1, "pads")
-        value_array = c.const(n.input(2)) if n.input(2) else np.zeros(1)
-        if value_array is None:
-            raise n.error(f"constant_value '{n.input(2)}' is computed; only a constant value is supported")
-        value = float(value_array.reshape(-1)[0]) if value_array.size else 0.0
+        fill = c.const_input(n, 2, "constant_value")
+        value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
         axes = const_ints(n, c, 3, "axes")
         if axes is not None:
             full = [0] * (2 * rank)
