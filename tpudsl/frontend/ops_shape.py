@@ -154,7 +154,11 @@ def pad(n: Node, c: Converter) -> None:
     else:
         pads = const_ints(n, c, 1, "pads")
         fill = c.const_input(n, 2, "constant_value")
-        value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
+        if fill is not None and fill.size != 1:
+            # ONNX's constant_value is a scalar (onnxruntime refuses any other size; ONNX's reference
+            # pads each side with its own value from a pair): no one value to pad with.
+            raise n.error(f"constant_value '{n.input(2)}' has {fill.size} elements; it must be a scalar (one element)")
+        value = 0.0 if fill is None else float(fill.reshape(()))
         axes = const_ints(n, c, 3, "axes")
         if axes is not None:
             full = [0] * (2 * rank)
