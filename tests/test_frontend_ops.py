@@ -233,6 +233,9 @@ CASES = [
          feed={"x": rand(4, 6), "z": rand(4, 6, low=1, high=30)}),
     Case("groupnorm_18_per_group", [node("GroupNormalization", "xsb", num_groups=2)], {"x": [2, 4, 3, 3]},
          {"s": rand(2), "b": rand(2)}, opset=18, ops=("top.GroupNorm",)),
+    # A per-channel scale (opset 21) is an operand: one known only at run time converts too.
+    Case("groupnorm_21_scale_input", [node("GroupNormalization", "xsb", num_groups=2)], {"x": [2, 4, 3, 3], "s": [4]},
+         {"b": rand(4)}, opset=21, ops=("top.GroupNorm",)),
     Case("softmax", [node("Softmax", "x", axis=1)], X3, ops=("top.Softmax",)),
     Case("softmax_opset11_flattens", [node("Softmax", "x", axis=1)], X4, opset=11, ops=("top.Softmax", "top.Reshape")),
     Case("softmax_opset11_default_axis", [node("Softmax", "x")], X3, opset=11),
@@ -351,6 +354,8 @@ def test_composite_refusals_name_what(nodes, inputs, inits, message) -> None:
      "ReduceMean 'y': the axes input 'a' is a graph input; only a constant one is supported"),
     ([node("Relu", "v", ["w"]), node("Pad", "xpw")], {"x": [2, 3], "v": []}, {"p": i64(0, 1, 0, 1)}, {},
      "Pad 'y': the constant_value input 'w' is computed at run time; only a constant one is supported"),
+    ([node("GroupNormalization", "xsb", num_groups=2)], {"x": [1, 4, 3, 3], "s": [2]}, {"b": rand(2)}, {},
+     "GroupNormalization 'y': the per-group scale input 's' is a graph input; only a constant one is supported"),
 ])
 def test_run_time_value_for_a_constant_operand_is_one_line(tmp_path, nodes, inputs, inits, types, message) -> None:
     """An input a converter folds into an attribute, known only at run time: model_transform gives

@@ -181,14 +181,12 @@ def group_norm(n: Node, c: Converter) -> None:
     groups = int(n.attr("num_groups"))
     channels = c.shape(n.input(0))[1]
     operands: list[object] = [n.input(0)]
-    for i in (1, 2):
-        value = c.const(n.input(i))
+    for i, what in ((1, "per-group scale"), (2, "per-group bias")):
         if n.opset >= 21 or channels == groups:
             operands.append(n.input(i))
-        elif value is None:
-            raise n.error(f"per-group '{n.input(i)}' is computed; only constant per-group scale/bias are supported")
         else:
-            operands.append(c.weight(c.derived(n.input(i), "per_channel"), np.repeat(value, channels // groups)))
+            per_group = c.const_input(n, i, what)
+            operands.append(c.weight(c.derived(n.input(i), "per_channel"), np.repeat(per_group, channels // groups)))
     c.emit("top.GroupNorm", operands, n.out, {"num_groups": groups, "eps": n.attr("epsilon", 1e-5)})
 
 
