@@ -246,10 +246,10 @@ def test_run_calibration_refuses(top_model, args, message):
 
 def test_run_qtable_refuses(top_model):
     r = run_main("run_qtable", "m.mlir", "--dataset", "samples", "--calibration_table", "x", "--processor", "bm1684x",
-                 "--post_process", "post.py", "-o", "q", cwd=top_model)
+                 "--debug_cmd", "dump_list", "-o", "q", cwd=top_model)
     assert (r.returncode, r.stderr.splitlines()) == (1, [
-        "error: run_qtable: --post_process post.py is not supported: post-process programs are not modelled "
-        "(supported: without --post_process)"])
+        "error: run_qtable: --debug_cmd dump_list is not supported: TPU-MLIR's debug commands are not modelled "
+        "(supported: --debug_cmd '')"])
     assert "q" not in written(top_model)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.model_runner import input_shapes
 from tpudsl.cli.model_score import scoring_of
+from tpudsl.cli.post_process import PostProcess, load_post_process
 from tpudsl.dialects.opdef import SPECS, AttrView
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.frontend.test_inputs import load_test_inputs
@@ -112,6 +113,7 @@ def run_calibration(args: argparse.Namespace) -> None:
         raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
     if args.workers < 1:
         raise TpudslError(f"--workers must be at least 1, not {args.workers}")
+    post_process = load_post_process(args.post_process)  # before any calibration work
     mod = load_module(args.mlir)
     if args.global_compare_layers:  # before any calibration, against the tensors --search and --bc score
         scoring_of(mod, args.global_compare_layers)
@@ -144,7 +146,7 @@ def run_calibration(args: argparse.Namespace) -> None:
             result = calibrate(str(rewritten or args.mlir), samples, loader, args.histogram_bin_num, args.workers,
                                bars.new("calibration", len(samples)), args.method != "minmax", mod, args.scheduler)
             ranges.update(result.ranges)
-            entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars)
+            entries, tuned = _thresholds(args, mod, result, tune_inputs, search_inputs, bars, post_process)
             return entries, table_text(entries, args.histogram_bin_num, len(samples),
                                        tuned=len(tune_inputs) if tuned else 0)
 
@@ -186,10 +188,12 @@ def _tell_masks(mod: TopModule, ranges: dict[str, tuple[float, float]]) -> None:
 
 
 def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationResult, tune_inputs: list,
-                search_inputs: list, bars: ProgressBars) -> tuple[dict[str, TableEntry], bool]:
+                search_inputs: list, bars: ProgressBars,
+                post_process: PostProcess | None) -> tuple[dict[str, TableEntry], bool]:
     """The entries to write and whether they were tuned: the method's thresholds, tuned on
     `tune_inputs` when given; with --search search_threshold (`search_inputs`) every method's, the
-    kld ones tuned (TPU-MLIR tunes its KL table only), and the best method's."""
+    kld ones tuned (TPU-MLIR tunes its KL table only), and the best method's (scored through
+    `post_process`, --post_process's function, if given)."""
     say = (lambda line: None) if args.quiet else (lambda line: print(f"run_calibration: {line}", file=sys.stderr))
     methods = (args.method,)
     if search_inputs:
@@ -211,7 +215,7 @@ def _thresholds(args: argparse.Namespace, mod: TopModule, result: CalibrationRes
         return tables[args.method], bool(tune_inputs)
     bars.close()
     chosen, _ = best_method(args.mlir, tables, args.processor, search_inputs,
-                            lambda line: say(f"search_threshold: {line}"), args.global_compare_layers)
+                            lambda line: say(f"search_threshold: {line}"), args.global_compare_layers, post_process)
     say(f"search_threshold: chose {chosen}")
     return tables[chosen], bool(tune_inputs) and chosen == tuned
 

@@ -2,8 +2,9 @@
 run_sensitive_layer, run_calibration's --search search_threshold and --bc), on the module without
 --add_postprocess's detection op: the outputs and the parts a Concat assembles into one, the least
 of them; or, with TPU-MLIR's
-`--global_compare_layers`, the weighted mean over exactly the tensors it names
-(docs/quantization.md, "Mixed precision")."""
+`--global_compare_layers`, the weighted mean over exactly the tensors it names; with TPU-MLIR's
+`--post_process`, over the arrays the user's PostProcess makes of those tensors instead
+(docs/quantization.md, "Mixed precision" and "--post_process")."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
+from tpudsl.cli.post_process import FUNCTION, PostProcess
 from tpudsl.dialects.opdef import result_names
 from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
@@ -94,10 +96,14 @@ class Scoring:
     (the outputs) whole and each of their Concat parts, of the mean over samples of the cosine
     with the reference (the least, not a mean: a part INT8 breaks fails the model however many
     parts pass). With `layers` (--global_compare_layers): TPU-MLIR's loss, the mean over samples
-    of the weighted mean of those tensors' cosines, no parts."""
+    of the weighted mean of those tensors' cosines, no parts. With `post_process`
+    (--post_process): the same over the arrays it returns (`compared`) in place of the outputs or
+    the named tensors: the least of them, or the i-th weighted by the i-th named layer's weight
+    (TPU-MLIR's layers_rate[i]); no parts (they are slices of the outputs)."""
 
     parts: Mapping[str, Sequence[Part]]
     layers: Mapping[str, float]
+    post_process: PostProcess | None = None
 
     def check_lowered(self, lowered: TopModule) -> None:
         """Each named tensor is one of `lowered`'s, the INT8 module whose runs are scored: where the
@@ -111,22 +117,44 @@ class Scoring:
                 raise TpudslError(f"--global_compare_layers: '{name}' is not a tensor of the lowered module (its op "
                                   "is fused into another): name the fused op's tensor")
 
+    def compared(self, runs: Sequence[Mapping[str, np.ndarray]], which: str) -> Sequence[Mapping[str, np.ndarray]]:
+        """What is compared of `runs` (each sample's scored tensors; `which`: "float" or "INT8"):
+        the runs themselves, or what PostProcess returns for each (as many arrays as the layers
+        --global_compare_layers names, when it names some: their weights go by position)."""
+        post = self.post_process
+        if post is None:
+            return runs
+        results = [post(run, f"sample {i}'s {which} run") for i, run in enumerate(runs)]
+        if self.layers and len(results[0]) != len(self.layers):
+            post.fail(f"{FUNCTION} returned {len(results[0])} arrays on sample 0's {which} run for the "
+                      f"{len(self.layers)} tensors --global_compare_layers names (TPU-MLIR weighs the i-th array "
+                      "by the i-th layer's weight)")
+        return results
+
     def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
+        """The score of `runs` against `reference`, both as `compared` gives them."""
         def mean(name: str, part: Part) -> float:
             return float(np.mean([cosine_similarity(r[name][part], want[name][part])
                                   for r, want in zip(runs, reference, strict=True)]))
 
+        if self.post_process is not None:
+            self.post_process.check_alike(runs, reference)
+            names = list(reference[0])
+            if self.layers:
+                return math.fsum(w * mean(n, WHOLE) for n, w in zip(names, self.layers.values(), strict=True))
+            return min(mean(name, WHOLE) for name in names)
         if self.layers:
             return math.fsum(w * mean(n, WHOLE) for n, w in self.layers.items())  # weights summing to 1
         return min(mean(name, part) for name, parts in self.parts.items() for part in [WHOLE, *parts])
 
 
-def scoring(top: TopModule, layers: str = "") -> Scoring:
+def scoring(top: TopModule, layers: str = "", post_process: PostProcess | None = None) -> Scoring:
     """How `top` (already cut to its scored part) is scored: its outputs and their Concat parts, or
-    the `--global_compare_layers` text `layers`, checked against its tensors."""
+    the `--global_compare_layers` text `layers`, checked against its tensors; through the
+    `--post_process` file's function, if given."""
     outputs = top.returned().operands
     return Scoring({name: concat_parts(v) for name, v in zip(top.output_names(), outputs, strict=True)},
-                   compare_layers(layers, set(tensor_names(top.module))))
+                   compare_layers(layers, set(tensor_names(top.module))), post_process)
 
 
 # --add_postprocess's ops (YOLO's and SSD's): F32 in every mode, scored on their inputs

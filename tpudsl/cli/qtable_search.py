@@ -12,6 +12,7 @@ import numpy as np
 from tpudsl.backend.chips import chip_for
 from tpudsl.cli.calibration_run import list_samples, sample_loader
 from tpudsl.cli.model_score import dequantized_runs, scored_part, scoring
+from tpudsl.cli.post_process import PostProcess, load_post_process
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
 from tpudsl.interp.module_interpreter import run_samples
@@ -47,13 +48,14 @@ class Int8Search:
     scored part once; each score lowers a clone of that."""
 
     def __init__(self, mlir: str, table: Mapping[str, TableEntry], chip: str, samples: list[dict[str, np.ndarray]],
-                 asymmetric: bool, where: str | None = None, compare_layers: str = ""):
+                 asymmetric: bool, where: str | None = None, compare_layers: str = "",
+                 post_process: PostProcess | None = None):
         self.table, self.where, self.chip = table, where, chip
         self.samples, self.asymmetric = samples, asymmetric
         self.top = scored_part(load_module(mlir))
         self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
-        self.scoring = scoring(self.top, compare_layers)
-        self.reference = self.runs(self.top)
+        self.scoring = scoring(self.top, compare_layers, post_process)
+        self.reference = self.runs(self.top, "float")
         self.lowered({})  # a bad table or chip, or a scored tensor it fuses away, fails here, before any search
 
     def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
@@ -66,16 +68,19 @@ class Int8Search:
         self.scoring.check_lowered(lowered)
         return lowered
 
-    def runs(self, top: TopModule) -> list[dict[str, np.ndarray]]:
-        """`top`'s runs on the samples: the scored tensors, the quantized ones dequantized."""
+    def runs(self, top: TopModule, which: str) -> Sequence[Mapping[str, np.ndarray]]:
+        """What is compared of `top`'s runs on the samples (`which`: "float" or "INT8"): the scored
+        tensors, the quantized ones dequantized, or --post_process's arrays of them."""
         if not self.scoring.layers:  # the outputs: float in every lowering
-            return run_samples(top.module, top.weights, self.samples)[0]
-        return dequantized_runs(top, self.samples, self.scoring.layers)
+            runs = run_samples(top.module, top.weights, self.samples)[0]
+        else:
+            runs = dequantized_runs(top, self.samples, self.scoring.layers)
+        return self.scoring.compared(runs, which)
 
     def cosine(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> float:
         """The model's cosine with Top (`self.scoring`'s: cli/model_score.py), lowered with
         `qtable` and the calibration `table` (default: the one given at init)."""
-        return self.scoring.cosine(self.runs(self.lowered(qtable, table)), self.reference)
+        return self.scoring.cosine(self.runs(self.lowered(qtable, table), "INT8"), self.reference)
 
 
 def lowered_int8(top: TopModule, table: Mapping[str, TableEntry], chip: str, asymmetric: bool,
@@ -127,12 +132,13 @@ def run_qtable(args: argparse.Namespace) -> None:
     if args.input_num < 0:
         raise TpudslError(f"--input_num must be 0 (all samples) or more, not {args.input_num}")
     chip, fp = chip_and_float_mode(args.processor, args.fp_type)
+    post_process = load_post_process(args.post_process)
     top = load_module(args.mlir)
     loader = sample_loader(top)
     samples = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.input_num)]
     table = read_table(args.calibration_table, set(tensor_names(top.module)))
     s = Int8Search(args.mlir, table, chip, samples, args.asymmetric, args.calibration_table,
-                   args.global_compare_layers)
+                   args.global_compare_layers, post_process)
     progress = (lambda line: None) if args.quiet else (lambda line: print(f"run_qtable: {line}", file=sys.stderr))
     losses, kept, cos = search(s, fp, args.expected_cos, args.min_layer_cos, progress)
     if cos < args.expected_cos:

@@ -6,7 +6,7 @@
       [--workers N | --scheduler ADDRESS] [--quiet] -o|--calibration_table X_cali_table
       [--sq [--sq_alpha A]] [--we] [--bc [--bc_inference_num 30] [--expected_cos 0.99] [--min_layer_cos 0.99]]
       [--rewritten_mlir X_sq_we_bc.mlir] [--tune_num N] [--tune_list FILE]
-      [--search search_threshold [--inference_num 30]]
+      [--search search_threshold [--inference_num 30] [--post_process FILE.py]]
 
 A sample is an .npz keyed by input name, or one .npy or image per input (a --data_list line
 lists them comma-separated, as TPU-MLIR's does); images go through the preprocessing recorded on
@@ -38,7 +38,8 @@ docs/quantization.md, "Threshold tuning".
 --search search_threshold computes every method's table (kld, minmax, percentile9999, mse; the kld
 one tuned with --tune_num), deploys each whole in INT8 for --processor and writes the one whose
 output cosine with Top on the first --inference_num samples is the highest, as TPU-MLIR's
-SearchThreshold. docs/quantization.md, "Threshold method search".
+SearchThreshold. docs/quantization.md, "Threshold method search". --post_process FILE.py scores
+through the user's PostProcess(outputs), as TPU-MLIR's (docs/quantization.md, "--post_process").
 TPU-MLIR's other flags are checked (CHECKED below, docs/tools.md).
 """
 
@@ -57,8 +58,6 @@ TPU_MLIR_CHIPS = ("bm1684x", "bm1684", "cv183x", "cv182x", "cv181x", "cv180x", "
 CALI_METHODS = {"use_kl": "kld", "use_max": "minmax", "use_percentile9999": "percentile9999", "use_mse": "mse"}
 NO_SEARCH = "only for TPU-MLIR's --search search_qtable, which is not modelled"
 QTABLE_SEARCH = "the mixed-precision search is run_qtable"
-# run_qtable and run_sensitive_layer check it too
-POST_PROCESS = Checked("--post_process", (), "post-process programs are not modelled")
 CHECKED = (
     Checked("--search", ("False", "search_threshold"), QTABLE_SEARCH),
     Checked("--max_float_layers", ("5",), NO_SEARCH),
@@ -67,7 +66,6 @@ CHECKED = (
     Checked("--quantize_method_list", ("MSE",), NO_SEARCH),
     Checked("--benchmark_method", ("cos",), NO_SEARCH),
     Checked("--quantize_table", (), QTABLE_SEARCH),
-    POST_PROCESS,
     Checked("--transformer", ("False",), "TPU-MLIR's attention-pattern table rules are not modelled"),
     Checked("--kurtosis_analysis", (False,), "kurtosis analysis is not modelled"),
     Checked("--part_quantize", (False,), "partial quantization is not modelled"),
@@ -115,6 +113,7 @@ def _parser() -> CliArgumentParser:
                    help="--search search_threshold: how many samples each method's INT8 model runs; default 30")
     p.add_argument("--tune_list", default="", help="a file of tuning samples, one per line as --data_list's")
     add_compare_layers(p)
+    add_post_process(p)
     p.add_argument("--rewritten_mlir", default=None,
                    help="where --sq/--we write the rewritten module (default X_sq.mlir, X_we.mlir or X_sq_we.mlir)")
     add_checked_flags(p, CHECKED)
@@ -135,6 +134,13 @@ def add_compare_layers(p: CliArgumentParser) -> None:
                         "summing to 1), TPU-MLIR's weighted mean of their cosines")
 
 
+def add_post_process(p: CliArgumentParser) -> None:
+    """TPU-MLIR's --post_process, as every tool that scores a model through it reads it (cli/post_process.py)."""
+    p.add_argument("--post_process", default=None, metavar="FILE.py",
+                   help="score what this file's PostProcess(outputs) returns (a dict of arrays keyed by name) "
+                        "instead of the outputs (or --global_compare_layers' tensors), as TPU-MLIR")
+
+
 def _main(argv: Sequence[str]) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -150,6 +156,9 @@ def _main(argv: Sequence[str]) -> None:
     if args.global_compare_layers and not (args.bc or args.search == "search_threshold"):
         raise TpudslError("run_calibration: --global_compare_layers needs --search search_threshold or --bc (what "
                           "scores a model)")
+    if args.post_process and args.search != "search_threshold":
+        raise TpudslError("run_calibration: --post_process needs --search search_threshold (TPU-MLIR's --bc and "
+                          "calibration do not run it)")
     if args.tune_num is not None and args.tune_num < 0:
         raise TpudslError(f"run_calibration: --tune_num must be 0 or more, not {args.tune_num}")
     if args.sq_alpha is not None and not 0.0 <= args.sq_alpha <= 1.0:

@@ -2,7 +2,8 @@
 
   run_qtable X.mlir (--dataset DIR | --data_list FILE) --calibration_table T --processor bm1684x
       [--input_num 10] [--expected_cos 0.99] [--min_layer_cos 0.99] [--fp_type auto|F16|F32|BF16]
-      [--asymmetric] [--global_compare_layers a:0.5,b:0.5] [--loss_table full_loss_table.txt] [--quiet] -o X_qtable
+      [--asymmetric] [--global_compare_layers a:0.5,b:0.5] [--post_process FILE.py]
+      [--loss_table full_loss_table.txt] [--quiet] -o X_qtable
 
 TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its cheap form:
 
@@ -13,7 +14,8 @@ TPU-MLIR's mixed-precision search (python/calibration/search_qtable.py), in its 
 
 A model's cosine is the smallest, over its outputs and the parts a Concat assembles into one
 (YOLOv8's boxes and class scores), of the mean over samples of the cosine with Top's; with
---global_compare_layers a:0.3,b:0.7 the weighted mean of those tensors' (TPU-MLIR's). With
+--global_compare_layers a:0.3,b:0.7 the weighted mean of those tensors' (TPU-MLIR's); with
+--post_process FILE.py, of the arrays the file's PostProcess(outputs) returns instead. With
 --asymmetric every INT8 run quantizes as model_deploy --asymmetric will (the table imported
 asymmetric, uint8/int8 with zero points). The qtable (`name MODE`
 lines, tpudsl/lowering/qtable.py) is what model_deploy --quantize INT8 --quantize_table
@@ -26,13 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpudsl.cli.errors import CliArgumentParser, run_cli
-from tpudsl.cli.run_calibration import POST_PROCESS, add_compare_layers, add_sample_source
+from tpudsl.cli.run_calibration import add_compare_layers, add_post_process, add_sample_source
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.lowering.qtable import QTABLE_MODES
 
 FP_TYPES = ("auto", *(m for m in QTABLE_MODES if m != "INT8"))
 CHECKED = (  # run_sensitive_layer checks these too
-    POST_PROCESS,
     Checked("--debug_cmd", ("",), "TPU-MLIR's debug commands are not modelled"),
 )
 
@@ -63,6 +64,7 @@ def add_search_arguments(p: CliArgumentParser) -> None:
                    help="the float type of the float layers; auto: F16 where the chip has it, else F32")
     p.add_argument("--expected_cos", type=float, default=0.99, help="the output cosine to reach; default 0.99")
     add_compare_layers(p)
+    add_post_process(p)
 
 
 def _main(argv: Sequence[str]) -> None:

@@ -3,6 +3,7 @@
   run_sensitive_layer X.mlir (--dataset DIR | --data_list FILE) --calibration_table T --processor bm1684x
       [--input_num 10] [--inference_num 10] [--max_float_layers 5] [--expected_cos 0.99]
       [--tune_num 5] [--tune_list FILE] [--histogram_bin_num 2048] [--fp_type auto|F16|F32|BF16]
+      [--global_compare_layers a:0.5,b:0.5] [--post_process FILE.py]
       [--new_cali_table new_cali_table.txt] [--loss_table sensitive_layer_loss_table.txt] [--quiet]
       -o X_qtable
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tpudsl.cli.calibration_run import ProgressBars, SampleLoader, list_samples, sample_loader, tuning_samples
+from tpudsl.cli.post_process import load_post_process
 from tpudsl.cli.qtable_search import Int8Search, check_cos, chip_and_float_mode, float_until
 from tpudsl.dialects.opdef import loc_name, result_names
 from tpudsl.ir.diagnostics import TpudslError
@@ -102,13 +103,14 @@ def run_sensitive_layer(args: argparse.Namespace) -> None:
     """The command after its arguments are parsed (tpudsl/cli/run_sensitive_layer.py)."""
     _check(args)
     chip, fp = chip_and_float_mode(args.processor, args.fp_type)
+    post_process = load_post_process(args.post_process)
     say = (lambda line: None) if args.quiet else (lambda line: print(f"run_sensitive_layer: {line}", file=sys.stderr))
     top = load_module(args.mlir)
     loader = sample_loader(top)
     inputs = [loader(spec) for spec in list_samples(args.dataset, args.data_list, args.inference_num)]
     base = read_table(args.calibration_table, set(tensor_names(top.module)))
     s = Int8Search(args.mlir, base, chip, inputs, asymmetric=False, where=args.calibration_table,
-                   compare_layers=args.global_compare_layers)
+                   compare_layers=args.global_compare_layers, post_process=post_process)
     int8_cos = s.cosine({})
     if int8_cos > args.expected_cos:  # TPU-MLIR's first step: no search, nothing written
         print(f"run_sensitive_layer: INT8 with '{args.calibration_table}' reaches cosine {int8_cos:.6f} > "

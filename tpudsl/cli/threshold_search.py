@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from tpudsl.cli.post_process import PostProcess
 from tpudsl.cli.qtable_search import Int8Search
 from tpudsl.lowering.calibration_table import TableEntry, as_written
 
@@ -20,13 +21,14 @@ SEARCHED = ("kld", "minmax", "percentile9999", "mse")
 
 def best_method(mlir: str, tables: Mapping[str, Mapping[str, TableEntry]], chip: str,
                 samples: list[dict[str, np.ndarray]], progress: Callable[[str], None],
-                compare_layers: str = "") -> tuple[str, dict[str, float]]:
+                compare_layers: str = "", post_process: PostProcess | None = None) -> tuple[str, dict[str, float]]:
     """(the method whose table's INT8 model is closest to Top, every method's cosine); `tables`
     holds each method's entries, scored as the table file holds them. Equal cosines: the first
-    method (TPU-MLIR's max over its dict). `compare_layers`: --global_compare_layers."""
+    method (TPU-MLIR's max over its dict). `compare_layers`: --global_compare_layers;
+    `post_process`: --post_process's function (TPU-MLIR's SearchThreshold scores through it)."""
     written = {m: as_written(t) for m, t in tables.items()}
     search = Int8Search(mlir, written[next(iter(written))], chip, samples, asymmetric=False,
-                          compare_layers=compare_layers)
+                          compare_layers=compare_layers, post_process=post_process)
     cosines: dict[str, float] = {}
     for m, table in written.items():
         cosines[m] = search.cosine({}, table)

@@ -1,0 +1,114 @@
+"""TPU-MLIR's `--post_process FILE.py`: the user's `PostProcess(outputs)` run on each sample's
+scored tensors before they are compared (run_qtable, run_sensitive_layer, run_calibration
+--search search_threshold; the scoring: cli/model_score.py's Scoring).
+
+As TPU-MLIR's MixPrecSearcher.run_model: the file is imported by path (importlib, its name the
+file's stem, not put in sys.modules nor its folder on sys.path), its `PostProcess` is called with
+one sample's {name: array} (the outputs, or --global_compare_layers' tensors), and returns a dict
+of arrays keyed by name, compared float run against INT8 run, name by name. tpudsl imports the
+file once, before any calibration work (TPU-MLIR imports it again for every sample), and checks
+what it returns: anything else is one error naming the file (docs/quantization.md, "--post_process")."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import traceback
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from tpudsl.ir.diagnostics import TpudslError
+
+FLAG = "--post_process"
+FUNCTION = "PostProcess"  # the name TPU-MLIR calls
+
+
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
+
+
+class PostProcess:
+    """The user's `PostProcess` of the file `path`, imported at construction."""
+
+    def __init__(self, path: str):
+        self.path = path
+        if not os.path.isfile(path):
+            self.fail("no such file" if not os.path.exists(path) else "not a file")
+        if not path.endswith(".py"):
+            self.fail("not a .py file (TPU-MLIR imports it as Python)")
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        assert spec is not None and spec.loader is not None  # a .py path always has a source loader
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as e:  # its position is the file's, not a frame's
+            raise TpudslError(f"{FLAG}: importing it raised SyntaxError: {e.msg}", path, e.lineno, e.offset) from None
+        except Exception as e:
+            self._raised("importing it", e)
+        self.function = getattr(module, FUNCTION, None)
+        if not callable(self.function):
+            self.fail(f"it defines no function {FUNCTION} (TPU-MLIR calls {FUNCTION}(outputs))")
+
+    def fail(self, what: str) -> None:
+        raise TpudslError(f"{FLAG}: {what}", self.path)
+
+    def _raised(self, doing: str, e: Exception) -> None:
+        """The error for `e`, raised while `doing`, at the innermost line of the user's file it passed."""
+        own = os.path.realpath(self.path)
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.realpath(f.filename) == own]
+        line, col = (frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else (None, None)
+        raise TpudslError(f"{FLAG}: {doing} raised {_one_line(e)}", self.path, line, col) from None
+
+    def __call__(self, outputs: Mapping[str, np.ndarray], which: str) -> dict[str, np.ndarray]:
+        """`PostProcess` of a copy of `outputs` (it may change what it is given), checked: a dict of
+        finite, non-empty real-number arrays keyed by name. `which`: the run, for the messages."""
+        try:
+            result = self.function({name: np.array(a) for name, a in outputs.items()})  # type: ignore[misc]
+        except Exception as e:
+            self._raised(f"{FUNCTION} on {which}", e)
+        if not isinstance(result, dict) or not result:
+            self.fail(f"{FUNCTION} returned {_described(result)} on {which}, not a dict of numpy arrays keyed "
+                       "by name (TPU-MLIR compares the values of the dict it returns)")
+        for name, a in result.items():
+            what = f"{FUNCTION}'s {name!r} on {which}"
+            if not isinstance(name, str):
+                self.fail(f"{FUNCTION} returned the key {name!r} on {which}: the names must be strings")
+            if not isinstance(a, np.ndarray):
+                self.fail(f"{what} is {_described(a)}, not a numpy array")
+            if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
+                self.fail(f"{what} has dtype {a.dtype}, not a real number type (a cosine compares numbers)")
+            if a.size == 0:
+                self.fail(f"{what} is empty (shape {a.shape}): a cosine needs values")
+            if not np.isfinite(a).all():
+                self.fail(f"{what} holds non-finite values (a cosine of them is not a number)")
+        return result
+
+    def check_alike(self, runs: Sequence[Mapping[str, np.ndarray]],
+                    reference: Sequence[Mapping[str, np.ndarray]]) -> None:
+        """Every sample's INT8 (`runs`) and float (`reference`) results name the same arrays in the
+        same order, each with one shape and dtype in both (TPU-MLIR's "Calc loss fail" check)."""
+        names = list(reference[0])
+        for i, (got, want) in enumerate(zip(runs, reference, strict=True)):
+            for which, result in (("float", want), ("INT8", got)):
+                if list(result) != names:
+                    self.fail(f"{FUNCTION} returned {list(result)} on sample {i}'s {which} run but {names} on "
+                               "sample 0's float run: it must return the same names, in the same order")
+            for name in names:
+                a, b = want[name], got[name]
+                if (a.shape, a.dtype) != (b.shape, b.dtype):
+                    self.fail(f"{FUNCTION}'s {name!r} on sample {i} is {a.dtype}{list(a.shape)} on the float run "
+                               f"but {b.dtype}{list(b.shape)} on the INT8 run: they are compared element by element")
+
+
+def _described(value: object) -> str:
+    if value is None:
+        return "None"
+    return "an empty dict" if isinstance(value, dict) and not value else f"a {type(value).__name__}"
+
+
+def load_post_process(path: str | None) -> PostProcess | None:
+    """The `--post_process` file `path` imported; None when the flag is not given or is '' (TPU-MLIR's
+    `if self.post_process_path:`)."""
+    return PostProcess(path) if path else None
+
