@@ -15,6 +15,7 @@ import importlib.util
 import os
 import traceback
 from collections.abc import Mapping, Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -42,21 +43,25 @@ class PostProcess:
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
-        except SyntaxError as e:  # its position is the file's, not a frame's
-            raise TpudslError(f"{FLAG}: importing it raised SyntaxError: {e.msg}", path, e.lineno, e.offset) from None
         except Exception as e:
+            if isinstance(e, SyntaxError) and self._own(e.filename):  # its position is the file's, not a frame's
+                raise TpudslError(f"{FLAG}: importing it raised SyntaxError: {e.msg}", path, e.lineno,
+                                  e.offset) from None
             self._raised("importing it", e)
         self.function = getattr(module, FUNCTION, None)
         if not callable(self.function):
             self.fail(f"it defines no function {FUNCTION} (TPU-MLIR calls {FUNCTION}(outputs))")
 
-    def fail(self, what: str) -> None:
+    def fail(self, what: str) -> NoReturn:
         raise TpudslError(f"{FLAG}: {what}", self.path)
 
-    def _raised(self, doing: str, e: Exception) -> None:
+    def _own(self, filename: str | None) -> bool:
+        """Whether `filename` (a code object's or a SyntaxError's) is the user's file."""
+        return filename is not None and os.path.realpath(filename) == os.path.realpath(self.path)
+
+    def _raised(self, doing: str, e: Exception) -> NoReturn:
         """The error for `e`, raised while `doing`, at the innermost line of the user's file it passed."""
-        own = os.path.realpath(self.path)
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.realpath(f.filename) == own]
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if self._own(f.filename)]
         line, col = (frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else (None, None)
         raise TpudslError(f"{FLAG}: {doing} raised {_one_line(e)}", self.path, line, col) from None
 
