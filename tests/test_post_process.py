@@ -31,7 +31,10 @@ SCORES = 'def PostProcess(outputs):\n    return {"scores": outputs["output0"][:,
 BOTH = ('import numpy as np\n\n\ndef PostProcess(outputs):\n    out = outputs["output0"]\n'
         '    return {"scores": out[:, 4:] + 1, "boxes": 1 / (1 + np.exp(-out[:, :4] / 100))}\n')
 CENTRED = 'def PostProcess(outputs):\n    return {k: v - v.mean() for k, v in outputs.items()}\n'
-PROGRAMS = {"boxes.py": BOXES, "scores.py": SCORES, "both.py": BOTH, "centred.py": CENTRED}
+# SCORES through one module-level buffer: each call overwrites what the one before returned
+BUFFERED = ('import numpy as np\n\nBUFFER = np.empty((1, 3, 8, 8), np.float32)\n\n\ndef PostProcess(outputs):\n'
+            '    BUFFER[...] = outputs["output0"][:, 4:]\n    return {"scores": BUFFER}\n')
+PROGRAMS = {"boxes.py": BOXES, "scores.py": SCORES, "both.py": BOTH, "centred.py": CENTRED, "buffered.py": BUFFERED}
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +97,17 @@ def test_the_score_is_the_cosine_of_what_post_process_returns(head, program, lay
     assert abs(without.cosine({}) - want) > 1e-3  # the post-process changes the score
 
 
+def test_what_post_process_returns_is_kept_apart_from_its_later_calls(head):
+    """A PostProcess returning one buffer it reuses scores as the one returning new arrays (the float
+    reference is not the INT8 run that overwrote it, which would score 1)."""
+    samples = [dict(np.load(head / "data" / f"{i}.npz")) for i in range(2)]
+    search = Int8Search(str(head / "m.mlir"), read_table(str(head / "table")), "BM1684X", samples, False,
+                        post_process=PostProcess(str(head / "buffered.py")))
+    want = _numpy_cosines(head, "scores.py", ())["scores"]
+    assert want < 0.9  # INT8 rounds the class scores to 0
+    assert search.cosine({}) == pytest.approx(want, abs=1e-9)
+
+
 @pytest.mark.parametrize("program, kept", [("boxes.py", False), ("scores.py", True)])
 def test_run_qtable_keeps_float_what_the_post_process_compares(head, tmp_path, program, kept):
     """Without the flag run_qtable keeps cls_sigmoid float (test_qtable_parts.py); comparing only the boxes
@@ -154,6 +168,9 @@ BAD = {  # file text -> the error (after 'FILE' and the position, if any)
     "'a' on sample 0's float run is empty (shape (0, 7, 8, 8)): a cosine needs values",
     "def PostProcess(outputs):\n    return {'a': outputs['output0'] + float('nan')}\n": "error: --post_process: PostProcess's "
     "'a' on sample 0's float run holds non-finite values (a cosine of them is not a number)",
+    "import numpy as np\n\n\ndef PostProcess(outputs):\n    a = outputs['output0']\n    a[0, 0, 0, 0] = np.nan\n"
+    "    return {'a': np.ma.masked_invalid(a)}\n": "error: --post_process: PostProcess's 'a' on sample 0's float run is a numpy masked array: "
+    "what its mask means to a cosine is not modelled (return a plain array, e.g. np.ma.filled(a, 0))",
     COUNTER + "    return {'a': outputs['output0'][..., :len(calls)]}\n": "error: --post_process: PostProcess's 'a' on "
     "sample 0 is float32[1, 7, 8, 1] on the float run but float32[1, 7, 8, 2] on the INT8 run: they are compared "
     "element by element",

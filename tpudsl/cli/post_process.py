@@ -67,7 +67,9 @@ class PostProcess:
 
     def __call__(self, outputs: Mapping[str, np.ndarray], which: str) -> dict[str, np.ndarray]:
         """`PostProcess` of a copy of `outputs` (it may change what it is given), checked: a dict of
-        finite, non-empty real-number arrays keyed by name. `which`: the run, for the messages."""
+        finite, non-empty real-number arrays keyed by name, returned as copies (it may reuse a
+        buffer it returned before: the INT8 run would overwrite the float reference). `which`: the
+        run, for the messages."""
         try:
             result = self.function({name: np.array(a) for name, a in outputs.items()})  # type: ignore[misc]
         except Exception as e:
@@ -75,19 +77,24 @@ class PostProcess:
         if not isinstance(result, dict) or not result:
             self.fail(f"{FUNCTION} returned {_described(result)} on {which}, not a dict of numpy arrays keyed "
                        "by name (TPU-MLIR compares the values of the dict it returns)")
-        for name, a in result.items():
+        copies = {}
+        for name, returned in result.items():
             what = f"{FUNCTION}'s {name!r} on {which}"
             if not isinstance(name, str):
                 self.fail(f"{FUNCTION} returned the key {name!r} on {which}: the names must be strings")
-            if not isinstance(a, np.ndarray):
-                self.fail(f"{what} is {_described(a)}, not a numpy array")
+            if not isinstance(returned, np.ndarray):
+                self.fail(f"{what} is {_described(returned)}, not a numpy array")
+            if isinstance(returned, np.ma.MaskedArray):  # the copy would score the values under the mask
+                self.fail(f"{what} is a numpy masked array: what its mask means to a cosine is not modelled "
+                          "(return a plain array, e.g. np.ma.filled(a, 0))")
+            a = copies[name] = np.array(returned)
             if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
                 self.fail(f"{what} has dtype {a.dtype}, not a real number type (a cosine compares numbers)")
             if a.size == 0:
                 self.fail(f"{what} is empty (shape {a.shape}): a cosine needs values")
             if not np.isfinite(a).all():
                 self.fail(f"{what} holds non-finite values (a cosine of them is not a number)")
-        return result
+        return copies
 
     def check_alike(self, runs: Sequence[Mapping[str, np.ndarray]],
                     reference: Sequence[Mapping[str, np.ndarray]]) -> None:
