@@ -171,6 +171,18 @@ BAD = {  # file text -> the error (after 'FILE' and the position, if any)
     "import numpy as np\n\n\ndef PostProcess(outputs):\n    a = outputs['output0']\n    a[0, 0, 0, 0] = np.nan\n"
     "    return {'a': np.ma.masked_invalid(a)}\n": "error: --post_process: PostProcess's 'a' on sample 0's float run is a numpy masked array: "
     "what its mask means to a cosine is not modelled (return a plain array, e.g. np.ma.filled(a, 0))",
+    # finite, but their float64 squares overflow (the cosine was NaN, which passes every threshold) or all
+    # underflow to 0 (-1e-200 against 1e-200 scored 1)
+    "import numpy as np\n\n\ndef PostProcess(outputs):\n    return {'a': np.full(4, 1e200)}\n": "error: "
+    "--post_process: PostProcess's 'a' on sample 0's float run holds values out of the range a cosine's float64 "
+    "sums square and add (|value| up to 1e+200): scale them",
+    "import numpy as np\n\n\ndef PostProcess(outputs):\n    return {'a': np.full(4, np.longdouble('1e400'))}\n": "error: "
+    "--post_process: PostProcess's 'a' on sample 0's float run holds values out of the range a cosine's float64 "
+    "sums square and add (|value| up to 1e+400): scale them",
+    "import numpy as np\n\ncalls = []\n\n\ndef PostProcess(outputs):\n    calls.append(1)\n"
+    "    return {'a': np.full(4, (-1) ** len(calls) * 1e-200)}\n": "error: --post_process: PostProcess's 'a' on "
+    "sample 0's float run holds values out of the range a cosine's float64 sums square and add (|value| up to "
+    "1e-200): scale them",
     COUNTER + "    return {'a': outputs['output0'][..., :len(calls)]}\n": "error: --post_process: PostProcess's 'a' on "
     "sample 0 is float32[1, 7, 8, 1] on the float run but float32[1, 7, 8, 2] on the INT8 run: they are compared "
     "element by element",

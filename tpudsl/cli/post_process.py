@@ -12,7 +12,9 @@ what it returns: anything else is one error naming the file (docs/quantization.m
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
+import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
@@ -94,6 +96,9 @@ class PostProcess:
                 self.fail(f"{what} is empty (shape {a.shape}): a cosine needs values")
             if not np.isfinite(a).all():
                 self.fail(f"{what} holds non-finite values (a cosine of them is not a number)")
+            if a.dtype.kind == "f" and not _squares_fit(a):
+                self.fail(f"{what} holds values out of the range a cosine's float64 sums square and add (|value| up "
+                          f"to {np.format_float_scientific(np.abs(a).max(), precision=2, trim='-')}): scale them")
         return copies
 
     def check_alike(self, runs: Sequence[Mapping[str, np.ndarray]],
@@ -111,6 +116,16 @@ class PostProcess:
                 if (a.shape, a.dtype) != (b.shape, b.dtype):
                     self.fail(f"{FUNCTION}'s {name!r} on sample {i} is {a.dtype}{list(a.shape)} on the float run "
                                f"but {b.dtype}{list(b.shape)} on the INT8 run: they are compared element by element")
+
+
+def _squares_fit(a: np.ndarray) -> bool:
+    """Whether the float64 sums of squares and products a cosine of `a` and another such array adds
+    up (compare.measures: a.a, (a-b).(a-b) and (a+b).(a+b) up to 4 size peak^2) stay finite, and do
+    not all underflow to 0 (cosine would take the arrays for zeros). Outside it (|x| near 1e154
+    and above, longdouble beyond float64, or every |x| below 1e-154) the cosine is NaN, which
+    passes every threshold, or wrong."""
+    peak = float(np.abs(a).max())  # inf for a longdouble beyond float64
+    return peak == 0 or (math.isfinite(4 * a.size * peak * peak) and peak * peak >= sys.float_info.min)
 
 
 def _described(value: object) -> str:
