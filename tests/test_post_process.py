@@ -108,6 +108,18 @@ def test_what_post_process_returns_is_kept_apart_from_its_later_calls(head):
     assert search.cosine({}) == pytest.approx(want, abs=1e-9)
 
 
+def test_what_post_process_writes_to_stderr_is_written_when_it_returns(head, tmp_path, capsys):
+    """Held back while it runs (so that on an error only its last line is quoted), not dropped: once per
+    sample of the float and the INT8 run."""
+    (tmp_path / "talks.py").write_text("import sys\n\n\ndef PostProcess(outputs):\n    print('seen', file=sys.stderr)\n"
+                                   "    return outputs\n")
+    samples = [dict(np.load(head / "data" / f"{i}.npz")) for i in range(2)]
+    capsys.readouterr()
+    Int8Search(str(head / "m.mlir"), read_table(str(head / "table")), "BM1684X", samples, False,
+               post_process=PostProcess(str(tmp_path / "talks.py"))).cosine({})
+    assert capsys.readouterr().err == "seen\n" * 4
+
+
 @pytest.mark.parametrize("program, kept", [("boxes.py", False), ("scores.py", True)])
 def test_run_qtable_keeps_float_what_the_post_process_compares(head, tmp_path, program, kept):
     """Without the flag run_qtable keeps cls_sigmoid float (test_qtable_parts.py); comparing only the boxes
@@ -153,6 +165,15 @@ BAD = {  # file text -> the error (after 'FILE' and the position, if any)
                                     "named 'no_such_module_here'",
     "def PostProcess(outputs)\n    return outputs\n": ":1:25: error: --post_process: importing it raised SyntaxError: "
                                                        "expected ':'",
+    # SystemExit too: the tool ended with the file's status (0 for these two), no message, nothing written
+    "import sys\n\nsys.exit(0)\n": ":3:1: error: --post_process: importing it raised SystemExit: 0",
+    "def PostProcess(outputs):\n    exit()\n": ":2:5: error: --post_process: PostProcess on sample 0's float run "
+                                              "raised SystemExit: None",
+    "def PostProcess(outputs):\n    raise ValueError\n": ":2:5: error: --post_process: PostProcess on sample 0's "
+                                                         "float run raised ValueError",
+    # argparse in the file: its usage and reason on stderr, exit 2; held back, the reason ends the one line
+    "import argparse\n\nargparse.ArgumentParser(prog='user').parse_args(['--nope'])\n": ":3:1: error: --post_process: "
+    "importing it raised SystemExit: 2 after writing 'user: error: unrecognized arguments: --nope'",
     "def PostProcess(outputs):\n    return outputs['nope']\n": ":2:12: error: --post_process: PostProcess on sample "
                                                                "0's float run raised KeyError: 'nope'",
     "def PostProcess(outputs):\n    return list(outputs.values())\n": "error: --post_process: PostProcess returned a "

@@ -11,24 +11,26 @@ what it returns: anything else is one error naming the file (docs/quantization.m
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import math
 import os
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import NoReturn, TypeVar
 
 import numpy as np
 
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import one_line
+from tpudsl.ir.parse_base import one_line as last_line
+
+T = TypeVar("T")
 
 FLAG = "--post_process"
 FUNCTION = "PostProcess"  # the name TPU-MLIR calls
-
-
-def _one_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
 class PostProcess:
@@ -43,13 +45,7 @@ class PostProcess:
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         assert spec is not None and spec.loader is not None  # a .py path always has a source loader
         module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            if isinstance(e, SyntaxError) and self._own(e.filename):  # its position is the file's, not a frame's
-                raise TpudslError(f"{FLAG}: importing it raised SyntaxError: {e.msg}", path, e.lineno,
-                                  e.offset) from None
-            self._raised("importing it", e)
+        self._user_code("importing it", spec.loader.exec_module, module)
         self.function = getattr(module, FUNCTION, None)
         if not callable(self.function):
             self.fail(f"it defines no function {FUNCTION} (TPU-MLIR calls {FUNCTION}(outputs))")
@@ -61,21 +57,41 @@ class PostProcess:
         """Whether `filename` (a code object's or a SyntaxError's) is the user's file."""
         return filename is not None and os.path.realpath(filename) == os.path.realpath(self.path)
 
-    def _raised(self, doing: str, e: Exception) -> NoReturn:
-        """The error for `e`, raised while `doing`, at the innermost line of the user's file it passed."""
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if self._own(f.filename)]
-        line, col = (frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else (None, None)
-        raise TpudslError(f"{FLAG}: {doing} raised {_one_line(e)}", self.path, line, col) from None
+    def _user_code(self, doing: str, call: Callable[..., T], *args: object) -> T:
+        """`call(*args)`, the user's code `doing` (for the messages). Whatever it raises is one error
+        naming the file, SystemExit too (sys.exit() or argparse in the file would end the tool with
+        their status, no message, nothing written). What it writes to stderr meanwhile is held back
+        (written after it returns): on an error its last line ends the message (argparse's reason)
+        instead of standing as lines of their own (argparse's usage, not the tool's)."""
+        written = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(written):
+                result = call(*args)
+        except (Exception, SystemExit) as e:
+            self._raised(doing, e, last_line(written.getvalue()))
+        sys.stderr.write(written.getvalue())
+        return result
+
+    def _raised(self, doing: str, e: BaseException, wrote: str) -> NoReturn:
+        """The error for `e`, raised while `doing` after writing `wrote` to stderr, at its position
+        in the user's file: a SyntaxError's own, else the innermost line of the file it passed."""
+        if isinstance(e, SyntaxError) and self._own(e.filename):
+            line, col, message = e.lineno, e.offset, e.msg
+        else:
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if self._own(f.filename)]
+            line, col = (frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else (None, None)
+            message = one_line(str(e))
+        said = f"{type(e).__name__}: {message}" if message else type(e).__name__  # `raise ValueError` says nothing
+        after = f" after writing '{wrote}'" if wrote else ""
+        raise TpudslError(f"{FLAG}: {doing} raised {said}{after}", self.path, line, col) from None
 
     def __call__(self, outputs: Mapping[str, np.ndarray], which: str) -> dict[str, np.ndarray]:
         """`PostProcess` of a copy of `outputs` (it may change what it is given), checked: a dict of
         finite, non-empty real-number arrays keyed by name, returned as copies (it may reuse a
         buffer it returned before: the INT8 run would overwrite the float reference). `which`: the
         run, for the messages."""
-        try:
-            result = self.function({name: np.array(a) for name, a in outputs.items()})  # type: ignore[misc]
-        except Exception as e:
-            self._raised(f"{FUNCTION} on {which}", e)
+        result = self._user_code(f"{FUNCTION} on {which}", self.function,
+                                 {name: np.array(a) for name, a in outputs.items()})
         if not isinstance(result, dict) or not result:
             self.fail(f"{FUNCTION} returned {_described(result)} on {which}, not a dict of numpy arrays keyed "
                        "by name (TPU-MLIR compares the values of the dict it returns)")
