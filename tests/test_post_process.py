@@ -132,6 +132,20 @@ def test_run_qtable_keeps_float_what_the_post_process_compares(head, tmp_path, p
     assert ("cls_sigmoid" in floats) == kept and (floats == set()) == (not kept), floats
 
 
+def test_a_named_tensor_kept_f16_is_compared_with_its_f32_reference(head, tmp_path):
+    """Keeping cls_sigmoid float makes it an F16 tensor (float16) where Top's is float32: PostProcess returns
+    both as they are and run_qtable keeps what it keeps without the (identity) post-process."""
+    (tmp_path / "same.py").write_text("def PostProcess(outputs):\n    return outputs\n")
+    floats = []
+    for post in ([], ["--post_process", tmp_path / "same.py"]):
+        r = run_main("run_qtable", head / "m.mlir", "--dataset", head / "data", "--input_num", "2",
+                     "--calibration_table", head / "table", "--processor", "bm1684x", "--quiet",
+                     "--global_compare_layers", "cls_sigmoid", *post, "-o", tmp_path / "qtable")
+        assert r.returncode == 0, r.stderr
+        floats.append(table_rows(tmp_path / "qtable"))
+    assert floats[0] == floats[1] == [["cls_sigmoid", "F16"]]
+
+
 def test_run_sensitive_layer_scores_through_it(head, tmp_path):
     """Its first step: INT8 whole scored on the boxes passes --expected_cos, so nothing is searched (scored
     on output0's parts it is about 0 and the search runs)."""
@@ -205,7 +219,7 @@ BAD = {  # file text -> the error (after 'FILE' and the position, if any)
     "sample 0's float run holds values out of the range a cosine's float64 sums square and add (|value| up to "
     "1e-200): scale them",
     COUNTER + "    return {'a': outputs['output0'][..., :len(calls)]}\n": "error: --post_process: PostProcess's 'a' on "
-    "sample 0 is float32[1, 7, 8, 1] on the float run but float32[1, 7, 8, 2] on the INT8 run: they are compared "
+    "sample 0 has shape [1, 7, 8, 1] on the float run but [1, 7, 8, 2] on the INT8 run: they are compared "
     "element by element",
     COUNTER + "    return {'a' * len(calls): outputs['output0']}\n": "error: --post_process: PostProcess returned "
     "['aa'] on sample 0's INT8 run but ['a'] on sample 0's float run: it must return the same names, in the same order",

@@ -120,7 +120,9 @@ class PostProcess:
     def check_alike(self, runs: Sequence[Mapping[str, np.ndarray]],
                     reference: Sequence[Mapping[str, np.ndarray]]) -> None:
         """Every sample's INT8 (`runs`) and float (`reference`) results name the same arrays in the
-        same order, each with one shape and dtype in both (TPU-MLIR's "Calc loss fail" check)."""
+        same order, each with one shape in both (TPU-MLIR's "Calc loss fail" check, which also asks
+        for one dtype: not here, where a tensor the search keeps F16 is float16 on the INT8 run
+        and float32 on the float one, and the cosine reads both in float64)."""
         names = list(reference[0])
         for i, (got, want) in enumerate(zip(runs, reference, strict=True)):
             for which, result in (("float", want), ("INT8", got)):
@@ -129,9 +131,9 @@ class PostProcess:
                                "sample 0's float run: it must return the same names, in the same order")
             for name in names:
                 a, b = want[name], got[name]
-                if (a.shape, a.dtype) != (b.shape, b.dtype):
-                    self.fail(f"{FUNCTION}'s {name!r} on sample {i} is {a.dtype}{list(a.shape)} on the float run "
-                               f"but {b.dtype}{list(b.shape)} on the INT8 run: they are compared element by element")
+                if a.shape != b.shape:
+                    self.fail(f"{FUNCTION}'s {name!r} on sample {i} has shape {list(a.shape)} on the float run but "
+                              f"{list(b.shape)} on the INT8 run: they are compared element by element")
 
 
 def _squares_fit(a: np.ndarray) -> bool:
