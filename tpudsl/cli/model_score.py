@@ -137,15 +137,15 @@ class Scoring:
             return float(np.mean([cosine_similarity(r[name][part], want[name][part])
                                   for r, want in zip(runs, reference, strict=True)]))
 
-        if self.post_process is not None:
+        layers, parts = self.layers, self.parts
+        if self.post_process is not None:  # its arrays in place of the tensors: the i-th weighted as the i-th layer
             self.post_process.check_alike(runs, reference)
             names = list(reference[0])
-            if self.layers:
-                return math.fsum(w * mean(n, WHOLE) for n, w in zip(names, self.layers.values(), strict=True))
-            return min(mean(name, WHOLE) for name in names)
-        if self.layers:
-            return math.fsum(w * mean(n, WHOLE) for n, w in self.layers.items())  # weights summing to 1
-        return min(mean(name, part) for name, parts in self.parts.items() for part in [WHOLE, *parts])
+            layers = dict(zip(names, layers.values(), strict=True)) if layers else {}
+            parts = dict.fromkeys(names, ())
+        if layers:
+            return math.fsum(w * mean(n, WHOLE) for n, w in layers.items())  # weights summing to 1
+        return min(mean(name, part) for name, parts_of in parts.items() for part in [WHOLE, *parts_of])
 
 
 def scoring(top: TopModule, layers: str = "", post_process: PostProcess | None = None) -> Scoring:
