@@ -106,7 +106,7 @@ class PostProcess:
                 self.fail(f"{what} is a numpy masked array: what its mask means to a cosine is not modelled "
                           "(return a plain array, e.g. np.ma.filled(a, 0))")
             a = copies[name] = np.array(returned)
-            if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
+            if a.dtype.kind not in "iuf":  # bool is "b"
                 self.fail(f"{what} has dtype {a.dtype}, not a real number type (a cosine compares numbers)")
             if a.size == 0:
                 self.fail(f"{what} is empty (shape {a.shape}): a cosine needs values")
