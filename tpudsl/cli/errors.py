@@ -24,6 +24,7 @@ from typing import NoReturn
 from xdsl.utils.exceptions import DiagnosticException
 
 from tpudsl.ir.diagnostics import InternalError, TpudslError
+from tpudsl.ir.npz import one_line
 
 EXIT_BAD_INPUT = 1
 EXIT_INTERNAL = 2
@@ -87,7 +88,7 @@ def run_cli(main: Callable[[Sequence[str]], int | None], argv: Sequence[str] | N
     except OSError as e:
         status = _report(os_error_message(e), EXIT_BAD_INPUT)
     except DiagnosticException as e:  # an xDSL pass rejected the input (PassFailedException, ...)
-        status = _report("error: " + " ".join(str(e).split()), EXIT_BAD_INPUT)
+        status = _report("error: " + one_line(str(e)), EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         status = _report("error: interrupted", 130)
     except Exception as e:
@@ -107,7 +108,7 @@ def internal_error_message(e: Exception) -> str:
         where, e = f" in {e.where}", e.__cause__
     else:
         where = ""
-    return f"error: internal error{where}: {type(e).__name__}: {' '.join(str(e).split())} ({REPORT_HINT})"
+    return f"error: internal error{where}: {type(e).__name__}: {one_line(str(e))} ({REPORT_HINT})"
 
 
 def _report(message: str, status: int) -> int:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 from tpudsl.cli.errors import CliArgumentParser, add_threads_option, refuse_overwriting, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import one_line
 
 if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait for onnx and xDSL
     import numpy as np
@@ -244,7 +245,7 @@ def onnx_inference(
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own exception types for invalid models
-        raise TpudslError(f"onnxruntime cannot load the model: {' '.join(str(e).split())}") from None
+        raise TpudslError(f"onnxruntime cannot load the model: {one_line(str(e))}") from None
     check_inputs(inputs, {i.name: _static(i.shape) for i in session.get_inputs()})
     dtypes = _ort_dtypes()
     feeds = {i.name: np.asarray(inputs[i.name], dtype=dtypes.get(i.type)) for i in session.get_inputs()}
@@ -252,7 +253,7 @@ def onnx_inference(
     try:
         outputs = session.run(names, feeds)
     except _ort_errors(ort) as e:  # an input the model cannot take (index out of range, a dynamic dim that clashes)
-        raise TpudslError(f"onnxruntime cannot run the model on these inputs: {' '.join(str(e).split())}") from None
+        raise TpudslError(f"onnxruntime cannot run the model on these inputs: {one_line(str(e))}") from None
     return dict(zip(names, outputs, strict=True))
 
 

@@ -10,6 +10,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import one_line
 
 
 def onnx_reference(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray],
@@ -38,5 +39,5 @@ def onnx_reference(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray],
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         values = session.run(None, feed)
     except Exception as e:  # onnxruntime raises its own exception types for every failure
-        raise TpudslError(f"onnxruntime cannot run the model: {' '.join(str(e).split())}") from None
+        raise TpudslError(f"onnxruntime cannot run the model: {one_line(str(e))}") from None
     return {out.name: np.asarray(v) for out, v in zip(session.get_outputs(), values, strict=True)}

@@ -11,7 +11,7 @@ import numpy as np
 from tpudsl.frontend.preprocess import Preprocess, is_image
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import read_npz
-from tpudsl.ir.npz import check_float32_exact
+from tpudsl.ir.npz import check_float32_exact, one_line
 
 
 def check_test_input_files(spec: str) -> list[str]:
@@ -64,7 +64,7 @@ def _read_one(path: str, shape: Sequence[int], preprocess: Preprocess | None) ->
         except OSError as e:
             raise TpudslError(f"cannot read test input '{path}': {e.strerror or e}") from None
         except (ValueError, EOFError) as e:  # not an .npy file (an empty one raises EOFError), a pickle
-            raise TpudslError(f"cannot read test input '{path}': {' '.join(str(e).split())}") from None
+            raise TpudslError(f"cannot read test input '{path}': {one_line(str(e))}") from None
     if is_image(path):
         return (preprocess or Preprocess()).load_image(path, shape)
     raise TpudslError(f"test input '{path}' is not an .npz, .npy or image file")

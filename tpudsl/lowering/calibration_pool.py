@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.npz import one_line
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def dask_pool(address: str) -> Iterator[Pool]:
     try:
         client = distributed.Client(address, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:  # refused, silent (timeout) or not an address
-        raise TpudslError(f"cannot reach the Dask scheduler at '{address}': {_one_line(e)}") from None
+        raise TpudslError(f"cannot reach the Dask scheduler at '{address}': {_message(e)}") from None
     with client:
         slots = sum(client.nthreads().values())
         if slots == 0:
@@ -103,15 +104,16 @@ def dask_pool(address: str) -> Iterator[Pool]:
             client.run(_probe)  # on every worker
             client.submit(_probe, pure=False).result()  # through the scheduler, as the shares go
         except Exception as e:  # noqa: BLE001 - whatever the environment raises, the probe does nothing else
-            raise TpudslError(f"the Dask cluster at '{address}' cannot run tpudsl's tasks ({_one_line(e)}): "
+            raise TpudslError(f"the Dask cluster at '{address}' cannot run tpudsl's tasks ({_message(e)}): "
                               "install tpudsl, the same version, on its scheduler and workers") from None
         # pure=False: the same share submitted twice (another run) must run again, not be reused.
         yield Pool(lambda fn, *args: client.submit(fn, *args, pure=False),
                    lambda futures: distributed.as_completed(futures, loop=client.loop), slots)
 
 
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
+def _message(e: BaseException) -> str:
+    """What `e` says, on one line; its type when it says nothing."""
+    return one_line(str(e)) or type(e).__name__
 
 
 def _probe() -> bool:
