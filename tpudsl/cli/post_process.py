@@ -95,7 +95,7 @@ class PostProcess:
         if not isinstance(result, dict) or not result:
             self.fail(f"{FUNCTION} returned {_described(result)} on {which}, not a dict of numpy arrays keyed "
                        "by name (TPU-MLIR compares the values of the dict it returns)")
-        copies = {}
+        copies: dict[str, np.ndarray] = {}
         for name, returned in result.items():
             what = f"{FUNCTION}'s {name!r} on {which}"
             if not isinstance(name, str):
