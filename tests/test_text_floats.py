@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from tpudsl.ir.floats import format_float
+from upstream_mlir import UPSTREAM_CONTEXT
 
 WIDTH = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16}
 
@@ -26,9 +27,7 @@ def value_of(bits: int, kind: str) -> float:
 def upstream_floats(items: list[tuple[int, str]]) -> list[str]:
     """How upstream MLIR prints each (bit pattern, float type) as an attribute value."""
     body = ", ".join(f"a{i} = 0x{bits:0{WIDTH[kind] // 4}X} : {kind}" for i, (bits, kind) in enumerate(items))
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    with ctx:
+    with UPSTREAM_CONTEXT:
         op = ir.Module.parse(f'"x.a"() {{{body}}} : () -> ()').body.operations[0]
         return [str(op.attributes[f"a{i}"]).rsplit(" : ", 1)[0] for i in range(len(items))]
 

@@ -18,6 +18,7 @@ from xdsl.printer import Printer
 from tpudsl.dialects import make_context
 from tpudsl.ir.parser import parse_module
 from tpudsl.ir.printer import print_module
+from upstream_mlir import UPSTREAM_CONTEXT
 
 DATA = Path(__file__).parent / "data" / "mlir"
 FILES = sorted(DATA.glob("*.mlir"))
@@ -27,9 +28,7 @@ NOT_FOR_XDSL = {"locations.mlir"}
 
 def upstream(text: str, debuginfo: bool) -> str:
     """`text` parsed and printed by upstream MLIR."""
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    with ctx:
+    with UPSTREAM_CONTEXT:
         module = ir.Module.parse(text)
         return module.operation.get_asm(enable_debug_info=debuginfo)
 
