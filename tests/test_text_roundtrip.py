@@ -11,6 +11,7 @@ aliases at the end). Properties:
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import pytest
@@ -113,45 +114,64 @@ module_attr_dicts = st.dictionaries(idents.map(lambda k: "module." + k), attribu
 )
 
 
-@st.composite
-def locations(draw, aliases: list[str], depth: int = 0, metadata: bool = True, in_alias: bool = False) -> str:
-    """The inside of `loc(...)`; alias definitions are appended to `aliases`. Without `metadata`
-    the locations are limited to what xDSL's parser reads (no fused metadata, ASCII names).
+# A location is drawn as a tree and written out afterwards (`location_text`), so that its strategies
+# are built once at import rather than on every draw (building a strategy costs more than drawing it).
+@functools.cache
+def location_trees(depth: int, metadata: bool, in_alias: bool) -> st.SearchStrategy[tuple]:
+    """The inside of `loc(...)` as a tree; without `metadata` the locations are limited to what
+    xDSL's parser reads (no fused metadata, ASCII names).
 
     Upstream resolves a later-defined alias only as a whole `loc(#alias)`, so nested alias
-    references appear only inside alias definitions (which come after the ones they use)."""
-    kinds = ["unknown", "name", "file"] + (["alias"] if depth == 0 or in_alias else [])
-    kinds += ["fused", "child", "callsite"] if depth < 2 else []
-    kind = draw(st.sampled_from(kinds))
+    references appear only inside alias definitions (which come after the ones they use). Only
+    `depth` 0, 1 and 2 differ (an alias inside an alias goes deeper, as at depth 2)."""
     strings_ = strings if metadata else ascii_strings
+    deeper = min(depth + 1, 2)
+    inner = st.deferred(lambda: location_trees(deeper, metadata, in_alias))
+    kinds = [
+        st.just(("unknown",)),
+        st.tuples(st.just("name"), strings_),
+        # (upstream turns an empty file name into "-", a quirk TPU-MLIR files never hit)
+        st.tuples(st.just("file"), strings_.filter(lambda s: s != '""'), st.integers(0, 9999), st.integers(0, 200)),
+    ]
+    if depth == 0 or in_alias:
+        kinds.append(st.tuples(st.just("alias"), st.deferred(lambda: location_trees(deeper, metadata, True))))
+    if depth < 2:
+        meta = st.none() | strings_ if metadata else st.none()
+        kinds += [
+            st.tuples(st.just("fused"), st.lists(inner, min_size=1, max_size=3), meta),
+            st.tuples(st.just("child"), strings_, inner),
+            st.tuples(st.just("callsite"), inner, inner),
+        ]
+    return st.one_of(kinds)
+
+
+def location_text(tree: tuple, aliases: list[str]) -> str:
+    """A location tree's text; alias definitions are appended to `aliases`, inner ones first."""
+    kind, *parts = tree
     if kind == "unknown":
         return "unknown"
     if kind == "name":
-        return draw(strings_)
+        return parts[0]
     if kind == "file":
-        # (upstream turns an empty file name into "-", a quirk TPU-MLIR files never hit)
-        filename = draw(strings_.filter(lambda s: s != '""'))
-        return f"{filename}:{draw(st.integers(0, 9999))}:{draw(st.integers(0, 200))}"
+        return f"{parts[0]}:{parts[1]}:{parts[2]}"
     if kind == "alias":
-        body = draw(locations(aliases, depth + 1, metadata, in_alias=True))
-        aliases.append(body)
+        aliases.append(location_text(parts[0], aliases))
         return f"#loc{len(aliases)}"
     if kind == "child":
-        return f"{draw(strings_)}({draw(locations(aliases, depth + 1, metadata, in_alias))})"
+        return f"{parts[0]}({location_text(parts[1], aliases)})"
     if kind == "callsite":
-        return f"callsite({draw(locations(aliases, depth + 1, metadata, in_alias))} at {draw(locations(aliases, depth + 1, metadata, in_alias))})"
-    parts = draw(st.lists(locations(aliases, depth + 1, metadata, in_alias), min_size=1, max_size=3))
-    meta = f"<{draw(strings_)}>" if metadata and draw(st.booleans()) else ""
-    return f"fused{meta}[{', '.join(parts)}]"
+        return f"callsite({location_text(parts[0], aliases)} at {location_text(parts[1], aliases)})"
+    meta = "" if parts[1] is None else f"<{parts[1]}>"
+    return f"fused{meta}[{', '.join(location_text(p, aliases) for p in parts[0])}]"
 
 
-OP_NAMES = ["top.Conv", "top.Add", "top.Weight", "tpu.Conv2D", "tpu.Load", "x.op"]
+OP_NAMES = st.sampled_from(["top.Conv", "top.Add", "top.Weight", "tpu.Conv2D", "tpu.Load", "x.op"])
 
 
 @st.composite
 def modules(draw, metadata: bool = True) -> str:
     aliases: list[str] = []
-    loc = lambda: f"loc({draw(locations(aliases, 0, metadata))})"  # noqa: E731
+    loc = lambda: f"loc({location_text(draw(location_trees(0, metadata, False)), aliases)})"  # noqa: E731
     values: list[tuple[str, str]] = []
     args = []
     for i in range(draw(st.integers(0, 3))):
@@ -163,7 +183,8 @@ def modules(draw, metadata: bool = True) -> str:
 
     def op_line(indent: str, pool: list[tuple[str, str]], region: str = "") -> str:
         """One generic op using values of `pool`; its results join `pool`."""
-        operands = draw(st.lists(st.sampled_from(pool), max_size=3)) if pool else []
+        # indices, not st.sampled_from(pool): a strategy of integers is built once and cached
+        operands = [pool[i] for i in draw(st.lists(st.integers(0, len(pool) - 1), max_size=3))] if pool else []
         results = draw(st.lists(types, max_size=3))
         name = f"%v{next(counter)}"
         lhs = "" if not results else f"{name} = " if len(results) == 1 else f"{name}:{len(results)} = "
@@ -171,7 +192,7 @@ def modules(draw, metadata: bool = True) -> str:
         dict_text = draw(attr_dicts)
         attrs = f" {dict_text}" if dict_text else ""
         line = (
-            f'{indent}{lhs}"{draw(st.sampled_from(OP_NAMES))}"({", ".join(v for v, _ in operands)}){region}{attrs} : '
+            f'{indent}{lhs}"{draw(OP_NAMES)}"({", ".join(v for v, _ in operands)}){region}{attrs} : '
             f'({", ".join(t for _, t in operands)}) -> {outs} {loc()}'
         )
         if len(results) == 1:
@@ -198,7 +219,7 @@ def modules(draw, metadata: bool = True) -> str:
             lines.append(op_line("    ", values, region=" ({\n" + "".join(b + "\n" for b in body) + "    })"))
         else:
             lines.append(op_line("    ", values))
-    ret = draw(st.sampled_from(values)) if values else None
+    ret = values[draw(st.integers(0, len(values) - 1))] if values else None
     result_type = f" -> {ret[1]}" if ret else ""
     ret_text = f"return {ret[0]} : {ret[1]}" if ret else "return"
     module_attrs = draw(module_attr_dicts)  # upstream wants dialect-prefixed names here
