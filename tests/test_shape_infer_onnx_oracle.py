@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import NoneType, TensorType, f32
-from xdsl.utils.test_value import create_ssa_value
+from xdsl.ir import Block
 
 import tpudsl.dialects.top  # noqa: F401  (defines the Top ops)
 from tpudsl.dialects.opdef import SPECS, create, infer_shapes
@@ -79,11 +79,11 @@ def run_output_shapes(model: onnx.ModelProto, case: Case) -> list[Shape]:
 
 
 def top_output_shapes(case: Case) -> list[Shape | None]:
-    operands = [create_ssa_value(NoneType() if s is None else TensorType(f32, s)) for s in case.top_inputs]
+    operands = Block(arg_types=[NoneType() if s is None else TensorType(f32, s) for s in case.top_inputs]).args
     spec = SPECS[case.top_op]
     count = case.outputs if spec.results[0].endswith("*") else len(spec.results)
     results = [TensorType(f32, (1,))] * count  # placeholders: infer_shapes reads operands only
-    op = create(case.top_op, operands, results, case.top_attrs, loc="case")
+    op = create(case.top_op, list(operands), results, case.top_attrs, loc="case")
     return infer_shapes(op, spec) or []
 
 
@@ -387,10 +387,18 @@ CASES = {
 }
 
 
+# Cases per example: hypothesis' own work per example (saving and restoring the random states, its
+# tree of choices) costs more than drawing a case and checking it, so an example is a batch of
+# cases; the cases per kind stay the profile's budget (200 in CI, 2,000 with HYPOTHESIS_PROFILE=thorough).
+BATCH = 8
+BATCHES = {kind: st.lists(cases, min_size=BATCH, max_size=BATCH) for kind, cases in CASES.items()}
+
+
 @pytest.mark.parametrize("kind", sorted(CASES))
+@settings(max_examples=max(1, settings.default.max_examples // BATCH))
 @given(data=st.data())
 def test_top_shape_rule_matches_onnx_shape_inference(kind: str, data: st.DataObject) -> None:
-    case = data.draw(CASES[kind], label="case")
-    expected = onnx_output_shapes(case)
-    got = top_output_shapes(case)[: len(expected)]  # Top's Arg also has a `values` result
-    assert got == expected, f"{case}"
+    for case in data.draw(BATCHES[kind], label="cases"):
+        expected = onnx_output_shapes(case)
+        got = top_output_shapes(case)[: len(expected)]  # Top's Arg also has a `values` result
+        assert got == expected, f"{case}"
