@@ -4,6 +4,8 @@ succeeds or raises a TpudslError naming it. Nothing else (IndexError, ZeroDivisi
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,6 +47,12 @@ def attr_values(a: A) -> st.SearchStrategy:
     return by_kind[a.kind]
 
 
+@functools.cache
+def attr_strategies(name: str) -> dict[str, st.SearchStrategy]:
+    """Each attribute's values, built once per op (not on every draw)."""
+    return {key: attr_values(a) for key, a in SPECS[name].attrs.items()}
+
+
 @st.composite
 def arbitrary_ops(draw, name: str) -> ModuleOp:
     spec = SPECS[name]
@@ -56,7 +64,7 @@ def arbitrary_ops(draw, name: str) -> ModuleOp:
             continue  # an optional operand left out
         else:
             types.append(draw(st.one_of(tensor_types, st.just(NoneType())) if operand.endswith("?") else tensor_types))
-    attrs = {key: draw(attr_values(a)) for key, a in spec.attrs.items() if draw(st.booleans())}
+    attrs = {key: draw(values) for key, values in attr_strategies(name).items() if draw(st.booleans())}
     n_results = draw(st.integers(0, 3)) if spec.results[0].endswith("*") else len(spec.results)
     results = [draw(tensor_types) for _ in range(n_results)]
     block = Block(arg_types=types)
@@ -66,13 +74,21 @@ def arbitrary_ops(draw, name: str) -> ModuleOp:
     return ModuleOp([FuncOp("main", (types, []), Region(block))])
 
 
-# One property per op (about 90): an eighth of the profile's budget each (25 in CI, 250 with
-# HYPOTHESIS_PROFILE=thorough); at 60 each the file took 12 s of CPU.
+# One property per op (about 90): an eighth of the profile's budget each (25 modules in CI, 250
+# with HYPOTHESIS_PROFILE=thorough); at 60 each the file took 12 s of CPU. Hypothesis' own work per
+# example costs more than building and verifying a module, so an example is a batch of modules.
+BATCH = 5
+
+
 @pytest.mark.parametrize("name", TOP_OPS)
-@settings(max_examples=max(10, settings.default.max_examples // 8))
+@settings(max_examples=max(2, settings.default.max_examples // (8 * BATCH)))
 @given(data=st.data())
 def test_arbitrary_op_is_accepted_or_rejected_with_its_name(name: str, data: st.DataObject) -> None:
-    module = data.draw(arbitrary_ops(name), label="module")
+    for module in data.draw(st.lists(arbitrary_ops(name), min_size=BATCH, max_size=BATCH), label="modules"):
+        check_accepted_or_rejected_with_its_name(name, module)
+
+
+def check_accepted_or_rejected_with_its_name(name: str, module: ModuleOp) -> None:
     try:
         module.verify()
     except VerifyException as e:
