@@ -22,14 +22,24 @@ from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import create, loc_name
 
 
-@given(top_modules(steps=tuple(ALL_STEPS)))
-def test_verifier_accepts_generated_modules(generated) -> None:
-    module, weights = generated
-    module.verify()
-    weight_ops = [op for op in module.walk() if op.name == "top.Weight"]
-    assert sorted(loc_name(op) for op in weight_ops) == sorted(weights)
-    for op in weight_ops:
-        assert weights[loc_name(op)].shape == shape_of(op.results[0])
+# Hypothesis' own work per example costs more than verifying a module: an example is a batch of
+# BATCH modules, and the examples a BATCH-th of the budget (the modules stay the profile's budget).
+BATCH = 5
+
+
+def batches(modules: st.SearchStrategy) -> st.SearchStrategy[list]:
+    return st.lists(modules, min_size=BATCH, max_size=BATCH)
+
+
+@settings(max_examples=max(1, settings.default.max_examples // BATCH))
+@given(batches(top_modules(steps=tuple(ALL_STEPS))))
+def test_verifier_accepts_generated_modules(batch) -> None:
+    for module, weights in batch:
+        module.verify()
+        weight_ops = [op for op in module.walk() if op.name == "top.Weight"]
+        assert sorted(loc_name(op) for op in weight_ops) == sorted(weights)
+        for op in weight_ops:
+            assert weights[loc_name(op)].shape == shape_of(op.results[0])
 
 
 def first(module: ModuleOp, *names: str) -> Operation:
@@ -139,18 +149,21 @@ MUTATIONS: dict[str, tuple[str, Callable[[ModuleOp, st.DataObject], Operation], 
 }
 
 
-# A quarter of the profile's budget per mutation (50 in CI, 500 with HYPOTHESIS_PROFILE=thorough):
-# each mutation breaks one fixed thing, the examples only vary what surrounds it, and 14 mutations
-# at 200 examples each were 3/4 of this file's 16 s of CPU.
+# A quarter of the profile's budget per mutation (50 modules in CI, 500 with HYPOTHESIS_PROFILE=thorough),
+# in batches: each mutation breaks one fixed thing, the examples only vary what surrounds it, and
+# 14 mutations at 200 examples each were 3/4 of this file's 16 s of CPU.
+MUTATED = {kind: batches(top_modules(max_ops=3, first=kind)) for kind, _, _ in MUTATIONS.values()}
+
+
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
-@settings(max_examples=max(10, settings.default.max_examples // 4))
+@settings(max_examples=max(2, settings.default.max_examples // (4 * BATCH)))
 @given(data=st.data())
 def test_verifier_rejects_mutation_naming_the_op(mutation: str, data: st.DataObject) -> None:
     kind, mutate, reason = MUTATIONS[mutation]
-    module, _ = data.draw(top_modules(max_ops=3, first=kind), label="module")
-    op = mutate(module, data)
-    with pytest.raises(VerifyException) as error:
-        module.verify()
-    message = str(error.value)
-    assert f"'{op.name}' op \"{loc_name(op)}\"" in message, message
-    assert re.search(reason, message), message
+    for module, _ in data.draw(MUTATED[kind], label="modules"):
+        op = mutate(module, data)
+        with pytest.raises(VerifyException) as error:
+            module.verify()
+        message = str(error.value)
+        assert f"'{op.name}' op \"{loc_name(op)}\"" in message, message
+        assert re.search(reason, message), message

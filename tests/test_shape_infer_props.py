@@ -4,7 +4,7 @@ and a contradicting result type is reported with the op's location name."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType, f32
 from xdsl.dialects.func import FuncOp
@@ -34,34 +34,44 @@ def erase_result_types(module: ModuleOp) -> None:
             op.update_function_type()
 
 
-@given(top_modules(steps=tuple(ALL_STEPS)))
-def test_shape_infer_restores_erased_types(generated) -> None:
-    module, _ = generated
-    original = print_module(module, debuginfo=True)
-    erase_result_types(module)
-    erased = print_module(module, debuginfo=True)
-    assert erased != original and "tensor<*xf32>" in erased
-    ShapeInferPass().apply(CTX, module)
-    module.verify()
-    assert print_module(module, debuginfo=True) == original
+# Hypothesis' own work per example costs more than a module's check: an example is a batch of
+# BATCH modules, the examples a BATCH-th of the profile's budget (the modules stay the budget).
+BATCH = 5
+BATCHES = st.lists(top_modules(steps=tuple(ALL_STEPS)), min_size=BATCH, max_size=BATCH)
+BATCHED = settings(max_examples=max(1, settings.default.max_examples // BATCH))
 
 
-@given(top_modules(steps=tuple(ALL_STEPS)))
-def test_shape_infer_leaves_correct_types_alone(generated) -> None:
-    module, _ = generated
-    original = print_module(module, debuginfo=True)
-    ShapeInferPass().apply(CTX, module)
-    assert print_module(module, debuginfo=True) == original
-
-
-@given(top_modules(steps=tuple(ALL_STEPS)), st.data())
-def test_shape_infer_reports_contradicting_type_with_loc_name(generated, data: st.DataObject) -> None:
-    module, _ = generated
-    ops = computed_ops(module)
-    op = ops[data.draw(st.integers(0, len(ops) - 1), label="op index")]
-    shape = shape_of(op.results[0])
-    Rewriter.replace_value_with_new_type(op.results[0], TensorType(f32, (*shape, 2)))
-    with pytest.raises(TpudslError) as error:
+@BATCHED
+@given(BATCHES)
+def test_shape_infer_restores_erased_types(batch) -> None:
+    for module, _ in batch:
+        original = print_module(module, debuginfo=True)
+        erase_result_types(module)
+        erased = print_module(module, debuginfo=True)
+        assert erased != original and "tensor<*xf32>" in erased
         ShapeInferPass().apply(CTX, module)
-    assert f"'{op.name}' op \"{loc_name(op)}\" result #0" in error.value.message
-    assert error.value.op is op
+        module.verify()
+        assert print_module(module, debuginfo=True) == original
+
+
+@BATCHED
+@given(BATCHES)
+def test_shape_infer_leaves_correct_types_alone(batch) -> None:
+    for module, _ in batch:
+        original = print_module(module, debuginfo=True)
+        ShapeInferPass().apply(CTX, module)
+        assert print_module(module, debuginfo=True) == original
+
+
+@BATCHED
+@given(BATCHES, st.data())
+def test_shape_infer_reports_contradicting_type_with_loc_name(batch, data: st.DataObject) -> None:
+    for module, _ in batch:
+        ops = computed_ops(module)
+        op = ops[data.draw(st.integers(0, len(ops) - 1), label="op index")]
+        shape = shape_of(op.results[0])
+        Rewriter.replace_value_with_new_type(op.results[0], TensorType(f32, (*shape, 2)))
+        with pytest.raises(TpudslError) as error:
+            ShapeInferPass().apply(CTX, module)
+        assert f"'{op.name}' op \"{loc_name(op)}\" result #0" in error.value.message
+        assert error.value.op is op
