@@ -14,6 +14,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
+from batches import batched, batches
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import SPECS, A, create
 from tpudsl.dialects.top import SPECS as TOP_SPECS
@@ -75,16 +76,15 @@ def arbitrary_ops(draw, name: str) -> ModuleOp:
 
 
 # One property per op (about 90): an eighth of the profile's budget each (25 modules in CI, 250
-# with HYPOTHESIS_PROFILE=thorough); at 60 each the file took 12 s of CPU. Hypothesis' own work per
-# example costs more than building and verifying a module, so an example is a batch of modules.
+# with HYPOTHESIS_PROFILE=thorough), in batches of 5 (tests/batches.py); at 60 each the file took 12 s of CPU.
 BATCH = 5
 
 
 @pytest.mark.parametrize("name", TOP_OPS)
-@settings(max_examples=max(2, settings.default.max_examples // (8 * BATCH)))
+@batched(max(10, settings.default.max_examples // 8), BATCH)
 @given(data=st.data())
 def test_arbitrary_op_is_accepted_or_rejected_with_its_name(name: str, data: st.DataObject) -> None:
-    for module in data.draw(st.lists(arbitrary_ops(name), min_size=BATCH, max_size=BATCH), label="modules"):
+    for module in data.draw(batches(arbitrary_ops(name), BATCH), label="modules"):
         check_accepted_or_rejected_with_its_name(name, module)
 
 

@@ -17,22 +17,17 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
+from batches import batched, batches
 from strategies import ALL_STEPS, shape_of, top_modules
 from tpudsl.dialects.attrs import to_attr
 from tpudsl.dialects.opdef import create, loc_name
 
 
-# Hypothesis' own work per example costs more than verifying a module: an example is a batch of
-# BATCH modules, and the examples a BATCH-th of the budget (the modules stay the profile's budget).
-BATCH = 5
+BATCH = 5  # modules an example (tests/batches.py)
 
 
-def batches(modules: st.SearchStrategy) -> st.SearchStrategy[list]:
-    return st.lists(modules, min_size=BATCH, max_size=BATCH)
-
-
-@settings(max_examples=max(1, settings.default.max_examples // BATCH))
-@given(batches(top_modules(steps=tuple(ALL_STEPS))))
+@batched(settings.default.max_examples, BATCH)
+@given(batches(top_modules(steps=tuple(ALL_STEPS)), BATCH))
 def test_verifier_accepts_generated_modules(batch) -> None:
     for module, weights in batch:
         module.verify()
@@ -152,11 +147,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[ModuleOp, st.DataObject], Operation], 
 # A quarter of the profile's budget per mutation (50 modules in CI, 500 with HYPOTHESIS_PROFILE=thorough),
 # in batches: each mutation breaks one fixed thing, the examples only vary what surrounds it, and
 # 14 mutations at 200 examples each were 3/4 of this file's 16 s of CPU.
-MUTATED = {kind: batches(top_modules(max_ops=3, first=kind)) for kind, _, _ in MUTATIONS.values()}
+MUTATED = {kind: batches(top_modules(max_ops=3, first=kind), BATCH) for kind, _, _ in MUTATIONS.values()}
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
-@settings(max_examples=max(2, settings.default.max_examples // (4 * BATCH)))
+@batched(max(10, settings.default.max_examples // 4), BATCH)
 @given(data=st.data())
 def test_verifier_rejects_mutation_naming_the_op(mutation: str, data: st.DataObject) -> None:
     kind, mutate, reason = MUTATIONS[mutation]

@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import NoneType, TensorType, f32
 from xdsl.ir import Block
 
+from batches import batched, batches
 import tpudsl.dialects.top  # noqa: F401  (defines the Top ops)
 from tpudsl.dialects.opdef import SPECS, create, infer_shapes
 
@@ -387,15 +388,13 @@ CASES = {
 }
 
 
-# Cases per example: hypothesis' own work per example (saving and restoring the random states, its
-# tree of choices) costs more than drawing a case and checking it, so an example is a batch of
-# cases; the cases per kind stay the profile's budget (200 in CI, 2,000 with HYPOTHESIS_PROFILE=thorough).
+# Batches of 8 cases (tests/batches.py): the profile's budget of cases per kind (200 in CI).
 BATCH = 8
-BATCHES = {kind: st.lists(cases, min_size=BATCH, max_size=BATCH) for kind, cases in CASES.items()}
+BATCHES = {kind: batches(cases, BATCH) for kind, cases in CASES.items()}
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
-@settings(max_examples=max(1, settings.default.max_examples // BATCH))
+@batched(settings.default.max_examples, BATCH)
 @given(data=st.data())
 def test_top_shape_rule_matches_onnx_shape_inference(kind: str, data: st.DataObject) -> None:
     for case in data.draw(BATCHES[kind], label="cases"):

@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType, f32
 from xdsl.dialects.func import FuncOp
 from xdsl.rewriter import Rewriter
 
+from batches import batched, batches
 from strategies import ALL_STEPS, shape_of, top_modules
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import loc_name
@@ -34,11 +35,9 @@ def erase_result_types(module: ModuleOp) -> None:
             op.update_function_type()
 
 
-# Hypothesis' own work per example costs more than a module's check: an example is a batch of
-# BATCH modules, the examples a BATCH-th of the profile's budget (the modules stay the budget).
-BATCH = 5
-BATCHES = st.lists(top_modules(steps=tuple(ALL_STEPS)), min_size=BATCH, max_size=BATCH)
-BATCHED = settings(max_examples=max(1, settings.default.max_examples // BATCH))
+# Batches of 5 modules (tests/batches.py): the profile's budget of modules per property.
+BATCHES = batches(top_modules(steps=tuple(ALL_STEPS)), 5)
+BATCHED = batched(settings.default.max_examples, 5)
 
 
 @BATCHED
