@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorTyp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
 
+from batches import batched, batches
 from strategies import (
     MAX_CHANNELS, MAX_ELEMS, STEPS, GeneratedModule, Graph, divisors, nchw_shapes, shape_of, small_shapes,
 )
@@ -44,8 +45,10 @@ for _name, _cls in REWRITE_PASSES.items():
     for _pattern in _cls.patterns:
         PATTERN_PASSES.setdefault(_pattern.__name__, []).append(_name)
 
-# Examples per pattern: a fifth of the profile's budget (40 in CI, 400 with HYPOTHESIS_PROFILE=thorough).
-PER_PATTERN = settings(max_examples=max(10, settings.default.max_examples // 5))
+# Modules per pattern: a fifth of the profile's budget (40 in CI, 400 with HYPOTHESIS_PROFILE=thorough),
+# in batches of BATCH (tests/batches.py).
+BATCH = 4
+PER_PATTERN = batched(max(10, settings.default.max_examples // 5), BATCH)
 
 
 # ---- steps that build what the patterns match (each appends ops to the Graph g) --------------
@@ -552,11 +555,13 @@ def test_pattern_keeps_values_and_fires(pattern: str):
     tally = FeatureTally(("fired",))
 
     @PER_PATTERN
-    @given(rewrite_modules(matches=(pattern,)), st.sampled_from(PATTERN_PASSES[pattern]), st.integers(0, 2**32 - 1))
-    def keeps_values(generated: GeneratedModule, pass_name: str, seed: int) -> None:
-        fired = check_rewrite(generated, pass_name, seed)[pattern] > 0
-        event(f"{pattern} {'fired' if fired else 'did not fire'} ({pass_name})")
-        tally.record(["fired"] if fired else [])
+    @given(batches(st.tuples(rewrite_modules(matches=(pattern,)), st.sampled_from(PATTERN_PASSES[pattern]),
+                             st.integers(0, 2**32 - 1)), BATCH))
+    def keeps_values(batch: list[tuple[GeneratedModule, str, int]]) -> None:
+        for generated, pass_name, seed in batch:
+            fired = check_rewrite(generated, pass_name, seed)[pattern] > 0
+            event(f"{pattern} {'fired' if fired else 'did not fire'} ({pass_name})")
+            tally.record(["fired"] if fired else [])
 
     keeps_values()
     tally.assert_each_in(1 / 2)
@@ -589,11 +594,13 @@ def test_every_strategy_matches_a_registered_pattern():
     assert sorted(set(MATCHES) - set(PATTERN_PASSES)) == []
 
 
-@settings(max_examples=max(10, settings.default.max_examples // 4))
-@given(rewrite_modules(max_matches=3, max_ops=1), st.sampled_from(sorted(REWRITE_PASSES)), st.integers(0, 2**32 - 1))
-def test_mixed_graphs_keep_values(generated: GeneratedModule, pass_name: str, seed: int):
+@batched(max(10, settings.default.max_examples // 4), BATCH)
+@given(batches(st.tuples(rewrite_modules(max_matches=3, max_ops=1), st.sampled_from(sorted(REWRITE_PASSES)),
+                         st.integers(0, 2**32 - 1)), BATCH))
+def test_mixed_graphs_keep_values(batch: list[tuple[GeneratedModule, str, int]]):
     """Up to three matches of any patterns in one graph, under any rewrite pass: where patterns interact."""
-    check_rewrite(generated, pass_name, seed)
+    for generated, pass_name, seed in batch:
+        check_rewrite(generated, pass_name, seed)
 
 
 def test_reorder_dyn_weight_keeps_a_permute_of_another_order():
