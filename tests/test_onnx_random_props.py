@@ -9,7 +9,8 @@ canonicalize. onnxruntime (one thread) is the reference; each output must have t
 shape, cosine >= 0.99999 and max relative error <= 1e-4 (max|a-b| / max(max|b|, 1e-6), see harness.py).
 
 Example budget: 1/4 of the active hypothesis profile's max_examples (at least 10) per test, so the
-CI profile (200) runs 50 models per op family; HYPOTHESIS_PROFILE=thorough runs 500.
+CI profile (200) runs 50 models per op family; HYPOTHESIS_PROFILE=thorough runs 500 (in batches
+of 5 models an example: tests/batches.py).
 Element-wise and reduction ops are drawn from those the frontend's CONVERTERS claims (their per-op
 coverage is the node tests' job); the other families fail outright when the frontend lacks them.
 """
@@ -20,10 +21,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batches import batched, batches
 from onnx_node import random_models as R
 from onnx_node.harness import cosine, max_rel_err, run_tpudsl, supported_ops
 
 EXAMPLES = max(10, settings().max_examples // 4)
+BATCH = 5  # models an example (tests/batches.py)
 SUPPORTED = supported_ops()
 
 
@@ -40,10 +43,11 @@ def check_against_onnxruntime(model_feeds, canonicalize: bool = False, via_files
 
 
 def _prop(strategy, canonicalize: bool = False, via_files: bool = False):
-    @settings(max_examples=EXAMPLES)
-    @given(strategy)
-    def test(model_feeds):
-        check_against_onnxruntime(model_feeds, canonicalize, via_files)
+    @batched(EXAMPLES, BATCH)
+    @given(batches(strategy, BATCH))
+    def test(batch):
+        for model_feeds in batch:
+            check_against_onnxruntime(model_feeds, canonicalize, via_files)
 
     return test
 
@@ -80,10 +84,10 @@ test_transpose_canonicalized = _prop(R.transpose_models(), canonicalize=True)
 test_small_graph_via_files = _prop(R.small_graph_models(), canonicalize=True, via_files=True)
 
 
-@settings(max_examples=4 * EXAMPLES)
-@given(st.one_of(*[make() for make in R.ALL.values()]))
-def test_strategies_make_models_that_onnxruntime_and_the_checker_accept(model_feeds):
+@batched(4 * EXAMPLES, BATCH)
+@given(batches(st.one_of(*[make() for make in R.ALL.values()]), BATCH))
+def test_strategies_make_models_that_onnxruntime_and_the_checker_accept(batch):
     """The generators themselves (no tpudsl): every drawn model runs in onnxruntime and passes onnx's full check."""
-    model, feeds = model_feeds
-    _, out = R.reference(model, feeds)
-    assert all(np.isfinite(v).all() for v in out.values())
+    for model, feeds in batch:
+        _, out = R.reference(model, feeds)
+        assert all(np.isfinite(v).all() for v in out.values())
