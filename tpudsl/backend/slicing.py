@@ -78,6 +78,10 @@ def attrs_of(op: Operation) -> AttrView:
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
+    return _recalled(value, _shape_of)
+
+
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
 
@@ -292,19 +296,23 @@ def tensor_operands(op: Operation) -> list[SSAValue]:
     return [v for v in op.operands if isinstance(v.type, TensorType)]
 
 
-def elementwise_views(op: Operation) -> list[Dims4]:
+def elementwise_views(op: Operation) -> tuple[Dims4, ...]:
     """The 4-D views of an element-wise op's result and operands (in that order). Rank <= 4: each
     shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
     neighbours where every operand broadcasts both or has both whole merge until four are left
     ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
+    return _recalled(op, _elementwise_views)
+
+
+def _elementwise_views(op: Operation) -> tuple[Dims4, ...]:
     ys, values = shape_of(op.results[0]), [*tensor_operands(op), op.results[0]]
     if len(ys) <= 4:
-        return [as4d(op, shape_of(v)) for v in (values[-1], *values[:-1])]
+        return tuple(as4d(op, shape_of(v)) for v in (values[-1], *values[:-1]))
     shapes = [[1] * (len(ys) - len(shape_of(v))) + list(shape_of(v)) for v in values]
     folded = fold4d(op, shapes, [d for d in range(len(ys)) if ys[d] != 1],
                     lambda outer, inner: all((s[outer[0]] == 1) == (s[inner[0]] == 1) for s in shapes),
                     f"shapes {[shape_of(v) for v in values]} do not fold to 4-D")
-    return [folded[-1], *folded[:-1]]
+    return (folded[-1], *folded[:-1])
 
 
 def fold4d(op: Operation, shapes: Sequence[Sequence[int]], kept: Sequence[int],
@@ -706,9 +714,11 @@ _REMEMBERED: dict[Callable, dict] | None = None  # per function, its answers ins
 
 @contextlib.contextmanager
 def remembered():
-    """Inside it, whole_tiles (per op) and dtype_of (per value) answer as they first did: the group
-    search (which changes no op and no type) asks for the same ones thousands of times (whole_tiles
-    a fifth of its time at 224; dtype_of 110,000 times for MobileNetV2's 278 values)."""
+    """Inside it, whole_tiles and elementwise_views (per op), dtype_of and shape_of (per value)
+    answer as they first did: the group search (which changes no op and no type) asks for the same
+    ones thousands of times (whole_tiles a fifth of its time at 224; dtype_of 110,000 times for
+    MobileNetV2's 278 values; shape_of ~18,000 times per INT8 random network of the tests, each
+    rebuilding the tuple from the xDSL type)."""
     global _REMEMBERED
     outer, _REMEMBERED = _REMEMBERED, {}
     try:
@@ -721,10 +731,14 @@ def _recalled(key, compute: Callable):
     """compute(key), from memory inside remembered() (a table per `compute`)."""
     if _REMEMBERED is None:
         return compute(key)
-    seen = _REMEMBERED.setdefault(compute, {})
-    if key not in seen:
-        seen[key] = compute(key)
-    return seen[key]
+    seen = _REMEMBERED.get(compute)
+    if seen is None:
+        seen = _REMEMBERED[compute] = {}
+    try:
+        return seen[key]
+    except KeyError:
+        got = seen[key] = compute(key)
+        return got
 
 
 def whole_tiles(op: Operation) -> list[Tile]:
