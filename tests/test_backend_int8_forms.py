@@ -91,9 +91,11 @@ def test_random_sub_mulconst_avgpool_networks_are_bit_exact(tmp_path_factory):
             names.add("sliced along H")
         tally.record(names)
 
-    # A quarter of the profile's budget (48 in CI, 8 per first kind): each example calibrates, lowers
-    # and compiles.
-    budget = settings(max_examples=max(2, settings.default.max_examples // (4 * len(KINDS))))
+    # An eighth of the profile's budget (24 in CI, 4 per first kind): each example calibrates, lowers
+    # and compiles, and its tall tensors make the group search try many H splits. At 48 (a quarter)
+    # every form showed 3.5-6 times its floor (Sub 17, MulConst 29, negative 19, pools 23 of 48
+    # against 4.8); by construction each is first in a sixth of the examples, whatever the count.
+    budget = settings(max_examples=max(2, settings.default.max_examples // (8 * len(KINDS))))
     for first in KINDS:
         budget(given(networks(first))(check))()
     # Each form is the first op of a sixth of the examples (a Sub, a MulConst, a Neg, an average pool)
