@@ -268,11 +268,12 @@ def test_random_growing_networks_cmodel_matches_tpu_interpreter(tmp_path, first)
     """Chains that start with a Deconv (strides, dilations, pads, output_padding, groups), a Pad
     (constant or edge, every dim) or a Resize (nearest or linear, every Tpu coordinate mode, up or
     down) and go on as above; canonicalize may fold a Pad into a following conv, and a Resize by
-    whole nearest scales is a tpu.Upsample, so the Tpu op must be there in 1 of 20 examples."""
+    whole nearest scales is a tpu.Upsample, so the Tpu op must be there in 1 of 20 examples. 13
+    examples in ci (a fifteenth of the budget): at 25 the op was in every example of each kind."""
     op = {"deconv": "Deconv", "pad": "Pad", "resize": "Interp"}[first]
     tally = FeatureTally((f"op {op}",))
 
-    @settings(max_examples=max(25, settings.default.max_examples // 8))
+    @settings(max_examples=max(13, settings.default.max_examples // 15))
     @given(networks(growing=first))
     def check(net):
         model, feed = net
