@@ -19,6 +19,7 @@ as torch.onnx.export writes Hugging Face's models, opset 14 and 17, 2 layers, hi
 
 from __future__ import annotations
 
+import shutil
 import warnings
 
 import numpy as np
@@ -64,6 +65,24 @@ def _transform(model: onnx.ModelProto, name: str, d) -> dict[str, np.ndarray]:
     return feed
 
 
+@pytest.fixture(scope="module")
+def transformed(tmp_path_factory):
+    """get(name, d): MODELS[name] and its feed, model_transform's files copied into directory d; each
+    model transformed once per file (six of this file's tests read a model another one transforms)."""
+    done = {}
+
+    def get(name: str, d):
+        if name not in done:
+            model, src = MODELS[name](), tmp_path_factory.mktemp(name)
+            done[name] = model, src, _transform(model, name, src)
+        model, src, feed = done[name]
+        for f in src.iterdir():
+            shutil.copy(f, d / f.name)
+        return model, {k: v.copy() for k, v in feed.items()}
+
+    return get
+
+
 def assert_close(got: np.ndarray, want: np.ndarray, name: str, cos_min: float = 0.99999, rel_max: float = 1e-4) -> None:
     assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
     masked = ~np.isfinite(want) | (np.abs(want) >= MASK)
@@ -75,9 +94,8 @@ def assert_close(got: np.ndarray, want: np.ndarray, name: str, cos_min: float = 
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_top_matches_onnxruntime_tensor_by_tensor(name, tmp_path):
-    model = MODELS[name]()
-    feed = _transform(model, name, tmp_path)
+def test_top_matches_onnxruntime_tensor_by_tensor(name, tmp_path, transformed):
+    model, feed = transformed(name, tmp_path)
     assert feed["input_ids"].dtype == np.int64 and feed["attention_mask"].min() == 0  # padded: the mask acts
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # IEEE overflow to -inf is no warning
@@ -105,14 +123,13 @@ def _refused(r, name: str = "input_ids") -> None:
                                                      "float32"), r.stderr
 
 
-def test_ids_float32_does_not_hold_are_an_error_at_every_level(tmp_path):
+def test_ids_float32_does_not_hold_are_an_error_at_every_level(tmp_path, transformed):
     """model_transform's test input, model_runner on the .mlir (the bmodel: the F32 deploy test)."""
-    model = bert(opset=17)
-    feed = _transform(model, "bert", tmp_path)
+    _, feed = transformed("bert_opset17", tmp_path)
     bad = _bad_ids(tmp_path, feed)
-    _refused(run_main("model_runner", "--input", bad, "--model", tmp_path / "bert.mlir",
+    _refused(run_main("model_runner", "--input", bad, "--model", tmp_path / "bert_opset17.mlir",
                       "--output", tmp_path / "o.npz"))
-    r = run_main("model_transform", "--model_name", "b2", "--model_def", tmp_path / "bert.onnx", "--mlir",
+    r = run_main("model_transform", "--model_name", "b2", "--model_def", tmp_path / "bert_opset17.onnx", "--mlir",
                  tmp_path / "b2.mlir", "--test_input", bad)
     assert r.returncode == 1 and "error: input 'input_ids' holds the integer 16777217" in r.stderr, r.stderr
     assert not (tmp_path / "b2.mlir").exists() and not (tmp_path / "o.npz").exists()
@@ -154,33 +171,31 @@ def _kept(stderr: str) -> list[str]:
     return [line.removesuffix(" F32") for line in stderr.splitlines() if line.endswith(" F32")]
 
 
-def test_f16_without_the_qtable_keeps_the_mask_ops_f32(tmp_path):
+def test_f16_without_the_qtable_keeps_the_mask_ops_f32(tmp_path, transformed):
     """finfo.min is -inf in f16: model_deploy keeps exactly the ops computing or reading the fills in
     F32 and says so; every tensor compares (--compare_all: the masks hold Top's values), no op is
     reported for inf/NaN (the -inf of GPT-2's two masks added is Top's too), and no numpy warning."""
-    model = gpt2(opset=14)
-    _transform(model, "gpt2", tmp_path)
+    transformed("gpt2_opset14", tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        r = run_main("model_deploy", "--mlir", tmp_path / "gpt2.mlir", "--quantize", "F16", "--processor", "bm1684x",
+        r = run_main("model_deploy", "--mlir", tmp_path / "gpt2_opset14.mlir", "--quantize", "F16", "--processor", "bm1684x",
                      "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz", "--compare_all")
     assert r.returncode == 0, r.stderr
     assert _kept(r.stderr) == _mask_chain("gpt2", False), r.stderr
     assert "inf/NaN" not in r.stderr and "bmodel check passed" in r.stderr, r.stderr
 
 
-def test_a_qtable_line_overrides_the_kept_mask_op(tmp_path):
+def test_a_qtable_line_overrides_the_kept_mask_op(tmp_path, transformed):
     """The user's qtable wins: the Softmax it names runs in its mode, model_deploy no longer names it."""
-    model = bert(opset=17)
-    _transform(model, "bert", tmp_path)
+    transformed("bert_opset17", tmp_path)
     softmax = "encoder.layer.0.attention.self.softmax"
     (tmp_path / "qtable").write_text(f"{softmax} F16\n")
-    r = run_main("model_deploy", "--mlir", tmp_path / "bert.mlir", "--quantize", "BF16", "--processor", "bm1684x",
+    r = run_main("model_deploy", "--mlir", tmp_path / "bert_opset17.mlir", "--quantize", "BF16", "--processor", "bm1684x",
                  "--model", tmp_path / "m.bmodel", "--quantize_table", tmp_path / "qtable", "--not_gen_bmodel")
     assert r.returncode == 0, r.stderr
     assert _kept(r.stderr) == [n for n in _mask_chain("bert", False) if n != softmax], r.stderr
     types = {loc_name(op): str(op.results[0].type) for op in
-             load_module(tmp_path / "bert_bm1684x_bf16_tpu.mlir").main_func().body.block.ops if op.results}
+             load_module(tmp_path / "bert_opset17_bm1684x_bf16_tpu.mlir").main_func().body.block.ops if op.results}
     assert types[softmax].endswith("xf16>") and types["encoder.layer.1.attention.self.softmax"].endswith("xf32>")
 
 
@@ -217,11 +232,14 @@ def _output_names(module) -> set[str]:
 
 
 @pytest.mark.parametrize("case", sorted(DEPLOYS))
-def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd):
+def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd, transformed):
     build, mode, cos_min = DEPLOYS[case]
     name = case.split(f"_{mode}")[0]
-    model = build()
-    feed = _transform(model, name, tmp_path)
+    if name in MODELS:  # the same model as build() gives
+        model, feed = transformed(name, tmp_path)
+    else:
+        model = build()
+        feed = _transform(model, name, tmp_path)
     if mode == "BF16":
         assert feed["input_ids"].max() > 256
     args = ["--mlir", str(tmp_path / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",
