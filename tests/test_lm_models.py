@@ -178,8 +178,8 @@ def test_f16_without_the_qtable_keeps_the_mask_ops_f32(tmp_path, transformed):
     transformed("gpt2_opset14", tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        r = run_main("model_deploy", "--mlir", tmp_path / "gpt2_opset14.mlir", "--quantize", "F16", "--processor", "bm1684x",
-                     "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz", "--compare_all")
+        r = run_main("model_deploy", "--mlir", tmp_path / "gpt2_opset14.mlir", "--quantize", "F16", "--processor",
+                     "bm1684x", "--model", tmp_path / "m.bmodel", "--test_input", tmp_path / "in.npz", "--compare_all")
     assert r.returncode == 0, r.stderr
     assert _kept(r.stderr) == _mask_chain("gpt2", False), r.stderr
     assert "inf/NaN" not in r.stderr and "bmodel check passed" in r.stderr, r.stderr
@@ -190,8 +190,8 @@ def test_a_qtable_line_overrides_the_kept_mask_op(tmp_path, transformed):
     transformed("bert_opset17", tmp_path)
     softmax = "encoder.layer.0.attention.self.softmax"
     (tmp_path / "qtable").write_text(f"{softmax} F16\n")
-    r = run_main("model_deploy", "--mlir", tmp_path / "bert_opset17.mlir", "--quantize", "BF16", "--processor", "bm1684x",
-                 "--model", tmp_path / "m.bmodel", "--quantize_table", tmp_path / "qtable", "--not_gen_bmodel")
+    r = run_main("model_deploy", "--mlir", tmp_path / "bert_opset17.mlir", "--quantize", "BF16", "--processor",
+                 "bm1684x", "--model", tmp_path / "m.bmodel", "--quantize_table", tmp_path / "qtable", "--not_gen_bmodel")
     assert r.returncode == 0, r.stderr
     assert _kept(r.stderr) == [n for n in _mask_chain("bert", False) if n != softmax], r.stderr
     types = {loc_name(op): str(op.results[0].type) for op in
