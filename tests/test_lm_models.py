@@ -44,6 +44,10 @@ MODELS = {
     "gpt2_opset14": lambda: gpt2(opset=14),
     "gpt2_opset17": lambda: gpt2(opset=17),
 }
+BUILDS = MODELS | {  # the `transformed` fixture's models: MODELS and the deploy cases' own variants
+    "bert_opset17_vocab1000": lambda: bert(opset=17, vocab=1000),
+    "bert_opset17_batch2": lambda: bert(opset=17, batch=2),
+}
 
 
 def _feed(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
@@ -67,13 +71,13 @@ def _transform(model: onnx.ModelProto, name: str, d) -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def transformed(tmp_path_factory):
-    """get(name, d): MODELS[name] and its feed, model_transform's files copied into directory d; each
+    """get(name, d): BUILDS[name] and its feed, model_transform's files copied into directory d; each
     model transformed once per file (six of this file's tests read a model another one transforms)."""
     done = {}
 
     def get(name: str, d):
         if name not in done:
-            model, src = MODELS[name](), tmp_path_factory.mktemp(name)
+            model, src = BUILDS[name](), tmp_path_factory.mktemp(name)
             done[name] = model, src, _transform(model, name, src)
         model, src, feed = done[name]
         for f in src.iterdir():
@@ -199,12 +203,12 @@ def test_a_qtable_line_overrides_the_kept_mask_op(tmp_path, transformed):
     assert types[softmax].endswith("xf16>") and types["encoder.layer.1.attention.self.softmax"].endswith("xf32>")
 
 
-DEPLOYS = {  # case: (model, mode, cosine of the outputs vs Top), no qtable
-    "bert_opset14_F32": (lambda: bert(opset=14), "F32", 0.99999),
-    "gpt2_opset17_F32": (lambda: gpt2(opset=17), "F32", 0.99999),
-    "bert_opset17_vocab1000_BF16": (lambda: bert(opset=17, vocab=1000), "BF16", 0.999),
-    "gpt2_opset14_INT8": (lambda: gpt2(opset=14), "INT8", 0.99),
-    "bert_opset17_batch2_INT8_asym": (lambda: bert(opset=17, batch=2), "INT8", 0.99),
+DEPLOYS = {  # case (BUILDS' model, then the mode): (mode, cosine of the outputs vs Top), no qtable
+    "bert_opset14_F32": ("F32", 0.99999),
+    "gpt2_opset17_F32": ("F32", 0.99999),
+    "bert_opset17_vocab1000_BF16": ("BF16", 0.999),
+    "gpt2_opset14_INT8": ("INT8", 0.99),
+    "bert_opset17_batch2_INT8_asym": ("INT8", 0.99),
 }
 
 
@@ -233,13 +237,9 @@ def _output_names(module) -> set[str]:
 
 @pytest.mark.parametrize("case", sorted(DEPLOYS))
 def test_deploy_bmodel_equals_tpu_and_follows_top(case, tmp_path, capfd, transformed):
-    build, mode, cos_min = DEPLOYS[case]
+    mode, cos_min = DEPLOYS[case]
     name = case.split(f"_{mode}")[0]
-    if name in MODELS:  # the same model as build() gives
-        model, feed = transformed(name, tmp_path)
-    else:
-        model = build()
-        feed = _transform(model, name, tmp_path)
+    model, feed = transformed(name, tmp_path)
     if mode == "BF16":
         assert feed["input_ids"].max() > 256
     args = ["--mlir", str(tmp_path / f"{name}.mlir"), "--quantize", mode, "--processor", "bm1684x",

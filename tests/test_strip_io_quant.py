@@ -185,7 +185,7 @@ def _check_half(model, shape, d, mode: str) -> set[str]:
     feed = round_inputs({"x": x}, h_in)
     if h_in:
         assert feed["x"].dtype == dtype
-        some = slice(None, None, max(1, x.size // 1000))  # the fractions are slow; the cast checks every element
+        some = slice(None, None, max(1, x.size // 1000))  # the Python reference is slow; the cast checks every element
         assert_bit_exact(feed["x"].ravel()[some].astype(np.float64), _reference_round(x.ravel()[some], dtype),
                          "rounded input")
         assert_bit_exact(before[_input_cast_name(load_module(d / "u.mlir"), "x")].astype(np.float64),
