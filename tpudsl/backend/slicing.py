@@ -693,6 +693,18 @@ BACKWARD_UPDATE_SLICE: dict[str, Callable[[Operation, Part], SlicePlan]] = {
 }
 
 
+def backward_slice(op: Operation, part: Part) -> SlicePlan:
+    """`BACKWARD_UPDATE_SLICE` of the op's kind for this part of its output; inside remembered(), as
+    first answered (the group search asks for the same part of an op in many of the runs and splits
+    it plans). The plan is shared: its callers replace parts, never change one."""
+    return _recalled((op, part), _backward_slice)
+
+
+def _backward_slice(key: tuple[Operation, Part]) -> SlicePlan:
+    op, part = key
+    return BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, part)
+
+
 def matmul_dims(op: Operation) -> tuple[int, int, int, int]:
     """(batch, m, k, n_out) of a MatMul. A 2-D right side: batch 1, the left side's leading dims are
     rows (a linear layer on [batch, seq, d] is one (batch*seq, d) x (d, n_out) product). A right side
@@ -714,11 +726,12 @@ _REMEMBERED: dict[Callable, dict] | None = None  # per function, its answers ins
 
 @contextlib.contextmanager
 def remembered():
-    """Inside it, whole_tiles and elementwise_views (per op), dtype_of and shape_of (per value)
-    answer as they first did: the group search (which changes no op and no type) asks for the same
-    ones thousands of times (whole_tiles a fifth of its time at 224; dtype_of 110,000 times for
-    MobileNetV2's 278 values; shape_of ~18,000 times per INT8 random network of the tests, each
-    rebuilding the tuple from the xDSL type)."""
+    """Inside it, whole_tiles and elementwise_views (per op), dtype_of and shape_of (per value) and
+    backward_slice (per op and part) answer as they first did: the group search (which changes no
+    op and no type) asks for the same ones thousands of times (whole_tiles a fifth of its time at
+    224; dtype_of 110,000 times for MobileNetV2's 278 values; shape_of ~18,000 times per INT8
+    random network of the tests, each rebuilding the tuple from the xDSL type; backward_slice the
+    same part of an op in about half of its calls)."""
     global _REMEMBERED
     outer, _REMEMBERED = _REMEMBERED, {}
     try:

@@ -52,8 +52,8 @@ from tpudsl.backend.address_assign import align, global_range, overlap
 from tpudsl.backend.chips import Chip
 from tpudsl.backend.cores import count_passes
 from tpudsl.backend.isa import cgroups, row_bytes
-from tpudsl.backend.slicing import (BACKWARD_UPDATE_SLICE, ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d,
-                                    attrs_of, channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split,
+from tpudsl.backend.slicing import (ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d, attrs_of, backward_slice,
+                                    channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split,
                                     tile_bytes, whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
@@ -184,7 +184,7 @@ def _backward_step(op: Operation, wanted: dict[SSAValue, Part], plans: dict[Oper
     if KINDS[op.name] == "upsample" and got.w is not None:
         sw = attrs_of(op)["scale_w"]  # whole input columns: the record repeats each sw times from the first
         got = Part(got.n, got.h, got.c, (got.w[0] // sw * sw, -(-got.w[1] // sw) * sw))
-    plan = plans[op] = BACKWARD_UPDATE_SLICE[KINDS[op.name]](op, got)
+    plan = plans[op] = backward_slice(op, got)
     for t in plan.inputs:
         r = [(a, a + k) for a, k in zip(t.start, t.shape, strict=True)]
         new = Part(r[0], r[2], r[1] if cut_c else None, r[3] if cut_w else None)
