@@ -239,20 +239,25 @@ def _window_input(op: Operation, part: Part) -> SlicePlan:
     """Conv and Pool: the input rows and columns the output part's windows read (window_range);
     an unsliced W keeps the op's own left/right pads. Along C, a pool or depthwise conv reads its
     own channels, a conv (group 1) every input channel with its part of the filter and bias."""
-    a = attrs_of(op)
+    xs, ys, (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), conv, mixes = _recalled(op, _window_geometry)
     x, y = op.operands[0], op.results[0]
-    xs, ys = as4d(op, shape_of(x)), as4d(op, shape_of(y))
-    (kh, kw), (sh, sw) = a["kernel_shape"], a.get("strides") or [1, 1]
-    dh, dw = a.get("dilations") or [1, 1]
-    pt, pl, pb, pr = a.get("pads") or [0, 0, 0, 0]
     hlo, hhi, top, bottom = window_range(part.h, xs[2], kh, sh, dh, pt)
     wlo, whi, left, right = (0, xs[3], pl, pr) if part.w is None else window_range(part.w, xs[3], kw, sw, dw, pl)
     c, w = part.c or (0, ys[1]), part.w or (0, ys[3])
-    conv = KINDS[op.name] == "conv"
-    ic = c if part.c is not None and not (conv and a["group"] == 1) else (0, xs[1])
+    ic = c if part.c is not None and not mixes else (0, xs[1])
     weights = channel_part(whole_tiles(op), c) if conv and part.c is not None else None
     return SlicePlan([box(x, xs, part.n, ic, (hlo, hhi), (wlo, whi))], box(y, ys, part.n, c, part.h, w),
                      (top, bottom, left, right), weights=weights)
+
+
+def _window_geometry(op: Operation) -> tuple:
+    """A conv's or pool's input and output views, kernel, strides, dilations, pads, whether it is a
+    conv and whether it mixes channels (a conv of group 1): what _window_input reads of it."""
+    a = attrs_of(op)
+    conv = KINDS[op.name] == "conv"
+    return (as4d(op, shape_of(op.operands[0])), as4d(op, shape_of(op.results[0])), tuple(a["kernel_shape"]),
+            tuple(a.get("strides") or [1, 1]), tuple(a.get("dilations") or [1, 1]),
+            tuple(a.get("pads") or [0, 0, 0, 0]), conv, conv and a["group"] == 1)
 
 
 def _pool_mask_input(op: Operation, part: Part) -> SlicePlan:
@@ -726,12 +731,12 @@ _REMEMBERED: dict[Callable, dict] | None = None  # per function, its answers ins
 
 @contextlib.contextmanager
 def remembered():
-    """Inside it, whole_tiles and elementwise_views (per op), dtype_of and shape_of (per value) and
-    backward_slice (per op and part) answer as they first did: the group search (which changes no
-    op and no type) asks for the same ones thousands of times (whole_tiles a fifth of its time at
-    224; dtype_of 110,000 times for MobileNetV2's 278 values; shape_of ~18,000 times per INT8
-    random network of the tests, each rebuilding the tuple from the xDSL type; backward_slice the
-    same part of an op in about half of its calls)."""
+    """Inside it, whole_tiles, elementwise_views and a window op's geometry (per op), dtype_of and
+    shape_of (per value) and backward_slice (per op and part) answer as they first did: the group
+    search (which changes no op and no type) asks for the same ones thousands of times (whole_tiles
+    a fifth of its time at 224; dtype_of 110,000 times for MobileNetV2's 278 values; shape_of ~18,000
+    times per INT8 random network of the tests, each rebuilding the tuple from the xDSL type;
+    backward_slice the same part of an op in about half of its calls)."""
     global _REMEMBERED
     outer, _REMEMBERED = _REMEMBERED, {}
     try:
