@@ -53,8 +53,8 @@ from tpudsl.backend.chips import Chip
 from tpudsl.backend.cores import count_passes
 from tpudsl.backend.isa import cgroups, row_bytes
 from tpudsl.backend.slicing import (ESIZE, KINDS, Part, Range, Secs, SlicePlan, Tile, as4d, attrs_of, backward_slice,
-                                    channel_step, cw_dims, dtype_of, output_dims, recalled, shape_of, sliceable,
-                                    split, tile_bytes, whole_tiles)
+                                    channel_step, cw_dims, dtype_of, output_dims, shape_of, sliceable, split,
+                                    tile_bytes, whole_tiles)
 
 GROUPABLE = ("conv", "pool", "binary", "unary", "lut", "upsample")
 H_GROWTH = 1.5  # TPU-MLIR: a split whose input rows grow beyond 1.5x the tensor's rows is rejected
@@ -128,12 +128,6 @@ def static_reason(ops: list[Operation]) -> str | None:
             return reason
         members.add(op)
     return None
-
-
-def _static_reason(ops: tuple[Operation, ...]) -> str | None:
-    """static_reason, remembered per run inside slicing.remembered(): the search plans a run at
-    several splits, and each plan_group asked it again."""
-    return static_reason(list(ops))
 
 
 def reason_in_front(op: Operation, members: set[Operation]) -> str | None:
@@ -372,7 +366,9 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     C outer, then N, H, W, as `slicing.parts` orders an op alone's). Without `check_growth`, the
     halo growth limit is not checked (what local memory a split needs at least, first_fit_split).
     `backward`: where the search remembers the parts of the runs that end at ops[-1] (`Backward`)."""
-    reason = recalled(tuple(ops), _static_reason) or _cw_reason(ops, csecs, wsecs)
+    # The search (the one caller passing `backward`) grows its runs one op at a time through
+    # reason_in_front, so static_reason accepts every run it plans: not asked again at each split.
+    reason = (None if backward is not None else static_reason(ops)) or _cw_reason(ops, csecs, wsecs)
     if reason is not None:
         return reason
     slices = [(backward or _backward)(ops, p) for p in slicing.parts(ops[-1], Secs(nsecs, hsecs, csecs, wsecs))]
