@@ -9,6 +9,7 @@ of test_layer_group_cw.py (no N x H split fits) exercise the second shortcut and
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 
 import numpy as np
@@ -72,6 +73,9 @@ def test_remembered_parts_and_the_finest_split_change_no_plan(tmp_path):
         pruned = [p.ops for p in search.search(ops, chip)]
         with pytest.MonkeyPatch.context() as m:
             m.setattr(search, "Backward", lambda: None)
+            assert [p.ops for p in search.search(ops, chip)] == pruned
+        with pytest.MonkeyPatch.context() as m:  # slicing's answers from memory change no plan either
+            m.setattr(search, "remembered", contextlib.nullcontext)
             assert [p.ops for p in search.search(ops, chip)] == pruned
         tally.record(seen, seen)
 
