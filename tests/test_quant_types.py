@@ -19,6 +19,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tests.feature_tally import FeatureTally
+from upstream_mlir import UPSTREAM_CONTEXT
 from tpudsl.dialects import make_context
 from tpudsl.dialects.quant import AnyQuantizedType, CalibratedQuantizedType, UniformQuantizedType, default_range
 from tpudsl.ir.attr_text import attr_text
@@ -31,12 +32,8 @@ EXPRESSED = {"f16": (2.0**-24, 65504.0), "bf16": (2.0**-133, 3.3895313892515355e
 WRAP = '"x.y"() : () -> tensor<2x{}>'
 
 
-_UPSTREAM = ir.Context()
-_UPSTREAM.allow_unregistered_dialects = True  # for the "x.y" op that holds the type
-
-
 def upstream(type_text: str) -> str:
-    with _UPSTREAM:
+    with UPSTREAM_CONTEXT:
         return _element(ir.Module.parse(WRAP.format(type_text)).operation.get_asm())
 
 
@@ -177,6 +174,8 @@ def test_calibrated_types_print_like_upstream():
 
 def test_negative_zero_keeps_its_sign():
     text = "!quant.calibrated<f32<-0.0:1.0>>"
+    # A fresh context, not UPSTREAM_CONTEXT: that one uniques types by `==` on doubles, so after
+    # any test parsed f32<0.0:1.0> it would hand that type back for -0.0.
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
     with ctx:
