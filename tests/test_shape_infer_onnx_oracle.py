@@ -22,7 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import NoneType, TensorType, f32
 from xdsl.ir import Block
 
-from batches import batched, batches
+from batches import DistinctCases
 import tpudsl.dialects.top  # noqa: F401  (defines the Top ops)
 from tpudsl.dialects.opdef import SPECS, create, infer_shapes
 
@@ -388,16 +388,30 @@ CASES = {
 }
 
 
-# Batches of 8 cases (tests/batches.py): the profile's budget of cases per kind (200 in CI).
-BATCH = 8
-BATCHES = {kind: batches(cases, BATCH) for kind, cases in CASES.items()}
+# One case an example, each checked once, at least as many distinct cases a kind as one case an
+# example checked in ci before (measured: hypothesis repeats cases, so 200 examples of a kind with
+# few cases, Broadcast, found 81 distinct ones); scaled by the profile (thorough: ten times). In
+# batches (tests/batches.py) the batches repeat earlier cases, and drawing enough of them cost more
+# CPU than this (20.5 s against 18.7); 20% more examples make up for the seed this property got.
+DISTINCT_IN_CI = {
+    "ArgMax": 200, "Broadcast": 81, "Concat": 167, "Conv": 199, "ConvTranspose": 200, "DepthToSpace": 200, "Expand":
+    169, "Gather": 200, "GatherElements": 200, "GridSample": 200, "MatMul": 106, "Norms": 200, "Pad": 200, "Pool":
+    200, "Recurrent": 200, "Reduce": 196, "Reshape": 163, "Resize": 200, "Slice": 199, "Split": 198, "Squeeze": 156,
+    "Tile": 200, "Transpose": 200, "Unsqueeze": 196,
+}
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
-@batched(settings.default.max_examples, BATCH)
-@given(data=st.data())
-def test_top_shape_rule_matches_onnx_shape_inference(kind: str, data: st.DataObject) -> None:
-    for case in data.draw(BATCHES[kind], label="cases"):
-        expected = onnx_output_shapes(case)
-        got = top_output_shapes(case)[: len(expected)]  # Top's Arg also has a `values` result
-        assert got == expected, f"{case}"
+def test_top_shape_rule_matches_onnx_shape_inference(kind: str) -> None:
+    distinct = DistinctCases()
+
+    @settings(max_examples=6 * settings.default.max_examples // 5)
+    @given(CASES[kind])
+    def check(case: Case) -> None:
+        if distinct.first_time(repr(case)):
+            expected = onnx_output_shapes(case)
+            got = top_output_shapes(case)[: len(expected)]  # Top's Arg also has a `values` result
+            assert got == expected, f"{case}"
+
+    check()
+    distinct.assert_at_least(DISTINCT_IN_CI[kind])
