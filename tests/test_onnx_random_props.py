@@ -9,8 +9,8 @@ canonicalize. onnxruntime (one thread) is the reference; each output must have t
 shape, cosine >= 0.99999 and max relative error <= 1e-4 (max|a-b| / max(max|b|, 1e-6), see harness.py).
 
 Example budget: 1/4 of the active hypothesis profile's max_examples (at least 10) per test, so the
-CI profile (200) runs 50 models per op family; HYPOTHESIS_PROFILE=thorough runs 500 (in batches
-of 5 models an example: tests/batches.py).
+CI profile (200) checks 50 distinct models per op family; HYPOTHESIS_PROFILE=thorough 500 (in batches
+of 5 models an example, a model checked once: tests/batches.py).
 Element-wise and reduction ops are drawn from those the frontend's CONVERTERS claims (their per-op
 coverage is the node tests' job); the other families fail outright when the frontend lacks them.
 """
@@ -21,12 +21,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batches import batched, batches
+from batches import DistinctCases, batched, batches
 from onnx_node import random_models as R
 from onnx_node.harness import cosine, max_rel_err, run_tpudsl, supported_ops
 
 EXAMPLES = max(10, settings().max_examples // 4)
-BATCH = 5  # models an example (tests/batches.py)
+EXAMPLES_IN_CI = 50  # distinct models a test checks in ci (as one model an example did)
+BATCH = 5  # models an example (tests/batches.py), each checked once
+DRAWN = 1.2  # models drawn per distinct one needed: the batches repeat earlier models
 SUPPORTED = supported_ops()
 
 
@@ -42,12 +44,25 @@ def check_against_onnxruntime(model_feeds, canonicalize: bool = False, via_files
         assert cos >= 0.99999 and rel <= 1e-4, f"{name}: cosine {cos:.7f}, max rel err {rel:.2e}"
 
 
+def model_key(model_feeds) -> tuple:
+    """A model and its feeds as bytes: what makes two drawn cases the same case."""
+    model, feeds = model_feeds
+    return model.SerializeToString(), tuple(sorted((name, value.tobytes()) for name, value in feeds.items()))
+
+
 def _prop(strategy, canonicalize: bool = False, via_files: bool = False):
-    @batched(EXAMPLES, BATCH)
-    @given(batches(strategy, BATCH))
-    def test(batch):
-        for model_feeds in batch:
-            check_against_onnxruntime(model_feeds, canonicalize, via_files)
+    def test():
+        distinct = DistinctCases()
+
+        @batched(DRAWN * EXAMPLES, BATCH)
+        @given(batches(strategy, BATCH, model_key))
+        def check(batch):
+            for model_feeds in batch:
+                if distinct.first_time(model_key(model_feeds)):
+                    check_against_onnxruntime(model_feeds, canonicalize, via_files)
+
+        check()
+        distinct.assert_at_least(EXAMPLES_IN_CI)
 
     return test
 
@@ -84,10 +99,17 @@ test_transpose_canonicalized = _prop(R.transpose_models(), canonicalize=True)
 test_small_graph_via_files = _prop(R.small_graph_models(), canonicalize=True, via_files=True)
 
 
-@batched(4 * EXAMPLES, BATCH)
-@given(batches(st.one_of(*[make() for make in R.ALL.values()]), BATCH))
-def test_strategies_make_models_that_onnxruntime_and_the_checker_accept(batch):
+def test_strategies_make_models_that_onnxruntime_and_the_checker_accept():
     """The generators themselves (no tpudsl): every drawn model runs in onnxruntime and passes onnx's full check."""
-    for model, feeds in batch:
-        _, out = R.reference(model, feeds)
-        assert all(np.isfinite(v).all() for v in out.values())
+    distinct = DistinctCases()
+
+    @batched(DRAWN * 4 * EXAMPLES, BATCH)
+    @given(batches(st.one_of(*[make() for make in R.ALL.values()]), BATCH, model_key))
+    def check(batch):
+        for model, feeds in batch:
+            if distinct.first_time(model_key((model, feeds))):
+                _, out = R.reference(model, feeds)
+                assert all(np.isfinite(v).all() for v in out.values())
+
+    check()
+    distinct.assert_at_least(4 * EXAMPLES_IN_CI)
