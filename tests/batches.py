@@ -13,6 +13,7 @@ like any list, its other cases to the simplest ones."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable
 
@@ -33,17 +34,33 @@ def batched(cases: float, size: int) -> settings:
 
 class DistinctCases:
     """The cases a property checked in this process, by canonical key: `first_time` says whether
-    a case is new (and records the event), `assert_at_least` is the floor on how many were."""
+    a case is new (and records the event), `assert_at_least` is the floor on how many were. The
+    property's example function is wrapped in `examples`, so that a failing example's cases are
+    new again when hypothesis replays it (to shrink it, and to show it)."""
 
     def __init__(self) -> None:
         self.keys: set[Hashable] = set()
+        self.added: list[Hashable] = []  # by the example running
 
     def first_time(self, key: Hashable) -> bool:
         if key in self.keys:
             return False
         self.keys.add(key)
+        self.added.append(key)
         event("distinct case")
         return True
+
+    def examples(self, body: Callable) -> Callable:
+        @functools.wraps(body)
+        def example(*args, **kwargs):
+            self.added = []
+            try:
+                return body(*args, **kwargs)
+            except BaseException:
+                self.keys.difference_update(self.added)
+                raise
+
+        return example
 
     def assert_at_least(self, in_ci: int) -> None:
         """At least `in_ci` distinct cases under ci's budget, scaled by the active profile's."""
