@@ -88,6 +88,7 @@ def test_arbitrary_op_is_accepted_or_rejected_with_its_name(name: str) -> None:
 
     @settings(max_examples=max(10, settings.default.max_examples // 8))
     @given(arbitrary_ops(name))
+    @distinct.examples
     def check(module: ModuleOp) -> None:
         if distinct.first_time(str(module)):
             check_accepted_or_rejected_with_its_name(name, module)
