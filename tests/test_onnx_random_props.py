@@ -56,6 +56,7 @@ def _prop(strategy, canonicalize: bool = False, via_files: bool = False):
 
         @batched(DRAWN * EXAMPLES, BATCH)
         @given(batches(strategy, BATCH, model_key))
+        @distinct.examples
         def check(batch):
             for model_feeds in batch:
                 if distinct.first_time(model_key(model_feeds)):
@@ -105,6 +106,7 @@ def test_strategies_make_models_that_onnxruntime_and_the_checker_accept():
 
     @batched(DRAWN * 4 * EXAMPLES, BATCH)
     @given(batches(st.one_of(*[make() for make in R.ALL.values()]), BATCH, model_key))
+    @distinct.examples
     def check(batch):
         for model, feeds in batch:
             if distinct.first_time(model_key((model, feeds))):
