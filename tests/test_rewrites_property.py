@@ -567,6 +567,7 @@ def test_pattern_keeps_values_and_fires(pattern: str):
     @PER_PATTERN
     @given(batches(st.tuples(rewrite_modules(matches=(pattern,)), st.sampled_from(PATTERN_PASSES[pattern]),
                              st.integers(0, 2**32 - 1)), BATCH, case_key))
+    @distinct.examples
     def keeps_values(batch: list[tuple[GeneratedModule, str, int]]) -> None:
         for generated, pass_name, seed in filter(lambda case: distinct.first_time(case_key(case)), batch):
             fired = check_rewrite(generated, pass_name, seed)[pattern] > 0
