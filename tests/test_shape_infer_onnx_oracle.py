@@ -407,6 +407,7 @@ def test_top_shape_rule_matches_onnx_shape_inference(kind: str) -> None:
 
     @settings(max_examples=6 * settings.default.max_examples // 5)
     @given(CASES[kind])
+    @distinct.examples
     def check(case: Case) -> None:
         if distinct.first_time(repr(case)):
             expected = onnx_output_shapes(case)
