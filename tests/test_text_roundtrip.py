@@ -262,6 +262,7 @@ def test_print_matches_upstream_also_on_its_own_output():
 
     @HALF_BUDGET
     @given(batches(modules(), BATCH, str))
+    @distinct.examples
     def check(texts: list[str]) -> None:
         for text in filter(distinct.first_time, texts):
             module = parse_module(text, "random.mlir", CTX)
@@ -283,6 +284,7 @@ def test_same_ir_as_xdsl_parser():
 
     @HALF_BUDGET
     @given(batches(modules(metadata=False), BATCH, str))
+    @distinct.examples
     def check(texts: list[str]) -> None:
         for text in filter(distinct.first_time, texts):
             ours = parse_module(text, "random.mlir", CTX)
