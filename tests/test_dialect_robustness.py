@@ -78,8 +78,9 @@ def arbitrary_ops(draw, name: str) -> ModuleOp:
 # One property per op (about 90): 25 distinct modules each in CI (250 with
 # HYPOTHESIS_PROFILE=thorough), one an example, each checked once; at 60 each the file took 12 s of
 # CPU. In batches (tests/batches.py) the batches repeat earlier modules, and drawing enough for 25
-# distinct ones cost more CPU than this (11.8 s against 11.3).
-DISTINCT_IN_CI = 25
+# distinct ones cost more CPU than this (11.8 s against 11.3). The floor keeps a fifth of margin:
+# ci's derandomized draws give 25 of 25, but HYPOTHESIS_PROFILE=dev's random ones may repeat a module.
+DISTINCT_IN_CI = 20
 
 
 @pytest.mark.parametrize("name", TOP_OPS)
