@@ -22,6 +22,7 @@ plan and any difference is an error, so a field we do not use must hold the valu
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -123,12 +124,21 @@ class LayerGroupAttr(ParametrizedAttribute):
         printer.print_string(f"<{self.body()}>")
 
     @classmethod
+    def parse_canonical(cls, text: str, pos: int) -> tuple[LayerGroupAttr, int] | None:
+        """The attribute whose `<...>` starts at `text[pos]`, read without xDSL's parser, and where it
+        ends: only for `body()`'s exact text (the MLIR parser's fast path, docs/tpuc-opt.md); None for
+        any other text, which `parse_parameters` reads (and reports errors in)."""
+        fast = _CANONICAL.match(text, pos)
+        if fast is None:
+            return None
+        return cls.new(_canonical_params(fast)), fast.end()
+
+    @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         fast = _CANONICAL.match(parser.lexer.input.content, parser.pos)
         if fast is not None:  # what we print: read in one match, not token by token (docs/testing.md)
             parser._resume_from(fast.end())  # noqa: SLF001 - xDSL's parser has no public seek
-            return [_param(kind, _canonical_value(kind, text)) for (_, kind, _), text in zip(FIELDS, fast.groups(),
-                                                                                          strict=True)]
+            return _canonical_params(fast)
         parser.parse_punctuation("<")
         got: dict[str, Any] = {}
         if parser.parse_optional_punctuation(">") is None:
@@ -171,6 +181,17 @@ def _read(parser: AttrParser, name: str) -> Any:
 _CANONICAL_VALUE = {INT: r"(-?[0-9]+)", BOOL: r"(true|false)", INTS: r"\[((?:-?[0-9]+(?:, -?[0-9]+)*)?)\]"}
 # `body()`'s text exactly: every field, in order, one space around `=` and after each comma
 _CANONICAL = re.compile("<" + ", ".join(f"{name} = {_CANONICAL_VALUE[kind]}" for name, kind, _ in FIELDS) + ">")
+
+
+def _canonical_params(fast: re.Match[str]) -> list[Attribute]:
+    return [_canonical_param(kind, text) for (_, kind, _), text in zip(FIELDS, fast.groups(), strict=True)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_param(kind: str, text: str) -> Attribute:
+    """One field's parameter from its text; remembered, as a group's ops repeat the same few
+    values (parameters are immutable, so sharing one is what building it again would give)."""
+    return _param(kind, _canonical_value(kind, text))
 
 
 def _canonical_value(kind: str, text: str) -> Any:

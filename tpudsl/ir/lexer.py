@@ -41,6 +41,8 @@ FAST_OP = re.compile(
     r'(?: loc\((#[\w$.-]+|"[^"\\\n]*")\))?[ \t]*$',
     re.M,
 )
+# `name = #dialect.attr<` in a dictionary: a dialect attribute that may read its own text.
+DIALECT_ATTR_ENTRY = re.compile(r"([A-Za-z_][\w$.]*) = #([A-Za-z_][\w$]*\.[\w$.]+)(?=<)")
 _BRACE_CHUNK = re.compile(r'(?:[^{}"]+|"(?:[^"\\\n]|\\.)*")*')
 _VALUE_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 _ESCAPES = {"n": b"\n", "t": b"\t", "\\": b"\\", '"': b'"'}

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
     NameLoc,
     NoneAttr,
     StringAttr,
+    UnitAttr,
     UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -90,6 +91,7 @@ class ParserBase:
         self.types_memo: dict[str, tuple[Attribute, ...]] = {}
         self.type_memo: dict[str, Attribute] = {}
         self.name_locs: dict[str, NameLoc] = {}
+        self.attr_classes: dict[str, type | None] = {}
         self._xdsl: Parser | None = None
 
     def source_loc(self, offset: int) -> FileLineColLoc:
@@ -248,10 +250,66 @@ class ParserBase:
         key = self.text[start:end]
         attrs = self.dict_memo.get(key)
         if attrs is None:
-            attrs, _ = self.xdsl_call(start, lambda p: p.parse_optional_dictionary_attr_dict())
+            attrs = self.dict_with_canonical_attrs(key)
+            if attrs is None:
+                attrs, _ = self.xdsl_call(start, lambda p: p.parse_optional_dictionary_attr_dict())
             self.dict_memo[key] = attrs
         self.pos = end
         return attrs
+
+    def dict_with_canonical_attrs(self, key: str) -> dict[str, Attribute] | None:
+        """A dictionary holding dialect attributes whose class reads their printed text itself
+        (`parse_canonical`, e.g. `#tpu.lg<...>`, different in every op of a group), or None.
+
+        Each such entry's value becomes `unit`, the rest is read (and memoised) as one dictionary
+        text, shared by every op with the same other attributes, and the entry is set to the
+        attribute its class read. Only flat dictionaries without strings, each entry at the top
+        level; anything else, or text the class does not read, is None: the caller's xDSL path
+        then reads the original text (and reports its errors at their positions)."""
+        if '"' in key or key.count("{") != 1:
+            return None
+        read: dict[str, Attribute] = {}
+        parts, last = [], 0
+        for m in L.DIALECT_ATTR_ENTRY.finditer(key):
+            before = key[last : m.start()].replace("->", "")
+            if sum(map(before.count, "[<(")) != sum(map(before.count, "]>)")):
+                return None  # inside a list or another attribute's parameters
+            cls = self.canonical_attr_class(m.group(2))
+            got = cls.parse_canonical(key, m.end()) if cls is not None else None
+            if got is None or m.group(1) in read:
+                return None
+            read[m.group(1)], end = got
+            parts += [key[last : m.start(2) - 1], "unit"]
+            last = end
+        if not read:
+            return None
+        parts.append(key[last:])
+        rest = "".join(parts)
+        attrs = self.dict_memo.get(rest)
+        if attrs is None:
+            p = _XdslParser(self.ctx, rest, self.filename)
+            p.attribute_aliases = self.aliases
+            try:
+                attrs = p.parse_optional_dictionary_attr_dict()
+            except Exception:  # noqa: BLE001 - the caller reads the original text and reports it
+                return None
+            if p.pos != len(rest):
+                return None
+            self.dict_memo[rest] = attrs
+        attrs = dict(attrs)
+        for name, attr in read.items():
+            if attrs.get(name) != UnitAttr():
+                return None
+            attrs[name] = attr
+        return attrs
+
+    def canonical_attr_class(self, name: str) -> type | None:
+        """The class of dialect attribute `name` when it has a `parse_canonical` reader."""
+        cls = self.attr_classes.get(name, False)
+        if cls is False:
+            found = self.ctx.get_optional_attr(name)
+            cls = self.attr_classes[name] = found if hasattr(found, "parse_canonical") else None
+        return cls
 
     def string(self) -> str:
         self.skip_ws()
