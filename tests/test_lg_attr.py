@@ -14,6 +14,7 @@ from tests.feature_tally import FeatureTally
 from tpudsl.dialects import make_context
 from tpudsl.dialects.lg import LayerGroupAttr
 from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.parse_base import ParserBase
 from tpudsl.ir.parser import parse_module
 from tpudsl.ir.printer import print_module
 
@@ -149,3 +150,46 @@ def test_lg_printed_text_reads_as_token_by_token(values):
         with pytest.raises(TpudslError, match="'out_size' = -1 must not be negative"):
             parse_module(_module(text.replace("out_size = 0", "out_size = -1").replace("out_size  =  0", "out_size  =  -1")),
                          "m.mlir", make_context())
+
+
+_LG = f"#tpu.lg<{LayerGroupAttr.make(out_addr=64, n_idx=[0], n_slice=[1], h_idx=[0, 2], h_slice=[2, 2]).body()}>"
+_LG2 = _LG.replace("out_addr = 64", "out_addr = 128")
+
+
+@pytest.mark.parametrize("entries, fast", [
+    (f"ginfo = {_LG}", True),  # the dictionary's one entry
+    (f"a = [1, 2], ginfo = {_LG}, z = -1.000000e+00 : f64", True),  # between others, order kept
+    (f"ginfo = {_LG}, other = {_LG2}", True),  # two in one dictionary
+    (f"a = [{_LG}], ginfo = {_LG2}", True),  # one inside a list: read with the rest
+    (f'ginfo = {_LG}, s = "x = {_LG2}"', False),  # the text inside a string
+    (f"a = {{ginfo = {_LG2}}}, ginfo = {_LG}", False),  # inside a nested dictionary
+    (f"ginfo = {_LG.replace(' = ', '  =  ')}", False),  # not our printed text
+])
+def test_dictionaries_with_lg_read_as_xdsl_reads_them(entries, fast, monkeypatch):
+    """The parser reads a dictionary holding `#tpu.lg<...>` without xDSL's parser when it can
+    (parse_base.dict_with_canonical_attrs): the op's attributes, keys in order, equal what xDSL's
+    own parser builds from the same text."""
+    from xdsl.parser import Parser
+
+    taken = []
+    reader = ParserBase.dict_with_canonical_attrs
+    monkeypatch.setattr(ParserBase, "dict_with_canonical_attrs", lambda p, key: taken.append(reader(p, key)) or taken[-1])
+    text = _module("X").replace("{ginfo = X}", "{" + entries + "}")
+    ours = next(o for o in parse_module(text, "m.mlir", make_context()).walk() if o.name == "tpu.Relu")
+    xdsl = next(o for o in Parser(make_context(), text).parse_module().walk() if o.name == "tpu.Relu")
+    assert list(ours.attributes.items()) == list(xdsl.attributes.items())
+    assert (taken[-1] is not None) == fast, taken  # the fast path taken, or left to xDSL's
+
+
+@pytest.mark.parametrize("good, bad, error", [
+    ("out_size = 0", "out_size = -1", "'out_size' = -1 must not be negative"),
+    ("h_slice = [2, 2]", "h_slice = [2]", "h_idx has 2 entries, h_slice 1"),
+    ("id = 0", "id = x", "'id' must be an integer"),
+])
+def test_a_bad_lg_among_other_entries_is_one_error_at_its_position(good, bad, error):
+    """A `#tpu.lg` the fast path does not accept (out of range, unequal lists, a bad token) is
+    xDSL's path's error, with a position, in a dictionary with other entries as alone."""
+    text = _module("X").replace("{ginfo = X}", "{a = 1 : i64, ginfo = " + _LG.replace(good, bad) + "}")
+    with pytest.raises(TpudslError, match=error) as e:
+        parse_module(text, "m.mlir", make_context())
+    assert str(e.value).startswith("m.mlir:2:")

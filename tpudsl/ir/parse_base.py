@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from tpudsl.ir import lexer as L
 from tpudsl.ir.diagnostics import TpudslError
@@ -275,7 +275,10 @@ class ParserBase:
             if sum(map(before.count, "[<(")) != sum(map(before.count, "]>)")):
                 return None  # inside a list or another attribute's parameters
             cls = self.canonical_attr_class(m.group(2))
-            got = cls.parse_canonical(key, m.end()) if cls is not None else None
+            try:
+                got = cls.parse_canonical(key, m.end()) if cls is not None else None
+            except VerifyException:  # reported, at its position, by the caller's xDSL path
+                return None
             if got is None or m.group(1) in read:
                 return None
             read[m.group(1)], end = got
