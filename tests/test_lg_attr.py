@@ -173,7 +173,12 @@ def test_dictionaries_with_lg_read_as_xdsl_reads_them(entries, fast, monkeypatch
 
     taken = []
     reader = ParserBase.dict_with_canonical_attrs
-    monkeypatch.setattr(ParserBase, "dict_with_canonical_attrs", lambda p, key: taken.append(reader(p, key)) or taken[-1])
+
+    def recorded(parser, key):
+        taken.append(reader(parser, key))
+        return taken[-1]
+
+    monkeypatch.setattr(ParserBase, "dict_with_canonical_attrs", recorded)
     text = _module("X").replace("{ginfo = X}", "{" + entries + "}")
     ours = next(o for o in parse_module(text, "m.mlir", make_context()).walk() if o.name == "tpu.Relu")
     xdsl = next(o for o in Parser(make_context(), text).parse_module().walk() if o.name == "tpu.Relu")
