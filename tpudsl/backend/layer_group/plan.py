@@ -203,6 +203,14 @@ class Backward:
     def __init__(self) -> None:
         # (last op, part) -> (the ops done, last first; what each producer is asked for; their parts)
         self.done: dict[tuple[Operation, Part], tuple[list[Operation], dict, dict]] = {}
+        self.reasons: dict[tuple[Operation, ...], str | None] = {}  # run -> its static_reason
+
+    def static_reason(self, ops: list[Operation]) -> str | None:
+        """static_reason(ops), once per run: plan_group asks it at every split the search tries."""
+        key = tuple(ops)
+        if key not in self.reasons:
+            self.reasons[key] = static_reason(ops)
+        return self.reasons[key]
 
     def __call__(self, ops: list[Operation], part: Part) -> dict[Operation, SlicePlan]:
         key = (ops[-1], part)
@@ -366,9 +374,7 @@ def plan_group(ops: list[Operation], chip: Chip, nsecs: int, hsecs: int, check_m
     C outer, then N, H, W, as `slicing.parts` orders an op alone's). Without `check_growth`, the
     halo growth limit is not checked (what local memory a split needs at least, first_fit_split).
     `backward`: where the search remembers the parts of the runs that end at ops[-1] (`Backward`)."""
-    # The search (the one caller passing `backward`) grows its runs one op at a time through
-    # reason_in_front, so static_reason accepts every run it plans: not asked again at each split.
-    reason = (None if backward is not None else static_reason(ops)) or _cw_reason(ops, csecs, wsecs)
+    reason = (static_reason(ops) if backward is None else backward.static_reason(ops)) or _cw_reason(ops, csecs, wsecs)
     if reason is not None:
         return reason
     slices = [(backward or _backward)(ops, p) for p in slicing.parts(ops[-1], Secs(nsecs, hsecs, csecs, wsecs))]
