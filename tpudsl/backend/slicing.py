@@ -78,7 +78,7 @@ def attrs_of(op: Operation) -> AttrView:
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
-    return recalled(value, _shape_of)
+    return _recalled(value, _shape_of)
 
 
 def _shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -97,7 +97,7 @@ def nbytes(value: SSAValue) -> int:
 def dtype_of(value: SSAValue) -> str:
     """The element type's name in ESIZE: a float, i8/u8 (a `!quant.uniform` stores them; its zero
     point is the records' business, `zero_point`), i32."""
-    return recalled(value, _dtype_of)
+    return _recalled(value, _dtype_of)
 
 
 def _dtype_of(value: SSAValue) -> str:
@@ -239,7 +239,7 @@ def _window_input(op: Operation, part: Part) -> SlicePlan:
     """Conv and Pool: the input rows and columns the output part's windows read (window_range);
     an unsliced W keeps the op's own left/right pads. Along C, a pool or depthwise conv reads its
     own channels, a conv (group 1) every input channel with its part of the filter and bias."""
-    xs, ys, (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), conv, mixes = recalled(op, _window_geometry)
+    xs, ys, (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), conv, mixes = _recalled(op, _window_geometry)
     x, y = op.operands[0], op.results[0]
     hlo, hhi, top, bottom = window_range(part.h, xs[2], kh, sh, dh, pt)
     wlo, whi, left, right = (0, xs[3], pl, pr) if part.w is None else window_range(part.w, xs[3], kw, sw, dw, pl)
@@ -306,7 +306,7 @@ def elementwise_views(op: Operation) -> tuple[Dims4, ...]:
     shape right-aligned. Higher ranks fold: the result's size-1 dims go, then the innermost
     neighbours where every operand broadcasts both or has both whole merge until four are left
     ((2, 3, 40, 5, 10) x (2, 3, 1, 1, 1) is (2, 3, 40, 50) x (2, 3, 1, 1))."""
-    return recalled(op, _elementwise_views)
+    return _recalled(op, _elementwise_views)
 
 
 def _elementwise_views(op: Operation) -> tuple[Dims4, ...]:
@@ -702,7 +702,7 @@ def backward_slice(op: Operation, part: Part) -> SlicePlan:
     """`BACKWARD_UPDATE_SLICE` of the op's kind for this part of its output; inside remembered(), as
     first answered (the group search asks for the same part of an op in many of the runs and splits
     it plans). The plan is shared: its callers replace parts, never change one."""
-    return recalled((op, part), _backward_slice)
+    return _recalled((op, part), _backward_slice)
 
 
 def _backward_slice(key: tuple[Operation, Part]) -> SlicePlan:
@@ -745,7 +745,7 @@ def remembered():
         _REMEMBERED = outer
 
 
-def recalled(key, compute: Callable):
+def _recalled(key, compute: Callable):
     """compute(key), from memory inside remembered() (a table per `compute`)."""
     if _REMEMBERED is None:
         return compute(key)
@@ -761,7 +761,7 @@ def recalled(key, compute: Callable):
 
 def whole_tiles(op: Operation) -> list[Tile]:
     """The operands an op reads whole (weights, a dynamic filter, MatMul's right side), loaded once."""
-    return list(recalled(op, _whole_tiles))  # a copy: callers may extend it
+    return list(_recalled(op, _whole_tiles))  # a copy: callers may extend it
 
 
 def _whole_tiles(op: Operation) -> list[Tile]:
