@@ -22,6 +22,7 @@ from tests.cli_support import deploy_dir_int8, run_main, table_rows
 from tests.models.builder import GraphBuilder
 from tpudsl.cli import model_transform
 from tpudsl.cli.run_calibration import main as run_calibration
+from tpudsl.cli.qtable_search import Int8Search
 from tpudsl.cli.run_qtable import main as run_qtable
 from tpudsl.dialects import make_context
 from tpudsl.interp import run_module
@@ -221,3 +222,26 @@ def test_a_named_tensor_the_int8_lowering_fuses_away_is_an_error(tmp_path):
                      cwd=tmp_path)
         assert r.returncode == 1 and r.stderr.strip() == message, (command, r.stderr)
         assert set(tmp_path.iterdir()) == written
+
+
+def test_runs_whose_cosine_is_not_a_number_do_not_pass(model, monkeypatch, capsys):
+    """INT8 runs holding NaN (an F16 overflow's inf gives the same) have no cosine: scored NaN,
+    every `cos < threshold` test was False, the search kept nothing float and wrote a qtable, the
+    worst outcome taken for a pass. Scored -1 (model_score.WORST), every layer goes float and,
+    as even that run is NaN here, the search fails writing nothing."""
+    real_runs = Int8Search.runs
+
+    def nan_int8(self, top, which):
+        runs = real_runs(self, top, which)
+        return runs if which == "float" else [{n: np.full_like(a, np.nan) for n, a in run.items()} for run in runs]
+
+    monkeypatch.setattr(Int8Search, "runs", nan_int8)
+    with pytest.raises(SystemExit) as e:
+        run_qtable([str(model / "m.mlir"), "--dataset", str(model / "data"),
+                    "--calibration_table", str(model / "table"), "--processor", "bm1684x", "--input_num", "1",
+                    "--fp_type", "F32", "--quiet", "--loss_table", str(model / "loss_nan"),
+                    "-o", str(model / "qtable_nan")])
+    assert e.value.code == 1
+    assert capsys.readouterr().err == ("error: every layer in F32 reaches only cosine -1.000000 < --expected_cos "
+                                       "0.99 (the calibration table or the float type limits it); nothing written\n")
+    assert not (model / "loss_nan").exists() and not (model / "qtable_nan").exists()

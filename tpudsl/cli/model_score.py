@@ -25,6 +25,7 @@ from tpudsl.lowering.calibration import tensor_names
 
 Part = tuple[slice, ...]  # an index into an output: the slice one input of a Concat fills
 WHOLE: Part = (...,)  # type: ignore[assignment]
+WORST = -1.0  # the least cosine: the score of a tensor whose cosine is not a number (Scoring.cosine)
 
 
 def concat_parts(value: SSAValue) -> list[Part]:
@@ -132,10 +133,15 @@ class Scoring:
         return results
 
     def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
-        """The score of `runs` against `reference`, both as `compared` gives them."""
+        """The score of `runs` against `reference`, both as `compared` gives them. A tensor whose
+        cosine is not a number (inf or NaN in an INT8 or F16 run, say an F16 overflow, or values
+        whose float64 sums overflow) scores WORST: NaN would fail no `score < threshold` test, so
+        every search would take the worst outcome for a pass (docs/quantization.md, "Mixed
+        precision")."""
         def mean(name: str, part: Part) -> float:
-            return float(np.mean([cosine_similarity(r[name][part], want[name][part])
-                                  for r, want in zip(runs, reference, strict=True)]))
+            score = float(np.mean([cosine_similarity(r[name][part], want[name][part])
+                                   for r, want in zip(runs, reference, strict=True)]))
+            return score if math.isfinite(score) else WORST
 
         layers, parts = self.layers, self.parts
         if self.post_process is not None:  # its arrays in place of the tensors: the i-th weighted as the i-th layer
