@@ -120,9 +120,9 @@ def test_ssd_heads_are_scored_not_its_rows(ssd):
     assert r.returncode == 0, r.stderr
     search = Int8Search(str(tmp_path / "ssd.mlir"), read_table(str(tmp_path / "table")), "BM1684X", [sample], False)
     want = onnx_inference(model, sample)
-    assert set(search.reference[0]) == set(want) == {"mbox_loc", "mbox_conf_flatten", "mbox_priorbox"}
+    assert set(search.reference.runs[0]) == set(want) == {"mbox_loc", "mbox_conf_flatten", "mbox_priorbox"}
     for name, value in want.items():
-        np.testing.assert_allclose(search.reference[0][name], value, rtol=1e-4, atol=1e-4 * np.abs(value).max())
+        np.testing.assert_allclose(search.reference.runs[0][name], value, rtol=1e-4, atol=1e-4 * np.abs(value).max())
     starts = np.cumsum([0] + [side * side * PRIORS_A_CELL * 4 for side, _ in MAPS])
     assert [(p[1].start, p[1].stop) for p in search.scoring.parts["mbox_loc"]] == list(zip(starts, starts[1:], strict=False))
     assert search.cosine({}) > 0.9

@@ -394,7 +394,7 @@ def test_run_qtable_scores_the_heads_not_the_detection_rows(tmp_path):
     assert r.returncode == 0, r.stderr
     table = read_table(str(tmp_path / "cali_table"))
     search = Int8Search(str(tmp_path / "yolo.mlir"), table, "BM1684X", samples, asymmetric=False)
-    for sample, scored in zip(samples, search.reference, strict=True):
+    for sample, scored in zip(samples, search.reference.runs, strict=True):
         want = onnx_inference(model, sample)
         assert set(scored) == set(want) == {"p3", "p4", "p5"}
         for name, value in want.items():
@@ -402,6 +402,7 @@ def test_run_qtable_scores_the_heads_not_the_detection_rows(tmp_path):
     assert search.cosine({}) > 0.99
     int8 = lowered_int8(load_module(tmp_path / "yolo.mlir"), table, "BM1684X", False)  # the whole module
     top = load_module(tmp_path / "yolo.mlir")
-    rows = Scoring({"yolo_post": []}, {}).cosine(run_samples(int8.module, int8.weights, samples)[0],
-                                                 run_samples(top.module, top.weights, samples)[0])
+    rows_scoring = Scoring({"yolo_post": []}, {})
+    rows = rows_scoring.cosine(run_samples(int8.module, int8.weights, samples)[0],
+                               rows_scoring.reference(run_samples(top.module, top.weights, samples)[0]))
     assert rows < 0.99  # what the search scored before: 0.94 on these samples

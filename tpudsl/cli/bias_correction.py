@@ -43,6 +43,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
     written = as_written(table)
     # every tensor is kept, so the search's scoring reads its tensors from these runs
     score = scoring_of(mod, args.global_compare_layers)
+    reference = score.reference(f32_runs)
 
     def lowered(shifts: Mapping[str, np.ndarray]) -> TopModule:
         """The INT8 model with `shifts` added to the biases."""
@@ -53,7 +54,7 @@ def correct_biases(args: argparse.Namespace, mod: TopModule, table: Mapping[str,
     def int8_runs(trial: TopModule) -> tuple[Runs, float]:
         """`trial`'s runs, dequantized, and output cosine."""
         runs = dequantized_runs(trial, inputs)
-        return runs, score.cosine(runs, f32_runs)
+        return runs, score.cosine(runs, reference)
 
     uncorrected = lowered({})
     score.check_lowered(uncorrected)  # biases change no op: the same tensors in every trial

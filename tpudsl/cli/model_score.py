@@ -132,26 +132,43 @@ class Scoring:
                       "by the i-th layer's weight)")
         return results
 
-    def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Sequence[Mapping[str, np.ndarray]]) -> float:
-        """The score of `runs` against `reference`, both as `compared` gives them. A tensor whose
+    def reference(self, runs: Sequence[Mapping[str, np.ndarray]]) -> Reference:
+        """The float `runs` (as `compared` gives them) as every score reads them: with
+        --post_process, its arrays in place of the tensors (the i-th weighted as the i-th layer),
+        checked once to be named alike on every sample."""
+        if self.post_process is None:
+            return Reference(runs, self.parts, self.layers)
+        names = self.post_process.check_reference(runs)
+        layers = dict(zip(names, self.layers.values(), strict=True)) if self.layers else {}
+        return Reference(runs, dict.fromkeys(names, ()), layers)
+
+    def cosine(self, runs: Sequence[Mapping[str, np.ndarray]], reference: Reference) -> float:
+        """The score of `runs` (as `compared` gives them) against `reference`. A tensor whose
         cosine is not a number (inf or NaN in an INT8 or F16 run, say an F16 overflow, or values
         whose float64 sums overflow) scores WORST: NaN would fail no `score < threshold` test, so
         every search would take the worst outcome for a pass (docs/quantization.md, "Mixed
         precision")."""
         def mean(name: str, part: Part) -> float:
             score = float(np.mean([cosine_similarity(r[name][part], want[name][part])
-                                   for r, want in zip(runs, reference, strict=True)]))
+                                   for r, want in zip(runs, reference.runs, strict=True)]))
             return score if math.isfinite(score) else WORST
 
-        layers, parts = self.layers, self.parts
-        if self.post_process is not None:  # its arrays in place of the tensors: the i-th weighted as the i-th layer
-            self.post_process.check_alike(runs, reference)
-            names = list(reference[0])
-            layers = dict(zip(names, layers.values(), strict=True)) if layers else {}
-            parts = dict.fromkeys(names, ())
-        if layers:
-            return math.fsum(w * mean(n, WHOLE) for n, w in layers.items())  # weights summing to 1
-        return min(mean(name, part) for name, parts_of in parts.items() for part in [WHOLE, *parts_of])
+        if self.post_process is not None:
+            self.post_process.check_alike(runs, reference.runs)
+        if reference.layers:
+            return math.fsum(w * mean(n, WHOLE) for n, w in reference.layers.items())  # weights summing to 1
+        return min(mean(name, part) for name, parts_of in reference.parts.items() for part in [WHOLE, *parts_of])
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The float runs every score compares with (`Scoring.reference`), and what is scored of them:
+    Scoring's parts and layers, or, with --post_process, its arrays' names (no parts) and the
+    layers' weights by position."""
+
+    runs: Sequence[Mapping[str, np.ndarray]]
+    parts: Mapping[str, Sequence[Part]]
+    layers: Mapping[str, float]
 
 
 def scoring(top: TopModule, layers: str = "", post_process: PostProcess | None = None) -> Scoring:

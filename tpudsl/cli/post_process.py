@@ -117,23 +117,34 @@ class PostProcess:
                           f"to {np.format_float_scientific(np.abs(a).max(), precision=2, trim='-')}): scale them")
         return copies
 
+    def check_reference(self, reference: Sequence[Mapping[str, np.ndarray]]) -> list[str]:
+        """The names of the arrays every sample's float run (`reference`) returns: the same, in
+        the same order, on each."""
+        names = list(reference[0])
+        for i, result in enumerate(reference):
+            self._check_names(result, names, f"sample {i}'s float run")
+        return names
+
     def check_alike(self, runs: Sequence[Mapping[str, np.ndarray]],
                     reference: Sequence[Mapping[str, np.ndarray]]) -> None:
-        """Every sample's INT8 (`runs`) and float (`reference`) results name the same arrays in the
-        same order, each with one shape in both (TPU-MLIR's "Calc loss fail" check, which also asks
-        for one dtype: not here, where a tensor the search keeps F16 is float16 on the INT8 run
-        and float32 on the float one, and the cosine reads both in float64)."""
+        """Every sample's INT8 results (`runs`) name the arrays of the float `reference` (already
+        `check_reference`d) in the same order, each with one shape in both (TPU-MLIR's "Calc loss
+        fail" check, which also asks for one dtype: not here, where a tensor the search keeps F16 is
+        float16 on the INT8 run and float32 on the float one, and the cosine reads both in
+        float64)."""
         names = list(reference[0])
         for i, (got, want) in enumerate(zip(runs, reference, strict=True)):
-            for which, result in (("float", want), ("INT8", got)):
-                if list(result) != names:
-                    self.fail(f"{FUNCTION} returned {list(result)} on sample {i}'s {which} run but {names} on "
-                               "sample 0's float run: it must return the same names, in the same order")
+            self._check_names(got, names, f"sample {i}'s INT8 run")
             for name in names:
                 a, b = want[name], got[name]
                 if a.shape != b.shape:
                     self.fail(f"{FUNCTION}'s {name!r} on sample {i} has shape {list(a.shape)} on the float run but "
                               f"{list(b.shape)} on the INT8 run: they are compared element by element")
+
+    def _check_names(self, result: Mapping[str, np.ndarray], names: list[str], which: str) -> None:
+        if list(result) != names:
+            self.fail(f"{FUNCTION} returned {list(result)} on {which} but {names} on sample 0's float run: it "
+                      "must return the same names, in the same order")
 
 
 def _squares_fit(a: np.ndarray) -> bool:

@@ -55,7 +55,7 @@ class Int8Search:
         self.top = scored_part(load_module(mlir))
         self.layers = [loc_name(op) for op in self.top.main_func().body.block.ops if op.name in INT8_LOWERINGS]
         self.scoring = scoring(self.top, compare_layers, post_process)
-        self.reference = self.runs(self.top, "float")
+        self.reference = self.scoring.reference(self.runs(self.top, "float"))
         self.lowered({})  # a bad table or chip, or a scored tensor it fuses away, fails here, before any search
 
     def lowered(self, qtable: Mapping[str, str], table: Mapping[str, TableEntry] | None = None) -> TopModule:
