@@ -23,8 +23,7 @@ from typing import NoReturn
 
 from xdsl.utils.exceptions import DiagnosticException
 
-from tpudsl.ir.diagnostics import InternalError, TpudslError
-from tpudsl.ir.npz import one_line
+from tpudsl.ir.diagnostics import InternalError, TpudslError, one_line
 
 EXIT_BAD_INPUT = 1
 EXIT_INTERNAL = 2

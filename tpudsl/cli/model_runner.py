@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from tpudsl.cli.errors import CliArgumentParser, add_threads_option, refuse_overwriting, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.npz import one_line
+from tpudsl.ir.diagnostics import TpudslError, one_line
 
 if TYPE_CHECKING:  # imported where used: `model_runner --help` must not wait for onnx and xDSL
     import numpy as np

@@ -23,9 +23,7 @@ from typing import NoReturn, TypeVar
 
 import numpy as np
 
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.npz import one_line
-from tpudsl.ir.parse_base import one_line as last_line
+from tpudsl.ir.diagnostics import TpudslError, last_line, one_line
 
 T = TypeVar("T")
 

@@ -9,8 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.npz import one_line
+from tpudsl.ir.diagnostics import TpudslError, one_line
 
 
 def onnx_reference(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray],

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from tpudsl.frontend.preprocess import Preprocess, is_image
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, one_line
 from tpudsl.ir.module import read_npz
-from tpudsl.ir.npz import check_float32_exact, one_line
+from tpudsl.ir.npz import check_float32_exact
 
 
 def check_test_input_files(spec: str) -> list[str]:

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 
+def one_line(message: str) -> str:
+    """`message` on one line: its lines and runs of spaces joined by single spaces."""
+    return " ".join(message.split())
+
+
+def last_line(message: str) -> str:
+    """The last non-empty line of `message`, stripped (an xDSL message may carry source context
+    above it; a traceback ends with the exception's line)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 class TpudslError(Exception):
     """An error to show the user as one line, without a traceback."""
 

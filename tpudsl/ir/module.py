@@ -45,8 +45,7 @@ from xdsl.utils.exceptions import DiagnosticException
 import tpudsl.dialects.top  # noqa: F401  (defines top.Weight, which add_weight creates)
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import create, loc_name, result_names
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.npz import one_line as _one_line
+from tpudsl.ir.diagnostics import TpudslError, one_line
 from tpudsl.ir.npz import read_npz
 from tpudsl.ir.parser import parse_module, position_of
 from tpudsl.ir.printer import print_module
@@ -236,9 +235,9 @@ def verify_module(module: ModuleOp, filename: str) -> None:
     except DiagnosticException as e:
         failing = _first_failing_op(module)
         if failing is None:
-            raise TpudslError(_one_line(str(e)), filename) from None
+            raise TpudslError(one_line(str(e)), filename) from None
         op, error = failing
-        raise _op_error(op, _one_line(str(error)), filename) from None
+        raise _op_error(op, one_line(str(error)), filename) from None
 
 
 def _first_failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:

@@ -7,14 +7,10 @@ import os
 import zipfile
 from typing import TYPE_CHECKING
 
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, one_line
 
 if TYPE_CHECKING:
     import numpy as np
-
-
-def one_line(message: str) -> str:
-    return " ".join(message.split())
 
 
 def read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:

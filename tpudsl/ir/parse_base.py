@@ -24,13 +24,7 @@ from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from tpudsl.ir import lexer as L
-from tpudsl.ir.diagnostics import TpudslError
-
-
-def one_line(message: str) -> str:
-    """The last non-empty line of an xDSL message (which may carry source context above it)."""
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+from tpudsl.ir.diagnostics import TpudslError, last_line
 
 
 _NO_CHILD = NoneAttr()
@@ -187,7 +181,7 @@ class ParserBase:
         except ParseError:
             raise
         except Exception as e:  # e.g. an attribute whose parameters do not verify
-            raise self.error_at(one_line(str(e)) or f"cannot parse this ({type(e).__name__})", pos) from None
+            raise self.error_at(last_line(str(e)) or f"cannot parse this ({type(e).__name__})", pos) from None
         if p.ssa_values is not self.values:
             # xDSL swaps in a saved copy of its value table when it leaves a region.
             self.values.clear()

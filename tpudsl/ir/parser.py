@@ -31,7 +31,8 @@ from xdsl.utils.exceptions import ParseError
 
 from tpudsl.ir import lexer as L
 from tpudsl.ir.attr_text import attr_text
-from tpudsl.ir.parse_base import ParserBase, one_line
+from tpudsl.ir.diagnostics import last_line
+from tpudsl.ir.parse_base import ParserBase
 from tpudsl.ir.parse_builtin import BuiltinOpsMixin
 
 # An op's own `loc(unknown)` or `loc(#alias)` at its end (xDSL gives UnknownLoc to both those and
@@ -99,7 +100,7 @@ class _Parser(BuiltinOpsMixin, ParserBase):
                 self.error("expected an operation", self.pos)
             self.check_forward_refs()
         except ParseError as e:  # raised by the xDSL fallback
-            raise self.error_at(one_line(e.msg) or "syntax error", e.span.start) from None
+            raise self.error_at(last_line(e.msg) or "syntax error", e.span.start) from None
         if len(ops) == 1 and isinstance(ops[0], ModuleOp):
             return ops[0]
         module = ModuleOp(ops)

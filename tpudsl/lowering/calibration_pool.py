@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tpudsl.ir.diagnostics import TpudslError
-from tpudsl.ir.npz import one_line
+from tpudsl.ir.diagnostics import TpudslError, one_line
 
 
 @dataclass(frozen=True)
