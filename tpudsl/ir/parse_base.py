@@ -162,10 +162,15 @@ class ParserBase:
 
     # ---- xDSL fallback ----------------------------------------------------------------------
 
+    def _new_xdsl(self, text: str) -> _XdslParser:
+        """An xDSL parser of `text` (the file, or a piece of it) that knows the file's aliases."""
+        p = _XdslParser(self.ctx, text, self.filename)
+        p.attribute_aliases = self.aliases
+        return p
+
     def xdsl(self) -> Parser:
         if self._xdsl is None:
-            p = _XdslParser(self.ctx, self.text, self.filename)
-            p.attribute_aliases = self.aliases
+            p = self._new_xdsl(self.text)
             p.ssa_values = self.values
             p.forward_ssa_references = self.forward
             self._xdsl = p
@@ -284,8 +289,7 @@ class ParserBase:
         rest = "".join(parts)
         attrs = self.dict_memo.get(rest)
         if attrs is None:
-            p = _XdslParser(self.ctx, rest, self.filename)
-            p.attribute_aliases = self.aliases
+            p = self._new_xdsl(rest)
             try:
                 attrs = p.parse_optional_dictionary_attr_dict()
             except Exception:  # noqa: BLE001 - the caller reads the original text and reports it
