@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from cli_support import run_main
+from cli_support import run_main, table_rows
 from frontend_support import error_lines, make_model
 from onnx import helper as h
 
@@ -203,10 +203,6 @@ def calibrate(d: Path, *args: str):
     return run_main("run_calibration", "m.mlir", "--dataset", "samples", "--quiet", *args, cwd=d)
 
 
-def table_rows(path: Path) -> list[str]:
-    return [line for line in path.read_text().splitlines() if not line.startswith("#")]
-
-
 @pytest.mark.parametrize("cali_method, method", [("use_max", "minmax"), ("use_kl", "kld")])
 def test_cali_method_is_tpu_mlirs_name_of_the_method(top_model, cali_method, method):
     assert calibrate(top_model, "--cali_method", cali_method, "--calibration_table", "a_table",
@@ -215,7 +211,7 @@ def test_cali_method_is_tpu_mlirs_name_of_the_method(top_model, cali_method, met
     assert table_rows(top_model / "a_table") == table_rows(top_model / "b_table")
     if method == "minmax":  # and against numpy: the threshold of minmax is max |x| over the samples
         xs = [np.load(p)["data"] for p in sorted((top_model / "samples").iterdir())]
-        name, threshold, *_ = table_rows(top_model / "a_table")[0].split()
+        name, threshold, *_ = table_rows(top_model / "a_table")[0]
         assert name == "data" and float(threshold) == pytest.approx(max(float(np.abs(x).max()) for x in xs), abs=1e-6)
 
 

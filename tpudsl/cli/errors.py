@@ -23,7 +23,7 @@ from typing import NoReturn
 
 from xdsl.utils.exceptions import DiagnosticException
 
-from tpudsl.ir.diagnostics import InternalError, TpudslError, one_line
+from tpudsl.ir.diagnostics import InternalError, TpudslError, one_line, same_file
 
 EXIT_BAD_INPUT = 1
 EXIT_INTERNAL = 2
@@ -54,12 +54,6 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--threads", type=positive, default=None,
                         help="BLAS threads of the Top interpreter (default: half the cores, at most 8)")
-
-
-def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Whether paths `a` and `b` name one file, through symlinks (os.path.realpath never raises,
-    unlike Path.resolve() on a symlink loop)."""
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def refuse_overwriting(flag: str, out: str | os.PathLike[str], inputs: Mapping[str, str | os.PathLike[str]]) -> None:

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, refuse_overwriting, run_cli, same_file
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.cli.errors import CliArgumentParser, refuse_overwriting, run_cli
+from tpudsl.ir.diagnostics import TpudslError, same_file
 
 if TYPE_CHECKING:  # imported where used: `mlir_cut --help` must not wait for xDSL's dialects
     from collections.abc import Mapping

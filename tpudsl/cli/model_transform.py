@@ -39,9 +39,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli, same_file
+from tpudsl.cli.errors import CliArgumentParser, add_threads_option, run_cli
 from tpudsl.cli.tpu_mlir_flags import Checked, add_checked_flags, check_flags
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, same_file
 
 if TYPE_CHECKING:
     import numpy as np

@@ -23,7 +23,7 @@ from typing import NoReturn, TypeVar
 
 import numpy as np
 
-from tpudsl.ir.diagnostics import TpudslError, last_line, one_line
+from tpudsl.ir.diagnostics import TpudslError, last_line, one_line, same_file
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ class PostProcess:
 
     def _own(self, filename: str | None) -> bool:
         """Whether `filename` (a code object's or a SyntaxError's) is the user's file."""
-        return filename is not None and os.path.realpath(filename) == os.path.realpath(self.path)
+        return filename is not None and same_file(filename, self.path)
 
     def _user_code(self, doing: str, call: Callable[..., T], *args: object) -> T:
         """`call(*args)`, the user's code `doing` (for the messages). Whatever it raises is one error

@@ -19,7 +19,7 @@ from onnx.reference import ReferenceEvaluator
 
 from tpudsl.dialects.geometry.window import window_out_size
 from tpudsl.frontend.qdq import check_qdq_forms, fold_weight_dequantize, strip_activation_pairs
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, last_line
 
 # Ops whose result is not a function of their inputs: folding them would freeze one random draw.
 NONDETERMINISTIC = frozenset(
@@ -176,7 +176,7 @@ def _infer_once(model: onnx.ModelProto, nodes: list[onnx.NodeProto], consts: dic
     try:
         return shape_inference.infer_shapes(probe, strict_mode=False, data_prop=True)
     except Exception as e:  # onnx raises several unrelated types for malformed graphs
-        raise TpudslError(f"ONNX shape inference failed: {str(e).strip().splitlines()[-1]}") from None
+        raise TpudslError(f"ONNX shape inference failed: {last_line(str(e)) or type(e).__name__}") from None
 
 
 def _known_shapes(inferred: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...]], dict[str, int]]:

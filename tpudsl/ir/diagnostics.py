@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def one_line(message: str) -> str:
     """`message` on one line: its lines and runs of spaces joined by single spaces."""
@@ -53,3 +55,9 @@ def check_option(pass_name: str, option: str, value: object, accepted: tuple, wh
 
 def _shown(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether paths `a` and `b` name one file, through symlinks (os.path.realpath never raises,
+    unlike Path.resolve() on a symlink loop)."""
+    return os.path.realpath(a) == os.path.realpath(b)

@@ -33,7 +33,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from tpudsl.ir.diagnostics import TpudslError
+from tpudsl.ir.diagnostics import TpudslError, same_file
 from tpudsl.ir.module import TopModule, read_weights, top_module_of, weight_file_path
 
 if TYPE_CHECKING:
@@ -157,14 +157,14 @@ def _weights_to_write(module: ModuleOp, binding: WeightFile, after: dict[str, np
     stdout or a device, or their file would replace the npz that the input .mlir still names."""
     out = _output_file(binding.output)
     if not changed:
-        if out is not None and binding.source is not None and not _same(out.parent, binding.source.parent):
+        if out is not None and binding.source is not None and not same_file(out.parent, binding.source.parent):
             _name_weight_file(module, os.path.relpath(binding.source, out.parent))  # still found from there
         return None
     if out is None:
         raise TpudslError("the passes changed the weights; use -o FILE so they can be written")
     # A pass may name the new file (convert-top-to-tpu's weightFileName, as TPU-MLIR's scripts pass it).
     path = out.parent / (_weight_file_attr(module) if renamed else f"{out.stem}_weight.npz")
-    if binding.source is not None and _same(path, binding.source) and not _same(out, Path(binding.mlir_path)):
+    if binding.source is not None and same_file(path, binding.source) and not same_file(out, Path(binding.mlir_path)):
         raise TpudslError(
             f"the changed weights would replace '{binding.source}', which '{binding.mlir_path}' still names; "
             "choose another -o name"
@@ -179,10 +179,6 @@ def _output_file(output: str) -> Path | None:
         return None
     path = Path(output)
     return path if not path.exists() or path.is_file() else None
-
-
-def _same(a: Path, b: Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _weight_file_attr(module: ModuleOp) -> str:
