@@ -16,8 +16,10 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from tpudsl.cli.compare import cosine_similarity
+from tpudsl.cli.model_runner import dequantized
 from tpudsl.cli.post_process import FUNCTION, PostProcess
-from tpudsl.dialects.opdef import result_names
+from tpudsl.dialects.opdef import SPECS, AttrView, result_names
+from tpudsl.interp.module_interpreter import run_samples
 from tpudsl.ir.cut import erase_dead_ops
 from tpudsl.ir.diagnostics import TpudslError
 from tpudsl.ir.module import WEIGHT_OP, TopModule
@@ -34,16 +36,11 @@ def concat_parts(value: SSAValue) -> list[Part]:
     Scored apart, a part whose values are small next to the others' (YOLOv8's class scores in
     [0, 1] beside boxes in the hundreds) is not lost in the whole's cosine, nor is the Concat's
     requantization of it (one int8 scale for every part)."""
-    # imported here: run_calibration imports this module and scores only with --global_compare_layers,
-    # --search or --bc
-    from tpudsl.rewrites.pattern import attrs_of, shape_of
-
     concat = value.owner
     if not (isinstance(concat, Operation) and concat.name == "top.Concat"):
         return []
-    shapes = [shape for shape in map(shape_of, concat.operands) if shape is not None]
-    assert len(shapes) == len(concat.operands)  # top.Concat's operands are tensors
-    axis = attrs_of(concat)["axis"] % len(shapes[0])
+    shapes = [tuple(operand.type.get_shape()) for operand in concat.operands]  # top.Concat's are tensors
+    axis = AttrView(concat.attributes, SPECS[concat.name])["axis"] % len(shapes[0])
     parts: list[Part] = []
     start = 0
     for operand, shape in zip(concat.operands, shapes, strict=True):
@@ -120,17 +117,12 @@ class Scoring:
 
     def compared(self, runs: Sequence[Mapping[str, np.ndarray]], which: str) -> Sequence[Mapping[str, np.ndarray]]:
         """What is compared of `runs` (each sample's scored tensors; `which`: "float" or "INT8"):
-        the runs themselves, or what PostProcess returns for each (as many arrays as the layers
-        --global_compare_layers names, when it names some: their weights go by position)."""
+        the runs themselves, or what PostProcess returns for each (their count is checked once, on the
+        float reference: `reference`)."""
         post = self.post_process
         if post is None:
             return runs
-        results = [post(run, f"sample {i}'s {which} run") for i, run in enumerate(runs)]
-        if self.layers and len(results[0]) != len(self.layers):
-            post.fail(f"{FUNCTION} returned {len(results[0])} arrays on sample 0's {which} run for the "
-                      f"{len(self.layers)} tensors --global_compare_layers names (TPU-MLIR weighs the i-th array "
-                      "by the i-th layer's weight)")
-        return results
+        return [post(run, f"sample {i}'s {which} run") for i, run in enumerate(runs)]
 
     def reference(self, runs: Sequence[Mapping[str, np.ndarray]]) -> Reference:
         """The float `runs` (as `compared` gives them) as every score reads them: with
@@ -138,7 +130,11 @@ class Scoring:
         checked once to be named alike on every sample."""
         if self.post_process is None:
             return Reference(runs, self.parts, self.layers)
-        names = self.post_process.check_reference(runs)
+        names = self.post_process.check_reference(runs)  # the INT8 runs' are checked against these
+        if self.layers and len(names) != len(self.layers):
+            self.post_process.fail(f"{FUNCTION} returned {len(names)} arrays on sample 0's float run for the "
+                                   f"{len(self.layers)} tensors --global_compare_layers names (TPU-MLIR weighs the "
+                                   "i-th array by the i-th layer's weight)")
         layers = dict(zip(names, self.layers.values(), strict=True)) if self.layers else {}
         return Reference(runs, dict.fromkeys(names, ()), layers)
 
@@ -211,9 +207,7 @@ def dequantized_runs(top: TopModule, samples: Sequence[Mapping[str, np.ndarray]]
                      names: Collection[str] | None = None) -> list[dict[str, np.ndarray]]:
     """`top`'s runs on `samples`: every tensor (or only `names`), the quantized ones dequantized,
     as the scores compare them with Top's."""
-    # imported here: run_calibration imports this module; only its --bc and --search run INT8 models
-    from tpudsl.cli.model_runner import dequantized
-    from tpudsl.interp.module_interpreter import run_samples
+    # imported here (~80 ms): run_calibration imports this module; only its --bc and --search run INT8 models
     from tpudsl.lowering.top_to_tpu_int8 import int8_params
 
     params = int8_params(top)
