@@ -6,10 +6,13 @@ A batch is not `size` new cases: hypothesis' mutator re-runs an example with par
 much of a batch repeats earlier ones, and the first example is `size` copies of the simplest case
 (measured: 8 cases an example for 200 cases found 63-114 distinct ones a kind, one an example
 ~200). So each property skips a case it already checked in this process (`DistinctCases`, keyed by
-a canonical form: its printed text or repr), counts the distinct ones (a hypothesis event) and
-asserts at its end that they reach what one case an example checked in ci before the batching,
+a canonical form: its printed text or repr), counts the distinct ones and asserts at its end that they reach what one case an example checked in ci before the batching,
 scaled with the profile (HYPOTHESIS_PROFILE=thorough: ten times as many). A failing batch shrinks
-like any list, its other cases to the simplest ones."""
+like any list, its other cases to the simplest ones.
+
+Hypothesis keeps an example's events in a dict (one per label, however often it is recorded), so a
+count per case is recorded once an example with the count in its label: "3 distinct cases in an
+example" is one example that checked three new cases."""
 
 from __future__ import annotations
 
@@ -34,9 +37,10 @@ def batched(cases: float, size: int) -> settings:
 
 class DistinctCases:
     """The cases a property checked in this process, by canonical key: `first_time` says whether
-    a case is new (and records the event), `assert_at_least` is the floor on how many were. The
-    property's example function is wrapped in `examples`, so that a failing example's cases are
-    new again when hypothesis replays it (to shrink it, and to show it)."""
+    a case is new, `assert_at_least` is the floor on how many were. The property's example function
+    is wrapped in `examples`, which records the event "N distinct cases in an example" (N the new
+    ones it checked) and makes a failing example's cases new again when hypothesis replays it (to
+    shrink it, and to show it)."""
 
     def __init__(self) -> None:
         self.keys: set[Hashable] = set()
@@ -47,7 +51,6 @@ class DistinctCases:
             return False
         self.keys.add(key)
         self.added.append(key)
-        event("distinct case")
         return True
 
     def examples(self, body: Callable) -> Callable:
@@ -55,10 +58,12 @@ class DistinctCases:
         def example(*args, **kwargs):
             self.added = []
             try:
-                return body(*args, **kwargs)
+                result = body(*args, **kwargs)
             except BaseException:
                 self.keys.difference_update(self.added)
                 raise
+            event(f"{len(self.added)} distinct cases in an example")
+            return result
 
         return example
 

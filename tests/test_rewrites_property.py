@@ -4,8 +4,9 @@ and a second run changes nothing.
 
 Each pattern of every `PatternPass` in the registry (tpudsl/passes.py) has a strategy in MATCHES
 that always builds its match, inside random surroundings; its property runs the pattern's own pass
-or canonicalize, records with `hypothesis.event` whether the pattern fired, and fails when it fired
-in fewer than half of its examples (a property whose pattern never fires proves nothing). A pattern
+or canonicalize, records with `hypothesis.event` in how many of an example's cases the pattern fired
+(and in how many not), and fails when it fired in fewer than half of its cases (a property whose
+pattern never fires proves nothing). A pattern
 registered without a strategy fails here, naming it. `test_mixed_graphs_keep_values` runs every
 rewrite pass over graphs built from all the strategies at once, where the patterns interact."""
 
@@ -572,10 +573,13 @@ def test_pattern_keeps_values_and_fires(pattern: str):
                              st.integers(0, 2**32 - 1)), BATCH, case_key))
     @distinct.examples
     def keeps_values(batch: list[tuple[GeneratedModule, str, int]]) -> None:
+        outcomes = Counter()
         for generated, pass_name, seed in filter(lambda case: distinct.first_time(case_key(case)), batch):
             fired = check_rewrite(generated, pass_name, seed)[pattern] > 0
-            event(f"{pattern} {'fired' if fired else 'did not fire'} ({pass_name})")
+            outcomes[f"{pattern} {'fired' if fired else 'did not fire'} ({pass_name})"] += 1
             tally.record(["fired"] if fired else [])
+        for outcome, cases in outcomes.items():  # an event a label an example: the count in its label
+            event(f"{outcome}: {cases} of the example's cases")
 
     keeps_values()
     distinct.assert_at_least(DISTINCT_IN_CI)
