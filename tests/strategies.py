@@ -33,6 +33,11 @@ from tpudsl.ir.printer import print_module
 MAX_ELEMS = 2048
 MAX_CHANNELS = 8
 
+# Every code point UTF-8 encodes (all but the surrogates, Cs: what st.text() draws), written
+# without codec="utf-8": hypothesis would scan every code point for it once per process when its
+# on-disk cache is absent (a fresh clone).
+UTF8_CHARS = st.characters(exclude_categories=["Cs"])
+
 # Unary ops that are finite on any finite input, with attributes to draw.
 SAFE_UNARY: dict[str, Callable[[st.DrawFn], dict]] = {
     "top.Relu": lambda draw: {},

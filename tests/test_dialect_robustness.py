@@ -15,6 +15,7 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 from batches import DistinctCases
+from strategies import UTF8_CHARS
 from tpudsl.dialects import make_context
 from tpudsl.dialects.opdef import SPECS, A, create
 from tpudsl.dialects.top import SPECS as TOP_SPECS
@@ -30,9 +31,7 @@ tensor_types = st.one_of(
 )
 
 
-# what st.text() draws (every code point but the surrogates, Cs), without its codec="utf-8": hypothesis
-# would scan every code point for it once per process when its on-disk cache is absent (a fresh clone)
-_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=4)
+_TEXT = st.text(UTF8_CHARS, max_size=4)
 
 
 def attr_values(a: A) -> st.SearchStrategy:
