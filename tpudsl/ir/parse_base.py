@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     CallSiteLoc,
     FileLineColLoc,
@@ -40,9 +41,28 @@ def _name_loc(name: str) -> NameLoc:
     return loc
 
 
+class _HexBitsElement(Parser._TensorLiteralElement):
+    """A hex literal inside `dense<...>`: for a float element type MLIR reads its bits (what our
+    printer writes for a float no decimal form round-trips, `dense<0x497FFFF0>`), xDSL its integer
+    value converted (1.233e9): bits here, as xDSL already does for a scalar `0x... : f32`."""
+
+    def to_type(self, parser, type):  # noqa: ANN001 - xDSL's signature
+        if isinstance(type, AnyFloat) and not self.is_negative:
+            return next(type.iter_unpack(int(self.value).to_bytes(type.compile_time_size, "little")))
+        return super().to_type(parser, type)
+
+
 class _XdslParser(Parser):
     """xDSL's parser with MLIR's limit on tensor dimensions: a dimension must fit in int64
-    (xDSL takes any integer; the printer and every numpy shape would then fail far away)."""
+    (xDSL takes any integer; the printer and every numpy shape would then fail far away), and
+    MLIR's reading of hex floats inside `dense<...>` (_HexBitsElement)."""
+
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        hexadecimal = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
+        if hexadecimal and type(element.value) is int:
+            return _HexBitsElement(element.is_negative, element.value, element.span)
+        return element
 
     def parse_shape_dimension(self, allow_dynamic: bool = True) -> int:
         start = self._current_token.span.start
