@@ -18,7 +18,7 @@ from xdsl.printer import Printer
 from tpudsl.dialects import make_context
 from tpudsl.ir.parser import parse_module
 from tpudsl.ir.printer import print_module
-from upstream_mlir import fresh_context
+from upstream_mlir import UPSTREAM_CONTEXT
 
 DATA = Path(__file__).parent / "data" / "mlir"
 FILES = sorted(DATA.glob("*.mlir"))
@@ -27,9 +27,8 @@ NOT_FOR_XDSL = {"locations.mlir"}
 
 
 def upstream(text: str, debuginfo: bool) -> str:
-    """`text` parsed and printed by upstream MLIR, in a context of its own: a shared one prints a
-    dense attribute differently once it has uniqued another with the same storage (tests/upstream_mlir.py)."""
-    with fresh_context():
+    """`text` parsed and printed by upstream MLIR."""
+    with UPSTREAM_CONTEXT:
         module = ir.Module.parse(text)
         return module.operation.get_asm(enable_debug_info=debuginfo)
 
